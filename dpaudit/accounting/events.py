@@ -1,0 +1,108 @@
+"""Events the papers release that dp-accounting's `DpEvent` tree lacks.
+
+They subclass `dp_accounting.DpEvent`, so they nest inside its `ComposedDpEvent`,
+`SelfComposedDpEvent` and the rest; dpaudit's accountants know how to account for them.
+Every event validates its parameters on construction (ValueError naming the parameter).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import attr
+import dp_accounting
+
+from dpaudit.validation import check_delta, check_epsilon, check_int_at_least, check_positive
+
+__all__ = [
+    "SkellamDpEvent",
+    "DiscreteGaussianDpEvent",
+    "EpsilonDeltaDpEvent",
+    "ShuffledDpEvent",
+    "ParallelComposedDpEvent",
+]
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class SkellamDpEvent(dp_accounting.DpEvent):
+    """Integer vector sum plus Skellam noise Sk(mu, mu) per coordinate, variance = 2*mu.
+
+    RDP at order a: a*l2^2/(2*var) + min(((2a-1)*l2^2 + 6*l1)/(4*var^2), 3*l1/(2*var)).
+    Agarwal, Kairouz, Liu, "The Skellam Mechanism for Differentially Private Federated
+    Learning" (NeurIPS 2021), Theorem 3.5; seed 004's Dist-RDP-SE (its Theorem 2).
+    """
+
+    variance: float
+    l1_sensitivity: float
+    l2_sensitivity: float
+
+    def __attrs_post_init__(self) -> None:
+        check_positive(self.variance, "variance")
+        check_positive(self.l1_sensitivity, "l1_sensitivity")
+        check_positive(self.l2_sensitivity, "l2_sensitivity")
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class DiscreteGaussianDpEvent(dp_accounting.DpEvent):
+    """Integer value plus discrete Gaussian noise N_Z(0, sigma^2): pmf ∝ exp(-x^2/(2 sigma^2)).
+
+    rho-zCDP with rho = sensitivity^2 / (2 sigma^2) (Canonne, Kamath, Steinke, "The Discrete
+    Gaussian for Differential Privacy", NeurIPS 2020, Theorem 4), and an exact (eps, delta)
+    curve by summation over the integers (their Theorem 7).
+    """
+
+    sigma: float
+    sensitivity: float
+
+    def __attrs_post_init__(self) -> None:
+        check_positive(self.sigma, "sigma")
+        check_positive(self.sensitivity, "sensitivity")
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
+    """A black box known only to be (epsilon, delta)-DP; delta = 0 means pure epsilon-DP."""
+
+    epsilon: float
+    delta: float = 0.0
+
+    def __attrs_post_init__(self) -> None:
+        check_epsilon(self.epsilon, "epsilon")
+        check_delta(self.delta, "delta")
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class ShuffledDpEvent(dp_accounting.DpEvent):
+    """Each of `num_users` users applies an `local_epsilon`-DP local randomizer; outputs shuffled.
+
+    The central guarantee comes from amplification by shuffling (Feldman, McMillan, Talwar,
+    "Hiding Among the Clones", FOCS 2021, Theorem 3.1 and its numerical Section 4.3).
+    """
+
+    local_epsilon: float
+    num_users: int
+
+    def __attrs_post_init__(self) -> None:
+        check_epsilon(self.local_epsilon, "local_epsilon")
+        check_int_at_least(self.num_users, 1, "num_users")
+
+
+def _tuple_of_events(events: Sequence[dp_accounting.DpEvent]) -> tuple:
+    events = tuple(events)
+    if not events:
+        raise ValueError("events must hold at least one DpEvent, got an empty sequence")
+    for e in events:
+        if not isinstance(e, dp_accounting.DpEvent):
+            raise ValueError(f"events must hold DpEvent objects, got {e!r}")
+    return events
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class ParallelComposedDpEvent(dp_accounting.DpEvent):
+    """Events applied to disjoint sets of users: one user is in at most one of them.
+
+    Parallel composition (McSherry 2009): the guarantee is the worst of the events' guarantees,
+    for every notion (pure, approximate, RDP, zCDP, PLD).
+    """
+
+    events: tuple = attr.ib(converter=_tuple_of_events)

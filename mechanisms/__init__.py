@@ -1,0 +1,1 @@
+"""dpaudit.mechanisms: exact noise samplers, randomizers, shuffler, secure aggregation, trees."""
