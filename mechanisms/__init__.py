@@ -1,1 +1,15 @@
 """dpaudit.mechanisms: exact noise samplers, randomizers, shuffler, secure aggregation, trees."""
+
+from dpaudit.mechanisms.tree import (
+    BinaryTree,
+    TreeRelease,
+    TreeStream,
+    glm_tree_events,
+    glm_tree_sigma,
+    hybrid_ucb_node_scale,
+    hybrid_ucb_tree_events,
+    nodes_containing_leaf,
+    paper_tree_depth,
+    prefix_cover,
+    tree_depth,
+)

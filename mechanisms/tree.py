@@ -1,0 +1,365 @@
+"""Binary-tree (continual-release) aggregation: private prefix sums of a stream.
+
+The binary mechanism of Dwork, Naor, Pitassi, Rothblum ("Differential privacy under continual
+observation", STOC 2010) and Chan, Shi, Song ("Private and continual release of statistics",
+ACM TISSEC 2011, Alg. 2, the binary counter). Leaves are numbered t = 1..T. At step t the tree
+releases exactly one new node, the dyadic interval (t - 2^v, t] with v = the number of trailing
+zero bits of t, as its exact sum plus fresh noise drawn once for that node (never redrawn). The
+prefix sum over [1, t] is the sum of the released nodes at the set bits of t: node ending at
+(t >> l) << l for every bit l set in t (at most ⌊log2 T⌋ + 1 nodes).
+
+Privacy: a leaf lies in at most ``tree_depth(T) = ⌊log2 T⌋ + 1`` released nodes (leaf 1 attains it),
+so one changed leaf is an adaptive composition of that many Laplace or Gaussian node releases.
+dp-accounting counts the same depth for its `SingleEpochTreeAggregationDpEvent` (ceil(log2(T+1))).
+
+Used by seed 001's Hybrid-UCB (Laplace node noise), seed 002's Private-GLM design-matrix trees and
+Shariff & Sheffet's JDP LinUCB (Gaussian noise on symmetric d×d matrices). Where a paper calibrates
+its tree wrongly, the module keeps the paper's claimed accounting next to the corrected one:
+`hybrid_ucb_tree_events` (seed 001) and `glm_tree_events` (seed 002).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import dp_accounting
+import numpy as np
+
+from dpaudit.validation import (
+    check_choice,
+    check_epsilon,
+    check_finite_array,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+)
+
+__all__ = [
+    "TREE_NOISES",
+    "TREE_SYMMETRIZATIONS",
+    "tree_depth",
+    "paper_tree_depth",
+    "prefix_cover",
+    "nodes_containing_leaf",
+    "BinaryTree",
+    "TreeRelease",
+    "TreeStream",
+    "symmetric_noise",
+    "hybrid_ucb_node_scale",
+    "hybrid_ucb_tree_events",
+    "glm_tree_sigma",
+    "glm_tree_events",
+]
+
+TREE_NOISES = ("gaussian", "laplace")
+TREE_SYMMETRIZATIONS = ("upper", "average")
+
+
+def tree_depth(horizon: int) -> int:
+    """Largest number of released nodes that hold one leaf: ⌊log2 T⌋ + 1 (= T.bit_length()).
+
+    Leaf 1 lies in the nodes (0, 2^l] for every l with 2^l <= T; no leaf lies in two nodes of
+    one level. Equals the paper convention ⌈log2 T⌉ + 1 when T is a power of two, is smaller
+    otherwise (nodes that would end after T are never released).
+    """
+    return check_positive_int(horizon, "horizon").bit_length()
+
+
+def paper_tree_depth(horizon: int) -> int:
+    """The papers' count of nodes per leaf, m = ⌈log2 T + 1⌉ = ⌈log2 T⌉ + 1 (seed 002 §6, App. I.1;
+    seed 003 §6.5). Always >= `tree_depth(T)`, so accounting with it is safe (never optimistic)."""
+    horizon = check_positive_int(horizon, "horizon")
+    return (horizon - 1).bit_length() + 1
+
+
+def prefix_cover(t: int) -> list[tuple[int, int]]:
+    """Nodes (level l, end time e) whose sum is the prefix [1, t]: e = (t >> l) << l, l a set bit of t."""
+    t = check_positive_int(t, "t")
+    return [(level, (t >> level) << level) for level in range(t.bit_length()) if (t >> level) & 1]
+
+
+def nodes_containing_leaf(leaf: int, horizon: int) -> list[tuple[int, int]]:
+    """Released nodes (level l, end time e) of a tree of `horizon` leaves whose interval holds `leaf`.
+
+    A node of level l is released at its end time e when e's lowest set bit is l (binary counter),
+    so it holds leaf s iff e - 2^l < s <= e; the candidate at level l is e = ⌈s / 2^l⌉·2^l.
+    """
+    horizon = check_positive_int(horizon, "horizon")
+    leaf = check_positive_int(leaf, "leaf")
+    if leaf > horizon:
+        raise ValueError(f"leaf must lie in 1..horizon={horizon}, got {leaf}")
+    out = []
+    for level in range(horizon.bit_length()):
+        end = -(-leaf // (1 << level)) << level
+        if end <= horizon and (end >> level) & 1:
+            out.append((level, end))
+    return out
+
+
+def _trailing_zeros(t: np.ndarray) -> np.ndarray:
+    """Number of trailing zero bits of each positive integer in `t` (exact, integer arithmetic)."""
+    low = t & -t
+    return np.frexp(low.astype(float))[1] - 1
+
+
+def symmetric_noise(
+    rng: np.random.Generator, size: tuple[int, ...], dim: int, noise: str, scale: float, symmetrize: str
+) -> np.ndarray:
+    """Noise matrices of shape size + (dim, dim) that are symmetric.
+
+    symmetrize="upper": entries i <= j i.i.d. (Laplace or Gaussian with `scale`), copied to j > i
+    (seed 003 Alg. 2 / App. B.1); the release is a mechanism on the d(d+1)/2 upper entries.
+    symmetrize="average": Z = (Z' + Z'ᵀ)/2 with Z' i.i.d. Gaussian (seed 002 Lemma I.4): diagonal
+    std `scale`, off-diagonal std scale/√2; the release is a Gaussian mechanism whose sensitivity is
+    the Frobenius norm of the change (digest 002 §3.1). Gaussian only (a sum of two Laplaces is not
+    Laplace).
+    """
+    iu, ju = np.triu_indices(dim)
+    if symmetrize == "upper":
+        vals = _draw(rng, noise, scale, size + (iu.size,))
+        out = np.empty(size + (dim, dim))
+        out[..., iu, ju] = vals
+        out[..., ju, iu] = vals
+        return out
+    if noise != "gaussian":
+        raise ValueError(f"symmetrize='average' needs noise='gaussian', got noise={noise!r}")
+    z = _draw(rng, noise, scale, size + (dim, dim))
+    return 0.5 * (z + np.swapaxes(z, -1, -2))
+
+
+def _draw(rng: np.random.Generator, noise: str, scale: float, size: tuple[int, ...]) -> np.ndarray:
+    if scale == 0.0:
+        return np.zeros(size)
+    if noise == "gaussian":
+        return rng.normal(0.0, scale, size)
+    return rng.laplace(0.0, scale, size)
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeRelease:
+    """Everything a tree released over steps 1..n, for `runs` independent runs.
+
+    prefix_sums[r, t-1] = noisy sum of leaves 1..t; node_sums[r, t-1] = the node released at
+    step t, i.e. the sum of leaves node_start[t-1]+1 .. t plus its noise; node_level[t-1] = v(t)
+    (node length 2^v). Arrays have shape (runs, n) + leaf shape.
+    """
+
+    prefix_sums: np.ndarray
+    node_sums: np.ndarray
+    node_start: np.ndarray
+    node_level: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class BinaryTree:
+    """A binary-tree aggregator of `horizon` leaves of shape `shape` with per-node noise.
+
+    noise: "gaussian" (std `scale` per coordinate) or "laplace" (scale b = `scale`); scale = 0 is
+    the noiseless tree (exact prefix sums). shape: () scalars, (d,) vectors, (d, d) matrices.
+    symmetric: leaves are symmetric d×d matrices and the node noise is symmetric (see
+    `symmetric_noise` for the two conventions `symmetrize` = "upper" | "average").
+    """
+
+    horizon: int
+    noise: str
+    scale: float
+    shape: tuple[int, ...] = ()
+    symmetric: bool = False
+    symmetrize: str = "upper"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "horizon", check_positive_int(self.horizon, "horizon"))
+        check_choice(self.noise, TREE_NOISES, "noise")
+        object.__setattr__(self, "scale", check_nonnegative(self.scale, "scale"))
+        if not isinstance(self.shape, tuple) or len(self.shape) > 2:
+            raise ValueError(f"shape must be (), (d,) or (d, d), got {self.shape!r}")
+        shape = tuple(check_positive_int(s, "shape") for s in self.shape)
+        object.__setattr__(self, "shape", shape)
+        check_choice(self.symmetrize, TREE_SYMMETRIZATIONS, "symmetrize")
+        if self.symmetric:
+            if len(shape) != 2 or shape[0] != shape[1]:
+                raise ValueError(f"shape must be (d, d) for symmetric=True, got {shape}")
+            if self.symmetrize == "average" and self.noise != "gaussian":
+                raise ValueError("symmetrize='average' needs noise='gaussian' (a sum of Laplaces is not Laplace)")
+
+    @property
+    def depth(self) -> int:
+        """Released nodes per leaf in the worst case, `tree_depth(horizon)`."""
+        return tree_depth(self.horizon)
+
+    def node_noise(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+        """Fresh node noise of shape size + shape."""
+        if self.symmetric:
+            return symmetric_noise(rng, size, self.shape[0], self.noise, self.scale, self.symmetrize)
+        return _draw(rng, self.noise, self.scale, size + self.shape)
+
+    def start(self, rng: np.random.Generator, runs: int) -> "TreeStream":
+        """A streaming tree for `runs` independent runs: insert one leaf per step."""
+        return TreeStream(self, rng, check_positive_int(runs, "runs"))
+
+    def run(self, rng: np.random.Generator, leaves: np.ndarray) -> TreeRelease:
+        """Release all nodes and prefix sums of a whole (non-adaptive) stream at once.
+
+        leaves: shape (runs, n) + shape with n <= horizon. The noise is drawn step by step in the
+        same order as `start(rng, runs)` with n inserts, so both give the same release.
+        """
+        leaves = check_finite_array(leaves, "leaves")
+        if leaves.ndim != 2 + len(self.shape) or leaves.shape[2:] != self.shape:
+            raise ValueError(f"leaves must have shape (runs, n) + {self.shape}, got {leaves.shape}")
+        runs, n = leaves.shape[:2]
+        if not 1 <= n <= self.horizon:
+            raise ValueError(f"leaves must hold 1..horizon={self.horizon} steps, got {n}")
+        if runs < 1:
+            raise ValueError("leaves must hold at least one run")
+        t = np.arange(1, n + 1)
+        level = _trailing_zeros(t)
+        start = t - (1 << level)
+        csum = np.concatenate([np.zeros((runs, 1) + self.shape), np.cumsum(leaves, axis=1)], axis=1)
+        noise = np.moveaxis(self.node_noise(rng, (n, runs)), 0, 1)
+        nodes = csum[:, t] - csum[:, start] + noise
+        prefix = np.zeros_like(nodes)
+        for lvl in range(n.bit_length()):
+            has = ((t >> lvl) & 1).astype(bool)
+            ends = (t[has] >> lvl) << lvl
+            prefix[:, has] += nodes[:, ends - 1]
+        return TreeRelease(prefix, nodes, start, level)
+
+    def leaf_sensitivity(self, diff: np.ndarray) -> float:
+        """Norm of a change `diff` of one leaf in the coordinates the noise protects.
+
+        Gaussian: L2 norm; Laplace: L1 norm. Symmetric leaves with symmetrize="upper": over the
+        upper triangle (the released coordinates); with "average": the Frobenius norm (digest 002
+        §3.1: the (Z'+Z'ᵀ)/2 release is a Gaussian mechanism of sensitivity ‖Δ‖_F).
+        """
+        diff = check_finite_array(diff, "diff")
+        if diff.shape != self.shape:
+            raise ValueError(f"diff must have the leaf shape {self.shape}, got {diff.shape}")
+        if self.symmetric:
+            if not np.allclose(diff, diff.T):
+                raise ValueError("diff must be symmetric for a symmetric tree")
+            if self.symmetrize == "upper":
+                diff = diff[np.triu_indices(self.shape[0])]
+        order = 2 if self.noise == "gaussian" else 1
+        return float(np.linalg.norm(np.ravel(diff), ord=order))
+
+    def node_event(self, sensitivity: float) -> dp_accounting.DpEvent:
+        """One node release: Gaussian (noise multiplier σ/Δ2) or Laplace (b/Δ1) of a leaf change."""
+        sensitivity = check_positive(sensitivity, "sensitivity")
+        if self.scale == 0.0:
+            return dp_accounting.NonPrivateDpEvent()
+        if self.noise == "gaussian":
+            return dp_accounting.GaussianDpEvent(noise_multiplier=self.scale / sensitivity)
+        return dp_accounting.LaplaceDpEvent(noise_multiplier=self.scale / sensitivity)
+
+    def event(self, sensitivity: float, nodes_per_leaf: int | None = None) -> dp_accounting.DpEvent:
+        """The whole stream (event level: one leaf changes by at most `sensitivity`).
+
+        SelfComposedDpEvent(node_event, m) with m = `depth` released nodes holding the leaf (the
+        composition may be adaptive: leaves may depend on earlier releases). For Gaussian noise
+        this equals a Gaussian mechanism of L2 sensitivity √m·Δ; for Laplace, pure ε = m·Δ/b.
+        `nodes_per_leaf` overrides m, to state a paper's own (possibly wrong) count.
+        """
+        m = self.depth if nodes_per_leaf is None else check_positive_int(nodes_per_leaf, "nodes_per_leaf")
+        node = self.node_event(sensitivity)
+        return node if m == 1 else dp_accounting.SelfComposedDpEvent(node, m)
+
+
+class TreeStream:
+    """Streaming state of a `BinaryTree` over a batch of runs (binary counter, O(log T) memory).
+
+    `insert(leaf)` takes leaf values of shape (runs,) + shape for step t = 1, 2, ... and returns
+    the noisy prefix sum over 1..t; `last_node` is the node released at that step.
+    """
+
+    def __init__(self, tree: BinaryTree, rng: np.random.Generator, runs: int) -> None:
+        self.tree = tree
+        self.runs = runs
+        self.t = 0
+        levels = tree.depth
+        self._exact = np.zeros((levels, runs) + tree.shape)
+        self._noisy = np.zeros((levels, runs) + tree.shape)
+        self._rng = rng
+        self.last_node = np.zeros((runs,) + tree.shape)
+        self.prefix = np.zeros((runs,) + tree.shape)
+
+    def insert(self, leaf: np.ndarray) -> np.ndarray:
+        """Add leaf t+1 (shape (runs,) + shape), release its node, return the prefix sum."""
+        leaf = check_finite_array(leaf, "leaf")
+        want = (self.runs,) + self.tree.shape
+        if leaf.shape != want:
+            raise ValueError(f"leaf must have shape {want}, got {leaf.shape}")
+        if self.t >= self.tree.horizon:
+            raise ValueError(f"the tree is full: horizon={self.tree.horizon} leaves already inserted")
+        self.t += 1
+        level = (self.t & -self.t).bit_length() - 1
+        node = self._exact[:level].sum(axis=0) + leaf
+        self._exact[:level] = 0.0
+        self._exact[level] = node
+        self._noisy[level] = node + self.tree.node_noise(self._rng, (self.runs,))
+        self.last_node = self._noisy[level].copy()
+        bits = [lvl for lvl in range(self.t.bit_length()) if (self.t >> lvl) & 1]
+        self.prefix = self._noisy[bits].sum(axis=0)
+        return self.prefix
+
+
+# ---------------------------------------------------------------------------------------------
+# Papers' own tree calibrations (kept as claimed, next to the corrected accounting).
+
+
+def hybrid_ucb_node_scale(epsilon: float, tree_index: int) -> float:
+    """Seed 001 (Hu, Huang, Mehta), Alg. 4 / App. E.2: node noise Lap(log2(λ)/(0.5ε)) = Lap(r/(0.5ε))
+    for tree r with λ = 2^r leaves."""
+    epsilon = check_epsilon(epsilon)
+    r = check_positive_int(tree_index, "tree_index")
+    return r / (0.5 * epsilon)
+
+
+def hybrid_ucb_tree_events(
+    epsilon: float, tree_index: int, node_scale: float | None = None
+) -> tuple[dp_accounting.DpEvent, dp_accounting.DpEvent]:
+    """(claimed, corrected) events of Hybrid-UCB's tree r (seed 001, Thm 5 / App. E.3.1).
+
+    Claimed: the paper counts log2(λ) = r nodes per leaf, so Lap(r/(0.5ε)) nodes cost 0.5ε.
+    Corrected: leaf 1 of a tree of 2^r leaves lies in r + 1 released nodes (levels 0..r, the root
+    included; digest 001 §3.2), so the tree part costs 0.5ε(r+1)/r (1.5× at r = 1 with the array
+    part). Rewards lie in [0, 1]: leaf sensitivity 1. `node_scale` defaults to the paper's.
+    """
+    r = check_positive_int(tree_index, "tree_index")
+    scale = hybrid_ucb_node_scale(epsilon, r) if node_scale is None else check_positive(node_scale, "node_scale")
+    tree = BinaryTree(horizon=1 << r, noise="laplace", scale=scale)
+    return tree.event(1.0, nodes_per_leaf=r), tree.event(1.0)
+
+
+def glm_tree_sigma(epsilon: float, delta: float, horizon: int, kappa_star: float) -> float:
+    """Seed 002 Lemma I.4 node noise: σ² = 36·m·log²(32/δ)/(κ*² ε²), m = ⌈log2 T + 1⌉.
+
+    The paper calibrates both Private-GLM trees (V and H) to leaf sensitivity 1/κ*.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_open_unit(delta, "delta")
+    kappa_star = check_positive(kappa_star, "kappa_star")
+    m = paper_tree_depth(horizon)
+    return 6.0 * math.sqrt(m) * math.log(32.0 / delta) / (kappa_star * epsilon)
+
+
+def glm_tree_events(
+    sigma: float, horizon: int, dim: int, kappa_star: float, tree: str = "V"
+) -> tuple[dp_accounting.DpEvent, dp_accounting.DpEvent]:
+    """(claimed, corrected) events of one of Private-GLM's design-matrix trees (seed 002 §6, App. I.1).
+
+    Node noise (Z'+Z'ᵀ)/2 with std `sigma` (Lemma I.4), so the node release is a Gaussian mechanism
+    of Frobenius sensitivity. Claimed: leaf change 1/κ* for both trees (Lemma I.4, operator norm).
+    Corrected (digest 002 §3.3 (a), (c)): the V tree's leaves are x xᵀ with ‖x‖ <= 1, so a
+    replace-one change has ‖xxᵀ − x'x'ᵀ‖_F <= √2; the H tree's leaves are scaled by at most 1/κ*,
+    so √2/κ*. κ* >= 1 is a lower bound (leaf scalars must be clipped to 1/κ*).
+    """
+    check_choice(tree, ("V", "H"), "tree")
+    kappa_star = check_positive(kappa_star, "kappa_star")
+    agg = BinaryTree(
+        horizon=horizon, noise="gaussian", scale=sigma, shape=(dim, dim), symmetric=True, symmetrize="average"
+    )
+    claimed = agg.event(1.0 / kappa_star, nodes_per_leaf=paper_tree_depth(horizon))
+    corrected = agg.event(math.sqrt(2.0) * (1.0 if tree == "V" else 1.0 / kappa_star))
+    return claimed, corrected

@@ -1,0 +1,267 @@
+"""Binary-tree aggregation: exact structure (hypothesis), events, and seeded statistical checks."""
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+from dp_accounting.rdp import RdpAccountant
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpaudit.mechanisms.tree import (
+    BinaryTree,
+    glm_tree_events,
+    glm_tree_sigma,
+    hybrid_ucb_node_scale,
+    hybrid_ucb_tree_events,
+    nodes_containing_leaf,
+    paper_tree_depth,
+    prefix_cover,
+    symmetric_noise,
+    tree_depth,
+)
+
+ALPHA = 1e-3  # per statistical check: false-failure rate <= 1e-3 (a fixed seed makes each run deterministic)
+
+shapes = st.sampled_from([((), False), ((3,), False), ((2, 2), False), ((3, 3), True)])
+
+
+def _leaves(rng, runs, n, shape, symmetric):
+    x = rng.normal(size=(runs, n) + shape)
+    return x + np.swapaxes(x, -1, -2) if symmetric else x
+
+
+# ---------------------------------------------------------------- exact structure
+
+
+@given(t=st.integers(1, 10_000))
+def test_prefix_cover_is_a_disjoint_cover_of_popcount_nodes(t):
+    cover = prefix_cover(t)
+    assert len(cover) == bin(t).count("1")
+    intervals = sorted((end - (1 << lvl), end) for lvl, end in cover)
+    assert intervals[0][0] == 0 and intervals[-1][1] == t
+    assert all(a[1] == b[0] for a, b in zip(intervals, intervals[1:]))
+    # every node of the cover is one the binary counter releases (end's lowest set bit = level)
+    assert all((end & -end) == (1 << lvl) for lvl, end in cover)
+
+
+@given(horizon=st.integers(1, 600), data=st.data())
+def test_leaf_lies_in_at_most_depth_released_nodes(horizon, data):
+    leaf = data.draw(st.integers(1, horizon))
+    nodes = nodes_containing_leaf(leaf, horizon)
+    # brute force over the T released nodes (t - 2^v(t), t]
+    brute = [(((t & -t).bit_length() - 1), t) for t in range(1, horizon + 1) if t - (t & -t) < leaf <= t]
+    assert nodes == brute
+    assert len(nodes) <= tree_depth(horizon) <= paper_tree_depth(horizon)
+    assert len(nodes_containing_leaf(1, horizon)) == tree_depth(horizon) == math.floor(math.log2(horizon)) + 1
+
+
+@given(k=st.integers(0, 20))
+def test_paper_depth_equals_exact_depth_on_powers_of_two(k):
+    assert paper_tree_depth(2**k) == tree_depth(2**k) == k + 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(horizon=st.integers(1, 40), runs=st.integers(1, 3), shp=shapes, seed=st.integers(0, 2**32 - 1), data=st.data())
+def test_stream_equals_batch_and_prefix_is_sum_of_cover(horizon, runs, shp, seed, data):
+    shape, symmetric = shp
+    n = data.draw(st.integers(1, horizon))
+    tree = BinaryTree(horizon, "gaussian", 0.7, shape, symmetric)
+    leaves = _leaves(np.random.default_rng(seed), runs, n, shape, symmetric)
+    rel = tree.run(np.random.default_rng(seed + 1), leaves)
+    stream = tree.start(np.random.default_rng(seed + 1), runs)
+    for i in range(n):
+        np.testing.assert_allclose(stream.insert(leaves[:, i]), rel.prefix_sums[:, i], atol=1e-9)
+        np.testing.assert_allclose(stream.last_node, rel.node_sums[:, i], atol=1e-9)
+    for t in range(1, n + 1):
+        from_cover = sum(rel.node_sums[:, end - 1] for _, end in prefix_cover(t))
+        np.testing.assert_allclose(rel.prefix_sums[:, t - 1], from_cover, atol=1e-9)
+    if symmetric:
+        np.testing.assert_array_equal(rel.node_sums, np.swapaxes(rel.node_sums, -1, -2))
+
+
+@settings(max_examples=25, deadline=None)
+@given(horizon=st.integers(1, 64), shp=shapes, noise=st.sampled_from(["gaussian", "laplace"]), seed=st.integers(0, 1000))
+def test_noiseless_tree_releases_exact_sums(horizon, shp, noise, seed):
+    shape, symmetric = shp
+    leaves = _leaves(np.random.default_rng(seed), 2, horizon, shape, symmetric)
+    rel = BinaryTree(horizon, noise, 0.0, shape, symmetric).run(np.random.default_rng(0), leaves)
+    np.testing.assert_allclose(rel.prefix_sums, np.cumsum(leaves, axis=1), atol=1e-9)
+    for t in range(1, horizon + 1):
+        np.testing.assert_allclose(rel.node_sums[:, t - 1], leaves[:, rel.node_start[t - 1] : t].sum(axis=1), atol=1e-9)
+        assert t - rel.node_start[t - 1] == 2 ** rel.node_level[t - 1] == t & -t
+
+
+def test_symmetric_noise_conventions():
+    rng = np.random.default_rng(3)
+    for mode in ("upper", "average"):
+        z = symmetric_noise(rng, (5,), 4, "gaussian", 1.0, mode)
+        np.testing.assert_array_equal(z, np.swapaxes(z, -1, -2))
+    z = symmetric_noise(rng, (2,), 3, "laplace", 1.0, "upper")
+    np.testing.assert_array_equal(z, np.swapaxes(z, -1, -2))
+
+
+# ---------------------------------------------------------------- events
+
+
+@pytest.mark.parametrize("horizon", [1, 2, 7, 8, 1000, 2**17])
+def test_gaussian_tree_event_matches_dp_accounting_tree_rdp(horizon):
+    tree = BinaryTree(horizon, "gaussian", 3.0)
+    mine = RdpAccountant().compose(tree.event(1.5)).get_epsilon(1e-6)
+    special = dp_accounting.NeighboringRelation.REPLACE_SPECIAL
+    ref_event = dp_accounting.SingleEpochTreeAggregationDpEvent(2.0, horizon)
+    ref = RdpAccountant(neighboring_relation=special).compose(ref_event).get_epsilon(1e-6)
+    assert mine == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("horizon", [1, 5, 16, 100])
+def test_laplace_tree_event_is_depth_times_node_epsilon(horizon):
+    tree = BinaryTree(horizon, "laplace", 4.0, (3,))
+    ev = tree.event(2.0)
+    node = ev if tree.depth == 1 else ev.event
+    count = 1 if tree.depth == 1 else ev.count
+    assert count == tree_depth(horizon)
+    assert count / node.noise_multiplier == pytest.approx(tree_depth(horizon) * 2.0 / 4.0)
+
+
+def test_noiseless_tree_is_non_private():
+    assert BinaryTree(4, "gaussian", 0.0).node_event(1.0) == dp_accounting.NonPrivateDpEvent()
+
+
+def test_leaf_sensitivity_norms():
+    e1 = np.outer([1.0, 0, 0], [1.0, 0, 0])
+    e2 = np.outer([0, 1.0, 0], [0, 1.0, 0])
+    off = np.array([[0, 1.0, 0], [1.0, 0, 0], [0, 0, 0]])
+    up = BinaryTree(8, "gaussian", 1.0, (3, 3), True, "upper")
+    avg = BinaryTree(8, "gaussian", 1.0, (3, 3), True, "average")
+    lap = BinaryTree(8, "laplace", 1.0, (3, 3), True, "upper")
+    assert up.leaf_sensitivity(e1 - e2) == pytest.approx(math.sqrt(2))
+    assert avg.leaf_sensitivity(e1 - e2) == pytest.approx(math.sqrt(2))
+    assert up.leaf_sensitivity(off) == pytest.approx(1.0)  # one upper entry
+    assert avg.leaf_sensitivity(off) == pytest.approx(math.sqrt(2))  # Frobenius
+    assert lap.leaf_sensitivity(e1 - e2 + off) == pytest.approx(3.0)
+
+
+def test_hybrid_ucb_claimed_vs_corrected():
+    # seed 001: tree r, node Lap(r / (0.5 eps)); claimed 0.5 eps, corrected 0.5 eps (r+1)/r
+    for r in (1, 2, 5):
+        assert hybrid_ucb_node_scale(1.0, r) == 2.0 * r
+        claimed, corrected = hybrid_ucb_tree_events(1.0, r)
+        pure = lambda ev: (ev.count if hasattr(ev, "count") else 1) / (ev.event if hasattr(ev, "count") else ev).noise_multiplier
+        assert pure(claimed) == pytest.approx(0.5)
+        assert pure(corrected) == pytest.approx(0.5 * (r + 1) / r)
+
+
+def test_glm_tree_claimed_vs_corrected():
+    # seed 002 Lemma I.4: sigma = 6 sqrt(m) log(32/delta) / (kappa* eps), m = ceil(log2 T) + 1
+    sigma = glm_tree_sigma(2.0, 0.02, 5000, 4.0)
+    assert sigma == pytest.approx(6 * math.sqrt(14) * math.log(1600) / 8.0)
+    claimed, corrected = glm_tree_events(sigma, 5000, 3, 4.0, "V")
+    mu = lambda ev: math.sqrt(ev.count) / ev.event.noise_multiplier
+    assert mu(claimed) == pytest.approx(math.sqrt(14) * 0.25 / sigma)
+    assert mu(corrected) == pytest.approx(math.sqrt(13) * math.sqrt(2) / sigma)
+    _, corrected_h = glm_tree_events(sigma, 5000, 3, 4.0, "H")
+    assert mu(corrected_h) == pytest.approx(mu(corrected) / 4.0)
+
+
+# ---------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize(
+    "kwargs, word",
+    [
+        (dict(horizon=0, noise="gaussian", scale=1.0), "horizon"),
+        (dict(horizon=4, noise="cauchy", scale=1.0), "noise"),
+        (dict(horizon=4, noise="gaussian", scale=-1.0), "scale"),
+        (dict(horizon=4, noise="gaussian", scale=float("nan")), "scale"),
+        (dict(horizon=4, noise="gaussian", scale=1.0, shape=(3,), symmetric=True), "shape"),
+        (dict(horizon=4, noise="laplace", scale=1.0, shape=(2, 2), symmetric=True, symmetrize="average"), "average"),
+        (dict(horizon=4, noise="gaussian", scale=1.0, symmetrize="lower"), "symmetrize"),
+        (dict(horizon=4, noise="gaussian", scale=1.0, shape=(2, 0)), "shape"),
+    ],
+)
+def test_bad_parameters_raise(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        BinaryTree(**kwargs)
+
+
+def test_bad_inputs_raise():
+    tree = BinaryTree(2, "gaussian", 1.0, (2,))
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="leaves"):
+        tree.run(rng, np.zeros((1, 3, 2)))
+    with pytest.raises(ValueError, match="leaves"):
+        tree.run(rng, np.zeros((1, 2, 3)))
+    with pytest.raises(ValueError, match="leaves"):
+        tree.run(rng, np.full((1, 2, 2), np.nan))
+    s = tree.start(rng, 2)
+    with pytest.raises(ValueError, match="leaf"):
+        s.insert(np.zeros((3, 2)))
+    s.insert(np.zeros((2, 2)))
+    s.insert(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="full"):
+        s.insert(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="sensitivity"):
+        tree.event(0.0)
+    with pytest.raises(ValueError, match="diff"):
+        tree.leaf_sensitivity(np.zeros(3))
+    with pytest.raises(ValueError, match="delta"):
+        glm_tree_sigma(1.0, 0.0, 10, 4.0)
+    with pytest.raises(ValueError, match="tree_index"):
+        hybrid_ucb_node_scale(1.0, 0)
+
+
+# ---------------------------------------------------------------- statistical
+
+
+def _prefix_noise(tree, runs, n, seed):
+    leaves = np.ones((runs, n) + tree.shape)
+    rel = tree.run(np.random.default_rng(seed), leaves)
+    return rel.prefix_sums - np.cumsum(leaves, axis=1)
+
+
+def _tree_noise_pvalues(prefix_noise, sigma):
+    """KS p-values: node noise N(0, sigma^2), prefix noise at t=7 N(0, 3 sigma^2), and a
+    z-test that prefix noises at t=2 and t=3 share the node (0, 2] (covariance sigma^2)."""
+    ks7 = stats.kstest(prefix_noise[:, 6] / (sigma * math.sqrt(3)), "norm").pvalue
+    ks1 = stats.kstest(prefix_noise[:, 0] / sigma, "norm").pvalue
+    a, b = prefix_noise[:, 1], prefix_noise[:, 2]
+    prod = a * b
+    z = (prod.mean() - sigma**2) / (prod.std(ddof=1) / math.sqrt(prod.size))
+    return ks1, ks7, 2 * stats.norm.sf(abs(z))
+
+
+def test_gaussian_tree_noise_has_the_stated_law():
+    # false-failure rate <= 3e-3 (three checks at ALPHA)
+    sigma = 2.0
+    noise = _prefix_noise(BinaryTree(8, "gaussian", sigma), 20_000, 8, seed=11)
+    assert min(_tree_noise_pvalues(noise, sigma)) > ALPHA
+
+
+def test_twin_perturbed_or_redrawn_noise_is_detected():
+    # Twin of the test above: the same checks must reject (p < ALPHA) a tree whose noise is 10% too
+    # small, and a buggy tree that redraws noise per query (no shared node between t=2 and t=3).
+    sigma = 2.0
+    small = _prefix_noise(BinaryTree(8, "gaussian", 0.9 * sigma), 20_000, 8, seed=11)
+    assert min(_tree_noise_pvalues(small, sigma)[:2]) < ALPHA
+    rng = np.random.default_rng(12)
+    pop = np.array([bin(t).count("1") for t in range(1, 9)])
+    redrawn = rng.normal(size=(20_000, 8)) * sigma * np.sqrt(pop)
+    assert _tree_noise_pvalues(redrawn, sigma)[2] < ALPHA
+
+
+def test_laplace_and_average_symmetric_noise_laws():
+    # false-failure rate <= 3e-3 (three KS checks at ALPHA); twin: a 10% scale error is rejected
+    b = 1.5
+    tree = BinaryTree(4, "laplace", b, (2,))
+    rel = tree.run(np.random.default_rng(5), np.zeros((10_000, 4, 2)))
+    node_noise = rel.node_sums[:, 0].ravel()
+    assert stats.kstest(node_noise / b, "laplace").pvalue > ALPHA
+    assert stats.kstest(node_noise / (1.1 * b), "laplace").pvalue < ALPHA
+    avg = BinaryTree(2, "gaussian", 1.0, (2, 2), True, "average")
+    z = avg.run(np.random.default_rng(6), np.zeros((20_000, 1, 2, 2))).node_sums[:, 0]
+    assert stats.kstest(z[:, 0, 0], "norm").pvalue > ALPHA
+    assert stats.kstest(z[:, 0, 1] * math.sqrt(2), "norm").pvalue > ALPHA
+    assert stats.kstest(z[:, 0, 1], "norm").pvalue < ALPHA
