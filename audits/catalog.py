@@ -1,0 +1,212 @@
+"""The catalog's data model: an algorithm, its hardest neighbours, what the auditor sees, and its claims.
+
+An `AuditEntry` pairs one observable of one algorithm (a `target(data, rng, size)` in the sense of
+`dpaudit.audit.audit`) with the worst-case neighbouring inputs its digest proposes and the privacy
+claims made for it: the paper's, and the corrected accounting where the digest shows the paper's is
+wrong, each naming the accountant that gives it. Every claim states what the audit should find
+(`expect`): a sound claim must come out "consistent"; a claim the digests show to be wrong (or a
+known-buggy variant run against the paper's claim) must come out "violation". Entries are registered
+in `dpaudit.registry.AUDITS` by the modules of this package; `audits/run.py` executes them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable, Mapping
+
+from dpaudit.validation import check_choice, check_delta, check_epsilon, check_positive_int
+
+__all__ = [
+    "RELATIONS",
+    "OBSERVABLES",
+    "EXPECTS",
+    "NeighbourPair",
+    "Claim",
+    "RegretRun",
+    "AuditEntry",
+]
+
+RELATIONS = ("reward-only", "context-only", "both", "one-user")
+"""Which part of one user's data differs between the two inputs ("one-user": a whole record of a
+setting without contexts, e.g. one user's reward in seed 004 or one round's reward vector in seed 001)."""
+
+OBSERVABLES = ("white-box", "black-box")
+"""white-box: the statistics the algorithm releases (noisy sums, tree nodes, aggregates);
+black-box: only the actions (decisions) it takes."""
+
+EXPECTS = ("consistent", "violation")
+
+
+@dataclasses.dataclass(frozen=True)
+class NeighbourPair:
+    """Two inputs that differ in one user, in the way `relation` says."""
+
+    relation: str
+    d0: Any
+    d1: Any
+    description: str
+
+    def __post_init__(self) -> None:
+        check_choice(self.relation, RELATIONS, "relation")
+        if not self.description:
+            raise ValueError("description must say how the two inputs differ")
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """A privacy claim (epsilon at `delta`) and where it comes from.
+
+    Either `epsilon` is the number as stated (by the paper: `accountant="stated"`), or `event` is a
+    zero-argument callable returning the `DpEvent` whose epsilon at `delta` under `accountant`
+    (a name of `dpaudit.accounting.ACCOUNTANTS`, or "best") is the claim.
+    `label` is "paper" for the paper's own claim and "corrected" (or another short word) otherwise.
+    `expect` is what an audit of a correct implementation finds: "consistent", or "violation"
+    where the claim is known to be too small for the implementation under audit.
+    """
+
+    label: str
+    delta: float = 0.0
+    accountant: str = "stated"
+    epsilon: float | None = None
+    event: Callable[[], Any] | None = None
+    expect: str = "consistent"
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            raise ValueError("label must be a non-empty string")
+        check_delta(self.delta, "delta")
+        check_choice(self.expect, EXPECTS, "expect")
+        if (self.epsilon is None) == (self.event is None):
+            raise ValueError("a claim needs exactly one of epsilon (a stated number) or event (accounted)")
+        if self.epsilon is not None:
+            check_epsilon(self.epsilon, "epsilon")
+            if self.accountant == "":
+                raise ValueError("accountant must name who gives the stated number (e.g. 'stated')")
+
+    def value(self) -> float:
+        """The claimed epsilon at `delta`: as stated, or accounted from the event."""
+        if self.epsilon is not None:
+            return float(self.epsilon)
+        from dpaudit.accounting import epsilon as account
+
+        return float(account(self.event(), self.delta, accountant=self.accountant))
+
+    def by_accountant(self) -> dict[str, float | None]:
+        """Epsilon at `delta` under every accountant that supports the event (None where one cannot)."""
+        if self.event is None:
+            return {}
+        from dpaudit.accounting import ACCOUNTANTS
+        from dpaudit.accounting import epsilon as account
+
+        out: dict[str, float | None] = {}
+        event = self.event()
+        for name in ACCOUNTANTS:
+            try:
+                value = float(account(event, self.delta, accountant=name))
+            except (ValueError, NotImplementedError, TypeError, ArithmeticError):
+                value = None  # this accountant cannot account for the event (or at this delta)
+            out[name] = value if value is None or math.isfinite(value) else None
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class RegretRun:
+    """A `dpaudit regret` run: ALGORITHMS[algorithm].simulate(horizon=, runs=, seed=, **params)."""
+
+    algorithm: str
+    horizon: int
+    runs: int
+    params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.horizon, "horizon")
+        check_positive_int(self.runs, "runs")
+        if not self.algorithm:
+            raise ValueError("algorithm must be a `dpaudit regret` name")
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditEntry:
+    """One catalog entry: run `target` on each neighbouring pair, compare with every claim.
+
+    `target` is a zero-argument builder returning `target(data, rng, size)`, so building costs
+    nothing until the entry is audited. `samples` is the number of runs per input for a full
+    audit; `quick_samples` the number used in the default suite (`quick=True` entries only).
+    `audit_options` are passed to `dpaudit.audit.audit` (for example a score function).
+    """
+
+    name: str
+    algorithm: str
+    description: str
+    target: Callable[[], Callable[..., Any]]
+    pairs: tuple[NeighbourPair, ...]
+    observable: str
+    observable_description: str
+    claims: tuple[Claim, ...]
+    samples: int = 100_000
+    quick: bool = False
+    quick_samples: int | None = None
+    regret: RegretRun | None = None
+    audit_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    source: str = ""
+    variant: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name or any(c.isspace() for c in self.name):
+            raise ValueError(f"name must be a non-empty word, got {self.name!r}")
+        if not self.algorithm:
+            raise ValueError("algorithm must name the algorithm (its `dpaudit regret` name)")
+        if not callable(self.target):
+            raise ValueError("target must be a zero-argument builder returning target(data, rng, size)")
+        object.__setattr__(self, "pairs", tuple(self.pairs))
+        object.__setattr__(self, "claims", tuple(self.claims))
+        if not self.pairs or not all(isinstance(p, NeighbourPair) for p in self.pairs):
+            raise ValueError("pairs must hold at least one NeighbourPair")
+        if not self.claims or not all(isinstance(c, Claim) for c in self.claims):
+            raise ValueError("claims must hold at least one Claim")
+        check_choice(self.observable, OBSERVABLES, "observable")
+        check_positive_int(self.samples, "samples")
+        if self.quick_samples is not None:
+            check_positive_int(self.quick_samples, "quick_samples")
+
+    @property
+    def expect(self) -> str:
+        """"violation" if some claim is expected to be violated, else "consistent"."""
+        return "violation" if any(c.expect == "violation" for c in self.claims) else "consistent"
+
+    @property
+    def relations(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(p.relation for p in self.pairs))
+
+    def audit_calls(self) -> int:
+        """Number of `dpaudit.audit.audit` calls `run` makes (pairs x distinct claimed deltas)."""
+        return len(self.pairs) * len({c.delta for c in self.claims})
+
+    def run(self, **options: Any) -> dict[str, Any]:
+        """Audit this entry; see `dpaudit.audits.run.run_entry` for the options and the record returned."""
+        from dpaudit.audits.run import run_entry
+
+        return run_entry(self, **options)
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready description (what `dpaudit list --json` prints)."""
+        return {
+            "name": self.name,
+            "algorithm": self.algorithm,
+            "expect": self.expect,
+            "variant": self.variant,
+            "observable": self.observable,
+            "relations": list(self.relations),
+            "quick": self.quick,
+            "samples": self.samples,
+            "claims": [
+                {"label": c.label, "delta": c.delta, "accountant": c.accountant, "expect": c.expect,
+                 "epsilon": c.epsilon}
+                for c in self.claims
+            ],
+            "description": self.description,
+            "source": self.source,
+        }

@@ -1,0 +1,203 @@
+"""Execute catalog entries: audit every neighbouring pair, judge every claim, run the regret spec.
+
+The result of `run_entry` is the JSON-ready record that `dpaudit.report` renders (one element of
+the report's "entries"). Confidence: each call of `dpaudit.audit.audit` gets `confidence`; the
+caller (the CLI) splits a family-wise level across all calls of a suite (Bonferroni), so that the
+whole report's lower bounds hold together with the stated probability.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+import zlib
+from typing import Any
+
+import numpy as np
+
+from dpaudit.validation import check_open_unit, check_positive_int
+
+from dpaudit.audits.catalog import AuditEntry, Claim
+
+__all__ = ["entry_seed", "run_entry"]
+
+_OPTIONAL_RESULT_FIELDS = ("mu_lower", "mu_hat", "mu", "p0_lower", "p1_upper", "p0", "p1", "threshold", "direction")
+_CURVE_POINTS = 60
+
+
+def entry_seed(seed: int, name: str) -> int:
+    """The seed of one entry's audits: SeedSequence([seed, crc32(name)]), so entries are independent
+    and one entry's result does not depend on which other entries run."""
+    state = np.random.SeedSequence([int(seed), zlib.crc32(name.encode())]).generate_state(1, dtype=np.uint32)
+    return int(state[0])
+
+
+def _deltas(entry: AuditEntry) -> list[float]:
+    return sorted({c.delta for c in entry.claims})
+
+
+def _float(value: Any) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def _tradeoff_of(result: Any) -> dict[str, list[float]] | None:
+    """The auditor's empirical trade-off curve (type I error alpha, type II error beta), if it gives one."""
+    curve = getattr(result, "tradeoff", None)
+    if curve is None:
+        return None
+    if callable(curve):
+        curve = curve()
+    if isinstance(curve, dict):
+        alpha, beta = curve.get("alpha"), curve.get("beta")
+    elif hasattr(curve, "alpha") and hasattr(curve, "beta"):
+        alpha, beta = curve.alpha, curve.beta
+    else:
+        alpha, beta = curve
+    alpha = np.asarray(alpha, dtype=float).ravel()
+    beta = np.asarray(beta, dtype=float).ravel()
+    keep = np.isfinite(alpha) & np.isfinite(beta)
+    alpha, beta = alpha[keep], beta[keep]
+    if alpha.size == 0:
+        return None
+    order = np.argsort(alpha)
+    idx = np.unique(np.linspace(0, alpha.size - 1, min(alpha.size, 200)).round().astype(int))
+    return {"alpha": alpha[order][idx].tolist(), "beta": beta[order][idx].tolist()}
+
+
+def _one_audit(entry: AuditEntry, target: Any, pair_index: int, delta: float, claim_epsilon: float,
+               samples: int, confidence: float, seed: int, executor: Any) -> dict[str, Any]:
+    from dpaudit.audit import audit
+
+    pair = entry.pairs[pair_index]
+    kwargs = dict(entry.audit_options)
+    if executor is not None:
+        kwargs["executor"] = executor
+    start = time.perf_counter()
+    result = audit(target, pair.d0, pair.d1, claim_epsilon=claim_epsilon, claim_delta=delta,
+                   samples=samples, confidence=confidence, seed=seed, **kwargs)
+    record: dict[str, Any] = {
+        "delta": delta,
+        "claim_epsilon": claim_epsilon,
+        "samples": samples,
+        "confidence": confidence,
+        "seed": seed,
+        "epsilon_lower": float(result.epsilon_lower),
+        "verdict": str(result.verdict),
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+    for name in _OPTIONAL_RESULT_FIELDS:
+        if hasattr(result, name):
+            value = getattr(result, name)
+            record[name] = _float(value) if not isinstance(value, str) else value
+    curve = _tradeoff_of(result)
+    if curve is not None:
+        record["tradeoff"] = curve
+    return record
+
+
+def _regret(entry: AuditEntry) -> dict[str, Any] | None:
+    spec = entry.regret
+    if spec is None:
+        return None
+    from dpaudit.registry import ALGORITHMS
+
+    start = time.perf_counter()
+    curves = ALGORITHMS.get(spec.algorithm).simulate(horizon=spec.horizon, runs=spec.runs, seed=spec.seed,
+                                                     **dict(spec.params))
+    lo, hi = curves.band(0.95)
+    idx = np.unique(np.linspace(0, curves.checkpoints.size - 1,
+                                min(curves.checkpoints.size, _CURVE_POINTS)).round().astype(int))
+    return {
+        "algorithm": spec.algorithm,
+        "horizon": spec.horizon,
+        "runs": spec.runs,
+        "seed": spec.seed,
+        "params": {k: v if isinstance(v, (int, float, str, bool)) or v is None else repr(v)
+                   for k, v in dict(spec.params).items()},
+        "final_mean": curves.final_mean,
+        "final_ci": list(curves.final_ci),
+        "checkpoints": curves.checkpoints[idx].tolist(),
+        "mean": curves.mean()[idx].tolist(),
+        "lower": lo[idx].tolist(),
+        "upper": hi[idx].tolist(),
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+
+
+def _claim_record(claim: Claim, audits: list[dict[str, Any]]) -> dict[str, Any]:
+    value = claim.value()
+    mine = [a for a in audits if a["delta"] == claim.delta]
+    best = max(mine, key=lambda a: a["epsilon_lower"])
+    verdict = "violation" if best["epsilon_lower"] > value else "consistent"
+    return {
+        "label": claim.label,
+        "epsilon": value,
+        "delta": claim.delta,
+        "accountant": claim.accountant,
+        "by_accountant": claim.by_accountant(),
+        "source": claim.source,
+        "expect": claim.expect,
+        "epsilon_lower": best["epsilon_lower"],
+        "confidence": best["confidence"],
+        "pair": best["pair"],
+        "verdict": verdict,
+        "tightness": best["epsilon_lower"] / value,
+        "ok": verdict == claim.expect,
+    }
+
+
+def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = False, confidence: float = 0.95,
+              seed: int = 0, executor: Any = None, regret: bool = True) -> dict[str, Any]:
+    """Audit `entry` and return its report record.
+
+    samples: runs per input (default: the entry's `quick_samples` when `quick`, else its `samples`);
+    confidence: of each audit call; seed: the suite seed (each entry derives its own, `entry_seed`).
+    A failure inside the entry (an exception) is recorded as `error` with ok = False, not raised,
+    so one broken entry cannot hide the others' results.
+    """
+    check_open_unit(confidence, "confidence")
+    if samples is None:
+        samples = entry.quick_samples if (quick and entry.quick_samples) else entry.samples
+    samples = check_positive_int(samples, "samples")
+    start = time.perf_counter()
+    base = entry_seed(seed, entry.name)
+    record: dict[str, Any] = {
+        "name": entry.name,
+        "algorithm": entry.algorithm,
+        "variant": entry.variant,
+        "description": entry.description,
+        "observable": entry.observable,
+        "observable_description": entry.observable_description,
+        "expect": entry.expect,
+        "source": entry.source,
+        "seed": base,
+        "pairs": [{"relation": p.relation, "description": p.description} for p in entry.pairs],
+        "audits": [],
+        "claims": [],
+        "regret": None,
+        "error": None,
+    }
+    try:
+        target = entry.target()
+        deltas = _deltas(entry)
+        for i in range(len(entry.pairs)):
+            for j, delta in enumerate(deltas):
+                claim_eps = min(c.value() for c in entry.claims if c.delta == delta)
+                call_seed = int(np.random.SeedSequence([base, i, j]).generate_state(1, dtype=np.uint32)[0])
+                one = _one_audit(entry, target, i, delta, claim_eps, samples, confidence, call_seed, executor)
+                one["pair"] = i
+                record["audits"].append(one)
+        record["claims"] = [_claim_record(c, record["audits"]) for c in entry.claims]
+        if regret:
+            record["regret"] = _regret(entry)
+    except Exception as exc:  # recorded in the report (ok = False) so the rest of the suite still runs
+        record["error"] = f"{type(exc).__name__}: {exc}"
+        record["traceback"] = traceback.format_exc(limit=6)
+    record["ok"] = record["error"] is None and all(c["ok"] for c in record["claims"])
+    record["seconds"] = round(time.perf_counter() - start, 3)
+    return record

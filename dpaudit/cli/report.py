@@ -1,0 +1,27 @@
+"""`dpaudit report DIR`: re-render DIR/report.md and DIR/report.html from DIR/report.json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+NAME = "report"
+HELP = "re-render report.md and report.html from a report.json"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("directory", metavar="DIR", help="folder holding report.json (written by `dpaudit audit`)")
+    parser.add_argument("--json", action="store_true", help="print the paths written and the gate as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from dpaudit.report import load_report, write_report
+
+    report = load_report(args.directory)
+    paths = write_report(report, args.directory, json_file=False)
+    if args.json:
+        print(json.dumps({"ok": report["summary"]["ok"], "files": {k: str(v) for k, v in paths.items()}}))
+    else:
+        for path in paths.values():
+            print(path)
+    return 0

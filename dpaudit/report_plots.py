@@ -1,0 +1,113 @@
+"""Figures of a verification report, as PNG bytes (matplotlib, Agg backend, no display needed).
+
+- regret curves: mean cumulative pseudo-regret with its 95% band for every regret run in the report;
+- claimed vs audited epsilon: for every claim, the claimed epsilon and the audited lower bound;
+- trade-off: the auditor's empirical trade-off curve (type I error alpha vs type II error beta)
+  against the trade-off function of the claimed (epsilon, delta) (Dong, Roth, Su 2022, Prop. 2.5).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["regret_png", "epsilon_png", "tradeoff_png"]
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig) -> bytes:
+    plt = _pyplot()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def regret_png(entries: list[dict[str, Any]]) -> bytes | None:
+    """Regret curves of every distinct regret run among `entries`; None if there is none."""
+    runs: dict[tuple, dict[str, Any]] = {}
+    for e in entries:
+        reg = e.get("regret")
+        if reg:
+            key = (reg["algorithm"], reg["horizon"], reg["runs"], repr(sorted(reg["params"].items())))
+            runs.setdefault(key, reg)
+    if not runs:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    for reg in runs.values():
+        x = np.asarray(reg["checkpoints"], dtype=float)
+        line, = ax.plot(x, reg["mean"], label=f"{reg['algorithm']} (runs={reg['runs']})")
+        ax.fill_between(x, reg["lower"], reg["upper"], color=line.get_color(), alpha=0.2)
+    ax.set_xlabel("round t")
+    ax.set_ylabel("cumulative pseudo-regret")
+    ax.set_title("Regret: mean over runs, 95% band")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return _png(fig)
+
+
+def epsilon_png(entries: list[dict[str, Any]]) -> bytes | None:
+    """Claimed epsilon vs audited lower bound for every claim; None if no entry has a result."""
+    rows = [(e["name"], c) for e in entries if not e.get("error") for c in e["claims"]]
+    if not rows:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 0.8 + 0.28 * len(rows)))
+    y = np.arange(len(rows))[::-1]
+    claimed = np.array([c["epsilon"] for _, c in rows], dtype=float)
+    lower = np.array([c["epsilon_lower"] for _, c in rows], dtype=float)
+    finite = np.concatenate([claimed, lower])
+    finite = finite[np.isfinite(finite)]
+    cap = 1.15 * float(finite.max()) if finite.size else 1.0
+    shown = np.where(np.isfinite(lower), lower, cap)
+    colors = ["tab:red" if c["verdict"] == "violation" else "tab:green" for _, c in rows]
+    ax.barh(y, shown, color=colors, alpha=0.6, label="audited ε_lower (red: violation)")
+    ax.scatter(np.minimum(claimed, cap), y, marker="|", s=200, color="k", label="claimed ε", zorder=3)
+    ax.set_yticks(y, [f"{n} [{c['label']}]" for n, c in rows], fontsize=7)
+    ax.set_xlabel("ε")
+    ax.set_title("Claimed ε vs audited lower bound")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    return _png(fig)
+
+
+def _claimed_curve(epsilon: float, delta: float, alpha: np.ndarray) -> np.ndarray:
+    return np.maximum.reduce([np.zeros_like(alpha), 1 - delta - math.exp(epsilon) * alpha,
+                              math.exp(-epsilon) * (1 - delta - alpha)])
+
+
+def tradeoff_png(entry: dict[str, Any]) -> bytes | None:
+    """The entry's empirical trade-off points against each claimed curve; None without a curve."""
+    audits = [a for a in entry.get("audits", []) if a.get("tradeoff")]
+    if not audits:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4.2, 4.0))
+    alpha = np.linspace(0, 1, 401)
+    for c in entry["claims"]:
+        if math.isfinite(c["epsilon"]) and c["epsilon"] < 50:
+            ax.plot(alpha, _claimed_curve(c["epsilon"], c["delta"], alpha),
+                    label=f"claimed {c['label']}: ε={c['epsilon']:.3g}, δ={c['delta']:.2g}")
+    for a in audits:
+        rel = entry["pairs"][a.get("pair", 0)]["relation"] if entry.get("pairs") else ""
+        ax.plot(a["tradeoff"]["alpha"], a["tradeoff"]["beta"], ".", ms=3, label=f"empirical ({rel}, δ={a['delta']:.2g})")
+    ax.plot([0, 1], [1, 0], ":", color="grey", lw=0.8)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("type I error α")
+    ax.set_ylabel("type II error β")
+    ax.set_title(entry["name"], fontsize=9)
+    ax.legend(fontsize=6)
+    return _png(fig)
