@@ -1,18 +1,24 @@
-"""Regret statistics: cumulative pseudo-regret curves over independent runs.
+"""Regret statistics: cumulative pseudo-regret curves over independent runs, and their plots.
 
-Pseudo-regret after t rounds: R(t) = sum_{s<=t} (mu* - mu_{A_s}), recorded on a grid of
-checkpoints, one row per independent run. Intervals are normal-approximation (CLT over runs).
+Pseudo-regret after t rounds: R(t) = sum_{s<=t} (mu* - mu_{A_s}) (seed 001 eq. 2, seed 004 §2),
+recorded on a grid of checkpoints, one row per independent run. Intervals are
+normal-approximation (CLT over runs): mean +- z_{(1+level)/2} * sd / sqrt(runs).
+Time-average regret R(t)/t is what seed 004's figures plot.
+Plots use matplotlib's Agg backend and are written atomically (temp file + os.replace).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+import math
+import os
+import tempfile
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from scipy import stats
 
-__all__ = ["RegretCurves"]
+__all__ = ["RegretCurves", "plot_curves", "plot_final"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -72,3 +78,138 @@ class RegretCurves:
     def final_ci(self) -> tuple[float, float]:
         lo, hi = self.band(0.95)
         return float(lo[-1]), float(hi[-1])
+
+    def time_average(self) -> np.ndarray:
+        """Mean time-average regret R(t)/t at each checkpoint."""
+        return self.mean() / self.checkpoints
+
+    def time_average_band(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = self.band(level)
+        return lo / self.checkpoints, hi / self.checkpoints
+
+    def to_json(self, points: bool = False) -> dict[str, Any]:
+        """Summary as JSON: algorithm, horizon, runs, final mean and 95% interval, privacy, params.
+
+        points=True adds the checkpoints with the mean curve and its band.
+        """
+        lo, hi = self.final_ci
+        out: dict[str, Any] = {
+            "type": "RegretCurves",
+            "algorithm": self.algorithm,
+            "horizon": self.horizon,
+            "runs": self.runs,
+            "final_mean": self.final_mean,
+            "final_ci": [lo, hi],
+            "final_time_average": self.final_mean / self.horizon,
+            "privacy": _jsonable(dict(self.privacy)),
+            "params": _jsonable(dict(self.params)),
+        }
+        if points:
+            blo, bhi = self.band()
+            out["checkpoints"] = self.checkpoints.tolist()
+            out["mean"] = self.mean().tolist()
+            out["band"] = [blo.tolist(), bhi.tolist()]
+        return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else str(v)
+    return value
+
+
+def _save(fig, path: str | os.PathLike) -> None:
+    """Write the figure atomically: render to a temporary file beside `path`, then os.replace."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    suffix = os.path.splitext(path)[1] or ".png"
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=suffix)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=fig.dpi, bbox_inches="tight")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def plot_curves(
+    curves: Sequence[RegretCurves],
+    path: str | os.PathLike,
+    *,
+    time_average: bool = False,
+    title: str | None = None,
+    log_x: bool = False,
+    level: float = 0.95,
+) -> None:
+    """Mean regret curves with shaded confidence bands, one line per `RegretCurves`.
+
+    time_average=True plots R(t)/t (seed 004's figures); otherwise cumulative R(t) (seed 001's).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    if not curves:
+        raise ValueError("curves must hold at least one RegretCurves")
+    fig = Figure(figsize=(6.4, 4.2), dpi=100)
+    ax = fig.add_subplot()
+    for c in curves:
+        y = c.time_average() if time_average else c.mean()
+        lo, hi = c.time_average_band(level) if time_average else c.band(level)
+        label = c.params.get("label", c.algorithm) if isinstance(c.params, Mapping) else c.algorithm
+        (line,) = ax.plot(c.checkpoints, y, label=str(label))
+        ax.fill_between(c.checkpoints, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel("round t")
+    ax.set_ylabel("time-average regret R(t)/t" if time_average else "cumulative pseudo-regret R(t)")
+    if title:
+        ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    _save(fig, path)
+
+
+def plot_final(
+    series: Mapping[str, tuple[Sequence[float], Sequence[RegretCurves]]],
+    path: str | os.PathLike,
+    *,
+    title: str | None = None,
+    xlabel: str = "epsilon",
+) -> None:
+    """Final regret R(T) with 95% intervals against a parameter (seed 001 Fig. 5: regret vs epsilon).
+
+    series maps a label to (x values, one RegretCurves per x value).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.2), dpi=100)
+    ax = fig.add_subplot()
+    for label, (xs, cs) in series.items():
+        if len(xs) != len(cs):
+            raise ValueError(f"series {label!r}: {len(xs)} x values but {len(cs)} curves")
+        m = np.array([c.final_mean for c in cs])
+        ci = np.array([c.final_ci for c in cs])
+        ax.errorbar(xs, m, yerr=[m - ci[:, 0], ci[:, 1] - m], marker="o", capsize=3, label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("final regret R(T)")
+    if title:
+        ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    _save(fig, path)

@@ -1,0 +1,309 @@
+"""Stochastic K-armed environments, the papers' instances, and a fixed reward table.
+
+Every environment serves R independent runs at once. Means may be shared, shape (K,), or
+per run, shape (R, K) (seed 004 averages over random instances, one per run). Rewards lie
+in [0, 1], the sensitivity assumption of both papers (seed 001 §2, seed 004 §2).
+
+An environment answers three kinds of requests, all vectorised over runs:
+- `stream(rng, size)`: a callable (t, arms) -> rewards of round t (0-based) for each run,
+  for algorithms that decide every round;
+- `segment_sums(rng, arms, start, length)`: the sum of one arm's rewards over rounds
+  [start, start + length) in each run, drawn directly from the sum's exact law where one
+  exists (binomial for Bernoulli arms, prefix sums for a table);
+- `vector_sums(rng, start, length, size)`: all K coordinates summed over a block (full
+  information, seed 001's FTNL).
+`rounded_segment_sums` does the same for the randomized-rounding encoding of seed 004.
+
+`RewardTable` is a fixed dataset: row t is user/round t's reward vector X(t) in [0,1]^K.
+`RewardTable.neighbour(t, row)` changes exactly one user (seed 001: one round's whole reward
+vector; seed 004: one user's reward, i.e. the coordinate the schedule reads).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from dpaudit.validation import check_choice, check_finite_array, check_int_at_least, check_positive
+
+__all__ = [
+    "BernoulliArms",
+    "ClippedGaussianArms",
+    "RewardTable",
+    "Environment",
+    "SEED001_SETTINGS",
+    "seed004_means",
+    "make_environment",
+    "check_means",
+    "INSTANCES",
+    "REWARD_MODELS",
+]
+
+# Seed 001 §6 / App. I: three mean vectors, K = 5 (settings 1 and 2 from Sajed & Sheffet 2019).
+SEED001_SETTINGS: dict[str, tuple[float, ...]] = {
+    "s001-1": (0.75, 0.70, 0.70, 0.70, 0.70),
+    "s001-2": (0.75, 0.625, 0.5, 0.375, 0.25),
+    "s001-3": (0.75, 0.15, 0.15, 0.15, 0.15),
+}
+# Seed 004 §7 / App. J: mu_a ~ U[0.5 - gap/2, 0.5 + gap/2], gap 0.5 (easy) or 0.1 (hard), K = 10.
+SEED004_GAPS: dict[str, float] = {"easy": 0.5, "hard": 0.1}
+INSTANCES: tuple[str, ...] = (*SEED001_SETTINGS, *SEED004_GAPS)
+REWARD_MODELS: tuple[str, ...] = ("bernoulli", "gaussian")
+_CHUNK = 1 << 22  # elements per chunk when rewards must be drawn user by user
+
+
+def check_means(means, name: str = "means") -> np.ndarray:
+    """Means as a float array of shape (K,) or (R, K) with K >= 2 and every entry in [0, 1]."""
+    arr = check_finite_array(means, name)
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"{name} must have shape (K,) or (runs, K), got shape {arr.shape}")
+    if arr.shape[-1] < 2:
+        raise ValueError(f"{name} must describe K >= 2 arms, got K = {arr.shape[-1]}")
+    if np.any(arr < 0) or np.any(arr > 1):
+        raise ValueError(f"{name} must lie in [0, 1], got values in [{arr.min()}, {arr.max()}]")
+    return arr
+
+
+def seed004_means(rng: np.random.Generator, instance: str, runs: int, arms: int = 10) -> np.ndarray:
+    """One random instance per run, shape (runs, arms): mu ~ U[0.5 - gap/2, 0.5 + gap/2].
+
+    Seed 004 App. J and the authors' code: `mu = gap*rand(K) + (0.5 - gap/2)`, gap 0.5 / 0.1.
+    """
+    check_choice(instance, tuple(SEED004_GAPS), "instance")
+    check_int_at_least(arms, 2, "arms")
+    gap = SEED004_GAPS[instance]
+    return gap * rng.random((runs, arms)) + (0.5 - gap / 2)
+
+
+def _rows(means: np.ndarray, size: int) -> np.ndarray:
+    """Means broadcast to (size, K); per-run means must have exactly `size` rows."""
+    if means.ndim == 2 and means.shape[0] != size:
+        raise ValueError(f"per-run means have {means.shape[0]} rows but size is {size}")
+    return np.broadcast_to(means, (size, means.shape[-1]))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BernoulliArms:
+    """Arm a pays Bernoulli(mu_a); a block sum of n pulls is Binomial(n, mu_a) exactly."""
+
+    means: np.ndarray
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "means", check_means(self.means))
+
+    @property
+    def n_arms(self) -> int:
+        return self.means.shape[-1]
+
+    def stream(self, rng: np.random.Generator, size: int) -> Callable[[int, np.ndarray], np.ndarray]:
+        mu = _rows(self.means, size)
+        rows = np.arange(size)
+        block = max(1, _CHUNK // max(size, 1))
+        cache = {"start": -(1 << 62), "u": None}
+
+        def draw(t: int, arms: np.ndarray) -> np.ndarray:
+            if not cache["start"] <= t < cache["start"] + block:
+                cache["start"], cache["u"] = t, rng.random((block, size))
+            return (cache["u"][t - cache["start"]] < mu[rows, arms]).astype(float)
+
+        return draw
+
+    def segment_sums(self, rng, arms, start, length) -> np.ndarray:
+        length = np.asarray(length)
+        mu = _rows(self.means, np.shape(arms)[0])[np.arange(np.shape(arms)[0]), arms]
+        return rng.binomial(length, mu).astype(float)
+
+    def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
+        return rng.binomial(length, _rows(self.means, size)).astype(float)
+
+    def rounded_segment_sums(self, rng, arms, start, length, g: int) -> np.ndarray:
+        """Sum of x_hat = floor(x g) + Ber(frac(x g)): for x in {0, 1} this is g * Binomial."""
+        return (g * self.segment_sums(rng, arms, start, length)).astype(np.int64)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ClippedGaussianArms:
+    """Arm a pays clip(N(mu_a, std^2), 0, 1) (seed 004's experiments, std 0.1, clipped as in its code).
+
+    No closed form exists for a block sum, so block sums are drawn user by user (in chunks).
+    """
+
+    means: np.ndarray
+    std: float = 0.1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "means", check_means(self.means))
+        check_positive(self.std, "std")
+
+    @property
+    def n_arms(self) -> int:
+        return self.means.shape[-1]
+
+    def _draw(self, rng, mu: np.ndarray) -> np.ndarray:
+        return np.clip(mu + self.std * rng.standard_normal(mu.shape), 0.0, 1.0)
+
+    def stream(self, rng: np.random.Generator, size: int):
+        mu = _rows(self.means, size)
+        rows = np.arange(size)
+        block = max(1, _CHUNK // max(size, 1))
+        cache = {"start": -(1 << 62), "z": None}
+
+        def draw(t: int, arms: np.ndarray) -> np.ndarray:
+            if not cache["start"] <= t < cache["start"] + block:
+                cache["start"], cache["z"] = t, rng.standard_normal((block, size))
+            return np.clip(mu[rows, arms] + self.std * cache["z"][t - cache["start"]], 0.0, 1.0)
+
+        return draw
+
+    def _per_user(self, rng, mu: np.ndarray, length: np.ndarray, transform) -> np.ndarray:
+        """sum_{i < length[j]} transform(X_ij) with X_ij ~ clip(N(mu[j], std^2)), in chunks of runs."""
+        out = np.zeros(mu.shape[0], dtype=float)
+        length = np.broadcast_to(np.asarray(length, dtype=np.int64), mu.shape)
+        j = 0
+        while j < mu.shape[0]:
+            csum = np.cumsum(length[j:])
+            k = max(1, int(np.searchsorted(csum, _CHUNK, side="right")))
+            lens = length[j : j + k]
+            total = int(lens.sum())
+            if total:
+                x = transform(self._draw(rng, np.repeat(mu[j : j + k], lens)))
+                idx = np.repeat(np.arange(k), lens)
+                out[j : j + k] = np.bincount(idx, weights=x, minlength=k)
+            j += k
+        return out
+
+    def segment_sums(self, rng, arms, start, length) -> np.ndarray:
+        size = np.shape(arms)[0]
+        mu = _rows(self.means, size)[np.arange(size), arms]
+        return self._per_user(rng, mu, length, lambda x: x)
+
+    def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
+        mu = _rows(self.means, size)
+        flat = self._per_user(rng, mu.reshape(-1), np.full(mu.size, length), lambda x: x)
+        return flat.reshape(mu.shape)
+
+    def rounded_segment_sums(self, rng, arms, start, length, g: int) -> np.ndarray:
+        size = np.shape(arms)[0]
+        mu = _rows(self.means, size)[np.arange(size), arms]
+
+        def encode(x: np.ndarray) -> np.ndarray:
+            xg = x * g
+            low = np.floor(xg)
+            return low + (rng.random(x.shape) < xg - low)
+
+        return np.rint(self._per_user(rng, mu, length, encode)).astype(np.int64)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RewardTable:
+    """A fixed dataset: rewards[t, a] in [0, 1] is round/user t's reward for arm a.
+
+    The same table serves every run (the audits' D and D'); runs differ only in the
+    algorithm's coins. Pseudo-regret uses the column means as the arms' means.
+    """
+
+    rewards: np.ndarray
+
+    def __post_init__(self) -> None:
+        arr = check_finite_array(self.rewards, "rewards", ndim=2)
+        if arr.shape[1] < 2:
+            raise ValueError(f"rewards must have K >= 2 columns, got {arr.shape[1]}")
+        if np.any(arr < 0) or np.any(arr > 1):
+            raise ValueError("rewards must lie in [0, 1]")
+        arr = arr.copy()
+        arr.setflags(write=False)
+        object.__setattr__(self, "rewards", arr)
+        prefix = np.vstack([np.zeros((1, arr.shape[1])), np.cumsum(arr, axis=0)])
+        object.__setattr__(self, "_prefix", prefix)
+
+    @property
+    def n_arms(self) -> int:
+        return self.rewards.shape[1]
+
+    @property
+    def horizon(self) -> int:
+        return self.rewards.shape[0]
+
+    @property
+    def means(self) -> np.ndarray:
+        return self.rewards.mean(axis=0)
+
+    def neighbour(self, t: int, row) -> "RewardTable":
+        """The table with round t's reward vector replaced by `row` (scalar or length K)."""
+        t = check_int_at_least(t, 0, "t")
+        if t >= self.horizon:
+            raise ValueError(f"t must be < {self.horizon}, got {t}")
+        new = self.rewards.copy()
+        new[t] = np.broadcast_to(np.asarray(row, dtype=float), (self.n_arms,))
+        return RewardTable(new)
+
+    def _check_end(self, end) -> None:
+        if np.any(np.asarray(end) > self.horizon):
+            raise ValueError(f"the algorithm needs more than the table's {self.horizon} rounds")
+
+    def stream(self, rng, size: int):
+        def draw(t: int, arms: np.ndarray) -> np.ndarray:
+            self._check_end(t + 1)
+            return self.rewards[t, arms]
+
+        return draw
+
+    def segment_sums(self, rng, arms, start, length) -> np.ndarray:
+        start = np.asarray(start, dtype=np.int64)
+        end = start + np.asarray(length, dtype=np.int64)
+        self._check_end(end)
+        return self._prefix[end, arms] - self._prefix[start, arms]
+
+    def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
+        self._check_end(start + length)
+        return np.broadcast_to(self._prefix[start + length] - self._prefix[start], (size, self.n_arms)).copy()
+
+    def rounded_segment_sums(self, rng, arms, start, length, g: int) -> np.ndarray:
+        """Randomized rounding user by user (seed 004 Alg. 1 line 20) on the table's entries."""
+        start = np.broadcast_to(np.asarray(start, dtype=np.int64), np.shape(arms))
+        length = np.broadcast_to(np.asarray(length, dtype=np.int64), np.shape(arms))
+        self._check_end(start + length)
+        idx = np.repeat(np.arange(len(arms)), length)
+        rounds = np.repeat(start - np.cumsum(length) + length, length) + np.arange(int(length.sum()))
+        xg = self.rewards[rounds, np.repeat(arms, length)] * g
+        low = np.floor(xg)
+        enc = low + (rng.random(xg.shape) < xg - low)
+        return np.rint(np.bincount(idx, weights=enc, minlength=len(arms))).astype(np.int64)
+
+
+Environment = BernoulliArms | ClippedGaussianArms | RewardTable
+
+
+def make_environment(
+    rng: np.random.Generator,
+    runs: int,
+    *,
+    instance: str | None = None,
+    means=None,
+    arms: int | None = None,
+    rewards: str = "bernoulli",
+    std: float = 0.1,
+) -> BernoulliArms | ClippedGaussianArms:
+    """Build the environment the CLI and the reproduction scripts name.
+
+    `means` (explicit vector) wins over `instance`; `instance` is one of seed 001's
+    settings ('s001-1', 's001-2', 's001-3', K = 5) or seed 004's random 'easy' / 'hard'
+    instances (one per run, K = `arms`, default 10). `rewards` is 'bernoulli' or
+    'gaussian' (clipped N(mu, std^2)).
+    """
+    check_choice(rewards, REWARD_MODELS, "rewards")
+    if means is not None:
+        mu = check_means(means)
+        if arms is not None and mu.shape[-1] != arms:
+            raise ValueError(f"arms = {arms} does not match the {mu.shape[-1]} means given")
+    else:
+        instance = check_choice(instance or "s001-1", INSTANCES, "instance")
+        if instance in SEED001_SETTINGS:
+            mu = np.array(SEED001_SETTINGS[instance])
+            if arms is not None and arms != mu.size:
+                raise ValueError(f"instance {instance!r} has K = {mu.size} arms, got arms = {arms}")
+        else:
+            mu = seed004_means(rng, instance, runs, 10 if arms is None else arms)
+    return BernoulliArms(mu) if rewards == "bernoulli" else ClippedGaussianArms(mu, std)

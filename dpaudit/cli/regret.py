@@ -1,0 +1,149 @@
+"""`dpaudit regret`: simulate an algorithm's pseudo-regret over independent runs.
+
+    dpaudit regret ALGORITHM [--param VALUE ...] --horizon T --runs R --seed S [--json] [--plot FILE]
+    dpaudit regret --list [--json]
+
+Algorithms come from `dpaudit.registry.ALGORITHMS` (filled by plugins); each declares its own
+parameters (`AlgorithmEntry.params`), which become `--name VALUE` options here. Options of
+another algorithm are rejected (exit 2) rather than silently ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from dpaudit.registry import ALGORITHMS, Param, load_plugins
+from dpaudit.regret import plot_curves
+
+NAME = "regret"
+HELP = "simulate an algorithm's mean cumulative pseudo-regret with a 95% interval"
+
+_FIXED = {"algorithm", "horizon", "runs", "seed", "json", "plot", "list", "time_average", "help"}
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _all_params() -> dict[str, list[tuple[str, Param]]]:
+    found: dict[str, list[tuple[str, Param]]] = {}
+    for name in ALGORITHMS:
+        for p in ALGORITHMS.get(name).params:
+            found.setdefault(p.name, []).append((name, p))
+    return found
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    load_plugins()
+    parser.add_argument("algorithm", nargs="?", help="algorithm name (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the algorithms and their parameters")
+    parser.add_argument("--horizon", type=int, help="horizon T (rounds)")
+    parser.add_argument("--runs", type=int, default=100, help="independent runs (default 100)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of numpy.random.SeedSequence (default 0)")
+    parser.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
+    parser.add_argument("--plot", metavar="FILE", help="write the regret curve with its band to FILE (PNG/PDF/SVG)")
+    parser.add_argument("--time-average", action="store_true", help="plot R(t)/t instead of R(t)")
+    group = parser.add_argument_group("algorithm parameters (each algorithm accepts its own; see --list)")
+    for pname, owners in sorted(_all_params().items()):
+        if pname in _FIXED:
+            continue
+        helps = "; ".join(sorted({f"{p.help}" for _, p in owners}))
+        users = ", ".join(sorted({o for o, _ in owners}))
+        group.add_argument(_flag(pname), dest=f"param_{pname}", default=argparse.SUPPRESS, metavar="VALUE",
+                           help=f"{helps} [{users}]")
+
+
+def _convert(p: Param, text: str) -> Any:
+    try:
+        value = p.type(text)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{_flag(p.name)}: cannot read {text!r} ({exc})") from None
+    if p.choices is not None and value not in p.choices:
+        raise ValueError(f"{_flag(p.name)} must be one of {', '.join(map(str, p.choices))}, got {text!r}")
+    return value
+
+
+def _listing() -> list[dict[str, Any]]:
+    out = []
+    for name in ALGORITHMS:
+        e = ALGORITHMS.get(name)
+        params = [
+            {"name": p.name, "default": p.default if isinstance(p.default, (int, float, str, type(None))) else str(p.default),
+             "help": p.help, "choices": list(p.choices) if p.choices is not None else None}
+            for p in e.params
+        ]
+        out.append({"name": name, "summary": e.summary, "params": params})
+    return out
+
+
+def _claim_text(privacy: dict) -> str:
+    claim = privacy.get("claim") or {}
+    corrected = privacy.get("corrected")
+
+    def one(g: dict) -> str:
+        if g.get("notion") == "none":
+            return "none"
+        parts = [g["notion"]] + [f"{k}={g[k]}" for k in ("epsilon", "delta", "rho") if k in g]
+        return " ".join(parts)
+
+    text = one(claim) if claim else "none"
+    if corrected:
+        text += f" (corrected: {one(corrected)})"
+    return text
+
+
+def run(args: argparse.Namespace) -> int:
+    load_plugins()
+    if args.list:
+        listing = _listing()
+        if args.json:
+            print(json.dumps(listing, indent=2))
+        else:
+            for item in listing:
+                print(f"{item['name']}: {item['summary']}")
+                for p in item["params"]:
+                    choices = f" {{{','.join(map(str, p['choices']))}}}" if p["choices"] else ""
+                    print(f"    {_flag(p['name'])}{choices} (default {p['default']}): {p['help']}")
+        return 0
+    if not args.algorithm:
+        print("dpaudit regret: error: ALGORITHM is required (or --list)", file=sys.stderr)
+        return 2
+    if args.horizon is None:
+        print("dpaudit regret: error: --horizon is required", file=sys.stderr)
+        return 2
+    entry = ALGORITHMS.get(args.algorithm)
+    own = {p.name: p for p in entry.params}
+    given = {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")}
+    foreign = sorted(set(given) - set(own))
+    if foreign:
+        raise ValueError(f"{args.algorithm} does not take {', '.join(_flag(f) for f in foreign)}; "
+                         f"its parameters: {', '.join(_flag(p) for p in own) or 'none'}")
+    params = {name: _convert(own[name], text) for name, text in given.items()}
+    print(f"dpaudit regret: simulating {args.algorithm}, T={args.horizon}, {args.runs} runs", file=sys.stderr)
+    curves = entry.simulate(horizon=args.horizon, runs=args.runs, seed=args.seed, **params)
+    if args.plot:
+        plot_curves([curves], args.plot, time_average=args.time_average,
+                    title=f"{args.algorithm}, T={args.horizon}, {args.runs} runs")
+    summary = curves.to_json()
+    if args.json:
+        print(json.dumps(summary, indent=2, allow_nan=False))
+    else:
+        lo, hi = summary["final_ci"]
+        rows = [
+            ("algorithm", summary["algorithm"]),
+            ("horizon", summary["horizon"]),
+            ("runs", summary["runs"]),
+            ("final regret (mean)", f"{summary['final_mean']:.6g}"),
+            ("95% interval", f"[{lo:.6g}, {hi:.6g}]"),
+            ("time-average regret", f"{summary['final_time_average']:.6g}"),
+            ("privacy claim", _claim_text(summary["privacy"])),
+        ]
+        width = max(len(k) for k, _ in rows)
+        for k, v in rows:
+            print(f"{k:<{width}}  {v}")
+        if args.plot:
+            print(f"{'plot':<{width}}  {args.plot}")
+    return 0
