@@ -1,0 +1,348 @@
+"""Drawing the runs in chunks: seeds, workers, checkpoints and progress.
+
+Each chunk draws `size` runs on d0 and `size` runs on d1 with its own seed, a child of one
+`numpy.random.SeedSequence(seed)` obtained by `spawn`; the d0 and d1 generators are the chunk
+seed's two children (independent: sharing randomness between d0 and d1 would hide privacy loss).
+Chunk results are combined in chunk order (selection outputs are concatenated, estimation counts
+summed as integers), so the outcome is bit-identical whatever runs the chunks: this process, a
+local process pool or a Dask cluster.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import hashlib
+import json
+import os
+import pickle
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+__all__ = [
+    "Chunk",
+    "OutputSpec",
+    "plan_chunks",
+    "draw",
+    "selection_chunk",
+    "estimation_chunk",
+    "CheckpointStore",
+    "open_runner",
+    "run_chunks",
+    "progress_bar",
+]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One unit of work: `size` runs per side, seeded by child `index` of the root SeedSequence."""
+
+    phase: str  # "selection" or "estimation"
+    index: int
+    size: int
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """What every batch of outputs must look like: the row shape and whether it is discrete."""
+
+    row_shape: tuple[int, ...]
+    discrete: bool
+
+    @property
+    def width(self) -> int:
+        return int(np.prod(self.row_shape)) if self.row_shape else 1
+
+
+def plan_chunks(n_selection: int, n_estimation: int, chunk_size: int) -> list[Chunk]:
+    """Selection chunks first, then estimation chunks; sizes depend only on the arguments."""
+    chunks: list[Chunk] = []
+    for phase, total in (("selection", n_selection), ("estimation", n_estimation)):
+        start = 0
+        while start < total:
+            size = min(chunk_size, total - start)
+            chunks.append(Chunk(phase, len(chunks), size))
+            start += size
+    return chunks
+
+
+def _side_generator(chunk_seed: np.random.SeedSequence, side: int) -> np.random.Generator:
+    # Equivalent to chunk_seed.spawn(2)[side], but independent of the object's spawn counter.
+    child = np.random.SeedSequence(chunk_seed.entropy, spawn_key=(*chunk_seed.spawn_key, side))
+    return np.random.Generator(np.random.PCG64(child))
+
+
+def normalise(raw: Any, size: int, which: str) -> tuple[np.ndarray, OutputSpec]:
+    """Check one batch of target outputs and bring it to float64/int64, 1-D or 2-D."""
+    out = np.asarray(raw)
+    if out.ndim == 0 or out.shape[0] != size:
+        got = "a scalar" if out.ndim == 0 else f"{out.shape[0]} rows"
+        raise ValueError(f"target({which}, rng, size={size}) returned {got}; expected first axis of length {size}")
+    kind = out.dtype.kind
+    if kind in "biu":
+        out = out.astype(np.int64, copy=False)
+        discrete = True
+    elif kind == "f":
+        out = out.astype(np.float64, copy=False)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"target({which}, rng, size={size}) returned NaN or infinite values")
+        discrete = False
+    else:
+        raise ValueError(f"target({which}, ...) must return numbers (bool, int or float), got dtype {out.dtype}")
+    spec = OutputSpec(tuple(int(s) for s in out.shape[1:]), discrete)
+    out = out.reshape(size) if spec.width == 1 else out.reshape(size, spec.width)
+    return out, spec
+
+
+def draw(target: Callable, data: Any, rng: np.random.Generator, size: int, spec: OutputSpec, which: str) -> np.ndarray:
+    """Run the target `size` times on `data`, checked against the outputs of the probe."""
+    out, got = normalise(target(data, rng, size), size, which)
+    if got != spec:
+        raise ValueError(
+            f"target({which}, ...) returned rows of shape {got.row_shape} ({'discrete' if got.discrete else 'real'}); "
+            f"the probe gave {spec.row_shape} ({'discrete' if spec.discrete else 'real'}): outputs must be consistent"
+        )
+    return out
+
+
+def selection_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Raw outputs of `size` runs on each side (the selection split keeps its runs)."""
+    out0 = draw(target, d0, _side_generator(chunk_seed, 0), size, spec, "d0")
+    out1 = draw(target, d1, _side_generator(chunk_seed, 1), size, spec, "d1")
+    return out0, out1
+
+
+def _counts_above(values: np.ndarray, sign: int, thresholds: np.ndarray) -> np.ndarray:
+    """#{sign * v > t} for each threshold t, given `values` sorted ascending."""
+    if sign > 0:
+        return len(values) - np.searchsorted(values, thresholds, side="right")
+    return np.searchsorted(values, -thresholds, side="left")
+
+
+def estimation_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec, plans) -> list[np.ndarray]:
+    """Counts, per plan (score, sign, thresholds), of runs in each event: arrays of shape (2, m)."""
+    sorted_scores: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    result = []
+    outs = None
+    for score, sign, thresholds in plans:
+        if id(score) not in sorted_scores:
+            if outs is None:
+                outs = selection_chunk(target, d0, d1, chunk_seed, size, spec)
+            sorted_scores[id(score)] = (np.sort(score(outs[0])), np.sort(score(outs[1])))
+        s0, s1 = sorted_scores[id(score)]
+        result.append(np.stack([_counts_above(s0, sign, thresholds), _counts_above(s1, sign, thresholds)]).astype(np.int64))
+    return result
+
+
+def fingerprint_data(obj: Any) -> str:
+    """A stable digest of the inputs, for checkpoint manifests (pickle bytes, else repr)."""
+    try:
+        payload = pickle.dumps(obj, protocol=4)
+    except Exception:  # unpicklable inputs: fall back to their text form
+        payload = repr(obj).encode()
+    return hashlib.sha256(payload).hexdigest()
+
+
+def _atomic_write(path: str, write: Callable[[Any], None], mode: str = "wb") -> None:
+    directory = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, mode) as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+class CheckpointStore:
+    """Finished chunks on disk, one file per chunk, written atomically (temp file + os.replace).
+
+    A manifest records what the audit is (seed, sizes, inputs); reusing the folder for a different
+    audit is refused.  Estimation chunks also record the chosen events, so counts made for other
+    events are never mixed in.
+    """
+
+    def __init__(self, directory: str | os.PathLike, manifest: dict[str, Any]):
+        self.directory = os.fspath(directory)
+        os.makedirs(self.directory, exist_ok=True)
+        path = os.path.join(self.directory, "manifest.json")
+        if os.path.exists(path):
+            with open(path) as fh:
+                existing = json.load(fh)
+            if existing != manifest:
+                diff = sorted(k for k in set(existing) | set(manifest) if existing.get(k) != manifest.get(k))
+                raise ValueError(
+                    f"checkpoint_dir {self.directory!r} holds chunks of a different audit (differs in: {', '.join(diff)}); "
+                    "use an empty folder"
+                )
+        else:
+            _atomic_write(path, lambda fh: json.dump(manifest, fh, sort_keys=True), mode="w")
+
+    def _path(self, chunk: Chunk) -> str:
+        return os.path.join(self.directory, f"{chunk.phase}-{chunk.index:06d}.npz")
+
+    def load(self, chunk: Chunk, events_key: str = "") -> Any:
+        """The stored result of `chunk`, or None if it has not finished."""
+        path = self._path(chunk)
+        if not os.path.exists(path):
+            return None
+        with np.load(path, allow_pickle=False) as z:
+            if str(z["events_key"]) != events_key:
+                raise ValueError(
+                    f"checkpoint {path!r} was counted for different events than this audit chose; use an empty folder"
+                )
+            n = int(z["count"])
+            arrays = [z[f"a{i}"] for i in range(n)]
+        return tuple(arrays) if chunk.phase == "selection" else arrays
+
+    def save(self, chunk: Chunk, result, events_key: str = "") -> None:
+        """Store the result of a finished chunk atomically."""
+        arrays = {f"a{i}": np.asarray(a) for i, a in enumerate(result)}
+        _atomic_write(
+            self._path(chunk),
+            lambda fh: np.savez(fh, events_key=np.array(events_key), count=np.array(len(arrays)), **arrays),
+        )
+
+
+class _Serial:
+    def run(self, tasks, on_done):
+        for key, (fn, args) in tasks.items():
+            on_done(key, fn(*args))
+
+
+class _Futures:
+    def __init__(self, executor: cf.Executor):
+        self.executor = executor
+
+    def run(self, tasks, on_done):
+        futures = {self.executor.submit(fn, *args): key for key, (fn, args) in tasks.items()}
+        try:
+            for fut in cf.as_completed(futures):
+                on_done(futures[fut], fut.result())
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+
+
+class _Dask:
+    def __init__(self, client):
+        self.client = client
+
+    def run(self, tasks, on_done):
+        import distributed
+
+        futures = {self.client.submit(fn, *args, pure=False): key for key, (fn, args) in tasks.items()}
+        try:
+            for fut in distributed.as_completed(list(futures)):
+                on_done(futures[fut], fut.result())
+        except BaseException:
+            self.client.cancel(list(futures))
+            raise
+
+
+def _is_dask_client(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] == "distributed" and hasattr(obj, "submit")
+
+
+def _picklable(obj: Any) -> str | None:
+    try:
+        pickle.dumps(obj)
+    except Exception as exc:  # any pickling failure means the work cannot leave this process
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+@contextlib.contextmanager
+def open_runner(executor: Any, workers: int | None, n_chunks: int, payload: Any) -> Iterator[Any]:
+    """Yield a runner for `executor`.
+
+    None ("auto"): in this process when there is at most one chunk per phase, else a local process
+    pool (falling back to this process, with a warning, if the target or inputs cannot be pickled).
+    "serial"; "process" (a pool of `workers`); "dask://host:port" or a `distributed.Client`; or any
+    `concurrent.futures.Executor`.
+    """
+    if executor is None or executor == "auto":
+        if n_chunks <= 2:
+            yield _Serial()
+            return
+        problem = _picklable(payload)
+        if problem is not None:
+            warnings.warn(
+                f"target, inputs or score cannot be pickled ({problem}); running the audit in this process. "
+                "Define the target at module level (not a lambda or local function) to use a process pool.",
+                stacklevel=4,
+            )
+            yield _Serial()
+            return
+        executor = "process"
+    if executor == "serial":
+        yield _Serial()
+    elif executor == "process":
+        problem = _picklable(payload)
+        if problem is not None:
+            raise ValueError(f"executor='process' needs a picklable target, inputs and score: {problem}")
+        n = workers or os.cpu_count() or 1
+        with cf.ProcessPoolExecutor(max_workers=max(1, min(n, n_chunks))) as pool:
+            yield _Futures(pool)
+    elif isinstance(executor, str) and executor.startswith("dask://"):
+        import distributed
+
+        with distributed.Client(executor[len("dask://"):], set_as_default=False) as client:
+            yield _Dask(client)
+    elif _is_dask_client(executor):
+        yield _Dask(executor)
+    elif isinstance(executor, cf.Executor):
+        yield _Futures(executor)
+    else:
+        raise ValueError(
+            f"unknown executor {executor!r}; use None, 'serial', 'process', 'dask://host:port', "
+            "a distributed.Client or a concurrent.futures.Executor"
+        )
+
+
+def progress_bar(enabled: bool | None, total: int):
+    """A tqdm bar on stderr: shown when `enabled`, or (None) when stderr is a terminal."""
+    from tqdm.auto import tqdm
+
+    show = sys.stderr.isatty() if enabled is None else bool(enabled)
+    return tqdm(total=total, disable=not show, file=sys.stderr, desc="audit", unit="run", unit_scale=True)
+
+
+def run_chunks(
+    runner,
+    chunks: list[Chunk],
+    make_task: Callable[[Chunk], tuple[Callable, tuple]],
+    store: CheckpointStore | None,
+    events_key: str,
+    bar,
+) -> dict[int, Any]:
+    """Run the chunks not already checkpointed; return every chunk's result by index."""
+    results: dict[int, Any] = {}
+    todo: dict[int, tuple[Callable, tuple]] = {}
+    by_index = {c.index: c for c in chunks}
+    for chunk in chunks:
+        stored = store.load(chunk, events_key) if store is not None else None
+        if stored is not None:
+            results[chunk.index] = stored
+            bar.update(2 * chunk.size)
+        else:
+            todo[chunk.index] = make_task(chunk)
+
+    def on_done(index: int, result) -> None:
+        if store is not None:
+            store.save(by_index[index], result, events_key)
+        results[index] = result
+        bar.update(2 * by_index[index].size)
+
+    runner.run(todo, on_done)
+    return results

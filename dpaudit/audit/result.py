@@ -1,0 +1,162 @@
+"""Audit results: frozen value objects that carry everything needed to reproduce them, with JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["DirectionResult", "CurveCheck", "AuditResult"]
+
+RESULT_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class DirectionResult:
+    """One direction of the audit: events more likely under `first` than under `second` input.
+
+    Counts are on the estimation split (`nobs` runs per side).  `p_first_lower` and
+    `p_second_upper` are the Clopper-Pearson bounds behind `epsilon_lower`; the mu fields are the
+    same for the event chosen for the Gaussian-DP bound.  The trade-off points are point estimates
+    of (type I, type II) errors of the tests {score > t} that reject `second`:
+    alpha = P_second(E), beta = 1 - P_first(E) (Dong, Roth, Su 2022, Def. 2.1).
+    """
+
+    direction: str
+    event: str
+    threshold: float
+    nobs: int
+    count_first: int
+    count_second: int
+    p_first_lower: float
+    p_second_upper: float
+    epsilon_lower: float
+    epsilon_point: float
+    mu_threshold: float
+    mu_count_first: int
+    mu_count_second: int
+    mu_lower: float
+    mu_point: float
+    tradeoff_thresholds: tuple[float, ...]
+    tradeoff_alpha: tuple[float, ...]
+    tradeoff_beta: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class CurveCheck:
+    """The claimed delta(epsilon) curve tested at every scanned event (Bonferroni over all of them).
+
+    delta_lower[i] = max over events of (p_first_lower - e^eps p_second_upper), a lower bound on the
+    true delta(epsilons[i]) valid simultaneously for all i with probability >= 1 - `alpha`.
+    `violation` when delta_lower exceeds claimed_delta somewhere.
+    """
+
+    claim: str
+    alpha: float
+    events_tested: int
+    epsilons: tuple[float, ...]
+    claimed_delta: tuple[float, ...]
+    delta_lower: tuple[float, ...]
+    violation: bool
+    worst_epsilon: float
+    worst_excess: float
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # "inf", "-inf", "nan": strict JSON has no non-finite numbers
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
+    return value
+
+
+def _decode_float(value: Any) -> float:
+    return float(value)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Outcome of `dpaudit.audit.audit`.
+
+    `epsilon_lower` is a lower bound on the epsilon of the target at `claim_delta`, valid with
+    probability >= `confidence` (both directions together); `verdict` is "violation" when it exceeds
+    `claim_epsilon` (or when a claimed curve is contradicted), else "consistent".  `mu_lower` is a
+    lower bound on the Gaussian-DP mu, a separate statement valid with probability >= `confidence`.
+    """
+
+    epsilon_lower: float
+    verdict: str
+    claim_epsilon: float
+    claim_delta: float
+    confidence: float
+    samples: int
+    seed: int
+    chunk_size: int
+    selection_fraction: float
+    selection_samples: int
+    estimation_samples: int
+    output_shape: tuple[int, ...]
+    discrete: bool
+    direction: str
+    directions: tuple[DirectionResult, ...]
+    mu_lower: float
+    mu_point: float
+    curve: CurveCheck | None
+    version: str
+    schema: int = RESULT_SCHEMA
+
+    @property
+    def tightness(self) -> float:
+        """epsilon_lower / claim_epsilon: how much of the claim the audit could demonstrate."""
+        return self.epsilon_lower / self.claim_epsilon
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (non-finite floats as the strings "inf", "-inf", "nan")."""
+        out = _encode(dataclasses.asdict(self))
+        out["type"] = "AuditResult"
+        return out
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The result as JSON text; `AuditResult.from_json` reads it back."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "AuditResult":
+        """Inverse of `to_dict`."""
+        data = dict(data)
+        if data.pop("type", "AuditResult") != "AuditResult":
+            raise ValueError("not an AuditResult")
+        data["directions"] = tuple(_direction(d) for d in data["directions"])
+        data["curve"] = None if data["curve"] is None else _curve(data["curve"])
+        data["output_shape"] = tuple(data["output_shape"])
+        for key in ("epsilon_lower", "mu_lower", "mu_point", "claim_epsilon", "claim_delta"):
+            data[key] = _decode_float(data[key])
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, text: str) -> "AuditResult":
+        """Read a result written by `to_json`."""
+        return cls.from_dict(json.loads(text))
+
+
+def _direction(d: dict[str, Any]) -> DirectionResult:
+    d = dict(d)
+    for key in ("tradeoff_thresholds", "tradeoff_alpha", "tradeoff_beta"):
+        d[key] = tuple(_decode_float(v) for v in d[key])
+    for key in ("threshold", "p_first_lower", "p_second_upper", "epsilon_lower", "epsilon_point",
+                "mu_threshold", "mu_lower", "mu_point"):
+        d[key] = _decode_float(d[key])
+    return DirectionResult(**d)
+
+
+def _curve(d: dict[str, Any]) -> CurveCheck:
+    d = dict(d)
+    for key in ("epsilons", "claimed_delta", "delta_lower"):
+        d[key] = tuple(_decode_float(v) for v in d[key])
+    for key in ("worst_epsilon", "worst_excess", "alpha"):
+        d[key] = _decode_float(d[key])
+    return CurveCheck(**d)

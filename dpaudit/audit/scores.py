@@ -1,0 +1,164 @@
+"""Score functions: each maps a batch of outputs (one row per run) to one real number per run.
+
+The auditor tests events {sign * score(output) > t}.  A score is either fixed (the output itself
+for scalar outputs, or a user's function) or learned on the "fit" half of the selection split:
+
+- `CategoryLogRatio`: for discrete outputs (integer scalars or vectors: actions, decisions,
+  halting patterns), the estimated log likelihood ratio of each distinct row; thresholding it gives
+  the sets of outcomes whose likelihood ratio is above a level, i.e. the Neyman-Pearson family
+  (Lu, Magdon-Ismail, et al., "A General Framework for Auditing Differentially Private Machine
+  Learning", NeurIPS 2022, Sec. 4 use the same likelihood-ratio ordering).
+- `Projection`: for real vectors, a linear projection fitted on the fit half: the difference of
+  means, and Fisher's linear discriminant Sigma^-1 (m0 - m1) (the likelihood ratio direction for
+  Gaussians with a shared covariance); and each coordinate when there are few.
+
+All scores are picklable values, so they travel to process pools and Dask workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["Score", "Identity", "Projection", "CategoryLogRatio", "UserScore", "fit_scores", "row_keys"]
+
+#: A category family is only fitted when there are at most this many distinct rows per fitted row
+#: (otherwise nearly every row is a singleton and its estimated likelihood ratio is noise).
+_MAX_DISTINCT_FRACTION = 0.5
+#: Coordinates are scored one by one when the rows have at most this many entries.
+_MAX_COORDINATE_SCORES = 8
+
+
+def row_keys(outputs: np.ndarray) -> np.ndarray:
+    """One sortable key per row: the value itself for 1-D outputs, else the row's bytes."""
+    if outputs.ndim == 1:
+        return outputs
+    rows = np.ascontiguousarray(outputs)
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+
+class Score:
+    """Base class: `score(outputs) -> float64 array of shape (len(outputs),)`."""
+
+    name: str = "score"
+    learned: bool = False
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready description of the score and its fitted parameters."""
+        return {"name": self.name}
+
+
+@dataclass(frozen=True, eq=False)
+class Identity(Score):
+    """The output itself (scalar outputs)."""
+
+    name: str = "identity"
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        return np.asarray(outputs, dtype=np.float64).reshape(len(outputs))
+
+
+@dataclass(frozen=True, eq=False)
+class Projection(Score):
+    """<row, weights> for real or integer vectors; weights fitted on the fit half."""
+
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    name: str = "projection"
+    learned: bool = True
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        return np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1) @ self.weights
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "weights": [float(w) for w in self.weights]}
+
+
+@dataclass(frozen=True, eq=False)
+class CategoryLogRatio(Score):
+    """Estimated log P0(row)/P1(row) per distinct row (add-1/2 smoothing); unseen rows score 0."""
+
+    keys: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    name: str = "category-log-ratio"
+    learned: bool = True
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        k = row_keys(outputs)
+        pos = np.searchsorted(self.keys, k)
+        pos = np.minimum(pos, len(self.keys) - 1)
+        hit = self.keys[pos] == k
+        return np.where(hit, self.values[pos], 0.0)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "categories": int(len(self.keys))}
+
+
+@dataclass(frozen=True, eq=False)
+class UserScore(Score):
+    """A user's function of the outputs; it must return one finite real number per run."""
+
+    fn: Callable[[np.ndarray], Any] | None = None
+    name: str = "user"
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        s = np.asarray(self.fn(outputs), dtype=np.float64)
+        if s.shape != (len(outputs),):
+            raise ValueError(f"score must return one number per run: expected shape ({len(outputs)},), got {s.shape}")
+        if not np.all(np.isfinite(s)):
+            raise ValueError("score returned NaN or infinite values")
+        return s
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "function": getattr(self.fn, "__qualname__", repr(self.fn))}
+
+
+def _category_score(fit0: np.ndarray, fit1: np.ndarray) -> CategoryLogRatio | None:
+    k0, k1 = row_keys(fit0), row_keys(fit1)
+    keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
+    if len(keys) > _MAX_DISTINCT_FRACTION * (len(k0) + len(k1)) or len(keys) < 2:
+        return None
+    c0 = np.bincount(inverse[: len(k0)], minlength=len(keys))
+    c1 = np.bincount(inverse[len(k0):], minlength=len(keys))
+    values = np.log((c0 + 0.5) / len(k0)) - np.log((c1 + 0.5) / len(k1))
+    return CategoryLogRatio(keys=keys, values=values)
+
+
+def _projections(fit0: np.ndarray, fit1: np.ndarray) -> list[Projection]:
+    x0 = fit0.reshape(len(fit0), -1).astype(np.float64)
+    x1 = fit1.reshape(len(fit1), -1).astype(np.float64)
+    d = x0.shape[1]
+    diff = x0.mean(axis=0) - x1.mean(axis=0)
+    out: list[Projection] = []
+    if np.any(diff != 0):
+        out.append(Projection(weights=diff, name="difference-of-means"))
+        cov = 0.5 * (np.cov(x0, rowvar=False).reshape(d, d) + np.cov(x1, rowvar=False).reshape(d, d))
+        # Ridge term keeps Sigma invertible when some coordinates are constant or collinear.
+        ridge = 1e-9 * max(float(np.trace(cov)) / d, 1e-12)
+        fisher = np.linalg.solve(cov + ridge * np.eye(d), diff)
+        if np.all(np.isfinite(fisher)):
+            out.append(Projection(weights=fisher, name="fisher-discriminant"))
+    if d <= _MAX_COORDINATE_SCORES:
+        for j in range(d):
+            w = np.zeros(d)
+            w[j] = 1.0
+            out.append(Projection(weights=w, name=f"coordinate-{j}", learned=False))
+    return out
+
+
+def fit_scores(fit0: np.ndarray, fit1: np.ndarray) -> list[Score]:
+    """The score families for outputs shaped like `fit0`/`fit1` (rows of d0 and d1 runs).
+
+    Scalars: the identity, plus the category log-ratio when they take few distinct values.
+    Vectors: projections (difference of means, Fisher discriminant, coordinates when few), plus the
+    category log-ratio when rows repeat (discrete outputs such as action sequences).
+    """
+    scores: list[Score] = [Identity()] if fit0.ndim == 1 else list(_projections(fit0, fit1))
+    cat = _category_score(fit0, fit1)
+    if cat is not None:
+        scores.append(cat)
+    return scores
