@@ -1,5 +1,15 @@
 """dpaudit.mechanisms: exact noise samplers, randomizers, shuffler, secure aggregation, trees."""
 
+from dpaudit.mechanisms.discrete import discrete_gaussian, discrete_laplace, geometric
+from dpaudit.mechanisms.samplers import (
+    binomial,
+    gaussian,
+    k_randomized_response,
+    laplace,
+    polya,
+    randomized_response,
+    skellam,
+)
 from dpaudit.mechanisms.tree import (
     BinaryTree,
     TreeRelease,

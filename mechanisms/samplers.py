@@ -1,0 +1,136 @@
+"""Samplers built on numpy's own generators: continuous noise, Pólya, Skellam, binomial, RR.
+
+All take a numpy `Generator` first and return arrays of shape `size` (an int or a tuple; the
+leading axis is the batch of independent runs); parameters broadcast against `size` as in numpy.
+These are floating-point samplers (numpy's algorithms): their laws are the stated ones up to
+float64 rounding. Where a paper's guarantee needs an exact law, use `dpaudit.mechanisms.discrete`
+(discrete Laplace, discrete Gaussian, geometric) — e.g. a sum of Pólya shares is replaced by one
+exact discrete Laplace draw on the fast path of `dpaudit.mechanisms.secagg`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpaudit.mechanisms.discrete import Size, as_shape
+
+__all__ = [
+    "laplace",
+    "gaussian",
+    "binomial",
+    "polya",
+    "skellam",
+    "randomized_response",
+    "k_randomized_response",
+]
+
+
+def _positive(value: Any, name: str) -> np.ndarray:
+    """`value` as a float array if every entry is a positive finite real number."""
+    raw = np.asarray(value)
+    if raw.dtype.kind not in "iuf" or not np.all(np.isfinite(raw)) or np.any(raw <= 0):
+        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    return raw.astype(float)
+
+
+def _broadcast(size: Size | None, name: str, *arrays: np.ndarray) -> tuple[int, ...]:
+    """The output shape: `size`, or the parameters' common shape; parameters must broadcast to it."""
+    try:
+        shape = as_shape(size) if size is not None else np.broadcast_shapes(*(a.shape for a in arrays))
+        ok = all(np.broadcast_shapes(a.shape, shape) == shape for a in arrays)
+    except ValueError:
+        ok = False
+    if not ok:
+        shapes = ", ".join(str(a.shape) for a in arrays)
+        raise ValueError(f"{name} of shapes {shapes} do not broadcast to size {size!r}")
+    return shape
+
+
+def laplace(rng: np.random.Generator, scale: Any, size: Size | None = None) -> np.ndarray:
+    """Continuous Laplace Lap(scale): density exp(-|x|/scale) / (2 scale) (numpy, float64)."""
+    b = _positive(scale, "scale")
+    return rng.laplace(0.0, b, _broadcast(size, "scale", b))
+
+
+def gaussian(rng: np.random.Generator, sigma: Any, size: Size | None = None) -> np.ndarray:
+    """Continuous Gaussian N(0, sigma^2) (numpy, float64)."""
+    s = _positive(sigma, "sigma")
+    return rng.normal(0.0, s, _broadcast(size, "sigma", s))
+
+
+def binomial(rng: np.random.Generator, n: Any, p: Any, size: Size | None = None) -> np.ndarray:
+    """Binomial(n, p): the number of successes in n Bernoulli(p) trials (numpy's sampler)."""
+    n_arr = np.asarray(n)
+    if not np.issubdtype(n_arr.dtype, np.integer) or np.any(n_arr < 0):
+        raise ValueError(f"n must be a non-negative integer, got {n!r}")
+    p_arr = np.asarray(p, dtype=float)
+    if not np.all((p_arr >= 0) & (p_arr <= 1)):
+        raise ValueError(f"p must lie in [0, 1], got {p!r}")
+    return rng.binomial(n_arr, p_arr, _broadcast(size, "n and p", n_arr, p_arr))
+
+
+def polya(rng: np.random.Generator, r: Any, theta: Any, size: Size | None = None) -> np.ndarray:
+    """Pólya(r, theta): P(X = x) = Γ(x+r) / (x! Γ(r)) theta^x (1-theta)^r, x = 0, 1, ...
+
+    Negative binomial with real shape r > 0, drawn as the gamma-Poisson mixture of seed 004's
+    footnote 3: lam ~ Gamma(shape=r, scale=theta/(1-theta)), X ~ Poisson(lam) (numpy's
+    `negative_binomial(r, 1-theta)` is this mixture). theta in [0, 1); theta = 0 gives 0.
+    Seed 004, Fact 1: n i.i.d. Pólya(1/n, theta) sum to Pólya(1, theta) = Geometric(1-theta).
+    """
+    r_arr = _positive(r, "r")
+    th = np.asarray(theta, dtype=float)
+    if not np.all((th >= 0) & (th < 1)):
+        raise ValueError(f"theta must lie in [0, 1), got {theta!r}")
+    shape = _broadcast(size, "r and theta", r_arr, th)
+    return rng.negative_binomial(r_arr, 1.0 - th, shape).astype(np.int64)
+
+
+def skellam(rng: np.random.Generator, variance: Any, size: Size | None = None) -> np.ndarray:
+    """Symmetric Skellam Sk(0, variance) = N1 - N2 with N1, N2 i.i.d. Poisson(variance/2).
+
+    P(X = x) = exp(-variance) I_x(variance) (modified Bessel function); seed 004, Definition 5;
+    Agarwal, Kairouz, Liu (NeurIPS 2021). Closed under sums: variances add.
+    """
+    v = _positive(variance, "variance")
+    shape = _broadcast(size, "variance", v)
+    return rng.poisson(v / 2.0, shape) - rng.poisson(v / 2.0, shape)
+
+
+def randomized_response(
+    rng: np.random.Generator, bits: Any, epsilon: Any, size: Size | None = None
+) -> np.ndarray:
+    """Binary randomized response (Warner 1965): keep each bit w.p. e^eps/(1+e^eps), else flip.
+
+    epsilon-LDP for one bit (the likelihood ratio is e^eps). `bits` (0/1) broadcast to `size`.
+    """
+    b = np.asarray(bits)
+    if not np.all((b == 0) | (b == 1)):
+        raise ValueError("bits must hold only 0 and 1")
+    eps = _positive(epsilon, "epsilon")
+    shape = _broadcast(size, "bits and epsilon", b, eps)
+    flip = rng.random(shape) < 1.0 / (1.0 + np.exp(eps))
+    return np.where(flip, 1 - b, b).astype(np.int8)
+
+
+def k_randomized_response(
+    rng: np.random.Generator, values: Any, k: int, epsilon: Any, size: Size | None = None
+) -> np.ndarray:
+    """k-ary randomized response: keep v w.p. e^eps/(e^eps + k - 1), else a uniform other value.
+
+    epsilon-LDP over {0, ..., k-1} (Kairouz, Oh, Viswanath, "Extremal Mechanisms for Local
+    Differential Privacy", 2014; "k-RR").
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+    v = np.asarray(values)
+    if not np.issubdtype(v.dtype, np.integer) or np.any((v < 0) | (v >= k)):
+        raise ValueError(f"values must be integers in [0, {k - 1}], got {values!r}")
+    eps = _positive(epsilon, "epsilon")
+    shape = _broadcast(size, "values and epsilon", v, eps)
+    keep_p = np.exp(eps) / (np.exp(eps) + k - 1)
+    keep = rng.random(shape) < keep_p
+    other = rng.integers(0, k - 1, shape)
+    other = other + (other >= v)
+    return np.where(keep, v, other).astype(np.int64)
