@@ -24,6 +24,8 @@ __all__ = ["Direction", "EventPlan", "choose_events", "DIRECTIONS"]
 DIRECTIONS = ("d0>d1", "d1>d0")
 _UNIFORM_LEVELS = 2048
 _TAIL_LEVELS = 256
+#: Standard errors of the selection estimate taken off each candidate (guards the argmax against noise).
+_SELECTION_Z = 2.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,8 +75,8 @@ def _exceed(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
 
 def _predicted(p0: np.ndarray, p1: np.ndarray, n_sel: int, n_est: int, z: float, delta: float):
     """Predicted epsilon and mu lower bounds at the estimation size (see the module docstring)."""
-    q0 = wilson_lower(p0, n_sel, 1.0)
-    q1 = wilson_upper(p1, n_sel, 1.0)
+    q0 = wilson_lower(p0, n_sel, _SELECTION_Z)
+    q1 = wilson_upper(p1, n_sel, _SELECTION_Z)
     low0 = wilson_lower(q0, n_est, z)
     upp1 = np.maximum(wilson_upper(q1, n_est, z), 1e-300)
     with np.errstate(divide="ignore", invalid="ignore"):
