@@ -1,0 +1,97 @@
+"""Chunked execution: identical results on any executor, checkpoints that resume exactly."""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from dpaudit.audit import audit
+
+OPTS = dict(claim_epsilon=1.0, samples=12_000, seed=7, chunk_size=2_000)
+
+
+def laplace(data, rng, size):
+    return data + rng.laplace(0.0, 1.0, size)
+
+
+def test_process_pool_and_serial_are_identical():
+    serial = audit(laplace, 1.0, 0.0, executor="serial", **OPTS)
+    pooled = audit(laplace, 1.0, 0.0, executor="process", workers=2, **OPTS)
+    assert serial == pooled
+    assert serial.to_json() == pooled.to_json()
+
+
+def test_dask_local_cluster_is_identical():
+    distributed = pytest.importorskip("distributed")
+    serial = audit(laplace, 1.0, 0.0, executor="serial", **OPTS)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        on_client = audit(laplace, 1.0, 0.0, executor=client, **OPTS)
+        by_address = audit(laplace, 1.0, 0.0, executor=f"dask://{cluster.scheduler_address}", **OPTS)
+    assert serial == on_client == by_address
+
+
+def test_chunk_size_is_part_of_the_result_but_workers_are_not():
+    a = audit(laplace, 1.0, 0.0, executor="serial", **OPTS)
+    b = audit(laplace, 1.0, 0.0, executor="serial", **{**OPTS, "chunk_size": 3_000})
+    assert a.chunk_size != b.chunk_size
+    assert a.epsilon_lower != b.epsilon_lower  # different chunk seeds: different runs
+
+
+def test_unpicklable_target_falls_back_to_this_process_with_a_warning():
+    target = lambda data, rng, size: data + rng.laplace(0.0, 1.0, size)  # noqa: E731
+    with pytest.warns(UserWarning, match="cannot be pickled"):
+        fallback = audit(target, 1.0, 0.0, **OPTS)
+    assert fallback.epsilon_lower == audit(laplace, 1.0, 0.0, executor="serial", **OPTS).epsilon_lower
+    with pytest.raises(ValueError, match="picklable"):
+        audit(target, 1.0, 0.0, executor="process", **OPTS)
+
+
+class FailOnCall:
+    """Laplace target that raises on its `fail_at`-th call (one call = one side of one chunk)."""
+
+    def __init__(self, fail_at=None):
+        self.calls = 0
+        self.fail_at = fail_at
+
+    def __call__(self, data, rng, size):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise RuntimeError("simulated crash")
+        return data + rng.laplace(0.0, 1.0, size)
+
+
+def test_checkpoint_resume_matches_an_uninterrupted_run(tmp_path):
+    # 12_000 samples: selection 1_200 (1 chunk), estimation 10_800 (6 chunks); 2 calls per chunk
+    # plus 2 probe calls. Crash in the 4th estimation chunk.
+    reference = audit(FailOnCall(), 1.0, 0.0, executor="serial", **OPTS)
+    crashing = FailOnCall(fail_at=2 + 2 + 2 * 3 + 1)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        audit(crashing, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS)
+    files = sorted(os.listdir(tmp_path))
+    assert files == ["estimation-000001.npz", "estimation-000002.npz", "estimation-000003.npz",
+                     "manifest.json", "selection-000000.npz"]
+    resumed_target = FailOnCall()
+    resumed = audit(resumed_target, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS)
+    assert resumed == reference
+    assert resumed_target.calls == 2 + 2 * 3  # probe + the three unfinished chunks only
+    # A finished checkpoint folder is reused without running any chunk.
+    again = FailOnCall()
+    assert audit(again, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS) == reference
+    assert again.calls == 2
+
+
+def test_checkpoint_folder_of_another_audit_is_refused(tmp_path):
+    audit(laplace, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS)
+    with pytest.raises(ValueError, match="different audit.*seed"):
+        audit(laplace, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **{**OPTS, "seed": 8})
+    with pytest.raises(ValueError, match="different audit.*data"):
+        audit(laplace, 2.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS)
+
+
+def test_progress_bar_goes_to_stderr_only(capsys):
+    audit(laplace, 1.0, 0.0, executor="serial", progress=True, **OPTS)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "audit" in err
