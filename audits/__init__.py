@@ -1,4 +1,8 @@
 """dpaudit.audits: the catalog pairing each algorithm with accountants, neighbours and an auditor.
 
-Importing this package registers every catalog entry in `dpaudit.registry.AUDITS`.
+Importing this package registers every catalog entry in `dpaudit.registry.AUDITS`
+(`catalog` holds the data model, `run` executes an entry, `build` has shared building blocks;
+`mab` the multi-armed entries).
 """
+
+from dpaudit.audits import mab  # noqa: F401  (registration side effects)

@@ -22,7 +22,7 @@ from dpaudit.audits.catalog import AuditEntry, Claim
 
 __all__ = ["entry_seed", "run_entry"]
 
-_OPTIONAL_RESULT_FIELDS = ("mu_lower", "mu_hat", "mu", "p0_lower", "p1_upper", "p0", "p1", "threshold", "direction")
+_OPTIONAL_RESULT_FIELDS = ("mu_lower", "mu_point", "direction", "selection_samples", "estimation_samples", "chunk_size")
 _CURVE_POINTS = 60
 
 
@@ -46,27 +46,14 @@ def _float(value: Any) -> float | None:
 
 
 def _tradeoff_of(result: Any) -> dict[str, list[float]] | None:
-    """The auditor's empirical trade-off curve (type I error alpha, type II error beta), if it gives one."""
-    curve = getattr(result, "tradeoff", None)
-    if curve is None:
+    """The auditor's empirical trade-off points (type I error alpha, type II error beta), both directions."""
+    alpha = [a for d in getattr(result, "directions", ()) for a in d.tradeoff_alpha]
+    beta = [b for d in getattr(result, "directions", ()) for b in d.tradeoff_beta]
+    pts = np.array([(a, b) for a, b in zip(alpha, beta) if math.isfinite(a) and math.isfinite(b)])
+    if pts.size == 0:
         return None
-    if callable(curve):
-        curve = curve()
-    if isinstance(curve, dict):
-        alpha, beta = curve.get("alpha"), curve.get("beta")
-    elif hasattr(curve, "alpha") and hasattr(curve, "beta"):
-        alpha, beta = curve.alpha, curve.beta
-    else:
-        alpha, beta = curve
-    alpha = np.asarray(alpha, dtype=float).ravel()
-    beta = np.asarray(beta, dtype=float).ravel()
-    keep = np.isfinite(alpha) & np.isfinite(beta)
-    alpha, beta = alpha[keep], beta[keep]
-    if alpha.size == 0:
-        return None
-    order = np.argsort(alpha)
-    idx = np.unique(np.linspace(0, alpha.size - 1, min(alpha.size, 200)).round().astype(int))
-    return {"alpha": alpha[order][idx].tolist(), "beta": beta[order][idx].tolist()}
+    pts = pts[np.argsort(pts[:, 0])]
+    return {"alpha": pts[:, 0].round(6).tolist(), "beta": pts[:, 1].round(6).tolist()}
 
 
 def _one_audit(entry: AuditEntry, target: Any, pair_index: int, delta: float, claim_epsilon: float,
@@ -93,7 +80,9 @@ def _one_audit(entry: AuditEntry, target: Any, pair_index: int, delta: float, cl
     for name in _OPTIONAL_RESULT_FIELDS:
         if hasattr(result, name):
             value = getattr(result, name)
-            record[name] = _float(value) if not isinstance(value, str) else value
+            record[name] = value if isinstance(value, (str, int)) else _float(value)
+    if getattr(result, "curve", None) is not None:
+        record["curve_violation"] = bool(result.curve.violation)
     curve = _tradeoff_of(result)
     if curve is not None:
         record["tradeoff"] = curve
