@@ -1,1 +1,43 @@
 """Registers the contextual algorithms and adaptive experiments (seeds 000, 002, 003, baselines) for `dpaudit regret`."""
+
+# --- linear contextual bandits (seed 003 and its baselines) -------------------------------------
+from dpaudit.algorithms.linucb import LinUCB, simulate_linear  # noqa: E402
+from dpaudit.algorithms.linucb_jdp import JDP_NOISES, LinUCBJDP  # noqa: E402
+from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param  # noqa: E402,F811
+
+
+def _optional_float(text: str) -> float | None:
+    return None if text.strip().lower() in ("", "none", "auto") else float(text)
+
+
+def _linear_params(batch: int) -> tuple[Param, ...]:
+    return (
+        Param("dim", int, 5, "feature dimension d (seed 003: 5, 10, 15)"),
+        Param("arms", int, 100, "actions per round K (seed 003: 100)"),
+        Param("contexts", str, "fixed", "fixed: one arm set per run (authors' code); iid: fresh features every round",
+              ("fixed", "iid")),
+        Param("batch", int, batch, "users per batch B (1 = sequential; seed 003's SDP runs use 20)"),
+        Param("regularizer", _optional_float, None, "ridge lambda (default: max(1, 2 sigma~ (sqrt d + sqrt(2 log(M/alpha)))))"),
+        Param("width_scale", float, 1.0, "multiplier of the confidence radius beta_m (1 = theory radius)"),
+    )
+
+
+_PRIVATE_PARAMS = (
+    Param("epsilon", float, 1.0, "privacy parameter epsilon > 0 (seed 003: 0.2, 1, 10)"),
+    Param("delta", float, 0.1, "privacy parameter delta in (0, 1) (seed 003: 0.1)"),
+)
+
+
+def _linear_entry(cls, summary: str, params: tuple[Param, ...]) -> AlgorithmEntry:
+    def simulate(horizon, runs, seed, dim=5, arms=100, contexts="fixed", **kw):
+        return simulate_linear(cls(**kw), horizon, runs, seed, dim=dim, arms=arms, contexts=contexts)
+
+    return AlgorithmEntry(cls.name, summary, simulate, params)
+
+
+ALGORITHMS.register("linucb", _linear_entry(
+    LinUCB, "LinUCB / OFUL (Abbasi-Yadkori et al. 2011), non-private; batched when --batch > 1", _linear_params(1)))
+ALGORITHMS.register("linucb-jdp", _linear_entry(
+    LinUCBJDP, "jointly private LinUCB, tree-based Gram matrices (Shariff & Sheffet 2018)",
+    _linear_params(1) + _PRIVATE_PARAMS + (
+        Param("noise", str, "paper", "paper: Shariff-Sheffet sigma; code: seed 003's simulation constant", JDP_NOISES),)))
