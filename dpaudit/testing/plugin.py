@@ -22,12 +22,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"runs per input for the assert_dp fixture (default {DEFAULT_SAMPLES})")
 
 
-@pytest.fixture
-def assert_dp(request: pytest.FixtureRequest):
-    """`assert_dp(target, d0, d1, epsilon, delta=0, **options)`: see `dpaudit.testing.assert_dp`."""
-    samples = request.config.getoption("--dpaudit-samples")
+def configured(samples: int | None):
+    """`assert_dp` with `samples` as its default number of runs per input (None: the built-in default)."""
     if samples is None:
         return _assert_dp
     if samples < 1:
         raise pytest.UsageError(f"--dpaudit-samples must be a positive integer, got {samples}")
     return functools.partial(_assert_dp, samples=samples)
+
+
+@pytest.fixture
+def assert_dp(request: pytest.FixtureRequest):
+    """`assert_dp(target, d0, d1, epsilon, delta=0, **options)`: see `dpaudit.testing.assert_dp`."""
+    return configured(request.config.getoption("--dpaudit-samples"))
