@@ -1,6 +1,14 @@
 """dpaudit.mechanisms: exact noise samplers, randomizers, shuffler, secure aggregation, trees."""
 
 from dpaudit.mechanisms.discrete import discrete_gaussian, discrete_laplace, geometric
+from dpaudit.mechanisms.mechanism import (
+    DiscreteGaussianMechanism,
+    DiscreteLaplaceMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    RandomizedResponseMechanism,
+    SkellamMechanism,
+)
 from dpaudit.mechanisms.samplers import (
     binomial,
     gaussian,
