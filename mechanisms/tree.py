@@ -26,6 +26,7 @@ import math
 import dp_accounting
 import numpy as np
 
+from dpaudit.mechanisms.samplers import gaussian, laplace
 from dpaudit.validation import (
     check_choice,
     check_epsilon,
@@ -133,8 +134,8 @@ def _draw(rng: np.random.Generator, noise: str, scale: float, size: tuple[int, .
     if scale == 0.0:
         return np.zeros(size)
     if noise == "gaussian":
-        return rng.normal(0.0, scale, size)
-    return rng.laplace(0.0, scale, size)
+        return gaussian(rng, scale, size)
+    return laplace(rng, scale, size)
 
 
 @dataclasses.dataclass(frozen=True)

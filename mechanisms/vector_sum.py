@@ -1,0 +1,267 @@
+"""Shuffle-private vector and matrix summation with bit messages and binomial noise.
+
+Cheu, Joseph, Mao, Peng, "Shuffle private stochastic convex optimization" (ICLR 2022, arXiv 2021),
+their vector-sum protocol as used by seed 002 (App. S, Algs. 4-6, eq. 127) and seed 003 (P_Vec, §3.3,
+App. C.1, Algs. 5-7). Per user and per coordinate ("label") k, with the entry v_k ∈ [−Δ, Δ]:
+
+    w = v_k + Δ ∈ [0, 2Δ];  x̄ = ⌊w·g/Δ'⌋;  γ1 ~ Bernoulli(w·g/Δ' − x̄);  x̂ = x̄ + γ1   (randomized rounding)
+    γ2 ~ Binomial(b, p)                                                                   (privacy noise)
+    message: (x̂ + γ2) one-bits and (cap + b) − (x̂ + γ2) zero-bits, all labelled k
+
+The shuffler permutes all labelled bits of all n users; the analyzer counts the ones of label k,
+C_k, and outputs (Δ'/g)(C_k − p·b·n) − n·Δ, an unbiased estimate of Σ_users v_k (seed 003 App. C.1
+corrects Cheu et al.'s "− Δ" to "− nΔ"). Symmetric matrices send only the labels i <= j, mirrored by
+the analyzer (seed 003 Alg. 5 R2; seed 002 Alg. 4 R2).
+
+Range (digest 003 §2.3 / 002 §2.2, an ambiguity of both papers): the pseudocode calls R(w, Δ) on
+w ∈ [0, 2Δ], so x̂ ∈ [0, 2g] and a message needs cap = 2g one-slots (range="paper", the default:
+Δ' = Δ, per-entry count sensitivity 2g). range="normalized" passes 2Δ instead (Δ' = 2Δ, x̂ ∈ [0, g],
+cap = g, sensitivity g). Either way no message ever truncates.
+
+Fast path: the shuffled view is equivalent to the per-label counts (bits within a label are
+exchangeable), and Σ_users γ2 ~ Binomial(n·b, p); so `counts` draws C_k = Σ_u x̂_{u,k} + Bin(n·b, p)
+directly, never materialising the n·d·(cap+b) bits (tested against the per-message path).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from dpaudit.accounting.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.samplers import binomial
+from dpaudit.mechanisms.shuffle import permutations
+from dpaudit.validation import (
+    check_choice,
+    check_epsilon,
+    check_finite_array,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+)
+
+__all__ = [
+    "VECTOR_SUM_RANGES",
+    "CHEU_CONSTANT",
+    "cheu_parameters",
+    "cheu_claimed_epsilon",
+    "BitSumProtocol",
+]
+
+VECTOR_SUM_RANGES = ("paper", "normalized")
+CHEU_CONSTANT = 24.0e4  # seed 003 Thm C.1 / seed 002 eq. 127
+_INT64_SAFE = 2**62
+
+
+def _check_claim_range(epsilon: float, delta: float) -> None:
+    if epsilon > 15.0:
+        raise ValueError(f"epsilon must be <= 15 for the claimed guarantee (seed 002 Lemma S.1), got {epsilon!r}")
+    if delta >= 0.5:
+        raise ValueError(f"delta must lie in (0, 1/2) for the claimed guarantee (seed 002 Lemma S.1), got {delta!r}")
+
+
+def cheu_parameters(epsilon: float, delta: float, num_users: int, dim: int) -> tuple[int, int, float]:
+    """(g, b, p) of seed 002 eq. 127 = seed 003 Thm 3.5 / C.1, rounded up to integers:
+
+        g = ⌈max{2√n, d, 4}⌉,  b = ⌈24·10⁴ · g² · log²(4(d²+1)/δ) / (ε² n)⌉,  p = 1/4,
+
+    for ε ∈ (0, 15], δ ∈ (0, 1/2); d is the data dimension (the same d is used for the vector and
+    for the d×d matrix invocation). n = users in this invocation (seed 003: the batch size B).
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_open_unit(delta, "delta")
+    _check_claim_range(epsilon, delta)
+    n = check_positive_int(num_users, "num_users")
+    d = check_positive_int(dim, "dim")
+    g = math.ceil(max(2.0 * math.sqrt(n), d, 4))
+    b = math.ceil(CHEU_CONSTANT * g * g * math.log(4.0 * (d * d + 1) / delta) ** 2 / (epsilon**2 * n))
+    return g, b, 0.25
+
+
+def cheu_claimed_epsilon(g: int, b: int, num_users: int, dim: int, delta: float) -> float:
+    """The ε the papers certify for given (g, b) at δ: eq. 127 inverted,
+
+        ε = √(24·10⁴ · g² · log²(4(d²+1)/δ) / (b·n)),
+
+    valid only for p = 1/4, g >= max{2√n, d, 4}, ε <= 15, δ < 1/2 (raises otherwise). A sufficient
+    condition of the papers, very loose (digest 002 §3.2, 003 §3.2 (b)).
+    """
+    g = check_positive_int(g, "g")
+    b = check_positive_int(b, "b")
+    n = check_positive_int(num_users, "num_users")
+    d = check_positive_int(dim, "dim")
+    delta = check_open_unit(delta, "delta")
+    if g < max(2.0 * math.sqrt(n), d, 4):
+        raise ValueError(f"g must be >= max(2 sqrt(n), d, 4) = {max(2 * math.sqrt(n), d, 4):.4g}, got {g}")
+    eps = math.sqrt(CHEU_CONSTANT * g * g * math.log(4.0 * (d * d + 1) / delta) ** 2 / (b * n))
+    _check_claim_range(eps, delta)
+    return eps
+
+
+@dataclasses.dataclass(frozen=True)
+class BitSumProtocol:
+    """Cheu et al.'s shuffled summation of `num_labels` coordinates over `num_users` users.
+
+    g: precision (one-slots per unit range), b: noise bits per message, p: their Bernoulli
+    probability, bound: Δ (each entry lies in [−Δ, Δ]), range: "paper" | "normalized" (module doc).
+    """
+
+    num_users: int
+    num_labels: int
+    g: int
+    b: int
+    p: float = 0.25
+    bound: float = 1.0
+    range: str = "paper"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "num_users", check_positive_int(self.num_users, "num_users"))
+        object.__setattr__(self, "num_labels", check_positive_int(self.num_labels, "num_labels"))
+        object.__setattr__(self, "g", check_positive_int(self.g, "g"))
+        object.__setattr__(self, "b", check_positive_int(self.b, "b"))
+        object.__setattr__(self, "p", check_open_unit(self.p, "p"))
+        object.__setattr__(self, "bound", check_positive(self.bound, "bound"))
+        check_choice(self.range, VECTOR_SUM_RANGES, "range")
+        if self.num_users * (self.cap + self.b) >= _INT64_SAFE:
+            raise ValueError(
+                f"num_users*(cap+b) = {self.num_users * (self.cap + self.b)} would overflow int64 counts"
+            )
+
+    @classmethod
+    def from_privacy(
+        cls, epsilon: float, delta: float, num_users: int, dim: int, num_labels: int | None = None,
+        bound: float = 1.0, range: str = "paper",
+    ) -> "BitSumProtocol":
+        """Parameters of eq. 127 (`cheu_parameters`); num_labels defaults to dim (a vector)."""
+        g, b, p = cheu_parameters(epsilon, delta, num_users, dim)
+        labels = dim if num_labels is None else num_labels
+        return cls(num_users=num_users, num_labels=labels, g=g, b=b, p=p, bound=bound, range=range)
+
+    @property
+    def unit(self) -> float:
+        """Δ': the range one unit of g stands for (Δ for "paper", 2Δ for "normalized")."""
+        return self.bound if self.range == "paper" else 2.0 * self.bound
+
+    @property
+    def cap(self) -> int:
+        """Largest x̂: 2g ("paper") or g ("normalized"); a message has cap + b bits."""
+        return 2 * self.g if self.range == "paper" else self.g
+
+    @property
+    def message_bits(self) -> int:
+        return self.cap + self.b
+
+    # -- randomizer, shuffler, analyzer --------------------------------------------------------
+
+    def _check_values(self, values: np.ndarray) -> np.ndarray:
+        values = check_finite_array(values, "values", ndim=3)
+        if values.shape[1:] != (self.num_users, self.num_labels):
+            raise ValueError(
+                f"values must have shape (runs, {self.num_users}, {self.num_labels}), got {values.shape}"
+            )
+        if np.any(np.abs(values) > self.bound):
+            raise ValueError(f"values must lie in [-bound, bound] = [-{self.bound}, {self.bound}]; clip them first")
+        return values
+
+    def encode(self, rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
+        """x̂ = ⌊(v+Δ)g/Δ'⌋ + Bernoulli(fraction): int64 (runs, n, labels), E[x̂] = (v+Δ)g/Δ'."""
+        values = self._check_values(values)
+        scaled = (values + self.bound) * (self.g / self.unit)
+        floor = np.floor(scaled)
+        xhat = floor.astype(np.int64) + (rng.random(values.shape) < scaled - floor)
+        return np.minimum(xhat, self.cap)  # scaled <= cap exactly; guards round-off at the top edge
+
+    def messages(self, rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
+        """R*: every user's bits, uint8 (runs, n, labels, cap + b): x̂ + Bin(b, p) ones, then zeros."""
+        ones = self.encode(rng, values) + binomial(rng, self.b, self.p, (values.shape[0], self.num_users, self.num_labels))
+        return (np.arange(self.message_bits) < ones[..., None]).astype(np.uint8)
+
+    def shuffle_and_count(self, rng: np.random.Generator, bits: np.ndarray) -> np.ndarray:
+        """S then the analyzer's grouping: shuffle all labelled bits of all users (per run),
+        group by label and count the ones. Returns int64 counts (runs, labels)."""
+        runs = bits.shape[0]
+        labels = np.broadcast_to(np.arange(self.num_labels)[:, None], bits.shape[2:]).ravel()
+        labels = np.tile(labels, bits.shape[1])  # the label of every bit of every user, in order
+        perm = permutations(rng, runs, labels.size)  # S: one uniform permutation of the labelled bits
+        shuffled_labels = labels[perm]
+        shuffled_bits = bits.reshape(runs, -1)[np.arange(runs)[:, None], perm]
+        flat = shuffled_labels + (np.arange(runs) * self.num_labels)[:, None]
+        counts = np.bincount(flat.ravel(), weights=shuffled_bits.ravel(), minlength=runs * self.num_labels)
+        return counts.reshape(runs, self.num_labels).astype(np.int64)
+
+    def counts(self, rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
+        """Fast path: C_k = Σ_u x̂_{u,k} + Binomial(n·b, p), int64 (runs, labels)."""
+        xhat = self.encode(rng, values).sum(axis=1)
+        return xhat + binomial(rng, self.num_users * self.b, self.p, xhat.shape)
+
+    def analyze(self, counts: np.ndarray) -> np.ndarray:
+        """A*: (Δ'/g)(C_k − p·b·n) − n·Δ, the estimate of Σ_users v_k (seed 003 Alg. 7, lines 11/19)."""
+        n = self.num_users
+        return (self.unit / self.g) * (np.asarray(counts, dtype=float) - self.p * self.b * n) - n * self.bound
+
+    def run(self, rng: np.random.Generator, values: np.ndarray, per_message: bool = False) -> np.ndarray:
+        """Estimated sums (runs, labels). per_message=True materialises and shuffles every bit."""
+        if per_message:
+            return self.analyze(self.shuffle_and_count(rng, self.messages(rng, values)))
+        return self.analyze(self.counts(rng, values))
+
+    def sum_vectors(self, rng: np.random.Generator, vectors: np.ndarray, per_message: bool = False) -> np.ndarray:
+        """P1 = A1∘S1∘R1: vectors (runs, n, d) with d = num_labels -> estimated sums (runs, d)."""
+        return self.run(rng, vectors, per_message)
+
+    def sum_matrices(self, rng: np.random.Generator, matrices: np.ndarray, per_message: bool = False) -> np.ndarray:
+        """P2 = A2∘S2∘R2: symmetric (runs, n, d, d), num_labels = d(d+1)/2; entries i <= j are sent
+        (one randomizer each, m_ji = m_ij), the analyzer mirrors them."""
+        matrices = check_finite_array(matrices, "matrices", ndim=4)
+        d = matrices.shape[-1]
+        if matrices.shape[-2] != d or d * (d + 1) // 2 != self.num_labels:
+            raise ValueError(f"matrices must be (runs, n, d, d) with d(d+1)/2 = {self.num_labels}, got {matrices.shape}")
+        if not np.allclose(matrices, np.swapaxes(matrices, -1, -2)):
+            raise ValueError("matrices must be symmetric")
+        iu, ju = np.triu_indices(d)
+        upper = self.run(rng, matrices[..., iu, ju], per_message)
+        out = np.empty(upper.shape[:1] + (d, d))
+        out[:, iu, ju] = upper
+        out[:, ju, iu] = upper
+        return out
+
+    # -- accuracy and privacy -------------------------------------------------------------------
+
+    def noise_variance_bound(self) -> float:
+        """Per-entry error variance <= (Δ'/g)² · n · (1/4 + b·p(1−p)) (rounding Bernoullis have
+        variance <= 1/4; the binomial n·b·p(1−p)). Digest 002 §2.2; seed 003 proof of Thm C.1."""
+        return (self.unit / self.g) ** 2 * self.num_users * (0.25 + self.b * self.p * (1.0 - self.p))
+
+    def count_sensitivity(self) -> int:
+        """Largest change of one label's count when one user's entry changes: cap (+1 from rounding
+        is absorbed: x̂ ∈ [0, cap]). The binomial noise Bin(n·b, p) protects this shift."""
+        return self.cap
+
+    def claimed_epsilon(self, dim: int, delta: float) -> float:
+        """The papers' certified ε at δ for these (g, b): `cheu_claimed_epsilon` (p must be 1/4)."""
+        if self.p != 0.25:
+            raise ValueError(f"the claimed guarantee needs p = 1/4, got p={self.p}")
+        return cheu_claimed_epsilon(self.g, self.b, self.num_users, dim, delta)
+
+    def corrected_epsilon(self, dim: int, delta: float) -> float:
+        """The same theorem applied to what the randomizer really does: the input w = v + Δ spans
+        [0, 2Δ] and x̂ spans [0, cap], i.e. Cheu et al.'s protocol with precision g' = cap on range
+        cap·Δ'/g. With range="paper" cap = 2g, so ε doubles (the count shift is 2g, digest 003
+        §2.3); with range="normalized" it equals the claim."""
+        if self.p != 0.25:
+            raise ValueError(f"the claimed guarantee needs p = 1/4, got p={self.p}")
+        return cheu_claimed_epsilon(self.cap, self.b, self.num_users, dim, delta)
+
+    def claimed_event(self, dim: int, delta: float) -> EpsilonDeltaDpEvent:
+        """The papers' claim for one invocation: (`claimed_epsilon`, δ) (seed 002 Lemma S.1/S.2,
+        seed 003 Thm C.1, Cheu et al. Thm 4.2)."""
+        return EpsilonDeltaDpEvent(epsilon=self.claimed_epsilon(dim, delta), delta=delta)
+
+    def event(self, dim: int, delta: float) -> EpsilonDeltaDpEvent:
+        """One invocation as a black box (`corrected_epsilon`, δ)-DP. dpaudit has no accountant for
+        the binomial count mechanism yet, so this is the papers' theorem (a sufficient condition,
+        very loose), not a computed bound; an exact profile would be the PLD of Bin(n·b, p)
+        against shifts of up to `count_sensitivity()` on each label."""
+        return EpsilonDeltaDpEvent(epsilon=self.corrected_epsilon(dim, delta), delta=delta)

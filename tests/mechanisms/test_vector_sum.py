@@ -1,0 +1,207 @@
+"""Cheu et al.'s shuffled bit-sum protocol: formulas, exact encoding/shuffling, fast path vs per message."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpaudit.accounting.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.vector_sum import BitSumProtocol, cheu_claimed_epsilon, cheu_parameters
+
+ALPHA = 1e-3  # per statistical check: false-failure rate <= 1e-3 (fixed seeds make each run deterministic)
+
+
+# ---------------------------------------------------------------- formulas
+
+
+def test_cheu_parameters_eq_127():
+    g, b, p = cheu_parameters(1.0, 1e-3, 20, 5)
+    assert (g, p) == (9, 0.25)  # ceil(max(2 sqrt(20) = 8.94, 5, 4))
+    assert b == math.ceil(24e4 * 81 * math.log(4 * 26 / 1e-3) ** 2 / 20)
+    assert cheu_parameters(0.5, 1e-3, 4, 10)[0] == 10
+    assert cheu_parameters(0.5, 1e-3, 1, 1)[0] == 4
+
+
+@settings(max_examples=40, deadline=None)
+@given(eps=st.floats(0.05, 15.0), delta=st.floats(1e-9, 0.49), n=st.integers(1, 10**5), d=st.integers(1, 20))
+def test_claimed_epsilon_inverts_the_parameters(eps, delta, n, d):
+    g, b, _ = cheu_parameters(eps, delta, n, d)
+    back = cheu_claimed_epsilon(g, b, n, d, delta)
+    assert back <= eps * (1 + 1e-12)  # b rounded up: never a larger claimed epsilon
+    assert back >= eps * math.sqrt(1 - 1 / b) * (1 - 1e-12)
+
+
+def test_claim_range_is_enforced():
+    with pytest.raises(ValueError, match="epsilon"):
+        cheu_parameters(16.0, 1e-3, 10, 2)
+    with pytest.raises(ValueError, match="delta"):
+        cheu_parameters(1.0, 0.6, 10, 2)
+    with pytest.raises(ValueError, match="epsilon"):
+        cheu_claimed_epsilon(9, 1, 20, 5, 1e-3)  # b far too small: no guarantee
+    with pytest.raises(ValueError, match="g must"):
+        cheu_claimed_epsilon(3, 10**9, 20, 5, 1e-3)
+
+
+def test_claimed_and_corrected_events():
+    proto = BitSumProtocol.from_privacy(1.0, 1e-3, 20, 5)
+    assert proto.claimed_event(5, 1e-3).epsilon <= 1.0
+    assert proto.corrected_epsilon(5, 1e-3) == pytest.approx(2 * proto.claimed_epsilon(5, 1e-3))
+    assert proto.event(5, 1e-3) == EpsilonDeltaDpEvent(proto.corrected_epsilon(5, 1e-3), 1e-3)
+    norm = BitSumProtocol.from_privacy(1.0, 1e-3, 20, 5, range="normalized")
+    assert norm.corrected_epsilon(5, 1e-3) == pytest.approx(norm.claimed_epsilon(5, 1e-3))
+    assert (proto.count_sensitivity(), norm.count_sensitivity()) == (18, 9)
+    with pytest.raises(ValueError, match="p = 1/4"):
+        BitSumProtocol(20, 5, 9, proto.b, p=0.3).claimed_epsilon(5, 1e-3)
+
+
+@pytest.mark.parametrize(
+    "kwargs, word",
+    [
+        (dict(num_users=0, num_labels=2, g=4, b=4), "num_users"),
+        (dict(num_users=2, num_labels=2, g=0, b=4), "g"),
+        (dict(num_users=2, num_labels=2, g=4, b=4, p=1.0), "p"),
+        (dict(num_users=2, num_labels=2, g=4, b=4, range="half"), "range"),
+        (dict(num_users=2, num_labels=2, g=4, b=4, bound=-1.0), "bound"),
+        (dict(num_users=10**6, num_labels=2, g=4, b=10**13), "overflow"),
+    ],
+)
+def test_bad_parameters_raise(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        BitSumProtocol(**kwargs)
+
+
+def test_bad_values_raise():
+    proto = BitSumProtocol(3, 2, 4, 8)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="bound"):
+        proto.run(rng, np.full((1, 3, 2), 1.5))
+    with pytest.raises(ValueError, match="values"):
+        proto.run(rng, np.zeros((1, 2, 2)))
+    with pytest.raises(ValueError, match="values"):
+        proto.run(rng, np.full((1, 3, 2), np.nan))
+    with pytest.raises(ValueError, match="matrices"):
+        proto.sum_matrices(rng, np.zeros((1, 3, 3, 3)))
+
+
+# ---------------------------------------------------------------- exact properties
+
+
+values_st = st.integers(0, 10**6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    runs=st.integers(1, 3), n=st.integers(1, 5), labels=st.integers(1, 4), g=st.integers(1, 12),
+    b=st.integers(1, 20), rng_mode=st.sampled_from(["paper", "normalized"]), seed=values_st,
+)
+def test_messages_hold_exactly_the_encoded_count(runs, n, labels, g, b, rng_mode, seed):
+    proto = BitSumProtocol(n, labels, g, b, bound=2.0, range=rng_mode)
+    vals = np.random.default_rng(seed).uniform(-2.0, 2.0, (runs, n, labels))
+    vals[..., 0] = 2.0  # the top edge of the range
+    xhat = proto.encode(np.random.default_rng(seed), vals)
+    scaled = (vals + 2.0) * g / proto.unit
+    assert np.all((xhat >= np.floor(scaled)) & (xhat <= np.ceil(scaled)) & (xhat <= proto.cap))
+    bits = proto.messages(np.random.default_rng(seed + 1), vals)
+    assert bits.shape == (runs, n, labels, proto.cap + b)
+    ones = bits.sum(-1)
+    again = proto.encode(np.random.default_rng(seed + 1), vals)
+    assert np.all((ones >= again) & (ones <= again + b))
+    counts = proto.shuffle_and_count(np.random.default_rng(seed + 2), bits)
+    np.testing.assert_array_equal(counts, ones.sum(1))  # shuffling never changes per-label counts
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 6), d=st.integers(1, 4), g=st.integers(1, 8), seed=values_st)
+def test_analyzer_is_exact_without_noise_on_grid_inputs(n, d, g, seed):
+    # inputs on the grid (w g / Δ' an integer) round deterministically; with the binomial noise
+    # replaced by its mean p·b·n the analyzer returns the exact sum (the n·Δ de-bias is right).
+    proto = BitSumProtocol(n, d, g, 8, bound=1.0)
+    rng = np.random.default_rng(seed)
+    vals = rng.integers(-g, g + 1, (2, n, d)) / g
+    counts = proto.encode(rng, vals).sum(1) + proto.p * proto.b * n
+    np.testing.assert_allclose(proto.analyze(counts), vals.sum(1), atol=1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 4), d=st.integers(1, 3), seed=values_st, per_message=st.booleans())
+def test_matrix_sum_is_symmetric(n, d, seed, per_message):
+    proto = BitSumProtocol(n, d * (d + 1) // 2, 4, 4)
+    x = np.random.default_rng(seed).uniform(-1, 1, (2, n, d))
+    x /= np.maximum(1.0, np.linalg.norm(x, axis=-1, keepdims=True))
+    out = proto.sum_matrices(np.random.default_rng(seed), x[..., :, None] * x[..., None, :], per_message)
+    np.testing.assert_array_equal(out, np.swapaxes(out, -1, -2))
+
+
+# ---------------------------------------------------------------- statistical
+
+
+def _counts(proto, vals, seed, per_message):
+    rng = np.random.default_rng(seed)
+    if per_message:
+        return proto.shuffle_and_count(rng, proto.messages(rng, vals))
+    return proto.counts(rng, vals)
+
+
+def _homogeneity_pvalue(a, b):
+    """Chi-square test that two integer samples come from one distribution (bins with >= 5 expected)."""
+    edges = np.unique(np.quantile(np.concatenate([a, b]), np.linspace(0, 1, 21)))
+    edges[-1] += 1
+    ta, _ = np.histogram(a, edges)
+    tb, _ = np.histogram(b, edges)
+    keep = (ta + tb) > 0
+    return stats.chi2_contingency(np.stack([ta[keep], tb[keep]])).pvalue
+
+
+def _fixture(runs, p=0.25):
+    proto = BitSumProtocol(num_users=12, num_labels=3, g=7, b=40, p=p)
+    vals = np.random.default_rng(77).uniform(-1, 1, (1, 12, 3)).repeat(runs, 0)
+    return proto, vals
+
+
+def test_fast_path_has_the_per_message_distribution():
+    # false-failure rate <= 3 * ALPHA: chi-square homogeneity of each label's count, fast vs per message
+    proto, vals = _fixture(4000)
+    fast = _counts(proto, vals, 1, False)
+    slow = _counts(proto, vals, 2, True)
+    assert min(_homogeneity_pvalue(fast[:, k], slow[:, k]) for k in range(3)) > ALPHA
+
+
+def test_twin_fast_path_with_perturbed_noise_is_detected():
+    # twin: the fast path with p = 0.28 instead of 0.25 must be told apart from the per-message path
+    proto, vals = _fixture(4000)
+    wrong, _ = _fixture(4000, p=0.28)
+    fast = _counts(wrong, vals, 1, False)
+    slow = _counts(proto, vals, 2, True)
+    assert _homogeneity_pvalue(fast[:, 0], slow[:, 0]) < ALPHA
+
+
+def _error_stats(proto, vals, est):
+    err = est - vals.sum(1)
+    scaled = (vals[0] + proto.bound) * proto.g / proto.unit
+    frac = scaled - np.floor(scaled)
+    var = (proto.unit / proto.g) ** 2 * ((frac * (1 - frac)).sum(0) + proto.num_users * proto.b * proto.p * (1 - proto.p))
+    z = err.mean(0) / np.sqrt(var / err.shape[0])
+    chi = (err**2).sum(0) / var  # ~ chi2(runs) if the error variance is var
+    p_mean = 2 * stats.norm.sf(np.abs(z)).min()
+    p_var = min(2 * min(stats.chi2.cdf(c, err.shape[0]), stats.chi2.sf(c, err.shape[0])) for c in chi)
+    return p_mean * 3, p_var * 3, var  # Bonferroni over the 3 labels
+
+
+def test_analyzer_recovers_the_sum_up_to_the_stated_noise():
+    # false-failure rate <= 2 * ALPHA: unbiased (z-test) with the exact error variance (chi-square),
+    # for the per-message path and for the fast path; the variance is within the stated bound.
+    proto, vals = _fixture(4000)
+    for seed, per_message in ((3, True), (4, False)):
+        p_mean, p_var, var = _error_stats(proto, vals, proto.run(np.random.default_rng(seed), vals, per_message))
+        assert p_mean > ALPHA and p_var > ALPHA
+        assert np.all(var <= proto.noise_variance_bound())
+
+
+def test_twin_cheu_debias_bug_is_detected():
+    # twin (digest 003 §6.6 item 7): de-biasing by Δ instead of n·Δ must fail the mean check
+    proto, vals = _fixture(4000)
+    est = proto.run(np.random.default_rng(4), vals) + (proto.num_users - 1) * proto.bound
+    assert _error_stats(proto, vals, est)[0] < ALPHA
