@@ -31,3 +31,14 @@ from dpaudit.mechanisms.tree import (
     prefix_cover,
     tree_depth,
 )
+from dpaudit.mechanisms.shuffle import (
+    GaussianShuffleProtocol,
+    fmt20_amplification,
+    fmt21_local_delta_term,
+    gaussian_ldp_sigma,
+    pamp_local_budget,
+    pamp_sigma,
+    permutations,
+    shuffle,
+)
+from dpaudit.mechanisms.vector_sum import BitSumProtocol, cheu_claimed_epsilon, cheu_parameters
