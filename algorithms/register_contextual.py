@@ -1,5 +1,21 @@
 """Registers the contextual algorithms and adaptive experiments (seeds 000, 002, 003, baselines) for `dpaudit regret`."""
 
+from dpaudit.algorithms.conse_regret import simulate_conse, simulate_dp_conse  # noqa: E402  (seed 000)
+from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param  # noqa: E402
+
+_CONSE_PARAMS = (
+    Param("types", int, 2, "number of patient types M"),
+    Param("alpha", float, 0.5, "trade-off α in [0, 1]: RCT length max{log n, min_j f̂_j^(1-α)}"),
+    Param("gap", float, 0.4, "|Δ(X_j)|: outcome means 0.5 ∓ gap/2, sign alternating over types"),
+    Param("seasonality", float, 0.3, "amplitude in [0, 1) of the seasonal arrival schedule"),
+)
+ALGORITHMS.register("conse", AlgorithmEntry(
+    "conse", "ConSE: per-type successive elimination then an RCT (seed 000 Alg. 1, non-private)",
+    simulate_conse, _CONSE_PARAMS))
+ALGORITHMS.register("dp-conse", AlgorithmEntry(
+    "dp-conse", "DP-ConSE: noisy epoch means/lengths, Lap+ RCT lengths, Laplace CATE (seed 000 Alg. 2)",
+    simulate_dp_conse, (Param("epsilon", float, 1.0, "privacy parameter ε"),) + _CONSE_PARAMS))
+
 # --- linear contextual bandits (seed 003 and its baselines) -------------------------------------
 from dpaudit.algorithms.linucb import LinUCB, simulate_linear  # noqa: E402
 from dpaudit.algorithms.linucb_jdp import JDP_NOISES, LinUCBJDP  # noqa: E402
