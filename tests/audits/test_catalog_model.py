@@ -1,0 +1,119 @@
+"""The catalog's data model and building blocks: validation, expectations, claims, flip search (exact tests)."""
+
+import dataclasses
+import pickle
+
+import numpy as np
+import pytest
+
+from dpaudit.audits.build import Observe, claims_from_privacy, flip_point
+from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, RegretRun
+
+
+def _target():
+    return lambda data, rng, size: data + rng.laplace(0.0, 1.0, size)
+
+
+def _entry(**kw):
+    base = dict(name="x.y", algorithm="dp-se", description="d", target=_target,
+                pairs=(NeighbourPair("one-user", 0.0, 1.0, "0 vs 1"),), observable="white-box",
+                observable_description="value", claims=(Claim("paper", epsilon=1.0),))
+    base.update(kw)
+    return AuditEntry(**base)
+
+
+def test_entry_expectation_and_summary():
+    e = _entry(claims=(Claim("paper", epsilon=1.0, expect="violation"), Claim("corrected", epsilon=2.0)))
+    assert e.expect == "violation"
+    assert _entry().expect == "consistent"
+    s = e.summary()
+    assert {"name", "algorithm", "expect", "observable", "relations", "claims"} <= set(s)
+    assert s["relations"] == ["one-user"] and [c["label"] for c in s["claims"]] == ["paper", "corrected"]
+
+
+def test_audit_calls_count_pairs_times_deltas():
+    pairs = (NeighbourPair("reward-only", 0, 1, "a"), NeighbourPair("context-only", 0, 2, "b"))
+    claims = (Claim("paper", epsilon=1.0, delta=1e-5), Claim("corrected", epsilon=2.0, delta=1e-5),
+              Claim("pure", epsilon=3.0))
+    assert _entry(pairs=pairs, claims=claims).audit_calls() == 4
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"name": "has space"}, "name"),
+    ({"algorithm": ""}, "algorithm"),
+    ({"target": 3}, "target"),
+    ({"pairs": ()}, "pairs"),
+    ({"claims": ()}, "claims"),
+    ({"observable": "grey-box"}, "observable"),
+    ({"samples": 0}, "samples"),
+    ({"quick_samples": -1}, "quick_samples"),
+])
+def test_entry_rejects_bad_fields(kw, match):
+    with pytest.raises(ValueError, match=match):
+        _entry(**kw)
+
+
+def test_pair_and_claim_validation():
+    with pytest.raises(ValueError, match="relation"):
+        NeighbourPair("sideways", 0, 1, "x")
+    with pytest.raises(ValueError, match="description"):
+        NeighbourPair("both", 0, 1, "")
+    with pytest.raises(ValueError, match="exactly one"):
+        Claim("paper")
+    with pytest.raises(ValueError, match="exactly one"):
+        Claim("paper", epsilon=1.0, event=lambda: None)
+    with pytest.raises(ValueError, match="epsilon"):
+        Claim("paper", epsilon=-1.0)
+    with pytest.raises(ValueError, match="delta"):
+        Claim("paper", epsilon=1.0, delta=1.5)
+    with pytest.raises(ValueError, match="expect"):
+        Claim("paper", epsilon=1.0, expect="maybe")
+    with pytest.raises(ValueError, match="horizon"):
+        RegretRun("dp-se", horizon=0, runs=1)
+    assert Claim("paper", epsilon=1.5).value() == 1.5
+
+
+@dataclasses.dataclass(frozen=True)
+class _Guarantee:
+    notion: str
+    epsilon: float | None
+    delta: float = 0.0
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Privacy:
+    claim: _Guarantee
+    corrected: _Guarantee | None
+    event: object = None
+
+
+def test_claims_from_privacy_keeps_finite_claims():
+    claims = claims_from_privacy(_Privacy(_Guarantee("pure", 1.0, source="Thm 6"), _Guarantee("pure", 2.0)),
+                                 paper_expect="violation")
+    assert [(c.label, c.value(), c.expect, c.source) for c in claims] == [
+        ("paper", 1.0, "violation", "Thm 6"), ("corrected", 2.0, "consistent", "")]
+    only = claims_from_privacy(_Privacy(_Guarantee("pure", 1.0), _Guarantee("pure", float("inf"))))
+    assert [c.label for c in only] == ["paper"]
+    with pytest.raises(ValueError, match="no finite"):
+        claims_from_privacy(_Privacy(_Guarantee("zcdp", None), None))
+
+
+def test_flip_point_finds_the_boundary():
+    assert flip_point(lambda k: k >= 383, 0, 444) == 383
+    assert flip_point(lambda k: k >= 1, 0, 1) == 1
+    with pytest.raises(ValueError, match="no decision flip"):
+        flip_point(lambda k: True, 0, 10)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Algo:
+    def target(self, horizon, observable):
+        return lambda data, rng, size: np.tile(np.arange(6.0), (size, 1)) + data
+
+
+def test_observe_projects_columns_and_pickles():
+    obs = Observe(_Algo(), 10, "noisy_sums", (0, 4))
+    out = obs(1.0, np.random.default_rng(0), 3)
+    assert out.shape == (3, 2) and out[0].tolist() == [1.0, 5.0]
+    assert pickle.loads(pickle.dumps(obs)) == obs

@@ -1,0 +1,76 @@
+"""`dpaudit list`, `dpaudit audit`, `dpaudit report`: JSON shapes, files written, exit statuses 0/1/2."""
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dpaudit.audits.catalog import Claim
+from dpaudit.cli import main
+from dpaudit.registry import AUDITS, load_plugins
+
+load_plugins()
+
+
+def test_list_json_objects(capsys):
+    assert main(["list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["name"] for r in rows} == set(AUDITS.names())
+    for r in rows:
+        assert {"name", "algorithm", "expect"} <= set(r) and r["expect"] in ("consistent", "violation")
+
+
+def test_list_table_and_quick(capsys):
+    assert main(["list", "--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("name") and "dp-se.shared-noise" in out
+
+
+def test_audit_writes_report_and_report_rerenders(tmp_path, capsys):
+    out = tmp_path / "rep"
+    code = main(["audit", "dp-se.epoch-sum", "dp-se.shared-noise", "--samples", "20000", "--out", str(out),
+                 "--json", "--no-regret"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    doc = json.loads(captured.out)  # progress went to stderr, stdout is pure JSON
+    assert doc["ok"] and [e["name"] for e in doc["entries"]] == ["dp-se.epoch-sum", "dp-se.shared-noise"]
+    assert "[1/2] dp-se.epoch-sum" in captured.err
+    assert any("dp-se" in f for f in doc["findings"])
+    report = json.loads((out / "report.json").read_text())
+    s = report["settings"]
+    assert s["audit_calls"] == 2 and s["per_audit_confidence"] == pytest.approx(0.975)
+    assert report["command"][:2] == ["dpaudit", "audit"] and report["entries"][0]["audits"][0]["samples"] == 20000
+    (out / "report.md").unlink()
+    html_before = (out / "report.html").read_text()
+    assert main(["report", str(out)]) == 0
+    assert (out / "report.md").is_file() and (out / "report.html").read_text() == html_before
+
+
+def test_unexpected_outcome_exits_1(tmp_path, monkeypatch, capsys):
+    entry = AUDITS.get("dp-se.epoch-sum")
+    wrong = dataclasses.replace(entry, name="test.half-claim", claims=(Claim("paper", epsilon=0.5),))
+    monkeypatch.setitem(AUDITS._entries, wrong.name, wrong)
+    assert main(["audit", wrong.name, "--samples", "20000", "--out", str(tmp_path), "--no-regret"]) == 1
+    assert "gate: FAIL" in capsys.readouterr().out
+    assert not json.loads((tmp_path / "report.json").read_text())["summary"]["ok"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["audit", "no-such-entry"],
+    ["audit", "--all", "dp-se.epoch-sum"],
+    ["audit", "dp-se.epoch-sum", "--confidence", "1.5"],
+    ["audit", "dp-se.epoch-sum", "--samples", "0"],
+    ["audit", "dp-se.epoch-sum", "--executor", "threads"],
+    ["report", "/nonexistent/dir"],
+])
+def test_usage_errors_exit_2(argv, tmp_path, capsys):
+    assert main(argv + (["--out", str(tmp_path)] if argv[0] == "audit" else [])) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_console_script_lists_entries():
+    res = subprocess.run([sys.executable, "-m", "dpaudit", "list", "--json"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "dp-se.epoch-sum" in {r["name"] for r in json.loads(res.stdout)}
