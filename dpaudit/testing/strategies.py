@@ -46,12 +46,16 @@ def _unit_array(shape: tuple[int, ...]) -> st.SearchStrategy[np.ndarray]:
     return hnp.arrays(np.float64, shape, elements=unit_floats())
 
 
-@st.composite
-def reward_tables(draw, rounds: st.SearchStrategy[int] = st.integers(2, 32), arms: st.SearchStrategy[int] = st.integers(2, 6),
-                  relation: str = "vector") -> Neighbours:
+def reward_tables(relation: str = "vector", rounds: st.SearchStrategy[int] = st.integers(2, 32),
+                  arms: st.SearchStrategy[int] = st.integers(2, 6)) -> st.SearchStrategy[Neighbours]:
     """Reward tables (T, K) in [0, 1] differing in one round's vector ("vector") or one entry ("entry")."""
     if relation not in ("vector", "entry"):
         raise ValueError(f"unknown relation {relation!r}; choose one of vector, entry")
+    return _reward_tables(relation, rounds, arms)
+
+
+@st.composite
+def _reward_tables(draw, relation, rounds, arms) -> Neighbours:
     t_max, k = draw(rounds), draw(arms)
     d0 = draw(_unit_array((t_max, k)))
     user = draw(st.integers(0, t_max - 1))
@@ -72,13 +76,17 @@ def _features(draw, shape: tuple[int, ...]) -> np.ndarray:
     return raw / np.maximum(norms, 1.0)
 
 
-@st.composite
-def contextual_datasets(draw, relation: str = "both", rounds: st.SearchStrategy[int] = st.integers(2, 24),
+def contextual_datasets(relation: str = "both", rounds: st.SearchStrategy[int] = st.integers(2, 24),
                         arms: st.SearchStrategy[int] = st.integers(2, 5),
-                        dim: st.SearchStrategy[int] = st.integers(1, 4)) -> Neighbours:
+                        dim: st.SearchStrategy[int] = st.integers(1, 4)) -> st.SearchStrategy[Neighbours]:
     """{"features": (T, K, d), "rewards": (T, K)} pairs differing in one user's context, rewards or both."""
     if relation not in RELATIONS:
         raise ValueError(f"unknown relation {relation!r}; choose one of {', '.join(RELATIONS)}")
+    return _contextual_datasets(relation, rounds, arms, dim)
+
+
+@st.composite
+def _contextual_datasets(draw, relation, rounds, arms, dim) -> Neighbours:
     t_max, k, d = draw(rounds), draw(arms), draw(dim)
     feats = _features(draw, (t_max, k, d))
     rewards = draw(_unit_array((t_max, k)))
@@ -94,12 +102,16 @@ def contextual_datasets(draw, relation: str = "both", rounds: st.SearchStrategy[
     return Neighbours({"features": feats, "rewards": rewards}, {"features": f1, "rewards": r1}, user, relation)
 
 
-@st.composite
-def typed_patients(draw, relation: str = "both", units: st.SearchStrategy[int] = st.integers(2, 64),
-                   types: st.SearchStrategy[int] = st.integers(1, 5)) -> Neighbours:
+def typed_patients(relation: str = "both", units: st.SearchStrategy[int] = st.integers(2, 64),
+                   types: st.SearchStrategy[int] = st.integers(1, 5)) -> st.SearchStrategy[Neighbours]:
     """{"types": (n,), "y0": (n,), "y1": (n,)} pairs differing in one unit's type, outcomes or both."""
     if relation not in RELATIONS:
         raise ValueError(f"unknown relation {relation!r}; choose one of {', '.join(RELATIONS)}")
+    return _typed_patients(relation, units, types)
+
+
+@st.composite
+def _typed_patients(draw, relation, units, types) -> Neighbours:
     n, m = draw(units), draw(types)
     if relation != "reward-only" and m < 2:
         m = 2  # a type change needs two types
