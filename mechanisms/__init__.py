@@ -42,3 +42,13 @@ from dpaudit.mechanisms.shuffle import (
     shuffle,
 )
 from dpaudit.mechanisms.vector_sum import BitSumProtocol, cheu_claimed_epsilon, cheu_parameters
+from dpaudit.mechanisms.shuffle_gd import (
+    PgdRelease,
+    ShuffleGradientDescent,
+    advanced_composition,
+    glm_gradients,
+    pgd_claimed_guarantee,
+    pgd_iterations,
+    pgd_round_privacy,
+    pgd_step_size,
+)

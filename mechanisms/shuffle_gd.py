@@ -1,0 +1,250 @@
+"""P_GD: multi-round shuffle-private projected gradient descent (seed 002 App. T, Alg. 7).
+
+Cheu, Joseph, Mao, Peng (2021), Lemma B.4, as used by seed 002 (Sarmasarkar, "Shuffle and Joint
+Differential Privacy for Generalized Linear Contextual Bandits") for θ̂_k of ShuffleGLM:
+
+    T_it = ε² n² / (d log³(n d / δ))            (iterations; at least 1, rounded down)
+    η    = 2D / (L √T_it)                        (D = diameter of Θ = 2S for the ball ‖θ‖ <= S)
+    θ_0  = Π_Θ(0)
+    for t = 0 .. T_it − 1:
+        ḡ_t = (1/n) · P1(∇ℓ(θ_t, z_1), ..., ∇ℓ(θ_t, z_n))   at (ε_it, δ_it), Δ = L
+        θ_{t+1} = Π_Θ(θ_t − η ḡ_t)
+    return θ̄ = (1/T_it) Σ_{t<T_it} θ_t
+
+with ε_it = ε / (2√(2 T_it log(1/δ))) and δ_it = δ / (T_it + 1); every user takes part in every
+round with a fresh randomizer. P1 is the shuffled vector sum (`BitSumProtocol`). Privacy (Lemma
+T.2): (ε, δ) by advanced composition over the T_it rounds (Dwork-Roth Thm 3.20).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable
+
+import dp_accounting
+import numpy as np
+
+from dpaudit.mechanisms.vector_sum import VECTOR_SUM_RANGES, BitSumProtocol
+from dpaudit.validation import (
+    check_choice,
+    check_epsilon,
+    check_finite_array,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+)
+
+__all__ = [
+    "pgd_iterations",
+    "pgd_step_size",
+    "pgd_round_privacy",
+    "advanced_composition",
+    "pgd_claimed_guarantee",
+    "project_ball",
+    "clip_rows",
+    "PgdRelease",
+    "ShuffleGradientDescent",
+    "glm_gradients",
+]
+
+Gradients = Callable[[np.ndarray], np.ndarray]
+
+
+def pgd_iterations(epsilon: float, delta: float, num_users: int, dim: int, log_power: int = 3) -> int:
+    """T_it = max(1, ⌊ε² n² / (d log^k(n d/δ))⌋) with k = 3 (seed 002 Alg. 7 / Lemma T.2).
+
+    Seed 002's Lemma E.4 writes a single log (k = 1); `log_power` selects that reading.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_open_unit(delta, "delta")
+    n = check_positive_int(num_users, "num_users")
+    d = check_positive_int(dim, "dim")
+    k = check_positive_int(log_power, "log_power")
+    return max(1, math.floor(epsilon**2 * n**2 / (d * math.log(n * d / delta) ** k)))
+
+
+def pgd_step_size(diameter: float, lipschitz: float, iterations: int) -> float:
+    """η = 2D/(L√T) (seed 002 Lemma T.2, with D the diameter of Θ and L the gradient bound)."""
+    return 2.0 * check_positive(diameter, "diameter") / (
+        check_positive(lipschitz, "lipschitz") * math.sqrt(check_positive_int(iterations, "iterations"))
+    )
+
+
+def pgd_round_privacy(epsilon: float, delta: float, iterations: int) -> tuple[float, float]:
+    """Per-round budget of seed 002 Alg. 7: ε_it = ε/(2√(2T log(1/δ))), δ_it = δ/(T+1)."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_open_unit(delta, "delta")
+    t = check_positive_int(iterations, "iterations")
+    return epsilon / (2.0 * math.sqrt(2.0 * t * math.log(1.0 / delta))), delta / (t + 1)
+
+
+def advanced_composition(epsilon0: float, delta0: float, count: int, delta_prime: float) -> tuple[float, float]:
+    """k-fold adaptive composition of (ε0, δ0)-DP mechanisms (Dwork, Rothblum, Vadhan 2010;
+    Dwork-Roth Thm 3.20): (ε0√(2k ln(1/δ')) + kε0(e^ε0 − 1), kδ0 + δ')."""
+    epsilon0 = check_epsilon(epsilon0, "epsilon0")
+    delta0 = check_open_unit(delta0, "delta0") if delta0 != 0 else 0.0
+    k = check_positive_int(count, "count")
+    delta_prime = check_open_unit(delta_prime, "delta_prime")
+    eps = epsilon0 * math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) + k * epsilon0 * math.expm1(epsilon0)
+    return eps, k * delta0 + delta_prime
+
+
+def pgd_claimed_guarantee(epsilon: float, delta: float, iterations: int) -> tuple[float, float]:
+    """The paper's overall claim for P_GD, evaluated: advanced composition of T_it rounds of
+    (ε_it, δ_it) with δ' = δ_it, so the total δ is exactly δ (seed 002 Lemma T.2). The ε it gives is
+    ≈ (ε/2)√(log((T+1)/δ)/log(1/δ)) + O(ε²/T); Lemma T.2 states it as ε (digest 002 §3.2 recipe:
+    compute it, because ε_it uses log(1/δ) where the composition needs log(1/δ'))."""
+    eps_it, delta_it = pgd_round_privacy(epsilon, delta, iterations)
+    return advanced_composition(eps_it, delta_it, iterations, delta_it)
+
+
+def project_ball(theta: np.ndarray, radius: float) -> np.ndarray:
+    """Π onto {‖θ‖₂ <= S}: radial scaling of the rows of `theta` (runs, d)."""
+    norm = np.linalg.norm(theta, axis=-1, keepdims=True)
+    return theta * np.minimum(1.0, radius / np.maximum(norm, np.finfo(float).tiny))
+
+
+def clip_rows(vectors: np.ndarray, bound: float) -> np.ndarray:
+    """Scale each vector (last axis) to L2 norm <= bound (enforces the sensitivity Δ = L)."""
+    norm = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors * np.minimum(1.0, bound / np.maximum(norm, np.finfo(float).tiny))
+
+
+@dataclasses.dataclass(frozen=True)
+class PgdRelease:
+    """theta_bar (runs, d): the output θ̄; iterates (runs, T, d): θ_0..θ_{T−1}; gradient_sums
+    (runs, T, d): the analyzer's estimate of Σ_i ∇ℓ(θ_t, z_i) each round (what the shuffle reveals,
+    up to an affine map of the label counts)."""
+
+    theta_bar: np.ndarray
+    iterates: np.ndarray
+    gradient_sums: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class ShuffleGradientDescent:
+    """P_GD over `num_users` users in dimension `dim` for a target (ε, δ) (seed 002 App. T).
+
+    lipschitz: L, the bound on each user's gradient norm (gradients are clipped to it, so the
+    sensitivity holds whatever the data); radius: S, Θ = {‖θ‖ <= S} (D = 2S). iterations and
+    step_size default to the paper's formulas; protocol defaults to eq. 127 at (ε_it, δ_it) with
+    bound L (pass a `BitSumProtocol` with fewer noise bits, e.g. an author-code b, to audit it).
+    regularization λ adds (λ/n)·θ to the averaged gradient on the analyzer side (data independent,
+    so post-processing; the paper folds λ_max/(2n)‖θ‖² into ℓ and L instead).
+    """
+
+    num_users: int
+    dim: int
+    epsilon: float
+    delta: float
+    lipschitz: float
+    radius: float
+    iterations: int | None = None
+    step_size: float | None = None
+    regularization: float = 0.0
+    range: str = "paper"
+    protocol: BitSumProtocol | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "num_users", check_positive_int(self.num_users, "num_users"))
+        object.__setattr__(self, "dim", check_positive_int(self.dim, "dim"))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_open_unit(self.delta, "delta"))
+        object.__setattr__(self, "lipschitz", check_positive(self.lipschitz, "lipschitz"))
+        object.__setattr__(self, "radius", check_positive(self.radius, "radius"))
+        object.__setattr__(self, "regularization", check_nonnegative(self.regularization, "regularization"))
+        check_choice(self.range, VECTOR_SUM_RANGES, "range")
+        t = (
+            pgd_iterations(self.epsilon, self.delta, self.num_users, self.dim)
+            if self.iterations is None
+            else check_positive_int(self.iterations, "iterations")
+        )
+        object.__setattr__(self, "iterations", t)
+        eta = pgd_step_size(2.0 * self.radius, self.lipschitz, t) if self.step_size is None else self.step_size
+        object.__setattr__(self, "step_size", check_positive(eta, "step_size"))
+        if self.protocol is None:
+            eps_it, delta_it = self.round_privacy
+            proto = BitSumProtocol.from_privacy(
+                eps_it, delta_it, self.num_users, self.dim, bound=self.lipschitz, range=self.range
+            )
+            object.__setattr__(self, "protocol", proto)
+        else:
+            p = self.protocol
+            if (p.num_users, p.num_labels, p.bound) != (self.num_users, self.dim, self.lipschitz):
+                raise ValueError(
+                    "protocol must have num_users, num_labels, bound = "
+                    f"{(self.num_users, self.dim, self.lipschitz)}, got {(p.num_users, p.num_labels, p.bound)}"
+                )
+
+    @property
+    def round_privacy(self) -> tuple[float, float]:
+        """(ε_it, δ_it) of `pgd_round_privacy`."""
+        return pgd_round_privacy(self.epsilon, self.delta, self.iterations)
+
+    def run(
+        self, rng: np.random.Generator, gradients: Gradients, runs: int, per_message: bool = False
+    ) -> PgdRelease:
+        """Run P_GD for `runs` independent runs.
+
+        gradients(theta) takes θ of shape (runs, d) and returns every user's gradient ∇ℓ(θ, z_i)
+        at it, shape (runs, n, d) (e.g. `glm_gradients`); each is clipped to norm L before it is
+        randomized. per_message=True sends every bit through the shuffler (small sizes only).
+        """
+        runs = check_positive_int(runs, "runs")
+        n, d, t_it = self.num_users, self.dim, self.iterations
+        theta = project_ball(np.zeros((runs, d)), self.radius)
+        iterates = np.empty((runs, t_it, d))
+        sums = np.empty((runs, t_it, d))
+        for t in range(t_it):
+            iterates[:, t] = theta
+            grads = check_finite_array(gradients(theta), "gradients")
+            if grads.shape != (runs, n, d):
+                raise ValueError(f"gradients must return shape {(runs, n, d)}, got {grads.shape}")
+            released = self.protocol.sum_vectors(rng, clip_rows(grads, self.lipschitz), per_message)
+            sums[:, t] = released
+            mean_grad = released / n + (self.regularization / n) * theta
+            theta = project_ball(theta - self.step_size * mean_grad, self.radius)
+        return PgdRelease(iterates.mean(axis=1), iterates, sums)
+
+    # -- privacy ------------------------------------------------------------------------------
+
+    def round_event(self) -> dp_accounting.DpEvent:
+        """One round: the vector-sum protocol's event at δ_it (`BitSumProtocol.event`: the papers'
+        theorem applied to the real count range)."""
+        return self.protocol.event(self.dim, self.round_privacy[1])
+
+    def event(self) -> dp_accounting.DpEvent:
+        """All rounds: SelfComposedDpEvent(round_event, T_it) (each user is in every round)."""
+        return dp_accounting.SelfComposedDpEvent(self.round_event(), self.iterations)
+
+    def claimed_event(self) -> dp_accounting.DpEvent:
+        """The paper's description: T_it rounds, each (claimed ε of the protocol, δ_it)."""
+        round_claim = self.protocol.claimed_event(self.dim, self.round_privacy[1])
+        return dp_accounting.SelfComposedDpEvent(round_claim, self.iterations)
+
+    def claimed_guarantee(self) -> tuple[float, float]:
+        """`pgd_claimed_guarantee(ε, δ, T_it)`: the paper's advanced-composition total."""
+        return pgd_claimed_guarantee(self.epsilon, self.delta, self.iterations)
+
+
+def glm_gradients(
+    features: np.ndarray, rewards: np.ndarray, link: Callable[[np.ndarray], np.ndarray]
+) -> Gradients:
+    """Per-user gradients of the GLM negative log-likelihood, ∇θ ℓ = (μ(⟨x, θ⟩) − r)·x (seed 002 §4).
+
+    features (runs, n, d) or (n, d), rewards (runs, n) or (n,); link μ, e.g. a sigmoid.
+    """
+    features = check_finite_array(features, "features")
+    rewards = check_finite_array(rewards, "rewards")
+    if features.shape[:-1] != rewards.shape:
+        raise ValueError(f"rewards must have shape {features.shape[:-1]}, got {rewards.shape}")
+
+    def gradients(theta: np.ndarray) -> np.ndarray:
+        x = features if features.ndim == 3 else np.broadcast_to(features, (theta.shape[0],) + features.shape)
+        r = rewards if rewards.ndim == 2 else np.broadcast_to(rewards, (theta.shape[0],) + rewards.shape)
+        margin = np.einsum("rnd,rd->rn", x, theta)
+        return (link(margin) - r)[..., None] * x
+
+    return gradients
