@@ -1,5 +1,17 @@
-"""Privacy notions and accountants: what (epsilon, delta), RDP curve or zCDP rho a release has."""
+"""Privacy notions and accountants: what (epsilon, delta), RDP curve or zCDP rho a release has.
 
+Describe what is released as a `dp_accounting.DpEvent` tree (with the events of
+`dpaudit.accounting.events`), then ask:
+
+    from dpaudit import accounting
+    accounting.epsilon(event, delta=1e-5)                     # best valid answer
+    accounting.epsilon(event, delta=1e-5, accountant="rdp")   # one of accounting.ACCOUNTANTS
+    accounting.delta(event, epsilon=1.0)
+    acct = accounting.Accountant("pld"); acct.compose(event); acct.epsilon(1e-5)
+"""
+
+from dpaudit.accounting.accountants import ACCOUNTANTS, Accountant, delta, epsilon, supporting_accountants
+from dpaudit.accounting.errors import UnsupportedEventError
 from dpaudit.accounting.events import (
     DiscreteGaussianDpEvent,
     EpsilonDeltaDpEvent,
@@ -7,11 +19,22 @@ from dpaudit.accounting.events import (
     ShuffledDpEvent,
     SkellamDpEvent,
 )
+from dpaudit.accounting.guarantees import ApproxDp, PureDp, RdpCurve, Zcdp
 
 __all__ = [
+    "ACCOUNTANTS",
+    "Accountant",
+    "ApproxDp",
     "DiscreteGaussianDpEvent",
     "EpsilonDeltaDpEvent",
     "ParallelComposedDpEvent",
+    "PureDp",
+    "RdpCurve",
     "ShuffledDpEvent",
     "SkellamDpEvent",
+    "UnsupportedEventError",
+    "Zcdp",
+    "delta",
+    "epsilon",
+    "supporting_accountants",
 ]

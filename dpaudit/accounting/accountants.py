@@ -1,0 +1,184 @@
+"""Public entry points: `epsilon`, `delta`, `supporting_accountants` and the stateful `Accountant`.
+
+One description of what is released (a `DpEvent` tree) is flattened once into merged branches
+(`dpaudit.accounting.tree`); the named accountant checks every leaf before computing anything
+and raises `UnsupportedEventError` (a ValueError) naming the leaf and the accountants that can
+account for the tree. "best" is the smallest answer over the accountants that support the tree
+(each answer is a valid bound, so their minimum is too).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Hashable
+
+import dp_accounting
+
+from dpaudit.accounting import backends
+from dpaudit.accounting.errors import UnsupportedEventError
+from dpaudit.accounting.leaves import validate_leaf
+from dpaudit.accounting.tree import Flattened, flatten
+from dpaudit.validation import check_choice, check_delta, check_epsilon
+
+__all__ = ["ACCOUNTANTS", "Accountant", "epsilon", "delta", "supporting_accountants"]
+
+ACCOUNTANTS: tuple[str, ...] = ("pure", "approx", "rdp", "zcdp", "pld", "shuffle")
+
+_CLASSES = {
+    "pure": backends.PureBackend,
+    "approx": backends.ApproxBackend,
+    "rdp": backends.RdpBackend,
+    "zcdp": backends.ZcdpBackend,
+    "pld": backends.PldBackend,
+    "shuffle": backends.ShuffleBackend,
+}
+
+# Shared instances for the functional entry points (their per-leaf caches are pure functions
+# of the leaf, so sharing them is safe).
+_SHARED: dict[str, backends.Backend] = {}
+
+
+def _backend(name: str) -> backends.Backend:
+    if name not in _SHARED:
+        _SHARED[name] = _CLASSES[name]()
+    return _SHARED[name]
+
+
+_validated: set = set()
+
+
+def _validate(flat: Flattened) -> None:
+    for key, leaf in flat.leaves.items():
+        if key not in _validated:
+            validate_leaf(leaf)
+            try:
+                _validated.add(key)
+            except TypeError:  # pragma: no cover - keys are hashable by construction
+                pass
+
+
+def _check_name(accountant: str) -> str:
+    return check_choice(accountant, ("best",) + ACCOUNTANTS, "accountant")
+
+
+def _supporting(flat: Flattened, pool: dict[str, backends.Backend]) -> list[str]:
+    return [n for n in ACCOUNTANTS if pool[n].first_unsupported(flat) is None]
+
+
+def _pool(overrides: dict[str, backends.Backend] | None = None) -> dict[str, backends.Backend]:
+    pool = {n: _backend(n) for n in ACCOUNTANTS}
+    if overrides:
+        pool.update(overrides)
+    return pool
+
+
+def _select(flat: Flattened, accountant: str, pool: dict[str, backends.Backend]) -> list[backends.Backend]:
+    """The backends to evaluate; raises UnsupportedEventError before any computation."""
+    if accountant == "best":
+        names = _supporting(flat, pool)
+        if not names:
+            leaf, reason = next(
+                (bad for bad in (pool[n].first_unsupported(flat) for n in ACCOUNTANTS) if bad is not None)
+            )
+            raise UnsupportedEventError("best", leaf, reason, ())
+        return [pool[n] for n in names]
+    bad = pool[accountant].first_unsupported(flat)
+    if bad is not None:
+        raise UnsupportedEventError(accountant, bad[0], bad[1], _supporting(flat, pool))
+    return [pool[accountant]]
+
+
+def _prepare(event: dp_accounting.DpEvent) -> Flattened:
+    flat = flatten(event)
+    _validate(flat)
+    return flat
+
+
+def supporting_accountants(event: dp_accounting.DpEvent) -> list[str]:
+    """Names of the accountants that can account for every leaf of `event`."""
+    return _supporting(_prepare(event), _pool())
+
+
+def epsilon(event: dp_accounting.DpEvent, delta: float, accountant: str = "best") -> float:
+    """epsilon of `event` at `delta` under `accountant` (one of ACCOUNTANTS, or "best").
+
+    inf only when it is the true answer (a NonPrivateDpEvent, or delta = 0 for an event that is
+    not pure DP under that accountant).
+    """
+    delta = check_delta(delta)
+    accountant = _check_name(accountant)
+    flat = _prepare(event)
+    return min(b.epsilon(flat, delta) for b in _select(flat, accountant, _pool()))
+
+
+def delta(event: dp_accounting.DpEvent, epsilon: float, accountant: str = "best") -> float:
+    """delta of `event` at `epsilon` (> 0) under `accountant` (one of ACCOUNTANTS, or "best")."""
+    epsilon = check_epsilon(epsilon)
+    accountant = _check_name(accountant)
+    flat = _prepare(event)
+    return min(b.delta(flat, epsilon) for b in _select(flat, accountant, _pool()))
+
+
+class Accountant:
+    """A stateful accountant for round-by-round composition.
+
+    `compose(event, count=1)` merges identical releases into counts (nothing is computed until
+    `epsilon`/`delta` is asked for), checks the whole event before changing state, and returns
+    self. Composing an event k times one call at a time, once with count=k, or as
+    `SelfComposedDpEvent(event, k)` gives the same state and the same answers.
+
+    `Accountant("pld", value_discretization_interval=1e-5)` and `Accountant("rdp", orders=[...])`
+    pass options to that accountant.
+    """
+
+    def __init__(self, name: str = "best", **options) -> None:
+        self.name = _check_name(name)
+        if options and self.name == "best":
+            raise ValueError("options need a named accountant, not 'best'")
+        self._overrides = {self.name: _CLASSES[self.name](**options)} if options else {}
+        self._state = Flattened()
+        self._cache: dict[tuple, float] = {}
+
+    def _pool(self) -> dict[str, backends.Backend]:
+        return _pool(self._overrides)
+
+    def compose(self, event: dp_accounting.DpEvent, count: int = 1) -> "Accountant":
+        """Account for `count` more applications of `event`; returns self."""
+        flat = _prepare(event)
+        pool = self._pool()
+        if self.name != "best":
+            _select(flat, self.name, pool)  # raises before changing state
+        elif not _supporting(Flattened(self._state.branches, {**self._state.leaves, **flat.leaves}), pool):
+            _select(Flattened(self._state.branches, {**self._state.leaves, **flat.leaves}), "best", pool)
+        self._state.compose_inplace(flat, count)
+        self._cache.clear()
+        return self
+
+    @property
+    def branches(self) -> list[dict[Hashable, int]]:
+        """The merged state: parallel alternatives, each a {leaf: count} mapping."""
+        return [dict(b) for b in self._state.branches]
+
+    def supporting(self) -> list[str]:
+        """The accountants that can account for everything composed so far."""
+        return _supporting(self._state, self._pool())
+
+    def epsilon(self, delta: float) -> float:
+        """epsilon at `delta` of everything composed so far."""
+        delta = check_delta(delta)
+        key = ("eps", delta)
+        if key not in self._cache:
+            self._cache[key] = min(b.epsilon(self._state, delta) for b in _select(self._state, self.name, self._pool()))
+        return self._cache[key]
+
+    def delta(self, epsilon: float) -> float:
+        """delta at `epsilon` (> 0) of everything composed so far."""
+        epsilon = check_epsilon(epsilon)
+        key = ("delta", epsilon)
+        if key not in self._cache:
+            self._cache[key] = min(b.delta(self._state, epsilon) for b in _select(self._state, self.name, self._pool()))
+        return self._cache[key]
+
+    def __repr__(self) -> str:
+        n = sum(sum(b.values()) for b in self._state.branches)
+        return f"Accountant({self.name!r}, releases={n}, branches={len(self._state.branches)})"

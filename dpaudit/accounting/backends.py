@@ -1,0 +1,540 @@
+"""The accountants: each turns flattened branches of leaves into epsilon(delta) and delta(epsilon).
+
+A backend answers for one branch (a multiset of leaves composed sequentially); the tree's
+answer is the worst branch (parallel composition, see `dpaudit.accounting.tree`). Per-leaf
+results are cached by leaf, so identical releases are computed once whatever their count.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Hashable
+
+import dp_accounting
+from dp_accounting import dp_event
+import numpy as np
+from dp_accounting.pld import common as pld_common
+from dp_accounting.pld import privacy_loss_distribution as pld_lib
+from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+
+from dpaudit.accounting import composition, shuffle
+from dpaudit.accounting.events import DiscreteGaussianDpEvent, EpsilonDeltaDpEvent, ShuffledDpEvent, SkellamDpEvent
+from dpaudit.accounting.guarantees import pure_delta, pure_rdp, pure_to_zcdp, rdp_delta, rdp_epsilon, zcdp_delta, zcdp_epsilon
+from dpaudit.accounting.leaves import pure_epsilon
+from dpaudit.accounting.tree import Branch, Flattened
+
+__all__ = ["Backend", "PureBackend", "ApproxBackend", "RdpBackend", "ZcdpBackend", "PldBackend", "ShuffleBackend", "RDP_ORDERS"]
+
+NeighborRel = dp_accounting.NeighboringRelation
+
+
+class Backend:
+    """Base: per-branch answers, worst branch wins; subclasses define the leaf support."""
+
+    name = ""
+
+    def __init__(self) -> None:
+        self._reasons: dict[Hashable, str | None] = {}
+
+    def unsupported_reason(self, leaf: dp_accounting.DpEvent) -> str | None:
+        """None if the leaf is supported, else a short reason."""
+        raise NotImplementedError
+
+    def reason(self, key: Hashable, leaf: dp_accounting.DpEvent) -> str | None:
+        if key not in self._reasons:
+            self._reasons[key] = self.unsupported_reason(leaf)
+        return self._reasons[key]
+
+    def first_unsupported(self, flat: Flattened) -> tuple[dp_accounting.DpEvent, str] | None:
+        for key, leaf in flat.leaves.items():
+            r = self.reason(key, leaf)
+            if r is not None:
+                return leaf, r
+        return None
+
+    def branch_epsilon(self, branch: Branch, leaves: dict, delta: float) -> float:
+        raise NotImplementedError
+
+    def branch_delta(self, branch: Branch, leaves: dict, epsilon: float) -> float:
+        raise NotImplementedError
+
+    def epsilon(self, flat: Flattened, delta: float) -> float:
+        return max(self.branch_epsilon(b, flat.leaves, delta) for b in flat.branches)
+
+    def delta(self, flat: Flattened, epsilon: float) -> float:
+        return max(self.branch_delta(b, flat.leaves, epsilon) for b in flat.branches)
+
+
+def _nonprivate(leaf: dp_accounting.DpEvent) -> bool:
+    return isinstance(leaf, dp_accounting.NonPrivateDpEvent)
+
+
+class PureBackend(Backend):
+    """Basic composition of pure-DP leaves: epsilon = sum of count * eps_leaf (parallel: max).
+    delta(eps) uses the randomized-response dominance (`guarantees.pure_delta`)."""
+
+    name = "pure"
+
+    def unsupported_reason(self, leaf):
+        if pure_epsilon(leaf) is None:
+            if isinstance(leaf, EpsilonDeltaDpEvent):
+                return "it is not pure DP (delta > 0)"
+            return "it is not pure DP"
+        return None
+
+    def total(self, branch: Branch, leaves: dict) -> float:
+        return math.fsum(c * pure_epsilon(leaves[k]) for k, c in branch.items()) if branch else 0.0
+
+    def branch_epsilon(self, branch, leaves, delta):
+        return self.total(branch, leaves)
+
+    def branch_delta(self, branch, leaves, epsilon):
+        return pure_delta(self.total(branch, leaves), epsilon)
+
+
+# ---------------------------------------------------------------------------------------------
+# approx: (eps, delta) composition theorems over per-leaf (eps0, delta0) or privacy profiles
+
+
+def gaussian_delta(mu: float, epsilon: float) -> float:
+    """Exact delta of the Gaussian mechanism with mu = sensitivity/sigma:
+    Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Balle, Wang 2018, Thm 8)."""
+    from scipy.special import log_ndtr
+
+    a = log_ndtr(-epsilon / mu + mu / 2)
+    b = epsilon + log_ndtr(-epsilon / mu - mu / 2)
+    return float(math.exp(a) * -math.expm1(b - a)) if b < a else 0.0
+
+
+def gaussian_epsilon(mu: float, delta: float) -> float:
+    """Smallest epsilon (bisection, rounded up) with `gaussian_delta(mu, eps) <= delta`."""
+    if gaussian_delta(mu, 0.0) <= delta:
+        return 0.0
+    hi = 1.0
+    while gaussian_delta(mu, hi) > delta:
+        hi *= 2
+        if hi > 1e6:
+            return math.inf
+    lo = 0.0
+    while hi - lo > 1e-12 * max(1.0, hi):
+        mid = 0.5 * (lo + hi)
+        if gaussian_delta(mu, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _profile(leaf: dp_accounting.DpEvent) -> Callable[[float], float] | None:
+    """epsilon0(delta0) of a leaf whose (eps, delta) trade-off is not a single point."""
+    if isinstance(leaf, dp_accounting.GaussianDpEvent):
+        mu = 1.0 / leaf.noise_multiplier
+        return lambda d: gaussian_epsilon(mu, d)
+    if isinstance(leaf, ShuffledDpEvent):
+        e0, n = leaf.local_epsilon, leaf.num_users
+        return lambda d: min(e0, shuffle.numerical_epsilon(e0, n, d))
+    return None
+
+
+_PROFILE_FRACTIONS = (0.02, 0.1, 0.25, 0.5, 0.75, 0.9, 0.98)
+
+
+class ApproxBackend(Backend):
+    """Best of basic composition, DRV advanced composition, KOV's heterogeneous bound (Thm 3.5),
+    and KOV's optimal homogeneous composition (Thm 3.3; per group with an equal delta split when a
+    branch holds several distinct leaves). Leaves with a privacy profile (Gaussian: exact analytic
+    profile; shuffled: FMT numerical) get a per-leaf delta0 chosen from a grid of fractions of delta
+    (every choice is valid; the best is kept)."""
+
+    name = "approx"
+
+    def unsupported_reason(self, leaf):
+        if pure_epsilon(leaf) is not None or isinstance(leaf, EpsilonDeltaDpEvent) or _profile(leaf) is not None:
+            return None
+        return "no (epsilon, delta) guarantee per release is known to this accountant"
+
+    @staticmethod
+    def _fixed(branch: Branch, leaves: dict):
+        """Split a branch into fixed (eps, delta, count) groups and profile groups."""
+        fixed, prof = [], []
+        for k, c in branch.items():
+            leaf = leaves[k]
+            pe = pure_epsilon(leaf)
+            if pe is not None:
+                fixed.append((pe, 0.0, c))
+            elif isinstance(leaf, EpsilonDeltaDpEvent):
+                fixed.append((leaf.epsilon, leaf.delta, c))
+            else:
+                prof.append((_profile(leaf), c))
+        return fixed, prof
+
+    @staticmethod
+    def _eps_fixed(groups, delta: float) -> float:
+        if not groups:
+            return 0.0
+        e = np.array([g[0] for g in groups])
+        d = np.array([g[1] for g in groups])
+        c = np.array([g[2] for g in groups], dtype=float)
+        if np.any(np.isinf(e)):
+            return math.inf
+        cands = []
+        be, bd = composition.basic(e, d, c)
+        if bd <= delta:
+            cands.append(be)
+        cands.append(composition.kov_heterogeneous_epsilon(e, d, c, delta))
+        if len(groups) == 1:
+            e0, d0, k = groups[0]
+            cands.append(composition.drv_epsilon(e0, d0, int(k), delta))
+            cands.append(composition.OptimalHomogeneous(e0, d0, int(k)).epsilon(delta))
+        else:
+            share = delta / len(groups)
+            cands.append(
+                math.fsum(
+                    min(
+                        composition.OptimalHomogeneous(e0, d0, int(k)).epsilon(share),
+                        composition.kov_heterogeneous_epsilon([e0], [d0], [k], share),
+                    )
+                    for e0, d0, k in groups
+                )
+            )
+        return min(cands)
+
+    def branch_epsilon(self, branch, leaves, delta):
+        fixed, prof = self._fixed(branch, leaves)
+        if not prof:
+            return self._eps_fixed(fixed, delta)
+        if delta == 0.0:
+            return math.inf
+        n_prof = sum(c for _, c in prof)
+        best = math.inf
+        for f in _PROFILE_FRACTIONS:
+            d0 = f * delta / n_prof
+            groups = fixed + [(fn(d0), d0, c) for fn, c in prof]
+            best = min(best, self._eps_fixed(groups, delta))
+        return best
+
+    def branch_delta(self, branch, leaves, epsilon):
+        fixed, prof = self._fixed(branch, leaves)
+        if not prof:
+            return self._delta_fixed(fixed, epsilon)
+        return _delta_by_bisection(lambda d: self.branch_epsilon(branch, leaves, d), epsilon)
+
+    @staticmethod
+    def _delta_fixed(groups, epsilon: float) -> float:
+        if not groups:
+            return 0.0
+        e = np.array([g[0] for g in groups])
+        d = np.array([g[1] for g in groups])
+        c = np.array([g[2] for g in groups], dtype=float)
+        if np.any(np.isinf(e)):
+            return 1.0
+        cands = []
+        be, bd = composition.basic(e, d, c)
+        if be <= epsilon:
+            cands.append(bd)
+        cands.append(composition.kov_heterogeneous_delta(e, d, c, epsilon))
+        if len(groups) == 1:
+            e0, d0, k = groups[0]
+            cands.append(composition.drv_delta(e0, d0, int(k), epsilon))
+            cands.append(composition.OptimalHomogeneous(e0, d0, int(k)).delta(epsilon))
+        return min(1.0, min(cands))
+
+
+def _delta_by_bisection(eps_of_delta: Callable[[float], float], epsilon: float, floor: float = 1e-300) -> float:
+    """Smallest delta (bisection on log delta, rounded up) with eps_of_delta(delta) <= epsilon.
+
+    Valid whatever the monotonicity: the returned delta was checked to satisfy the bound."""
+    hi = 1.0 - 1e-12
+    if eps_of_delta(hi) > epsilon:
+        return 1.0
+    lo = math.log(floor)
+    if eps_of_delta(floor) <= epsilon:
+        return floor
+    lhi = math.log(hi)
+    while lhi - lo > 1e-3:
+        mid = 0.5 * (lo + lhi)
+        if eps_of_delta(math.exp(mid)) <= epsilon:
+            lhi = mid
+        else:
+            lo = mid
+    return math.exp(lhi)
+
+
+# ---------------------------------------------------------------------------------------------
+# rdp
+
+RDP_ORDERS = np.array(
+    sorted(
+        set(rdp_lib.DEFAULT_RDP_ORDERS)
+        | {float(x) for x in (72, 80, 96, 112, 160, 192, 224, 320, 384, 448, 640, 768, 896)}
+        | {float(2**j) for j in range(11, 21)}
+        | {float(3 * 2**j) for j in range(10, 20)}
+    ),
+    dtype=float,
+)
+
+
+def skellam_rdp(orders: np.ndarray, variance: float, l1: float, l2: float) -> np.ndarray:
+    """RDP of the Skellam mechanism at `orders`.
+
+    eps(a) = a l2^2/(2 var) + min(((2a-1) l2^2 + 6 l1)/(4 var^2), 3 l1/(2 var)) for integer a > 1
+    (Agarwal, Kairouz, Liu, NeurIPS 2021, Thm 3.5, with var = 2 mu the Skellam variance). At a
+    real order the bound of ceil(a) is used: Renyi divergence is non-decreasing in the order.
+    """
+    a = np.ceil(np.asarray(orders, dtype=float))
+    return a * l2 * l2 / (2 * variance) + np.minimum(((2 * a - 1) * l2 * l2 + 6 * l1) / (4 * variance**2), 3 * l1 / (2 * variance))
+
+
+class RdpBackend(Backend):
+    """Renyi DP: per-leaf RDP curves on a fixed grid of orders, summed, converted by the optimal
+    RDP -> (eps, delta) conversion (dp-accounting's). Parallel branches: worst branch.
+
+    Curves: dp-accounting's `RdpAccountant` for its events (replace-one relation where it
+    supports it, else the relation its analysis is stated for); Skellam (`skellam_rdp`);
+    discrete Gaussian alpha * D^2/(2 sigma^2) (Canonne, Kamath, Steinke 2020, Thm 4: zCDP);
+    pure leaves without an exact curve (discrete Laplace, EpsilonDelta with delta = 0): the
+    binary-RR curve (`guarantees.pure_rdp`)."""
+
+    name = "rdp"
+
+    def __init__(self, orders: np.ndarray | None = None) -> None:
+        super().__init__()
+        self.orders = RDP_ORDERS if orders is None else np.asarray(orders, dtype=float)
+        self._curves: dict[Hashable, np.ndarray] = {}
+
+    def _dp_accounting_curve(self, leaf) -> np.ndarray | None:
+        for rel in (NeighborRel.REPLACE_ONE, NeighborRel.ADD_OR_REMOVE_ONE, NeighborRel.REPLACE_SPECIAL):
+            acct = rdp_lib.RdpAccountant(self.orders, neighboring_relation=rel)
+            if acct.supports(leaf):
+                return acct.compose(leaf).rdp
+        return None
+
+    def _curve(self, leaf) -> np.ndarray | None:
+        if _nonprivate(leaf):
+            return np.full_like(self.orders, np.inf)
+        if isinstance(leaf, SkellamDpEvent):
+            return skellam_rdp(self.orders, leaf.variance, leaf.l1_sensitivity, leaf.l2_sensitivity)
+        if isinstance(leaf, DiscreteGaussianDpEvent):
+            return self.orders * leaf.sensitivity**2 / (2 * leaf.sigma**2)
+        if isinstance(leaf, (ShuffledDpEvent, EpsilonDeltaDpEvent)) and pure_epsilon(leaf) is None:
+            return None
+        if isinstance(leaf, (dp_event.DiscreteLaplaceDpEvent, EpsilonDeltaDpEvent)):
+            return pure_rdp(pure_epsilon(leaf), self.orders)
+        return self._dp_accounting_curve(leaf)
+
+    def unsupported_reason(self, leaf):
+        if isinstance(leaf, EpsilonDeltaDpEvent) and leaf.delta > 0:
+            return "an (epsilon, delta > 0) black box has no RDP curve"
+        if isinstance(leaf, ShuffledDpEvent):
+            return "no RDP bound for amplification by shuffling is implemented"
+        return None if self._curve(leaf) is not None else "dp-accounting's RDP accountant does not support it"
+
+    def leaf_curve(self, key, leaf) -> np.ndarray:
+        if key not in self._curves:
+            self._curves[key] = self._curve(leaf)
+        return self._curves[key]
+
+    def branch_curve(self, branch: Branch, leaves: dict) -> np.ndarray:
+        total = np.zeros_like(self.orders)
+        for k, c in branch.items():
+            total = total + c * self.leaf_curve(k, leaves[k])
+        return total
+
+    def branch_epsilon(self, branch, leaves, delta):
+        return rdp_epsilon(self.orders, self.branch_curve(branch, leaves), delta)
+
+    def branch_delta(self, branch, leaves, epsilon):
+        return rdp_delta(self.orders, self.branch_curve(branch, leaves), epsilon)
+
+
+# ---------------------------------------------------------------------------------------------
+# zcdp
+
+
+def zcdp_of_leaf(leaf) -> tuple[float, float] | None:
+    """(rho, xi) of a leaf, or None.
+
+    Gaussian: rho = 1/(2 nm^2) (Bun, Steinke 2016, Prop. 1.6); discrete Gaussian D^2/(2 sigma^2)
+    (CKS 2020, Thm 4); pure eps: eps^2/2 (Bun, Steinke 2016, Prop. 3.3); ZCDpEvent: its (rho, xi);
+    Skellam: rho = l2^2/(2 var), xi = 3 l1/(2 var) + rho (the second branch of AKL 2021 Thm 3.5 at
+    ceil(a) <= a + 1, so valid at every real order)."""
+    if _nonprivate(leaf):
+        return math.inf, 0.0
+    if isinstance(leaf, dp_accounting.GaussianDpEvent):
+        return 1.0 / (2 * leaf.noise_multiplier**2), 0.0
+    if isinstance(leaf, DiscreteGaussianDpEvent):
+        return leaf.sensitivity**2 / (2 * leaf.sigma**2), 0.0
+    if isinstance(leaf, dp_accounting.ZCDpEvent):
+        return float(leaf.rho), float(leaf.xi)
+    if isinstance(leaf, SkellamDpEvent):
+        rho = leaf.l2_sensitivity**2 / (2 * leaf.variance)
+        return rho, 3 * leaf.l1_sensitivity / (2 * leaf.variance) + rho
+    pe = pure_epsilon(leaf)
+    if pe is not None:
+        return pure_to_zcdp(pe), 0.0
+    return None
+
+
+class ZcdpBackend(Backend):
+    """zCDP: rho and xi add under composition (Bun, Steinke 2016, Lemma 2.3); conversion to
+    (eps, delta) of Canonne, Kamath, Steinke 2020 (Prop. 12 / Cor. 13, inf over real alpha)."""
+
+    name = "zcdp"
+
+    def unsupported_reason(self, leaf):
+        if zcdp_of_leaf(leaf) is None:
+            return "no zCDP bound is known for it"
+        return None
+
+    def branch_zcdp(self, branch, leaves) -> tuple[float, float]:
+        rho = xi = 0.0
+        for k, c in branch.items():
+            r, x = zcdp_of_leaf(leaves[k])
+            rho += c * r
+            xi += c * x
+        return rho, xi
+
+    def branch_epsilon(self, branch, leaves, delta):
+        rho, xi = self.branch_zcdp(branch, leaves)
+        return math.inf if math.isinf(rho) else zcdp_epsilon(rho, delta, xi)
+
+    def branch_delta(self, branch, leaves, epsilon):
+        rho, xi = self.branch_zcdp(branch, leaves)
+        return 1.0 if math.isinf(rho) else zcdp_delta(rho, epsilon, xi)
+
+
+# ---------------------------------------------------------------------------------------------
+# pld
+
+
+class PldBackend(Backend):
+    """Privacy loss distributions (dp-accounting's, pessimistic, discretisation interval
+    `value_discretization_interval`): each distinct leaf's PLD is built once and self-composed
+    `count` times (for randomized response too, which dp-accounting's PLD accountant does not
+    do), then distinct leaves are composed."""
+
+    name = "pld"
+
+    def __init__(self, value_discretization_interval: float = 1e-4) -> None:
+        super().__init__()
+        self.vdi = float(value_discretization_interval)
+        self._plds: dict[tuple, object] = {}
+
+    def unsupported_reason(self, leaf):
+        if _nonprivate(leaf):
+            return None
+        if isinstance(leaf, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent,
+                             dp_event.DiscreteLaplaceDpEvent, dp_accounting.RandomizedResponseDpEvent,
+                             EpsilonDeltaDpEvent)):
+            return None
+        if isinstance(leaf, DiscreteGaussianDpEvent):
+            if float(leaf.sensitivity).is_integer():
+                return None
+            return "the discrete Gaussian PLD needs an integer sensitivity"
+        if isinstance(leaf, dp_accounting.PoissonSampledDpEvent) and isinstance(
+            leaf.event, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)
+        ):
+            return None
+        return "no privacy loss distribution is implemented for it"
+
+    def _single(self, leaf, count: int):
+        v = self.vdi
+        if isinstance(leaf, dp_accounting.GaussianDpEvent):
+            # k Gaussian releases with sensitivity 1 = one with standard deviation sigma/sqrt(k)
+            return pld_lib.from_gaussian_mechanism(leaf.noise_multiplier / math.sqrt(count), value_discretization_interval=v)
+        if isinstance(leaf, dp_accounting.LaplaceDpEvent):
+            p = pld_lib.from_laplace_mechanism(leaf.noise_multiplier, value_discretization_interval=v)
+        elif isinstance(leaf, dp_event.DiscreteLaplaceDpEvent):
+            p = pld_lib.from_discrete_laplace_mechanism(leaf.noise_parameter, sensitivity=int(leaf.sensitivity), value_discretization_interval=v)
+        elif isinstance(leaf, dp_accounting.RandomizedResponseDpEvent):
+            if leaf.num_buckets == 1 or leaf.noise_parameter == 1.0:
+                return pld_lib.identity(v)
+            p = pld_lib.from_randomized_response(
+                leaf.noise_parameter, leaf.num_buckets, value_discretization_interval=v,
+                neighboring_relation=NeighborRel.REPLACE_ONE,
+            )
+        elif isinstance(leaf, EpsilonDeltaDpEvent):
+            p = pld_lib.from_privacy_parameters(pld_common.DifferentialPrivacyParameters(leaf.epsilon, leaf.delta), value_discretization_interval=v)
+        elif isinstance(leaf, DiscreteGaussianDpEvent):
+            p = pld_lib.from_discrete_gaussian_mechanism(leaf.sigma, sensitivity=int(leaf.sensitivity), value_discretization_interval=v)
+        elif isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
+            inner = leaf.event
+            if isinstance(inner, dp_accounting.GaussianDpEvent):
+                p = pld_lib.from_gaussian_mechanism(inner.noise_multiplier, value_discretization_interval=v, sampling_prob=leaf.sampling_probability)
+            else:
+                p = pld_lib.from_laplace_mechanism(inner.noise_multiplier, value_discretization_interval=v, sampling_prob=leaf.sampling_probability)
+        else:  # pragma: no cover - guarded by unsupported_reason
+            raise AssertionError(leaf)
+        return p.self_compose(count) if count > 1 else p
+
+    def leaf_pld(self, key, leaf, count: int):
+        ck = (key, count)
+        if ck not in self._plds:
+            self._plds[ck] = self._single(leaf, count)
+        return self._plds[ck]
+
+    def branch_pld(self, branch, leaves):
+        if any(_nonprivate(leaves[k]) for k in branch):
+            return None
+        pld = None
+        for k, c in branch.items():
+            p = self.leaf_pld(k, leaves[k], c)
+            pld = p if pld is None else pld.compose(p)
+        return pld
+
+    def branch_epsilon(self, branch, leaves, delta):
+        if not branch:
+            return 0.0
+        pld = self.branch_pld(branch, leaves)
+        return math.inf if pld is None else max(0.0, float(pld.get_epsilon_for_delta(delta)))
+
+    def branch_delta(self, branch, leaves, epsilon):
+        if not branch:
+            return 0.0
+        pld = self.branch_pld(branch, leaves)
+        return 1.0 if pld is None else min(1.0, float(pld.get_delta_for_epsilon(epsilon)))
+
+
+# ---------------------------------------------------------------------------------------------
+# shuffle
+
+
+class ShuffleBackend(ApproxBackend):
+    """Amplification by shuffling (FMT 2021): a shuffled eps0-LDP release over n users is
+    (min(eps0, Thm 3.1 closed form, numerical bound), delta)-DP; several shuffled releases
+    compose like `approx` (best of basic, DRV, KOV) over their per-release profiles."""
+
+    name = "shuffle"
+
+    def unsupported_reason(self, leaf):
+        if isinstance(leaf, ShuffledDpEvent) or _nonprivate(leaf):
+            return None
+        return "the shuffle accountant only accounts for ShuffledDpEvent releases"
+
+    def branch_epsilon(self, branch, leaves, delta):
+        if len(branch) == 1:
+            (k, c), = branch.items()
+            leaf = leaves[k]
+            if c == 1 and isinstance(leaf, ShuffledDpEvent):
+                return shuffled_epsilon(leaf.local_epsilon, leaf.num_users, delta)
+        return super().branch_epsilon(branch, leaves, delta)
+
+    def branch_delta(self, branch, leaves, epsilon):
+        if len(branch) == 1:
+            (k, c), = branch.items()
+            leaf = leaves[k]
+            if c == 1 and isinstance(leaf, ShuffledDpEvent):
+                if epsilon >= leaf.local_epsilon:
+                    return 0.0
+                return shuffle.numerical_delta(leaf.local_epsilon, leaf.num_users, epsilon)
+        return super().branch_delta(branch, leaves, epsilon)
+
+
+def shuffled_epsilon(local_epsilon: float, num_users: int, delta: float) -> float:
+    """min(eps0, FMT Thm 3.1 where it applies, FMT numerical bound) at `delta`."""
+    best = float(local_epsilon)
+    if delta == 0.0:
+        return best
+    if shuffle.closed_form_applies(local_epsilon, num_users, delta):
+        best = min(best, shuffle.closed_form_epsilon(local_epsilon, num_users, delta))
+    return min(best, shuffle.numerical_epsilon(local_epsilon, num_users, delta))

@@ -1,0 +1,27 @@
+"""The error an accountant raises when it cannot account for an event."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+__all__ = ["UnsupportedEventError"]
+
+
+class UnsupportedEventError(ValueError):
+    """An accountant cannot account for (a leaf of) an event tree.
+
+    Raised before anything is computed or any state changes. `event` is the offending leaf,
+    `accountant` the name that refused it, `supported_by` the accountants that can account
+    for the whole tree (possibly empty).
+    """
+
+    def __init__(self, accountant: str, event: object, reason: str, supported_by: Sequence[str] = ()) -> None:
+        self.accountant = accountant
+        self.event = event
+        self.reason = reason
+        self.supported_by = tuple(supported_by)
+        can = ", ".join(self.supported_by) if self.supported_by else "none of dpaudit's accountants"
+        super().__init__(
+            f"accountant {accountant!r} cannot account for event {event!r}: {reason}; "
+            f"accountants that can account for this event tree: {can}"
+        )

@@ -1,0 +1,241 @@
+"""Value objects for privacy guarantees and the conversions between them (sources named).
+
+- `PureDp(epsilon)`: epsilon-DP.
+- `ApproxDp(epsilon, delta)`: (epsilon, delta)-DP.
+- `RdpCurve(orders, values)`: (alpha, values[i])-RDP at every alpha = orders[i] (Mironov 2017).
+- `Zcdp(rho, xi)`: (xi, rho)-zCDP, i.e. RDP xi + alpha*rho at every alpha > 1 (Bun, Steinke 2016).
+
+Every conversion returns a valid (never optimistic) guarantee; numerical optimisation only
+picks among valid bounds, so an imperfect optimum is merely loose.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from dp_accounting.rdp import rdp_privacy_accountant as _rdp
+
+from dpaudit.validation import check_delta, check_epsilon, check_nonnegative
+
+__all__ = [
+    "PureDp",
+    "ApproxDp",
+    "RdpCurve",
+    "Zcdp",
+    "pure_delta",
+    "pure_to_zcdp",
+    "pure_rdp",
+    "rdp_epsilon",
+    "rdp_delta",
+    "zcdp_epsilon",
+    "zcdp_delta",
+]
+
+
+def pure_delta(pure_eps: float, epsilon: float) -> float:
+    """Smallest delta such that every pure_eps-DP mechanism is (epsilon, delta)-DP.
+
+    delta = max(0, (e^pure_eps - e^epsilon) / (1 + e^pure_eps)): every pure_eps-DP mechanism is a
+    post-processing of binary randomized response with that epsilon (Kairouz, Oh, Viswanath,
+    "The Composition Theorem for Differential Privacy", ICML 2015, Thm 2.1), whose hockey-stick
+    divergence at e^epsilon is this value.
+    """
+    if math.isinf(pure_eps):
+        return 1.0
+    if epsilon >= pure_eps:
+        return 0.0
+    # (e^a - e^b)/(1+e^a) = -expm1(b - a) / (1 + e^-a)
+    return float(-math.expm1(epsilon - pure_eps) / (1.0 + math.exp(-pure_eps)))
+
+
+def pure_to_zcdp(pure_eps: float) -> float:
+    """rho of the zCDP implied by pure epsilon-DP: rho = epsilon^2/2 (Bun, Steinke 2016, Prop. 3.3)."""
+    return 0.5 * pure_eps * pure_eps
+
+
+def pure_rdp(pure_eps: float, orders: np.ndarray) -> np.ndarray:
+    """RDP implied by pure epsilon-DP: the Renyi divergence of binary randomized response.
+
+    D_a = log(p^a q^(1-a) + q^a p^(1-a)) / (a-1), p = e^eps/(1+e^eps), q = 1-p. Valid for every
+    eps-DP mechanism by KOV 2015 Thm 2.1 (post-processing of RR) and the data-processing
+    inequality; it is <= min(eps, a*eps^2/2) (Bun, Steinke 2016, Prop. 3.3).
+    """
+    orders = np.asarray(orders, dtype=float)
+    if math.isinf(pure_eps):
+        return np.full_like(orders, np.inf)
+    if pure_eps == 0.0:
+        return np.zeros_like(orders)
+    log_p = -math.log1p(math.exp(-pure_eps))
+    log_q = -math.log1p(math.exp(pure_eps))
+    a = orders
+    terms = np.logaddexp(a * log_p + (1 - a) * log_q, a * log_q + (1 - a) * log_p)
+    out = terms / (a - 1)
+    # Round-off can push the value a hair outside [0, min(eps, a eps^2/2)]; clamp upwards only
+    # to zero (a Renyi divergence is non-negative) and keep the exact-formula value otherwise.
+    return np.maximum(out, 0.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class PureDp:
+    """epsilon-DP."""
+
+    epsilon: float
+
+    def __post_init__(self) -> None:
+        if not (self.epsilon >= 0):
+            raise ValueError(f"epsilon must be non-negative, got {self.epsilon!r}")
+
+    def delta(self, epsilon: float) -> float:
+        """delta at `epsilon` (see `pure_delta`)."""
+        return pure_delta(self.epsilon, check_epsilon(epsilon))
+
+    def to_zcdp(self) -> "Zcdp":
+        """epsilon-DP implies (epsilon^2/2)-zCDP (Bun, Steinke 2016, Prop. 3.3)."""
+        return Zcdp(rho=pure_to_zcdp(self.epsilon))
+
+
+@dataclasses.dataclass(frozen=True)
+class ApproxDp:
+    """(epsilon, delta)-DP."""
+
+    epsilon: float
+    delta: float
+
+    def __post_init__(self) -> None:
+        if not (self.epsilon >= 0):
+            raise ValueError(f"epsilon must be non-negative, got {self.epsilon!r}")
+        if not (0.0 <= self.delta <= 1.0):
+            raise ValueError(f"delta must lie in [0, 1], got {self.delta!r}")
+
+
+def rdp_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> float:
+    """epsilon at `delta` from an RDP curve: inf over orders of
+    rdp(a) + log1p(-1/a) - log(delta * a)/(a - 1).
+
+    Canonne, Kamath, Steinke 2020 Prop. 12 / Balle et al. 2020 Thm 21 (the conversion
+    dp-accounting's `compute_epsilon` implements, reused here). Negative entries can only be
+    round-off of a non-negative divergence and are clamped to 0 first.
+    """
+    rdp = np.maximum(np.asarray(rdp, dtype=float), 0.0)
+    if np.any(np.isinf(rdp)) and np.all(np.isinf(rdp)):
+        return math.inf
+    eps, _ = _rdp.compute_epsilon(np.asarray(orders, dtype=float), rdp, delta)
+    return float(eps)
+
+
+def rdp_delta(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> float:
+    """delta at `epsilon` from an RDP curve (same conversion, solved for delta; dp-accounting's
+    `compute_delta`)."""
+    rdp = np.maximum(np.asarray(rdp, dtype=float), 0.0)
+    if np.all(np.isinf(rdp)):
+        return 1.0
+    d, _ = _rdp.compute_delta(np.asarray(orders, dtype=float), rdp, epsilon)
+    return float(min(d, 1.0))
+
+
+@dataclasses.dataclass(frozen=True)
+class RdpCurve:
+    """(alpha, values[i])-RDP at alpha = orders[i]."""
+
+    orders: tuple
+    values: tuple
+
+    def __post_init__(self) -> None:
+        if len(self.orders) != len(self.values) or not self.orders:
+            raise ValueError("orders and values must be non-empty and of equal length")
+        if any(not (a > 1) for a in self.orders):
+            raise ValueError("every RDP order must exceed 1")
+
+    def epsilon(self, delta: float) -> float:
+        return rdp_epsilon(np.array(self.orders), np.array(self.values), check_delta(delta))
+
+    def delta(self, epsilon: float) -> float:
+        return rdp_delta(np.array(self.orders), np.array(self.values), check_epsilon(epsilon))
+
+
+# Orders alpha - 1 on which the zCDP conversion is minimised (any alpha > 1 is valid).
+_ZCDP_ALPHA_M1 = np.logspace(-5, 9, 3000)
+
+
+def _zcdp_log_delta(rho: float, xi: float, epsilon: float, am1: np.ndarray) -> np.ndarray:
+    a = am1 + 1.0
+    r = xi + a * rho
+    # log delta = (a-1)(r - eps + log(1-1/a)) - log a      (CKS 2020 Prop. 12 / Cor. 13)
+    return am1 * (r - epsilon + np.log(am1 / a)) - np.log(a)
+
+
+def zcdp_delta(rho: float, epsilon: float, xi: float = 0.0) -> float:
+    """delta at `epsilon` for (xi, rho)-zCDP: inf over alpha > 1 of
+    exp((a-1)(xi + a*rho - eps) - log a + (a-1) log(1 - 1/a)).
+
+    Canonne, Kamath, Steinke, "The Discrete Gaussian for Differential Privacy" (2020), Prop. 12
+    and Cor. 13, with RDP xi + a*rho; the infimum is taken over a dense grid of real alpha
+    (every alpha gives a valid bound).
+    """
+    if rho == 0.0 and xi == 0.0:
+        return 0.0
+    ld = _zcdp_log_delta(rho, xi, epsilon, _ZCDP_ALPHA_M1)
+    return float(min(1.0, math.exp(min(0.0, float(np.min(ld))))))
+
+
+def zcdp_epsilon(rho: float, delta: float, xi: float = 0.0) -> float:
+    """epsilon at `delta` for (xi, rho)-zCDP: inf over alpha > 1 of
+    xi + a*rho + log1p(-1/a) - log(delta * a)/(a - 1)   (CKS 2020 Prop. 12 / Cor. 13).
+
+    The closed form rho + 2 sqrt(rho log(1/delta)) (Bun, Steinke 2016, Prop. 1.3) is never smaller.
+    """
+    if rho == 0.0 and xi == 0.0:
+        return 0.0
+    if delta == 0.0:
+        return math.inf
+    am1 = _ZCDP_ALPHA_M1
+    a = am1 + 1.0
+    eps = xi + a * rho + np.log(am1 / a) - (math.log(delta) + np.log(a)) / am1
+    i = int(np.argmin(eps))
+    # refine around the grid minimum with a golden-section search on log(a-1); every point
+    # evaluated is a valid bound, so the minimum of all evaluated points is valid.
+    lo = math.log(am1[max(i - 1, 0)])
+    hi = math.log(am1[min(i + 1, len(am1) - 1)])
+    best = float(eps[i])
+    g = (math.sqrt(5) - 1) / 2
+
+    def f(t: float) -> float:
+        m = math.exp(t)
+        return xi + (m + 1) * rho + math.log(m / (m + 1)) - (math.log(delta) + math.log1p(m)) / m
+
+    c, d = hi - g * (hi - lo), lo + g * (hi - lo)
+    fc, fd = f(c), f(d)
+    for _ in range(60):
+        if fc < fd:
+            hi, d, fd = d, c, fc
+            c = hi - g * (hi - lo)
+            fc = f(c)
+        else:
+            lo, c, fc = c, d, fd
+            d = lo + g * (hi - lo)
+            fd = f(d)
+        best = min(best, fc, fd)
+    return max(0.0, best)
+
+
+@dataclasses.dataclass(frozen=True)
+class Zcdp:
+    """(xi, rho)-zCDP: RDP of order alpha at most xi + alpha*rho for every alpha > 1."""
+
+    rho: float
+    xi: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_nonnegative(self.rho, "rho")
+        check_nonnegative(self.xi, "xi")
+
+    def epsilon(self, delta: float) -> float:
+        return zcdp_epsilon(self.rho, check_delta(delta), self.xi)
+
+    def delta(self, epsilon: float) -> float:
+        return zcdp_delta(self.rho, check_epsilon(epsilon), self.xi)
+
+    def rdp(self, orders: np.ndarray) -> np.ndarray:
+        return self.xi + np.asarray(orders, dtype=float) * self.rho

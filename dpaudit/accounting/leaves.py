@@ -1,0 +1,76 @@
+"""Facts about single releases (leaves of an event tree) that several accountants share.
+
+Validation of dp-accounting's own leaf events (their classes do not validate), and the pure
+epsilon of the leaves that are pure-DP.
+"""
+
+from __future__ import annotations
+
+import math
+
+import dp_accounting
+from dp_accounting import dp_event
+
+from dpaudit.accounting.events import EpsilonDeltaDpEvent
+from dpaudit.validation import check_int_at_least, check_positive, check_probability
+
+__all__ = ["validate_leaf", "pure_epsilon", "rr_epsilon"]
+
+
+def validate_leaf(leaf: dp_accounting.DpEvent) -> None:
+    """Raise ValueError naming the parameter when a leaf's parameters are out of range.
+
+    dpaudit's own events validate on construction; dp-accounting's do not, so a Gaussian or
+    Laplace event with noise <= 0 (which dp-accounting would account as non-private, inf) is
+    refused here as bad input.
+    """
+    if isinstance(leaf, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)):
+        check_positive(leaf.noise_multiplier, f"{type(leaf).__name__}.noise_multiplier")
+    elif isinstance(leaf, dp_event.DiscreteLaplaceDpEvent):
+        check_positive(leaf.noise_parameter, "DiscreteLaplaceDpEvent.noise_parameter")
+        check_int_at_least(leaf.sensitivity, 1, "DiscreteLaplaceDpEvent.sensitivity")
+    elif isinstance(leaf, dp_accounting.RandomizedResponseDpEvent):
+        p = check_probability(leaf.noise_parameter, "RandomizedResponseDpEvent.noise_parameter")
+        if p == 0.0:
+            raise ValueError("RandomizedResponseDpEvent.noise_parameter must lie in (0, 1], got 0 (no noise)")
+        check_int_at_least(leaf.num_buckets, 1, "RandomizedResponseDpEvent.num_buckets")
+    elif isinstance(leaf, dp_accounting.ZCDpEvent):
+        if not (leaf.rho >= 0 and math.isfinite(leaf.rho)):
+            raise ValueError(f"ZCDpEvent.rho must be non-negative and finite, got {leaf.rho!r}")
+        if not (leaf.xi >= 0 and math.isfinite(leaf.xi)):
+            raise ValueError(f"ZCDpEvent.xi must be non-negative and finite, got {leaf.xi!r}")
+    elif isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
+        check_probability(leaf.sampling_probability, "PoissonSampledDpEvent.sampling_probability")
+    # dpaudit's events (Skellam, DiscreteGaussian, EpsilonDelta, Shuffled) validate themselves.
+
+
+def rr_epsilon(noise_parameter: float, num_buckets: int) -> float:
+    """Pure epsilon of k-ary randomized response, replace-one: log(1 + k(1-p)/p).
+
+    With probability 1-p the true bucket, else a uniform one: the likelihood ratio is at most
+    (1 - p + p/k)/(p/k) (Warner 1965; the k-RR of Kairouz, Oh, Viswanath 2014).
+    """
+    p, k = float(noise_parameter), int(num_buckets)
+    if k == 1 or p == 1.0:
+        return 0.0
+    return math.log1p(k * (1.0 - p) / p)
+
+
+def pure_epsilon(leaf: dp_accounting.DpEvent) -> float | None:
+    """Pure epsilon of a leaf, inf for a non-private one, None when the leaf is not pure DP.
+
+    Laplace: 1/noise_multiplier (noise scale over l1 sensitivity; Dwork et al. 2006).
+    Discrete Laplace pmf ∝ exp(-a|x|) with sensitivity D: a*D (Ghosh, Roughgarden, Sundararajan 2009).
+    Randomized response: `rr_epsilon`. EpsilonDeltaDpEvent with delta = 0: its epsilon.
+    """
+    if isinstance(leaf, dp_accounting.NonPrivateDpEvent):
+        return math.inf
+    if isinstance(leaf, dp_accounting.LaplaceDpEvent):
+        return 1.0 / leaf.noise_multiplier
+    if isinstance(leaf, dp_event.DiscreteLaplaceDpEvent):
+        return float(leaf.noise_parameter) * int(leaf.sensitivity)
+    if isinstance(leaf, dp_accounting.RandomizedResponseDpEvent):
+        return rr_epsilon(leaf.noise_parameter, leaf.num_buckets)
+    if isinstance(leaf, EpsilonDeltaDpEvent) and leaf.delta == 0.0:
+        return float(leaf.epsilon)
+    return None
