@@ -7,8 +7,8 @@ in [0, 1], the sensitivity assumption of both papers (seed 001 §2, seed 004 §2
 An environment answers three kinds of requests, all vectorised over runs:
 - `stream(rng, size)`: a callable (t, arms) -> rewards of round t (0-based) for each run,
   for algorithms that decide every round;
-- `segment_sums(rng, arms, start, length)`: the sum of one arm's rewards over rounds
-  [start, start + length) in each run, drawn directly from the sum's exact law where one
+- `segment_sums(rng, arms, start, length, rows=None)`: the sum of one arm's rewards over
+  rounds [start, start + length) in each of the runs `rows` (default: all, in order), drawn directly from the sum's exact law where one
   exists (binomial for Bernoulli arms, prefix sums for a table);
 - `vector_sums(rng, start, length, size)`: all K coordinates summed over a block (full
   information, seed 001's FTNL).
@@ -77,6 +77,15 @@ def seed004_means(rng: np.random.Generator, instance: str, runs: int, arms: int 
     return gap * rng.random((runs, arms)) + (0.5 - gap / 2)
 
 
+def _arm_means(means: np.ndarray, arms, rows) -> np.ndarray:
+    """mu of `arms` in runs `rows` (all runs 0..len(arms)-1 when rows is None)."""
+    arms = np.asarray(arms)
+    if means.ndim == 1:
+        return means[arms]
+    rows = np.arange(arms.shape[0]) if rows is None else np.asarray(rows)
+    return means[rows, arms]
+
+
 def _rows(means: np.ndarray, size: int) -> np.ndarray:
     """Means broadcast to (size, K); per-run means must have exactly `size` rows."""
     if means.ndim == 2 and means.shape[0] != size:
@@ -110,17 +119,15 @@ class BernoulliArms:
 
         return draw
 
-    def segment_sums(self, rng, arms, start, length) -> np.ndarray:
-        length = np.asarray(length)
-        mu = _rows(self.means, np.shape(arms)[0])[np.arange(np.shape(arms)[0]), arms]
-        return rng.binomial(length, mu).astype(float)
+    def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
+        return rng.binomial(np.asarray(length), _arm_means(self.means, arms, rows)).astype(float)
 
     def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
         return rng.binomial(length, _rows(self.means, size)).astype(float)
 
-    def rounded_segment_sums(self, rng, arms, start, length, g: int) -> np.ndarray:
+    def rounded_segment_sums(self, rng, arms, start, length, g: int, rows=None) -> np.ndarray:
         """Sum of x_hat = floor(x g) + Ber(frac(x g)): for x in {0, 1} this is g * Binomial."""
-        return (g * self.segment_sums(rng, arms, start, length)).astype(np.int64)
+        return (g * self.segment_sums(rng, arms, start, length, rows)).astype(np.int64)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -174,19 +181,16 @@ class ClippedGaussianArms:
             j += k
         return out
 
-    def segment_sums(self, rng, arms, start, length) -> np.ndarray:
-        size = np.shape(arms)[0]
-        mu = _rows(self.means, size)[np.arange(size), arms]
-        return self._per_user(rng, mu, length, lambda x: x)
+    def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
+        return self._per_user(rng, _arm_means(self.means, arms, rows), length, lambda x: x)
 
     def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
         mu = _rows(self.means, size)
         flat = self._per_user(rng, mu.reshape(-1), np.full(mu.size, length), lambda x: x)
         return flat.reshape(mu.shape)
 
-    def rounded_segment_sums(self, rng, arms, start, length, g: int) -> np.ndarray:
-        size = np.shape(arms)[0]
-        mu = _rows(self.means, size)[np.arange(size), arms]
+    def rounded_segment_sums(self, rng, arms, start, length, g: int, rows=None) -> np.ndarray:
+        mu = _arm_means(self.means, arms, rows)
 
         def encode(x: np.ndarray) -> np.ndarray:
             xg = x * g
@@ -250,7 +254,7 @@ class RewardTable:
 
         return draw
 
-    def segment_sums(self, rng, arms, start, length) -> np.ndarray:
+    def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
         start = np.asarray(start, dtype=np.int64)
         end = start + np.asarray(length, dtype=np.int64)
         self._check_end(end)
@@ -260,7 +264,7 @@ class RewardTable:
         self._check_end(start + length)
         return np.broadcast_to(self._prefix[start + length] - self._prefix[start], (size, self.n_arms)).copy()
 
-    def rounded_segment_sums(self, rng, arms, start, length, g: int) -> np.ndarray:
+    def rounded_segment_sums(self, rng, arms, start, length, g: int, rows=None) -> np.ndarray:
         """Randomized rounding user by user (seed 004 Alg. 1 line 20) on the table's entries."""
         start = np.broadcast_to(np.asarray(start, dtype=np.int64), np.shape(arms))
         length = np.broadcast_to(np.asarray(length, dtype=np.int64), np.shape(arms))

@@ -89,7 +89,7 @@ def _raw_sums(rng, env, active, start, lens) -> np.ndarray:
     for a in range(active.shape[1]):
         rows = active[:, a]
         if rows.any():
-            out[rows, a] = env.segment_sums(rng, np.full(rows.sum(), a), start[rows, a], lens[rows])
+            out[rows, a] = env.segment_sums(rng, np.full(rows.sum(), a), start[rows, a], lens[rows], np.flatnonzero(rows))
     return out
 
 

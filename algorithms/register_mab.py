@@ -7,7 +7,11 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.algorithms.arms import INSTANCES, REWARD_MODELS, make_environment
+from dpaudit.algorithms.batch_se import PATHS, POLYA_VARIANTS, BatchSE
 from dpaudit.algorithms.elimination import DPSE, DPSE_NOISES, SuccessiveElimination
+from dpaudit.algorithms.ftnl import FTNL, FTNL_NOISES
+from dpaudit.algorithms.hybrid_ucb import HYBRID_NODE_SCALES, HybridUCB
+from dpaudit.algorithms.lazy_ucb import AnytimeLazyUCB
 from dpaudit.algorithms.outcome import checkpoint_grid
 from dpaudit.algorithms.ucb import UCB1
 from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param
@@ -40,6 +44,18 @@ def _env_params(instance: str, rewards: str) -> tuple[Param, ...]:
 
 
 EPSILON = Param("epsilon", float, 1.0, "privacy parameter epsilon > 0")
+P_CONF = Param("p", _optional_float, None, "confidence level p in (0,1) of the radii and tau; default 1/T (experiments: 0.1)")
+BASE = Param("base", int, 2, "batch sizes l(b) = base^b (paper 2; authors' code 4 for Dist-DP/RDP)")
+RETURNING = Param("returning", int, 1, "B: batches a returning user may join (App. I); per-batch eps/B or eps/sqrt(B)")
+PATH = Param("path", str, "batch", "batch: draw each batch's noise total from its exact law; users: every share", PATHS)
+SCALE_S = Param("s", float, 10.0, "scaling factor s >= 1 of the precision g = ceil(s eps sqrt(n))")
+
+
+def _batch(protocol: str):
+    def factory(**kw: Any) -> BatchSE:
+        return BatchSE(protocol=protocol, **kw)
+
+    return factory
 
 
 def simulate_regret(
@@ -67,7 +83,8 @@ def simulate_regret(
     cp = checkpoint_grid(horizon, checkpoints)
     record = {"instance": instance if means is None else None, "means": None if means is None else list(means),
               "arms": env.n_arms, "rewards": rewards, "seed": seed, **params}
-    return RegretCurves(name, cp, out.regret(env.means, cp), algo.privacy.to_json(), record)
+    privacy = algo.privacy_for(env.n_arms if isinstance(algo, FTNL) else horizon) if hasattr(algo, "privacy_for") else algo.privacy
+    return RegretCurves(name, cp, out.regret(env.means, cp), privacy.to_json(), record)
 
 
 def _entry(name: str, summary: str, factory, params: tuple[Param, ...], instance: str, rewards: str) -> AlgorithmEntry:
@@ -87,6 +104,28 @@ MAB_ENTRIES = (
            (EPSILON, Param("beta", _optional_float, None, "confidence parameter in (0,1); default 1/T"),
             Param("noise", str, "per-arm", "per-arm (correct) or shared (authors' seed-004 code, bug B7)", DPSE_NOISES)),
            "s001-1", "bernoulli"),
+    _entry("anytime-lazy-ucb", "Anytime-Lazy-UCB (seed 001 Alg. 1), central pure eps-DP", AnytimeLazyUCB,
+           (EPSILON,), "s001-1", "bernoulli"),
+    _entry("hybrid-ucb", "Hybrid-UCB (seed 001 Alg. 4), arrays + binary tree; claims eps, sound 1.5 eps", HybridUCB,
+           (EPSILON, Param("node_scale", str, "paper", "paper: Lap(r/(0.5eps)) nodes; fixed: Lap((r+1)/(0.5eps))", HYBRID_NODE_SCALES)),
+           "s001-1", "bernoulli"),
+    _entry("ftnl", "Follow-the-Noisy-Leader with Report Noisy Max (seed 001 Alg. 2-3), full information", FTNL,
+           (EPSILON, Param("noise", str, "paper", "RNM scale: paper 1/eps (sound 2eps), fixed 2/eps, naive K/eps", FTNL_NOISES)),
+           "s001-1", "bernoulli"),
+    _entry("dist-dp-se", "Dist-DP-SE (seed 004 Thm 1): Polya shares + secure aggregation, pure eps-DP", _batch("dist-dp"),
+           (EPSILON, P_CONF, BASE, RETURNING, PATH,
+            Param("polya", str, "correct", "correct Polya(1/n, theta) or inverted (authors' code, bug B1)", POLYA_VARIANTS)),
+           "easy", "gaussian"),
+    _entry("dist-rdp-se", "Dist-RDP-SE (seed 004 Thm 2): Skellam shares + secure aggregation, RDP", _batch("dist-rdp"),
+           (EPSILON, SCALE_S, P_CONF, BASE, RETURNING, PATH), "easy", "gaussian"),
+    _entry("dist-cdp-se", "Dist-CDP-SE (seed 004 Thm 4): discrete Gaussian shares + secure aggregation, zCDP", _batch("dist-cdp"),
+           (EPSILON, SCALE_S, P_CONF, BASE, RETURNING), "easy", "gaussian"),
+    _entry("cdp-se", "CDP-SE (seed 004 Thm 5): central discrete Laplace, pure eps-DP", _batch("central"),
+           (EPSILON, P_CONF, BASE, RETURNING, PATH), "easy", "gaussian"),
+    _entry("ldp-se", "LDP-SE (seed 004 Thm 6): local discrete Laplace per user, pure eps-LDP", _batch("local"),
+           (EPSILON, P_CONF, BASE, RETURNING, PATH,
+            Param("c", float, 2.0, "constant c of Lemma 5 in tau and the radius (unspecified by the paper)")),
+           "easy", "gaussian"),
 )
 
 for _e in MAB_ENTRIES:

@@ -1,0 +1,161 @@
+"""Hybrid-UCB (seed 001, Algorithm 4, App. E.2; summary §4.2): arrays plus a binary tree per arm.
+
+Arm j's observations 2^r .. 2^{r+1}-1 (1-based, r >= 1) form tree r with 2^r leaves and,
+in parallel, array F^(r). Full arrays are released once as sum + Lap(2/eps) (the "array part",
+Alg. 1 at budget eps/2; the init observation is array 0). The current tree releases, after each
+pull, the dyadic node that just completed with noise Lap(s_r) fixed per node (binary counter of
+Chan, Shi & Song 2011); its prefix B~ is the sum of the nodes at the set bits of the leaf count.
+    mu_j = (F~ + B~) / O_j                                                     (eq. 34)
+    A_t = argmax_j mu_j + sqrt(3 log2 t / O_j) + 6 sqrt(8) log2 t floor(log2(O_j+1)) / (eps O_j)   (eq. 35)
+
+Node scale s_r (`node_scale`): 'paper' s_r = r/(0.5 eps) (log2 of the tree size; Thm 5 claims
+eps); a leaf, however, lies in r+1 released nodes (levels 0..r), so the tree costs 0.5eps(r+1)/r
+and the whole 1.5 eps at r = 1 (digest 001 §3.2). 'fixed' s_r = (r+1)/(0.5 eps) restores eps.
+The scales and the claimed/corrected tree events come from `dpaudit.mechanisms.tree`.
+
+The simulation runs all runs one round per step; each run's pulled arm inserts a leaf in its
+own tree, which the lock-step `TreeStream` of mechanisms.tree cannot express, so the per-arm
+binary counters live here as (runs, K, levels) arrays. `hybrid_arm_releases` gives one arm's
+releases for a fixed observation stream through `mechanisms.tree.BinaryTree` (white-box audits).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import dp_accounting
+import numpy as np
+
+from dpaudit.accounting.events import ParallelComposedDpEvent
+from dpaudit.algorithms.mab import Algorithm
+from dpaudit.algorithms.outcome import Outcome
+from dpaudit.algorithms.privacy import Guarantee, Privacy
+from dpaudit.mechanisms.tree import BinaryTree, hybrid_ucb_node_scale, hybrid_ucb_tree_events
+from dpaudit.validation import check_choice, check_epsilon, check_finite_array, check_positive_int
+
+__all__ = ["HybridUCB", "hybrid_arm_releases", "HYBRID_NODE_SCALES"]
+
+HYBRID_NODE_SCALES = ("paper", "fixed")
+
+
+def _node_scale(epsilon: float, r: int, which: str) -> float:
+    return hybrid_ucb_node_scale(epsilon, r) * ((r + 1) / r if which == "fixed" else 1.0)
+
+
+def hybrid_arm_releases(
+    rng: np.random.Generator, rewards: np.ndarray, epsilon: float, node_scale: str = "paper"
+) -> np.ndarray:
+    """One arm's released totals R_n = O mu_j after each of its n = 1..N pulls, shape (size, N).
+
+    rewards[i, n-1] is the n-th observation in run i. Observation 1 is array 0; observations
+    2^r .. 2^{r+1}-1 are tree r (prefix releases through `BinaryTree.run`) and array r, whose
+    Lap(2/eps) is added once the tree is full. Digest 001 §6.3's white-box observable.
+    """
+    epsilon = check_epsilon(epsilon)
+    check_choice(node_scale, HYBRID_NODE_SCALES, "node_scale")
+    x = check_finite_array(rewards, "rewards", ndim=2)
+    if np.any(x < 0) or np.any(x > 1):
+        raise ValueError("rewards must lie in [0, 1]")
+    size, n = x.shape
+    out = np.empty((size, n))
+    arrays = x[:, 0] + rng.laplace(0.0, 2.0 / epsilon, size)  # F~ after array 0
+    out[:, 0] = arrays
+    r = 1
+    while (1 << r) - 1 < n:
+        lo, hi = (1 << r) - 1, min((1 << (r + 1)) - 1, n)  # 0-based observation range of tree r
+        tree = BinaryTree(horizon=1 << r, noise="laplace", scale=_node_scale(epsilon, r, node_scale))
+        release = tree.run(rng, x[:, lo:hi])
+        out[:, lo:hi] = arrays[:, None] + release.prefix_sums
+        if hi - lo == 1 << r:
+            arrays = arrays + x[:, lo:hi].sum(axis=1) + rng.laplace(0.0, 2.0 / epsilon, size)
+        r += 1
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class HybridUCB(Algorithm):
+    """Hybrid-UCB at privacy parameter `epsilon` (seed 001 Alg. 4)."""
+
+    epsilon: float = 1.0
+    node_scale: str = "paper"
+    name = "hybrid-ucb"
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        check_choice(self.node_scale, HYBRID_NODE_SCALES, "node_scale")
+
+    def privacy_for(self, horizon: int) -> Privacy:
+        """Events per tree r = 1..floor(log2 T): array Lap(2/eps) composed with the tree's r+1 nodes."""
+        eps = self.epsilon
+        rmax = max(check_positive_int(horizon, "horizon").bit_length() - 1, 1)
+        array = dp_accounting.LaplaceDpEvent(noise_multiplier=2.0 / eps)
+        per_tree = []
+        for r in range(1, rmax + 1):
+            _, corrected = hybrid_ucb_tree_events(eps, r, _node_scale(eps, r, self.node_scale))
+            per_tree.append(dp_accounting.ComposedDpEvent([array, corrected]))
+        claim = Guarantee("pure", eps, source="seed 001 Thm 5 / App. E.3.1")
+        if self.node_scale == "paper":
+            return Privacy(
+                "round-vector", "central", ParallelComposedDpEvent(per_tree), claim,
+                Guarantee("pure", 1.5 * eps, source="digest 001 §3.2"),
+                "a leaf of tree r lies in r+1 released nodes, not r: 0.5eps + 0.5eps(r+1)/r, worst 1.5eps at r=1",
+            )
+        return Privacy(
+            "round-vector", "central", ParallelComposedDpEvent(per_tree), claim, None,
+            "node scale (r+1)/(0.5eps): each of the r+1 nodes holding a leaf costs 0.5eps/(r+1)",
+        )
+
+    @property
+    def privacy(self) -> Privacy:
+        return self.privacy_for(1 << 22)
+
+    def _run(self, env, rng, size, horizon) -> Outcome:
+        K, eps = env.n_arms, self.epsilon
+        rows = np.arange(size)
+        draw = env.stream(rng, size)
+        levels = max(horizon.bit_length(), 1) + 1
+        scales = np.array([0.0] + [_node_scale(eps, r, self.node_scale) for r in range(1, levels + 1)])
+        actions = np.empty((size, horizon), dtype=np.int16)
+        actions[:, :K] = np.arange(K)
+        first = np.stack([draw(j, np.full(size, j)) for j in range(K)], axis=1)
+        arrays = first + rng.laplace(0.0, 2.0 / eps, (size, K))  # F~: released full arrays
+        count = np.ones((size, K), dtype=np.int64)  # O_j
+        tree_r = np.ones((size, K), dtype=np.int64)  # index r of the current tree
+        leaves = np.zeros((size, K), dtype=np.int64)  # filled leaves m of the current tree
+        raw = np.zeros((size, K))  # exact sum of the current tree (= array F^(r))
+        # B~ = raw + (noise of the nodes at the set bits of m): the exact node sums add up to the
+        # tree's exact prefix, so only the fixed node noises are kept, one slot per level.
+        node_noise = np.zeros((size * K, levels))
+        noise_sum = np.zeros((size, K))
+        mu = arrays.copy()
+        level_ids = np.arange(levels)
+        coef = 6 * np.sqrt(8) / eps
+        for t in range(K, horizon):
+            lt = np.log2(t + 1.0)
+            bonus = np.sqrt(3 * lt / count) + coef * lt * np.floor(np.log2(count + 1.0)) / count
+            J = np.argmax(mu + bonus, axis=1)
+            actions[:, t] = J
+            x = draw(t, J)
+            flat = rows * K + J
+            m = leaves[rows, J] + 1
+            v = np.frexp((m & -m).astype(float))[1] - 1  # level of the node completed by leaf m
+            nz = node_noise[flat]
+            nz[level_ids[None, :] < v[:, None]] = 0.0  # merged into the new node
+            new = rng.laplace(0.0, 1.0, size) * scales[tree_r[rows, J]]
+            nz[rows, v] = new
+            node_noise[flat] = nz
+            noise_sum[rows, J] = nz.sum(axis=1)
+            leaves[rows, J] = m
+            raw[rows, J] += x
+            count[rows, J] += 1
+            full = m == (np.int64(1) << tree_r[rows, J])
+            if full.any():
+                fr, fj = rows[full], J[full]
+                arrays[fr, fj] += raw[fr, fj] + rng.laplace(0.0, 2.0 / eps, fr.size)
+                tree_r[fr, fj] += 1
+                leaves[fr, fj] = 0
+                raw[fr, fj] = 0.0
+                node_noise[fr * K + fj] = 0.0
+                noise_sum[fr, fj] = 0.0
+            mu[rows, J] = (arrays[rows, J] + raw[rows, J] + noise_sum[rows, J]) / count[rows, J]
+        return Outcome.from_actions(actions, K)
