@@ -141,7 +141,8 @@ class LinUCBResult:
     actions (R, T): chosen actions; regret (R, len(checkpoints)): cumulative pseudo-regret;
     released: per-batch released statistics stacked on axis 1 (only when recorded), e.g.
     "u" (R, M, d) and "V" (R, M, d, d); nonpd_batches: how many batch models had a direction with
-    negative x^T V^{-1} x (V not positive definite, digest 003 §6.6 item 12), over all runs.
+    negative x^T V^{-1} x or a singular V (V not positive definite, digest 003 §6.6 item 12; a
+    singular V is solved by pseudo-inverse), counted once per batch over all runs.
     """
 
     actions: np.ndarray
@@ -232,7 +233,11 @@ def run_batched_linucb(
                         recorded.setdefault(key, []).append(np.array(val))
                 v = g + lam * eye
                 rhs = np.concatenate([u[..., None], np.broadcast_to(eye, (runs, dim, dim))], axis=2)
-                sol = np.linalg.solve(v, rhs)
+                try:
+                    sol = np.linalg.solve(v, rhs)
+                except np.linalg.LinAlgError:  # an exactly singular noisy V (digest 003 §6.6 item 12)
+                    sol = np.linalg.pinv(v) @ rhs
+                    nonpd += 1
                 theta, vinv = sol[..., 0], sol[..., 1:]
                 if record:
                     recorded.setdefault("theta", []).append(theta.copy())

@@ -19,6 +19,14 @@ ALGORITHMS.register("dp-conse", AlgorithmEntry(
 # --- linear contextual bandits (seed 003 and its baselines) -------------------------------------
 from dpaudit.algorithms.linucb import LinUCB, simulate_linear  # noqa: E402
 from dpaudit.algorithms.linucb_jdp import JDP_NOISES, LinUCBJDP  # noqa: E402
+from dpaudit.algorithms.linucb_ldp import LDP_NOISES, LinUCBLDP  # noqa: E402
+from dpaudit.algorithms.shuffle_linucb import (  # noqa: E402
+    AMP_RETURNING_NOISES,
+    USERS,
+    LinUCBSDPAmp,
+    LinUCBSDPVec,
+)
+from dpaudit.mechanisms.vector_sum import VECTOR_SUM_RANGES  # noqa: E402
 from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param  # noqa: E402,F811
 
 
@@ -57,3 +65,20 @@ ALGORITHMS.register("linucb-jdp", _linear_entry(
     LinUCBJDP, "jointly private LinUCB, tree-based Gram matrices (Shariff & Sheffet 2018)",
     _linear_params(1) + _PRIVATE_PARAMS + (
         Param("noise", str, "paper", "paper: Shariff-Sheffet sigma; code: seed 003's simulation constant", JDP_NOISES),)))
+ALGORITHMS.register("linucb-ldp", _linear_entry(
+    LinUCBLDP, "locally private LinUCB (Zheng et al. 2020; Batched-Local-LinUCB of seed 003 when --batch > 1)",
+    _linear_params(1) + _PRIVATE_PARAMS + (
+        Param("noise", str, "paper", "paper: 4 sqrt(2 ln(2.5/delta))/eps; code: seed 003's simulation constant", LDP_NOISES),)))
+_SDP_PARAMS = _linear_params(20) + _PRIVATE_PARAMS + (
+    Param("users", str, "unique", "unique users, or returning users present once per batch (seed 003 §4)", USERS),
+)
+ALGORITHMS.register("linucb-sdp-amp", _linear_entry(
+    LinUCBSDPAmp, "shuffle-private LinUCB, amplification protocol P_Amp (Chowdhury & Zhou 2022, Alg. 1-4)",
+    _SDP_PARAMS + (Param("noise", str, "paper", "paper: theorem sigma (derived: returning users without the log "
+                         "simplification); code: the authors' simulation sigma", AMP_RETURNING_NOISES),)))
+ALGORITHMS.register("linucb-sdp-vec", _linear_entry(
+    LinUCBSDPVec, "shuffle-private LinUCB, vector/matrix summation P_Vec (Chowdhury & Zhou 2022, Alg. 5-7)",
+    _SDP_PARAMS + (
+        Param("noise", str, "paper", "paper: theorem (g, b); code: the authors' simulation (g, b)", ("paper", "code")),
+        Param("vec_range", str, "paper", "paper: R(w, Delta) on [0, 2 Delta] (sensitivity 2g); normalized: 2 Delta",
+              VECTOR_SUM_RANGES),)))
