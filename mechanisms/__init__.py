@@ -18,6 +18,16 @@ from dpaudit.mechanisms.samplers import (
     randomized_response,
     skellam,
 )
+from dpaudit.mechanisms.secagg import (
+    BUGS as SECAGG_BUGS,
+    CentralSecAgg,
+    DiscreteGaussianSecAgg,
+    LocalSecAgg,
+    PolyaSecAgg,
+    SecAggParameters,
+    SecAggRelease,
+    SkellamSecAgg,
+)
 from dpaudit.mechanisms.tree import (
     BinaryTree,
     TreeRelease,
