@@ -21,6 +21,7 @@ its tree wrongly, the module keeps the paper's claimed accounting next to the co
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import dp_accounting
@@ -105,6 +106,16 @@ def _trailing_zeros(t: np.ndarray) -> np.ndarray:
     return np.frexp(low.astype(float))[1] - 1
 
 
+@functools.lru_cache(maxsize=64)
+def _upper_index(dim: int) -> tuple[int, np.ndarray]:
+    """(number of entries i <= j, the (dim*dim,) map from each entry (i, j) to its upper entry)."""
+    iu, ju = np.triu_indices(dim)
+    index = np.empty((dim, dim), dtype=np.intp)
+    index[iu, ju] = np.arange(iu.size)
+    index[ju, iu] = np.arange(iu.size)
+    return iu.size, index.ravel()
+
+
 def symmetric_noise(
     rng: np.random.Generator, size: tuple[int, ...], dim: int, noise: str, scale: float, symmetrize: str
 ) -> np.ndarray:
@@ -117,13 +128,10 @@ def symmetric_noise(
     the Frobenius norm of the change (digest 002 §3.1). Gaussian only (a sum of two Laplaces is not
     Laplace).
     """
-    iu, ju = np.triu_indices(dim)
     if symmetrize == "upper":
-        vals = _draw(rng, noise, scale, size + (iu.size,))
-        out = np.empty(size + (dim, dim))
-        out[..., iu, ju] = vals
-        out[..., ju, iu] = vals
-        return out
+        count, index = _upper_index(dim)
+        vals = _draw(rng, noise, scale, size + (count,))
+        return np.take(vals, index, axis=-1).reshape(size + (dim, dim))
     if noise != "gaussian":
         raise ValueError(f"symmetrize='average' needs noise='gaussian', got noise={noise!r}")
     z = _draw(rng, noise, scale, size + (dim, dim))
@@ -217,14 +225,19 @@ class BinaryTree:
         t = np.arange(1, n + 1)
         level = _trailing_zeros(t)
         start = t - (1 << level)
-        csum = np.concatenate([np.zeros((runs, 1) + self.shape), np.cumsum(leaves, axis=1)], axis=1)
-        noise = np.moveaxis(self.node_noise(rng, (n, runs)), 0, 1)
-        nodes = csum[:, t] - csum[:, start] + noise
-        prefix = np.zeros_like(nodes)
-        for lvl in range(n.bit_length()):
-            has = ((t >> lvl) & 1).astype(bool)
-            ends = (t[has] >> lvl) << lvl
-            prefix[:, has] += nodes[:, ends - 1]
+        # time-major internally (row gathers are contiguous); (runs, n, ...) views on return
+        csum = np.zeros((n + 1, runs) + self.shape)
+        np.cumsum(np.moveaxis(leaves, 1, 0), axis=0, out=csum[1:])
+        nodes = csum[t] - csum[start]
+        nodes += self.node_noise(rng, (n, runs))
+        # prefix(t) = prefix(t - 2^v(t)) + node(t): the cover of t is the cover of t with its lowest
+        # set bit cleared, plus the node released at t. Fill by popcount, O(T) work in all.
+        prefix = nodes.copy()
+        popcount = np.array([bin(x).count("1") for x in range(n + 1)])[1:]
+        for k in range(2, int(popcount.max()) + 1):
+            idx = np.flatnonzero(popcount == k)
+            prefix[idx] += prefix[start[idx] - 1]
+        prefix, nodes = np.moveaxis(prefix, 0, 1), np.moveaxis(nodes, 0, 1)
         return TreeRelease(prefix, nodes, start, level)
 
     def leaf_sensitivity(self, diff: np.ndarray) -> float:
@@ -300,8 +313,8 @@ class TreeStream:
         self._exact[level] = node
         self._noisy[level] = node + self.tree.node_noise(self._rng, (self.runs,))
         self.last_node = self._noisy[level].copy()
-        bits = [lvl for lvl in range(self.t.bit_length()) if (self.t >> lvl) & 1]
-        self.prefix = self._noisy[bits].sum(axis=0)
+        # the bits below `level` were set in t-1 and are cleared in t: swap their nodes for the new one
+        self.prefix = self.prefix - self._noisy[:level].sum(axis=0) + self.last_node
         return self.prefix
 
 
