@@ -48,6 +48,7 @@ __all__ = [
     "cheu_parameters",
     "cheu_claimed_epsilon",
     "BitSumProtocol",
+    "pvec_protocols",
 ]
 
 VECTOR_SUM_RANGES = ("paper", "normalized")
@@ -265,3 +266,15 @@ class BitSumProtocol:
         very loose), not a computed bound; an exact profile would be the PLD of Bin(n·b, p)
         against shifts of up to `count_sensitivity()` on each label."""
         return EpsilonDeltaDpEvent(epsilon=self.corrected_epsilon(dim, delta), delta=delta)
+
+
+def pvec_protocols(
+    epsilon: float, delta: float, batch_size: int, dim: int, range: str = "paper"
+) -> tuple[BitSumProtocol, BitSumProtocol]:
+    """Seed 003's P_Vec for one batch (Thm 3.5 / C.1, unique users): (vector protocol over the d
+    labels of φ·y, matrix protocol over the d(d+1)/2 labels i <= j of φφᵀ), both with the eq. 127
+    parameters at (ε, δ) and n = B, Δ1 = Δ2 = 1 (use `sum_vectors` and `sum_matrices`)."""
+    d = check_positive_int(dim, "dim")
+    vec = BitSumProtocol.from_privacy(epsilon, delta, batch_size, d, range=range)
+    mat = BitSumProtocol.from_privacy(epsilon, delta, batch_size, d, num_labels=d * (d + 1) // 2, range=range)
+    return vec, mat

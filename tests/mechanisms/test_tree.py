@@ -126,6 +126,20 @@ def test_laplace_tree_event_is_depth_times_node_epsilon(horizon):
     assert count / node.noise_multiplier == pytest.approx(tree_depth(horizon) * 2.0 / 4.0)
 
 
+def test_vector_laplace_node_event_dominates_split_changes():
+    # a Laplace node event with L1 sensitivity Δ (dp-accounting's convention) is a valid description
+    # of a vector leaf whose change is split over coordinates: its δ(ε) is never below the split's
+    from dp_accounting.pld import PLDAccountant
+
+    node = BinaryTree(4, "laplace", 1.0, (2,)).node_event(1.0)
+    single = PLDAccountant().compose(node)
+    for a in (0.5, 0.2):
+        split = [dp_accounting.LaplaceDpEvent(1 / a), dp_accounting.LaplaceDpEvent(1 / (1 - a))]
+        comp = PLDAccountant().compose(dp_accounting.ComposedDpEvent(split))
+        for eps in (0.0, 0.3, 0.7, 0.95):
+            assert comp.get_delta(eps) <= single.get_delta(eps) + 1e-9
+
+
 def test_noiseless_tree_is_non_private():
     assert BinaryTree(4, "gaussian", 0.0).node_event(1.0) == dp_accounting.NonPrivateDpEvent()
 

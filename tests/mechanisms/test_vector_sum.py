@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
-from dpaudit.mechanisms.vector_sum import BitSumProtocol, cheu_claimed_epsilon, cheu_parameters
+from dpaudit.mechanisms.vector_sum import BitSumProtocol, cheu_claimed_epsilon, cheu_parameters, pvec_protocols
 
 ALPHA = 1e-3  # per statistical check: false-failure rate <= 1e-3 (fixed seeds make each run deterministic)
 
@@ -55,6 +55,13 @@ def test_claimed_and_corrected_events():
     assert (proto.count_sensitivity(), norm.count_sensitivity()) == (18, 9)
     with pytest.raises(ValueError, match="p = 1/4"):
         BitSumProtocol(20, 5, 9, proto.b, p=0.3).claimed_epsilon(5, 1e-3)
+
+
+def test_pvec_protocols_for_a_batch():
+    vec, mat = pvec_protocols(1.0, 0.1, 20, 5)
+    g, b, p = cheu_parameters(1.0, 0.1, 20, 5)
+    assert (vec.num_labels, mat.num_labels) == (5, 15)
+    assert (vec.g, vec.b, vec.p, vec.num_users) == (mat.g, mat.b, mat.p, mat.num_users) == (g, b, p, 20)
 
 
 @pytest.mark.parametrize(
