@@ -192,27 +192,29 @@ def discrete_laplace(rng: np.random.Generator, scale: Any, size: Size | None = N
 
 
 def _dgauss_accept(
-    rng: np.random.Generator, y: np.ndarray, sigma2: Fraction, t: int
+    rng: np.random.Generator, y: np.ndarray, sigma2: Fraction, t: Fraction
 ) -> np.ndarray:
-    """Bernoulli(exp(-g)) for g = (|y| - sigma2/t)^2 / (2 sigma2), decided as -log U > g."""
+    """Bernoulli(exp(-g)) for g = (|y| - sigma2/t)^2 / (2 sigma2), decided as log U + g < 0.
+
+    U lies in [u, u + 2^-53): log U - log u <= 2^-53/u; float rounding of log u (|log u| <= 37)
+    and of g is below 2^-40 (40 + 2 (max|y|^2 + (sigma2/t)^2) / sigma2), the tolerance below.
+    """
     s2 = float(sigma2)
-    ay = np.abs(y).astype(float)
-    d = ay - s2 / t
-    g = d * d
-    g *= 1.0 / (2.0 * s2)
+    c = float(sigma2 / t)
+    ay = np.absolute(y, dtype=np.float64)
+    g = ay - c
+    np.square(g, out=g)
+    g *= 0.5 / s2
     u = rng.random(y.shape)
-    with np.errstate(divide="ignore"):
-        e = -np.log(u)
-        # slack >= rounding error of e and g, plus the spread of -log over U's unknown digits
-        slack = ay * ay
-        slack += (s2 / t) ** 2
-        slack *= 2.0 * _MARGIN / s2
-        slack += _MARGIN * (1.0 + e)
-        slack += _UNIT / u
-    diff = e - g
-    accept = diff > slack
-    sure = accept | (diff < -slack)
-    for i in np.flatnonzero(~sure):
+    amax = float(ay.max()) if ay.size else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = np.log(u)
+        h += g
+        tol = _UNIT / u
+        tol += _MARGIN * (40.0 + 2.0 * (amax * amax + c * c) / s2)
+        accept = h < -tol
+        ambiguous = np.abs(h) <= tol
+    for i in np.flatnonzero(ambiguous):
         gi = (abs(int(y.flat[i])) - sigma2 / t) ** 2 / (2 * sigma2)
         lazy = LazyUniform(float(u.flat[i]), _UNIT, rng)
         accept.flat[i] = lazy.below(lambda prec, gi=gi: exp_neg_bounds(gi, prec))
@@ -222,21 +224,24 @@ def _dgauss_accept(
 def discrete_gaussian(rng: np.random.Generator, sigma: Any, size: Size | None = None) -> np.ndarray:
     """Discrete Gaussian N_Z(0, sigma^2): P(X = x) ∝ exp(-x^2 / (2 sigma^2)), x in Z.
 
-    Canonne, Kamath, Steinke (NeurIPS 2020), Algorithm 3: t = floor(sigma) + 1, propose
-    Y ~ DLap(t), accept with probability exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)). Proposals are
-    drawn in vectorised rounds; acceptance is decided exactly (module docstring) for the rational
-    sigma^2 = Fraction(sigma)^2. Seed 004, Definition 11.
+    Rejection from a discrete Laplace, Canonne, Kamath, Steinke (NeurIPS 2020), Algorithm 3:
+    propose Y ~ DLap(t), accept with probability exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)) (valid
+    for every t > 0). CKS take t = floor(sigma) + 1; here t = sigma for sigma >= 1 and
+    t = 5 sigma / 4 below (exact rationals, which the exact discrete Laplace accepts), raising the
+    acceptance rate from 0.45-0.73 to 0.6-0.76. Proposals are drawn in vectorised rounds;
+    acceptance is decided exactly (module docstring) for the rational sigma^2 = Fraction(sigma)^2.
+    Seed 004, Definition 11.
     """
     sig = exact_rational(sigma, "sigma")
     if sig > _MAX_SCALE:
         raise ValueError(f"sigma must be at most {_MAX_SCALE:g}, got {sigma!r}")
     sigma2 = sig * sig
-    t = math.floor(sig) + 1
+    t = sig if sig >= 1 else sig * Fraction(5, 4)
     shape = as_shape(size)
     n = math.prod(shape)
     out = np.empty(n, dtype=np.int64)
     filled = 0
-    overdraw = 1.45 if sig >= 2 else 2.5  # 1/acceptance: about 0.75 for sigma >= 2, 0.45 at 0.3
+    overdraw = 1.45 if sig >= 1 else 1.75  # about 1/acceptance (>= 0.70 resp. >= 0.6) plus 3%
     while filled < n:
         need = n - filled
         y = discrete_laplace(rng, t, int(need * overdraw) + 16)
