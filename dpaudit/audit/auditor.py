@@ -51,25 +51,25 @@ _PROBE_SIZE = 2
 _MIN_SAMPLES = 10
 
 
-def _claim_curve(claim: Any) -> tuple[Callable[[float], float], str]:
+def _claim_curve(claim: Any, accountant: str) -> tuple[Callable[[float], float], str]:
     """delta(epsilon) of a claimed curve: a DpEvent through dpaudit.accounting, or a callable."""
     if isinstance(claim, dp_accounting.DpEvent):
         from dpaudit import accounting
 
         if not hasattr(accounting, "delta"):
             raise ValueError("claim=<DpEvent> needs dpaudit.accounting.delta, which is not available in this install")
-        return (lambda eps: accounting.delta(claim, eps)), repr(claim)
+        return (lambda eps: accounting.delta(claim, eps, accountant=accountant)), f"{claim!r} ({accountant})"
     if callable(claim):
         return claim, getattr(claim, "__qualname__", repr(claim))
     raise ValueError(f"claim must be a dp_accounting.DpEvent or a callable epsilon -> delta, got {claim!r}")
 
 
-def _claim_epsilon_of(claim: Any, claim_delta: float) -> float:
+def _claim_epsilon_of(claim: Any, claim_delta: float, accountant: str) -> float:
     if isinstance(claim, dp_accounting.DpEvent):
         from dpaudit import accounting
 
         if hasattr(accounting, "epsilon"):
-            return float(accounting.epsilon(claim, claim_delta))
+            return float(accounting.epsilon(claim, claim_delta, accountant=accountant))
     raise ValueError("claim_epsilon is required (it can only be derived from a DpEvent claim via dpaudit.accounting)")
 
 
@@ -160,7 +160,8 @@ def _curve_check(delta_of: Callable[[float], float], name: str, rates: list[tupl
     upps = np.concatenate([cp_upper(b, n, level) for _, b in rates])
     with np.errstate(divide="ignore"):
         reach = np.where(lows > 0, np.log(np.maximum(lows, 1e-300)) - np.log(upps), 0.0)
-    eps_grid = np.linspace(0.0, max(float(reach.max()), claim_epsilon), points)
+    # Grid on (0, max]: accountants define delta(epsilon) for epsilon > 0 only.
+    eps_grid = np.linspace(0.0, max(float(reach.max()), claim_epsilon), points + 1)[1:]
     claimed = np.array([float(delta_of(float(e))) for e in eps_grid])
     if not np.all((claimed >= 0) & (claimed <= 1)):
         raise ValueError(f"the claimed curve returned delta values outside [0, 1]: {claimed[(claimed < 0) | (claimed > 1)][:3]}")
@@ -191,6 +192,7 @@ def audit(
     seed: int = 0,
     *,
     claim: Any = None,
+    claim_accountant: str = "best",
     score: Callable[[np.ndarray], Any] | None = None,
     selection_fraction: float = 0.1,
     grid_size: int = 32,
@@ -208,7 +210,8 @@ def audit(
     epsilon at `claim_delta` valid with probability >= `confidence`, taking both directions.
 
     Options: `claim` a DpEvent (accounted by dpaudit.accounting.delta) or a callable eps -> delta,
-    whose whole curve is tested (half of 1 - confidence is then spent on it); `score` a function of
+    whose whole curve is tested at `curve_points` epsilons (half of 1 - confidence is then spent on
+    it; `claim_accountant` names the dpaudit.accounting accountant for a DpEvent); `score` a function of
     a batch of outputs replacing the built-in score families; `selection_fraction` of the runs used
     to choose events; `grid_size` thresholds scanned for the trade-off curve; `executor` None (auto),
     "serial", "process" (with `workers`), "dask://host:port", a distributed.Client or a
@@ -220,9 +223,9 @@ def audit(
         raise ValueError(f"target must be callable as target(data, rng, size), got {target!r}")
     claim_delta = check_delta(claim_delta, "claim_delta")
     if claim is not None:
-        delta_of, claim_name = _claim_curve(claim)
+        delta_of, claim_name = _claim_curve(claim, claim_accountant)
         if claim_epsilon is None:
-            claim_epsilon = _claim_epsilon_of(claim, claim_delta)
+            claim_epsilon = _claim_epsilon_of(claim, claim_delta, claim_accountant)
     elif claim_epsilon is None:
         raise ValueError("claim_epsilon is required (or pass claim=<DpEvent>)")
     claim_epsilon = check_epsilon(claim_epsilon, "claim_epsilon")
