@@ -27,7 +27,7 @@ import dp_accounting
 import numpy as np
 
 from dpaudit.accounting.events import ParallelComposedDpEvent
-from dpaudit.algorithms.mab import Algorithm
+from dpaudit.algorithms.mab import Algorithm, resolve_horizon
 from dpaudit.algorithms.outcome import Outcome
 from dpaudit.algorithms.privacy import Guarantee, Privacy
 from dpaudit.mechanisms.tree import BinaryTree, hybrid_ucb_node_scale, hybrid_ucb_tree_events
@@ -109,12 +109,31 @@ class HybridUCB(Algorithm):
     def privacy(self) -> Privacy:
         return self.privacy_for(1 << 22)
 
+    def run_epsilons(self, env, rng: np.random.Generator, runs: int, horizon: int, epsilons) -> list[Outcome]:
+        """`runs` runs at each epsilon of `epsilons` simulated together (rows stacked), one Outcome each.
+
+        Same law as separate `HybridUCB(eps).run(env, rng, runs, horizon)` calls; per-run means of
+        `env` must then have len(epsilons) * runs rows (epsilon-major).
+        """
+        eps = np.array([check_epsilon(e) for e in np.atleast_1d(epsilons)], dtype=float)
+        runs = check_positive_int(runs, "runs")
+        out = self._simulate(env, rng, runs * eps.size, resolve_horizon(env, horizon), np.repeat(eps, runs))
+        part = [slice(i * runs, (i + 1) * runs) for i in range(eps.size)]
+        return [Outcome(out.horizon, out.n_arms, out.arms[s], out.lengths[s]) for s in part]
+
     def _run(self, env, rng, size, horizon) -> Outcome:
-        K, eps = env.n_arms, self.epsilon
+        return self._simulate(env, rng, size, horizon, np.full(size, self.epsilon))
+
+    def _simulate(self, env, rng, size: int, horizon: int, eps_rows: np.ndarray) -> Outcome:
+        K = env.n_arms
+        eps = eps_rows[:, None]
         rows = np.arange(size)
         draw = env.stream(rng, size)
         levels = max(horizon.bit_length(), 1) + 1
-        scales = np.array([0.0] + [_node_scale(eps, r, self.node_scale) for r in range(1, levels + 1)])
+        # node scale per (run, tree index): r/(0.5 eps), times (r+1)/r for the fixed variant
+        r_ids = np.arange(levels + 1, dtype=float)
+        per_r = r_ids * (r_ids + 1) / np.maximum(r_ids, 1) if self.node_scale == "fixed" else r_ids
+        scales = per_r[None, :] / (0.5 * eps)
         actions = np.empty((size, horizon), dtype=np.int16)
         actions[:, :K] = np.arange(K)
         first = np.stack([draw(j, np.full(size, j)) for j in range(K)], axis=1)
@@ -141,7 +160,7 @@ class HybridUCB(Algorithm):
             v = np.frexp((m & -m).astype(float))[1] - 1  # level of the node completed by leaf m
             nz = node_noise[flat]
             nz[level_ids[None, :] < v[:, None]] = 0.0  # merged into the new node
-            new = rng.laplace(0.0, 1.0, size) * scales[tree_r[rows, J]]
+            new = rng.laplace(0.0, 1.0, size) * scales[rows, tree_r[rows, J]]
             nz[rows, v] = new
             node_noise[flat] = nz
             noise_sum[rows, J] = nz.sum(axis=1)
@@ -151,7 +170,7 @@ class HybridUCB(Algorithm):
             full = m == (np.int64(1) << tree_r[rows, J])
             if full.any():
                 fr, fj = rows[full], J[full]
-                arrays[fr, fj] += raw[fr, fj] + rng.laplace(0.0, 2.0 / eps, fr.size)
+                arrays[fr, fj] += raw[fr, fj] + rng.laplace(0.0, 1.0, fr.size) * 2.0 / eps_rows[fr]
                 tree_r[fr, fj] += 1
                 leaves[fr, fj] = 0
                 raw[fr, fj] = 0.0
