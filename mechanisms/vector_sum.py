@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import dp_accounting
 import numpy as np
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
@@ -37,6 +38,7 @@ from dpaudit.validation import (
     check_choice,
     check_epsilon,
     check_finite_array,
+    check_int_at_least,
     check_open_unit,
     check_positive,
     check_positive_int,
@@ -105,8 +107,8 @@ def cheu_claimed_epsilon(g: int, b: int, num_users: int, dim: int, delta: float)
 class BitSumProtocol:
     """Cheu et al.'s shuffled summation of `num_labels` coordinates over `num_users` users.
 
-    g: precision (one-slots per unit range), b: noise bits per message, p: their Bernoulli
-    probability, bound: Δ (each entry lies in [−Δ, Δ]), range: "paper" | "normalized" (module doc).
+    g: precision (one-slots per unit range), b: noise bits per message (b = 0 is allowed, to
+    reproduce author code whose b truncates to 0: no privacy noise), p: their Bernoulli probability, bound: Δ (each entry lies in [−Δ, Δ]), range: "paper" | "normalized" (module doc).
     """
 
     num_users: int
@@ -121,7 +123,7 @@ class BitSumProtocol:
         object.__setattr__(self, "num_users", check_positive_int(self.num_users, "num_users"))
         object.__setattr__(self, "num_labels", check_positive_int(self.num_labels, "num_labels"))
         object.__setattr__(self, "g", check_positive_int(self.g, "g"))
-        object.__setattr__(self, "b", check_positive_int(self.b, "b"))
+        object.__setattr__(self, "b", check_int_at_least(self.b, 0, "b"))
         object.__setattr__(self, "p", check_open_unit(self.p, "p"))
         object.__setattr__(self, "bound", check_positive(self.bound, "bound"))
         check_choice(self.range, VECTOR_SUM_RANGES, "range")
@@ -260,11 +262,13 @@ class BitSumProtocol:
         seed 003 Thm C.1, Cheu et al. Thm 4.2)."""
         return EpsilonDeltaDpEvent(epsilon=self.claimed_epsilon(dim, delta), delta=delta)
 
-    def event(self, dim: int, delta: float) -> EpsilonDeltaDpEvent:
-        """One invocation as a black box (`corrected_epsilon`, δ)-DP. dpaudit has no accountant for
+    def event(self, dim: int, delta: float) -> dp_accounting.DpEvent:
+        """One invocation as a black box (`corrected_epsilon`, δ)-DP; NonPrivateDpEvent when b = 0. dpaudit has no accountant for
         the binomial count mechanism yet, so this is the papers' theorem (a sufficient condition,
         very loose), not a computed bound; an exact profile would be the PLD of Bin(n·b, p)
         against shifts of up to `count_sensitivity()` on each label."""
+        if self.b == 0:
+            return dp_accounting.NonPrivateDpEvent()
         return EpsilonDeltaDpEvent(epsilon=self.corrected_epsilon(dim, delta), delta=delta)
 
 

@@ -2,6 +2,7 @@
 
 import math
 
+import dp_accounting
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -53,6 +54,10 @@ def test_claimed_and_corrected_events():
     norm = BitSumProtocol.from_privacy(1.0, 1e-3, 20, 5, range="normalized")
     assert norm.corrected_epsilon(5, 1e-3) == pytest.approx(norm.claimed_epsilon(5, 1e-3))
     assert (proto.count_sensitivity(), norm.count_sensitivity()) == (18, 9)
+    no_noise = BitSumProtocol(20, 5, 9, 0)
+    assert no_noise.event(5, 1e-3) == dp_accounting.NonPrivateDpEvent()
+    with pytest.raises(ValueError, match="b must"):
+        no_noise.claimed_epsilon(5, 1e-3)
     with pytest.raises(ValueError, match="p = 1/4"):
         BitSumProtocol(20, 5, 9, proto.b, p=0.3).claimed_epsilon(5, 1e-3)
 
@@ -102,7 +107,7 @@ values_st = st.integers(0, 10**6)
 @settings(max_examples=40, deadline=None)
 @given(
     runs=st.integers(1, 3), n=st.integers(1, 5), labels=st.integers(1, 4), g=st.integers(1, 12),
-    b=st.integers(1, 20), rng_mode=st.sampled_from(["paper", "normalized"]), seed=values_st,
+    b=st.integers(0, 20), rng_mode=st.sampled_from(["paper", "normalized"]), seed=values_st,
 )
 def test_messages_hold_exactly_the_encoded_count(runs, n, labels, g, b, rng_mode, seed):
     proto = BitSumProtocol(n, labels, g, b, bound=2.0, range=rng_mode)
