@@ -19,6 +19,7 @@ Two sources of rounds:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Protocol
 
 import numpy as np
@@ -63,24 +64,33 @@ class Block:
     def rewards(self, actions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Rewards (R, n) of the chosen `actions` (R, n)."""
         if self.table_rewards is not None:
-            tab = np.broadcast_to(self.table_rewards, actions.shape + self.table_rewards.shape[2:])
-            return np.take_along_axis(tab, actions[..., None], axis=2)[..., 0]
-        mu = np.take_along_axis(self.means, actions[..., None], axis=2)[..., 0]
+            return _gather(self.table_rewards, actions)
+        mu = _gather(self.means, actions)
         return (rng.random(mu.shape) < mu).astype(float)
 
     def chosen_features(self, actions: np.ndarray) -> np.ndarray:
         """Features (R, n, d) of the chosen `actions` (R, n)."""
-        idx = np.broadcast_to(actions[..., None, None], actions.shape + (1, self.features.shape[-1]))
-        feats = np.broadcast_to(self.features, actions.shape + self.features.shape[2:])
-        return np.take_along_axis(feats, idx, axis=2)[:, :, 0, :]
+        return _gather(self.features, actions)
 
     def regret(self, actions: np.ndarray) -> np.ndarray:
         """Per-round pseudo-regret (R, n): max_a mean - mean of the chosen action."""
         means = np.broadcast_to(self.means, actions.shape + self.means.shape[2:])
-        chosen = np.take_along_axis(means, actions[..., None], axis=2)[..., 0]
+        chosen = _gather(means, actions)
         if means.strides[1] == 0:  # the same means at every round of the block
             return np.broadcast_to(means[:, :1].max(axis=2), chosen.shape) - chosen
         return means.max(axis=2) - chosen
+
+
+def _gather(values: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """values[r, j, actions[r, j], ...] for values (R or 1, n, K, ...) and actions (R, n).
+
+    A block whose rounds share their values (stride 0 on the round axis) is read from round 0.
+    """
+    runs, n = actions.shape
+    rows = np.arange(runs)[:, None] if values.shape[0] == runs else np.zeros((1, 1), dtype=np.intp)
+    if values.strides[1] == 0:
+        return values[:, 0][rows, actions]
+    return values[rows, np.arange(n)[None, :], actions]
 
 
 class Environment(Protocol):
@@ -160,7 +170,7 @@ class LinearEnvironment:
             )
         return Block(t0, feats, means)
 
-    @property
+    @functools.cached_property
     def _fixed_means(self) -> np.ndarray:
         return (self.fixed_features @ self.theta[:, :, None])[..., 0]
 

@@ -96,7 +96,7 @@ def clip_data(phis: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
     Digest 003 §6.6 item 10: without clipping the sensitivity is unbounded.
     """
-    norms = np.linalg.norm(phis, axis=-1, keepdims=True)
+    norms = np.sqrt((phis * phis).sum(axis=-1, keepdims=True))
     phis = phis / np.maximum(norms, 1.0)
     return phis, np.clip(ys, -1.0, 1.0)
 
@@ -153,10 +153,11 @@ class LinUCBResult:
     nonpd_batches: int
 
 
-def _scores(features: np.ndarray, theta: np.ndarray, vinv: np.ndarray, beta: float) -> tuple[np.ndarray, bool]:
-    """UCB indices (R, n, K) of a block; computed once per block when the features do not vary.
+def _actions(features: np.ndarray, theta: np.ndarray, vinv: np.ndarray, beta: float) -> tuple[np.ndarray, bool]:
+    """UCB actions (R, n) of a block: argmax_a <x_a, theta> + beta ||x_a||_{V^{-1}}.
 
-    Returns the indices and whether some squared bonus was negative (then clamped to 0).
+    Computed once per block when the features do not vary over its rounds (stride 0). Returns the
+    actions and whether some squared bonus x^T V^{-1} x was negative (then clamped to 0).
     """
     fixed = features.strides[1] == 0  # broadcast block: the same features at every round
     x = features[:, :1] if fixed else features
@@ -165,11 +166,10 @@ def _scores(features: np.ndarray, theta: np.ndarray, vinv: np.ndarray, beta: flo
     mean = (flat @ theta[:, :, None])[..., 0]
     quad = ((flat @ vinv) * flat).sum(axis=2)
     bad = bool(np.any(quad < 0))
-    idx = mean + beta * np.sqrt(np.maximum(quad, 0.0))
-    idx = idx.reshape(r, n, k)
+    acts = (mean + beta * np.sqrt(np.maximum(quad, 0.0))).reshape(r, n, k).argmax(axis=2)
     if fixed:
-        idx = np.broadcast_to(idx, features.shape[:3])
-    return idx, bad
+        acts = np.broadcast_to(acts, features.shape[:2])
+    return acts, bad
 
 
 def run_batched_linucb(
@@ -222,9 +222,8 @@ def run_batched_linucb(
         if sequential_exact:
             acts = _sequential_block(blk, theta, vinv, release, env_rng, lam, alpha, reward_sd, width_scale)
         else:
-            idx, bad = _scores(blk.features, theta, vinv, beta)
+            acts, bad = _actions(blk.features, theta, vinv, beta)
             nonpd += int(bad)
-            acts = idx.argmax(axis=2)
             if n == batch:
                 phis, ys = clip_data(blk.chosen_features(acts), blk.rewards(acts, env_rng))
                 u, g, stats = release.release(phis, ys, noise_rng)
@@ -334,6 +333,10 @@ class LinearAlgorithm(abc.ABC):
     def privacy(self, dim: int, horizon: int) -> LinearPrivacy:
         """The declared privacy at dimension `dim` and horizon `horizon`."""
 
+    def default_regularizer(self, dim: int, horizon: int) -> float | None:
+        """lambda when none is given; None selects `private_regularizer` (the theory rule)."""
+        return None
+
     def run(self, env: Environment, rng: np.random.Generator, record: bool = False) -> LinUCBResult:
         """Simulate `env.runs` independent runs; `record` keeps every batch's released statistics."""
         return run_batched_linucb(
@@ -341,7 +344,7 @@ class LinearAlgorithm(abc.ABC):
             self.make_release(env.dim, env.horizon),
             rng,
             batch=self.batch,
-            regularizer=self.regularizer,
+            regularizer=self.regularizer if self.regularizer is not None else self.default_regularizer(env.dim, env.horizon),
             reward_sd=self.reward_sd,
             width_scale=self.width_scale,
             record=record,

@@ -104,6 +104,12 @@ class LinUCBJDP(LinearAlgorithm):
     def sigma(self, horizon: int) -> float:
         return jdp_sigma(self.epsilon, self.delta, self.leaves(horizon), self.noise)
 
+    def default_regularizer(self, dim: int, horizon: int) -> float | None:
+        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(ln T) sqrt(d) (digest 003 §2.6)."""
+        if self.noise != "code":
+            return None
+        return 2.0 * self.sigma(horizon) * math.sqrt(math.log(max(horizon, 2))) * math.sqrt(dim)
+
     def make_release(self, dim: int, horizon: int) -> Release:
         return TreeSums(self.sigma(horizon), self.leaves(horizon), dim)
 

@@ -109,6 +109,12 @@ class LinUCBLDP(LinearAlgorithm):
     def sigma(self) -> float:
         return ldp_sigma(self.epsilon, self.delta, self.noise)
 
+    def default_regularizer(self, dim: int, horizon: int) -> float | None:
+        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(T) sqrt(d) (digest 003 §2.6)."""
+        if self.noise != "code":
+            return None
+        return 2.0 * self.sigma * math.sqrt(horizon) * math.sqrt(dim)
+
     def make_release(self, dim: int, horizon: int) -> Release:
         return LocalGaussianSums(self.sigma, dim, self.batch)
 

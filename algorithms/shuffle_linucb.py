@@ -217,6 +217,12 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
     def sigma(self, horizon: int) -> float:
         return amp_sigma(self.epsilon, self.delta, self.batch, horizon, self.users, self.noise)
 
+    def default_regularizer(self, dim: int, horizon: int) -> float | None:
+        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(T) sqrt(d) (digest 003 §2.6)."""
+        if self.noise != "code":
+            return None
+        return 2.0 * self.sigma(horizon) * math.sqrt(horizon) * math.sqrt(dim)
+
     def make_release(self, dim: int, horizon: int) -> Release:
         return AmpSums(self.sigma(horizon), dim, self.batch)
 
@@ -286,6 +292,14 @@ class LinUCBSDPVec(_ShuffleLinUCB):
 
     def parameters(self, dim: int, horizon: int) -> tuple[int, int, float]:
         return vec_parameters(self.epsilon, self.delta, self.batch, dim, horizon, self.users, self.noise)
+
+    def default_regularizer(self, dim: int, horizon: int) -> float | None:
+        """noise='code': the authors' Lambda = 2 Gamma, Gamma = (1/4) log(d/delta)/(eps sqrt(B)) sqrt(T) sqrt(d)
+        (digest 003 §2.6)."""
+        if self.noise != "code":
+            return None
+        proxy = math.log(dim / self.delta) / (self.epsilon * math.sqrt(self.batch))
+        return 2.0 * 0.25 * proxy * math.sqrt(horizon) * math.sqrt(dim)
 
     def make_release(self, dim: int, horizon: int) -> Release:
         g, b, p = self.parameters(dim, horizon)
