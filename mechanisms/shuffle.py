@@ -168,6 +168,13 @@ class GaussianShuffleProtocol:
         """σ of seed 003 Thm 3.2 / B.1 for a target (ε, δ) per batch of `batch_size` users."""
         return cls(dim=dim, num_users=batch_size, sigma=pamp_sigma(epsilon, delta, batch_size))
 
+    @classmethod
+    def from_local_privacy(
+        cls, epsilon0: float, delta0: float, dim: int, batch_size: int
+    ) -> "GaussianShuffleProtocol":
+        """σ = 4√(2 log(2.5/δ0))/ε0 for a target local (ε0, δ0) (seed 003 Cor. B.3, any B)."""
+        return cls(dim=dim, num_users=batch_size, sigma=gaussian_ldp_sigma(epsilon0, delta0))
+
     # -- the three parts of the protocol -------------------------------------------------------
 
     def _check_inputs(self, vectors: np.ndarray, matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

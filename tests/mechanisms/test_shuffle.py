@@ -151,6 +151,10 @@ def test_pamp_events():
     assert p.central_delta(0.3, 1e-7, 1e-9) == pytest.approx(1e-7 + fmt21_local_delta_term(0.3, eps0, 1e-9, 1000))
     assert p.claimed_local_event(0.9, 1e-9) == EpsilonDeltaDpEvent(0.9, 1e-9)
     assert GaussianShuffleProtocol.from_privacy(0.01, 1e-6, 4, 10000).sigma == pytest.approx(pamp_sigma(0.01, 1e-6, 10000))
+    local = GaussianShuffleProtocol.from_local_privacy(0.5, 1e-6, 4, 20)
+    assert local.sigma == pytest.approx(4 * math.sqrt(2 * math.log(2.5e6)) / 0.5)
+    # the classical Gaussian calibration is valid: the exact local epsilon at delta0 is below 0.5
+    assert local.local_epsilon(1e-6) < 0.5
 
 
 def _inputs(rng, runs, n, d):
