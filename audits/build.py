@@ -11,11 +11,15 @@ import dataclasses
 import math
 from typing import Any, Callable
 
+import dp_accounting
 import numpy as np
 
 from dpaudit.audits.catalog import Claim
 
-__all__ = ["Observe", "claims_from_privacy", "flip_point"]
+__all__ = ["Observe", "Releases", "claims_from_privacy", "flip_point", "APPROX_DELTA"]
+
+APPROX_DELTA = 1e-5
+"""delta at which RDP and zCDP claims are turned into (epsilon, delta) claims for the auditor."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,12 +36,35 @@ class Observe:
     horizon: int | None
     observable: str
     columns: tuple[int, ...] | None = None
+    fill: float | None = None
 
     def __call__(self, data: Any, rng: np.random.Generator, size: int) -> np.ndarray:
         out = np.asarray(self.algorithm.target(self.horizon, self.observable)(data, rng, size))
-        if self.columns is None:
-            return out
-        return out.reshape(size, -1)[:, list(self.columns)]
+        if self.columns is not None:
+            out = out.reshape(size, -1)[:, list(self.columns)]
+        if self.fill is not None:  # "not released" (NaN) becomes a value of its own
+            out = np.nan_to_num(np.asarray(out, dtype=float), nan=self.fill)
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Releases:
+    """target(data, rng, size) = release(rng, stream, epsilon, **options) on `size` copies of one stream.
+
+    For an algorithm's white-box release function of one arm's observation stream (e.g.
+    `lazy_array_releases`, `hybrid_arm_releases`): `data` is the stream (N,), the same in every run;
+    `columns` keeps some releases.
+    """
+
+    release: Callable[..., np.ndarray]
+    epsilon: float
+    options: tuple[tuple[str, Any], ...] = ()
+    columns: tuple[int, ...] | None = None
+
+    def __call__(self, data: Any, rng: np.random.Generator, size: int) -> np.ndarray:
+        stream = np.broadcast_to(np.asarray(data, dtype=float), (size, np.size(data)))
+        out = self.release(rng, stream, self.epsilon, **dict(self.options))
+        return out if self.columns is None else out[:, list(self.columns)]
 
 
 def _stated(guarantee: Any, label: str, expect: str) -> Claim | None:
@@ -49,18 +76,34 @@ def _stated(guarantee: Any, label: str, expect: str) -> Claim | None:
                  source=guarantee.source)
 
 
+def _converted(guarantee: Any, event: Any, expect: str) -> Claim | None:
+    """The paper's RDP or zCDP claim as (epsilon, APPROX_DELTA) by the matching accountant."""
+    if guarantee.notion == "rdp" and event is not None:
+        # the declared event's RDP curve is the paper's formula (e.g. seed 004 Thm 2 for Skellam)
+        return Claim("paper", delta=APPROX_DELTA, accountant="rdp", event=lambda: event, expect=expect,
+                     source=guarantee.source)
+    if guarantee.notion == "zcdp" and guarantee.rho:
+        zcdp = dp_accounting.dp_event.ZCDpEvent(rho=guarantee.rho)
+        return Claim("paper", delta=APPROX_DELTA, accountant="zcdp", event=lambda: zcdp, expect=expect,
+                     source=f"rho = {guarantee.rho:.4g}; {guarantee.source}")
+    return None
+
+
 def claims_from_privacy(privacy: Any, *, paper_expect: str = "consistent", corrected_expect: str = "consistent",
-                        accounted: bool = False) -> tuple[Claim, ...]:
+                        accounted: bool = True) -> tuple[Claim, ...]:
     """The paper's claim and (where declared) the corrected one from an algorithm's `privacy`.
 
-    With `accounted`, also the claim the accountants give for the declared `DpEvent` (at the paper's
-    delta, accountant "best"; every accountant's figure is listed in the report).
+    Pure and (epsilon, delta) claims are taken as stated; RDP and zCDP claims become (epsilon, 1e-5)
+    claims through the matching accountant. With `accounted`, also the claim the accountants give for
+    the declared `DpEvent` (at the paper's delta, or 1e-5 for RDP/zCDP claims; accountant "best",
+    every accountant's figure is listed in the report).
     """
-    out = [c for c in (_stated(privacy.claim, "paper", paper_expect),
-                       privacy.corrected and _stated(privacy.corrected, "corrected", corrected_expect)) if c]
-    if accounted and privacy.event is not None:
-        event = privacy.event
-        out.append(Claim("accounted", delta=privacy.claim.delta, accountant="best", event=lambda: event,
+    paper = _stated(privacy.claim, "paper", paper_expect) or _converted(privacy.claim, privacy.event, paper_expect)
+    corrected = privacy.corrected and _stated(privacy.corrected, "corrected", corrected_expect)
+    out = [c for c in (paper, corrected) if c]
+    event = privacy.event
+    if accounted and paper is not None and event is not None and not isinstance(event, dp_accounting.NonPrivateDpEvent):
+        out.append(Claim("accounted", delta=paper.delta, accountant="best", event=lambda: event,
                          expect=corrected_expect if privacy.corrected else paper_expect,
                          source="dpaudit.accounting of the declared DpEvent"))
     if not out:

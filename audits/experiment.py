@@ -65,16 +65,19 @@ def _a4_pair(types: int) -> tuple[NeighbourPair, int]:
 
 
 def _a6_pair(n: int) -> NeighbourPair:
-    """M = 1; the first phase-2 unit (always inside the RCT window) has outcomes (0, 0) vs (1, 1)."""
+    """M = 1; the first phase-2 unit (always inside the RCT window) has outcomes (y0, y1) = (1, 0) vs (0, 1).
+
+    Whichever arm the unit's coin gives it, the change moves Δ̂ up by 1/N_{j,a}: the estimate's
+    sensitivity is met in both cases (a (0,0) vs (1,1) change moves it up or down with the coin)."""
     types = np.zeros((1, n), dtype=np.int64)
     y0 = np.zeros((1, n))
     y1 = np.ones((1, n))
     y0[0, ::2], y1[0, ::2] = 1.0, 0.0
     z0, z1 = y0.copy(), y1.copy()
-    y0[0, n // 2] = y1[0, n // 2] = 0.0
-    z0[0, n // 2] = z1[0, n // 2] = 1.0
+    y0[0, n // 2], y1[0, n // 2] = 1.0, 0.0
+    z0[0, n // 2], z1[0, n // 2] = 0.0, 1.0
     return NeighbourPair("reward-only", PatientData(types, y0, y1), PatientData(types, z0, z1),
-                         f"M=1, n={n}: unit {n // 2} (first of phase 2, inside the RCT) has outcomes (0,0) vs (1,1)")
+                         f"M=1, n={n}: unit {n // 2} (first of phase 2, inside the RCT) has outcomes (1,0) vs (0,1)")
 
 
 def _delta_of(event) -> float:

@@ -8,16 +8,22 @@ arm) is read from the algorithm's own output, not recomputed here.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
 
 from dpaudit.algorithms.arms import RewardTable
+from dpaudit.algorithms.batch_se import BatchSE
 from dpaudit.algorithms.elimination import DPSE
+from dpaudit.algorithms.ftnl import FTNL
+from dpaudit.algorithms.hybrid_ucb import HybridUCB, hybrid_arm_releases
+from dpaudit.algorithms.lazy_ucb import AnytimeLazyUCB, lazy_array_releases
+from dpaudit.mechanisms.secagg import BUGS, PolyaSecAgg
 from dpaudit.registry import AUDITS
 
-from dpaudit.audits.build import Observe, claims_from_privacy, flip_point
-from dpaudit.audits.catalog import AuditEntry, NeighbourPair, RegretRun
+from dpaudit.audits.build import Observe, Releases, claims_from_privacy, flip_point
+from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, RegretRun
 
 __all__ = ["ENTRIES"]
 
@@ -91,6 +97,186 @@ def dpse_entries() -> list[AuditEntry]:
     ]
 
 
-ENTRIES = dpse_entries()
+def seed001_entries() -> list[AuditEntry]:
+    """Anytime-Lazy-UCB, Hybrid-UCB and FTNL (seed 001), on digest 001 §6's instances."""
+    eps = 1.0
+    lazy = AnytimeLazyUCB(eps)
+    stream0 = np.zeros(15)
+    stream1 = stream0.copy()
+    stream1[1] = 1.0
+    stream_pair = NeighbourPair("one-user", stream0, stream1,
+                                "K=1 arm's observations all 0 vs the 2nd one 1 (it lies in array 1 / tree 1)")
+    lazy_t = 60
+    lazy_tab = np.zeros((lazy_t, 2))
+    lazy_tab[:, 1] = 1.0
+    lazy_tab1 = lazy_tab.copy()
+    lazy_tab1[0, 0] = 1.0
+    hyb_stream0, hyb_stream1 = np.zeros(7), np.zeros(7)
+    hyb_stream1[1] = 1.0
+    hybrid, hybrid_fixed = HybridUCB(eps), HybridUCB(eps, node_scale="fixed")
+    ftnl_t = 8  # epochs of 1, 2, 4 rounds, then the action of epoch 3 (round 8) is the observable
+    ftnl_tab = np.zeros((ftnl_t, 2))
+    ftnl_tab[3:7, 1] = 1.0
+    ftnl_tab1 = ftnl_tab.copy()
+    ftnl_tab1[3] = (1.0, 0.0)
+    ftnl_pair = NeighbourPair("one-user", RewardTable(ftnl_tab), RewardTable(ftnl_tab1),
+                              "K=2, epoch 2 (rounds 4-7): every X(t)=(0,1) vs round 4 X(t)=(1,0); other rounds 0")
+    paper_ftnl, fixed_ftnl = FTNL(eps), FTNL(eps, noise="fixed")
+    regret = {"epsilon": eps, "instance": "s001-1"}
+    return [
+        AuditEntry(
+            name="anytime-lazy-ucb.array-sums", algorithm="anytime-lazy-ucb",
+            description="Anytime-Lazy-UCB (seed 001 Alg. 1): each array's sum is released once with Lap(1/ε); "
+                        "older arrays are forgotten.",
+            target=functools.partial(Releases, lazy_array_releases, eps), pairs=(stream_pair,),
+            observable="white-box", observable_description="the released noisy array sums of one arm (arrays 0-3)",
+            claims=claims_from_privacy(lazy.privacy), samples=400_000, quick=True, quick_samples=50_000,
+            regret=RegretRun("anytime-lazy-ucb", horizon=20_000, runs=20, params=regret), source="digest 001 §6.1"),
+        AuditEntry(
+            name="anytime-lazy-ucb.decisions", algorithm="anytime-lazy-ucb",
+            description="Anytime-Lazy-UCB decisions: arm 1's init noise alone decides whether it is re-pulled early.",
+            target=functools.partial(Observe, lazy, lazy_t, "actions", tuple(range(2, 8))),
+            pairs=(NeighbourPair("one-user", RewardTable(lazy_tab), RewardTable(lazy_tab1),
+                                 "K=2, T=60, arm 2 always 1, arm 1 always 0 except round 1 (its init pull): 0 vs 1"),),
+            observable="black-box", observable_description="the arms pulled in rounds 3-8",
+            claims=claims_from_privacy(lazy.privacy), samples=400_000, quick=False, source="digest 001 §6.1"),
+        AuditEntry(
+            name="hybrid-ucb.releases", algorithm="hybrid-ucb",
+            description="Hybrid-UCB (seed 001 Alg. 4) with the paper's node noise Lap(r/(0.5ε)): a leaf of tree r "
+                        "lies in r+1 released nodes, so the tree costs 0.5ε(r+1)/r, not 0.5ε.",
+            target=functools.partial(Releases, hybrid_arm_releases, eps, (("node_scale", "paper"),), (0, 1, 2, 3)),
+            pairs=(NeighbourPair("one-user", hyb_stream0, hyb_stream1,
+                                 "K=1 arm's observations all 0 vs the 2nd one 1 (leaf 1 of tree 1, array 1)"),),
+            observable="white-box", observable_description="released totals R_1..R_4 after each pull",
+            claims=claims_from_privacy(hybrid.privacy_for(1 << 10), paper_expect="violation"),
+            samples=800_000, quick=True, quick_samples=200_000, audit_options={"score": hybrid_conjunction_score},
+            regret=RegretRun("hybrid-ucb", horizon=5_000, runs=10, params=regret), source="digest 001 §6.3"),
+        AuditEntry(
+            name="hybrid-ucb.fixed", algorithm="hybrid-ucb",
+            description="Hybrid-UCB with the corrected node noise Lap((r+1)/(0.5ε)) (digest 001 §3.2 fix).",
+            target=functools.partial(Releases, hybrid_arm_releases, eps, (("node_scale", "fixed"),), (0, 1, 2, 3)),
+            pairs=(NeighbourPair("one-user", hyb_stream0, hyb_stream1,
+                                 "K=1 arm's observations all 0 vs the 2nd one 1 (leaf 1 of tree 1, array 1)"),),
+            observable="white-box", observable_description="released totals R_1..R_4 after each pull",
+            claims=claims_from_privacy(hybrid_fixed.privacy_for(1 << 10)), samples=800_000, quick=False,
+            audit_options={"score": hybrid_conjunction_score}, source="digest 001 §6.3"),
+        AuditEntry(
+            name="ftnl.rnm", algorithm="ftnl",
+            description="FTNL (seed 001 Alg. 2-3): Report Noisy Max with Lap(1/ε) on per-action epoch sums. Under "
+                        "the paper's neighbouring one sum rises while another falls, so RNM is only 2ε-DP.",
+            target=functools.partial(Observe, paper_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
+            observable="black-box", observable_description="the action played in epoch 3 (round 8)",
+            claims=claims_from_privacy(paper_ftnl.privacy_for(2), paper_expect="violation"),
+            samples=200_000, quick=True, quick_samples=20_000,
+            regret=RegretRun("ftnl", horizon=20_000, runs=20, params=regret), source="digest 001 §6.5"),
+        AuditEntry(
+            name="ftnl.fixed", algorithm="ftnl",
+            description="FTNL with RNM noise Lap(2/ε), ε-DP under the paper's neighbouring (digest 001 §3.3 fix).",
+            target=functools.partial(Observe, fixed_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
+            observable="black-box", observable_description="the action played in epoch 3 (round 8)",
+            claims=claims_from_privacy(fixed_ftnl.privacy_for(2)), samples=200_000, quick=True, quick_samples=20_000,
+            source="digest 001 §6.5"),
+    ]
+
+
+def hybrid_conjunction_score(out: np.ndarray) -> np.ndarray:
+    """min(R_2 - R_1, R_3 - R_1, R_4 - R_1 - 5): {score > 1} is digest 001 §6.3's event
+    {R_2 - R_1 > 1, R_3 - R_1 > 1, R_4 - R_1 > 6}, where all three noises covering the 2nd
+    observation (leaf, root, array 1) are in their tails at once."""
+    d = out[:, 1:4] - out[:, :1]
+    return np.minimum(np.minimum(d[:, 0], d[:, 1]), d[:, 2] - 5.0)
+
+
+SECAGG_N = 16
+SECAGG_P = 0.01
+SECAGG_BUG_N = {"noise_ignores_precision": 16, "shared_user_noise": 16, "encoding_off_by_one": 4}
+"""Users per release for each bug: off-by-one costs eps (g+1)/g, so a small n (g = 2) shows it best."""
+
+
+def _secagg_pair(n: int = SECAGG_N) -> NeighbourPair:
+    x0 = np.zeros(n)
+    x1 = x0.copy()
+    x1[0] = 1.0
+    return NeighbourPair("one-user", x0, x1, f"one release of n={n} users: rewards all 0 vs user 1's reward 1")
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerView:
+    """target(data, rng, size): the SecAgg output ŷ (server's view) of `protocol` on the users' rewards `data`,
+    run user by user (`protocol.run`) so per-user bugs act as they would."""
+
+    protocol: PolyaSecAgg
+
+    def __call__(self, data, rng: np.random.Generator, size: int) -> np.ndarray:
+        return self.protocol.run(rng, np.broadcast_to(np.asarray(data, dtype=float), (size, np.size(data)))).aggregate
+
+
+def seed004_entries() -> list[AuditEntry]:
+    """Seed 004: the server's view of each protocol's release, decisions, and the known bugs of the public code."""
+    eps = 1.0
+    horizon = 40  # base 4: batch 1 gives each arm 4 users (rounds 0-7), batch 2 gives 16 (rounds 8-39)
+    tab0 = np.zeros((horizon, 2))
+    tab1 = tab0.copy()
+    tab1[8, 0] = 1.0
+    batch_pair = NeighbourPair("one-user", RewardTable(tab0), RewardTable(tab1),
+                               "K=2, base 4: all rewards 0 vs arm 1's first batch-2 user (round 9) 1")
+    out = []
+    regret = {"epsilon": eps, "instance": "easy", "base": 4, "p": 0.1}
+    for protocol in ("dist-dp", "dist-rdp", "dist-cdp", "central", "local"):
+        algo = BatchSE(protocol, eps, base=4, path="users")
+        name = algo.name
+        out.append(AuditEntry(
+            name=f"{name}.aggregate", algorithm=name,
+            description=f"{name} (seed 004 Alg. 1): the release of one (batch, arm) as the server sees it.",
+            target=functools.partial(Observe, algo, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
+            observable="white-box",
+            observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
+            claims=claims_from_privacy(algo.privacy_for(horizon)), samples=400_000,
+            quick=protocol == "dist-dp", quick_samples=50_000,
+            regret=RegretRun(name, horizon=20_000, runs=20, params=regret) if protocol == "dist-dp" else None,
+            source="digest 004 §7 A1-A4"))
+    dist = BatchSE("dist-dp", eps, base=4, path="users")
+    out.append(AuditEntry(
+        name="dist-dp-se.decisions", algorithm="dist-dp-se",
+        description="Dist-DP-SE eliminations: pull counts after batch 2 (a post-processing of the aggregates).",
+        target=functools.partial(Observe, dist, horizon + 16, "pulls"),
+        pairs=(NeighbourPair("one-user", RewardTable(np.vstack([tab0, np.zeros((16, 2))])),
+                             RewardTable(np.vstack([tab1, np.zeros((16, 2))])),
+                             "K=2, base 4: all rewards 0 vs arm 1's first batch-2 user (round 9) 1"),),
+        observable="black-box", observable_description="pull counts of both arms at T=56",
+        claims=claims_from_privacy(dist.privacy_for(horizon)), samples=200_000, quick=False,
+        source="digest 004 §7 A6"))
+    inverted = BatchSE("dist-dp", eps, base=4, path="users", polya="inverted")
+    out.append(AuditEntry(
+        name="dist-dp-se.inverted-polya", algorithm="dist-dp-se", variant="inverted Pólya parameter (public code, B1)",
+        description="Dist-DP-SE as in seed 004's public code: per-user Pólya(1/n, 1-θ) shares instead of Pólya(1/n, θ).",
+        target=functools.partial(Observe, inverted, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
+        observable="white-box",
+        observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
+        claims=claims_from_privacy(inverted.privacy_for(horizon), paper_expect="violation"), samples=100_000,
+        quick=True, quick_samples=20_000, source="digest 004 §7 B1"))
+    correct = PolyaSecAgg(eps, SECAGG_N, SECAGG_P)
+    out.append(AuditEntry(
+        name="dist-dp-se.secagg", algorithm="dist-dp-se",
+        description=f"Pólya shares + secure aggregation (seed 004 Thm 1), user by user, n={SECAGG_N}.",
+        target=functools.partial(ServerView, correct), pairs=(_secagg_pair(),), observable="white-box",
+        observable_description="the SecAgg output ŷ of one release",
+        claims=(Claim("paper", epsilon=eps, source="seed 004 Thm 1"),
+                Claim("accounted", event=correct.event, accountant="best", source="PolyaSecAgg.event()")),
+        samples=400_000, quick=False, source="digest 004 §7 A1"))
+    for bug, n in SECAGG_BUG_N.items():
+        proto = PolyaSecAgg(eps, n, SECAGG_P, bug=bug)
+        out.append(AuditEntry(
+            name=f"dist-dp-se.secagg-{bug.replace('_', '-')}", algorithm="dist-dp-se",
+            variant=f"{BUGS[bug][:2]}: {bug.replace('_', ' ')}",
+            description=f"Pólya secure aggregation with bug {BUGS[bug]}",
+            target=functools.partial(ServerView, proto), pairs=(_secagg_pair(n),), observable="white-box",
+            observable_description="the SecAgg output ŷ of one release",
+            claims=(Claim("paper", epsilon=eps, expect="violation", source="seed 004 Thm 1"),),
+            samples=400_000, quick=bug == "shared_user_noise", quick_samples=20_000, source="digest 004 §7"))
+    return out
+
+
+ENTRIES = dpse_entries() + seed001_entries() + seed004_entries()
 for _entry in ENTRIES:
     AUDITS.register(_entry.name, _entry)
