@@ -373,3 +373,14 @@ def test_bad_parameters_are_named():
 def test_bug_catalogue_documents_every_supported_bug():
     for cls in (PolyaSecAgg, SkellamSecAgg, DiscreteGaussianSecAgg, CentralSecAgg, LocalSecAgg):
         assert set(cls.supported_bugs) <= set(secagg.BUGS)
+
+
+def test_accountant_reads_the_protocol_events():
+    """Thm 1: eps exactly; Thm 2 at s=10: about the Gaussian limit 4.75 at delta=1e-5 (digest
+    004 §4.2 table); the central server's view is not private."""
+    from dpaudit import accounting
+
+    assert accounting.epsilon(PolyaSecAgg(0.5, 64, p=0.01).event(), delta=0.0) == pytest.approx(0.5, rel=1e-6)
+    sk = accounting.epsilon(SkellamSecAgg(1.0, 16, p=0.01, s=10).event(), delta=1e-5)
+    assert 4.37 <= sk <= 4.78
+    assert accounting.epsilon(CentralSecAgg(1.0, 16, p=0.01).server_view_event(), delta=1e-5) == math.inf
