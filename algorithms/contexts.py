@@ -250,32 +250,51 @@ class ContextTable:
         features: np.ndarray | None = None,
         rewards: np.ndarray | None = None,
     ) -> "ContextTable":
-        """The table with user `user` replaced: her context, her rewards, or both (replace-one).
+        """The table with the user of round `user` replaced: her context, her rewards, or both.
 
-        `features` (K, d) and `rewards` (K,) give the replacement; by default the features are
-        negated and the rewards mapped y -> 1 - y (inside [0, 1]) or y -> -y (otherwise).
+        Replace-one, unique users (seed 003 Def 2.1). `features` (K, d) and `rewards` (K,) give the
+        replacement; by default the features are negated and the rewards mapped y -> 1 - y (inside
+        [0, 1]) or y -> -y (otherwise).
         """
-        check_choice(kind, NEIGHBOUR_KINDS, "kind")
         user = check_int_at_least(user, 0, "user")
-        if user >= self.horizon:
-            raise ValueError(f"user must be < {self.horizon}, got {user}")
+        return self.neighbour_rounds((user,), kind, features, rewards)
+
+    def neighbour_rounds(
+        self,
+        rounds: tuple[int, ...] | list[int],
+        kind: str = "both",
+        features: np.ndarray | None = None,
+        rewards: np.ndarray | None = None,
+    ) -> "ContextTable":
+        """The table with one returning user replaced at every round in `rounds` (user level,
+        seed 003 Assumption 4.1 / Def D.4); replacement as in `neighbour`, the same at each round."""
+        check_choice(kind, NEIGHBOUR_KINDS, "kind")
+        idx = sorted({check_int_at_least(t, 0, "user") for t in rounds})
+        if not idx:
+            raise ValueError("rounds must name at least one round")
+        if idx[-1] >= self.horizon:
+            raise ValueError(f"user must be < {self.horizon}, got {idx[-1]}")
+        if features is not None:
+            features = check_finite_array(features, "features", ndim=2)
+            if features.shape != self.features.shape[1:]:
+                raise ValueError(f"features must have shape {self.features.shape[1:]}, got {features.shape}")
+        if rewards is not None:
+            rewards = check_finite_array(rewards, "rewards", ndim=1)
+            if rewards.shape != self.rewards.shape[1:]:
+                raise ValueError(f"rewards must have shape {self.rewards.shape[1:]}, got {rewards.shape}")
         f = self.features.copy()
         r = self.rewards.copy()
         m = self.means.copy()
-        if kind in ("context", "both"):
-            new = -self.features[user] if features is None else check_finite_array(features, "features", ndim=2)
-            if new.shape != f.shape[1:]:
-                raise ValueError(f"features must have shape {f.shape[1:]}, got {new.shape}")
-            f[user] = new
-        if kind in ("reward", "both"):
-            old = self.rewards[user]
-            if rewards is None:
-                new_r = 1.0 - old if np.all((old >= 0) & (old <= 1)) else -old
-            else:
-                new_r = check_finite_array(rewards, "rewards", ndim=1)
-            if new_r.shape != r.shape[1:]:
-                raise ValueError(f"rewards must have shape {r.shape[1:]}, got {new_r.shape}")
-            r[user] = new_r
-            if np.array_equal(self.means, self.rewards):  # means are the rewards: keep them equal
-                m[user] = new_r
+        tie_means = np.array_equal(self.means, self.rewards)  # means are the rewards: keep them equal
+        for t in idx:
+            if kind in ("context", "both"):
+                f[t] = -self.features[t] if features is None else features
+            if kind in ("reward", "both"):
+                old = self.rewards[t]
+                if rewards is None:
+                    r[t] = 1.0 - old if np.all((old >= 0) & (old <= 1)) else -old
+                else:
+                    r[t] = rewards
+                if tie_means:
+                    m[t] = r[t]
         return ContextTable(features=f, rewards=r, means=m, runs=self.runs)

@@ -90,6 +90,7 @@ class LinUCBJDP(LinearAlgorithm):
     epsilon: float = 1.0
     delta: float = 0.1
     noise: str = "paper"
+    user_rounds: int = 1
     name = "linucb-jdp"
 
     def __post_init__(self) -> None:
@@ -97,12 +98,15 @@ class LinUCBJDP(LinearAlgorithm):
         check_epsilon(self.epsilon)
         check_open_unit(self.delta, "delta")
         check_choice(self.noise, JDP_NOISES, "noise")
+        check_positive_int(self.user_rounds, "user_rounds")
 
     def leaves(self, horizon: int) -> int:
         return max(check_positive_int(horizon, "horizon") // self.batch, 1)
 
     def sigma(self, horizon: int) -> float:
-        return jdp_sigma(self.epsilon, self.delta, self.leaves(horizon), self.noise)
+        """Node noise std; times M0 = `user_rounds` for user-level privacy when a user appears in up to
+        M0 rounds (seed 003 Prop. 4.3 / E.7: the noise variance is multiplied by M0^2)."""
+        return self.user_rounds * jdp_sigma(self.epsilon, self.delta, self.leaves(horizon), self.noise)
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
         """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(ln T) sqrt(d) (digest 003 §2.6)."""
@@ -121,12 +125,19 @@ class LinUCBJDP(LinearAlgorithm):
         s/||Delta||_F (`BinaryTree.node_event`), composed over the tree depth (event level).
         """
         rel = TreeSums(self.sigma(horizon), self.leaves(horizon), dim)
-        event = rel.tree.event(math.sqrt(2.0) * AUGMENTED_NORM_SQ)
-        claim = Guarantee("approx", self.epsilon, self.delta, source="Shariff & Sheffet 2018 Thm 5 (JDP)")
+        # A user with M0 rounds changes every node by at most M0 times one leaf's change (triangle
+        # inequality), so M0 * sqrt(2) L~^2 is a valid per-node sensitivity.
+        event = rel.tree.event(self.user_rounds * math.sqrt(2.0) * AUGMENTED_NORM_SQ)
+        source = "Shariff & Sheffet 2018 Thm 5 (JDP)"
+        relation = "user"
+        if self.user_rounds > 1:
+            source = "Chowdhury & Zhou 2022 Prop. 4.3 / E.7 (user-level JDP, variance x M0^2)"
+            relation = "returning-user"
+        claim = Guarantee("approx", self.epsilon, self.delta, source=source)
         note = (
-            "event-level JDP of the other users' actions; the tree release itself is (eps, delta)-DP and "
+            "JDP of the other users' actions; the tree release itself is (eps, delta)-DP and "
             "actions are post-processing plus the user's own data (billboard lemma)"
         )
         if self.noise == "code":
             note += "; noise='code' is seed 003's simulation constant, the claim is not backed: account the event"
-        return LinearPrivacy("user", "joint", event, claim, None, note)
+        return LinearPrivacy(relation, "joint", event, claim, None, note)

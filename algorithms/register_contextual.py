@@ -64,7 +64,8 @@ ALGORITHMS.register("linucb", _linear_entry(
 ALGORITHMS.register("linucb-jdp", _linear_entry(
     LinUCBJDP, "jointly private LinUCB, tree-based Gram matrices (Shariff & Sheffet 2018)",
     _linear_params(1) + _PRIVATE_PARAMS + (
-        Param("noise", str, "paper", "paper: Shariff-Sheffet sigma; code: seed 003's simulation constant", JDP_NOISES),)))
+        Param("noise", str, "paper", "paper: Shariff-Sheffet sigma; code: seed 003's simulation constant", JDP_NOISES),
+        Param("user_rounds", int, 1, "rounds per user M0 (user-level JDP, seed 003 Prop. 4.3: variance x M0^2)"),)))
 ALGORITHMS.register("linucb-ldp", _linear_entry(
     LinUCBLDP, "locally private LinUCB (Zheng et al. 2020; Batched-Local-LinUCB of seed 003 when --batch > 1)",
     _linear_params(1) + _PRIVATE_PARAMS + (

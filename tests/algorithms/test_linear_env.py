@@ -83,3 +83,13 @@ def test_table_blocks_serve_the_same_users_to_every_run():
     acts = np.tile(np.array([0, 1, 2]), (4, 1))
     y = blk.rewards(acts, np.random.default_rng(0))
     np.testing.assert_array_equal(y, np.tile(tab.rewards[[1, 2, 3], [0, 1, 2]], (4, 1)))
+
+
+def test_neighbour_rounds_replaces_one_returning_user_everywhere():
+    tab = _table(users=8)
+    nb = tab.neighbour_rounds([1, 4, 6], "context")
+    changed = np.any(nb.features != tab.features, axis=(1, 2))
+    assert changed.tolist() == [False, True, False, False, True, False, True, False]
+    np.testing.assert_array_equal(nb.rewards, tab.rewards)
+    with pytest.raises(ValueError, match="rounds"):
+        tab.neighbour_rounds([])

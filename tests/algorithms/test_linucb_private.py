@@ -116,6 +116,10 @@ def test_privacy_declarations():
 
     jdp = LinUCBJDP(epsilon=1.0).privacy(5, 1024)
     assert jdp.trust_model == "joint" and jdp.event.count == 11  # 1024 leaves: 11 nodes hold leaf 1
+    user_level = LinUCBJDP(epsilon=1.0, user_rounds=3)
+    assert user_level.sigma(1024) == pytest.approx(3 * LinUCBJDP(epsilon=1.0).sigma(1024))
+    assert user_level.privacy(5, 1024).relation == "returning-user"
+    assert user_level.privacy(5, 1024).event.event.noise_multiplier == pytest.approx(jdp.event.event.noise_multiplier)
     ldp = LinUCBLDP(epsilon=2.0).privacy(5, 100)
     assert ldp.trust_model == "local" and "not backed" in ldp.note
     for name in ("linucb", "linucb-jdp", "linucb-ldp", "linucb-sdp-amp", "linucb-sdp-vec"):
