@@ -79,6 +79,7 @@ class _Guarantee:
     epsilon: float | None
     delta: float = 0.0
     source: str = ""
+    rho: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,6 +98,15 @@ def test_claims_from_privacy_keeps_finite_claims():
     assert [c.label for c in only] == ["paper"]
     with pytest.raises(ValueError, match="no finite"):
         claims_from_privacy(_Privacy(_Guarantee("zcdp", None), None))
+
+
+def test_zcdp_claims_become_epsilon_delta_claims():
+    import math
+
+    (claim,) = claims_from_privacy(_Privacy(_Guarantee("zcdp", None, rho=0.5), None))
+    assert claim.accountant == "zcdp" and claim.delta == 1e-5
+    # rho-zCDP => (rho + 2 sqrt(rho log(1/delta)), delta)-DP (Bun & Steinke 2016, Prop. 1.3) is an upper bound
+    assert 0.5 < claim.value() <= 0.5 + 2 * math.sqrt(0.5 * math.log(1e5))
 
 
 def test_flip_point_finds_the_boundary():
