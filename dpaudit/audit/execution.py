@@ -126,15 +126,12 @@ def _counts_above(values: np.ndarray, sign: int, thresholds: np.ndarray) -> np.n
 
 def estimation_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec, plans) -> list[np.ndarray]:
     """Counts, per plan (score, sign, thresholds), of runs in each event: arrays of shape (2, m)."""
-    sorted_scores: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    outs = selection_chunk(target, d0, d1, chunk_seed, size, spec)
+    # np.sort copies: a score may be a view of the target's own array, which must not change.
+    scores = {id(score): (np.sort(score(outs[0])), np.sort(score(outs[1]))) for score, _, _ in plans}
     result = []
-    outs = None
     for score, sign, thresholds in plans:
-        if id(score) not in sorted_scores:
-            if outs is None:
-                outs = selection_chunk(target, d0, d1, chunk_seed, size, spec)
-            sorted_scores[id(score)] = (np.sort(score(outs[0])), np.sort(score(outs[1])))
-        s0, s1 = sorted_scores[id(score)]
+        s0, s1 = scores[id(score)]
         result.append(np.stack([_counts_above(s0, sign, thresholds), _counts_above(s1, sign, thresholds)]).astype(np.int64))
     return result
 

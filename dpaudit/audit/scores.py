@@ -119,9 +119,11 @@ class UserScore(Score):
 
 def _category_score(fit0: np.ndarray, fit1: np.ndarray) -> CategoryLogRatio | None:
     k0, k1 = row_keys(fit0), row_keys(fit1)
-    keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
-    if len(keys) > _MAX_DISTINCT_FRACTION * (len(k0) + len(k1)) or len(keys) < 2:
+    pooled = np.sort(np.concatenate([k0, k1]))
+    distinct = 1 + np.count_nonzero(pooled[1:] != pooled[:-1])
+    if distinct > _MAX_DISTINCT_FRACTION * len(pooled) or distinct < 2:
         return None
+    keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
     c0 = np.bincount(inverse[: len(k0)], minlength=len(keys))
     c1 = np.bincount(inverse[len(k0):], minlength=len(keys))
     values = np.log((c0 + 0.5) / len(k0)) - np.log((c1 + 0.5) / len(k1))

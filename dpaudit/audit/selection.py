@@ -57,15 +57,24 @@ class EventPlan:
 Direction = str
 
 
-def _candidates(values: np.ndarray) -> np.ndarray:
+def _quantiles(sorted_values: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Inverted-CDF quantiles (values of the sample itself) of an ascending array."""
+    n = len(sorted_values)
+    idx = np.clip(np.ceil(levels * n).astype(np.int64) - 1, 0, n - 1)
+    return sorted_values[idx]
+
+
+def _candidates(sorted_values: np.ndarray) -> np.ndarray:
     """Thresholds to try: every distinct value if few, else quantiles incl. log-spaced tails."""
-    uniq = np.unique(values)
-    if len(uniq) <= _UNIFORM_LEVELS + 2 * _TAIL_LEVELS:
-        return uniq
-    n = len(values)
+    keep = np.empty(len(sorted_values), dtype=bool)
+    keep[0] = True
+    np.not_equal(sorted_values[1:], sorted_values[:-1], out=keep[1:])
+    if np.count_nonzero(keep) <= _UNIFORM_LEVELS + 2 * _TAIL_LEVELS:
+        return sorted_values[keep]
+    n = len(sorted_values)
     tail = np.geomspace(1.0 / n, 0.5, _TAIL_LEVELS)
-    levels = np.unique(np.concatenate([np.linspace(0, 1, _UNIFORM_LEVELS), tail, 1 - tail]))
-    return np.unique(np.quantile(values, levels, method="inverted_cdf"))
+    levels = np.concatenate([np.linspace(0, 1, _UNIFORM_LEVELS), tail, 1 - tail])
+    return np.unique(_quantiles(sorted_values, levels))
 
 
 def _exceed(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
@@ -104,7 +113,7 @@ def choose_events(
         for sign in (1, -1):
             v0 = np.sort(sign * s0)
             v1 = np.sort(sign * s1)
-            cand = _candidates(np.concatenate([v0, v1]))
+            cand = _candidates(np.sort(np.concatenate([v0, v1])))
             p0 = _exceed(v0, cand) / len(v0)
             p1 = _exceed(v1, cand) / len(v1)
             for direction, (a, b) in zip(DIRECTIONS, ((p0, p1), (p1, p0))):
@@ -117,8 +126,7 @@ def choose_events(
     plans = {}
     for direction in DIRECTIONS:
         key, score, sign, t_eps, t_mu, v0, v1 = best[direction]
-        pooled = np.concatenate([v0, v1])
         levels = (np.arange(grid_size) + 0.5) / grid_size
-        grid = np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+        grid = np.unique(_quantiles(np.sort(np.concatenate([v0, v1])), levels))
         plans[direction] = EventPlan(direction, score, sign, t_eps, t_mu, tuple(float(g) for g in grid), key[0])
     return plans

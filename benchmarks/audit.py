@@ -1,0 +1,122 @@
+"""Speed and tightness of `dpaudit.audit.audit` (not part of the test suite).
+
+    /tmp/venv/bin/python benchmarks/audit.py [--sizes 1000000 10000000] [--repeat 3] [--skip-speed]
+                                             [--skip-tightness] [--json]
+
+1. Speed: a Laplace target (true epsilon = 1) audited with `samples` runs per side, against the
+   time to just draw those 2*samples Laplace variates with numpy in the same chunks; ratio =
+   audit wall time / draw time (issue 4 target: <= 1.5).  The audit runs in this process
+   ("serial") and in a local process pool with 1 and 2 workers (speed-up = 1 worker / 2 workers).
+   Best of `--repeat` (the machine is shared).
+2. Tightness at 95% confidence: epsilon_lower / epsilon_true at 10^5 and 10^6 runs per side for
+   Laplace, randomized response and discrete Laplace at epsilon = 1 (mean over 3 seeds), and
+   mu_lower / mu for a Gaussian mechanism (mu = 1) at 10^6.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from dpaudit.audit import audit
+
+CHUNK = 250_000
+
+
+def laplace(data, rng, size):
+    return data + rng.laplace(0.0, 1.0, size)
+
+
+def randomized_response(data, rng, size):
+    keep = rng.random(size) < np.e / (1 + np.e)
+    return np.where(keep, data, 1 - data)
+
+
+def discrete_laplace(data, rng, size):
+    q = np.exp(-1.0)
+    return data + (rng.geometric(1 - q, size) - rng.geometric(1 - q, size))
+
+
+def gaussian(data, rng, size):
+    return data + rng.normal(0.0, 1.0, size)
+
+
+def _best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def draw_only(samples: int) -> None:
+    rng = np.random.default_rng(0)
+    for _side in range(2):
+        left = samples
+        while left > 0:
+            n = min(CHUNK, left)
+            laplace(1.0, rng, n)
+            left -= n
+
+
+def speed(sizes: list[int], repeat: int) -> list[dict]:
+    rows = []
+    for n in sizes:
+        opts = dict(claim_epsilon=1.0, samples=n, seed=0, chunk_size=CHUNK, progress=False)
+        draw = _best(lambda: draw_only(n), repeat)
+        serial = _best(lambda: audit(laplace, 1.0, 0.0, executor="serial", **opts), repeat)
+        one = _best(lambda: audit(laplace, 1.0, 0.0, executor="process", workers=1, **opts), repeat)
+        two = _best(lambda: audit(laplace, 1.0, 0.0, executor="process", workers=2, **opts), repeat)
+        rows.append({"samples_per_side": n, "draw_s": draw, "audit_serial_s": serial, "audit_1_worker_s": one,
+                     "audit_2_workers_s": two, "ratio_serial": serial / draw, "ratio_2_workers": two / draw,
+                     "speedup_1_to_2_workers": one / two})
+    return rows
+
+
+def tightness() -> list[dict]:
+    rows = []
+    for name, target in (("laplace", laplace), ("randomized_response", randomized_response),
+                         ("discrete_laplace", discrete_laplace)):
+        for n in (10**5, 10**6):
+            lows = [audit(target, 1, 0, claim_epsilon=1.0, samples=n, seed=s, progress=False).epsilon_lower
+                    for s in range(3)]
+            rows.append({"target": name, "samples_per_side": n, "ratio": float(np.mean(lows)),
+                         "min": float(np.min(lows))})
+    mus = [audit(gaussian, 1.0, 0.0, claim_epsilon=1.0, claim_delta=0.1, samples=10**6, seed=s,
+                 progress=False).mu_lower for s in range(3)]
+    rows.append({"target": "gaussian mu", "samples_per_side": 10**6, "ratio": float(np.mean(mus)),
+                 "min": float(np.min(mus))})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10**6, 10**7])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--skip-tightness", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    out = {}
+    if not args.skip_speed:
+        out["speed"] = speed(args.sizes, args.repeat)
+    if not args.skip_tightness:
+        out["tightness"] = tightness()
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return
+    for r in out.get("speed", []):
+        print(f"Laplace, {r['samples_per_side']:.0e} runs/side: draw {r['draw_s']:.3f}s | audit serial "
+              f"{r['audit_serial_s']:.3f}s (x{r['ratio_serial']:.2f}) | 1 worker {r['audit_1_worker_s']:.3f}s | "
+              f"2 workers {r['audit_2_workers_s']:.3f}s (x{r['ratio_2_workers']:.2f}) | "
+              f"speed-up 1->2 workers {r['speedup_1_to_2_workers']:.2f}")
+    for r in out.get("tightness", []):
+        print(f"tightness {r['target']:>20} {r['samples_per_side']:.0e}/side: mean {r['ratio']:.4f}  min {r['min']:.4f}")
+
+
+if __name__ == "__main__":
+    main()
