@@ -18,11 +18,15 @@ import os
 import pickle
 import sys
 import tempfile
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import numpy as np
+
+#: Auto mode starts a process pool only when the chunks left are predicted to take longer than this.
+_POOL_MIN_SECONDS = 2.0
 
 __all__ = [
     "Chunk",
@@ -247,6 +251,58 @@ class _Dask:
             raise
 
 
+class _Auto:
+    """This process while the work is short, a local process pool once it is not.
+
+    Chunks run here one by one; as soon as the chunks left are predicted (from the mean time of
+    those already run) to take more than `_POOL_MIN_SECONDS`, the rest go to a process pool. The
+    result does not depend on where chunks ran.  If the work cannot be pickled it stays here, with a
+    warning saying why.
+    """
+
+    def __init__(self, workers: int | None, n_chunks: int, payload: Any):
+        self.workers = workers or os.cpu_count() or 1
+        self.n_chunks = n_chunks
+        self.payload = payload
+        self.pool: cf.ProcessPoolExecutor | None = None
+        self.pool_ok: bool | None = None if self.workers > 1 else False
+        self.spent = 0.0  # seconds spent on chunks run here, over both phases
+        self.done = 0
+
+    def _want_pool(self) -> bool:
+        if self.pool_ok is None:
+            problem = _picklable(self.payload)
+            self.pool_ok = problem is None
+            if problem is not None:
+                warnings.warn(
+                    f"target, inputs or score cannot be pickled ({problem}); running the audit in this process. "
+                    "Define the target at module level (not a lambda or local function) to use a process pool.",
+                    stacklevel=6,
+                )
+        return self.pool_ok
+
+    def run(self, tasks, on_done):
+        keys = list(tasks)
+        while keys:
+            left = len(keys)
+            if self.done and left > 1 and self.spent / self.done * left > _POOL_MIN_SECONDS and self._want_pool():
+                if self.pool is None:
+                    self.pool = cf.ProcessPoolExecutor(max_workers=min(self.workers, self.n_chunks))
+                _Futures(self.pool).run({k: tasks[k] for k in keys}, on_done)
+                return
+            key = keys.pop(0)
+            fn, args = tasks[key]
+            start = time.perf_counter()
+            result = fn(*args)
+            self.spent += time.perf_counter() - start
+            self.done += 1
+            on_done(key, result)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+
 def _is_dask_client(obj: Any) -> bool:
     return type(obj).__module__.split(".")[0] == "distributed" and hasattr(obj, "submit")
 
@@ -263,26 +319,17 @@ def _picklable(obj: Any) -> str | None:
 def open_runner(executor: Any, workers: int | None, n_chunks: int, payload: Any) -> Iterator[Any]:
     """Yield a runner for `executor`.
 
-    None ("auto"): in this process when there is at most one chunk per phase, else a local process
-    pool (falling back to this process, with a warning, if the target or inputs cannot be pickled).
+    None ("auto"): see `_Auto` (this process for short work, else a local pool of `workers`).
     "serial"; "process" (a pool of `workers`); "dask://host:port" or a `distributed.Client`; or any
     `concurrent.futures.Executor`.
     """
     if executor is None or executor == "auto":
-        if n_chunks <= 2:
-            yield _Serial()
-            return
-        problem = _picklable(payload)
-        if problem is not None:
-            warnings.warn(
-                f"target, inputs or score cannot be pickled ({problem}); running the audit in this process. "
-                "Define the target at module level (not a lambda or local function) to use a process pool.",
-                stacklevel=4,
-            )
-            yield _Serial()
-            return
-        executor = "process"
-    if executor == "serial":
+        auto = _Auto(workers, n_chunks, payload)
+        try:
+            yield auto
+        finally:
+            auto.close()
+    elif executor == "serial":
         yield _Serial()
     elif executor == "process":
         problem = _picklable(payload)

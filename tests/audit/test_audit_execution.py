@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpaudit.audit import audit
+from dpaudit.audit import audit, execution
 
 OPTS = dict(claim_epsilon=1.0, samples=12_000, seed=7, chunk_size=2_000)
 
@@ -39,10 +39,18 @@ def test_chunk_size_is_part_of_the_result_but_workers_are_not():
     assert a.epsilon_lower != b.epsilon_lower  # different chunk seeds: different runs
 
 
-def test_unpicklable_target_falls_back_to_this_process_with_a_warning():
+def test_auto_executor_is_identical_whether_or_not_it_starts_a_pool(monkeypatch):
+    serial = audit(laplace, 1.0, 0.0, executor="serial", **OPTS)
+    assert audit(laplace, 1.0, 0.0, **OPTS) == serial  # short work: stays in this process
+    monkeypatch.setattr(execution, "_POOL_MIN_SECONDS", 0.0)  # any work: a pool after one chunk
+    assert audit(laplace, 1.0, 0.0, workers=2, **OPTS) == serial
+
+
+def test_unpicklable_target_falls_back_to_this_process_with_a_warning(monkeypatch):
+    monkeypatch.setattr(execution, "_POOL_MIN_SECONDS", 0.0)
     target = lambda data, rng, size: data + rng.laplace(0.0, 1.0, size)  # noqa: E731
     with pytest.warns(UserWarning, match="cannot be pickled"):
-        fallback = audit(target, 1.0, 0.0, **OPTS)
+        fallback = audit(target, 1.0, 0.0, workers=2, **OPTS)
     assert fallback.epsilon_lower == audit(laplace, 1.0, 0.0, executor="serial", **OPTS).epsilon_lower
     with pytest.raises(ValueError, match="picklable"):
         audit(target, 1.0, 0.0, executor="process", **OPTS)
