@@ -129,7 +129,9 @@ def vec_parameters(
 class AmpSums:
     """Release through P_Amp: per batch (u~_m, V~_m) = analyzer sums; cumulative sums returned.
 
-    Released per batch: "u" (R, d) and "V" (R, d, d), the analyzer's outputs.
+    Released per batch: "u" (R, d) and "V" (R, d, d), the analyzer's outputs; with `per_message`
+    every message is randomized and shuffled (no fast path) and the analyzer's whole view is
+    released too: "shuffled_u" (R, B, d) and "shuffled_V" (R, B, d, d), the SDP observable.
     """
 
     exact = False
@@ -145,10 +147,17 @@ class AmpSums:
     def release(self, phis, ys, rng):
         vec = ys[..., None] * phis
         mat = phis[..., :, None] * phis[..., None, :]
-        u, v = self.protocol.run(rng, vec, mat, per_message=self.per_message)
+        stats: dict[str, np.ndarray] = {}
+        if self.per_message:
+            y1, y2 = self.protocol.shuffle(rng, *self.protocol.randomize(rng, vec, mat))
+            u, v = self.protocol.analyze(y1, y2)
+            stats = {"shuffled_u": y1, "shuffled_V": y2}
+        else:
+            u, v = self.protocol.run(rng, vec, mat)
         self._u += u
         self._g += v
-        return self._u, self._g, {"u": u, "V": v}
+        stats.update(u=u, V=v)
+        return self._u, self._g, stats
 
     def noise_std(self, horizon: int, batch: int, dim: int) -> float:
         """sigma~ = sigma sqrt(T) (digest 003 §7: T per-user noises summed)."""
@@ -206,8 +215,13 @@ class _ShuffleLinUCB(LinearAlgorithm):
 
 @dataclasses.dataclass(frozen=True)
 class LinUCBSDPAmp(_ShuffleLinUCB):
-    """LinUCB-SDP-Amp: Algorithm 1 with P_Amp (seed 003 §3.2, Thm 3.2; returning users Thm 4.2(i))."""
+    """LinUCB-SDP-Amp: Algorithm 1 with P_Amp (seed 003 §3.2, Thm 3.2; returning users Thm 4.2(i)).
 
+    per_message: run the protocol message by message and release the shuffled view (for audits;
+    the same output distribution of the sums as the fast path).
+    """
+
+    per_message: bool = False
     name = "linucb-sdp-amp"
 
     def __post_init__(self) -> None:
@@ -224,7 +238,7 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
         return 2.0 * self.sigma(horizon) * math.sqrt(horizon) * math.sqrt(dim)
 
     def make_release(self, dim: int, horizon: int) -> Release:
-        return AmpSums(self.sigma(horizon), dim, self.batch)
+        return AmpSums(self.sigma(horizon), dim, self.batch, self.per_message)
 
     def privacy(self, dim: int, horizon: int) -> LinearPrivacy:
         """Claim (eps, delta)-SDP; corrected: Lemma B.4's certified (eps~, delta~) where it applies.
