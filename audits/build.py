@@ -16,7 +16,7 @@ import numpy as np
 
 from dpaudit.audits.catalog import Claim
 
-__all__ = ["Observe", "Releases", "claims_from_privacy", "flip_point", "APPROX_DELTA"]
+__all__ = ["Observe", "ObserveLinear", "Releases", "claims_from_privacy", "flip_point", "APPROX_DELTA"]
 
 APPROX_DELTA = 1e-5
 """delta at which RDP and zCDP claims are turned into (epsilon, delta) claims for the auditor."""
@@ -45,6 +45,22 @@ class Observe:
         if self.fill is not None:  # "not released" (NaN) becomes a value of its own
             out = np.nan_to_num(np.asarray(out, dtype=float), nan=self.fill)
         return out
+
+
+@dataclasses.dataclass(frozen=True)
+class ObserveLinear:
+    """target(data, rng, size) = a linear contextual algorithm's `target(observable)`, keeping `columns`.
+
+    For the LinUCB family, whose audit hook takes the observable only (the horizon is the table's).
+    """
+
+    algorithm: Any
+    observable: str
+    columns: tuple[int, ...] | None = None
+
+    def __call__(self, data: Any, rng: np.random.Generator, size: int) -> np.ndarray:
+        out = np.asarray(self.algorithm.target(self.observable)(data, rng, size)).reshape(size, -1)
+        return out if self.columns is None else out[:, list(self.columns)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,8 +119,8 @@ def claims_from_privacy(privacy: Any, *, paper_expect: str = "consistent", corre
     out = [c for c in (paper, corrected) if c]
     event = privacy.event
     if accounted and paper is not None and event is not None and not isinstance(event, dp_accounting.NonPrivateDpEvent):
+        # accountants give valid upper bounds for what the implementation declares it releases
         out.append(Claim("accounted", delta=paper.delta, accountant="best", event=lambda: event,
-                         expect=corrected_expect if privacy.corrected else paper_expect,
                          source="dpaudit.accounting of the declared DpEvent"))
     if not out:
         raise ValueError("the privacy declaration has no finite (epsilon, delta) claim")

@@ -24,6 +24,7 @@ __all__ = ["entry_seed", "run_entry"]
 
 _OPTIONAL_RESULT_FIELDS = ("mu_lower", "mu_point", "direction", "selection_samples", "estimation_samples", "chunk_size")
 _CURVE_POINTS = 60
+_TINY_CLAIM = 1e-3  # passed to the auditor when every claim at this delta is epsilon = 0
 
 
 def entry_seed(seed: int, name: str) -> int:
@@ -135,7 +136,7 @@ def _claim_record(claim: Claim, audits: list[dict[str, Any]]) -> dict[str, Any]:
         "confidence": best["confidence"],
         "pair": best["pair"],
         "verdict": verdict,
-        "tightness": best["epsilon_lower"] / value,
+        "tightness": best["epsilon_lower"] / value if value > 0 else None,
         "ok": verdict == claim.expect,
     }
 
@@ -176,7 +177,10 @@ def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = Fa
         deltas = _deltas(entry)
         for i in range(len(entry.pairs)):
             for j, delta in enumerate(deltas):
-                claim_eps = min(c.value() for c in entry.claims if c.delta == delta)
+                # the auditor needs a positive claim for its own verdict and sample check; each claim's
+                # verdict is judged below from epsilon_lower, which does not depend on this value
+                values = [c.value() for c in entry.claims if c.delta == delta]
+                claim_eps = min((v for v in values if v > 0), default=_TINY_CLAIM)
                 call_seed = int(np.random.SeedSequence([base, i, j]).generate_state(1, dtype=np.uint32)[0])
                 one = _one_audit(entry, target, i, delta, claim_eps, samples, confidence, call_seed, executor)
                 one["pair"] = i

@@ -111,8 +111,8 @@ def findings(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             text = (f"{subject}: the {c['label']} claim {_claim_phrase(c)}"
                     f"{' [' + c['source'] + ']' if c.get('source') else ''} is contradicted: the audit "
                     f"'{e['name']}' ({e['observable']}: {e['observable_description']}; neighbours: {pair}) "
-                    f"gives ε ≥ {fmt(c['epsilon_lower'])} with {conf}% confidence, "
-                    f"{fmt(c['epsilon_lower'] / c['epsilon'])}× the claim.")
+                    f"gives ε ≥ {fmt(c['epsilon_lower'])} with {conf}% confidence"
+                    + (f", {fmt(c['epsilon_lower'] / c['epsilon'])}× the claim." if c["epsilon"] > 0 else "."))
             others = [o for o in e["claims"] if o is not c and o["verdict"] == "consistent"]
             if others:
                 text += " Consistent with: " + "; ".join(f"{o['label']} {_claim_phrase(o)}" for o in others) + "."

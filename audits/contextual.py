@@ -1,0 +1,98 @@
+"""Catalog entries for the linear contextual bandits: seed 003's shuffle LinUCB and its baselines.
+
+Inputs are fixed `ContextTable`s (digest 003 §6's design): the auditor controls the contexts and gives
+every user the same feature on both offered actions, so phi_t is chosen directly. Neighbours replace
+the target user (user 1, in batch 1): context only, (phi, y) = (e1, 1) vs (-e1, 1), which moves the
+vector statistic y*phi by 2 in L2 and leaves phi*phi^T unchanged (digest 003 §6.1's vector pair).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from dpaudit.algorithms.contexts import ContextTable
+from dpaudit.algorithms.linucb_jdp import LinUCBJDP
+from dpaudit.algorithms.linucb_ldp import LinUCBLDP
+from dpaudit.algorithms.shuffle_linucb import LinUCBSDPAmp
+from dpaudit.registry import AUDITS
+
+from dpaudit.audits.build import ObserveLinear, claims_from_privacy
+from dpaudit.audits.catalog import AuditEntry, NeighbourPair, RegretRun
+
+__all__ = ["ENTRIES"]
+
+DIM = 2
+EPS, DELTA = 1.0, 0.1  # seed 003's experiments use delta = 0.1
+
+
+def _pair(horizon: int) -> NeighbourPair:
+    feats = np.zeros((horizon, 2, DIM))
+    feats[:, :, 0] = 1.0
+    rewards = np.ones((horizon, 2))
+    other = feats.copy()
+    other[0] = -feats[0]
+    return NeighbourPair("context-only", ContextTable(feats, rewards), ContextTable(other, rewards),
+                         f"d={DIM}, T={horizon}, every user offered e1 twice with reward 1; user 1's feature e1 vs -e1")
+
+
+def _u_columns(horizon: int, batch: int) -> tuple[int, ...]:
+    """Columns of batch 1's vector statistic u in `target("released")`: keys sorted ("V" then "u"),
+    each flattened over (batches, ...)."""
+    batches = horizon // batch
+    return tuple(batches * DIM * DIM + i for i in range(DIM))
+
+
+def linear_entries() -> list[AuditEntry]:
+    regret = {"dim": 5, "arms": 20, "epsilon": EPS, "delta": DELTA}
+    out = []
+    for noise in ("paper", "code"):
+        algo = LinUCBLDP(epsilon=EPS, delta=DELTA, noise=noise)
+        horizon = 4
+        code = noise == "code"
+        out.append(AuditEntry(
+            name="linucb-ldp.message" + (".code-noise" if code else ""), algorithm="linucb-ldp",
+            variant="seed 003's simulation noise constant" if code else "",
+            description="Locally private LinUCB (Zheng et al. 2020): each user's Gaussian messages; "
+                        + ("with the authors' simulation σ = sqrt(ln(2.5/δ))/ε, far below the theorem's." if code
+                           else "σ = 4 sqrt(2 ln(2.5/δ))/ε (classical Gaussian mechanism)."),
+            target=functools.partial(ObserveLinear, algo, "released", _u_columns(horizon, 1)),
+            pairs=(_pair(horizon),), observable="white-box", observable_description="user 1's noisy vector message y·φ",
+            claims=claims_from_privacy(algo.privacy(DIM, horizon), paper_expect="violation" if code else "consistent"),
+            samples=400_000, quick=code, quick_samples=50_000,
+            regret=None if code else RegretRun("linucb-ldp", horizon=2000, runs=5, params=regret),
+            source="digest 003 §6.1 (LDP part), §6.5" + ("; §6.6 bug 1" if code else "")))
+    for noise in ("paper", "code"):
+        batch = 2
+        horizon = 4
+        algo = LinUCBSDPAmp(epsilon=EPS, delta=DELTA, batch=batch, noise=noise)
+        code = noise == "code"
+        out.append(AuditEntry(
+            name="linucb-sdp-amp.batch-sum" + (".code-noise" if code else ""), algorithm="linucb-sdp-amp",
+            variant="seed 003's simulation noise constant" if code else "",
+            description="LinUCB-SDP-Amp (seed 003 Alg. 1 with P_Amp): the analyzer's batch sum of the users' "
+                        "Gaussian messages, a post-processing of the shuffled view"
+                        + (", with the authors' simulation σ (missing √log(2/δ) and 4√2)." if code else "."),
+            target=functools.partial(ObserveLinear, algo, "released", _u_columns(horizon, batch)),
+            pairs=(_pair(horizon),), observable="white-box",
+            observable_description=f"batch 1's released vector sum u over its B={batch} users",
+            claims=claims_from_privacy(algo.privacy(DIM, horizon), paper_expect="violation" if code else "consistent"),
+            samples=400_000, quick=False,
+            regret=None if code else RegretRun("linucb-sdp-amp", horizon=2000, runs=5, params={**regret, "batch": 20}),
+            source="digest 003 §6.1" + ("; §6.6 bug 1" if code else "")))
+    jdp = LinUCBJDP(epsilon=EPS, delta=DELTA)
+    horizon = 4
+    out.append(AuditEntry(
+        name="linucb-jdp.tree", algorithm="linucb-jdp",
+        description="Jointly private LinUCB (Shariff & Sheffet 2018): tree-based Gram matrices with Gaussian node noise.",
+        target=functools.partial(ObserveLinear, jdp, "released"), pairs=(_pair(horizon),), observable="white-box",
+        observable_description="every released prefix and node of the tree over T=4 users",
+        claims=claims_from_privacy(jdp.privacy(DIM, horizon)), samples=200_000, quick=False,
+        regret=RegretRun("linucb-jdp", horizon=2000, runs=5, params=regret), source="digest 003 §6.5"))
+    return out
+
+
+ENTRIES = linear_entries()
+for _entry in ENTRIES:
+    AUDITS.register(_entry.name, _entry)
