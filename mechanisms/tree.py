@@ -284,8 +284,12 @@ class TreeStream:
     """Streaming state of a `BinaryTree` over a batch of runs (binary counter, O(log T) memory).
 
     `insert(leaf)` takes leaf values of shape (runs,) + shape for step t = 1, 2, ... and returns
-    the noisy prefix sum over 1..t; `last_node` is the node released at that step.
+    the noisy prefix sum over 1..t; `last_node` is the node released at that step. Node noise is
+    drawn from `rng` in blocks of consecutive steps (the same values, in the same order, as one
+    draw per step), which keeps the per-step cost low.
     """
+
+    _BLOCK_VALUES = 1 << 16
 
     def __init__(self, tree: BinaryTree, rng: np.random.Generator, runs: int) -> None:
         self.tree = tree
@@ -295,8 +299,19 @@ class TreeStream:
         self._exact = np.zeros((levels, runs) + tree.shape)
         self._noisy = np.zeros((levels, runs) + tree.shape)
         self._rng = rng
+        self._block = np.zeros((0, runs) + tree.shape)
+        self._block_pos = 0
+        self._block_len = max(1, self._BLOCK_VALUES // (runs * max(1, math.prod(tree.shape))))
         self.last_node = np.zeros((runs,) + tree.shape)
         self.prefix = np.zeros((runs,) + tree.shape)
+
+    def _next_noise(self) -> np.ndarray:
+        if self._block_pos == self._block.shape[0]:
+            steps = min(self._block_len, self.tree.horizon - self.t + 1)
+            self._block = self.tree.node_noise(self._rng, (steps, self.runs))
+            self._block_pos = 0
+        self._block_pos += 1
+        return self._block[self._block_pos - 1]
 
     def insert(self, leaf: np.ndarray) -> np.ndarray:
         """Add leaf t+1 (shape (runs,) + shape), release its node, return the prefix sum."""
@@ -306,15 +321,20 @@ class TreeStream:
             raise ValueError(f"leaf must have shape {want}, got {leaf.shape}")
         if self.t >= self.tree.horizon:
             raise ValueError(f"the tree is full: horizon={self.tree.horizon} leaves already inserted")
+        noise = self._next_noise()
         self.t += 1
         level = (self.t & -self.t).bit_length() - 1
-        node = self._exact[:level].sum(axis=0) + leaf
-        self._exact[:level] = 0.0
+        if level:
+            node = self._exact[:level].sum(axis=0) + leaf
+            self._exact[:level] = 0.0
+            # the bits below `level` were set in t-1 and are cleared in t: drop their nodes
+            self.prefix = self.prefix - self._noisy[:level].sum(axis=0)
+        else:
+            node = leaf
         self._exact[level] = node
-        self._noisy[level] = node + self.tree.node_noise(self._rng, (self.runs,))
+        self._noisy[level] = node + noise
         self.last_node = self._noisy[level].copy()
-        # the bits below `level` were set in t-1 and are cleared in t: swap their nodes for the new one
-        self.prefix = self.prefix - self._noisy[:level].sum(axis=0) + self.last_node
+        self.prefix = self.prefix + self.last_node
         return self.prefix
 
 

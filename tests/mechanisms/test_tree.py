@@ -12,6 +12,7 @@ from scipy import stats
 
 from dpaudit.mechanisms.tree import (
     BinaryTree,
+    TreeStream,
     glm_tree_events,
     glm_tree_sigma,
     hybrid_ucb_node_scale,
@@ -80,6 +81,16 @@ def test_stream_equals_batch_and_prefix_is_sum_of_cover(horizon, runs, shp, seed
         np.testing.assert_allclose(rel.prefix_sums[:, t - 1], from_cover, atol=1e-9)
     if symmetric:
         np.testing.assert_array_equal(rel.node_sums, np.swapaxes(rel.node_sums, -1, -2))
+
+
+def test_stream_noise_blocks_match_batch_across_block_boundaries(monkeypatch):
+    monkeypatch.setattr(TreeStream, "_BLOCK_VALUES", 7)  # blocks of 7 // 3 = 2 steps for 3 runs
+    tree = BinaryTree(45, "laplace", 1.0)
+    leaves = np.random.default_rng(0).normal(size=(3, 45))
+    rel = tree.run(np.random.default_rng(1), leaves)
+    stream = tree.start(np.random.default_rng(1), 3)
+    got = np.stack([stream.insert(leaves[:, i]) for i in range(45)], axis=1)
+    np.testing.assert_allclose(got, rel.prefix_sums, atol=1e-9)
 
 
 @settings(max_examples=25, deadline=None)
