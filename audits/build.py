@@ -120,7 +120,9 @@ def claims_from_privacy(privacy: Any, *, paper_expect: str = "consistent", corre
     event = privacy.event
     if accounted and paper is not None and event is not None and not isinstance(event, dp_accounting.NonPrivateDpEvent):
         # accountants give valid upper bounds for what the implementation declares it releases
-        out.append(Claim("accounted", delta=paper.delta, accountant="best", event=lambda: event,
+        # at the corrected delta where that is larger (e.g. two (eps, delta) releases composed: 2 delta)
+        delta = max(paper.delta, corrected.delta if corrected else 0.0)
+        out.append(Claim("accounted", delta=delta, accountant="best", event=lambda: event,
                          source="dpaudit.accounting of the declared DpEvent"))
     if not out:
         raise ValueError("the privacy declaration has no finite (epsilon, delta) claim")

@@ -15,7 +15,7 @@ import numpy as np
 from dpaudit.algorithms.contexts import ContextTable
 from dpaudit.algorithms.linucb_jdp import LinUCBJDP
 from dpaudit.algorithms.linucb_ldp import LinUCBLDP
-from dpaudit.algorithms.shuffle_linucb import LinUCBSDPAmp
+from dpaudit.algorithms.shuffle_linucb import LinUCBSDPAmp, LinUCBSDPVec
 from dpaudit.registry import AUDITS
 
 from dpaudit.audits.build import ObserveLinear, claims_from_privacy
@@ -81,6 +81,16 @@ def linear_entries() -> list[AuditEntry]:
             samples=400_000, quick=False,
             regret=None if code else RegretRun("linucb-sdp-amp", horizon=2000, runs=5, params={**regret, "batch": 20}),
             source="digest 003 §6.1" + ("; §6.6 bug 1" if code else "")))
+    vec = LinUCBSDPVec(epsilon=EPS, delta=DELTA, batch=2)
+    out.append(AuditEntry(
+        name="linucb-sdp-vec.batch-sum", algorithm="linucb-sdp-vec",
+        description="LinUCB-SDP-Vec (seed 003 Alg. 1 with P_Vec): bit-level vector summation with binomial noise "
+                    "(theorem g, b); the analyzer's batch sum.",
+        target=functools.partial(ObserveLinear, vec, "released", _u_columns(4, 2)), pairs=(_pair(4),),
+        observable="white-box", observable_description="batch 1's released vector sum u over its B=2 users",
+        claims=claims_from_privacy(vec.privacy(DIM, 4)), samples=200_000, quick=False,
+        regret=RegretRun("linucb-sdp-vec", horizon=2000, runs=5, params={**regret, "batch": 20}),
+        source="digest 003 §6.2"))
     jdp = LinUCBJDP(epsilon=EPS, delta=DELTA)
     horizon = 4
     out.append(AuditEntry(
