@@ -1,7 +1,7 @@
 """Speed and tightness of `dpaudit.audit.audit` (not part of the test suite).
 
     /tmp/venv/bin/python benchmarks/audit.py [--sizes 1000000 10000000] [--repeat 3] [--skip-speed]
-                                             [--skip-tightness] [--json]
+                                             [--skip-tightness] [--coverage AUDITS] [--json]
 
 1. Speed: a Laplace target (true epsilon = 1) audited with `samples` runs per side, against the
    time to just draw those 2*samples Laplace variates with numpy in the same chunks; ratio =
@@ -11,6 +11,9 @@
 2. Tightness at 95% confidence: epsilon_lower / epsilon_true at 10^5 and 10^6 runs per side for
    Laplace, randomized response and discrete Laplace at epsilon = 1 (mean over 3 seeds), and
    mu_lower / mu for a Gaussian mechanism (mu = 1) at 10^6.
+3. Coverage (with --coverage N): N audits per mechanism (Laplace, randomized response, discrete
+   Laplace at epsilon = 1, and the Gaussian with mu = 1 against its exact (1, delta(1))) at 2000 and
+   20000 runs per side; how many gave epsilon_lower > the true epsilon (nominal: at most 5%).
 """
 
 from __future__ import annotations
@@ -93,12 +96,28 @@ def tightness() -> list[dict]:
     return rows
 
 
+def coverage(audits: int) -> list[dict]:
+    from scipy import stats
+
+    delta1 = float(stats.norm.cdf(-0.5) - np.e * stats.norm.cdf(-1.5))  # exact delta(1) of 1-GDP
+    rows = []
+    for name, target, delta in (("laplace", laplace, 0.0), ("randomized_response", randomized_response, 0.0),
+                                ("discrete_laplace", discrete_laplace, 0.0), ("gaussian mu=1", gaussian, delta1)):
+        for n in (2_000, 20_000):
+            lows = np.array([audit(target, 1, 0, claim_epsilon=1.0, claim_delta=delta, samples=n, seed=10**6 + s,
+                                   executor="serial", progress=False).epsilon_lower for s in range(audits)])
+            rows.append({"target": name, "samples_per_side": n, "audits": audits,
+                         "exceed": int(np.sum(lows > 1.0)), "mean_lower": float(lows.mean())})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10**6, 10**7])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-tightness", action="store_true")
+    parser.add_argument("--coverage", type=int, default=0, metavar="AUDITS")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     out = {}
@@ -106,6 +125,8 @@ def main() -> None:
         out["speed"] = speed(args.sizes, args.repeat)
     if not args.skip_tightness:
         out["tightness"] = tightness()
+    if args.coverage:
+        out["coverage"] = coverage(args.coverage)
     if args.json:
         print(json.dumps(out, indent=2))
         return
@@ -116,6 +137,9 @@ def main() -> None:
               f"speed-up 1->2 workers {r['speedup_1_to_2_workers']:.2f}")
     for r in out.get("tightness", []):
         print(f"tightness {r['target']:>20} {r['samples_per_side']:.0e}/side: mean {r['ratio']:.4f}  min {r['min']:.4f}")
+    for r in out.get("coverage", []):
+        print(f"coverage {r['target']:>20} {r['samples_per_side']:>6}/side: {r['exceed']}/{r['audits']} audits above "
+              f"the true epsilon (mean lower bound {r['mean_lower']:.3f})")
 
 
 if __name__ == "__main__":
