@@ -83,3 +83,27 @@ ALGORITHMS.register("linucb-sdp-vec", _linear_entry(
         Param("noise", str, "paper", "paper: theorem (g, b); code: the authors' simulation (g, b)", ("paper", "code")),
         Param("vec_range", str, "paper", "paper: R(w, Delta) on [0, 2 Delta] (sensitivity 2g); normalized: 2 Delta",
               VECTOR_SUM_RANGES),)))
+
+# --- GLM contextual bandits (seed 002) ----------------------------------------------------------
+from dpaudit.algorithms.glm_env import LINKS  # noqa: E402
+from dpaudit.algorithms.glm_regret import simulate_private_glm, simulate_shuffle_glm  # noqa: E402
+
+_GLM_PARAMS = (
+    Param("dim", int, 3, "feature dimension d (seed 002 Table 2: 3)"),
+    Param("arms", int, 20, "arms per round K (seed 002: 20)"),
+    Param("link", str, "probit", "GLM link", tuple(LINKS)),
+    Param("S", float, 2.0, "‖θ*‖ (seed 002 Table 2: 2, 2.5, 3; κ grows with S)"),
+    Param("epsilon", float, 4.0, "privacy ε (0 = the non-private counterpart)"),
+    Param("delta", float, 0.02, "privacy δ (seed 002: 0.02)"),
+    Param("env_seed", int, 109832, "seed of the instance (the authors' 109832)"),
+)
+ALGORITHMS.register("private-glm", AlgorithmEntry(
+    "private-glm", "Private-GLM: jointly private rarely-switching GLM-UCB with tree-released design matrices "
+    "(seed 002 Alg. 2)", simulate_private_glm,
+    _GLM_PARAMS + (Param("tree_calibration", str, "code", "code: zCDP per tree (C_V = 1); paper: Lemma I.4 σ "
+                         "calibrated to 1/κ* for both trees", ("code", "paper")),)))
+ALGORITHMS.register("shuffle-glm", AlgorithmEntry(
+    "shuffle-glm", "ShuffleGLM: batched G-optimal-design GLM bandit, shuffled matrix sums and P_GD "
+    "(seed 002 Alg. 1)", simulate_shuffle_glm,
+    _GLM_PARAMS + (Param("pgd_iterations", _optional_float, None, "P_GD rounds per batch (default Alg. 7's T_it)"),
+                   Param("first_batch", _optional_float, None, "B_1 (default eq. 6)"))))
