@@ -74,3 +74,17 @@ def test_console_script_lists_entries():
     res = subprocess.run([sys.executable, "-m", "dpaudit", "list", "--json"], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert "dp-se.epoch-sum" in {r["name"] for r in json.loads(res.stdout)}
+
+
+def test_readme_own_entry_snippet_runs(tmp_path, monkeypatch, capsys):
+    import pathlib
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("Your own entry", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.setattr(AUDITS, "_entries", dict(AUDITS._entries))  # the snippet registers globally
+    exec(compile(code, "README.md", "exec"), {})
+    assert main(["audit", "mine.sum", "--samples", "20000", "--out", str(tmp_path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["entries"][0]["claims"][0]["verdict"] == "consistent"
