@@ -228,3 +228,13 @@ def test_twin_pamp_perturbed_noise_is_detected():
     su, _ = _pamp_errors(p, 8000, 5, True)
     assert stats.ks_2samp(fu[:, 0], su[:, 0]).pvalue < ALPHA
     assert stats.kstest(fu[:, 1] / p.sum_noise_std()[0], "norm").pvalue < ALPHA
+
+
+def test_central_event_reads_through_the_accounting_engine():
+    from dpaudit import accounting
+
+    p = GaussianShuffleProtocol.from_privacy(0.12045, 1e-6, 5, 1000)
+    eps0 = p.local_epsilon(1e-9)
+    shuffled = accounting.epsilon(p.central_event(1e-9), 2e-6)
+    assert 0 < shuffled < eps0  # amplification
+    assert p.central_delta(shuffled, 2e-6, 1e-9) > 2e-6

@@ -290,3 +290,14 @@ def test_laplace_and_average_symmetric_noise_laws():
     assert stats.kstest(z[:, 0, 0], "norm").pvalue > ALPHA
     assert stats.kstest(z[:, 0, 1] * math.sqrt(2), "norm").pvalue > ALPHA
     assert stats.kstest(z[:, 0, 1], "norm").pvalue < ALPHA
+
+
+def test_events_read_through_the_accounting_engine():
+    from dpaudit import accounting
+
+    claimed, corrected = hybrid_ucb_tree_events(1.0, 1)
+    assert accounting.epsilon(claimed, 0.0) == pytest.approx(0.5)
+    assert accounting.epsilon(corrected, 0.0) == pytest.approx(1.0)  # 1.5 eps with the array part
+    sigma = glm_tree_sigma(2.0, 0.02, 5000, 4.0)
+    claimed, corrected = glm_tree_events(sigma, 5000, 3, 4.0, "V")
+    assert accounting.epsilon(claimed, 0.02) < accounting.epsilon(corrected, 0.02)
