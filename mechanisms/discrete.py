@@ -38,6 +38,7 @@ Size = int | tuple[int, ...]
 
 _MARGIN = 2.0**-40
 _UNIT = 2.0**-53
+_W_MIN = 2.0**-20  # uniforms below this (one draw in 10^6) take the exact path
 _MAX_SCALE = 1e12
 
 
@@ -110,17 +111,16 @@ def _invert_tail(
     """
     ig = 1.0 / gamma
     slack = _MARGIN * (1.0 + abs(log_c))
+    # b >= x = (log c - log W)/gamma (rounding slack included), and when w >= _W_MIN (so that
+    # -log w <= 14) x >= b - spread: spread covers rounding and log(w + width) - log(w) <= width/w.
+    spread = ig * (28.0 * _MARGIN + 2.0 * slack + width / _W_MIN)
     with np.errstate(divide="ignore", invalid="ignore"):
         lw = np.log(w)
-        # x = (log c - log W)/gamma; b >= x and a <= x bound it with rounding slack
         b = lw * (-(1.0 + _MARGIN) * ig)
         b += (log_c + slack) * ig
-        a = lw * (-(1.0 - _MARGIN) * ig)
-        a += (log_c - slack) * ig
-        a -= (width * ig) / w
         fb = np.floor(b)
-        ok = a >= fb
-        ok |= fb == 0.0
+        ok = (b - fb) >= spread
+        ok &= w >= _W_MIN
         out = fb.astype(np.int64)
     for i in np.flatnonzero(~ok):
         u = LazyUniform(float(w.flat[i]), width, rng)
@@ -181,32 +181,36 @@ def discrete_laplace(rng: np.random.Generator, scale: Any, size: Size | None = N
     lam = exact_rational(scale, "scale")
     if lam > _MAX_SCALE:
         raise ValueError(f"scale must be at most {_MAX_SCALE:g}, got {scale!r}")
-    gamma = 1 / lam
-    gamma_f = float(gamma)
     r = rng.random(as_shape(size))
     negative = r >= 0.5
-    w = 2.0 * r - negative
-    log_c = -math.log1p(math.expm1(-gamma_f) / 2.0)
-    mag = _invert_tail(rng, w, 2 * _UNIT, log_c, gamma_f, _dlap_threshold(gamma))
+    mag = _dlap_magnitude(rng, 1 / lam, 2.0 * r - negative, 2 * _UNIT)
     return np.negative(mag, out=mag, where=negative)
 
 
-def _dgauss_accept(
-    rng: np.random.Generator, y: np.ndarray, sigma2: Fraction, t: Fraction
-) -> np.ndarray:
-    """Bernoulli(exp(-g)) for g = (|y| - sigma2/t)^2 / (2 sigma2), decided as log U + g < 0.
+def _dlap_magnitude(rng: np.random.Generator, gamma: Fraction, w: np.ndarray, width: float) -> np.ndarray:
+    """|X| for X ~ DLap(1/gamma) by inversion of the uniforms W = w + width * V."""
+    gamma_f = float(gamma)
+    log_c = -math.log1p(math.expm1(-gamma_f) / 2.0)
+    return _invert_tail(rng, w, width, log_c, gamma_f, _dlap_threshold(gamma))
 
-    U lies in [u, u + 2^-53): log U - log u <= 2^-53/u; float rounding of log u (|log u| <= 37)
-    and of g is below 2^-40 (40 + 2 (max|y|^2 + (sigma2/t)^2) / sigma2), the tolerance below.
+
+def _dgauss_accept(
+    rng: np.random.Generator, mag: np.ndarray, sigma2: Fraction, t: Fraction
+) -> np.ndarray:
+    """Bernoulli(exp(-g)) for g = (mag - sigma2/t)^2 / (2 sigma2), decided as log U + g < 0.
+
+    mag >= 0 are proposal magnitudes |Y|. U lies in [u, u + 2^-53): log U - log u <= 2^-53/u;
+    float rounding of log u (|log u| <= 37) and of g is below
+    2^-40 (40 + 2 (max mag^2 + (sigma2/t)^2) / sigma2), the tolerance below.
     """
     s2 = float(sigma2)
     c = float(sigma2 / t)
-    ay = np.absolute(y, dtype=np.float64)
-    g = ay - c
+    g = mag.astype(np.float64)
+    amax = float(g.max()) if g.size else 0.0
+    g -= c
     np.square(g, out=g)
     g *= 0.5 / s2
-    u = rng.random(y.shape)
-    amax = float(ay.max()) if ay.size else 0.0
+    u = rng.random(mag.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         h = np.log(u)
         h += g
@@ -215,10 +219,20 @@ def _dgauss_accept(
         accept = h < -tol
         ambiguous = np.abs(h) <= tol
     for i in np.flatnonzero(ambiguous):
-        gi = (abs(int(y.flat[i])) - sigma2 / t) ** 2 / (2 * sigma2)
+        gi = (int(mag.flat[i]) - sigma2 / t) ** 2 / (2 * sigma2)
         lazy = LazyUniform(float(u.flat[i]), _UNIT, rng)
         accept.flat[i] = lazy.below(lambda prec, gi=gi: exp_neg_bounds(gi, prec))
     return accept
+
+
+def _dgauss_acceptance(sigma: float, t: float) -> float:
+    """Acceptance rate of the rejection step: sum_y DLap_t(y) exp(-(|y| - sigma²/t)² / (2 sigma²))
+    (0.7602 = sqrt(2 pi / e) / 2 in the limit of large sigma with t = sigma). Only sets batch sizes."""
+    if sigma >= 10:
+        return 0.76
+    y = np.arange(0, int(40 * t) + 40, dtype=float)
+    weight = np.where(y == 0, 1.0, 2.0) * math.tanh(1 / (2 * t)) * np.exp(-y / t)
+    return float(np.sum(weight * np.exp(-((y - sigma**2 / t) ** 2) / (2 * sigma**2))))
 
 
 def discrete_gaussian(rng: np.random.Generator, sigma: Any, size: Size | None = None) -> np.ndarray:
@@ -241,11 +255,12 @@ def discrete_gaussian(rng: np.random.Generator, sigma: Any, size: Size | None = 
     n = math.prod(shape)
     out = np.empty(n, dtype=np.int64)
     filled = 0
-    overdraw = 1.45 if sig >= 1 else 1.75  # about 1/acceptance (>= 0.70 resp. >= 0.6) plus 3%
+    overdraw = 1.03 / _dgauss_acceptance(float(sig), float(t))
     while filled < n:
         need = n - filled
-        y = discrete_laplace(rng, t, int(need * overdraw) + 16)
-        keep = y[_dgauss_accept(rng, y, sigma2, t)][:need]
+        mag = _dlap_magnitude(rng, 1 / t, rng.random(int(need * overdraw) + 16), _UNIT)
+        keep = mag[_dgauss_accept(rng, mag, sigma2, t)][:need]
+        np.negative(keep, out=keep, where=rng.random(keep.size) < 0.5)
         out[filled : filled + keep.size] = keep
         filled += keep.size
     return out.reshape(shape)
