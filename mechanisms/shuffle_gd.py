@@ -107,9 +107,14 @@ def project_ball(theta: np.ndarray, radius: float) -> np.ndarray:
 
 
 def clip_rows(vectors: np.ndarray, bound: float) -> np.ndarray:
-    """Scale each vector (last axis) to L2 norm <= bound (enforces the sensitivity Δ = L)."""
+    """Scale each vector (last axis) to L2 norm <= bound (enforces the sensitivity Δ = L).
+
+    Entries are then clamped to [−bound, bound]: the scaling can overshoot by one rounding unit,
+    and the vector-sum randomizer accepts only entries in that range.
+    """
     norm = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return vectors * np.minimum(1.0, bound / np.maximum(norm, np.finfo(float).tiny))
+    scaled = vectors * np.minimum(1.0, bound / np.maximum(norm, np.finfo(float).tiny))
+    return np.clip(scaled, -bound, bound)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -105,6 +105,9 @@ def test_projection_and_clipping(runs, d, radius, scale, seed):
     np.testing.assert_array_equal(p[inside], v[inside])
     c = clip_rows(v, radius)
     np.testing.assert_allclose(c, p)
+    assert np.all(np.abs(c) <= radius)  # entries never overshoot (the randomizer's range check)
+    one_axis = clip_rows(np.stack([v[:, 0], np.zeros(runs)], axis=1), radius)
+    assert np.all(np.abs(one_axis) <= radius)
 
 
 @settings(max_examples=10, deadline=None)
