@@ -437,11 +437,8 @@ class PldBackend(Backend):
             return None
         return "no privacy loss distribution is implemented for it"
 
-    def _single(self, leaf, count: int):
-        v = self.vdi
-        if isinstance(leaf, dp_accounting.GaussianDpEvent):
-            # k Gaussian releases with sensitivity 1 = one with standard deviation sigma/sqrt(k)
-            return pld_lib.from_gaussian_mechanism(leaf.noise_multiplier / math.sqrt(count), value_discretization_interval=v)
+    def _single(self, leaf, count: int, v: float):
+        """PLD of `count` releases of a non-Gaussian leaf (Gaussians are merged in `branch_pld`)."""
         if isinstance(leaf, dp_accounting.LaplaceDpEvent):
             p = pld_lib.from_laplace_mechanism(leaf.noise_multiplier, value_discretization_interval=v)
         elif isinstance(leaf, dp_event.DiscreteLaplaceDpEvent):
@@ -467,30 +464,64 @@ class PldBackend(Backend):
             raise AssertionError(leaf)
         return p.self_compose(count) if count > 1 else p
 
-    def leaf_pld(self, key, leaf, count: int):
-        ck = (key, count)
+    def leaf_pld(self, key, leaf, count: int, vdi: float):
+        ck = (key, count, vdi)
         if ck not in self._plds:
-            self._plds[ck] = self._single(leaf, count)
+            self._plds[ck] = self._single(leaf, count, vdi)
         return self._plds[ck]
+
+    # A leaf PLD spans privacy losses in [-eps0, eps0]; keep it to at most this many points by
+    # coarsening the (still pessimistic) discretisation of branches with very large eps0.
+    _MAX_POINTS = 20_000
+
+    def branch_vdi(self, branch, leaves) -> float:
+        eps0 = max((pure_epsilon(leaves[k]) or 0.0 for k in branch), default=0.0)
+        return max(self.vdi, eps0 / self._MAX_POINTS)
+
+    @staticmethod
+    def _gaussian_mu(branch, leaves) -> tuple[float, dict]:
+        """Gaussian leaves compose exactly into one Gaussian: mu^2 = sum count / nm^2
+        (Dong, Roth, Su 2022, Cor. 3.3); returns mu and the remaining leaves."""
+        mu2, rest = 0.0, {}
+        for k, c in branch.items():
+            leaf = leaves[k]
+            if isinstance(leaf, dp_accounting.GaussianDpEvent):
+                mu2 += c / leaf.noise_multiplier**2
+            else:
+                rest[k] = c
+        return math.sqrt(mu2), rest
 
     def branch_pld(self, branch, leaves):
         if any(_nonprivate(leaves[k]) for k in branch):
             return None
+        mu, rest = self._gaussian_mu(branch, leaves)
+        vdi = self.branch_vdi(branch, leaves)
         pld = None
-        for k, c in branch.items():
-            p = self.leaf_pld(k, leaves[k], c)
+        if mu > 0:
+            key = ("gaussian-mu", mu, vdi)
+            if key not in self._plds:
+                self._plds[key] = pld_lib.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=vdi)
+            pld = self._plds[key]
+        for k, c in rest.items():
+            p = self.leaf_pld(k, leaves[k], c, vdi)
             pld = p if pld is None else pld.compose(p)
         return pld
 
     def branch_epsilon(self, branch, leaves, delta):
         if not branch:
             return 0.0
+        mu, rest = self._gaussian_mu(branch, leaves)
+        if not rest:  # exact analytic profile, no discretisation (Balle, Wang 2018)
+            return gaussian_epsilon(mu, delta) if delta > 0 else math.inf
         pld = self.branch_pld(branch, leaves)
         return math.inf if pld is None else max(0.0, float(pld.get_epsilon_for_delta(delta)))
 
     def branch_delta(self, branch, leaves, epsilon):
         if not branch:
             return 0.0
+        mu, rest = self._gaussian_mu(branch, leaves)
+        if not rest:
+            return gaussian_delta(mu, epsilon)
         pld = self.branch_pld(branch, leaves)
         return 1.0 if pld is None else min(1.0, float(pld.get_delta_for_epsilon(epsilon)))
 

@@ -38,11 +38,15 @@ def drv_epsilon(eps0: float, delta0: float, k: int, delta: float) -> float:
     slack = delta - k * delta0
     if slack <= 0:
         return math.inf
+    if eps0 > 700:  # e^eps0 overflows; the bound is then far above basic composition anyway
+        return math.inf
     return eps0 * math.sqrt(2 * k * math.log(1 / slack)) + k * eps0 * math.expm1(eps0)
 
 
 def drv_delta(eps0: float, delta0: float, k: int, epsilon: float) -> float:
     """delta at `epsilon` from the DRV bound (1 when it does not reach `epsilon`)."""
+    if eps0 > 700:
+        return 1.0
     drift = k * eps0 * math.expm1(eps0)
     if eps0 == 0.0:
         return min(1.0, k * delta0)
@@ -112,8 +116,8 @@ class OptimalHomogeneous:
     def __init__(self, eps0: float, delta0: float, k: int) -> None:
         self.eps0, self.delta0, self.k = float(eps0), float(delta0), int(k)
         i = np.arange(self.k + 1, dtype=float)
-        log_p = -math.log1p(math.exp(-self.eps0))
-        log_q = -math.log1p(math.exp(self.eps0))
+        log_p = -float(np.logaddexp(0.0, -self.eps0))
+        log_q = -float(np.logaddexp(0.0, self.eps0))
         self._logw = gammaln(self.k + 1) - gammaln(i + 1) - gammaln(self.k - i + 1) + (self.k - i) * log_p + i * log_q
         self._loss = (self.k - 2 * i) * self.eps0
         self._log_keep = self.k * math.log1p(-self.delta0) if self.delta0 < 1 else -math.inf

@@ -67,8 +67,8 @@ def pure_rdp(pure_eps: float, orders: np.ndarray) -> np.ndarray:
         return np.full_like(orders, np.inf)
     if pure_eps == 0.0:
         return np.zeros_like(orders)
-    log_p = -math.log1p(math.exp(-pure_eps))
-    log_q = -math.log1p(math.exp(pure_eps))
+    log_p = -float(np.logaddexp(0.0, -pure_eps))
+    log_q = -float(np.logaddexp(0.0, pure_eps))
     a = orders
     terms = np.logaddexp(a * log_p + (1 - a) * log_q, a * log_q + (1 - a) * log_p)
     out = terms / (a - 1)

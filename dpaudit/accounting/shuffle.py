@@ -95,14 +95,21 @@ class _Numerical:
         return float(min(1.0, np.dot(self.w, dc) + self.outside * rr + _ROUNDOFF))
 
 
+# Beyond this local epsilon the clone probability e^-eps0 is negligible for any feasible n and
+# e^eps0 overflows: no amplification is claimed (the trivial eps0-DP bound is used).
+_MAX_LOCAL_EPSILON = 500.0
+
+
 def numerical_delta(local_epsilon: float, num_users: int, epsilon: float) -> float:
     """Upper bound on delta at `epsilon` of the shuffled protocol (FMT 2021 numerical bound)."""
+    if local_epsilon > _MAX_LOCAL_EPSILON:
+        return 0.0 if epsilon >= local_epsilon else 1.0
     return _Numerical(local_epsilon, num_users).delta(epsilon)
 
 
 def numerical_epsilon(local_epsilon: float, num_users: int, delta: float, rtol: float = 1e-4) -> float:
     """Smallest epsilon found (bisection, rounded up) with `numerical_delta` <= delta; at most eps0."""
-    if delta <= _ROUNDOFF:
+    if delta <= _ROUNDOFF or local_epsilon > _MAX_LOCAL_EPSILON:
         return float(local_epsilon)
     num = _Numerical(local_epsilon, num_users, tail=min(1e-13, delta * 1e-3))
     hi = float(local_epsilon)

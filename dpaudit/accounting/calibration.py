@@ -1,0 +1,131 @@
+"""Calibration: the smallest noise (or largest local epsilon, or largest count) that meets a
+target (epsilon, delta) under a chosen accountant, by bracketing search.
+
+The search keeps a bracket [unsafe, safe] and returns the safe end, which was *evaluated* and
+meets the target: the answer satisfies the target whatever the tolerance. Monotonicity of the
+guarantee in the parameter is assumed only for the tightness of the answer, not for its validity.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import dp_accounting
+
+from dpaudit.accounting.accountants import epsilon as _epsilon
+from dpaudit.accounting.named import MECHANISMS, event_for
+from dpaudit.validation import check_delta, check_epsilon, check_int_at_least
+
+__all__ = ["calibrate", "calibrate_parameter", "calibrate_count"]
+
+
+def calibrate(
+    make_event: Callable[[float], dp_accounting.DpEvent],
+    target_epsilon: float,
+    target_delta: float,
+    *,
+    lower: float,
+    upper: float,
+    larger_is_private: bool = True,
+    accountant: str = "best",
+    rtol: float = 1e-4,
+) -> float:
+    """The parameter in [lower, upper] closest to the non-private side that meets the target.
+
+    `larger_is_private=True` (noise): the smallest x with epsilon(make_event(x), delta) <= target.
+    `larger_is_private=False` (local epsilon): the largest such x. Geometric bisection when
+    lower > 0, to relative width `rtol`. Raises ValueError when even the safe end of the bracket
+    misses the target.
+    """
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    target_delta = check_delta(target_delta, "target_delta")
+    if not (lower < upper):
+        raise ValueError(f"need lower < upper, got lower={lower!r}, upper={upper!r}")
+
+    def ok(x: float) -> bool:
+        return _epsilon(make_event(x), target_delta, accountant) <= target_epsilon
+
+    safe, unsafe = (upper, lower) if larger_is_private else (lower, upper)
+    if not ok(safe):
+        raise ValueError(
+            f"target (epsilon={target_epsilon}, delta={target_delta}) is not met even at the bracket end {safe!r}"
+            f" under accountant {accountant!r}; widen the bracket"
+        )
+    if ok(unsafe):
+        return unsafe
+    geometric = lower > 0
+    while abs(safe - unsafe) > rtol * abs(safe):
+        mid = math.sqrt(safe * unsafe) if geometric else 0.5 * (safe + unsafe)
+        if ok(mid):
+            safe = mid
+        else:
+            unsafe = mid
+    return safe
+
+
+def calibrate_parameter(
+    mechanism: str,
+    target_epsilon: float,
+    target_delta: float,
+    *,
+    count: int = 1,
+    params: dict | None = None,
+    accountant: str = "best",
+    lower: float | None = None,
+    upper: float | None = None,
+) -> float:
+    """Calibrate the tuned parameter of a named mechanism (`named.MECHANISMS`: the noise of
+    gaussian/laplace/discrete-laplace/discrete-gaussian/skellam, the local epsilon of rr/shuffle/
+    epsilon-delta) for `count` releases. Default bracket: [1e-4, 1e6] for noise, [1e-6, 50] for
+    epsilons; discrete-gaussian sigma and skellam variance start at 0.5 and 1."""
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"unknown mechanism {mechanism!r}; choose one of {', '.join(MECHANISMS)}")
+    mech = MECHANISMS[mechanism]
+    count = check_int_at_least(count, 1, "count")
+    base = dict(params or {})
+    if mech.larger_is_private:
+        lo = 0.5 if mechanism == "discrete-gaussian" else 1.0 if mechanism == "skellam" else 1e-4
+        lo, hi = (lo if lower is None else lower), (1e8 if mechanism == "skellam" else 1e6) if upper is None else upper
+    else:
+        lo, hi = (1e-6 if lower is None else lower), (50.0 if upper is None else upper)
+
+    def make(x: float) -> dp_accounting.DpEvent:
+        return dp_accounting.SelfComposedDpEvent(event_for(mechanism, {**base, mech.tuned: x}), count)
+
+    return calibrate(make, target_epsilon, target_delta, lower=lo, upper=hi,
+                     larger_is_private=mech.larger_is_private, accountant=accountant)
+
+
+def calibrate_count(
+    event: dp_accounting.DpEvent,
+    target_epsilon: float,
+    target_delta: float,
+    *,
+    accountant: str = "best",
+    max_count: int = 10**7,
+) -> int:
+    """The largest k <= max_count such that k releases of `event` meet the target (0 if none)."""
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    target_delta = check_delta(target_delta, "target_delta")
+    max_count = check_int_at_least(max_count, 1, "max_count")
+
+    def ok(k: int) -> bool:
+        return _epsilon(dp_accounting.SelfComposedDpEvent(event, k), target_delta, accountant) <= target_epsilon
+
+    if not ok(1):
+        return 0
+    lo, hi = 1, 2
+    while hi <= max_count and ok(hi):
+        lo, hi = hi, hi * 2
+    if hi > max_count:
+        if ok(max_count):
+            return max_count
+        hi = max_count
+    while hi - lo > 1:  # ok(lo), not ok(hi)
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo

@@ -1,0 +1,126 @@
+"""Named mechanisms with their parameters, for the CLI and for calibration.
+
+`event_for(name, params)` builds the `DpEvent` of one release; each entry says which parameter
+is its noise (calibrated by `calibrate_parameter`) and in which direction privacy improves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable
+
+import dp_accounting
+from dp_accounting import dp_event
+
+from dpaudit.accounting.events import (
+    DiscreteGaussianDpEvent,
+    EpsilonDeltaDpEvent,
+    ShuffledDpEvent,
+    SkellamDpEvent,
+)
+from dpaudit.validation import check_epsilon, check_int_at_least, check_positive
+
+__all__ = ["NamedMechanism", "MECHANISMS", "event_for", "rr_noise_parameter"]
+
+
+@dataclasses.dataclass(frozen=True)
+class NamedMechanism:
+    """A mechanism by name: its parameters (name -> (default or None if required, help)), the
+    parameter calibration searches (`tuned`) and whether larger values are more private."""
+
+    name: str
+    summary: str
+    params: dict
+    build: Callable[[dict], dp_accounting.DpEvent]
+    tuned: str
+    larger_is_private: bool
+
+
+def rr_noise_parameter(local_epsilon: float, num_buckets: int) -> float:
+    """Noise parameter p of k-ary randomized response with pure epsilon eps0: p = k/(e^eps0 - 1 + k)
+    (inverse of log(1 + k(1-p)/p))."""
+    return num_buckets / (math.expm1(local_epsilon) + num_buckets)
+
+
+def _gaussian(p):
+    return dp_accounting.GaussianDpEvent(check_positive(p["sigma"], "sigma") / check_positive(p["sensitivity"], "sensitivity"))
+
+
+def _laplace(p):
+    return dp_accounting.LaplaceDpEvent(check_positive(p["scale"], "scale") / check_positive(p["sensitivity"], "sensitivity"))
+
+
+def _dlaplace(p):
+    return dp_event.DiscreteLaplaceDpEvent(
+        noise_parameter=1.0 / check_positive(p["scale"], "scale"),
+        sensitivity=check_int_at_least(p["sensitivity"], 1, "sensitivity"),
+    )
+
+
+def _dgaussian(p):
+    return DiscreteGaussianDpEvent(sigma=p["sigma"], sensitivity=p["sensitivity"])
+
+
+def _skellam(p):
+    return SkellamDpEvent(variance=p["variance"], l1_sensitivity=p["l1"], l2_sensitivity=p["l2"])
+
+
+def _rr(p):
+    k = check_int_at_least(p["buckets"], 2, "buckets")
+    return dp_accounting.RandomizedResponseDpEvent(
+        noise_parameter=rr_noise_parameter(check_epsilon(p["epsilon0"], "epsilon0"), k), num_buckets=k
+    )
+
+
+def _shuffle(p):
+    return ShuffledDpEvent(local_epsilon=p["epsilon0"], num_users=p["users"])
+
+
+def _epsdelta(p):
+    return EpsilonDeltaDpEvent(epsilon=p["epsilon0"], delta=p["delta0"])
+
+
+MECHANISMS: dict[str, NamedMechanism] = {
+    m.name: m
+    for m in (
+        NamedMechanism("gaussian", "Gaussian noise N(0, sigma^2) on a query with l2 sensitivity",
+                       {"sigma": (None, "noise standard deviation"), "sensitivity": (1.0, "l2 sensitivity")},
+                       _gaussian, "sigma", True),
+        NamedMechanism("laplace", "Laplace noise Lap(scale) on a query with l1 sensitivity",
+                       {"scale": (None, "Laplace scale b"), "sensitivity": (1.0, "l1 sensitivity")},
+                       _laplace, "scale", True),
+        NamedMechanism("discrete-laplace", "discrete Laplace noise, pmf ∝ exp(-|x|/scale), on an integer query",
+                       {"scale": (None, "scale lambda"), "sensitivity": (1, "integer l1 sensitivity")},
+                       _dlaplace, "scale", True),
+        NamedMechanism("discrete-gaussian", "discrete Gaussian noise N_Z(0, sigma^2) on an integer query",
+                       {"sigma": (None, "sigma parameter"), "sensitivity": (1.0, "l2 sensitivity")},
+                       _dgaussian, "sigma", True),
+        NamedMechanism("skellam", "Skellam noise with the given variance on an integer vector query",
+                       {"variance": (None, "Skellam variance"), "l1": (1.0, "l1 sensitivity"), "l2": (1.0, "l2 sensitivity")},
+                       _skellam, "variance", True),
+        NamedMechanism("rr", "k-ary randomized response with pure local epsilon epsilon0",
+                       {"epsilon0": (None, "pure epsilon of one response"), "buckets": (2, "number of buckets k")},
+                       _rr, "epsilon0", False),
+        NamedMechanism("shuffle", "n users each apply an epsilon0-DP local randomizer; outputs are shuffled",
+                       {"epsilon0": (None, "local epsilon"), "users": (None, "number of users n")},
+                       _shuffle, "epsilon0", False),
+        NamedMechanism("epsilon-delta", "a black box known to be (epsilon0, delta0)-DP",
+                       {"epsilon0": (None, "epsilon of one release"), "delta0": (0.0, "delta of one release")},
+                       _epsdelta, "epsilon0", False),
+    )
+}
+
+
+def event_for(name: str, params: dict) -> dp_accounting.DpEvent:
+    """The DpEvent of one release of mechanism `name` with `params` (defaults filled in)."""
+    if name not in MECHANISMS:
+        raise ValueError(f"unknown mechanism {name!r}; choose one of {', '.join(MECHANISMS)}")
+    mech = MECHANISMS[name]
+    full = {}
+    for pname, (default, _) in mech.params.items():
+        value = params.get(pname, default)
+        if value is None:
+            raise ValueError(f"mechanism {name!r} needs the parameter {pname!r}")
+        full[pname] = value
+    return mech.build(full)
