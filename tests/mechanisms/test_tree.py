@@ -37,6 +37,7 @@ def _leaves(rng, runs, n, shape, symmetric):
 # ---------------------------------------------------------------- exact structure
 
 
+@settings(deadline=None)
 @given(t=st.integers(1, 10_000))
 def test_prefix_cover_is_a_disjoint_cover_of_popcount_nodes(t):
     cover = prefix_cover(t)
@@ -48,6 +49,7 @@ def test_prefix_cover_is_a_disjoint_cover_of_popcount_nodes(t):
     assert all((end & -end) == (1 << lvl) for lvl, end in cover)
 
 
+@settings(deadline=None)
 @given(horizon=st.integers(1, 600), data=st.data())
 def test_leaf_lies_in_at_most_depth_released_nodes(horizon, data):
     leaf = data.draw(st.integers(1, horizon))
@@ -59,6 +61,7 @@ def test_leaf_lies_in_at_most_depth_released_nodes(horizon, data):
     assert len(nodes_containing_leaf(1, horizon)) == tree_depth(horizon) == math.floor(math.log2(horizon)) + 1
 
 
+@settings(deadline=None)
 @given(k=st.integers(0, 20))
 def test_paper_depth_equals_exact_depth_on_powers_of_two(k):
     assert paper_tree_depth(2**k) == tree_depth(2**k) == k + 1
