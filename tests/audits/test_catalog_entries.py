@@ -65,3 +65,11 @@ def test_runner_records_errors_instead_of_raising():
 
     rec = run_entry(dataclasses.replace(entry, target=broken), samples=1000, regret=False)
     assert not rec["ok"] and rec["error"] == "RuntimeError: target cannot be built"
+
+
+@pytest.mark.slow
+def test_full_catalog_gate(tmp_path):
+    """`dpaudit audit --all`: every entry at its full sample size, family-wise confidence 0.95 (tens of minutes)."""
+    from dpaudit.cli import main
+
+    assert main(["audit", "--all", "--out", str(tmp_path), "--no-regret"]) == 0
