@@ -79,16 +79,23 @@ def _listing() -> list[dict[str, Any]]:
     return out
 
 
-def _claim_text(privacy: dict) -> str:
-    claim = privacy.get("claim") or {}
-    corrected = privacy.get("corrected")
+def _claim_text(privacy: Any) -> str:
+    """One line for the table: the claim, and the corrected guarantee where one is declared.
 
-    def one(g: dict) -> str:
+    Plugins may describe a guarantee as a dict (notion, epsilon, delta, rho) or as free text.
+    """
+
+    def one(g: Any) -> str:
+        if not isinstance(g, dict):
+            return str(g)
         if g.get("notion") == "none":
             return "none"
-        parts = [g["notion"]] + [f"{k}={g[k]}" for k in ("epsilon", "delta", "rho") if k in g]
+        parts = [str(g.get("notion", "claim"))] + [f"{k}={g[k]}" for k in ("epsilon", "delta", "rho") if k in g]
         return " ".join(parts)
 
+    if not isinstance(privacy, dict):
+        return str(privacy) if privacy else "none"
+    claim, corrected = privacy.get("claim"), privacy.get("corrected")
     text = one(claim) if claim else "none"
     if corrected:
         text += f" (corrected: {one(corrected)})"

@@ -47,6 +47,30 @@ def test_same_seed_same_answer_and_plot(tmp_path, capsys):
     assert "final regret" in capsys.readouterr().out
 
 
+def test_generic_over_registered_entries(capsys, monkeypatch):
+    """Any AlgorithmEntry works, with its own parameters and a free-text privacy claim."""
+    import argparse
+
+    import numpy as np
+
+    import dpaudit.cli.regret as cli
+    from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param
+    from dpaudit.regret import RegretCurves
+
+    def simulate(horizon, runs, seed, width=1.0):
+        cp = np.array([1, horizon])
+        return RegretCurves("toy", cp, np.full((runs, 2), width), {"claim": "none (toy)"}, {"width": width})
+
+    entry = AlgorithmEntry("toy-test", "a toy", simulate, (Param("width", float, 1.0, "a width"),))
+    monkeypatch.setitem(ALGORITHMS._entries, "toy-test", entry)
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    args = parser.parse_args(["toy-test", "--horizon", "9", "--runs", "3", "--width", "2.5"])
+    assert cli.run(args) == 0
+    out = capsys.readouterr().out
+    assert "none (toy)" in out and "2.5" in out
+
+
 @pytest.mark.parametrize(
     "argv, msg",
     [(["nope", "--horizon", "10"], "unknown algorithm"), (["ucb1", "--horizon", "100", "--epsilon", "1"], "does not take"),
