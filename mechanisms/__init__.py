@@ -51,7 +51,13 @@ from dpaudit.mechanisms.shuffle import (
     permutations,
     shuffle,
 )
-from dpaudit.mechanisms.vector_sum import BitSumProtocol, cheu_claimed_epsilon, cheu_parameters, pvec_protocols
+from dpaudit.mechanisms.vector_sum import (
+    BitSumProtocol,
+    binomial_count_pld,
+    cheu_claimed_epsilon,
+    cheu_parameters,
+    pvec_protocols,
+)
 from dpaudit.mechanisms.shuffle_gd import (
     PgdRelease,
     ShuffleGradientDescent,

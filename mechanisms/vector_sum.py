@@ -30,6 +30,8 @@ import math
 
 import dp_accounting
 import numpy as np
+from dp_accounting.pld import privacy_loss_distribution
+from scipy import stats
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.samplers import binomial
@@ -51,11 +53,16 @@ __all__ = [
     "cheu_claimed_epsilon",
     "BitSumProtocol",
     "pvec_protocols",
+    "binomial_count_pld",
 ]
 
 VECTOR_SUM_RANGES = ("paper", "normalized")
 CHEU_CONSTANT = 24.0e4  # seed 003 Thm C.1 / seed 002 eq. 127
 _INT64_SAFE = 2**62
+_PLD_MAX_SUPPORT = 2_000_000
+# outcomes with log-mass below this go to the +∞ privacy loss (pessimistic): at most 2·10⁶ of them,
+# so at most ~10⁻¹¹ added to δ, and the PLD's support (hence its composition) stays small
+_PLD_LOG_MASS_TRUNCATION = -40.0
 
 
 def _check_claim_range(epsilon: float, delta: float) -> None:
@@ -242,6 +249,24 @@ class BitSumProtocol:
         is absorbed: x̂ ∈ [0, cap]). The binomial noise Bin(n·b, p) protects this shift."""
         return self.cap
 
+    def label_pld(self, value_discretization_interval: float = 1e-4) -> privacy_loss_distribution.PrivacyLossDistribution:
+        """PLD of one label's count for the extreme neighbours (entry −Δ vs +Δ: x̂ = 0 vs cap, no
+        rounding randomness): `binomial_count_pld(n·b, p, cap)`. Other neighbours are mixtures of
+        shifts k <= cap (randomized rounding), so by joint convexity of the hockey-stick divergence
+        and its monotonicity in k they are no less private. Requires b >= 1."""
+        if self.b == 0:
+            raise ValueError("b must be >= 1 for a privacy loss distribution (b = 0 is not private)")
+        return binomial_count_pld(self.num_users * self.b, self.p, self.cap, value_discretization_interval)
+
+    def exact_epsilon(self, delta: float, labels: int | None = None) -> float:
+        """ε at δ of one user's whole message set when each of `labels` labels (default all) can
+        shift by cap: the per-label PLD self-composed (labels are independent). The mechanism-exact
+        target of the audits (digest 002 §6.4, 003 §6.2), far below the papers' claim."""
+        delta = check_open_unit(delta, "delta")
+        k = self.num_labels if labels is None else check_positive_int(labels, "labels")
+        pld = self.label_pld()
+        return float(pld.self_compose(k).get_epsilon_for_delta(delta) if k > 1 else pld.get_epsilon_for_delta(delta))
+
     def claimed_epsilon(self, dim: int, delta: float) -> float:
         """The papers' certified ε at δ for these (g, b): `cheu_claimed_epsilon` (p must be 1/4)."""
         if self.p != 0.25:
@@ -265,8 +290,8 @@ class BitSumProtocol:
     def event(self, dim: int, delta: float) -> dp_accounting.DpEvent:
         """One invocation as a black box (`corrected_epsilon`, δ)-DP; NonPrivateDpEvent when b = 0. dpaudit has no accountant for
         the binomial count mechanism yet, so this is the papers' theorem (a sufficient condition,
-        very loose), not a computed bound; an exact profile would be the PLD of Bin(n·b, p)
-        against shifts of up to `count_sensitivity()` on each label."""
+        very loose), not a computed bound. The mechanism-exact profile (PLD of Bin(n·b, p) against
+        shifts of up to `count_sensitivity()` on each label) is `label_pld` / `exact_epsilon`."""
         if self.b == 0:
             return dp_accounting.NonPrivateDpEvent()
         return EpsilonDeltaDpEvent(epsilon=self.corrected_epsilon(dim, delta), delta=delta)
@@ -282,3 +307,44 @@ def pvec_protocols(
     vec = BitSumProtocol.from_privacy(epsilon, delta, batch_size, d, range=range)
     mat = BitSumProtocol.from_privacy(epsilon, delta, batch_size, d, num_labels=d * (d + 1) // 2, range=range)
     return vec, mat
+
+
+def binomial_count_pld(
+    trials: int, p: float, shift: int, value_discretization_interval: float = 1e-4
+) -> privacy_loss_distribution.PrivacyLossDistribution:
+    """Privacy loss distribution of an integer count plus Binomial(trials, p) noise when one user
+    moves the count by `shift`, in both directions (the binomial is skewed for p != 1/2, so the two
+    directions differ; dp-accounting's `from_two_probability_mass_functions` with symmetric=False
+    and pessimistic rounding). The hockey-stick divergence it gives is non-decreasing in `shift`
+    (the binomial is log-concave; checked in the tests).
+
+    The pmfs are evaluated exactly (scipy's binomial log-pmf) on a window of ±40 standard deviations
+    around the mean; each distribution's mass outside the window is given to an outcome the other
+    distribution never takes, and outcomes of mass below e^−40 are dropped into the +∞ privacy
+    loss too: both only add to δ (pessimistic, never optimistic).
+    Raises ValueError when the window exceeds 2·10⁶ outcomes (e.g. the papers' eq. 127 b ~ 10¹¹).
+    """
+    trials = check_positive_int(trials, "trials")
+    p = check_open_unit(p, "p")
+    shift = check_int_at_least(shift, 0, "shift")
+    check_positive(value_discretization_interval, "value_discretization_interval")
+    sd = math.sqrt(trials * p * (1.0 - p))
+    lo = max(0, math.floor(trials * p - 40.0 * sd - 1))
+    hi = min(trials, math.ceil(trials * p + 40.0 * sd + 1))
+    if hi - lo + shift + 1 > _PLD_MAX_SUPPORT:
+        raise ValueError(
+            f"trials={trials} needs {hi - lo + shift + 1} outcomes (> {_PLD_MAX_SUPPORT}); the noise is so "
+            "wide that the shift is negligible, use a smaller b to compute an exact profile"
+        )
+    x = np.arange(lo, hi + 1)
+    logpmf = stats.binom.logpmf(x, trials, p)
+    tail = -math.expm1(np.logaddexp.reduce(logpmf)) if logpmf.size else 1.0
+    base = dict(zip(x.tolist(), logpmf.tolist()))
+    shifted = dict(zip((x + shift).tolist(), logpmf.tolist()))
+    if tail > 0.0:
+        base["tail of the unshifted count"] = math.log(tail)
+        shifted["tail of the shifted count"] = math.log(tail)
+    return privacy_loss_distribution.from_two_probability_mass_functions(
+        base, shifted, pessimistic_estimate=True, value_discretization_interval=value_discretization_interval,
+        log_mass_truncation_bound=_PLD_LOG_MASS_TRUNCATION, symmetric=False,
+    )

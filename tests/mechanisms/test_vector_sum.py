@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
-from dpaudit.mechanisms.vector_sum import BitSumProtocol, cheu_claimed_epsilon, cheu_parameters, pvec_protocols
+from dpaudit.mechanisms.vector_sum import (
+    BitSumProtocol,
+    binomial_count_pld,
+    cheu_claimed_epsilon,
+    cheu_parameters,
+    pvec_protocols,
+)
 
 ALPHA = 1e-3  # per statistical check: false-failure rate <= 1e-3 (fixed seeds make each run deterministic)
 
@@ -217,3 +223,45 @@ def test_twin_cheu_debias_bug_is_detected():
     proto, vals = _fixture(4000)
     est = proto.run(np.random.default_rng(4), vals) + (proto.num_users - 1) * proto.bound
     assert _error_stats(proto, vals, est)[0] < ALPHA
+
+
+# ---------------------------------------------------------------- exact binomial count profile
+
+
+def _brute_delta(trials, p, shift, eps):
+    x = np.arange(0, trials + shift + 1)
+    up, low = stats.binom.pmf(x - shift, trials, p), stats.binom.pmf(x, trials, p)
+    return max(np.maximum(up - np.exp(eps) * low, 0).sum(), np.maximum(low - np.exp(eps) * up, 0).sum())
+
+
+@pytest.mark.parametrize("trials, p, shift", [(200, 0.25, 6), (50, 0.25, 3), (1000, 0.5, 20), (10, 0.25, 0)])
+def test_binomial_count_pld_is_pessimistic_and_tight(trials, p, shift):
+    pld = binomial_count_pld(trials, p, shift)
+    for eps in (0.0, 0.3, 0.8, 1.5):
+        brute = _brute_delta(trials, p, shift, eps)
+        assert brute - 1e-12 <= pld.get_delta_for_epsilon(eps) <= brute + 1e-3
+
+
+def test_binomial_count_pld_is_monotone_in_the_shift():
+    deltas = [binomial_count_pld(300, 0.25, k).get_delta_for_epsilon(0.5) for k in range(0, 16)]
+    assert all(a <= b + 1e-12 for a, b in zip(deltas, deltas[1:]))
+
+
+def test_exact_epsilon_matches_the_digest_for_the_author_code_b():
+    # digest 003 §3.2 (g): Bin(30600, 1/4) shifted by 9 (~ g) or 18 (~ 2g): eps(1e-5) ~ 0.42, 0.88;
+    # b = 61 (eps = 1, B = 20): eps(0.1) ~ 0.43 / 1.62
+    assert binomial_count_pld(30600, 0.25, 9).get_epsilon_for_delta(1e-5) == pytest.approx(0.42, abs=0.02)
+    assert binomial_count_pld(30600, 0.25, 18).get_epsilon_for_delta(1e-5) == pytest.approx(0.88, abs=0.02)
+    proto = BitSumProtocol(20, 5, 9, 61, range="normalized")
+    assert proto.exact_epsilon(0.1, labels=1) == pytest.approx(0.43, abs=0.02)
+    assert BitSumProtocol(20, 5, 9, 61).exact_epsilon(0.1, labels=1) == pytest.approx(1.62, abs=0.02)
+    assert proto.exact_epsilon(0.1) > proto.exact_epsilon(0.1, labels=1)  # five labels compose
+
+
+def test_exact_profile_refuses_what_it_cannot_compute():
+    with pytest.raises(ValueError, match="b must"):
+        BitSumProtocol(20, 5, 9, 0).label_pld()
+    with pytest.raises(ValueError, match="outcomes"):
+        BitSumProtocol.from_privacy(0.1, 1e-3, 20, 5).label_pld()
+    with pytest.raises(ValueError, match="shift"):
+        binomial_count_pld(10, 0.25, -1)
