@@ -97,11 +97,12 @@ def _probe(target, d0, d1, seed: int, score: Score | None) -> OutputSpec:
     return spec0
 
 
-def _events_key(plans: dict[str, EventPlan]) -> str:
+def _events_key(plans: dict[str, EventPlan], with_grid: bool) -> str:
     h = hashlib.sha256()
     for d in DIRECTIONS:
         p = plans[d]
-        h.update(pickle.dumps((d, p.sign, p.thresholds().tobytes(), type(p.score).__name__, p.score.describe())))
+        h.update(pickle.dumps((d, p.sign, p.thresholds(with_grid).tobytes(), type(p.score).__name__,
+                               p.score.describe())))
         for arr in ("keys", "values", "weights"):
             if hasattr(p.score, arr):
                 h.update(np.ascontiguousarray(getattr(p.score, arr)).tobytes())
@@ -127,7 +128,11 @@ def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n:
     p2_upp = float(cp_upper(k2, n, level_eps))
     m1, m2 = int(first[1]), int(second[1])
     mu_low = float(mu_from_rates(cp_lower(m1, n, level_mu), cp_upper(m2, n, level_mu)))
-    grid_first, grid_second = first[2:], second[2:]
+    if len(first) > 2:
+        split, grid_first, grid_second = "estimation", first[2:] / n, second[2:] / n
+    else:
+        split = "selection"
+        grid_first, grid_second = np.array(plan.selection_first), np.array(plan.selection_second)
     name = f"{'' if plan.sign > 0 else '-'}{plan.score.name}"
     return DirectionResult(
         direction=plan.direction,
@@ -145,9 +150,10 @@ def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n:
         mu_count_second=m2,
         mu_lower=mu_low,
         mu_point=float(mu_from_rates(m1 / n, m2 / n)),
+        tradeoff_split=split,
         tradeoff_thresholds=plan.grid,
-        tradeoff_alpha=tuple(float(v) for v in grid_second / n),
-        tradeoff_beta=tuple(float(v) for v in 1.0 - grid_first / n),
+        tradeoff_alpha=tuple(float(v) for v in grid_second),
+        tradeoff_beta=tuple(float(v) for v in 1.0 - grid_first),
     )
 
 
@@ -283,11 +289,14 @@ def audit(
         sel1 = np.concatenate([sel[c.index][1] for c in sel_chunks])
         plans = choose_events(_families(user_score, sel0, sel1), n_est, claim_delta, level_eps, grid_size)
         del sel, sel0, sel1
-        plan_args = [(plans[d].score, plans[d].sign, plans[d].thresholds()) for d in DIRECTIONS]
+        # The grid is counted on the estimation split only when a claimed curve is tested on it;
+        # otherwise the trade-off points are read off the selection split (cheaper chunks).
+        with_grid = claim is not None
+        plan_args = [(plans[d].score, plans[d].sign, plans[d].thresholds(with_grid)) for d in DIRECTIONS]
         est = run_chunks(
             runner, est_chunks,
             lambda c: (estimation_chunk, (target, d0, d1, seeds[c.index], c.size, spec, plan_args)),
-            store, _events_key(plans), bar,
+            store, _events_key(plans, with_grid), bar,
         )
     counts = [sum(est[c.index][i] for c in est_chunks) for i in range(len(DIRECTIONS))]
 

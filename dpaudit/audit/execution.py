@@ -25,6 +25,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+#: Above this many thresholds a chunk's scores are sorted once; below, each is a single pass.
+_SORT_ABOVE = 12
 #: Auto mode starts a process pool only when the chunks left are predicted to take longer than this.
 _POOL_MIN_SECONDS = 2.0
 
@@ -122,17 +124,21 @@ def selection_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec) -> 
 
 
 def _counts_above(values: np.ndarray, sign: int, thresholds: np.ndarray) -> np.ndarray:
-    """#{sign * v > t} for each threshold t, given `values` sorted ascending."""
+    """#{sign * v > t} for each threshold t (unsorted values)."""
+    if len(thresholds) > _SORT_ABOVE:
+        v = np.sort(values)  # a copy: `values` may be a view of the target's own array
+        if sign > 0:
+            return len(v) - np.searchsorted(v, thresholds, side="right")
+        return np.searchsorted(v, -thresholds, side="left")
     if sign > 0:
-        return len(values) - np.searchsorted(values, thresholds, side="right")
-    return np.searchsorted(values, -thresholds, side="left")
+        return np.array([np.count_nonzero(values > t) for t in thresholds])
+    return np.array([np.count_nonzero(values < -t) for t in thresholds])
 
 
 def estimation_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec, plans) -> list[np.ndarray]:
     """Counts, per plan (score, sign, thresholds), of runs in each event: arrays of shape (2, m)."""
     outs = selection_chunk(target, d0, d1, chunk_seed, size, spec)
-    # np.sort copies: a score may be a view of the target's own array, which must not change.
-    scores = {id(score): (np.sort(score(outs[0])), np.sort(score(outs[1]))) for score, _, _ in plans}
+    scores = {id(score): (score(outs[0]), score(outs[1])) for score, _, _ in plans}
     result = []
     for score, sign, thresholds in plans:
         s0, s1 = scores[id(score)]

@@ -21,7 +21,8 @@ class DirectionResult:
     `p_second_upper` are the Clopper-Pearson bounds behind `epsilon_lower`; the mu fields are the
     same for the event chosen for the Gaussian-DP bound.  The trade-off points are point estimates
     of (type I, type II) errors of the tests {score > t} that reject `second`:
-    alpha = P_second(E), beta = 1 - P_first(E) (Dong, Roth, Su 2022, Def. 2.1).
+    alpha = P_second(E), beta = 1 - P_first(E) (Dong, Roth, Su 2022, Def. 2.1), measured on the
+    estimation split when a claimed curve was tested, else on the selection split (`tradeoff_split`).
     """
 
     direction: str
@@ -39,6 +40,7 @@ class DirectionResult:
     mu_count_second: int
     mu_lower: float
     mu_point: float
+    tradeoff_split: str
     tradeoff_thresholds: tuple[float, ...]
     tradeoff_alpha: tuple[float, ...]
     tradeoff_beta: tuple[float, ...]

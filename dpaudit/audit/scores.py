@@ -27,6 +27,8 @@ __all__ = ["Score", "Identity", "Projection", "CategoryLogRatio", "UserScore", "
 #: A category family is only fitted when there are at most this many distinct rows per fitted row
 #: (otherwise nearly every row is a singleton and its estimated likelihood ratio is noise).
 _MAX_DISTINCT_FRACTION = 0.5
+#: Rows looked at first to rule the category family out quickly.
+_PREFIX = 2048
 #: Coordinates are scored one by one when the rows have at most this many entries.
 _MAX_COORDINATE_SCORES = 8
 
@@ -119,6 +121,10 @@ class UserScore(Score):
 
 def _category_score(fit0: np.ndarray, fit1: np.ndarray) -> CategoryLogRatio | None:
     k0, k1 = row_keys(fit0), row_keys(fit1)
+    # Cheap early exit for continuous outputs: a prefix of mostly distinct rows.
+    head = np.unique(np.concatenate([k0[:_PREFIX], k1[:_PREFIX]]))
+    if len(head) > _MAX_DISTINCT_FRACTION * min(len(k0) + len(k1), 2 * _PREFIX):
+        return None
     pooled = np.sort(np.concatenate([k0, k1]))
     distinct = 1 + np.count_nonzero(pooled[1:] != pooled[:-1])
     if distinct > _MAX_DISTINCT_FRACTION * len(pooled) or distinct < 2:

@@ -33,7 +33,8 @@ class EventPlan:
     """The events one direction tests on the estimation split, all of the form {sign*score > t}.
 
     `threshold` is for the epsilon bound, `mu_threshold` for the Gaussian-DP bound, `grid` the
-    thresholds scanned for the trade-off curve (and the curve claim).
+    thresholds scanned for the trade-off curve (and the curve claim); `selection_first` and
+    `selection_second` the fractions of selection runs in each grid event (first input, second).
     """
 
     direction: str
@@ -42,11 +43,13 @@ class EventPlan:
     threshold: float
     mu_threshold: float
     grid: tuple[float, ...]
+    selection_first: tuple[float, ...]
+    selection_second: tuple[float, ...]
     selection_objective: float
 
-    def thresholds(self) -> np.ndarray:
-        """All thresholds of this plan, in the order the estimation counts are returned."""
-        return np.array([self.threshold, self.mu_threshold, *self.grid], dtype=np.float64)
+    def thresholds(self, with_grid: bool) -> np.ndarray:
+        """The thresholds counted on the estimation split, in the order the counts are returned."""
+        return np.array([self.threshold, self.mu_threshold, *(self.grid if with_grid else ())], dtype=np.float64)
 
     def describe(self) -> dict:
         """JSON-ready description of the score and event."""
@@ -77,9 +80,11 @@ def _candidates(sorted_values: np.ndarray) -> np.ndarray:
     return np.unique(_quantiles(sorted_values, levels))
 
 
-def _exceed(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """#{v > t} for each t, given the values sorted ascending."""
-    return len(sorted_values) - np.searchsorted(sorted_values, thresholds, side="right")
+def _exceed(sorted_values: np.ndarray, sign: int, thresholds: np.ndarray) -> np.ndarray:
+    """#{sign * v > t} for each t, given the values v sorted ascending."""
+    if sign > 0:
+        return len(sorted_values) - np.searchsorted(sorted_values, thresholds, side="right")
+    return np.searchsorted(sorted_values, -thresholds, side="left")
 
 
 def _predicted(p0: np.ndarray, p1: np.ndarray, n_sel: int, n_est: int, z: float, delta: float):
@@ -110,23 +115,29 @@ def choose_events(
     best: dict[str, tuple] = {}
     for score, s0, s1 in families:
         n_sel = min(len(s0), len(s1))
+        u0, u1 = np.sort(s0), np.sort(s1)
+        # Merging two sorted runs: the stable sort (timsort/radix) does it in about linear time.
+        pooled = np.sort(np.concatenate([u0, u1]), kind="stable")
+        cand = _candidates(pooled)
         for sign in (1, -1):
-            v0 = np.sort(sign * s0)
-            v1 = np.sort(sign * s1)
-            cand = _candidates(np.sort(np.concatenate([v0, v1])))
-            p0 = _exceed(v0, cand) / len(v0)
-            p1 = _exceed(v1, cand) / len(v1)
+            t = cand if sign > 0 else -cand[::-1]  # events {sign*score > t}: v > c, or v < c
+            p0 = _exceed(u0, sign, t) / len(u0)
+            p1 = _exceed(u1, sign, t) / len(u1)
             for direction, (a, b) in zip(DIRECTIONS, ((p0, p1), (p1, p0))):
                 eps, mu = _predicted(a, b, n_sel, n_est, z, delta)
                 i = int(np.argmax(eps))
                 key = (float(eps[i]),)
                 if direction not in best or key > best[direction][0]:
                     j = int(np.argmax(mu))
-                    best[direction] = (key, score, sign, float(cand[i]), float(cand[j]), v0, v1)
+                    best[direction] = (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled)
     plans = {}
     for direction in DIRECTIONS:
-        key, score, sign, t_eps, t_mu, v0, v1 = best[direction]
+        key, score, sign, t_eps, t_mu, u0, u1, pooled = best[direction]
         levels = (np.arange(grid_size) + 0.5) / grid_size
-        grid = np.unique(_quantiles(np.sort(np.concatenate([v0, v1])), levels))
-        plans[direction] = EventPlan(direction, score, sign, t_eps, t_mu, tuple(float(g) for g in grid), key[0])
+        grid = np.unique(sign * _quantiles(pooled, levels))
+        f0 = tuple(float(v) for v in _exceed(u0, sign, grid) / len(u0))
+        f1 = tuple(float(v) for v in _exceed(u1, sign, grid) / len(u1))
+        first, second = (f0, f1) if direction == DIRECTIONS[0] else (f1, f0)
+        plans[direction] = EventPlan(direction, score, sign, t_eps, t_mu, tuple(float(g) for g in grid),
+                                     first, second, key[0])
     return plans
