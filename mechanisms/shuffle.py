@@ -247,6 +247,14 @@ class GaussianShuffleProtocol:
         dm = check_positive(matrix_sensitivity, "matrix_sensitivity")
         return dp_accounting.GaussianDpEvent(noise_multiplier=1.0 / math.hypot(dv / self.sigma, dm / self.sigma_matrix))
 
+    def sum_event(self, vector_sensitivity: float = 2.0, matrix_sensitivity: float = 2.0) -> dp_accounting.DpEvent:
+        """The analyzer's output (ũ, Ṽ) alone: a Gaussian mechanism with noise σ√n on the sums
+        (noise multiplier 1/√((Δv/(σ√n))² + (ΔM/(σ_M√n))²)). It is post-processing of the shuffled
+        view, so its ε is a lower bound on the shuffled view's and the exact target for audits that
+        observe the released sums (digest 003 §6.1: ε_sum <= ε_true <= ε_LDP)."""
+        local = self.local_event(vector_sensitivity, matrix_sensitivity)
+        return dp_accounting.GaussianDpEvent(noise_multiplier=local.noise_multiplier * math.sqrt(self.num_users))
+
     def local_epsilon(self, delta0: float, vector_sensitivity: float = 2.0, matrix_sensitivity: float = 2.0) -> float:
         """Exact ε0 of the local randomizer at δ0 (analytic Gaussian mechanism, Balle & Wang 2018,
         via dp-accounting), rounded up by the bisection tolerance so that it is never optimistic."""

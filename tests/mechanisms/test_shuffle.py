@@ -147,6 +147,7 @@ def test_pamp_events():
     eps0 = p.local_epsilon(1e-9)
     ref = dp_accounting.gaussian_mechanism.get_epsilon_gaussian(ev.noise_multiplier, 1e-9)
     assert ref <= eps0 <= ref + 1e-6
+    assert p.sum_event().noise_multiplier == pytest.approx(ev.noise_multiplier * math.sqrt(1000))
     central = p.central_event(1e-9)
     assert central == ShuffledDpEvent(local_epsilon=eps0, num_users=1000)
     assert p.central_delta(0.3, 1e-7, 1e-9) == pytest.approx(1e-7 + fmt21_local_delta_term(0.3, eps0, 1e-9, 1000))
