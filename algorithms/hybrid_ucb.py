@@ -74,10 +74,15 @@ def hybrid_arm_releases(
 
 @dataclasses.dataclass(frozen=True)
 class HybridUCB(Algorithm):
-    """Hybrid-UCB at privacy parameter `epsilon` (seed 001 Alg. 4)."""
+    """Hybrid-UCB at privacy parameter `epsilon` (seed 001 Alg. 4).
+
+    record_releases=True adds statistics["released_totals"], shape (runs, T): at round t the
+    pulled arm's released total O mu = F~ + B~ after its update (the white-box observable).
+    """
 
     epsilon: float = 1.0
     node_scale: str = "paper"
+    record_releases: bool = False
     name = "hybrid-ucb"
 
     def __post_init__(self) -> None:
@@ -147,6 +152,9 @@ class HybridUCB(Algorithm):
         node_noise = np.zeros((size * K, levels))
         noise_sum = np.zeros((size, K))
         mu = arrays.copy()
+        released = np.empty((size, horizon)) if self.record_releases else None
+        if released is not None:
+            released[:, :K] = arrays
         level_ids = np.arange(levels)
         coef = 6 * np.sqrt(8) / eps
         for t in range(K, horizon):
@@ -176,5 +184,8 @@ class HybridUCB(Algorithm):
                 raw[fr, fj] = 0.0
                 node_noise[fr * K + fj] = 0.0
                 noise_sum[fr, fj] = 0.0
-            mu[rows, J] = (arrays[rows, J] + raw[rows, J] + noise_sum[rows, J]) / count[rows, J]
-        return Outcome.from_actions(actions, K)
+            total = arrays[rows, J] + raw[rows, J] + noise_sum[rows, J]
+            mu[rows, J] = total / count[rows, J]
+            if released is not None:
+                released[:, t] = total
+        return Outcome.from_actions(actions, K, {} if released is None else {"released_totals": released})

@@ -89,6 +89,17 @@ def test_hybrid_tree_exceeds_the_claimed_epsilon_and_the_fix_does_not():
     assert HybridUCB(1.0, "fixed").privacy.corrected is None
 
 
+def test_hybrid_simulation_releases_are_running_sums_without_noise():
+    """K = 2, arm 0 always pays 1 and arm 1 always 0; at eps = 1e9 (noise ~1e-8) the release of
+    the pulled arm is its running sum: its pull count for arm 0, zero for arm 1."""
+    T = 60
+    table = RewardTable(np.tile([1.0, 0.0], (T, 1)))
+    out = HybridUCB(1e9, record_releases=True).run(table, np.random.default_rng(0), 3)
+    acts = out.actions()
+    count0 = np.cumsum(acts == 0, axis=1)
+    assert np.allclose(out.statistics["released_totals"], np.where(acts == 0, count0, 0.0), atol=1e-6)
+
+
 def test_hybrid_and_ucb1_regret_orderings():
     env = BernoulliArms(np.array([0.75, 0.625, 0.5, 0.375, 0.25]))
     mu = env.means
