@@ -100,10 +100,15 @@ def pgd_claimed_guarantee(epsilon: float, delta: float, iterations: int) -> tupl
     return advanced_composition(eps_it, delta_it, iterations, delta_it)
 
 
+def _shrink(norm: np.ndarray, limit: float) -> np.ndarray:
+    """min(1, limit/norm), without dividing by tiny norms."""
+    over = norm > limit
+    return np.where(over, limit / np.where(over, norm, 1.0), 1.0)
+
+
 def project_ball(theta: np.ndarray, radius: float) -> np.ndarray:
     """Π onto {‖θ‖₂ <= S}: radial scaling of the rows of `theta` (runs, d)."""
-    norm = np.linalg.norm(theta, axis=-1, keepdims=True)
-    return theta * np.minimum(1.0, radius / np.maximum(norm, np.finfo(float).tiny))
+    return theta * _shrink(np.linalg.norm(theta, axis=-1, keepdims=True), radius)
 
 
 def clip_rows(vectors: np.ndarray, bound: float) -> np.ndarray:
@@ -112,8 +117,7 @@ def clip_rows(vectors: np.ndarray, bound: float) -> np.ndarray:
     Entries are then clamped to [−bound, bound]: the scaling can overshoot by one rounding unit,
     and the vector-sum randomizer accepts only entries in that range.
     """
-    norm = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    scaled = vectors * np.minimum(1.0, bound / np.maximum(norm, np.finfo(float).tiny))
+    scaled = vectors * _shrink(np.linalg.norm(vectors, axis=-1, keepdims=True), bound)
     return np.clip(scaled, -bound, bound)
 
 
