@@ -10,7 +10,16 @@ Describe what is released as a `dp_accounting.DpEvent` tree (with the events of
     acct = accounting.Accountant("pld"); acct.compose(event); acct.epsilon(1e-5)
 """
 
-from dpaudit.accounting.accountants import ACCOUNTANTS, Accountant, delta, epsilon, supporting_accountants
+from dpaudit.accounting.accountants import (
+    ACCOUNTANTS,
+    Accountant,
+    delta,
+    epsilon,
+    pure_guarantee,
+    rdp_guarantee,
+    supporting_accountants,
+    zcdp_guarantee,
+)
 from dpaudit.accounting.errors import UnsupportedEventError
 from dpaudit.accounting.events import (
     DiscreteGaussianDpEvent,
@@ -36,5 +45,8 @@ __all__ = [
     "Zcdp",
     "delta",
     "epsilon",
+    "pure_guarantee",
+    "rdp_guarantee",
     "supporting_accountants",
+    "zcdp_guarantee",
 ]

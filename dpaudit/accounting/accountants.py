@@ -13,14 +13,25 @@ import math
 from typing import Hashable
 
 import dp_accounting
+import numpy as np
 
 from dpaudit.accounting import backends
 from dpaudit.accounting.errors import UnsupportedEventError
+from dpaudit.accounting.guarantees import PureDp, RdpCurve, Zcdp
 from dpaudit.accounting.leaves import validate_leaf
 from dpaudit.accounting.tree import Flattened, flatten
 from dpaudit.validation import check_choice, check_delta, check_epsilon
 
-__all__ = ["ACCOUNTANTS", "Accountant", "epsilon", "delta", "supporting_accountants"]
+__all__ = [
+    "ACCOUNTANTS",
+    "Accountant",
+    "epsilon",
+    "delta",
+    "supporting_accountants",
+    "pure_guarantee",
+    "rdp_guarantee",
+    "zcdp_guarantee",
+]
 
 ACCOUNTANTS: tuple[str, ...] = ("pure", "approx", "rdp", "zcdp", "pld", "shuffle")
 
@@ -77,10 +88,13 @@ def _select(flat: Flattened, accountant: str, pool: dict[str, backends.Backend])
     if accountant == "best":
         names = _supporting(flat, pool)
         if not names:
-            leaf, reason = next(
-                (bad for bad in (pool[n].first_unsupported(flat) for n in ACCOUNTANTS) if bad is not None)
-            )
-            raise UnsupportedEventError("best", leaf, reason, ())
+            # name a leaf no accountant supports, else (a mix no single accountant covers) the first refusal
+            for key, leaf in flat.leaves.items():
+                reasons = [pool[n].reason(key, leaf) for n in ACCOUNTANTS]
+                if all(r is not None for r in reasons):
+                    raise UnsupportedEventError("best", leaf, "no accountant supports it", ())
+            leaf, reason = pool[ACCOUNTANTS[0]].first_unsupported(flat)
+            raise UnsupportedEventError("best", leaf, f"{reason} (and no single accountant covers the whole tree)", ())
         return [pool[n] for n in names]
     bad = pool[accountant].first_unsupported(flat)
     if bad is not None:
@@ -117,6 +131,30 @@ def delta(event: dp_accounting.DpEvent, epsilon: float, accountant: str = "best"
     accountant = _check_name(accountant)
     flat = _prepare(event)
     return min(b.delta(flat, epsilon) for b in _select(flat, accountant, _pool()))
+
+
+def pure_guarantee(event: dp_accounting.DpEvent) -> PureDp:
+    """The pure-DP guarantee of `event` by basic composition (worst parallel branch)."""
+    flat = _prepare(event)
+    b = _select(flat, "pure", _pool())[0]
+    return PureDp(b.epsilon(flat, 0.0))
+
+
+def rdp_guarantee(event: dp_accounting.DpEvent) -> RdpCurve:
+    """The RDP curve of `event` on the rdp accountant's orders (pointwise max over parallel branches,
+    a valid curve for every branch)."""
+    flat = _prepare(event)
+    b = _select(flat, "rdp", _pool())[0]
+    curves = np.array([b.branch_curve(br, flat.leaves) for br in flat.branches])
+    return RdpCurve(tuple(b.orders.tolist()), tuple(np.max(curves, axis=0).tolist()))
+
+
+def zcdp_guarantee(event: dp_accounting.DpEvent) -> Zcdp:
+    """The (xi, rho)-zCDP guarantee of `event` (max rho and max xi over parallel branches)."""
+    flat = _prepare(event)
+    b = _select(flat, "zcdp", _pool())[0]
+    pairs = [b.branch_zcdp(br, flat.leaves) for br in flat.branches]
+    return Zcdp(rho=max(p[0] for p in pairs), xi=max(p[1] for p in pairs))
 
 
 class Accountant:

@@ -136,6 +136,15 @@ def _profile(leaf: dp_accounting.DpEvent) -> Callable[[float], float] | None:
     return None
 
 
+def _delta_profile(leaf: dp_accounting.DpEvent) -> Callable[[float], float]:
+    """delta0(eps0) of a profile leaf (the inverse view of `_profile`)."""
+    if isinstance(leaf, dp_accounting.GaussianDpEvent):
+        mu = 1.0 / leaf.noise_multiplier
+        return lambda e: gaussian_delta(mu, e)
+    e0, n = leaf.local_epsilon, leaf.num_users
+    return lambda e: shuffle.numerical_delta(e0, n, e)
+
+
 _PROFILE_FRACTIONS = (0.02, 0.1, 0.25, 0.5, 0.75, 0.9, 0.98)
 
 
@@ -217,7 +226,14 @@ class ApproxBackend(Backend):
         fixed, prof = self._fixed(branch, leaves)
         if not prof:
             return self._delta_fixed(fixed, epsilon)
-        return _delta_by_bisection(lambda d: self.branch_epsilon(branch, leaves, d), epsilon)
+        # every profile leaf gets the same eps0 from a geometric grid, delta0 = its profile at eps0
+        k_prof = sum(c for _, c in prof)
+        dprof = [(_delta_profile(leaves[k]), c) for k, c in branch.items() if _profile(leaves[k]) is not None]
+        best = 1.0
+        for eps0 in np.geomspace(epsilon / (10 * k_prof), epsilon, 40):
+            groups = fixed + [(float(eps0), fn(float(eps0)), c) for fn, c in dprof]
+            best = min(best, self._delta_fixed(groups, epsilon))
+        return best
 
     @staticmethod
     def _delta_fixed(groups, epsilon: float) -> float:
@@ -238,26 +254,6 @@ class ApproxBackend(Backend):
             cands.append(composition.drv_delta(e0, d0, int(k), epsilon))
             cands.append(composition.OptimalHomogeneous(e0, d0, int(k)).delta(epsilon))
         return min(1.0, min(cands))
-
-
-def _delta_by_bisection(eps_of_delta: Callable[[float], float], epsilon: float, floor: float = 1e-300) -> float:
-    """Smallest delta (bisection on log delta, rounded up) with eps_of_delta(delta) <= epsilon.
-
-    Valid whatever the monotonicity: the returned delta was checked to satisfy the bound."""
-    hi = 1.0 - 1e-12
-    if eps_of_delta(hi) > epsilon:
-        return 1.0
-    lo = math.log(floor)
-    if eps_of_delta(floor) <= epsilon:
-        return floor
-    lhi = math.log(hi)
-    while lhi - lo > 1e-3:
-        mid = 0.5 * (lo + lhi)
-        if eps_of_delta(math.exp(mid)) <= epsilon:
-            lhi = mid
-        else:
-            lo = mid
-    return math.exp(lhi)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ Privacy Amplification by Shuffling", FOCS 2021:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -86,9 +87,9 @@ class _Numerical:
         c = self.cs
         t = np.floor(beta * (c + 1))
         t = np.where(t >= beta * (c + 1), t - 1, t)  # strict inequality: largest a < beta (c+1)
-        f_t = bdtr(t, c, 0.5)
-        f_tm1 = np.where(t - 1 >= 0, bdtr(t - 1, c, 0.5), 0.0)
-        f_t = np.where(t >= 0, f_t, 0.0)
+        ci, ti = c.astype(np.int64), t.astype(np.int64)
+        f_t = np.where(ti >= 0, bdtr(np.maximum(ti, 0), ci, 0.5), 0.0)
+        f_tm1 = np.where(ti - 1 >= 0, bdtr(np.maximum(ti - 1, 0), ci, 0.5), 0.0)
         # delta_c = P(S) - e^eps Q(S) with S = {a <= t}
         dc = f_t * (a - ee * (1 - a)) - f_tm1 * (ee * a - (1 - a))
         dc = np.clip(dc, 0.0, rr)
@@ -107,6 +108,7 @@ def numerical_delta(local_epsilon: float, num_users: int, epsilon: float) -> flo
     return _Numerical(local_epsilon, num_users).delta(epsilon)
 
 
+@functools.lru_cache(maxsize=4096)
 def numerical_epsilon(local_epsilon: float, num_users: int, delta: float, rtol: float = 1e-4) -> float:
     """Smallest epsilon found (bisection, rounded up) with `numerical_delta` <= delta; at most eps0."""
     if delta <= _ROUNDOFF or local_epsilon > _MAX_LOCAL_EPSILON:
