@@ -191,6 +191,11 @@ class BitSumProtocol:
     def shuffle_and_count(self, rng: np.random.Generator, bits: np.ndarray) -> np.ndarray:
         """S then the analyzer's grouping: shuffle all labelled bits of all users (per run),
         group by label and count the ones. Returns int64 counts (runs, labels)."""
+        bits = np.asarray(bits)
+        if bits.ndim != 4 or bits.shape[1:] != (self.num_users, self.num_labels, self.message_bits):
+            raise ValueError(
+                f"bits must have shape (runs, {self.num_users}, {self.num_labels}, {self.message_bits}), got {bits.shape}"
+            )
         runs = bits.shape[0]
         labels = np.broadcast_to(np.arange(self.num_labels)[:, None], bits.shape[2:]).ravel()
         labels = np.tile(labels, bits.shape[1])  # the label of every bit of every user, in order

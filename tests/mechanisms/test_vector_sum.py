@@ -102,6 +102,8 @@ def test_bad_values_raise():
         proto.run(rng, np.full((1, 3, 2), np.nan))
     with pytest.raises(ValueError, match="matrices"):
         proto.sum_matrices(rng, np.zeros((1, 3, 3, 3)))
+    with pytest.raises(ValueError, match="bits"):
+        proto.shuffle_and_count(rng, np.zeros((1, 3, 2, 5), dtype=np.uint8))
 
 
 # ---------------------------------------------------------------- exact properties
