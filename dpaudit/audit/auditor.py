@@ -52,16 +52,22 @@ _MIN_SAMPLES = 10
 
 
 def _claim_curve(claim: Any, accountant: str) -> tuple[Callable[[float], float], str]:
-    """delta(epsilon) of a claimed curve: a DpEvent through dpaudit.accounting, or a callable."""
+    """delta(epsilon) of a claimed curve: a DpEvent through dpaudit.accounting, an accountant result
+    with a `delta(epsilon)` method (Accountant, PureDp, RdpCurve, Zcdp, ...), or a callable."""
     if isinstance(claim, dp_accounting.DpEvent):
         from dpaudit import accounting
 
         if not hasattr(accounting, "delta"):
             raise ValueError("claim=<DpEvent> needs dpaudit.accounting.delta, which is not available in this install")
         return (lambda eps: accounting.delta(claim, eps, accountant=accountant)), f"{claim!r} ({accountant})"
+    if callable(getattr(claim, "delta", None)):
+        return claim.delta, repr(claim)
     if callable(claim):
         return claim, getattr(claim, "__qualname__", repr(claim))
-    raise ValueError(f"claim must be a dp_accounting.DpEvent or a callable epsilon -> delta, got {claim!r}")
+    raise ValueError(
+        f"claim must be a dp_accounting.DpEvent, an object with a delta(epsilon) method or a callable "
+        f"epsilon -> delta, got {claim!r}"
+    )
 
 
 def _claim_epsilon_of(claim: Any, claim_delta: float, accountant: str) -> float:
@@ -70,7 +76,12 @@ def _claim_epsilon_of(claim: Any, claim_delta: float, accountant: str) -> float:
 
         if hasattr(accounting, "epsilon"):
             return float(accounting.epsilon(claim, claim_delta, accountant=accountant))
-    raise ValueError("claim_epsilon is required (it can only be derived from a DpEvent claim via dpaudit.accounting)")
+    elif callable(getattr(claim, "epsilon", None)):
+        return float(claim.epsilon(claim_delta))
+    elif isinstance(getattr(claim, "epsilon", None), (int, float)) and not callable(claim):
+        return float(claim.epsilon)  # a pure-DP guarantee object holding its epsilon
+    raise ValueError("claim_epsilon is required (it can only be derived from a DpEvent claim or an accountant "
+                     "result with an epsilon(delta) method)")
 
 
 def _samples_needed(claim_epsilon: float, delta: float, level: float, fraction: float) -> int:

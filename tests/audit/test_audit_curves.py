@@ -67,6 +67,20 @@ def test_dp_event_claim_through_the_accountant():
     assert half_noise.verdict == "violation" and half_noise.curve.violation
 
 
+def test_accountant_results_as_claims():
+    from dpaudit import accounting
+
+    if not hasattr(accounting, "Accountant"):
+        pytest.skip("dpaudit.accounting.Accountant not available yet")
+    acct = accounting.Accountant("pld").compose(dp_accounting.GaussianDpEvent(noise_multiplier=1.0))
+    r = audit(gaussian, 1.0, 0.0, claim=acct, claim_delta=1e-3, samples=20_000, seed=5, executor="serial")
+    assert r.claim_epsilon == pytest.approx(acct.epsilon(1e-3))
+    assert r.verdict == "consistent" and r.curve is not None
+    laplace = lambda d, rng, n: d + rng.laplace(0.0, 0.5, n)  # noqa: E731  (epsilon 2)
+    bad = audit(laplace, 1.0, 0.0, claim=accounting.PureDp(1.0), samples=20_000, seed=5, executor="serial")
+    assert bad.claim_epsilon == 1.0 and bad.verdict == "violation"
+
+
 def test_mu_lower_bound_covers_and_is_tight():
     mus = np.array([audit(gaussian, 1.0, 0.0, seed=s, **POINT).mu_lower for s in range(40)])
     assert np.sum(mus > 1.0) <= 6  # P[Bin(40, 0.05) > 6] < 0.5%
