@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from dpaudit.algorithms.patients import PatientData, PatientExperiment
+from dpaudit.mechanisms import discrete_laplace, laplace
 from dpaudit.validation import check_choice, check_epsilon, check_positive, check_probability
 
 __all__ = [
@@ -30,8 +31,13 @@ __all__ = [
     "epoch_schedule",
     "lap_plus",
     "conse_summary",
+    "conse_target",
     "run_conse",
+    "TARGET_OBSERVABLES",
 ]
+
+TARGET_OBSERVABLES = ("estimates", "rct_lengths", "actions_after", "epoch_lengths", "epoch_means")
+NO_ESTIMATE = -10.0  # audit targets report a type without a released estimate (T_j = 0) as this value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,8 +96,6 @@ def lap_plus(rng: np.random.Generator, epsilon: float, centre: np.ndarray | floa
     Seed 000 App. A.4 (digest §2.2); exact by rejection of negative draws (renormalised truncation, not
     clamping), using the exact discrete Laplace sampler of dpaudit.mechanisms with scale 2/ε.
     """
-    from dpaudit.mechanisms import discrete_laplace
-
     centre = np.broadcast_to(np.ceil(np.asarray(centre, dtype=float)), size).astype(np.int64)
     out = centre + np.asarray(discrete_laplace(rng, 2.0 / epsilon, size), dtype=np.int64)
     bad = out < 0
@@ -224,7 +228,7 @@ def run_conse(
     cnt = cnt.reshape(runs, m, epochs, 2)
     means = mean.reshape(runs, m, epochs, 2)
     if params.private:
-        means = means + rng.laplace(0.0, 1.0, means.shape) * (2.0 / (eps * r_e))[None, None, :, None]
+        means = means + laplace(rng, 1.0, means.shape) * (2.0 / (eps * r_e))[None, None, :, None]
     threshold = 2 * h_e + 2 * c_e
     active = np.ones((runs, m), dtype=bool)
     kept = np.full((runs, m), -1, dtype=np.int64)
@@ -262,7 +266,7 @@ def run_conse(
     estimates = rct_means[:, :, 1] - rct_means[:, :, 0]
     if params.private:
         scale = 2.0 / (eps * np.maximum(t_len, 1))
-        estimates = estimates + rng.laplace(0.0, 1.0, estimates.shape) * scale
+        estimates = estimates + laplace(rng, 1.0, estimates.shape) * scale
     estimates = np.where(t_len > 0, estimates, np.nan)
 
     actions = np.concatenate([actions1, actions2], axis=1)
@@ -301,3 +305,37 @@ def conse_summary(result: ConSEResult, env: PatientExperiment) -> dict[str, Any]
         "max_mse": result.max_mse(env.cate),
         "mean_rct_length": float(result.rct_lengths.mean()),
     }
+
+
+def conse_target(
+    env: PatientExperiment, params: ConSEParams, observable: str = "estimates", after: int = 0
+) -> Callable[[PatientData, np.random.Generator, int], np.ndarray]:
+    """An audit target `target(data, rng, size) -> array` with first axis `size`.
+
+    data: a `PatientData` whose first run is the dataset; each call runs `size` independent copies of
+    the algorithm on it. observable: "estimates" (the released Δ̂ vector, NO_ESTIMATE where T_j = 0),
+    "rct_lengths" (T_1..T_M), "actions_after" (a_{after+1..n}, the ADP observable of Def. 1.3 for a unit
+    at index `after`, 0-based), "epoch_lengths" / "epoch_means" (white-box phase-1 releases, flattened).
+    """
+    check_choice(observable, TARGET_OBSERVABLES, "observable")
+    if isinstance(after, bool) or not isinstance(after, (int, np.integer)) or after < 0:
+        raise ValueError(f"after must be a non-negative integer, got {after!r}")
+
+    def target(data: PatientData, rng: np.random.Generator, size: int) -> np.ndarray:
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ValueError(f"size must be a positive integer, got {size!r}")
+        if after >= data.horizon:
+            raise ValueError(f"after must be < horizon {data.horizon}, got {after}")
+        rep = PatientData(np.repeat(data.types[:1], size, axis=0), np.repeat(data.y0[:1], size, axis=0),
+                          np.repeat(data.y1[:1], size, axis=0))
+        res = run_conse(env, rep, params, rng, release=observable.startswith("epoch"))
+        if observable == "estimates":
+            return np.where(np.isnan(res.estimates), NO_ESTIMATE, res.estimates)
+        if observable == "rct_lengths":
+            return res.rct_lengths
+        if observable == "actions_after":
+            return res.actions[:, after + 1:]
+        return np.asarray(res.released[observable], dtype=float).reshape(size, -1)
+
+    target.__name__ = f"{'dp-conse' if params.private else 'conse'}_{observable}"
+    return target

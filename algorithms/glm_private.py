@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from dpaudit.algorithms.glm_env import GLMData, GLMEnvironment, get_link
-from dpaudit.mechanisms import BinaryTree, gaussian
+from dpaudit.mechanisms import BinaryTree, gaussian, glm_tree_sigma
 from dpaudit.mechanisms.shuffle_gd import advanced_composition, project_ball
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
 
@@ -164,8 +164,6 @@ def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kapp
         sigma_v = 1.0 / math.sqrt(2 * rho_node)
         sigma_h = (1.0 / kappa_star) / math.sqrt(2 * rho_node)
     else:
-        from dpaudit.mechanisms import glm_tree_sigma
-
         sigma_v = sigma_h = glm_tree_sigma(eps, delta, T, kappa_star)
     it = p.optimizer_iterations
     return PrivateGLMConstants(

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaudit.algorithms.conse import ConSEParams, epoch_schedule, lap_plus, run_conse
+from dpaudit.algorithms.conse import ConSEParams, conse_target, epoch_schedule, lap_plus, run_conse
 from dpaudit.algorithms.patients import PatientExperiment
 from dpaudit.registry import ALGORITHMS
 from dpaudit.regret import RegretCurves
@@ -185,3 +185,22 @@ def test_registered_simulation(name):
         assert curves.privacy["claimed"] == {"epsilon": 1.0, "delta": 1 / 3000}
     with pytest.raises(ValueError, match="types"):
         entry.simulate(horizon=100, runs=1, seed=0, types=0)
+
+
+def test_audit_targets_shapes_and_phase2_reward_invariance():
+    env = PatientExperiment([0.3, 0.6], [0.6, 0.4])
+    params = ConSEParams(alpha=0.3, epsilon=1.0, constants=SMALL)
+    data = env.sample(np.random.default_rng(3), 400, 1)
+    for obs, shape in [("estimates", (7, 2)), ("rct_lengths", (7, 2)), ("actions_after", (7, 399 - 250))]:
+        out = conse_target(env, params, obs, after=250)(data, np.random.default_rng(0), 7)
+        assert out.shape == shape
+    white = conse_target(env, params, "epoch_means")(data, np.random.default_rng(0), 5)
+    assert white.shape[0] == 5
+    # digest audit A5 through the target: identical coins give identical actions after a phase-2 unit
+    nb = env.neighbour(data, 250, "reward")
+    tgt = conse_target(env, params, "actions_after", after=250)
+    np.testing.assert_array_equal(tgt(data, np.random.default_rng(9), 50), tgt(nb, np.random.default_rng(9), 50))
+    with pytest.raises(ValueError, match="observable"):
+        conse_target(env, params, "regret")
+    with pytest.raises(ValueError, match="size"):
+        tgt(data, np.random.default_rng(0), 0)

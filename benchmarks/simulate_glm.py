@@ -1,0 +1,56 @@
+"""Wall time of seed 002's GLM bandits at the paper's size (not part of the test suite).
+
+    /tmp/venv/bin/python benchmarks/simulate_glm.py [--runs 10] [--horizon 5000] [--epsilon 4] [--json]
+
+Instance: probit, d = 3, K = 20, S = 2, the authors' generator with env seed 109832 (Table 2's first
+column). ShuffleGLM at the paper's own parameters (batches, λ, γ, eq. 127's bit-sum protocol and Alg. 7's
+T_it P_GD rounds); Private-GLM with the authors' experiment constants. Times include the privacy noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from dpaudit.algorithms.glm_env import paper_glm_environment
+from dpaudit.algorithms.glm_private import PrivateGLMParams, run_private_glm
+from dpaudit.algorithms.glm_shuffle import ShuffleGLMParams, run_shuffle_glm
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--horizon", type=int, default=5000)
+    ap.add_argument("--epsilon", type=float, default=4.0)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    env = paper_glm_environment(np.random.default_rng(109832), 3, 20, args.horizon, 2.0, "probit")
+    data = env.sample(np.random.default_rng(1), args.runs)
+    rows = []
+    t0 = time.perf_counter()
+    sh = run_shuffle_glm(env, data, ShuffleGLMParams(epsilon=args.epsilon), np.random.default_rng(2))
+    rows.append({"algorithm": "shuffle-glm", "seconds": time.perf_counter() - t0,
+                 "final_regret": float(sh.regret[:, -1].mean()), "batch_ends": sh.batch_ends.tolist(),
+                 "pgd_iterations": list(sh.iterations)})
+    print(f"shuffle-glm done in {rows[-1]['seconds']:.1f} s", file=sys.stderr)
+    t0 = time.perf_counter()
+    pg = run_private_glm(env, data, PrivateGLMParams(epsilon=args.epsilon), np.random.default_rng(3))
+    rows.append({"algorithm": "private-glm", "seconds": time.perf_counter() - t0,
+                 "final_regret": float(pg.regret[:, -1].mean())})
+    out = {"runs": args.runs, "horizon": args.horizon, "epsilon": args.epsilon, "rows": rows}
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"d=3 K=20 T={args.horizon} probit S=2, {args.runs} runs, eps={args.epsilon}, delta=0.02")
+        for r in rows:
+            extra = f" batches {r['batch_ends']} P_GD rounds {r['pgd_iterations']}" if "batch_ends" in r else ""
+            print(f"{r['algorithm']:12s} {r['seconds']:8.1f} s  mean regret {r['final_regret']:8.1f}{extra}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
