@@ -13,7 +13,9 @@ Procedure (sources in the package docstring):
 from __future__ import annotations
 
 import hashlib
+import json
 import math
+import os
 import pickle
 from typing import Any, Callable
 
@@ -49,6 +51,7 @@ __all__ = ["audit"]
 
 _PROBE_SIZE = 2
 _MIN_SAMPLES = 10
+_MAX_SAMPLES = 2**50
 
 
 def _claim_curve(claim: Any, accountant: str) -> tuple[Callable[[float], float], str]:
@@ -89,6 +92,9 @@ def _samples_needed(claim_epsilon: float, delta: float, level: float, fraction: 
     n = 1
     while best_case_epsilon(n, delta, level) <= claim_epsilon:
         n *= 2
+        if n > _MAX_SAMPLES:
+            raise ValueError(f"claim_epsilon={claim_epsilon} cannot be exceeded by any audit of practical size "
+                             f"(over {_MAX_SAMPLES} runs per side would be needed)")
     lo, hi = n // 2, n
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -148,6 +154,7 @@ def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n:
     return DirectionResult(
         direction=plan.direction,
         event=f"{name} > {plan.threshold!r}",
+        score=json.dumps(plan.score.describe(), sort_keys=True),
         threshold=plan.threshold,
         nobs=n,
         count_first=k1,
@@ -217,7 +224,7 @@ def audit(
     executor: Any = None,
     workers: int | None = None,
     chunk_size: int = 250_000,
-    checkpoint_dir: str | None = None,
+    checkpoint_dir: str | os.PathLike | None = None,
     progress: bool | None = None,
 ) -> AuditResult:
     """Lower-bound the privacy loss of `target` between neighbouring inputs `d0` and `d1`.

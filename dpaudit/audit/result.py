@@ -17,7 +17,8 @@ RESULT_SCHEMA = 1
 class DirectionResult:
     """One direction of the audit: events more likely under `first` than under `second` input.
 
-    Counts are on the estimation split (`nobs` runs per side).  `p_first_lower` and
+    `event` reads {sign*score > threshold}; `score` is the JSON description of the score function
+    (its name and fitted parameters).  Counts are on the estimation split (`nobs` runs per side).  `p_first_lower` and
     `p_second_upper` are the Clopper-Pearson bounds behind `epsilon_lower`; the mu fields are the
     same for the event chosen for the Gaussian-DP bound.  The trade-off points are point estimates
     of (type I, type II) errors of the tests {score > t} that reject `second`:
@@ -27,6 +28,7 @@ class DirectionResult:
 
     direction: str
     event: str
+    score: str
     threshold: float
     nobs: int
     count_first: int

@@ -17,6 +17,7 @@ All scores are picklable values, so they travel to process pools and Dask worker
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -41,14 +42,19 @@ def row_keys(outputs: np.ndarray) -> np.ndarray:
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
 
-class Score:
-    """Base class: `score(outputs) -> float64 array of shape (len(outputs),)`."""
+class Score(abc.ABC):
+    """Base class: `score(outputs) -> float64 array of shape (len(outputs),)`.
+
+    `learned` scores were fitted on the fit half of the selection split and are evaluated on its
+    other half when events are chosen.
+    """
 
     name: str = "score"
     learned: bool = False
 
+    @abc.abstractmethod
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """One real number per row of `outputs`."""
 
     def describe(self) -> dict[str, Any]:
         """A JSON-ready description of the score and its fitted parameters."""

@@ -107,5 +107,7 @@ def test_too_few_samples_for_any_bound_says_how_many_are_needed():
     with pytest.raises(ValueError, match=r"samples=50 is too few.*samples >= (\d+)") as info:
         audit(laplace, 1.0, 0.0, claim_epsilon=4.0, samples=50)
     need = int(info.value.args[0].rsplit(">= ", 1)[1])
+    with pytest.raises(ValueError, match="practical size"):
+        audit(laplace, 1.0, 0.0, claim_epsilon=1000.0, samples=50)
     # The suggested size is enough to pass the check (the target itself is then run).
     audit(laplace, 1.0, 0.0, claim_epsilon=4.0, samples=need, executor="serial")
