@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from dpaudit.algorithms.linucb import LinearAlgorithm, Release
-from dpaudit.algorithms.linucb_privacy import LinearPrivacy
+from dpaudit.algorithms.linucb_privacy import LinearPrivacy, accounted
 from dpaudit.algorithms.privacy import Guarantee
 from dpaudit.mechanisms.tree import BinaryTree, paper_tree_depth
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
@@ -140,4 +140,5 @@ class LinUCBJDP(LinearAlgorithm):
         )
         if self.noise == "code":
             note += "; noise='code' is seed 003's simulation constant, the claim is not backed: account the event"
-        return LinearPrivacy(relation, "joint", event, claim, None, note)
+        corrected = accounted(event, self.delta, "the tree release's epsilon by dpaudit's accountant (JDP via billboard)")
+        return LinearPrivacy(relation, "joint", event, claim, corrected, note)

@@ -22,7 +22,7 @@ import dp_accounting
 import numpy as np
 
 from dpaudit.algorithms.linucb import LinearAlgorithm, Release
-from dpaudit.algorithms.linucb_privacy import LinearPrivacy
+from dpaudit.algorithms.linucb_privacy import LinearPrivacy, accounted
 from dpaudit.algorithms.privacy import Guarantee
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit
@@ -119,11 +119,15 @@ class LinUCBLDP(LinearAlgorithm):
         return LocalGaussianSums(self.sigma, dim, self.batch)
 
     def privacy(self, dim: int, horizon: int) -> LinearPrivacy:
-        """Event: one user's Gaussian messages (each user sends once: unique users)."""
+        """Event: one user's Gaussian messages (each user sends once: unique users); corrected: its
+        exact epsilon at the claim's delta (the classical-Gaussian claim is loose or, for epsilon > 1 or
+        noise='code', not backed)."""
         claim = Guarantee("approx", self.epsilon, self.delta, source="Zheng et al. 2020; seed 003 Prop. F.1 (LDP)")
         notes = ["each user's messages are a Gaussian mechanism of L2 sensitivity (2, sqrt 2); unique users"]
         if self.noise == "code":
             notes.append("noise='code' (seed 003's simulation constant) does not back the claim: account the event")
         elif self.epsilon > 1.0:
             notes.append("epsilon > 1: outside the classical Gaussian mechanism's range, the claim is not backed")
-        return LinearPrivacy("user", "local", local_message_event(self.sigma), claim, None, "; ".join(notes))
+        event = local_message_event(self.sigma)
+        corrected = accounted(event, self.delta, "exact Gaussian epsilon of the user's messages (dpaudit accountant)")
+        return LinearPrivacy("user", "local", event, claim, corrected, "; ".join(notes))

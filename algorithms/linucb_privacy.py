@@ -23,9 +23,10 @@ from typing import Any
 
 import dp_accounting
 
+from dpaudit import accounting
 from dpaudit.algorithms.privacy import Guarantee, event_to_json
 
-__all__ = ["LinearPrivacy", "LINEAR_RELATIONS", "LINEAR_TRUST_MODELS", "NON_PRIVATE_LINEAR"]
+__all__ = ["LinearPrivacy", "LINEAR_RELATIONS", "LINEAR_TRUST_MODELS", "NON_PRIVATE_LINEAR", "accounted"]
 
 LINEAR_RELATIONS = {
     "user": "replace one user's context and reward responses; each user acts in one round (seed 003 Def 2.1)",
@@ -70,3 +71,14 @@ class LinearPrivacy:
 
 
 NON_PRIVATE_LINEAR = LinearPrivacy("none", "none", None, Guarantee("none", source="non-private baseline"))
+
+
+def accounted(event: dp_accounting.DpEvent, delta: float, source: str) -> Guarantee | None:
+    """(epsilon, delta) of `event` at the claim's delta by dpaudit's best accountant, as a Guarantee;
+    None when no accountant handles the event (never a made-up number)."""
+    try:
+        eps = accounting.epsilon(event, delta)
+    except accounting.UnsupportedEventError:
+        return None
+    # (0, delta)-DP cannot be written as a Guarantee (epsilon > 0); a tiny epsilon is looser, hence safe.
+    return Guarantee("approx", max(float(eps), 1e-12), delta, source=source)

@@ -28,7 +28,7 @@ import numpy as np
 
 from dpaudit.algorithms.linucb import LinearAlgorithm, Release
 from dpaudit.algorithms.linucb_ldp import MATRIX_SENSITIVITY, VECTOR_SENSITIVITY
-from dpaudit.algorithms.linucb_privacy import LinearPrivacy
+from dpaudit.algorithms.linucb_privacy import LinearPrivacy, accounted
 from dpaudit.algorithms.privacy import Guarantee
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol, pamp_local_budget
 from dpaudit.mechanisms.vector_sum import VECTOR_SUM_RANGES, BitSumProtocol, cheu_parameters
@@ -241,7 +241,8 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
         return AmpSums(self.sigma(horizon), dim, self.batch, self.per_message)
 
     def privacy(self, dim: int, horizon: int) -> LinearPrivacy:
-        """Claim (eps, delta)-SDP; corrected: Lemma B.4's certified (eps~, delta~) where it applies.
+        """Claim (eps, delta)-SDP; corrected: Lemma B.4's certified (eps~, delta~) where it applies, else
+        the exact epsilon of the local messages at the claim's delta (no amplification credited: valid).
 
         event: one user's local Gaussian messages (a valid bound without amplification: the shuffled
         batch is a post-processing of them); lower_event: the batch sum (a post-processing of the
@@ -249,8 +250,7 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
         """
         protocol = GaussianShuffleProtocol(dim=dim, num_users=self.batch, sigma=self.sigma(horizon))
         local = protocol.local_event(VECTOR_SENSITIVITY, MATRIX_SENSITIVITY)
-        root_b = math.sqrt(self.batch)
-        batch_sum = dp_accounting.GaussianDpEvent(noise_multiplier=local.noise_multiplier * root_b)
+        batch_sum = protocol.sum_event(VECTOR_SENSITIVITY, MATRIX_SENSITIVITY)
         m = self.batches(horizon)
         source = "Chowdhury & Zhou 2022 Thm 3.2 (O(eps, delta)-SDP)"
         eps_b, delta_b = self.epsilon, self.delta
@@ -284,6 +284,11 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
                     else:
                         notes.append(f"per batch Lemma B.4 certifies ({cert.epsilon:.4g}, {cert.delta:.3g}), not "
                                      f"(eps_m, delta_m) = ({eps_b:.4g}, {delta_b:.3g})")
+        no_amp = accounted(local, self.delta, "the user's local Gaussian messages, no amplification credited")
+        if no_amp is not None:
+            implied.append(("no-amplification", no_amp))
+            if corrected is None:
+                corrected = no_amp
         notes.append("event = the user's local Gaussian messages (no amplification credited); lower_event = batch sum")
         return LinearPrivacy(relation, "shuffle", local, claim, corrected, "; ".join(notes), batch_sum, tuple(implied))
 
@@ -322,8 +327,10 @@ class LinUCBSDPVec(_ShuffleLinUCB):
     def privacy(self, dim: int, horizon: int) -> LinearPrivacy:
         """Claim (eps, delta)-SDP (Thm 3.5); event: the vector and matrix invocations per batch, each
         the papers' theorem applied to what the randomizer does (`BitSumProtocol.event`, doubled eps
-        for range="paper"), composed; over M batches for returning users. No exact binomial
-        accountant exists yet, so the event is the theorem's (very loose) sufficient condition."""
+        for range="paper"), composed; over M batches for returning users (a loose sufficient
+        condition). corrected (unique users): the exact epsilon of one batch at the claim's delta from
+        the binomial count PLD composed over all d + d(d+1)/2 labels, where it is computable (the
+        theorem's b ~ 10^9 is too wide; then the theorem's bound)."""
         g, b, p = self.parameters(dim, horizon)
         rel = VecSums(g, b, p, dim, self.batch, self.vec_range)
         m = self.batches(horizon)
@@ -348,10 +355,18 @@ class LinUCBSDPVec(_ShuffleLinUCB):
         notes.append(f"g={g}, b={b}, p={p}, range={self.vec_range}, count sensitivity {rel.vector.count_sensitivity()}")
         claim = Guarantee("approx", self.epsilon, self.delta, source=source)
         corrected = None
-        if per_batch is not None and self.users == "unique":
-            parts = per_batch.events
-            eps_sum = sum(e.epsilon for e in parts)
-            corrected = Guarantee("approx", eps_sum, min(sum(e.delta for e in parts), 0.999999),
-                                  source="basic composition of the vector and matrix invocations (theorem per invocation)")
+        if self.users == "unique":
+            labels = rel.vector.num_labels + rel.matrix.num_labels
+            try:  # exact: every label's count shifts by at most cap under Bin(B b, p) (pessimistic PLD)
+                eps_exact = rel.vector.label_pld().self_compose(labels).get_epsilon_for_delta(self.delta)
+            except ValueError as exc:
+                notes.append(f"no exact binomial profile ({exc})")
+            else:
+                corrected = Guarantee("approx", max(float(eps_exact), 1e-12), self.delta,
+                                      source=f"exact binomial count PLD over {labels} labels (mechanisms.vector_sum)")
+            if corrected is None and per_batch is not None:
+                parts = per_batch.events
+                corrected = Guarantee("approx", sum(e.epsilon for e in parts), min(sum(e.delta for e in parts), 0.999999),
+                                      source="basic composition of the vector and matrix invocations (theorem each)")
         implied = (("jdp", Guarantee("approx", self.epsilon, self.delta, source="billboard lemma")),)
         return LinearPrivacy(relation, "shuffle", event, claim, corrected, "; ".join(notes), None, implied)
