@@ -1,0 +1,75 @@
+"""Amplification by shuffling (FMT 2021): numerical bound against exact enumeration, closed form."""
+
+import math
+import time
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpaudit import accounting as A
+from dpaudit.accounting import shuffle
+
+
+def _exact_delta(eps0, n, eps):
+    """E_C[hockey stick of (A+D, A+1-D)] by full enumeration of C ~ Bin(n-1, e^-eps0)."""
+    a = math.exp(eps0) / (1 + math.exp(eps0))
+    total = 0.0
+    for c in range(n):
+        b = stats.binom.pmf(np.arange(c + 1), c, 0.5)
+        p = np.zeros(c + 2)
+        q = np.zeros(c + 2)
+        p[: c + 1] += a * b
+        p[1:] += (1 - a) * b
+        q[: c + 1] += (1 - a) * b
+        q[1:] += a * b
+        total += stats.binom.pmf(c, n - 1, math.exp(-eps0)) * np.maximum(p - math.exp(eps) * q, 0).sum()
+    return total
+
+
+@pytest.mark.parametrize("eps0,n,eps", [(1.0, 50, 0.3), (2.0, 200, 0.5), (0.5, 100, 0.1), (3.0, 300, 1.0)])
+def test_numerical_delta_matches_enumeration(eps0, n, eps):
+    exact = _exact_delta(eps0, n, eps)
+    got = shuffle.numerical_delta(eps0, n, eps)
+    assert exact <= got <= exact + 1e-12
+
+
+def test_grouped_windows_are_upper_bounds(monkeypatch):
+    # c is grouped into intervals valued at their left end; ungrouped (one c per interval) is exact
+    eps0, n = 1.0, 200_000
+    grouped = shuffle._Numerical(eps0, n)
+    assert len(grouped.cs) < grouped.cs[-1] - grouped.cs[0]
+    monkeypatch.setattr(shuffle, "_INTERVALS", 10**6)
+    fine = shuffle._Numerical(eps0, n)
+    for eps in (0.005, 0.01, 0.02):
+        assert fine.delta(eps) <= grouped.delta(eps) <= fine.delta(eps) * 1.05 + 1e-12
+    # monotone in eps and in n
+    assert grouped.delta(0.02) <= grouped.delta(0.01)
+    assert shuffle.numerical_delta(eps0, 2 * n, 0.01) <= shuffle.numerical_delta(eps0, n, 0.01) + 1e-12
+
+
+def test_closed_form_formula_and_numerical_is_tighter():
+    eps0, n, delta = 1.0, 10_000, 1e-6
+    e0 = math.exp(eps0)
+    expected = math.log(1 + (e0 - 1) / (e0 + 1) * (8 * math.sqrt(e0 * math.log(4 / delta)) / math.sqrt(n) + 8 * e0 / n))
+    assert shuffle.closed_form_epsilon(eps0, n, delta) == pytest.approx(expected)
+    num = shuffle.numerical_epsilon(eps0, n, delta)
+    assert num < expected
+    assert shuffle.numerical_delta(eps0, n, num) <= delta
+    assert A.epsilon(A.ShuffledDpEvent(local_epsilon=eps0, num_users=n), delta, "shuffle") == pytest.approx(num)
+
+
+def test_closed_form_outside_its_regime_is_refused_and_eps0_is_the_cap():
+    with pytest.raises(ValueError, match="local_epsilon"):
+        shuffle.closed_form_epsilon(5.0, 100, 1e-6)
+    e = A.ShuffledDpEvent(local_epsilon=5.0, num_users=100)
+    assert A.epsilon(e, 1e-6, "shuffle") <= 5.0
+    assert A.delta(e, 5.0, "shuffle") == 0.0
+
+
+def test_million_users_is_fast():
+    shuffle.numerical_epsilon.cache_clear()
+    t = time.process_time()
+    e = A.epsilon(A.ShuffledDpEvent(local_epsilon=1.0, num_users=10**6), 1e-6, "shuffle")
+    assert time.process_time() - t < 1.0  # target 0.1 s, see benchmarks/accounting.py; loose for shared CI
+    assert 0 < e < 0.01
