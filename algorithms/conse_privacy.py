@@ -99,12 +99,15 @@ class ConSEPrivacy:
         return self.claimed.epsilon
 
     def to_dict(self) -> dict:
+        """JSON form, in the shape of dpaudit.algorithms.privacy's declarations (claim / corrected)."""
         return {
             "neighbouring": self.neighbouring,
             "trust_model": self.trust_model,
-            "claimed": {"epsilon": self.claimed.epsilon, "delta": self.claimed.delta},
-            "corrected": {"epsilon": self.corrected_epsilon[self.worst_kind], "delta": self.corrected_delta,
-                          "per_kind": dict(self.corrected_epsilon), "worst_kind": self.worst_kind},
+            "claim": {"notion": "approx", "epsilon": self.claimed.epsilon, "delta": self.claimed.delta,
+                      "source": "seed 000 Theorem 3.5"},
+            "corrected": {"notion": "approx", "epsilon": self.corrected_epsilon[self.worst_kind],
+                          "delta": self.corrected_delta, "per_kind": dict(self.corrected_epsilon),
+                          "worst_kind": self.worst_kind},
         }
 
 

@@ -43,7 +43,7 @@ def _simulate(name: str, horizon: int, runs: int, seed: int, epsilon: float | No
     data = env.sample(rng, horizon, runs)
     res = run_conse(env, data, params, rng)
     cp = checkpoints(horizon)
-    privacy: dict[str, Any] = {"trust_model": "none", "claim": "none (ConSE is not private)"}
+    privacy: dict[str, Any] = {"trust_model": "none", "claim": {"notion": "none"}, "note": "ConSE is not private"}
     if params.private:
         from dpaudit.algorithms.conse_privacy import conse_privacy
 

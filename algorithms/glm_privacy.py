@@ -76,8 +76,9 @@ class GLMPrivacy:
         return {
             "neighbouring": self.neighbouring,
             "trust_model": self.trust_model,
-            "claimed": {"epsilon": self.claimed.epsilon, "delta": self.claimed.delta},
-            "corrected": {"epsilon": eps if math.isfinite(eps) else "inf", "delta": self.delta},
+            "claim": {"notion": "approx", "epsilon": self.claimed.epsilon, "delta": self.claimed.delta,
+                      "source": "seed 002 " + ("Theorem 6.2" if self.trust_model == "central" else "Theorem 5.1")},
+            "corrected": {"notion": "approx", "epsilon": eps if math.isfinite(eps) else "inf", "delta": self.delta},
             "note": self.note,
         }
 

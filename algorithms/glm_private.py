@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -36,7 +37,11 @@ __all__ = [
     "private_glm_constants",
     "run_private_glm",
     "dp_gd_sigma",
+    "private_glm_target",
+    "PRIVATE_GLM_OBSERVABLES",
 ]
+
+PRIVATE_GLM_OBSERVABLES = ("actions_after", "explore_count_after", "released_v", "released_h", "theta")
 
 
 def split_budget(epsilon: float, delta: float, count: int, switch: int = 10) -> tuple[float, float]:
@@ -316,3 +321,37 @@ def run_private_glm(env: GLMEnvironment, data: GLMData, params: PrivateGLMParams
     released = {"V": rel_v, "H": rel_h} if release else None
     return PrivateGLMResult(actions, np.cumsum(inst, axis=1), explore, switches, calls_o, calls_tau, theta_o,
                             theta_tau, c, released)
+
+
+def private_glm_target(
+    params: PrivateGLMParams, observable: str = "actions_after", after: int = 0
+) -> Callable[[tuple[GLMEnvironment, GLMData], np.random.Generator, int], np.ndarray]:
+    """An audit target `target(data, rng, size) -> array` with first axis `size`.
+
+    data: a pair (GLMEnvironment, GLMData) whose first run's reward seeds are the users' data (build the
+    neighbour with `GLMEnvironment.neighbour`). observable: "actions_after" (the arms given to users
+    after+1..T, the JDP observable: never user `after`'s own), "explore_count_after" (|T_o ∩ (after, T]|,
+    what Lemma 6.1 protects), "released_v" / "released_h" (white-box: every released prefix sum, flattened),
+    "theta" (final θ̂_o and θ̂_τ).
+    """
+    check_choice(observable, PRIVATE_GLM_OBSERVABLES, "observable")
+    if isinstance(after, bool) or not isinstance(after, (int, np.integer)) or after < 0:
+        raise ValueError(f"after must be a non-negative integer, got {after!r}")
+
+    def target(data: tuple[GLMEnvironment, GLMData], rng: np.random.Generator, size: int) -> np.ndarray:
+        env, users = data
+        size = check_positive_int(size, "size")
+        if after >= env.horizon:
+            raise ValueError(f"after must be < horizon {env.horizon}, got {after}")
+        rep = GLMData(np.repeat(users.seeds[:1], size, axis=0), np.repeat(users.pinned[:1], size, axis=0))
+        res = run_private_glm(env, rep, params, rng, release=observable.startswith("released"))
+        if observable == "actions_after":
+            return res.actions[:, after + 1:]
+        if observable == "explore_count_after":
+            return res.explore[:, after + 1:].sum(axis=1)
+        if observable == "theta":
+            return np.concatenate([res.theta_o, res.theta_tau], axis=1)
+        return res.released["V" if observable == "released_v" else "H"].reshape(size, -1)
+
+    target.__name__ = f"private-glm_{observable}"
+    return target

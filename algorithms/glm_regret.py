@@ -42,7 +42,7 @@ def simulate_private_glm(horizon: int, runs: int, seed: int, dim: int = 3, arms:
     rng = np.random.default_rng(seed)
     res = run_private_glm(env, env.sample(rng, runs), params, rng)
     cp = checkpoints(horizon)
-    privacy = ({"trust_model": "none", "claim": "none (non-private counterpart)"} if eps is None else
+    privacy = ({"trust_model": "none", "claim": {"notion": "none"}, "note": "non-private counterpart"} if eps is None else
                private_glm_privacy(params, horizon, dim, env.kappa, env.kappa_star, env.S).to_dict())
     return RegretCurves("private-glm", cp, res.regret[:, cp - 1], privacy,
                         {"dim": dim, "arms": arms, "link": link, "S": S, "epsilon": eps, "delta": delta,
@@ -66,7 +66,7 @@ def simulate_shuffle_glm(horizon: int, runs: int, seed: int, dim: int = 3, arms:
     res = run_shuffle_glm(env, env.sample(rng, runs), params, rng)
     cp = checkpoints(horizon)
     sizes = np.diff(np.concatenate([[0], res.batch_ends])).tolist()
-    privacy = ({"trust_model": "none", "claim": "none (non-private counterpart)"} if eps is None else
+    privacy = ({"trust_model": "none", "claim": {"notion": "none"}, "note": "non-private counterpart"} if eps is None else
                shuffle_glm_privacy(params, sizes, dim, list(res.iterations)).to_dict())
     return RegretCurves("shuffle-glm", cp, res.regret[:, cp - 1], privacy,
                         {"dim": dim, "arms": arms, "link": link, "S": S, "epsilon": eps, "delta": delta,

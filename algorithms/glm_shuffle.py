@@ -19,15 +19,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Callable
 
 import numpy as np
 
 from dpaudit.algorithms.glm_env import GLMData, GLMEnvironment, get_link
 from dpaudit.mechanisms.shuffle_gd import ShuffleGradientDescent, glm_gradients, pgd_iterations, project_ball
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
-from dpaudit.validation import check_epsilon, check_open_unit, check_positive, check_positive_int
+from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive, check_positive_int
 
-__all__ = ["ShuffleGLMParams", "ShuffleGLMResult", "g_optimal_design", "shuffle_glm_batches", "run_shuffle_glm"]
+__all__ = ["ShuffleGLMParams", "ShuffleGLMResult", "g_optimal_design", "shuffle_glm_batches", "run_shuffle_glm",
+           "shuffle_glm_target", "SHUFFLE_GLM_OBSERVABLES"]
+
+SHUFFLE_GLM_OBSERVABLES = ("released", "actions")
 
 
 def g_optimal_design(arms: np.ndarray, mask: np.ndarray | None = None, iterations: int = 60,
@@ -236,3 +240,27 @@ def run_shuffle_glm(env: GLMEnvironment, data: GLMData, params: ShuffleGLMParams
         iters.append(int(it))
     return ShuffleGLMResult(actions, np.cumsum(inst, axis=1), ends, thetas, mats, float(lam), float(gamma),
                             tuple(iters))
+
+
+def shuffle_glm_target(
+    params: ShuffleGLMParams, observable: str = "released"
+) -> Callable[[tuple[GLMEnvironment, GLMData], np.random.Generator, int], np.ndarray]:
+    """An audit target `target(data, rng, size) -> array` with first axis `size`.
+
+    data: a pair (GLMEnvironment, GLMData) whose first run's reward seeds are the users' data.
+    observable: "released" (the analyzer's outputs of every batch: V, H_k and θ̂_k, flattened; the shuffle
+    model's view up to post-processing) or "actions" (every user's arm).
+    """
+    check_choice(observable, SHUFFLE_GLM_OBSERVABLES, "observable")
+
+    def target(data: tuple[GLMEnvironment, GLMData], rng: np.random.Generator, size: int) -> np.ndarray:
+        env, users = data
+        size = check_positive_int(size, "size")
+        rep = GLMData(np.repeat(users.seeds[:1], size, axis=0), np.repeat(users.pinned[:1], size, axis=0))
+        res = run_shuffle_glm(env, rep, params, rng)
+        if observable == "actions":
+            return res.actions
+        return np.concatenate([res.matrices.reshape(size, -1), res.thetas.reshape(size, -1)], axis=1)
+
+    target.__name__ = f"shuffle-glm_{observable}"
+    return target

@@ -182,7 +182,7 @@ def test_registered_simulation(name):
     assert isinstance(curves, RegretCurves) and curves.regret.shape[0] == 3 and curves.horizon == 3000
     assert curves.params["estimator_max_mse"] >= 0
     if name == "dp-conse":
-        assert curves.privacy["claimed"] == {"epsilon": 1.0, "delta": 1 / 3000}
+        assert (curves.privacy["claim"]["epsilon"], curves.privacy["claim"]["delta"]) == (1.0, 1 / 3000)
     with pytest.raises(ValueError, match="types"):
         entry.simulate(horizon=100, runs=1, seed=0, types=0)
 

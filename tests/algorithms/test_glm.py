@@ -6,8 +6,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.algorithms.glm_env import GLMEnvironment, get_link, paper_glm_environment
-from dpaudit.algorithms.glm_private import PrivateGLMParams, private_glm_constants, run_private_glm, split_budget
-from dpaudit.algorithms.glm_shuffle import ShuffleGLMParams, g_optimal_design, run_shuffle_glm, shuffle_glm_batches
+from dpaudit.algorithms.glm_private import (
+    PrivateGLMParams,
+    private_glm_constants,
+    private_glm_target,
+    run_private_glm,
+    split_budget,
+)
+from dpaudit.algorithms.glm_shuffle import (
+    ShuffleGLMParams,
+    g_optimal_design,
+    run_shuffle_glm,
+    shuffle_glm_batches,
+    shuffle_glm_target,
+)
 from dpaudit.mechanisms.shuffle_gd import advanced_composition
 from dpaudit.registry import ALGORITHMS
 from dpaudit.regret import RegretCurves
@@ -164,6 +176,25 @@ def test_constants_follow_the_code():
 def test_registered_simulation(name, extra):
     curves = ALGORITHMS.get(name).simulate(horizon=150, runs=2, seed=1, **extra)
     assert isinstance(curves, RegretCurves) and curves.regret.shape[0] == 2 and curves.horizon == 150
-    assert curves.privacy["claimed"] == {"epsilon": 4.0, "delta": 0.02}
+    assert (curves.privacy["claim"]["epsilon"], curves.privacy["claim"]["delta"]) == (4.0, 0.02)
     with pytest.raises(ValueError, match="link"):
         ALGORITHMS.get(name).simulate(horizon=10, runs=1, seed=0, link="identity", **extra)
+
+
+def test_audit_targets():
+    env = small_env(T=120, S=5.0)
+    data = env.sample(np.random.default_rng(13), 1)
+    params = PrivateGLMParams(epsilon=4.0, optimizer_iterations=10)
+    for obs, width in [("actions_after", 120 - 11), ("theta", 6), ("released_v", 120 * 9)]:
+        out = private_glm_target(params, obs, after=10)((env, data), np.random.default_rng(0), 4)
+        assert out.shape == (4, width)
+    count = private_glm_target(params, "explore_count_after", after=10)((env, data), np.random.default_rng(0), 4)
+    assert count.shape == (4,)
+    nb = env.neighbour(data, 10, "both")
+    out = shuffle_glm_target(ShuffleGLMParams(epsilon=4.0, pgd_iterations=3, batches=2, first_batch=60), "released")(
+        nb, np.random.default_rng(0), 3)
+    assert out.shape == (3, 2 * 9 + 2 * 3)
+    with pytest.raises(ValueError, match="observable"):
+        private_glm_target(params, "regret")
+    with pytest.raises(ValueError, match="after"):
+        private_glm_target(params, after=-1)
