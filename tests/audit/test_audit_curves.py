@@ -87,6 +87,12 @@ def test_mu_lower_bound_covers_and_is_tight():
     assert np.median(mus) > 0.9
 
 
+def test_mu_lower_bound_twin_detects_halved_noise():
+    half = lambda d, rng, n: d + rng.normal(0.0, 0.5, n)  # noqa: E731  (mu = 2)
+    mus = np.array([audit(half, 1.0, 0.0, seed=s, **POINT).mu_lower for s in range(10)])
+    assert np.all(mus > 1.0)
+
+
 def test_tradeoff_points_are_monotone_and_consistent_with_counts():
     r = audit(gaussian, 1.0, 0.0, seed=4, **POINT)
     for d in r.directions:
