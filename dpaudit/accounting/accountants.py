@@ -19,7 +19,8 @@ from dpaudit.accounting import backends
 from dpaudit.accounting.errors import UnsupportedEventError
 from dpaudit.accounting.guarantees import PureDp, RdpCurve, Zcdp
 from dpaudit.accounting.leaves import validate_leaf
-from dpaudit.accounting.tree import Flattened, flatten
+from dpaudit.accounting.events import ParallelComposedDpEvent
+from dpaudit.accounting.tree import Flattened, flatten, leaf_key
 from dpaudit.validation import check_choice, check_delta, check_epsilon
 
 __all__ = [
@@ -157,6 +158,9 @@ def zcdp_guarantee(event: dp_accounting.DpEvent) -> Zcdp:
     return Zcdp(rho=max(p[0] for p in pairs), xi=max(p[1] for p in pairs))
 
 
+_COMPOSITE = (dp_accounting.ComposedDpEvent, dp_accounting.SelfComposedDpEvent, ParallelComposedDpEvent, dp_accounting.NoOpDpEvent)
+
+
 class Accountant:
     """A stateful accountant for round-by-round composition.
 
@@ -182,6 +186,22 @@ class Accountant:
 
     def compose(self, event: dp_accounting.DpEvent, count: int = 1) -> "Accountant":
         """Account for `count` more applications of `event`; returns self."""
+        # fast path for the streaming case: a leaf already accounted for (validated, supported)
+        if (
+            len(self._state.branches) == 1
+            and not isinstance(event, _COMPOSITE)
+            and isinstance(count, int)
+            and not isinstance(count, bool)
+            and count >= 0
+        ):
+            if count == 0:
+                return self
+            key = leaf_key(event)
+            if key in self._state.leaves:
+                branch = self._state.branches[0]
+                branch[key] = branch.get(key, 0) + count
+                self._cache.clear()
+                return self
         flat = _prepare(event)
         pool = self._pool()
         if self.name != "best":

@@ -1,0 +1,139 @@
+"""Accounting benchmark: dpaudit's accountants side by side with dp-accounting 0.6.0.
+
+    /tmp/venv/bin/python benchmarks/accounting.py            # about a minute on a free core
+    /tmp/venv/bin/python benchmarks/accounting.py --full     # also dp-accounting's 10^4-step streaming run (~1 min+)
+
+Prints, for k = 1, 100, 10^4 compositions of Gaussian, Laplace and discrete Laplace releases,
+epsilon at delta = 1e-5 and wall time for dpaudit (pld, and "best" over all accountants) and
+dp-accounting (PLD and RDP accountants); shuffle amplification for n = 10^3 .. 10^7; the
+optimal homogeneous composition where dp-accounting's helper overflows; round-by-round
+(streaming) composition against a single call with a count. Noise grows with sqrt(k) so that
+epsilon stays of order one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import dp_accounting as dpa
+from dp_accounting import dp_event
+from dp_accounting.pld import accountant as pld_helpers
+from dp_accounting.pld import common as pld_common
+from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.rdp import rdp_privacy_accountant
+
+from dpaudit import accounting as A
+from dpaudit.accounting import composition, shuffle
+
+DELTA = 1e-5
+
+
+def timed(fn):
+    t = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - t
+
+
+def fresh_backends():
+    """Clear dpaudit's per-leaf caches so every timing includes the computation."""
+    A.accountants._SHARED.clear()
+    shuffle.numerical_epsilon.cache_clear()
+
+
+def compositions() -> None:
+    print(f"== k-fold composition, epsilon at delta = {DELTA:g} (time in s) ==")
+    print(f"{'mechanism':<34} {'k':>6} {'dpaudit pld':>12} {'t':>7} {'dpaudit best':>13} {'by':>6} {'t':>7}"
+          f" {'dp-acc PLD':>11} {'t':>7} {'dp-acc RDP':>11} {'t':>7} {'pld/ref-1':>10}")
+    for k in (1, 100, 10_000):
+        r = math.sqrt(k)
+        cases = [
+            (f"Gaussian sigma={2 * r:g}", dpa.GaussianDpEvent(2 * r)),
+            (f"Laplace b={2.4 * r:g}", dpa.LaplaceDpEvent(2.4 * r)),
+            (f"discrete Laplace a={0.42 / r:.4g}, D=1", dp_event.DiscreteLaplaceDpEvent(noise_parameter=0.42 / r, sensitivity=1)),
+        ]
+        for label, ev in cases:
+            fresh_backends()
+            composed = dpa.SelfComposedDpEvent(ev, k)
+            ours, t_ours = timed(lambda: A.epsilon(composed, DELTA, "pld"))
+            fresh_backends()
+            best, t_best = timed(lambda: A.epsilon(composed, DELTA))
+            by = min(A.supporting_accountants(composed), key=lambda n: A.epsilon(composed, DELTA, n))
+            ref, t_ref = timed(lambda: pld_privacy_accountant.PLDAccountant().compose(ev, k).get_epsilon(DELTA))
+            if isinstance(ev, dp_event.DiscreteLaplaceDpEvent):
+                rdp, t_rdp = float("nan"), float("nan")  # not supported by dp-accounting's RDP
+            else:
+                rdp, t_rdp = timed(lambda: rdp_privacy_accountant.RdpAccountant().compose(ev, k).get_epsilon(DELTA))
+            print(f"{label:<34} {k:>6} {ours:>12.5f} {t_ours:>7.3f} {best:>13.5f} {by:>6} {t_best:>7.3f}"
+                  f" {ref:>11.5f} {t_ref:>7.3f} {rdp:>11.5f} {t_rdp:>7.3f} {ours / ref - 1:>10.2e}")
+
+
+def shuffling() -> None:
+    print("\n== amplification by shuffling, eps0 = 1, delta = 1e-6 (FMT 2021) ==")
+    print(f"{'n':>10} {'numerical':>11} {'t (s)':>8} {'closed form':>12} {'accountant shuffle':>19} {'t (s)':>8}")
+    for n in (10**3, 10**4, 10**5, 10**6, 10**7):
+        fresh_backends()
+        num, t_num = timed(lambda: shuffle.numerical_epsilon(1.0, n, 1e-6))
+        cf = shuffle.closed_form_epsilon(1.0, n, 1e-6) if shuffle.closed_form_applies(1.0, n, 1e-6) else float("nan")
+        fresh_backends()
+        acc, t_acc = timed(lambda: A.epsilon(A.ShuffledDpEvent(local_epsilon=1.0, num_users=n), 1e-6, "shuffle"))
+        print(f"{n:>10} {num:>11.5f} {t_num:>8.4f} {cf:>12.5f} {acc:>19.5f} {t_acc:>8.4f}")
+
+
+def optimal_composition() -> None:
+    print("\n== optimal homogeneous composition (KOV 2015 Thm 3.3), eps0 = 0.1, delta = 1e-5 ==")
+    for k in (100, 1000, 10_000):
+        ours, t = timed(lambda: composition.OptimalHomogeneous(0.1, 0.0, k).epsilon(DELTA))
+        try:
+            ref, t_ref = timed(lambda: pld_helpers.advanced_composition(pld_common.DifferentialPrivacyParameters(0.1, 0.0), k, DELTA))
+            ref_s = f"{ref:.5f} ({t_ref:.3f} s, grid value)"
+        except OverflowError as exc:
+            ref_s = f"OverflowError: {exc}"
+        drv = composition.drv_epsilon(0.1, 0.0, k, DELTA)
+        print(f"k={k:>6}: dpaudit {ours:.5f} ({t:.3f} s)  DRV {drv:.5f}  dp-accounting helper: {ref_s}")
+
+
+def streaming(full: bool) -> None:
+    print("\n== streaming: 10^4 releases composed one call at a time vs one call with count=10^4 ==")
+    for label, ev in (("Gaussian sigma=200", dpa.GaussianDpEvent(200.0)), ("Laplace b=240", dpa.LaplaceDpEvent(240.0))):
+        for name in ("pld", "best"):
+            fresh_backends()
+
+            def one_by_one():
+                a = A.Accountant(name)
+                for _ in range(10_000):
+                    a.compose(ev)
+                return a.epsilon(DELTA)
+
+            e1, t1 = timed(one_by_one)
+            fresh_backends()
+            e2, t2 = timed(lambda: A.Accountant(name).compose(ev, 10_000).epsilon(DELTA))
+            print(f"dpaudit {name:<5} {label:<19}: one by one {e1:.5f} in {t1:.3f} s; count=10^4 {e2:.5f} in {t2:.3f} s")
+    g = dpa.GaussianDpEvent(200.0)
+    ref_single, t_single = timed(lambda: pld_privacy_accountant.PLDAccountant().compose(g, 10_000).get_epsilon(DELTA))
+    n = 10_000 if full else 1_000
+
+    def ref_stream():
+        a = pld_privacy_accountant.PLDAccountant()
+        for _ in range(n):
+            a.compose(g)
+        return a.get_epsilon(DELTA)
+
+    e_ref, t_ref = timed(ref_stream)
+    print(f"dp-accounting PLD Gaussian sigma=200: count=10^4 {ref_single:.5f} in {t_single:.3f} s; one by one x{n}"
+          f" {e_ref:.5f} in {t_ref:.2f} s" + ("" if full else " (10^3 steps only; --full for 10^4)"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="run dp-accounting's 10^4-step streaming composition")
+    args = parser.parse_args()
+    compositions()
+    shuffling()
+    optimal_composition()
+    streaming(args.full)
+
+
+if __name__ == "__main__":
+    main()
