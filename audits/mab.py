@@ -189,15 +189,17 @@ def hybrid_conjunction_score(out: np.ndarray) -> np.ndarray:
 
 SECAGG_N = 16
 SECAGG_P = 0.01
-SECAGG_BUG_N = {"noise_ignores_precision": 16, "shared_user_noise": 16, "encoding_off_by_one": 4}
-"""Users per release for each bug: off-by-one costs eps (g+1)/g, so a small n (g = 2) shows it best."""
+SECAGG_BUGS = {"noise_ignores_precision": (16, 1.0), "shared_user_noise": (16, 1.0), "encoding_off_by_one": (4, 0.99)}
+"""(users per release, changed reward) for each bug. Off-by-one (ceil(xg) + Bernoulli(frac)) reaches g + 1
+only for a fractional x g: x = 0.99 encodes to g + 1 with probability 0.98, so the sensitivity is g + 1
+and the loss eps (g+1)/g, largest for a small n (g = 2)."""
 
 
-def _secagg_pair(n: int = SECAGG_N) -> NeighbourPair:
+def _secagg_pair(n: int = SECAGG_N, reward: float = 1.0) -> NeighbourPair:
     x0 = np.zeros(n)
     x1 = x0.copy()
-    x1[0] = 1.0
-    return NeighbourPair("one-user", x0, x1, f"one release of n={n} users: rewards all 0 vs user 1's reward 1")
+    x1[0] = reward
+    return NeighbourPair("one-user", x0, x1, f"one release of n={n} users: rewards all 0 vs user 1's reward {reward:g}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,7 +224,9 @@ def seed004_entries() -> list[AuditEntry]:
                                "K=2, base 4: all rewards 0 vs arm 1's first batch-2 user (round 9) 1")
     out = []
     regret = {"epsilon": eps, "instance": "easy", "base": 4, "p": 0.1}
-    for protocol in ("dist-dp", "dist-rdp", "dist-cdp", "central", "local"):
+    # CDP-SE's server is trusted: its SecAgg output is the exact sum and only the analyzer's noisy z is
+    # released, so CDP-SE is audited through its decisions below
+    for protocol in ("dist-dp", "dist-rdp", "dist-cdp", "local"):
         algo = BatchSE(protocol, eps, base=4, path="users")
         name = algo.name
         out.append(AuditEntry(
@@ -235,17 +239,18 @@ def seed004_entries() -> list[AuditEntry]:
             quick=protocol == "dist-dp", quick_samples=50_000,
             regret=RegretRun(name, horizon=20_000, runs=20, params=regret) if protocol == "dist-dp" else None,
             source="digest 004 §7 A1-A4"))
-    dist = BatchSE("dist-dp", eps, base=4, path="users")
-    out.append(AuditEntry(
-        name="dist-dp-se.decisions", algorithm="dist-dp-se",
-        description="Dist-DP-SE eliminations: pull counts after batch 2 (a post-processing of the aggregates).",
-        target=functools.partial(Observe, dist, horizon + 16, "pulls"),
-        pairs=(NeighbourPair("one-user", RewardTable(np.vstack([tab0, np.zeros((16, 2))])),
-                             RewardTable(np.vstack([tab1, np.zeros((16, 2))])),
-                             "K=2, base 4: all rewards 0 vs arm 1's first batch-2 user (round 9) 1"),),
-        observable="black-box", observable_description="pull counts of both arms at T=56",
-        claims=claims_from_privacy(dist.privacy_for(horizon)), samples=200_000, quick=False,
-        source="digest 004 §7 A6"))
+    decisions_pair = NeighbourPair("one-user", RewardTable(np.vstack([tab0, np.zeros((16, 2))])),
+                                   RewardTable(np.vstack([tab1, np.zeros((16, 2))])),
+                                   "K=2, base 4: all rewards 0 vs arm 1's first batch-2 user (round 9) 1")
+    for protocol in ("dist-dp", "central"):
+        algo = BatchSE(protocol, eps, base=4, path="users")
+        out.append(AuditEntry(
+            name=f"{algo.name}.decisions", algorithm=algo.name,
+            description=f"{algo.name} eliminations: pull counts after batch 2 (a post-processing of the released sums).",
+            target=functools.partial(Observe, algo, horizon + 16, "pulls"), pairs=(decisions_pair,),
+            observable="black-box", observable_description="pull counts of both arms at T=56",
+            claims=claims_from_privacy(algo.privacy_for(horizon)), samples=200_000, quick=False,
+            source="digest 004 §7 A6"))
     inverted = BatchSE("dist-dp", eps, base=4, path="users", polya="inverted")
     out.append(AuditEntry(
         name="dist-dp-se.inverted-polya", algorithm="dist-dp-se", variant="inverted Pólya parameter (public code, B1)",
@@ -264,13 +269,13 @@ def seed004_entries() -> list[AuditEntry]:
         claims=(Claim("paper", epsilon=eps, source="seed 004 Thm 1"),
                 Claim("accounted", event=correct.event, accountant="best", source="PolyaSecAgg.event()")),
         samples=400_000, quick=False, source="digest 004 §7 A1"))
-    for bug, n in SECAGG_BUG_N.items():
+    for bug, (n, reward) in SECAGG_BUGS.items():
         proto = PolyaSecAgg(eps, n, SECAGG_P, bug=bug)
         out.append(AuditEntry(
             name=f"dist-dp-se.secagg-{bug.replace('_', '-')}", algorithm="dist-dp-se",
             variant=f"{BUGS[bug][:2]}: {bug.replace('_', ' ')}",
             description=f"Pólya secure aggregation with bug {BUGS[bug]}",
-            target=functools.partial(ServerView, proto), pairs=(_secagg_pair(n),), observable="white-box",
+            target=functools.partial(ServerView, proto), pairs=(_secagg_pair(n, reward),), observable="white-box",
             observable_description="the SecAgg output ŷ of one release",
             claims=(Claim("paper", epsilon=eps, expect="violation", source="seed 004 Thm 1"),),
             samples=400_000, quick=bug == "shared_user_noise", quick_samples=20_000, source="digest 004 §7"))
