@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
 from scipy.special import gammaln, logsumexp
 
 __all__ = [
@@ -113,11 +114,23 @@ class OptimalHomogeneous:
     between the grid points (k-2i) eps0 too; Murtagh, Vadhan 2016).
     """
 
+    # Above this many compositions only the central window of Bin(k, q) (all but 1e-18 of its
+    # mass on each side) is summed; the mass outside is added to delta in full (pessimistic).
+    _FULL_UP_TO = 200_000
+    _TAIL = 1e-18
+
     def __init__(self, eps0: float, delta0: float, k: int) -> None:
         self.eps0, self.delta0, self.k = float(eps0), float(delta0), int(k)
-        i = np.arange(self.k + 1, dtype=float)
         log_p = -float(np.logaddexp(0.0, -self.eps0))
         log_q = -float(np.logaddexp(0.0, self.eps0))
+        self._outside = 0.0
+        if self.k <= self._FULL_UP_TO:
+            i = np.arange(self.k + 1, dtype=float)
+        else:
+            dist = stats.binom(self.k, math.exp(log_q))
+            lo, hi = int(dist.ppf(self._TAIL)), int(dist.isf(self._TAIL))
+            i = np.arange(lo, hi + 1, dtype=float)
+            self._outside = float(dist.cdf(lo - 1) + dist.sf(hi))
         self._logw = gammaln(self.k + 1) - gammaln(i + 1) - gammaln(self.k - i + 1) + (self.k - i) * log_p + i * log_q
         self._loss = (self.k - 2 * i) * self.eps0
         self._log_keep = self.k * math.log1p(-self.delta0) if self.delta0 < 1 else -math.inf
@@ -133,7 +146,8 @@ class OptimalHomogeneous:
         if self.eps0 == 0.0:
             return -math.expm1(self._log_keep)
         lost = -math.expm1(self._log_keep)  # 1 - (1 - delta0)^k
-        return float(min(1.0, lost + math.exp(self._log_keep + self._log_delta_rr(epsilon))))
+        rr = math.exp(self._log_delta_rr(epsilon)) + self._outside
+        return float(min(1.0, lost + math.exp(self._log_keep) * rr))
 
     def epsilon(self, delta: float) -> float:
         """Smallest epsilon (to relative 1e-10, rounded up) with delta(epsilon) <= `delta`; inf if none."""

@@ -72,3 +72,15 @@ def test_skellam_rdp_formula_and_gaussian_limit():
     sk = A.SkellamDpEvent(variance=g**2, l1_sensitivity=g, l2_sensitivity=g)
     e = A.epsilon(sk, 1e-5, "rdp")
     assert A.epsilon(dpa.GaussianDpEvent(1.0), 1e-5, "rdp") <= e == pytest.approx(4.753, rel=5e-3)
+
+
+@pytest.mark.parametrize("eps,s,n,expected", [(1.0, 10, 16, 4.370), (0.5, 10, 64, 1.992), (0.1, 10, 1024, 0.341)])
+def test_skellam_pld_matches_digest_004(eps, s, n, expected):
+    # Dist-RDP-SE per release: g = ceil(s eps sqrt(n)), Skellam variance g^2/eps^2, shift g
+    g = math.ceil(s * eps * math.sqrt(n))
+    sk = A.SkellamDpEvent(variance=g * g / eps**2, l1_sensitivity=g, l2_sensitivity=g)
+    pld = A.epsilon(sk, 1e-5, "pld")
+    assert pld == pytest.approx(expected, abs=1.5e-3)
+    assert pld <= A.epsilon(sk, 1e-5, "rdp")
+    # and close to the continuous Gaussian with sigma/Delta = 1/eps (4.377, 1.993, 0.341)
+    assert pld == pytest.approx(A.epsilon(dpa.GaussianDpEvent(1 / eps), 1e-5, "pld"), rel=3e-3)
