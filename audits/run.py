@@ -136,7 +136,7 @@ def _claim_record(claim: Claim, audits: list[dict[str, Any]]) -> dict[str, Any]:
         "confidence": best["confidence"],
         "pair": best["pair"],
         "verdict": verdict,
-        "tightness": best["epsilon_lower"] / value if value > 0 else None,
+        "tightness": best["epsilon_lower"] / value if 0 < value < math.inf else None,
         "ok": verdict == claim.expect,
     }
 
