@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -30,7 +30,6 @@ __all__ = [
     "ConSEResult",
     "epoch_schedule",
     "lap_plus",
-    "conse_summary",
     "conse_target",
     "run_conse",
     "TARGET_OBSERVABLES",
@@ -296,15 +295,6 @@ def run_conse(
         kept_arm=kept,
         released=released,
     )
-
-
-def conse_summary(result: ConSEResult, env: PatientExperiment) -> dict[str, Any]:
-    """Final mean regret and max-over-types MSE of one batch of runs (the §4 trade-off point)."""
-    return {
-        "regret": float(result.regret[:, -1].mean()),
-        "max_mse": result.max_mse(env.cate),
-        "mean_rct_length": float(result.rct_lengths.mean()),
-    }
 
 
 def conse_target(

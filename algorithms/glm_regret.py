@@ -8,19 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpaudit.algorithms.conse_regret import checkpoints
 from dpaudit.algorithms.glm_env import paper_glm_environment
 from dpaudit.algorithms.glm_private import PrivateGLMParams, run_private_glm
 from dpaudit.algorithms.glm_shuffle import ShuffleGLMParams, run_shuffle_glm
 from dpaudit.regret import RegretCurves
 from dpaudit.validation import check_positive_int
 
-__all__ = ["simulate_private_glm", "simulate_shuffle_glm", "checkpoints"]
-
-
-def checkpoints(horizon: int, points: int = 100) -> np.ndarray:
-    """About `points` increasing rounds from 1 to `horizon` (horizon included)."""
-    horizon = check_positive_int(horizon, "horizon")
-    return np.unique(np.linspace(1, horizon, min(points, horizon)).round().astype(np.int64))
+__all__ = ["simulate_private_glm", "simulate_shuffle_glm"]
 
 
 def _optional(epsilon: float | None) -> float | None:
