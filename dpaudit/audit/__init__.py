@@ -29,15 +29,22 @@ Gaussian DP.  A mu-GDP mechanism has trade-off function G_mu(a) = Phi(Phi^-1(1-a
 Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022), so every event gives
 mu >= Phi^-1(p0) - Phi^-1(p1); the auditor reports a point estimate and a lower bound (a separate
 event chosen for it, a separate statement at the same confidence) and the empirical trade-off
-points (alpha, beta) of a grid of thresholds, for reports to draw against the claimed curve.
+points (alpha, beta) of a grid of thresholds, for reports to draw against the claimed curve (point
+estimates, read off the selection split unless a claimed curve is tested on the estimation split).
 
 Curves.  With `claim=<DpEvent>` (via `dpaudit.accounting.delta`) or a callable eps -> delta, every
 scanned threshold is tested against the whole claimed curve, with Bonferroni over all of them; half
 of 1 - confidence goes to this test and half to the point bound.
 
+Confidence.  With 1 - confidence = a: the epsilon bound uses one-sided Clopper-Pearson bounds at
+a/4 (two directions x two proportions); with a claimed curve, a/2 goes to the point bound and a/2
+to the curve test (a/(4E) per proportion for E scanned events).  mu_lower uses a/4 per proportion.
+
 Scale.  Runs are drawn in chunks seeded from one `numpy.random.SeedSequence` via `spawn`, so the
-result is bit-identical in this process, a local process pool (the default for more than one
-chunk) or a Dask cluster; finished chunks can be checkpointed and resumed.
+result is bit-identical in this process, a local process pool or a Dask cluster (the default
+`executor=None` runs short work here and moves long work to a process pool); finished chunks can
+be checkpointed and resumed.  Estimation chunks return only event counts; the selection split keeps
+its raw rows (selection_fraction x samples rows per input).
 """
 
 from dpaudit.audit.auditor import audit
