@@ -22,6 +22,7 @@ from dpaudit.accounting.accountants import (
 )
 from dpaudit.accounting.errors import UnsupportedEventError
 from dpaudit.accounting.events import (
+    BinomialDpEvent,
     DiscreteGaussianDpEvent,
     EpsilonDeltaDpEvent,
     ParallelComposedDpEvent,
@@ -34,6 +35,7 @@ __all__ = [
     "ACCOUNTANTS",
     "Accountant",
     "ApproxDp",
+    "BinomialDpEvent",
     "DiscreteGaussianDpEvent",
     "EpsilonDeltaDpEvent",
     "ParallelComposedDpEvent",

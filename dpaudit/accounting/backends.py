@@ -18,7 +18,13 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 
 from dpaudit.accounting import composition, shuffle
-from dpaudit.accounting.events import DiscreteGaussianDpEvent, EpsilonDeltaDpEvent, ShuffledDpEvent, SkellamDpEvent
+from dpaudit.accounting.events import (
+    BinomialDpEvent,
+    DiscreteGaussianDpEvent,
+    EpsilonDeltaDpEvent,
+    ShuffledDpEvent,
+    SkellamDpEvent,
+)
 from dpaudit.accounting.guarantees import pure_delta, pure_rdp, pure_to_zcdp, rdp_delta, rdp_epsilon, zcdp_delta, zcdp_epsilon
 from dpaudit.accounting.leaves import pure_epsilon
 from dpaudit.accounting.tree import Branch, Flattened
@@ -428,6 +434,35 @@ def skellam_pld(variance: float, sensitivity: int, vdi: float):
     return pld_lib.from_two_probability_mass_functions(log_lower, log_upper, pessimistic_estimate=True, value_discretization_interval=vdi)
 
 
+_MAX_ENUMERATED = 2_000_000
+
+
+def binomial_pld(trials: int, probability: float, sensitivity: int, vdi: float):
+    """Pessimistic PLD of count + Bin(trials, p) against count + D + Bin(trials, p), both directions
+    (symmetric=False: the binomial is skewed for p != 1/2).
+
+    Outcomes within ±40 sd of the mean are enumerated with scipy's exact log-pmf; each
+    distribution's mass outside the window goes to an outcome the other never takes (infinite
+    privacy loss, so it only adds to delta).
+    """
+    from scipy import stats
+
+    n, p, d = int(trials), float(probability), int(sensitivity)
+    sd = math.sqrt(n * p * (1 - p))
+    lo, hi = max(0, math.floor(n * p - 40 * sd - 1)), min(n, math.ceil(n * p + 40 * sd + 1))
+    x = np.arange(lo, hi + 1)
+    logpmf = stats.binom.logpmf(x, n, p)
+    base = {int(o): float(v) for o, v in zip(x, logpmf) if np.isfinite(v)}
+    shifted = {int(o) + d: v for o, v in base.items()}
+    outside = 1.0 - math.fsum(np.exp(list(base.values())))
+    if outside > 0:
+        base["outside (unshifted)"] = math.log(outside)
+        shifted["outside (shifted)"] = math.log(outside)
+    return pld_lib.from_two_probability_mass_functions(
+        base, shifted, pessimistic_estimate=True, value_discretization_interval=vdi, symmetric=False
+    )
+
+
 class PldBackend(Backend):
     """Privacy loss distributions (dp-accounting's, pessimistic, discretisation interval
     `value_discretization_interval`): each distinct leaf's PLD is built once and self-composed
@@ -452,6 +487,11 @@ class PldBackend(Backend):
             if float(leaf.sensitivity).is_integer():
                 return None
             return "the discrete Gaussian PLD needs an integer sensitivity"
+        if isinstance(leaf, BinomialDpEvent):
+            sd = math.sqrt(leaf.trials * leaf.probability * (1 - leaf.probability))
+            if 2 * 40 * sd + leaf.sensitivity > _MAX_ENUMERATED:
+                return f"the binomial PLD enumerates ±40 sd outcomes, here more than {_MAX_ENUMERATED}"
+            return None
         if isinstance(leaf, SkellamDpEvent):
             if leaf.l1_sensitivity == leaf.l2_sensitivity and float(leaf.l1_sensitivity).is_integer():
                 return None
@@ -481,6 +521,8 @@ class PldBackend(Backend):
             p = pld_lib.from_discrete_gaussian_mechanism(leaf.sigma, sensitivity=int(leaf.sensitivity), value_discretization_interval=v)
         elif isinstance(leaf, SkellamDpEvent):
             p = skellam_pld(leaf.variance, int(leaf.l1_sensitivity), v)
+        elif isinstance(leaf, BinomialDpEvent):
+            p = binomial_pld(leaf.trials, leaf.probability, leaf.sensitivity, v)
         elif isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
             inner = leaf.event
             if isinstance(inner, dp_accounting.GaussianDpEvent):

@@ -12,7 +12,7 @@ from typing import Sequence
 import attr
 import dp_accounting
 
-from dpaudit.validation import check_delta, check_epsilon, check_int_at_least, check_positive
+from dpaudit.validation import check_delta, check_epsilon, check_int_at_least, check_open_unit, check_positive
 
 __all__ = [
     "SkellamDpEvent",
@@ -20,6 +20,7 @@ __all__ = [
     "EpsilonDeltaDpEvent",
     "ShuffledDpEvent",
     "ParallelComposedDpEvent",
+    "BinomialDpEvent",
 ]
 
 
@@ -85,6 +86,26 @@ class ShuffledDpEvent(dp_accounting.DpEvent):
     def __attrs_post_init__(self) -> None:
         check_epsilon(self.local_epsilon, "local_epsilon")
         check_int_at_least(self.num_users, 1, "num_users")
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class BinomialDpEvent(dp_accounting.DpEvent):
+    """Integer count plus Binomial(trials, probability) noise; one user moves the count by at most
+    `sensitivity` (an integer). The bit-sum of Cheu et al.'s shuffled vector summation (each of n
+    users sends b Bernoulli(p) bits per label: trials = n*b) seen by the analyzer, per label.
+
+    Not pure DP (a count beyond `trials` reveals the shift); dpaudit's `pld` accountant computes its
+    exact privacy loss distribution in both directions (the binomial is skewed for p != 1/2).
+    """
+
+    trials: int
+    probability: float
+    sensitivity: int
+
+    def __attrs_post_init__(self) -> None:
+        check_int_at_least(self.trials, 1, "trials")
+        check_open_unit(self.probability, "probability")
+        check_int_at_least(self.sensitivity, 1, "sensitivity")
 
 
 def _tuple_of_events(events: Sequence[dp_accounting.DpEvent]) -> tuple:

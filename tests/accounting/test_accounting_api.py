@@ -57,6 +57,8 @@ def test_bad_leaf_parameters(event, name):
         (lambda: A.SkellamDpEvent(variance=0.0, l1_sensitivity=1.0, l2_sensitivity=1.0), "variance"),
         (lambda: A.DiscreteGaussianDpEvent(sigma=-1.0, sensitivity=1.0), "sigma"),
         (lambda: A.EpsilonDeltaDpEvent(epsilon=1.0, delta=1.0), "delta"),
+        (lambda: A.BinomialDpEvent(trials=10, probability=1.0, sensitivity=1), "probability"),
+        (lambda: A.BinomialDpEvent(trials=0, probability=0.5, sensitivity=1), "trials"),
     ],
 )
 def test_bad_event_construction(make, name):

@@ -84,3 +84,11 @@ def test_skellam_pld_matches_digest_004(eps, s, n, expected):
     assert pld <= A.epsilon(sk, 1e-5, "rdp")
     # and close to the continuous Gaussian with sigma/Delta = 1/eps (4.377, 1.993, 0.341)
     assert pld == pytest.approx(A.epsilon(dpa.GaussianDpEvent(1 / eps), 1e-5, "pld"), rel=3e-3)
+
+
+@pytest.mark.parametrize("shift,expected", [(9, 0.42), (18, 0.88)])
+def test_binomial_count_pld_matches_digest_003(shift, expected):
+    # seed 003's P_Vec in the authors' code at eps = 0.2: one label, Bin(30600, 1/4), shift ~g or ~2g
+    e = A.epsilon(A.BinomialDpEvent(trials=30600, probability=0.25, sensitivity=shift), 1e-5)
+    assert e == pytest.approx(expected, abs=0.01)
+    assert A.supporting_accountants(A.BinomialDpEvent(trials=30600, probability=0.25, sensitivity=shift)) == ["pld"]

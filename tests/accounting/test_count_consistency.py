@@ -21,6 +21,7 @@ EVENTS = {
     "approx_box": A.EpsilonDeltaDpEvent(epsilon=0.4, delta=1e-7),
     "shuffled": A.ShuffledDpEvent(local_epsilon=1.0, num_users=2000),
     "zcdp": dpa.ZCDpEvent(rho=0.02),
+    "binomial": A.BinomialDpEvent(trials=2000, probability=0.25, sensitivity=3),
     "parallel": A.ParallelComposedDpEvent(events=[dpa.LaplaceDpEvent(2.0), dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(4.0), 3)]),
 }
 K = 4
