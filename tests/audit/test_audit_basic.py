@@ -23,6 +23,8 @@ def test_laplace_consistent_and_reproducible():
 
 
 def test_discrete_output_uses_categories():
+    # Statistical (fixed seed): epsilon_lower <= 1 fails for a fresh seed with probability <= 5%
+    # (measured 1/1000 in the coverage benchmark); > 0.8 fails far less often (mean 0.97 at 2*10^4).
     r = audit(randomized_response, 1, 0, claim_epsilon=1.0, samples=20_000, seed=1)
     assert r.discrete and r.output_shape == ()
     assert 0.8 < r.epsilon_lower <= 1.0

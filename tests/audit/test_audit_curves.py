@@ -1,4 +1,10 @@
-"""Whole-curve claims, the Gaussian-DP mu bound and the empirical trade-off curve."""
+"""Whole-curve claims, the Gaussian-DP mu bound and the empirical trade-off curve.
+
+Statistical tests with fixed seeds.  False-failure rates for fresh seeds: a correct mechanism is
+flagged with probability <= 1 - confidence = 5% (measured 0/60 below); the detection tests
+(curve wrong below epsilon = 1, halved noise) miss with negligible probability at these sizes (the
+excess is many standard errors); the trade-off tolerance 0.05 is > 4 standard errors.
+"""
 
 import dp_accounting
 import numpy as np
