@@ -87,6 +87,8 @@ class PrivateGLMParams:
     which under-noises the V tree by κ*). centre: "code" uses (θ̂_o + θ̂_τ)/2 as the UCB centre, "paper" θ̂_τ.
     v_leaf: "paper" x xᵀ, "code" x xᵀ/(1 + ‖x‖²_{V⁻¹}). exploration_in_exploit_data: the code also feeds
     T_o rounds to θ̂_τ. optimizer_iterations, clip: the DP-GD (clip ≥ 1 never binds: ‖(μ − r)x‖ ≤ 1).
+    switching: "determinant" (Alg. 2: the running max of det H_s doubles since τ) or "eigenvalue" (the
+    authors' code at HEAD: λ_max(H_τ^{-1/2} H_t H_τ^{-1/2}) > 1 + 5/(8√d) + 0.05). Both read released H's only.
     """
 
     epsilon: float | None = 4.0
@@ -98,6 +100,7 @@ class PrivateGLMParams:
     exploration_in_exploit_data: bool = True
     optimizer_iterations: int = 100
     clip: float = 1.0
+    switching: str = "determinant"
 
     def __post_init__(self) -> None:
         if self.epsilon is not None:
@@ -107,6 +110,7 @@ class PrivateGLMParams:
         check_choice(self.tree_calibration, ("code", "paper"), "tree_calibration")
         check_choice(self.centre, ("code", "paper"), "centre")
         check_choice(self.v_leaf, ("paper", "code"), "v_leaf")
+        check_choice(self.switching, ("determinant", "eigenvalue"), "switching")
         check_positive_int(self.optimizer_iterations, "optimizer_iterations")
         if not (math.isfinite(self.clip) and self.clip > 0):
             raise ValueError(f"clip must be positive and finite, got {self.clip!r}")
@@ -274,7 +278,11 @@ def run_private_glm(env: GLMEnvironment, data: GLMData, params: PrivateGLMParams
         # Criterion II on exploitation rounds: running max of det H_s doubled since τ
         det_h = np.linalg.det(h_now)
         maxdet_cur = np.maximum(maxdet_cur, det_h)
-        sw = (~exp_now) & (maxdet_cur > 2.0 * maxdet_tau) & (calls_tau < c.count2_cutoff)
+        if params.switching == "determinant":
+            grown = maxdet_cur > 2.0 * maxdet_tau
+        else:
+            grown = np.linalg.eigvals(h_tau_inv @ h_now).real.max(axis=1) > 1 + 5 / (8 * math.sqrt(d)) + 0.05
+        sw = (~exp_now) & grown & (calls_tau < c.count2_cutoff)
         if sw.any():
             idx = np.nonzero(sw)[0]
             maxdet_tau[idx] = maxdet_cur[idx]

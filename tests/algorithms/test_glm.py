@@ -114,10 +114,12 @@ def test_noiseless_private_glm_releases_exact_design():
     assert res.explore[:, 0].all() and res.explore.sum() < res.explore.size  # explores first, then stops
 
 
-def test_private_glm_caps_and_shapes():
+@pytest.mark.parametrize("switching", ["determinant", "eigenvalue"])
+def test_private_glm_caps_and_shapes(switching):
     env = small_env(T=300)
     data = env.sample(np.random.default_rng(5), 3)
-    res = run_private_glm(env, data, PrivateGLMParams(epsilon=2.0, optimizer_iterations=20), np.random.default_rng(6))
+    params = PrivateGLMParams(epsilon=2.0, optimizer_iterations=20, switching=switching)
+    res = run_private_glm(env, data, params, np.random.default_rng(6))
     c = res.constants
     assert res.actions.shape == res.regret.shape == (3, 300)
     assert np.all(res.calls_o <= c.count1_cutoff) and np.all(res.calls_tau <= c.count2_cutoff)
@@ -152,7 +154,8 @@ def test_shuffle_glm_learns_with_small_constants_and_runs_private():
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"epsilon": -1.0}, "epsilon"), ({"delta": 1.0}, "delta"), ({"tree_calibration": "x"}, "tree_calibration"),
-    ({"optimizer_iterations": 0}, "optimizer_iterations"), ({"centre": "mean"}, "centre")])
+    ({"optimizer_iterations": 0}, "optimizer_iterations"), ({"centre": "mean"}, "centre"),
+    ({"switching": "trace"}, "switching")])
 def test_private_glm_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
         PrivateGLMParams(**kwargs)
