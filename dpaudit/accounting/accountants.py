@@ -63,10 +63,9 @@ def _validate(flat: Flattened) -> None:
     for key, leaf in flat.leaves.items():
         if key not in _validated:
             validate_leaf(leaf)
-            try:
-                _validated.add(key)
-            except TypeError:  # pragma: no cover - keys are hashable by construction
-                pass
+            if len(_validated) >= 4096:
+                _validated.clear()
+            _validated.add(key)
 
 
 def _check_name(accountant: str) -> str:

@@ -33,6 +33,18 @@ __all__ = ["Backend", "PureBackend", "ApproxBackend", "RdpBackend", "ZcdpBackend
 
 NeighborRel = dp_accounting.NeighboringRelation
 
+# Per-leaf caches are emptied when they reach these sizes (calibration and long sessions create
+# many distinct leaves; a PLD can take megabytes).
+_CACHE_LIMIT = 4096
+_PLD_CACHE_LIMIT = 64
+
+
+def _remember(cache: dict, key, value, limit: int = _CACHE_LIMIT):
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = value
+    return value
+
 
 class Backend:
     """Base: per-branch answers, worst branch wins; subclasses define the leaf support."""
@@ -48,7 +60,7 @@ class Backend:
 
     def reason(self, key: Hashable, leaf: dp_accounting.DpEvent) -> str | None:
         if key not in self._reasons:
-            self._reasons[key] = self.unsupported_reason(leaf)
+            return _remember(self._reasons, key, self.unsupported_reason(leaf))
         return self._reasons[key]
 
     def first_unsupported(self, flat: Flattened) -> tuple[dp_accounting.DpEvent, str] | None:
@@ -333,7 +345,7 @@ class RdpBackend(Backend):
 
     def leaf_curve(self, key, leaf) -> np.ndarray:
         if key not in self._curves:
-            self._curves[key] = self._curve(leaf)
+            return _remember(self._curves, key, self._curve(leaf))
         return self._curves[key]
 
     def branch_curve(self, branch: Branch, leaves: dict) -> np.ndarray:
@@ -536,7 +548,7 @@ class PldBackend(Backend):
     def leaf_pld(self, key, leaf, count: int, vdi: float):
         ck = (key, count, vdi)
         if ck not in self._plds:
-            self._plds[ck] = self._single(leaf, count, vdi)
+            return _remember(self._plds, ck, self._single(leaf, count, vdi), _PLD_CACHE_LIMIT)
         return self._plds[ck]
 
     # A leaf PLD spans privacy losses in [-eps0, eps0]; keep it to at most this many points by
@@ -569,7 +581,7 @@ class PldBackend(Backend):
         if mu > 0:
             key = ("gaussian-mu", mu, vdi)
             if key not in self._plds:
-                self._plds[key] = pld_lib.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=vdi)
+                _remember(self._plds, key, pld_lib.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=vdi), _PLD_CACHE_LIMIT)
             pld = self._plds[key]
         for k, c in rest.items():
             p = self.leaf_pld(k, leaves[k], c, vdi)
