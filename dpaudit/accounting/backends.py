@@ -11,11 +11,13 @@ import math
 from typing import Callable, Hashable
 
 import dp_accounting
-from dp_accounting import dp_event
 import numpy as np
+from dp_accounting import dp_event
 from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+from scipy import stats
+from scipy.special import ive, log_ndtr
 
 from dpaudit.accounting import composition, shuffle
 from dpaudit.accounting.events import (
@@ -117,8 +119,6 @@ class PureBackend(Backend):
 def gaussian_delta(mu: float, epsilon: float) -> float:
     """Exact delta of the Gaussian mechanism with mu = sensitivity/sigma:
     Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Balle, Wang 2018, Thm 8)."""
-    from scipy.special import log_ndtr
-
     a = log_ndtr(-epsilon / mu + mu / 2)
     b = epsilon + log_ndtr(-epsilon / mu - mu / 2)
     return float(math.exp(a) * -math.expm1(b - a)) if b < a else 0.0
@@ -131,7 +131,7 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     hi = 1.0
     while gaussian_delta(mu, hi) > delta:
         hi *= 2
-        if hi > 1e6:
+        if hi > 1e12:  # sigma below ~1e-6 of the sensitivity: no meaningful guarantee
             return math.inf
     lo = 0.0
     while hi - lo > 1e-12 * max(1.0, hi):
@@ -429,8 +429,6 @@ def skellam_pld(variance: float, sensitivity: int, vdi: float):
     digest 004). Outcomes are enumerated on [-T, T + D] with T = 15 sd + 50; the mass of the
     shifted distribution outside that range goes to the infinite privacy loss (pessimistic).
     """
-    from scipy.special import ive
-
     sd = math.sqrt(variance)
     t = int(math.ceil(15 * sd + 50))
     x = np.arange(-t, t + sensitivity + 1)
@@ -457,8 +455,6 @@ def binomial_pld(trials: int, probability: float, sensitivity: int, vdi: float):
     distribution's mass outside the window goes to an outcome the other never takes (infinite
     privacy loss, so it only adds to delta).
     """
-    from scipy import stats
-
     n, p, d = int(trials), float(probability), int(sensitivity)
     sd = math.sqrt(n * p * (1 - p))
     lo, hi = max(0, math.floor(n * p - 40 * sd - 1)), min(n, math.ceil(n * p + 40 * sd + 1))

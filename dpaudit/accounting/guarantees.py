@@ -119,7 +119,7 @@ def rdp_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> float:
     round-off of a non-negative divergence and are clamped to 0 first.
     """
     rdp = np.maximum(np.asarray(rdp, dtype=float), 0.0)
-    if np.any(np.isinf(rdp)) and np.all(np.isinf(rdp)):
+    if np.all(np.isinf(rdp)):
         return math.inf
     eps, _ = _rdp.compute_epsilon(np.asarray(orders, dtype=float), rdp, delta)
     return float(eps)
