@@ -12,7 +12,8 @@ An environment answers three kinds of requests, all vectorised over runs:
   exists (binomial for Bernoulli arms, prefix sums for a table);
 - `vector_sums(rng, start, length, size)`: all K coordinates summed over a block (full
   information, seed 001's FTNL).
-`rounded_segment_sums` does the same for the randomized-rounding encoding of seed 004.
+`rounded_segment_sums` does the same for the randomized-rounding encoding of seed 004, and
+`window(rng, arms, start, width)` gives one arm's rewards over the next rounds of each run.
 
 `RewardTable` is a fixed dataset: row t is user/round t's reward vector X(t) in [0,1]^K.
 `RewardTable.neighbour(t, row)` changes exactly one user (seed 001: one round's whole reward
@@ -122,6 +123,11 @@ class BernoulliArms:
     def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
         return rng.binomial(np.asarray(length), _arm_means(self.means, arms, rows)).astype(float)
 
+    def window(self, rng, arms, start, width: int) -> np.ndarray:
+        """Rewards of `arms[i]` at rounds start[i] .. start[i]+width-1, shape (runs, width)."""
+        mu = _arm_means(self.means, arms, None)
+        return (rng.random((mu.size, width)) < mu[:, None]).astype(float)
+
     def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
         return rng.binomial(length, _rows(self.means, size)).astype(float)
 
@@ -183,6 +189,11 @@ class ClippedGaussianArms:
 
     def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
         return self._per_user(rng, _arm_means(self.means, arms, rows), length, lambda x: x)
+
+    def window(self, rng, arms, start, width: int) -> np.ndarray:
+        """Rewards of `arms[i]` at rounds start[i] .. start[i]+width-1, shape (runs, width)."""
+        mu = _arm_means(self.means, arms, None)
+        return self._draw(rng, np.repeat(mu[:, None], width, axis=1))
 
     def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
         mu = _rows(self.means, size)
@@ -259,6 +270,11 @@ class RewardTable:
         end = start + np.asarray(length, dtype=np.int64)
         self._check_end(end)
         return self._prefix[end, arms] - self._prefix[start, arms]
+
+    def window(self, rng, arms, start, width: int) -> np.ndarray:
+        """rewards[start[i] + k, arms[i]] for k < width; rounds past the table read its last row."""
+        pos = np.minimum(np.asarray(start)[:, None] + np.arange(width), self.horizon - 1)
+        return self.rewards[pos, np.asarray(arms)[:, None]]
 
     def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
         self._check_end(start + length)

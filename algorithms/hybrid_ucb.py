@@ -13,9 +13,15 @@ eps); a leaf, however, lies in r+1 released nodes (levels 0..r), so the tree cos
 and the whole 1.5 eps at r = 1 (digest 001 §3.2). 'fixed' s_r = (r+1)/(0.5 eps) restores eps.
 The scales and the claimed/corrected tree events come from `dpaudit.mechanisms.tree`.
 
-The simulation runs all runs one round per step; each run's pulled arm inserts a leaf in its
-own tree, which the lock-step `TreeStream` of mechanisms.tree cannot express, so the per-arm
-binary counters live here as (runs, K, levels) arrays. `hybrid_arm_releases` gives one arm's
+Simulation (`engine`): 'rounds' runs all runs one round per step (each run's pulled arm inserts a
+leaf in its own tree, which the lock-step `TreeStream` of mechanisms.tree cannot express, so the
+per-arm binary counters live here as arrays). 'windows' (default) gives the same law faster: the
+other arms' indices change only through t while the leader J is pulled, so the leader's next w
+rewards and node noises are drawn at once, its index after each of those pulls computed
+vectorised (the noisy prefix B~ after m' leaves = exact prefix + the noises of the nodes at the
+set bits of m', old or new), and J is pulled until the first round where another arm's index
+wins (lowest index on ties) or its tree fills. Draws past that round are discarded: rewards of
+unplayed rounds and noises of nodes never released are never observed. `hybrid_arm_releases` gives one arm's
 releases for a fixed observation stream through `mechanisms.tree.BinaryTree` (white-box audits).
 """
 
@@ -28,14 +34,16 @@ import numpy as np
 
 from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab import Algorithm, resolve_horizon
-from dpaudit.algorithms.outcome import Outcome
+from dpaudit.algorithms.outcome import Outcome, SegmentLog
 from dpaudit.algorithms.privacy import Guarantee, Privacy
 from dpaudit.mechanisms.tree import BinaryTree, hybrid_ucb_node_scale, hybrid_ucb_tree_events
 from dpaudit.validation import check_choice, check_epsilon, check_finite_array, check_positive_int
 
-__all__ = ["HybridUCB", "hybrid_arm_releases", "HYBRID_NODE_SCALES"]
+__all__ = ["HybridUCB", "hybrid_arm_releases", "HYBRID_NODE_SCALES", "HYBRID_ENGINES"]
 
 HYBRID_NODE_SCALES = ("paper", "fixed")
+HYBRID_ENGINES = ("windows", "rounds")
+_WINDOW_CELLS = 1 << 17  # bound on runs * window * levels per step of the window engine
 
 
 def _node_scale(epsilon: float, r: int, which: str) -> float:
@@ -83,11 +91,15 @@ class HybridUCB(Algorithm):
     epsilon: float = 1.0
     node_scale: str = "paper"
     record_releases: bool = False
+    engine: str = "windows"
     name = "hybrid-ucb"
 
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
         check_choice(self.node_scale, HYBRID_NODE_SCALES, "node_scale")
+        check_choice(self.engine, HYBRID_ENGINES, "engine")
+        if self.record_releases and self.engine != "rounds":
+            raise ValueError("record_releases needs engine='rounds' (the per-round releases)")
 
     def privacy_for(self, horizon: int) -> Privacy:
         """Events per tree r = 1..floor(log2 T): array Lap(2/eps) composed with the tree's r+1 nodes."""
@@ -130,15 +142,102 @@ class HybridUCB(Algorithm):
         return self._simulate(env, rng, size, horizon, np.full(size, self.epsilon))
 
     def _simulate(self, env, rng, size: int, horizon: int, eps_rows: np.ndarray) -> Outcome:
+        if self.engine == "windows":
+            return self._windows(env, rng, size, horizon, eps_rows)
+        return self._rounds(env, rng, size, horizon, eps_rows)
+
+    def _scales(self, levels: int, eps_rows: np.ndarray) -> np.ndarray:
+        """Node scale per (run, tree index r): r/(0.5 eps), times (r+1)/r for the fixed variant."""
+        r_ids = np.arange(levels + 1, dtype=float)
+        per_r = r_ids * (r_ids + 1) / np.maximum(r_ids, 1) if self.node_scale == "fixed" else r_ids
+        return per_r[None, :] / (0.5 * eps_rows[:, None])
+
+    def _windows(self, env, rng, size: int, horizon: int, eps_rows: np.ndarray) -> Outcome:
+        K = env.n_arms
+        eps = eps_rows[:, None]
+        rows = np.arange(size)
+        levels = max(horizon.bit_length(), 1) + 1
+        scales = self._scales(levels, eps_rows)
+        log = SegmentLog(size)
+        for j in range(K):
+            log.add(j, 1)
+        first = np.stack([env.segment_sums(rng, np.full(size, j), np.full(size, j), np.ones(size, np.int64)) for j in range(K)], axis=1)
+        arrays = first + rng.laplace(0.0, 1.0, (size, K)) * (2.0 / eps)
+        count = np.ones((size, K), dtype=np.int64)
+        tree_r = np.ones((size, K), dtype=np.int64)
+        leaves = np.zeros((size, K), dtype=np.int64)
+        raw = np.zeros((size, K))
+        nodes = np.zeros((size, K, levels))  # fixed noise of the stored node at each level
+        mu = arrays.copy()
+        lvl = np.arange(levels)
+        coef = 6 * np.sqrt(8) / eps_rows
+        t = np.full(size, K, dtype=np.int64)
+        width = 16
+        while True:
+            live = t < horizon
+            if not live.any():
+                break
+            lt = np.log2(t + 1.0)[:, None]
+            idx = mu + np.sqrt(3 * lt / count) + coef[:, None] * lt * np.floor(np.log2(count + 1.0)) / count
+            J = np.argmax(idx, axis=1)
+            m0, r0 = leaves[rows, J], tree_r[rows, J]
+            cap = np.where(live, np.minimum((np.int64(1) << r0) - m0, horizon - t), 0)
+            W = int(min(width, cap.max(), max(1, _WINDOW_CELLS // (size * levels))))
+            k = np.arange(1, W + 1)
+            x = env.window(rng, J, t, W)
+            new = rng.laplace(0.0, 1.0, (size, W)) * scales[rows, r0][:, None]
+            # state of J after k pulls, k = 1..W: leaves m' = m0 + k
+            mk = m0[:, None] + k[None, :]
+            ends = (mk[:, :, None] >> lvl) << lvl
+            bit = ((mk[:, :, None] >> lvl) & 1).astype(bool)
+            old = ends <= m0[:, None, None]
+            pick = np.clip(ends - m0[:, None, None] - 1, 0, W - 1)
+            val = np.where(old, nodes[rows, J][:, None, :], new[rows[:, None, None], pick])
+            noise_k = np.where(bit, val, 0.0).sum(axis=2)
+            raw_k = raw[rows, J][:, None] + np.cumsum(x, axis=1)
+            cnt_k = count[rows, J][:, None] + k[None, :]
+            mu_k = (arrays[rows, J][:, None] + raw_k + noise_k) / cnt_k
+            # decisions at rounds t+1 .. t+W-1 (1-based t+2 ..): J's index after k pulls vs the others'
+            lt_k = np.log2(t[:, None] + 1.0 + k[None, :])
+            jidx = mu_k + np.sqrt(3 * lt_k / cnt_k) + coef[:, None] * lt_k * np.floor(np.log2(cnt_k + 1.0)) / cnt_k
+            oth = mu[:, None, :] + np.sqrt(3 * lt_k[:, :, None] / count[:, None, :]) + (coef[:, None] * lt_k)[:, :, None] * (np.floor(np.log2(count + 1.0)) / count)[:, None, :]
+            arm = np.arange(K)
+            lower = np.where((arm[None, :] < J[:, None])[:, None, :], oth, -np.inf).max(axis=2)
+            upper = np.where((arm[None, :] > J[:, None])[:, None, :], oth, -np.inf).max(axis=2)
+            stay = (jidx > lower) & (jidx >= upper)
+            stay[k[None, :] >= cap[:, None]] = False  # the window ends at the cap (tree full, horizon)
+            stay = np.concatenate([stay[:, : W - 1], np.zeros((size, 1), dtype=bool)], axis=1)  # k = 1..W-1
+            n_pull = np.minimum(np.argmin(stay, axis=1) + 1, cap)  # pulls until the next decision leaves J
+            log.add(J, n_pull)
+            upd = n_pull > 0
+            ru, ju, nu = rows[upd], J[upd], n_pull[upd]
+            sel = nu - 1
+            raw[ru, ju] = raw_k[ru, sel]
+            count[ru, ju] = cnt_k[ru, sel]
+            leaves[ru, ju] = mk[ru, sel]
+            nodes[ru, ju] = np.where(bit[ru, sel], val[ru, sel], 0.0)
+            mu[ru, ju] = mu_k[ru, sel]
+            full = leaves[ru, ju] == (np.int64(1) << tree_r[ru, ju])
+            if full.any():
+                fr, fj = ru[full], ju[full]
+                arrays[fr, fj] += raw[fr, fj] + rng.laplace(0.0, 1.0, fr.size) * 2.0 / eps_rows[fr]
+                tree_r[fr, fj] += 1
+                leaves[fr, fj] = 0
+                raw[fr, fj] = 0.0
+                nodes[fr, fj] = 0.0
+                mu[fr, fj] = arrays[fr, fj] / count[fr, fj]
+            t = t + n_pull
+            used = n_pull[live]
+            width = int(np.clip(2 ** np.ceil(np.log2(2 * np.median(used) + 1)), 4, 4096))
+        return log.outcome(horizon, K)
+
+    def _rounds(self, env, rng, size: int, horizon: int, eps_rows: np.ndarray) -> Outcome:
         K = env.n_arms
         eps = eps_rows[:, None]
         rows = np.arange(size)
         draw = env.stream(rng, size)
         levels = max(horizon.bit_length(), 1) + 1
-        # node scale per (run, tree index): r/(0.5 eps), times (r+1)/r for the fixed variant
-        r_ids = np.arange(levels + 1, dtype=float)
-        per_r = r_ids * (r_ids + 1) / np.maximum(r_ids, 1) if self.node_scale == "fixed" else r_ids
-        scales = per_r[None, :] / (0.5 * eps)
+        scales = self._scales(levels, eps_rows)
         actions = np.empty((size, horizon), dtype=np.int16)
         actions[:, :K] = np.arange(K)
         first = np.stack([draw(j, np.full(size, j)) for j in range(K)], axis=1)

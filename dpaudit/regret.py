@@ -136,6 +136,9 @@ def _save(fig, path: str | os.PathLike) -> None:
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=fig.dpi, bbox_inches="tight")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual permissions
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -89,12 +89,38 @@ def test_hybrid_tree_exceeds_the_claimed_epsilon_and_the_fix_does_not():
     assert HybridUCB(1.0, "fixed").privacy.corrected is None
 
 
+@pytest.mark.parametrize("trial", range(6))
+def test_hybrid_window_engine_equals_per_round_engine(trial):
+    """At eps = 1e9 the noise (~1e-8) only breaks ties, and with continuous table rewards there
+    are none: both engines take exactly the same decisions although they draw noise differently."""
+    rng = np.random.default_rng(200 + trial)
+    K = int(rng.integers(2, 6))
+    T = int(rng.integers(K + 1, 1500))
+    table = RewardTable(rng.random((T, K)) * rng.random(K))
+    a = HybridUCB(1e9, engine="windows").run(table, np.random.default_rng(trial), 2)
+    b = HybridUCB(1e9, engine="rounds").run(table, np.random.default_rng(trial), 2)
+    assert np.array_equal(a.actions(), b.actions())
+
+
+def test_hybrid_window_engine_has_the_per_round_law():
+    """Mean pulls of the best arm agree between engines at eps = 1 (60 runs each, T = 3000):
+    the difference of means is within 5 standard errors (false failure < 1e-6); twin: the
+    'fixed' node scale (more noise) at eps = 0.05 is clearly different."""
+    env = BernoulliArms(np.array([0.75, 0.625, 0.5, 0.375, 0.25]))
+    a = HybridUCB(1.0, engine="windows").run(env, np.random.default_rng(1), 60, 3000).pulls()[:, 0]
+    b = HybridUCB(1.0, engine="rounds").run(env, np.random.default_rng(2), 60, 3000).pulls()[:, 0]
+    se = np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    assert abs(a.mean() - b.mean()) < 5 * se
+    c = HybridUCB(0.05, engine="windows").run(env, np.random.default_rng(3), 60, 3000).pulls()[:, 0]
+    assert abs(a.mean() - c.mean()) > 5 * np.sqrt(a.var(ddof=1) / a.size + c.var(ddof=1) / c.size)
+
+
 def test_hybrid_simulation_releases_are_running_sums_without_noise():
     """K = 2, arm 0 always pays 1 and arm 1 always 0; at eps = 1e9 (noise ~1e-8) the release of
     the pulled arm is its running sum: its pull count for arm 0, zero for arm 1."""
     T = 60
     table = RewardTable(np.tile([1.0, 0.0], (T, 1)))
-    out = HybridUCB(1e9, record_releases=True).run(table, np.random.default_rng(0), 3)
+    out = HybridUCB(1e9, record_releases=True, engine="rounds").run(table, np.random.default_rng(0), 3)
     acts = out.actions()
     count0 = np.cumsum(acts == 0, axis=1)
     assert np.allclose(out.statistics["released_totals"], np.where(acts == 0, count0, 0.0), atol=1e-6)
@@ -117,5 +143,7 @@ def test_ucb_validation():
         AnytimeLazyUCB(1.0, "fast")
     with pytest.raises(ValueError, match="node_scale"):
         HybridUCB(1.0, "half")
+    with pytest.raises(ValueError, match="record_releases"):
+        HybridUCB(1.0, record_releases=True)
     with pytest.raises(ValueError, match="horizon"):
         UCB1().run(BernoulliArms(S1), np.random.default_rng(0), 2, 3)
