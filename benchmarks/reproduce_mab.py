@@ -5,8 +5,9 @@
 Seed 001 (§6, App. I): K = 5, settings 1-3, eps in {0.1, 0.25, 0.5, 1, 8, 64, 128}, 15 runs,
 Bernoulli rewards (the paper does not say; digest 001 §5), DP-SE with beta = 1/T.
 - Anytime-Lazy-UCB and DP-SE at the paper's T = 2 * 2^21;
-- Hybrid-UCB (one round per step) with Anytime-Lazy-UCB, DP-SE and UCB1 at T = --hybrid-horizon
-  (default 2^18) for the comparison of all four.
+- Hybrid-UCB with Anytime-Lazy-UCB, DP-SE and UCB1 (one round per step) at T = --hybrid-horizon
+  (default 2^18) for the comparison of all four;
+- part s001-hybrid-full: Hybrid-UCB (window engine) with Anytime-Lazy-UCB and DP-SE at T = 2 * 2^21.
 Seed 004 (§7, App. J, authors' code): K = 10, 20 random instances (one per run), rewards
 N(mu, 0.1^2) clipped to [0, 1], p = 0.1, eps in {0.1, 0.5, 1}.
 - Figs. 1-3: DP-SE, Dist-DP-SE and Dist-RDP-SE (s = 10, 100) with batches 4^b, easy T = 10^6, hard T = 10^7;
@@ -91,6 +92,33 @@ def seed001(results: dict, hybrid_horizon: int, runs: int = 15) -> None:
         }
 
 
+def seed001_hybrid_full(results: dict, runs: int = 15) -> None:
+    """Hybrid-UCB at the paper's T = 2 * 2^21 (window engine), one eps at a time, next to
+    Anytime-Lazy-UCB and DP-SE at the same T: final regret vs eps and the Fig. 1-4 panels."""
+    T = 2 * 2**21
+    ss = np.random.SeedSequence(11)
+    for k, (setting, mu) in enumerate(SEED001_SETTINGS.items(), start=1):
+        mu = np.array(mu)
+        env = BernoulliArms(mu)
+        rng = np.random.default_rng(ss.spawn(1)[0])
+        algos = {"Hybrid-UCB": HybridUCB, "Anytime-Lazy-UCB": AnytimeLazyUCB, "DP-SE": DPSE}
+        full = {name: [] for name in algos}
+        for eps in EPS_001:
+            for name, cls in algos.items():
+                t0 = time.time()
+                full[name].append(curves(name, cls(eps).run(env, rng, runs, T), mu, T))
+                if name == "Hybrid-UCB":
+                    log(f"seed 001 {setting} eps={eps}: Hybrid-UCB at T={T} in {time.time() - t0:.0f} s")
+        plot_final({n: (EPS_001, cs) for n, cs in full.items()}, FIG / f"mab_s001_setting{k}_final_T4M.png",
+                   title=f"seed 001 setting {k}, T = 2^22, {runs} runs: final regret vs eps")
+        for i, eps in enumerate(EPS_001):
+            if (k == 1 and eps in (0.5, 1.0, 8.0, 64.0)) or (k == 2 and eps in (0.5, 8.0, 64.0)):
+                plot_curves([cs[i] for cs in full.values()], FIG / f"mab_s001_setting{k}_eps{eps:g}_T4M.png",
+                            title=f"seed 001 setting {k}, eps = {eps:g}, T = 2^22, {runs} runs")
+        results.setdefault(f"s001/{setting}", {})["T_full_with_hybrid"] = {
+            name: {str(e): summary(c) for e, c in zip(EPS_001, cs)} for name, cs in full.items()}
+
+
 def seed004(results: dict, runs: int = 20) -> None:
     ss = np.random.SeedSequence(4)
     for instance, T in (("easy", 10**6), ("hard", 10**7)):
@@ -143,7 +171,7 @@ def seed004(results: dict, runs: int = 20) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("s001", "s004", "all"), default="all")
+    ap.add_argument("--part", choices=("s001", "s004", "s001-hybrid-full", "all"), default="all")
     ap.add_argument("--hybrid-horizon", type=int, default=2**18)
     args = ap.parse_args()
     FIG.mkdir(parents=True, exist_ok=True)
@@ -153,6 +181,8 @@ def main() -> None:
         seed001(results, args.hybrid_horizon)
     if args.part in ("s004", "all"):
         seed004(results)
+    if args.part in ("s001-hybrid-full", "all"):
+        seed001_hybrid_full(results)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(results, indent=1))
     os.replace(tmp, path)
