@@ -11,6 +11,8 @@ for scalar outputs, or a user's function) or learned on the "fit" half of the se
 - `Projection`: for real vectors, a linear projection fitted on the fit half: the difference of
   means, and Fisher's linear discriminant Sigma^-1 (m0 - m1) (the likelihood ratio direction for
   Gaussians with a shared covariance); and each coordinate when there are few.
+- `GaussianLogRatio`: the log-likelihood ratio of Gaussian fits with separate covariances
+  (quadratic discriminant), for differences in spread rather than location.
 
 All scores are picklable values, so they travel to process pools and Dask workers.
 """
@@ -23,11 +25,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Score", "Identity", "Projection", "CategoryLogRatio", "UserScore", "fit_scores", "row_keys"]
+__all__ = ["Score", "Identity", "Projection", "GaussianLogRatio", "CategoryLogRatio", "UserScore", "fit_scores",
+           "row_keys"]
 
 #: A category family is only fitted when there are at most this many distinct rows per fitted row
 #: (otherwise nearly every row is a singleton and its estimated likelihood ratio is noise).
 _MAX_DISTINCT_FRACTION = 0.5
+#: Standard deviations by which the fitted log-determinants must differ to fit a Gaussian ratio.
+_SPREAD_Z = 3.0
 #: Rows looked at first to rule the category family out quickly.
 _PREFIX = 2048
 #: Coordinates are scored one by one when the rows have at most this many entries.
@@ -87,6 +92,33 @@ class Projection(Score):
 
 
 @dataclass(frozen=True, eq=False)
+class GaussianLogRatio(Score):
+    """log N(x; m0, S0) - log N(x; m1, S1) with means and covariances fitted on the fit half.
+
+    The likelihood ratio of Gaussian fits (quadratic discriminant): thresholding it gives two-sided
+    and elliptical events, which catch a difference in spread (e.g. noise scaled to the data) that
+    no threshold on a projection catches.
+    """
+
+    mean0: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    mean1: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    precision0: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    precision1: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    offset: float = 0.0
+    name: str = "gaussian-log-ratio"
+    learned: bool = True
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        x = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+        a = x - self.mean0
+        b = x - self.mean1
+        return 0.5 * (np.einsum("ij,ij->i", b @ self.precision1, b) - np.einsum("ij,ij->i", a @ self.precision0, a)) + self.offset
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "mean0": self.mean0.tolist(), "mean1": self.mean1.tolist()}
+
+
+@dataclass(frozen=True, eq=False)
 class CategoryLogRatio(Score):
     """Estimated log P0(row)/P1(row) per distinct row (add-1/2 smoothing); unseen rows score 0."""
 
@@ -142,6 +174,34 @@ def _category_score(fit0: np.ndarray, fit1: np.ndarray) -> CategoryLogRatio | No
     return CategoryLogRatio(keys=keys, values=values)
 
 
+def _ridged_cov(x: np.ndarray) -> np.ndarray:
+    d = x.shape[1]
+    cov = np.cov(x, rowvar=False).reshape(d, d)
+    # Ridge term keeps the covariance invertible when coordinates are constant or collinear.
+    return cov + 1e-9 * max(float(np.trace(cov)) / d, 1e-12) * np.eye(d)
+
+
+def _gaussian_ratio(fit0: np.ndarray, fit1: np.ndarray) -> GaussianLogRatio | None:
+    x0 = fit0.reshape(len(fit0), -1).astype(np.float64)
+    x1 = fit1.reshape(len(fit1), -1).astype(np.float64)
+    if len(x0) < 2 or len(x1) < 2:
+        return None
+    c0, c1 = _ridged_cov(x0), _ridged_cov(x1)
+    (s0, logdet0), (s1, logdet1) = np.linalg.slogdet(c0), np.linalg.slogdet(c1)
+    if s0 <= 0 or s1 <= 0:
+        return None
+    # Only when the spreads differ: log det of a sample covariance has standard deviation about
+    # sqrt(2d/n) (Anderson 2003, Thm 7.5.4); with equal spreads this score only adds selection noise.
+    d = x0.shape[1]
+    if abs(logdet0 - logdet1) < _SPREAD_Z * np.sqrt(2 * d / len(x0) + 2 * d / len(x1)):
+        return None
+    p0, p1 = np.linalg.inv(c0), np.linalg.inv(c1)
+    if not (np.all(np.isfinite(p0)) and np.all(np.isfinite(p1))):
+        return None
+    return GaussianLogRatio(mean0=x0.mean(axis=0), mean1=x1.mean(axis=0), precision0=p0, precision1=p1,
+                            offset=0.5 * (logdet1 - logdet0))
+
+
 def _projections(fit0: np.ndarray, fit1: np.ndarray) -> list[Projection]:
     x0 = fit0.reshape(len(fit0), -1).astype(np.float64)
     x1 = fit1.reshape(len(fit1), -1).astype(np.float64)
@@ -150,10 +210,7 @@ def _projections(fit0: np.ndarray, fit1: np.ndarray) -> list[Projection]:
     out: list[Projection] = []
     if np.any(diff != 0):
         out.append(Projection(weights=diff, name="difference-of-means"))
-        cov = 0.5 * (np.cov(x0, rowvar=False).reshape(d, d) + np.cov(x1, rowvar=False).reshape(d, d))
-        # Ridge term keeps Sigma invertible when some coordinates are constant or collinear.
-        ridge = 1e-9 * max(float(np.trace(cov)) / d, 1e-12)
-        fisher = np.linalg.solve(cov + ridge * np.eye(d), diff)
+        fisher = np.linalg.solve(0.5 * (_ridged_cov(x0) + _ridged_cov(x1)), diff)
         if np.all(np.isfinite(fisher)):
             out.append(Projection(weights=fisher, name="fisher-discriminant"))
     if d <= _MAX_COORDINATE_SCORES:
@@ -170,8 +227,12 @@ def fit_scores(fit0: np.ndarray, fit1: np.ndarray) -> list[Score]:
     Scalars: the identity, plus the category log-ratio when they take few distinct values.
     Vectors: projections (difference of means, Fisher discriminant, coordinates when few), plus the
     category log-ratio when rows repeat (discrete outputs such as action sequences).
+    Both: the Gaussian log-likelihood ratio (spread differences).
     """
     scores: list[Score] = [Identity()] if fit0.ndim == 1 else list(_projections(fit0, fit1))
+    gauss = _gaussian_ratio(fit0, fit1)
+    if gauss is not None:
+        scores.append(gauss)
     cat = _category_score(fit0, fit1)
     if cat is not None:
         scores.append(cat)

@@ -125,6 +125,11 @@ def leaky_actions(data, rng, size):
     return np.stack([noisy, rng.integers(0, 2, size), np.full(size, data)], axis=1)
 
 
+def noise_scaled_to_data(data, rng, size):
+    """BUG: noise scale calibrated to the data (10 statistics, same centre): only the spread leaks."""
+    return rng.laplace(0.0, 1.0 + data, (size, 10))
+
+
 def private_actions(data, rng, size):
     noisy = randomized_response(1.0)(data, rng, size)
     return np.stack([noisy, rng.integers(0, 2, size), rng.integers(0, 2, size)], axis=1)
@@ -140,6 +145,7 @@ def test_power_buggy_variants_are_caught():
     shared = audit(shared_noise, np.array([1.0, 0.0]), np.array([0.0, 1.0]), **opts)
     assert shared.verdict == "violation" and shared.epsilon_lower > 5
     assert audit(leaky_actions, 1, 0, **opts).verdict == "violation"
+    assert audit(noise_scaled_to_data, 1.0, 0.0, **opts).verdict == "violation"
 
 
 def test_power_twins_correct_variants_are_consistent():
