@@ -8,9 +8,11 @@ audit calls of the run (Bonferroni), so every reported lower bound holds simulta
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
+from typing import Any, Iterator
 
 from dpaudit.validation import check_open_unit, check_positive_int
 
@@ -59,16 +61,36 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from dpaudit.registry import load_plugins
-    from dpaudit.report import build_report, write_report
 
     confidence = check_open_unit(args.confidence, "confidence")
     if args.samples is not None:
         check_positive_int(args.samples, "samples")
     if args.executor != "local" and not args.executor.startswith("dask://"):
         raise ValueError(f"executor must be 'local' or 'dask://host:port', got {args.executor!r}")
-    executor = None if args.executor == "local" else args.executor
     load_plugins()
     entries, quick = _select(args)
+    with _executor(args.executor) as executor:
+        return _run_suite(args, entries, quick, confidence, executor)
+
+
+@contextlib.contextmanager
+def _executor(spec: str) -> Iterator[Any]:
+    """None for local (the auditor's default: this process, or a local pool for long audits); for
+    dask://host:port one `distributed.Client` for the whole suite, connected once."""
+    if spec == "local":
+        yield None
+        return
+    try:
+        import distributed
+    except ImportError:
+        raise ValueError("--executor dask://… needs the 'distributed' package (pip install 'dpaudit[dask]')") from None
+    with distributed.Client(spec[len("dask://"):], timeout="30s") as client:
+        yield client
+
+
+def _run_suite(args: argparse.Namespace, entries: list, quick: bool, confidence: float, executor: Any) -> int:
+    from dpaudit.report import build_report, write_report
+
     calls = sum(e.audit_calls() for e in entries)
     per_call = 1.0 - (1.0 - confidence) / calls
     start = time.perf_counter()
