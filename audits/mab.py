@@ -133,6 +133,16 @@ def seed001_entries() -> list[AuditEntry]:
             claims=claims_from_privacy(lazy.privacy), samples=400_000, quick=True, quick_samples=50_000,
             regret=RegretRun("anytime-lazy-ucb", horizon=20_000, runs=20, params=regret), source="digest 001 §6.1"),
         AuditEntry(
+            name="anytime-lazy-ucb.noise-on-mean", algorithm="anytime-lazy-ucb",
+            variant="noise Lap(1/ε) on the mean instead of the sum (digest 001 §6.2 bug 1)",
+            description="Anytime-Lazy-UCB with the noise added to the array mean at scale 1/ε, i.e. Lap(1/(ελ)) on "
+                        "the sum of an array of λ items. Emulated for array 1 (λ = 2) by the algorithm's own release "
+                        "function at 2ε, whose array-1 output has exactly that law.",
+            target=functools.partial(Releases, lazy_array_releases, 2 * eps, (), (1,)), pairs=(stream_pair,),
+            observable="white-box", observable_description="the released noisy sum of array 1 (2 items)",
+            claims=(Claim("paper", epsilon=eps, expect="violation", source="seed 001 Thm 2"),), samples=200_000,
+            quick=False, source="digest 001 §6.2"),
+        AuditEntry(
             name="anytime-lazy-ucb.decisions", algorithm="anytime-lazy-ucb",
             description="Anytime-Lazy-UCB decisions: arm 1's init noise alone decides whether it is re-pulled early.",
             target=functools.partial(Observe, lazy, lazy_t, "actions", tuple(range(2, 8))),
