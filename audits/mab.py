@@ -159,7 +159,7 @@ def seed001_entries() -> list[AuditEntry]:
                                  "K=1 arm's observations all 0 vs the 2nd one 1 (leaf 1 of tree 1, array 1)"),),
             observable="white-box", observable_description="released totals R_1..R_4 after each pull",
             claims=claims_from_privacy(hybrid.privacy_for(1 << 10), paper_expect="violation"),
-            samples=800_000, quick=True, quick_samples=200_000, audit_options={"score": hybrid_conjunction_score},
+            samples=800_000, quick=True, quick_samples=400_000, audit_options={"score": hybrid_conjunction_score},
             regret=RegretRun("hybrid-ucb", horizon=5_000, runs=10, params=regret), source="digest 001 §6.3"),
         AuditEntry(
             name="hybrid-ucb.fixed", algorithm="hybrid-ucb",

@@ -36,6 +36,7 @@ __all__ = [
     "by_algorithm",
     "claim_rows",
     "COLUMNS",
+    "SUMMARY_COLUMNS",
     "fmt",
 ]
 
@@ -303,6 +304,10 @@ def settings_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+SUMMARY_COLUMNS = (("entry", "entry"), ("claim", "claim"), ("claimed", "claimed ε (accountant)"), ("delta", "δ"),
+                   ("lower", "ε_lower (confidence)"), ("verdict", "verdict"), ("expect", "expected"), ("status", "status"))
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown: summary, findings, one table per algorithm."""
     summ = report["summary"]
@@ -322,6 +327,12 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += ["", "## Known-buggy variants caught", ""]
     var = [f for f in report["findings"] if f["kind"] == "variant"]
     lines += [f"{i}. {f['text']}" for i, f in enumerate(var, 1)] or ["None in this run."]
+    lines += ["", "## All claims", ""]
+    lines.append("| " + " | ".join(h for _, h in SUMMARY_COLUMNS) + " |")
+    lines.append("|" + "---|" * len(SUMMARY_COLUMNS))
+    for e in report["entries"]:
+        for row in claim_rows(e):
+            lines.append("| " + " | ".join(row[k].replace("|", "\\|") for k, _ in SUMMARY_COLUMNS) + " |")
     for alg, entries in by_algorithm(report["entries"]).items():
         lines += ["", f"## {alg}", ""]
         lines.append("| " + " | ".join(h for _, h in COLUMNS) + " |")

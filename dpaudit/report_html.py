@@ -6,7 +6,7 @@ import base64
 import html
 from typing import Any
 
-from dpaudit.report import COLUMNS, settings_lines, by_algorithm, claim_rows
+from dpaudit.report import COLUMNS, SUMMARY_COLUMNS, by_algorithm, claim_rows, settings_lines
 from dpaudit.report_plots import epsilon_png, regret_png, tradeoff_png
 
 __all__ = ["render_html"]
@@ -66,6 +66,14 @@ def render_html(report: dict[str, Any]) -> str:
     var = [f for f in report["findings"] if f["kind"] == "variant"]
     out.append("<ol>" + "".join(f"<li>{esc(f['text'])}</li>" for f in var) + "</ol>" if var
                else "<p>None in this run.</p>")
+    out.append('<h2>All claims</h2><table class="summary"><thead><tr>'
+               + "".join(f"<th>{esc(h)}</th>" for _, h in SUMMARY_COLUMNS) + "</tr></thead><tbody>")
+    for e in report["entries"]:
+        for row in claim_rows(e):
+            out.append(f'<tr class="{esc(row["verdict"])}">' + "".join(
+                f'<td class="{k} status-{esc(row[k])}">{esc(row[k])}</td>' if k == "status" else f'<td class="{k}">{esc(row[k])}</td>'
+                for k, _ in SUMMARY_COLUMNS) + "</tr>")
+    out.append("</tbody></table>")
     out.append("<h2>Figures</h2>")
     out.append(_img(epsilon_png(report["entries"]), "claimed vs audited epsilon",
                     "Claimed ε (black tick) against the audited lower bound (bar; red where it exceeds the claim)."))

@@ -79,12 +79,14 @@ def test_markdown_has_one_table_per_algorithm(sample_report):
     for alg in ("ftnl", "dist-dp-se", "anytime-lazy-ucb"):
         assert f"\n## {alg}\n" in md
     assert md.count("| entry | observable | claim |") == 3
+    summary = md.split("## All claims", 1)[1].split("\n## ", 1)[0]
+    assert summary.count("\n| ftnl-rnm |") == 2 and summary.count("\n| ") == 5  # header + 4 claims
     assert "pure 2, pld 1.9" in md and "5 [4, 6] at T=100" in md and "**Gate: PASS**" in md
 
 
 def test_html_is_self_contained_and_escaped(sample_report):
     page = render_html(sample_report)
-    assert page.count('<table class="claims">') == 3
+    assert page.count('<table class="claims">') == 3 and page.count('<table class="summary">') == 1
     imgs = re.findall(r'<img alt="([^"]+)" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
     alts = [a for a, _ in imgs]
     assert "claimed vs audited epsilon" in alts and "regret curves" in alts
