@@ -77,24 +77,28 @@ def calibrate_parameter(
 ) -> float:
     """Calibrate the tuned parameter of a named mechanism (`named.MECHANISMS`: the noise of
     gaussian/laplace/discrete-laplace/discrete-gaussian/skellam, the local epsilon of rr/shuffle/
-    epsilon-delta) for `count` releases. Default bracket: [1e-4, 1e6] for noise, [1e-6, 50] for
-    epsilons; discrete-gaussian sigma and skellam variance start at 0.5 and 1."""
+    epsilon-delta, the number of noise trials of binomial) for `count` releases. Default bracket:
+    [1e-4, 1e6] for noise, [1e-6, 50] for epsilons; discrete-gaussian sigma [0.5, 1e6], skellam
+    variance and binomial trials [1, 1e8]."""
     if mechanism not in MECHANISMS:
         raise ValueError(f"unknown mechanism {mechanism!r}; choose one of {', '.join(MECHANISMS)}")
     mech = MECHANISMS[mechanism]
     count = check_int_at_least(count, 1, "count")
     base = dict(params or {})
     if mech.larger_is_private:
-        lo = 0.5 if mechanism == "discrete-gaussian" else 1.0 if mechanism == "skellam" else 1e-4
-        lo, hi = (lo if lower is None else lower), (1e8 if mechanism == "skellam" else 1e6) if upper is None else upper
+        lo0 = {"discrete-gaussian": 0.5, "skellam": 1.0, "binomial": 1.0}.get(mechanism, 1e-4)
+        hi0 = {"skellam": 1e8, "binomial": 1e8}.get(mechanism, 1e6)
+        lo, hi = (lo0 if lower is None else lower), (hi0 if upper is None else upper)
     else:
         lo, hi = (1e-6 if lower is None else lower), (50.0 if upper is None else upper)
 
     def make(x: float) -> dp_accounting.DpEvent:
         return dp_accounting.SelfComposedDpEvent(event_for(mechanism, {**base, mech.tuned: x}), count)
 
-    return calibrate(make, target_epsilon, target_delta, lower=lo, upper=hi,
-                     larger_is_private=mech.larger_is_private, accountant=accountant)
+    value = calibrate(make, target_epsilon, target_delta, lower=lo, upper=hi,
+                      larger_is_private=mech.larger_is_private, accountant=accountant)
+    # binomial trials are rounded up when the event is built: report the count actually checked
+    return float(math.ceil(value)) if mechanism == "binomial" else value
 
 
 def calibrate_count(

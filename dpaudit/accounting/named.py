@@ -14,6 +14,7 @@ import dp_accounting
 from dp_accounting import dp_event
 
 from dpaudit.accounting.events import (
+    BinomialDpEvent,
     DiscreteGaussianDpEvent,
     EpsilonDeltaDpEvent,
     ShuffledDpEvent,
@@ -77,6 +78,12 @@ def _shuffle(p):
     return ShuffledDpEvent(local_epsilon=p["epsilon0"], num_users=p["users"])
 
 
+def _binomial(p):
+    # calibration searches real values; a fractional number of trials rounds up (more noise)
+    trials = int(math.ceil(check_positive(p["trials"], "trials")))
+    return BinomialDpEvent(trials=trials, probability=p["probability"], sensitivity=check_int_at_least(p["sensitivity"], 1, "sensitivity"))
+
+
 def _epsdelta(p):
     return EpsilonDeltaDpEvent(epsilon=p["epsilon0"], delta=p["delta0"])
 
@@ -99,6 +106,10 @@ MECHANISMS: dict[str, NamedMechanism] = {
         NamedMechanism("skellam", "Skellam noise with the given variance on an integer vector query",
                        {"variance": (None, "Skellam variance"), "l1": (1.0, "l1 sensitivity"), "l2": (1.0, "l2 sensitivity")},
                        _skellam, "variance", True),
+        NamedMechanism("binomial", "Binomial(trials, probability) noise on an integer count (Cheu et al.'s bit sum)",
+                       {"trials": (None, "number of Bernoulli noise bits"), "probability": (0.25, "bit probability p"),
+                        "sensitivity": (1, "integer shift of the count")},
+                       _binomial, "trials", True),
         NamedMechanism("rr", "k-ary randomized response with pure local epsilon epsilon0",
                        {"epsilon0": (None, "pure epsilon of one response"), "buckets": (2, "number of buckets k")},
                        _rr, "epsilon0", False),

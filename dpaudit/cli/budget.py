@@ -22,7 +22,7 @@ DEFAULT = {"mechanism": "gaussian", "params": {"sigma": 10.0}, "count": 100, "de
 # every parameter any named mechanism takes: option name -> type
 PARAM_TYPES = {
     "sigma": float, "scale": float, "sensitivity": float, "variance": float, "l1": float, "l2": float,
-    "epsilon0": float, "delta0": float, "buckets": int, "users": int,
+    "epsilon0": float, "delta0": float, "buckets": int, "users": int, "trials": int, "probability": float,
 }
 
 
@@ -34,7 +34,8 @@ def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("mechanism", nargs="?", choices=list(MECHANISMS), metavar="MECHANISM",
                         help="one of: " + "; ".join(lines))
     for name, typ in PARAM_TYPES.items():
-        parser.add_argument(f"--{name}", type=typ, default=None)
+        helps = sorted({f"{m.name}: {m.params[name][1]}" for m in MECHANISMS.values() if name in m.params})
+        parser.add_argument(f"--{name}", type=typ, default=None, help="; ".join(helps))
     parser.add_argument("--count", type=int, default=1, help="number of releases composed (default 1)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 

@@ -53,3 +53,9 @@ def test_unreachable_target_and_bad_input():
         calibrate_parameter("gaussian", 1.0, 1.5)
     with pytest.raises(ValueError, match="mechanism"):
         calibrate_parameter("cauchy", 1.0, 1e-5)
+
+
+def test_binomial_trials_are_whole_and_meet_target():
+    trials = calibrate_parameter("binomial", 0.5, 1e-5, params={"sensitivity": 9}, accountant="pld")
+    assert trials == int(trials)
+    assert A.epsilon(A.BinomialDpEvent(trials=int(trials), probability=0.25, sensitivity=9), 1e-5, "pld") <= 0.5
