@@ -118,11 +118,28 @@ def draw(target: Callable, data: Any, rng: np.random.Generator, size: int, spec:
     return out
 
 
-def selection_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec) -> tuple[np.ndarray, np.ndarray]:
-    """Raw outputs of `size` runs on each side (the selection split keeps its runs)."""
+def _draw_both(target, d0, d1, chunk_seed, size: int, spec: OutputSpec) -> tuple[np.ndarray, np.ndarray]:
     out0 = draw(target, d0, _side_generator(chunk_seed, 0), size, spec, "d0")
     out1 = draw(target, d1, _side_generator(chunk_seed, 1), size, spec, "d1")
     return out0, out1
+
+
+def _compact(out: np.ndarray) -> np.ndarray:
+    """Integer outputs in the narrowest integer type holding them (actions, decisions: int8)."""
+    if out.dtype.kind != "i" or out.size == 0:
+        return out
+    lo, hi = int(out.min()), int(out.max())
+    for dtype in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dtype)
+        if info.min <= lo and hi <= info.max:
+            return out.astype(dtype)
+    return out
+
+
+def selection_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Outputs of `size` runs on each side (the selection split keeps its runs; integers compactly)."""
+    out0, out1 = _draw_both(target, d0, d1, chunk_seed, size, spec)
+    return _compact(out0), _compact(out1)
 
 
 def _counts_above(values: np.ndarray, sign: int, thresholds: np.ndarray) -> np.ndarray:
@@ -139,7 +156,7 @@ def _counts_above(values: np.ndarray, sign: int, thresholds: np.ndarray) -> np.n
 
 def estimation_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec, plans) -> list[np.ndarray]:
     """Counts, per plan (score, sign, thresholds), of runs in each event: arrays of shape (2, m)."""
-    outs = selection_chunk(target, d0, d1, chunk_seed, size, spec)
+    outs = _draw_both(target, d0, d1, chunk_seed, size, spec)
     scores = {id(score): (score(outs[0]), score(outs[1])) for score, _, _ in plans}
     result = []
     for score, sign, thresholds in plans:

@@ -40,10 +40,15 @@ _MAX_COORDINATE_SCORES = 8
 
 
 def row_keys(outputs: np.ndarray) -> np.ndarray:
-    """One sortable key per row: the value itself for 1-D outputs, else the row's bytes."""
-    if outputs.ndim == 1:
-        return outputs
-    rows = np.ascontiguousarray(outputs)
+    """One sortable key per row: the value itself for 1-D outputs, else the row's bytes.
+
+    Integer rows are keyed as int64 whatever their stored width, so keys made from compactly
+    stored selection runs match those of the estimation runs.
+    """
+    dtype = np.int64 if outputs.dtype.kind in "biu" else np.float64
+    rows = np.ascontiguousarray(outputs, dtype=dtype)
+    if rows.ndim == 1:
+        return rows
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
 
@@ -146,6 +151,8 @@ class UserScore(Score):
     name: str = "user"
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        if outputs.dtype.kind in "iu" and outputs.dtype != np.int64:
+            outputs = outputs.astype(np.int64)  # the user sees int64 rows, as from the target
         s = np.asarray(self.fn(outputs), dtype=np.float64)
         if s.shape != (len(outputs),):
             raise ValueError(f"score must return one number per run: expected shape ({len(outputs)},), got {s.shape}")
