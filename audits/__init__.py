@@ -2,10 +2,45 @@
 
 Importing this package registers every catalog entry in `dpaudit.registry.AUDITS`
 (`catalog` holds the data model, `run` executes an entry, `build` has shared building blocks;
-`mab` the multi-armed entries, `experiment` seed 000's, `contextual` the linear contextual ones, `glm` seed 002's).
+`mab` the multi-armed entries, `experiment` seed 000's, `contextual` the linear contextual ones,
+`glm` seed 002's). A module that fails to import registers one entry `<module>.import-error`
+instead, whose audit fails with that error: the rest of the catalog still runs, and the gate fails.
 """
 
-from dpaudit.audits import mab  # noqa: F401  (registration side effects)
-from dpaudit.audits import experiment  # noqa: F401,E402
-from dpaudit.audits import contextual  # noqa: F401,E402
-from dpaudit.audits import glm  # noqa: F401,E402
+import importlib
+
+from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair
+from dpaudit.registry import AUDITS
+
+CATALOG_MODULES = ("mab", "experiment", "contextual", "glm")
+
+
+def _failing_target(module: str, error: str):
+    def build():
+        raise ImportError(f"dpaudit.audits.{module} failed to import: {error}")
+
+    return build
+
+
+def load(modules=CATALOG_MODULES) -> list[str]:
+    """Import the catalog modules (registering their entries); return the names of those that failed."""
+    failed = []
+    for module in modules:
+        try:
+            importlib.import_module(f"dpaudit.audits.{module}")
+        except Exception as exc:  # reported as a failing entry, so one broken module cannot hide the others
+            error = f"{type(exc).__name__}: {exc}"
+            name = f"{module}.import-error"
+            if name not in AUDITS:
+                AUDITS.register(name, AuditEntry(
+                    name=name, algorithm="import-error",
+                    description=f"The catalog module dpaudit.audits.{module} failed to import.",
+                    target=_failing_target(module, error),
+                    pairs=(NeighbourPair("one-user", None, None, "none: the module did not load"),),
+                    observable="white-box", observable_description="none", claims=(Claim("none", epsilon=1.0),),
+                    quick=True, source=error))
+            failed.append(module)
+    return failed
+
+
+load()

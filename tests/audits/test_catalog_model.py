@@ -127,3 +127,16 @@ def test_observe_projects_columns_and_pickles():
     out = obs(1.0, np.random.default_rng(0), 3)
     assert out.shape == (3, 2) and out[0].tolist() == [1.0, 5.0]
     assert pickle.loads(pickle.dumps(obs)) == obs
+
+
+def test_a_module_that_fails_to_import_becomes_a_failing_entry(monkeypatch):
+    import dpaudit.audits as catalog
+    from dpaudit.audits.run import run_entry
+    from dpaudit.registry import AUDITS
+
+    monkeypatch.setattr(AUDITS, "_entries", dict(AUDITS._entries))
+    assert catalog.load(("no_such_module",)) == ["no_such_module"]
+    entry = AUDITS.get("no_such_module.import-error")
+    assert entry.quick  # the default suite, and so the gate, sees it
+    rec = run_entry(entry, samples=1000, regret=False)
+    assert not rec["ok"] and "dpaudit.audits.no_such_module failed to import" in rec["error"]
