@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 
 import numpy as np
@@ -97,12 +96,12 @@ def dist_dp_reference(means, rng, runs, rounds, horizon, eps, p, base):
     def private_sum(rng, sums, l, active, e):
         out = np.zeros(sums.shape)
         for i in range(sums.shape[0]):
-            bp = algo.batch_params(int(l[i]), horizon)
-            theta = math.exp(-eps / bp.g)
+            proto = algo.secagg(int(l[i]), horizon)
+            bp = proto.params
             for a in np.flatnonzero(active[i]):
-                shares = rng.negative_binomial(1.0 / bp.n, 1 - theta, bp.n) - rng.negative_binomial(1.0 / bp.n, 1 - theta, bp.n)
+                shares = proto.user_noise(rng, (bp.n,))  # one Pólya-difference share per user
                 y = (int(sums[i, a]) * bp.g + int(shares.sum())) % bp.m
-                out[i, a] = algo.analyze(np.array([y]), bp)[0]
+                out[i, a] = proto.analyze(np.array([y]))[0]
         return out
 
     return per_round_elimination(means, rng, runs, rounds, horizon, length, radius, private_sum)
