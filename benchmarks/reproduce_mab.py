@@ -92,6 +92,14 @@ def seed001(results: dict, hybrid_horizon: int, runs: int = 15) -> None:
         }
 
 
+def save(results: dict) -> None:
+    """Write the summary atomically (temp file + os.replace)."""
+    path = FIG / "mab_summary.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results, indent=1))
+    os.replace(tmp, path)
+
+
 def seed001_hybrid_full(results: dict, runs: int = 15) -> None:
     """Hybrid-UCB at the paper's T = 2 * 2^21 (window engine), one eps at a time, next to
     Anytime-Lazy-UCB and DP-SE at the same T: final regret vs eps and the Fig. 1-4 panels."""
@@ -117,6 +125,7 @@ def seed001_hybrid_full(results: dict, runs: int = 15) -> None:
                             title=f"seed 001 setting {k}, eps = {eps:g}, T = 2^22, {runs} runs")
         results.setdefault(f"s001/{setting}", {})["T_full_with_hybrid"] = {
             name: {str(e): summary(c) for e, c in zip(EPS_001, cs)} for name, cs in full.items()}
+        save(results)  # after every setting: a long run keeps what it finished
 
 
 def seed004(results: dict, runs: int = 20) -> None:
@@ -183,9 +192,7 @@ def main() -> None:
         seed004(results)
     if args.part in ("s001-hybrid-full", "all"):
         seed001_hybrid_full(results)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(results, indent=1))
-    os.replace(tmp, path)
+    save(results)
     log(f"wrote {path}")
 
 
