@@ -46,6 +46,17 @@ def _float(value: Any) -> float | None:
     return out if math.isfinite(out) else None
 
 
+def _describe(value: Any) -> Any:
+    """JSON-ready description of a target or option: numbers as they are, functions by qualified name,
+    objects by their repr (dataclass targets print every parameter of the algorithm they run)."""
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return value
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"{getattr(value, '__module__', '')}.{value.__qualname__}"
+    text = repr(value)
+    return text if len(text) <= 2000 else text[:2000] + "…"
+
+
 def _tradeoff_of(result: Any) -> dict[str, list[float]] | None:
     """The auditor's empirical trade-off points (type I error alpha, type II error beta), both directions."""
     alpha = [a for d in getattr(result, "directions", ()) for a in d.tradeoff_alpha]
@@ -174,6 +185,8 @@ def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = Fa
     }
     try:
         target = entry.target()
+        record["target"] = _describe(target)
+        record["audit_options"] = {k: _describe(v) for k, v in entry.audit_options.items()}
         deltas = _deltas(entry)
         for i in range(len(entry.pairs)):
             for j, delta in enumerate(deltas):
