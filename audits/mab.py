@@ -19,7 +19,7 @@ from dpaudit.algorithms.elimination import DPSE
 from dpaudit.algorithms.ftnl import FTNL
 from dpaudit.algorithms.hybrid_ucb import HybridUCB, hybrid_arm_releases
 from dpaudit.algorithms.lazy_ucb import AnytimeLazyUCB, lazy_array_releases
-from dpaudit.mechanisms.secagg import BUGS, PolyaSecAgg
+from dpaudit.mechanisms.secagg import BUGS, LocalSecAgg, PolyaSecAgg
 from dpaudit.registry import AUDITS
 
 from dpaudit.audits.build import Observe, Releases, claims_from_privacy, flip_point
@@ -223,6 +223,17 @@ class ServerView:
         return self.protocol.run(rng, np.broadcast_to(np.asarray(data, dtype=float), (size, np.size(data)))).aggregate
 
 
+@dataclasses.dataclass(frozen=True)
+class UserMessage:
+    """target(data, rng, size): user 1's message y_1 = (x̂_1 + η_1) mod m in `protocol` (the local model's view)."""
+
+    protocol: LocalSecAgg
+
+    def __call__(self, data, rng: np.random.Generator, size: int) -> np.ndarray:
+        x = np.broadcast_to(np.asarray(data, dtype=float), (size, np.size(data)))
+        return self.protocol.run(rng, x).messages[:, 0]
+
+
 def seed004_entries() -> list[AuditEntry]:
     """Seed 004: the server's view of each protocol's release, decisions, and the known bugs of the public code."""
     eps = 1.0
@@ -270,6 +281,15 @@ def seed004_entries() -> list[AuditEntry]:
         observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
         claims=claims_from_privacy(inverted.privacy_for(horizon), paper_expect="violation"), samples=100_000,
         quick=True, quick_samples=20_000, source="digest 004 §7 B1"))
+    local = LocalSecAgg(eps, SECAGG_N, SECAGG_P)
+    out.append(AuditEntry(
+        name="ldp-se.message", algorithm="ldp-se",
+        description=f"LDP-SE's local randomizer (seed 004 App. H.2, Thm 6): each user adds DLap(g/ε), n={SECAGG_N}.",
+        target=functools.partial(UserMessage, local), pairs=(_secagg_pair(),), observable="white-box",
+        observable_description="user 1's message y_1 in Z_m (what an untrusted server sees in the local model)",
+        claims=(Claim("paper", epsilon=eps, source="seed 004 Thm 6: ε-LDP"),
+                Claim("accounted", event=local.event, accountant="best", source="LocalSecAgg.event()")),
+        samples=400_000, quick=False, source="digest 004 §7 A4"))
     correct = PolyaSecAgg(eps, SECAGG_N, SECAGG_P)
     out.append(AuditEntry(
         name="dist-dp-se.secagg", algorithm="dist-dp-se",
