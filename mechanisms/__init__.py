@@ -14,6 +14,7 @@ from dpaudit.mechanisms.samplers import (
     gaussian,
     k_randomized_response,
     laplace,
+    poisson,
     polya,
     randomized_response,
     skellam,

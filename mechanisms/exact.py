@@ -12,12 +12,25 @@ Gaussian for Differential Privacy" (NeurIPS 2020), Section 5.
 from __future__ import annotations
 
 import decimal
+import functools
+import math
 from fractions import Fraction
 from typing import Callable
 
 import numpy as np
 
-__all__ = ["LazyUniform", "exp_neg_bounds", "ratio_power_bounds"]
+__all__ = [
+    "LazyUniform",
+    "exp_neg_bounds",
+    "ratio_power_bounds",
+    "frac_interval",
+    "iv_add",
+    "iv_sub",
+    "iv_mul",
+    "iv_ln",
+    "iv_exp",
+    "log_gamma_interval",
+]
 
 Bounds = tuple[Fraction, Fraction]
 
@@ -103,3 +116,119 @@ class LazyUniform:
                 return False
             self.refine()
             prec += _STEP_DIGITS
+
+
+# ---------------------------------------------------------------------------- interval arithmetic
+# Closed intervals [lo, hi] of Decimals at a working precision: + - x / round outward (decimal's
+# directed rounding modes are exact IEEE 854 roundings); ln and exp are correctly rounded to
+# nearest (Python `decimal` documentation), so one step outward (next_minus / next_plus) bounds
+# them. Used for the log-gamma and log-pmf brackets of the exact Poisson and Pólya samplers.
+
+Interval = tuple[decimal.Decimal, decimal.Decimal]
+
+
+def frac_interval(x: Fraction, prec: int) -> Interval:
+    """[x rounded down, x rounded up] to `prec` digits."""
+    return _quotient(x, prec, decimal.ROUND_FLOOR), _quotient(x, prec, decimal.ROUND_CEILING)
+
+
+def iv_add(a: Interval, b: Interval, prec: int) -> Interval:
+    return (_context(prec, decimal.ROUND_FLOOR).add(a[0], b[0]),
+            _context(prec, decimal.ROUND_CEILING).add(a[1], b[1]))
+
+
+def iv_sub(a: Interval, b: Interval, prec: int) -> Interval:
+    return (_context(prec, decimal.ROUND_FLOOR).subtract(a[0], b[1]),
+            _context(prec, decimal.ROUND_CEILING).subtract(a[1], b[0]))
+
+
+def iv_mul(a: Interval, b: Interval, prec: int) -> Interval:
+    down, up = _context(prec, decimal.ROUND_FLOOR), _context(prec, decimal.ROUND_CEILING)
+    pairs = [(x, y) for x in a for y in b]
+    return min(down.multiply(x, y) for x, y in pairs), max(up.multiply(x, y) for x, y in pairs)
+
+
+def iv_ln(a: Interval, prec: int) -> Interval:
+    if a[0] <= 0:
+        raise ValueError("log of an interval that is not positive")
+    ctx = _context(prec, decimal.ROUND_HALF_EVEN)
+    return ctx.next_minus(ctx.ln(a[0])), ctx.next_plus(ctx.ln(a[1]))
+
+
+def iv_exp(a: Interval, prec: int) -> Interval:
+    ctx = _context(prec, decimal.ROUND_HALF_EVEN)
+    return ctx.next_minus(ctx.exp(a[0])), ctx.next_plus(ctx.exp(a[1]))
+
+
+@functools.lru_cache(maxsize=16)
+def _pi_bounds(digits: int) -> Bounds:
+    """pi = 16 atan(1/5) - 4 atan(1/239) (Machin); each alternating atan series is stopped after a
+    term below 10^-(digits+2), so consecutive partial sums bracket it."""
+
+    def atan_inv(x: int) -> Bounds:
+        total, k, sign = Fraction(0), 0, 1
+        tol = Fraction(1, 10 ** (digits + 2))
+        while True:
+            term = Fraction(1, (2 * k + 1) * x ** (2 * k + 1))
+            nxt = total + sign * term
+            if term < tol:
+                return min(total, nxt), max(total, nxt)
+            total, k, sign = nxt, k + 1, -sign
+
+    a_lo, a_hi = atan_inv(5)
+    b_lo, b_hi = atan_inv(239)
+    return 16 * a_lo - 4 * b_hi, 16 * a_hi - 4 * b_lo
+
+
+_BERNOULLI: list[Fraction] = [Fraction(1)]
+
+
+def _bernoulli(k: int) -> Fraction:
+    """B_k (B_1 = -1/2 convention) from sum_{j<=m} C(m+1, j) B_j = 0, cached."""
+    while len(_BERNOULLI) <= k:
+        m = len(_BERNOULLI)
+        acc = sum(math.comb(m + 1, j) * _BERNOULLI[j] for j in range(m))
+        _BERNOULLI.append(-acc / (m + 1))
+    return _BERNOULLI[k]
+
+
+@functools.lru_cache(maxsize=4096)
+def log_gamma_interval(z: Fraction, digits: int) -> Interval:
+    """Rigorous bracket of ln Gamma(z), z > 0 rational, absolute width about 10^-digits.
+
+    Stirling's series ln Gamma(w) = (w - 1/2) ln w - w + ln(2 pi)/2
+    + sum_{k=1}^{K} B_2k / (2k (2k-1) w^(2k-1)) + R_K with |R_K| below the first omitted term
+    for real w > 0 (DLMF 5.11.ii); small z are shifted up by ln Gamma(z) = ln Gamma(z + s)
+    - ln(z (z+1) ... (z+s-1)) so that w >= digits/2 + 10, where the series reaches 10^-digits.
+    """
+    if z <= 0:
+        raise ValueError(f"z must be positive, got {z!r}")
+    wmin = digits // 2 + 10
+    shift = max(0, math.ceil(wmin - z))
+    w = z + shift
+    prec = digits + len(str(math.ceil(w))) + 10
+    tol = Fraction(1, 10 ** (digits + 3))
+    series, k = Fraction(0), 1
+    while True:
+        term = _bernoulli(2 * k) / (2 * k * (2 * k - 1) * w ** (2 * k - 1))
+        if abs(term) < tol:
+            break
+        series += term
+        k += 1
+    # |R| <= |term| (the first omitted term)
+    out = iv_mul(frac_interval(w - Fraction(1, 2), prec), iv_ln(frac_interval(w, prec), prec), prec)
+    out = iv_sub(out, frac_interval(w, prec), prec)
+    pi_lo, pi_hi = _pi_bounds(prec)
+    half_ln_2pi = iv_ln((_quotient(2 * pi_lo, prec, decimal.ROUND_FLOOR),
+                         _quotient(2 * pi_hi, prec, decimal.ROUND_CEILING)), prec)
+    half_ln_2pi = (_context(prec, decimal.ROUND_FLOOR).divide(half_ln_2pi[0], 2),
+                   _context(prec, decimal.ROUND_CEILING).divide(half_ln_2pi[1], 2))
+    out = iv_add(out, half_ln_2pi, prec)
+    out = iv_add(out, (_quotient(series - abs(term), prec, decimal.ROUND_FLOOR),
+                       _quotient(series + abs(term), prec, decimal.ROUND_CEILING)), prec)
+    if shift:
+        prod = Fraction(1)
+        for i in range(shift):
+            prod *= z + i
+        out = iv_sub(out, iv_ln(frac_interval(prod, prec), prec), prec)
+    return out

@@ -1,26 +1,31 @@
-"""Samplers built on numpy's own generators: continuous noise, Pólya, Skellam, binomial, RR.
+"""Samplers: continuous noise, Pólya, Skellam, binomial, randomized response.
 
 All take a numpy `Generator` first and return arrays of shape `size` (an int or a tuple; the
 leading axis is the batch of independent runs); parameters broadcast against `size` as in numpy.
-These are floating-point samplers (numpy's algorithms): their laws are the stated ones up to
-float64 rounding. Where a paper's guarantee needs an exact law, use `dpaudit.mechanisms.discrete`
-(discrete Laplace, discrete Gaussian, geometric) — e.g. a sum of Pólya shares is replaced by one
-exact discrete Laplace draw on the fast path of `dpaudit.mechanisms.secagg`.
+Pólya and Skellam are *exact* (inversion against certified cdf bounds, `dpaudit.mechanisms.counts`):
+their laws are exactly the stated pmfs at the parameters' exact rational values (pass an int or a
+`Fraction` to name a decimal value exactly). Laplace, Gaussian, binomial and randomized response
+use numpy's floating-point algorithms (laws correct up to float64 rounding); the exact discrete
+Laplace, discrete Gaussian and geometric samplers are in `dpaudit.mechanisms.discrete`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from fractions import Fraction
+from numbers import Real
+from typing import Any, Callable
 
 import numpy as np
 
-from dpaudit.mechanisms.discrete import Size, as_shape
+from dpaudit.mechanisms import counts
+from dpaudit.mechanisms.discrete import Size, as_shape, exact_rational
 
 __all__ = [
     "laplace",
     "gaussian",
     "binomial",
     "polya",
+    "poisson",
     "skellam",
     "randomized_response",
     "k_randomized_response",
@@ -71,31 +76,78 @@ def binomial(rng: np.random.Generator, n: Any, p: Any, size: Size | None = None)
     return rng.binomial(n_arr, p_arr, _broadcast(size, "n and p", n_arr, p_arr))
 
 
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (Real, np.number)) and not isinstance(value, (bool, np.bool_))
+
+
+def _exact_counts(
+    rng: np.random.Generator,
+    size: Size | None,
+    names: str,
+    params: tuple[Any, ...],
+    law: Callable[..., counts.CountLaw],
+) -> np.ndarray:
+    """Draws of law(*params) of the output shape; scalar parameters keep their exact rational
+    value, array parameters (floats) are grouped by distinct value."""
+    if all(_is_scalar(p) for p in params):
+        the_law = law(*params)
+        return counts.sample_law(rng, the_law, _broadcast(size, names, *(np.asarray(0.0),) * len(params)))
+    arrays = [np.asarray(p, dtype=float) for p in params]
+    shape = _broadcast(size, names, *arrays)
+    flat = np.stack([np.broadcast_to(a, shape).ravel() for a in arrays], axis=1)
+    out = np.empty(flat.shape[0], dtype=np.int64)
+    uniq, inverse = np.unique(flat, axis=0, return_inverse=True)
+    for i, row in enumerate(uniq):
+        where = np.flatnonzero(inverse.ravel() == i)
+        out[where] = counts.sample_law(rng, law(*(float(v) for v in row)), (where.size,))
+    return out.reshape(shape)
+
+
+def _polya_law(r: Any, theta: Any) -> counts.CountLaw:
+    if isinstance(theta, (bool, np.bool_)) or not _is_scalar(theta) or not 0 <= theta < 1:
+        raise ValueError(f"theta must lie in [0, 1), got {theta!r}")
+    return counts.polya_law(r, Fraction(0) if theta == 0 else theta)
+
+
 def polya(rng: np.random.Generator, r: Any, theta: Any, size: Size | None = None) -> np.ndarray:
     """Pólya(r, theta): P(X = x) = Γ(x+r) / (x! Γ(r)) theta^x (1-theta)^r, x = 0, 1, ...
 
-    Negative binomial with real shape r > 0, drawn as the gamma-Poisson mixture of seed 004's
-    footnote 3: lam ~ Gamma(shape=r, scale=theta/(1-theta)), X ~ Poisson(lam) (numpy's
-    `negative_binomial(r, 1-theta)` is this mixture). theta in [0, 1); theta = 0 gives 0.
-    Seed 004, Fact 1: n i.i.d. Pólya(1/n, theta) sum to Pólya(1, theta) = Geometric(1-theta).
+    The negative binomial NB(r, 1-theta) with real shape r > 0 and theta in [0, 1) (theta = 0
+    gives 0), mean r theta/(1-theta); drawn *exactly* by inversion (`dpaudit.mechanisms.counts`).
+    Seed 004, Fact 1 (Goryczka & Xiong 2015): n i.i.d. Pólya(1/n, theta) sum to Pólya(1, theta)
+    = Geometric(1-theta), so n differences of shares sum to DLap(-1/log theta).
     """
-    r_arr = _positive(r, "r")
-    th = np.asarray(theta, dtype=float)
-    if not np.all((th >= 0) & (th < 1)):
+    if _is_scalar(r):
+        exact_rational(r, "r")
+    else:
+        _positive(r, "r")
+    th = np.asarray(theta, dtype=float) if not _is_scalar(theta) else theta
+    if not _is_scalar(theta) and not np.all((th >= 0) & (th < 1)):
         raise ValueError(f"theta must lie in [0, 1), got {theta!r}")
-    shape = _broadcast(size, "r and theta", r_arr, th)
-    return rng.negative_binomial(r_arr, 1.0 - th, shape).astype(np.int64)
+    return _exact_counts(rng, size, "r and theta", (r, theta), _polya_law)
+
+
+def poisson(rng: np.random.Generator, lam: Any, size: Size | None = None) -> np.ndarray:
+    """Poisson(lam): P(X = k) = e^-lam lam^k / k!, lam > 0, drawn exactly by inversion."""
+    if _is_scalar(lam):
+        exact_rational(lam, "lam")
+    else:
+        _positive(lam, "lam")
+    return _exact_counts(rng, size, "lam", (lam,), counts.poisson_law)
 
 
 def skellam(rng: np.random.Generator, variance: Any, size: Size | None = None) -> np.ndarray:
-    """Symmetric Skellam Sk(0, variance) = N1 - N2 with N1, N2 i.i.d. Poisson(variance/2).
+    """Symmetric Skellam Sk(0, variance) = N1 - N2 with N1, N2 i.i.d. Poisson(variance/2), exact.
 
     P(X = x) = exp(-variance) I_x(variance) (modified Bessel function); seed 004, Definition 5;
-    Agarwal, Kairouz, Liu (NeurIPS 2021). Closed under sums: variances add.
+    Agarwal, Kairouz, Liu (NeurIPS 2021). Closed under sums: variances add. The two Poisson
+    draws are exact for the rational variance/2 (`dpaudit.mechanisms.counts`).
     """
-    v = _positive(variance, "variance")
-    shape = _broadcast(size, "variance", v)
-    return rng.poisson(v / 2.0, shape) - rng.poisson(v / 2.0, shape)
+    if _is_scalar(variance):
+        half = exact_rational(variance, "variance") / 2
+    else:
+        half = _positive(variance, "variance") / 2.0
+    return poisson(rng, half, size) - poisson(rng, half, size)
 
 
 def randomized_response(

@@ -1,7 +1,7 @@
 """Samplers: exact pmfs by goodness of fit (with twins that must reject), shapes, validation.
 
 Statistical tests: fixed seeds; each asserts a chi-square / KS p-value above ALPHA = 1e-3, so a
-correct sampler fails with probability 1e-3 per test over seeds (about 2% for the ~20 tests of
+correct sampler fails with probability 1e-3 per test over seeds (about 3% for the ~30 tests of
 this file together); every twin asserts p < ALPHA for a sampler with perturbed parameter.
 """
 
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import dpaudit.mechanisms as mech
-from dpaudit.mechanisms import discrete, exact
+from dpaudit.mechanisms import counts, discrete, exact
 
 ALPHA = 1e-3
 
@@ -119,9 +119,25 @@ def test_exact_path_of_discrete_gaussian_and_geometric_fit(monkeypatch):
     assert chi2_pvalue(g, lambda k: 0.25 * 0.75**k if k >= 0 else 0.0, 0, 30) > ALPHA
 
 
-def test_polya_fits_negative_binomial():
-    x = mech.polya(np.random.default_rng(17), 0.7, 0.6, 40_000)
-    assert chi2_pvalue(x, lambda k: stats.nbinom.pmf(k, 0.7, 0.4), 0, 40) > ALPHA
+@pytest.mark.parametrize("lam", [0.3, Fraction(7, 2), 250])
+def test_poisson_fits_pmf(lam):
+    x = mech.poisson(np.random.default_rng(24), lam, 40_000)
+    lf = float(lam)
+    w = int(6 * math.sqrt(lf)) + 4
+    assert chi2_pvalue(x, lambda k: stats.poisson.pmf(k, lf), max(0, int(lf) - w), int(lf) + w) > ALPHA
+
+
+def test_poisson_twin_rejects_lam_times_1_05():
+    x = mech.poisson(np.random.default_rng(24), 250 * 1.05, 40_000)
+    assert chi2_pvalue(x, lambda k: stats.poisson.pmf(k, 250.0), 160, 340) < ALPHA
+
+
+@pytest.mark.parametrize("r,theta", [(0.7, 0.6), (Fraction(1, 8), Fraction(9, 10)), (30, 0.8)])
+def test_polya_fits_negative_binomial(r, theta):
+    x = mech.polya(np.random.default_rng(17), r, theta, 40_000)
+    rf, tf = float(r), float(theta)
+    hi = int(rf * tf / (1 - tf) + 8 * math.sqrt(rf * tf) / (1 - tf)) + 10
+    assert chi2_pvalue(x, lambda k: stats.nbinom.pmf(k, rf, 1 - tf), 0, hi) > ALPHA
 
 
 def test_polya_twin_rejects_inverted_theta():
@@ -129,14 +145,109 @@ def test_polya_twin_rejects_inverted_theta():
     assert chi2_pvalue(x, lambda k: stats.nbinom.pmf(k, 0.7, 0.4), 0, 40) < ALPHA
 
 
-def test_skellam_fits_pmf():
-    x = mech.skellam(np.random.default_rng(18), 12.0, 40_000)
-    assert chi2_pvalue(x, lambda k: stats.skellam.pmf(k, 6.0, 6.0), -20, 20) > ALPHA
+def test_polya_shares_sum_to_a_geometric():
+    """Seed 004 Fact 1: 16 i.i.d. Pólya(1/16, theta) sum to Pólya(1, theta) = Geometric(1-theta)."""
+    x = mech.polya(np.random.default_rng(25), Fraction(1, 16), 0.8, (20_000, 16)).sum(axis=1)
+    assert chi2_pvalue(x, lambda k: 0.2 * 0.8**k if k >= 0 else 0.0, 0, 40) > ALPHA
+
+
+@pytest.mark.parametrize("variance", [12.0, Fraction(1, 3)])
+def test_skellam_fits_pmf(variance):
+    x = mech.skellam(np.random.default_rng(18), variance, 40_000)
+    h = float(variance) / 2
+    assert chi2_pvalue(x, lambda k: stats.skellam.pmf(k, h, h), -20, 20) > ALPHA
 
 
 def test_skellam_twin_rejects_variance_times_1_1():
     x = mech.skellam(np.random.default_rng(18), 13.2, 40_000)
     assert chi2_pvalue(x, lambda k: stats.skellam.pmf(k, 6.0, 6.0), -20, 20) < ALPHA
+
+
+def test_array_parameters_broadcast_per_value():
+    rng = np.random.default_rng(26)
+    x = mech.skellam(rng, np.array([2.0, 200.0]), (20_000, 2))
+    assert x[:, 0].var() == pytest.approx(2.0, rel=0.05) and x[:, 1].var() == pytest.approx(200.0, rel=0.05)
+    y = mech.polya(rng, np.array([[1.0], [5.0]]), 0.5, (2, 20_000))
+    assert y[0].mean() == pytest.approx(1.0, rel=0.05) and y[1].mean() == pytest.approx(5.0, rel=0.05)
+
+
+@pytest.fixture
+def forced_count_exact_path(monkeypatch):
+    """Widen the count tables' error bound so that most draws take the arbitrary-precision path;
+    yields the list of exact draws made."""
+    calls = []
+    real = counts._exact_draw
+
+    def spy(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(counts, "_SLACK", 0.3)
+    monkeypatch.setattr(counts, "_exact_draw", spy)
+    counts._table.cache_clear()
+    yield calls
+    counts._table.cache_clear()
+
+
+def test_exact_path_of_poisson_fits_pmf(forced_count_exact_path):
+    x = mech.poisson(np.random.default_rng(27), Fraction(7, 2), 3000)
+    assert len(forced_count_exact_path) > 2000
+    assert chi2_pvalue(x, lambda k: stats.poisson.pmf(k, 3.5), 0, 12) > ALPHA
+
+
+def test_exact_path_of_poisson_twin_rejects(forced_count_exact_path):
+    x = mech.poisson(np.random.default_rng(27), Fraction(7, 2) * Fraction(13, 10), 3000)
+    assert chi2_pvalue(x, lambda k: stats.poisson.pmf(k, 3.5), 0, 12) < ALPHA
+
+
+def test_exact_path_of_polya_fits_pmf(forced_count_exact_path):
+    x = mech.polya(np.random.default_rng(28), Fraction(1, 8), Fraction(9, 10), 2000)
+    assert len(forced_count_exact_path) > 300
+    assert chi2_pvalue(x, lambda k: stats.nbinom.pmf(k, 0.125, 0.1), 0, 30) > ALPHA
+
+
+def test_count_tables_are_certified_by_exact_brackets():
+    """Float table bounds lie outside the exact cdf bracket (both sides): every entry of a small
+    table, about 40 entries spread over two larger ones, against `cdf_bounds` at 30 digits."""
+    for law in (counts.poisson_law(Fraction(7, 2)), counts.polya_law(Fraction(1, 16), 0.9),
+                counts.polya_law(30, Fraction(4, 5))):
+        tab = counts._table(law)
+        for t in range(0, tab.below.size, max(1, tab.below.size // 40)):
+            lo, hi = counts.cdf_bounds(law, tab.lo + t, 30)
+            assert Fraction(int(tab.below[t]) + 1, 2**53) <= lo
+            assert hi <= Fraction(int(tab.above[t + 1]), 2**53)
+
+
+@pytest.mark.parametrize("law,k", [(counts.poisson_law(Fraction(7, 2)), 2), (counts.poisson_law(300), 320),
+                                   (counts.polya_law(Fraction(1, 3), Fraction(1, 2)), 4)])
+def test_cdf_bounds_bracket_the_cdf(law, k):
+    import mpmath
+
+    mpmath.mp.dps = 60
+    if law.kind == "poisson":
+        lam = mpmath.mpf(law.a.numerator) / law.a.denominator
+        ref = sum(mpmath.exp(-lam) * lam**j / mpmath.factorial(j) for j in range(k + 1))
+    else:
+        r = mpmath.mpf(law.a.numerator) / law.a.denominator
+        th = mpmath.mpf(law.theta.numerator) / law.theta.denominator
+        ref = sum(mpmath.gamma(j + r) / (mpmath.factorial(j) * mpmath.gamma(r)) * th**j * (1 - th) ** r
+                  for j in range(k + 1))
+    lo, hi = counts.cdf_bounds(law, k, 40)
+    assert mpmath.mpf(lo.numerator) / lo.denominator <= ref <= mpmath.mpf(hi.numerator) / hi.denominator
+    assert hi - lo < Fraction(1, 10**38)
+
+
+@pytest.mark.parametrize("z", [Fraction(1, 3), Fraction(1, 1024), Fraction(5, 2), Fraction(10**6 + 1),
+                               Fraction(123456789, 7)])
+def test_log_gamma_interval_brackets_loggamma(z):
+    import mpmath
+
+    mpmath.mp.dps = 90
+    ref = mpmath.loggamma(mpmath.mpf(z.numerator) / z.denominator)
+    for digits in (30, 60):
+        lo, hi = exact.log_gamma_interval(z, digits)
+        assert mpmath.mpf(str(lo)) <= ref <= mpmath.mpf(str(hi))
+        assert hi - lo < decimal.Decimal(10) ** (3 - digits)
 
 
 def test_binomial_fits_pmf_and_twin_rejects():
@@ -247,6 +358,10 @@ def test_bad_parameters_are_named():
         mech.polya(rng, 1.0, 1.0, 3)
     with pytest.raises(ValueError, match="r must"):
         mech.polya(rng, 0.0, 0.5, 3)
+    with pytest.raises(ValueError, match="theta"):
+        mech.polya(rng, 1.0, -0.1, 3)
+    with pytest.raises(ValueError, match="lam"):
+        mech.poisson(rng, float("nan"), 3)
     with pytest.raises(ValueError, match="p must"):
         mech.geometric(rng, 1.5, 3)
     with pytest.raises(ValueError, match="size"):

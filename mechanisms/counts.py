@@ -1,0 +1,361 @@
+"""Exact, vectorised samplers of count laws: Poisson and Pólya (negative binomial, real shape).
+
+Both are drawn by inversion, X = min{k : U < F(k)}, against a per-law table of certified bounds
+on the cdf F, with the same notion of exactness as `dpaudit.mechanisms.discrete`: the output law
+is exactly the stated pmf for the parameters at their exact rational value (a float is the binary
+number it stores; pass an int or a `Fraction` for a decimal value), given that the bit generator's
+53-bit uniforms are uniform. Nothing else is assumed (no accuracy claim about libm).
+
+The table (built once per law, cached) covers the support where the pmf is not negligible:
+  - the pmf at anchors 1024 apart is bracketed by `log_gamma_interval` (Stirling's series with its
+    rigorous remainder, decimal interval arithmetic) and rounded to float64;
+  - between anchors, p(j) = p(anchor) * prod of float ratios p(i)/p(i-1) (Poisson lam/i,
+    Pólya (i-1+r) theta/i), each ratio within 6 ulp, each product within 1/2 ulp;
+  - F(k) = P(X <= k) below the mode and G(k) = P(X > k) from the mode up are summed in blocks
+    (relative error gamma_(M+B) of a blocked sum of positive terms), plus rigorous geometric
+    bounds on the mass outside the table.
+So every table entry carries a relative error bound E (about 2^-40) and the float decision for a
+uniform U = w + 2^-53 V (w the float draw, V its unrevealed digits) is taken only when U lies
+certainly between two table bounds. Otherwise (about one draw in 10^9 for moderate laws, also
+beyond the table) the comparison U < F(k) is decided exactly: U is revealed lazily and F(k) is
+bracketed in decimal interval arithmetic by `cdf_bounds` (the pmf at k from log-gamma brackets,
+its neighbours through exact rational ratios with directed rounding, the rest of the tail by a
+geometric bound), refined until the two separate.
+"""
+
+from __future__ import annotations
+
+import decimal
+import functools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpaudit.mechanisms.discrete import Size, _last_true, as_shape, exact_rational
+from dpaudit.mechanisms.exact import (
+    Bounds,
+    Interval,
+    LazyUniform,
+    frac_interval,
+    iv_add,
+    iv_exp,
+    iv_ln,
+    iv_mul,
+    iv_sub,
+    log_gamma_interval,
+)
+
+__all__ = ["CountLaw", "poisson_law", "polya_law", "cdf_bounds", "sample_law", "poisson", "polya_exact"]
+
+_U = 2.0**-53
+_GRID = 2.0**53
+_ANCHOR = 1024
+_BLOCK = 1024
+_TAIL = 2.0**-64  # mass left outside the table, per side (then handled by the exact path)
+_MAX_TABLE = 4_000_000
+_SLACK = 0.0  # extra relative error on the table bounds; tests raise it to force the exact path
+
+
+@dataclass(frozen=True)
+class CountLaw:
+    """Poisson(lam) (kind 'poisson') or Pólya(r, theta) (kind 'polya') at exact rationals.
+
+    Poisson: p(k) = e^-lam lam^k / k!.
+    Pólya:   p(k) = Gamma(k+r) / (k! Gamma(r)) theta^k (1-theta)^r (seed 004, Fact 1), the negative
+             binomial NB(r, 1-theta) with mean r theta/(1-theta).
+    """
+
+    kind: str
+    a: Fraction  # lam, or r
+    theta: Fraction = Fraction(0)
+
+    # ---- exact rational structure
+    def ratio(self, k: int) -> Fraction:
+        """p(k) / p(k-1) for k >= 1."""
+        num, den = self.ratio_terms(k)
+        return Fraction(num, den)
+
+    def ratio_terms(self, k: int) -> tuple[int, int]:
+        """(numerator, denominator) integers of p(k) / p(k-1), not reduced (fast path of the walks)."""
+        a, b = self.a.numerator, self.a.denominator
+        if self.kind == "poisson":
+            return a, b * k
+        c, d = self.theta.numerator, self.theta.denominator
+        return ((k - 1) * b + a) * c, k * b * d
+
+    @functools.cached_property
+    def mode(self) -> int:
+        """Largest k with p(k) >= p(k-1) (0 if none): ratios are <= 1 from mode+1 on, >= 1 up to it."""
+        if self.kind == "poisson":
+            return math.floor(self.a)
+        if self.a <= 1:
+            return 0
+        return math.floor((self.a - 1) * self.theta / (1 - self.theta))
+
+    def up_ratio(self, j: int) -> Fraction:
+        """sup_{i > j} p(i)/p(i-1), for j >= mode."""
+        if self.kind == "poisson":
+            return self.a / (j + 1)
+        if self.a >= 1:
+            return (j + self.a) * self.theta / (j + 1)
+        return self.theta
+
+    def down_ratio(self, j: int) -> Fraction:
+        """sup_{1 <= i <= j} p(i-1)/p(i) = p(j-1)/p(j), for 1 <= j <= mode (increasing in i)."""
+        return 1 / self.ratio(j)
+
+    def log_pmf_interval(self, k: int, digits: int) -> Interval:
+        """Bracket of ln p(k), absolute width about 10^-digits."""
+        big = max(k, math.ceil(self.a), 1)
+        prec = digits + 2 * len(str(big)) + 10
+        lg_k1 = log_gamma_interval(Fraction(k + 1), prec)
+        if self.kind == "poisson":
+            lam = frac_interval(self.a, prec)
+            out = iv_mul(frac_interval(Fraction(k), prec), iv_ln(lam, prec), prec)
+            out = iv_sub(out, lam, prec)
+            return iv_sub(out, lg_k1, prec)
+        r = frac_interval(self.a, prec)
+        out = iv_mul(r, iv_ln(frac_interval(1 - self.theta, prec), prec), prec)
+        if k:
+            out = iv_add(out, iv_mul(frac_interval(Fraction(k), prec),
+                                     iv_ln(frac_interval(self.theta, prec), prec), prec), prec)
+            out = iv_add(out, log_gamma_interval(k + self.a, prec), prec)
+            out = iv_sub(out, log_gamma_interval(self.a, prec), prec)
+            out = iv_sub(out, lg_k1, prec)
+        return out
+
+    def pmf_interval(self, k: int, digits: int) -> Interval:
+        """Bracket of p(k) with relative width about 10^-digits."""
+        return iv_exp(self.log_pmf_interval(k, digits), digits + 10)
+
+    # ---- float summaries (table sizing only)
+    @property
+    def mean(self) -> float:
+        if self.kind == "poisson":
+            return float(self.a)
+        return float(self.a * self.theta / (1 - self.theta))
+
+    @property
+    def sd(self) -> float:
+        if self.kind == "poisson":
+            return math.sqrt(float(self.a))
+        return math.sqrt(float(self.a * self.theta)) / float(1 - self.theta)
+
+
+def poisson_law(lam: Any) -> CountLaw:
+    return CountLaw("poisson", exact_rational(lam, "lam"))
+
+
+def polya_law(r: Any, theta: Any) -> CountLaw:
+    th = Fraction(0) if theta == 0 else exact_rational(theta, "theta")
+    if th >= 1:
+        raise ValueError(f"theta must lie in [0, 1), got {theta!r}")
+    return CountLaw("polya", exact_rational(r, "r"), th)
+
+
+# ---------------------------------------------------------------------------- exact cdf brackets
+
+class _Walker:
+    """Running bracket of a sum of positive terms t_j, each t_j = t_(j-1) * q_j (q_j rational),
+    with every operation rounded outward at a fixed precision."""
+
+    def __init__(self, start: Interval, prec: int) -> None:
+        kw = {"prec": prec, "Emin": decimal.MIN_EMIN, "Emax": decimal.MAX_EMAX}
+        self.down = decimal.Context(rounding=decimal.ROUND_FLOOR, **kw)
+        self.up = decimal.Context(rounding=decimal.ROUND_CEILING, **kw)
+        self.t_lo, self.t_hi = start
+        self.s_lo, self.s_hi = start
+
+    def step(self, num_int: int, den_int: int) -> None:
+        num, den = decimal.Decimal(num_int), decimal.Decimal(den_int)
+        self.t_lo = self.down.divide(self.down.multiply(self.t_lo, num), den)
+        self.t_hi = self.up.divide(self.up.multiply(self.t_hi, num), den)
+        self.s_lo = self.down.add(self.s_lo, self.t_lo)
+        self.s_hi = self.up.add(self.s_hi, self.t_hi)
+
+    def tail_small(self, rho: Fraction, tol: decimal.Decimal) -> bool:
+        """Whether rho < 1 and the geometric tail bound t_hi rho/(1-rho) is <= tol * (sum so far)."""
+        if rho >= 1:
+            return False
+        q = self.up.divide(decimal.Decimal(rho.numerator), decimal.Decimal(rho.denominator - rho.numerator))
+        return self.up.multiply(self.t_hi, q) <= self.down.multiply(self.s_lo, tol)
+
+    def tail(self, rho: Fraction) -> Fraction:
+        """The bound t_hi rho/(1-rho), exactly."""
+        return Fraction(self.t_hi) * rho / (1 - rho)
+
+
+@functools.lru_cache(maxsize=4096)
+def cdf_bounds(law: CountLaw, k: int, prec: int) -> Bounds:
+    """Rational (lo, hi) with lo <= F(k) = P(X <= k) <= hi, relative width about 10^-prec.
+
+    Deterministic in its arguments, hence cached. Below the mode F(k) is summed downwards from k,
+    above it G(k) = 1 - F(k) upwards from k+1; the terms come from the bracket of p at the start
+    and exact rational ratios (directed rounding); the sum stops when the geometric bound
+    p(j) rho/(1-rho) on the remaining tail (rho the largest remaining ratio, < 1 past the mode)
+    is below 10^-prec of the partial sum.
+    """
+    if k < 0:
+        return Fraction(0), Fraction(0)
+    digits = prec + 5
+    tol = decimal.Decimal(10) ** -digits
+    if k < law.mode:
+        walk, j = _Walker(law.pmf_interval(k, digits), digits + 10), k
+        while j > 0 and not walk.tail_small(law.down_ratio(j), tol):
+            num, den = law.ratio_terms(j)
+            walk.step(den, num)
+            j -= 1
+        tail = walk.tail(law.down_ratio(j)) if j > 0 else Fraction(0)
+        return Fraction(walk.s_lo), Fraction(walk.s_hi) + tail
+    j = k + 1
+    walk = _Walker(law.pmf_interval(j, digits), digits + 10)
+    while not walk.tail_small(law.up_ratio(j), tol):
+        j += 1
+        walk.step(*law.ratio_terms(j))
+    tail = walk.tail(law.up_ratio(j))
+    return 1 - Fraction(walk.s_hi) - tail, 1 - Fraction(walk.s_lo)
+
+
+# ---------------------------------------------------------------------------- float table
+
+def _blocked_cumsum(x: np.ndarray) -> np.ndarray:
+    """Inclusive prefix sums in blocks of _BLOCK: every entry is a sum with at most
+    _BLOCK + len/_BLOCK + 1 roundings (numpy's accumulate is sequential)."""
+    n = x.size
+    nb = -(-n // _BLOCK)
+    pad = np.zeros(nb * _BLOCK)
+    pad[:n] = x
+    rows = np.cumsum(pad.reshape(nb, _BLOCK), axis=1)
+    offsets = np.concatenate([[0.0], np.cumsum(rows[:-1, -1])])
+    return (rows + offsets[:, None]).ravel()[:n]
+
+
+def _table_pmf(law: CountLaw, lo: int, hi: int) -> np.ndarray:
+    """p(j) for j = lo..hi in float64 (relative error <= 7200 ulp, module docstring)."""
+    n = hi - lo + 1
+    na = -(-n // _ANCHOR)
+    j = lo + np.arange(na * _ANCHOR, dtype=np.float64).reshape(na, _ANCHOR)
+    with np.errstate(divide="ignore", invalid="ignore"):  # j = 0: an anchor, ratio replaced by 1
+        if law.kind == "poisson":
+            ratios = float(law.a) / j
+        else:
+            ratios = (j - 1.0 + float(law.a)) * float(law.theta) / j
+    ratios[:, 0] = 1.0
+    anchors = np.empty(na)
+    for i in range(na):
+        p_lo, p_hi = law.pmf_interval(lo + i * _ANCHOR, 25)
+        anchors[i] = float((p_lo + p_hi) / 2)
+    return (np.cumprod(ratios, axis=1) * anchors[:, None]).ravel()[:n]
+
+
+@dataclass(frozen=True)
+class _Table:
+    lo: int
+    below: np.ndarray  # A[t]: w_int <= A[t] implies U < F(lo + t)
+    above: np.ndarray  # B[t+1]: w_int >= B[t+1] implies U >= F(lo + t); B[0] for F(lo - 1)
+
+
+def _tail_bounds(law: CountLaw, lo: int, hi: int, p_lo: float, p_hi: float) -> tuple[float, float]:
+    """Upper bounds on P(X < lo) and P(X > hi) from the pmf at the table ends (x2 for rounding)."""
+    left = 0.0
+    if lo > 0:
+        rho = float(law.down_ratio(lo))
+        left = math.inf if rho >= 1 else 2.0 * p_lo * rho / (1 - rho)
+    rho = float(law.up_ratio(hi))
+    right = math.inf if rho >= 1 else 2.0 * p_hi * rho / (1 - rho)
+    return left, right
+
+
+@functools.lru_cache(maxsize=16)
+def _table(law: CountLaw) -> _Table:
+    m0, sd = law.mode, law.sd
+    geo = 40.0 / float(1 - law.theta) if law.kind == "polya" else 0.0
+    lo = max(0, math.floor(min(law.mean, m0) - 12 * sd - 10))
+    hi = max(m0, math.ceil(law.mean + 12 * sd + 20 + geo))
+    while True:
+        if hi - lo + 1 > _MAX_TABLE:
+            raise ValueError(
+                f"the law {law.kind} with parameters {float(law.a)!r}, {float(law.theta)!r} is too "
+                f"wide for the exact sampler (table of {hi - lo + 1} > {_MAX_TABLE} entries)"
+            )
+        p = _table_pmf(law, lo, hi)
+        left, right = _tail_bounds(law, lo, hi, float(p[0]), float(p[-1]))
+        if left <= _TAIL and right <= _TAIL:
+            break
+        if left > _TAIL:
+            lo = max(0, lo - max(m0 - lo, 16))
+        if right > _TAIL:
+            hi = hi + max(hi - m0, 16)
+    n = hi - lo + 1
+    gamma = (2 * _BLOCK + n // _BLOCK + 4) * _U
+    err = 1.001 * (7200 * _U + gamma) + 4 * _U + _SLACK
+    split = m0 - lo  # entries t < split hold F (below the mode), t >= split hold G
+    f_hat = _blocked_cumsum(p[:split])
+    g_hat = _blocked_cumsum(p[::-1])[::-1]
+    g_hat = np.concatenate([g_hat[1:], [0.0]])[split:]  # G(j) = sum_{i > j} p(i)
+    below = np.empty(n)
+    above = np.empty(n + 1)
+    f_lo = f_hat * (1 - err)
+    f_hi = f_hat * (1 + err) + left * (1 + err)
+    below[:split] = np.floor(f_lo * _GRID) - 1
+    above[1 : split + 1] = np.ceil(f_hi * _GRID)
+    g_lo = g_hat * (1 - err)
+    g_hi = g_hat * (1 + err) + right * (1 + err)
+    below[split:] = _GRID - 1 - np.ceil(g_hi * _GRID)
+    above[split + 1 :] = _GRID - np.floor(g_lo * _GRID)
+    above[0] = np.ceil(left * (1 + err) * _GRID) if lo > 0 else 0.0
+    below = np.minimum.accumulate(below[::-1])[::-1]
+    below.setflags(write=False)
+    above.setflags(write=False)
+    return _Table(lo, below, above)
+
+
+# ---------------------------------------------------------------------------- sampling
+
+def sample_law(rng: np.random.Generator, law: CountLaw, shape: tuple[int, ...]) -> np.ndarray:
+    """Exact draws of `law` by inversion (module docstring), int64 array of `shape`."""
+    if law.kind == "polya" and law.theta == 0:
+        return np.zeros(shape, dtype=np.int64)
+    tab = _table(law)
+    w = rng.random(shape) * _GRID
+    idx = np.searchsorted(tab.below, w, side="left")
+    inside = idx < tab.below.size
+    ok = inside & (w >= tab.above[np.minimum(idx, tab.below.size)])
+    out = (idx + tab.lo).astype(np.int64)
+    for i in np.flatnonzero(~ok):
+        out.flat[i] = _exact_draw(rng, law, tab, float(w.flat[i]), int(out.flat[i]))
+    return out
+
+
+def _exact_draw(rng: np.random.Generator, law: CountLaw, tab: _Table, w: float, start: int) -> int:
+    """X = max{k : U >= F(k-1)} for U in [w, w+1) / 2^53, using table bounds where they decide."""
+    u = LazyUniform(w * _U, _U, rng)
+    size = tab.below.size
+
+    def pred(k: int) -> bool:
+        if k == 0:
+            return True
+        t = k - 1 - tab.lo
+        if t < 0 and w >= tab.above[0]:
+            return True
+        if 0 <= t < size:
+            if w >= tab.above[t + 1]:
+                return True
+            if w <= tab.below[t]:
+                return False
+        return not u.below(lambda prec: cdf_bounds(law, k - 1, prec))
+
+    return _last_true(pred, max(start, 0))
+
+
+def poisson(rng: np.random.Generator, lam: Any, size: Size | None = None) -> np.ndarray:
+    """Poisson(lam): P(X = k) = e^-lam lam^k / k!, exact for the rational lam (module docstring)."""
+    return sample_law(rng, poisson_law(lam), as_shape(size))
+
+
+def polya_exact(rng: np.random.Generator, r: Any, theta: Any, size: Size | None = None) -> np.ndarray:
+    """Pólya(r, theta) = NB(r, 1 - theta), exact for the rational r, theta (module docstring)."""
+    return sample_law(rng, polya_law(r, theta), as_shape(size))
