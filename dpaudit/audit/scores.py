@@ -183,7 +183,7 @@ def _category_score(fit0: np.ndarray, fit1: np.ndarray) -> CategoryLogRatio | No
 
 def _ridged_cov(x: np.ndarray) -> np.ndarray:
     d = x.shape[1]
-    cov = np.cov(x, rowvar=False).reshape(d, d)
+    cov = np.var(x, ddof=1).reshape(1, 1) if d == 1 else np.cov(x, rowvar=False).reshape(d, d)
     # Ridge term keeps the covariance invertible when coordinates are constant or collinear.
     return cov + 1e-9 * max(float(np.trace(cov)) / d, 1e-12) * np.eye(d)
 
