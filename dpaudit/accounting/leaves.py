@@ -41,6 +41,9 @@ def validate_leaf(leaf: dp_accounting.DpEvent) -> None:
             raise ValueError(f"ZCDpEvent.xi must be non-negative and finite, got {leaf.xi!r}")
     elif isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
         check_probability(leaf.sampling_probability, "PoissonSampledDpEvent.sampling_probability")
+    inner = getattr(leaf, "event", None)  # sampled / repeated events wrap one inner event
+    if isinstance(inner, dp_accounting.DpEvent):
+        validate_leaf(inner)
     # dpaudit's events (Skellam, DiscreteGaussian, EpsilonDelta, Shuffled) validate themselves.
 
 
