@@ -26,6 +26,9 @@ import dpaudit.mechanisms as mech
 from dpaudit.mechanisms.secagg import PolyaSecAgg, SkellamSecAgg
 
 
+POLYA_THETA = float(np.exp(-1 / 32))  # LocalSecAgg's total noise at eps = 1, n = 1024 (g = 32)
+
+
 def samplers(size: int) -> dict[str, Callable[[np.random.Generator], object]]:
     return {
         "numpy laplace (reference)": lambda r: r.laplace(0.0, 3.0, size),
@@ -38,8 +41,17 @@ def samplers(size: int) -> dict[str, Callable[[np.random.Generator], object]]:
         "discrete_gaussian sigma=0.5 (exact)": lambda r: mech.discrete_gaussian(r, Fraction(1, 2), size),
         "discrete_gaussian sigma=1000 (exact)": lambda r: mech.discrete_gaussian(r, 1000, size),
         "geometric p=0.1 (exact)": lambda r: mech.geometric(r, Fraction(1, 10), size),
-        "skellam variance=10": lambda r: mech.skellam(r, 10.0, size),
-        "polya r=1/64 theta=0.9": lambda r: mech.polya(r, 1 / 64, 0.9, size),
+        "poisson lam=5 (exact)": lambda r: mech.poisson(r, 5, size),
+        "numpy poisson lam=5 (float)": lambda r: r.poisson(5.0, size),
+        "poisson lam=250 (exact)": lambda r: mech.poisson(r, 250, size),
+        "numpy poisson lam=250 (float)": lambda r: r.poisson(250.0, size),
+        "skellam variance=10 (exact)": lambda r: mech.skellam(r, 10.0, size),
+        "numpy skellam variance=10 (float)": lambda r: r.poisson(5.0, size) - r.poisson(5.0, size),
+        "skellam variance=1e5 (exact)": lambda r: mech.skellam(r, 100_000, size),
+        "polya r=1/64 theta=0.9 (exact)": lambda r: mech.polya(r, 1 / 64, 0.9, size),
+        "numpy negative_binomial r=1/64 p=0.1 (float)": lambda r: r.negative_binomial(1 / 64, 0.1, size),
+        "polya r=1024 theta=e^-1/32 (exact)": lambda r: mech.polya(r, 1024, POLYA_THETA, size),
+        "numpy negative_binomial r=1024 (float)": lambda r: r.negative_binomial(1024, 1 - POLYA_THETA, size),
         "binomial n=100 p=0.3": lambda r: mech.binomial(r, 100, 0.3, size),
         "randomized_response eps=1": lambda r: mech.randomized_response(r, np.ones(size, dtype=np.int8), 1.0),
         "k_randomized_response k=10 eps=1": lambda r: mech.k_randomized_response(r, np.zeros(size, dtype=np.int64), 10, 1.0),
@@ -90,9 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         json.dump({"size": args.size, "repeat": args.repeat, "samplers": rows, "secagg": sec}, sys.stdout, indent=2)
         print()
         return 0
-    print(f"{'sampler':40s} {'samples/s':>14s} {'x numpy laplace':>16s}")
+    print(f"{'sampler':46s} {'samples/s':>14s} {'x numpy laplace':>16s}")
     for r in rows:
-        print(f"{r['sampler']:40s} {r['samples_per_second']:14.3e} {r['ratio_to_numpy_laplace']:16.2f}")
+        print(f"{r['sampler']:46s} {r['samples_per_second']:14.3e} {r['ratio_to_numpy_laplace']:16.2f}")
     print()
     print(f"{'secure aggregation (1000 releases x 1024 users)':50s} {'seconds':>10s} {'releases/s':>12s}")
     for r in sec:
