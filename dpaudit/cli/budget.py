@@ -92,6 +92,14 @@ def compute(mechanism: str, params: dict, count: int, delta: float | None, epsil
     if not supported:
         raise ValueError(f"no accountant supports mechanism {mechanism!r}")
     best = min(supported, key=lambda r: r[key])
+    extra = {}
+    if mechanism == "shuffle" and count == 1 and epsilon is None and delta > 0:
+        from dpaudit.accounting import shuffle
+
+        e0, n = float(params["epsilon0"]), int(params["users"])
+        extra["fmt_numerical"] = shuffle.numerical_epsilon(e0, n, delta)
+        extra["fmt_closed_form"] = (shuffle.closed_form_epsilon(e0, n, delta)
+                                    if shuffle.closed_form_applies(e0, n, delta) else None)
     out = {
         "mechanism": mechanism,
         "params": params,
@@ -100,6 +108,8 @@ def compute(mechanism: str, params: dict, count: int, delta: float | None, epsil
         "results": rows,
         "best": {"accountant": best["accountant"], key: best[key]},
     }
+    if extra:
+        out["shuffle_bounds"] = extra
     return out
 
 
@@ -115,6 +125,10 @@ def _print_table(out: dict) -> None:
             print(f"{r['accountant']:<10}  {r[key]:>14.6g}  {mark}")
         else:
             print(f"{r['accountant']:<10}  {'-':>14}  not supported: {r['reason']}")
+    if "shuffle_bounds" in out:
+        b = out["shuffle_bounds"]
+        cf = "does not apply (needs epsilon0 <= log(n/(16 log(2/delta))))" if b["fmt_closed_form"] is None else f"{b['fmt_closed_form']:.6g}"
+        print(f"FMT 2021 numerical bound {b['fmt_numerical']:.6g}; closed form (Thm 3.1) {cf}")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -53,3 +53,11 @@ def test_calibrate_table_and_json(capsys):
     assert out["tuned"] == "scale" and out["best"]["scale"] == pytest.approx(2.0, rel=1e-3)
     assert main(["calibrate", "rr", "--count", "3", "--epsilon", "1.5", "--accountant", "pure"]) == 0
     assert "epsilon0" in capsys.readouterr().out
+
+
+def test_budget_shuffle_reports_both_fmt_bounds(capsys):
+    assert main(["budget", "shuffle", "--epsilon0", "1", "--users", "100000", "--delta", "1e-6", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    b = out["shuffle_bounds"]
+    assert b["fmt_numerical"] < b["fmt_closed_form"] < 1.0
+    assert out["best"]["epsilon"] == pytest.approx(b["fmt_numerical"])
