@@ -52,6 +52,7 @@ from dpaudit.mechanisms.shuffle import (
     permutations,
     shuffle,
 )
+from dpaudit.mechanisms.shuffle_sum import ShuffleSum, ShuffleSumRelease
 from dpaudit.mechanisms.vector_sum import (
     BitSumProtocol,
     binomial_count_pld,

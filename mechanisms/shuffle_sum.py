@@ -1,0 +1,211 @@
+"""P_Shuffle of seed 004 (Chowdhury & Zhou, ICLR 2023, App. D.2, Theorem 3): pure DP via shuffling.
+
+The protocol is Dist-DP-SE's R with the shuffle-model parameters of Thm 3, followed by a relaxed
+secure aggregation S = S~ o R~^n simulated by shuffling (digest 004 §3.3 "P_Shuffle"):
+  eps~ = eps/4, eps' = eps/2, q = p' = 1/(2T)
+  g = ceil(eps' sqrt(n)),  tau = ceil((g/eps') log(2/p')),  m = n g + 2 tau + 1
+  R:  x̂_i = floor(x_i g) + Bernoulli(frac),  eta_i = Pólya(1/n, θ) - Pólya(1/n, θ),
+      y_i = (x̂_i + eta_i) mod m,  θ = exp(-eps'/g)  (the text prints exp(-eps/g); the proof needs
+      the modular sum to be eps'-DP, so the digest reads the prime as lost: `theta_reading`)
+  R~: y_i -> d = m - 1 bit messages, the first y_i of them 1 (unary), each passed through binary
+      randomized response (flipped with probability `flip`)
+  S~: shuffles all k d bits of a release (k <= n users); the server sees the multiset, i.e. the
+      number C of ones
+  A:  de-biasing: ŷ = round((C - k d f) / (1 - 2f)) mod m (footnote 6: the sum of the decoded
+      multiset mod m), then the analyzer of Alg. 1 (underflow correction, division by g).
+The paper does not give R~ (it cites Cheu & Yan 2021, whose protocol needs O_eps(n^2.5) messages
+per user by Ghazi-Kumar-Manurangsi's count). The unary randomized-response encoding above is this
+module's explicit instantiation. Its default flip = q/(2 k d) makes a flip anywhere happen with
+probability <= q/2 and a flip-free count decode exactly, so S is q-relaxed correct; but the count
+reveals sum_i y_i over the integers, not only mod m, so the eps~-relaxed security the theorem
+assumes is *not* established for it. Hence two events:
+  `event()`              the claim of Thm 3, pure (eps, 0);
+  `server_view_event()`  what this instantiation provably gives: each user's d randomized-response
+                         bits are eps0-DP with eps0 = (m-1) log((1-f)/f) (unary vectors of two
+                         inputs differ in at most m-1 places), and the shuffled bits are a
+                         post-processing of the shuffled user vectors: ShuffledDpEvent(eps0, n)
+                         (Feldman-McMillan-Talwar amplification; valid, loose). Audits measure
+                         the truth in between.
+`run` simulates every bit and the shuffler; `run_fast` draws the count directly,
+C = Bin(S, 1-f) + Bin(k d - S, f) with S = sum_i y_i: the same law of the server's view.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import dp_accounting
+import numpy as np
+from dp_accounting import dp_event
+
+from dpaudit.accounting.events import EpsilonDeltaDpEvent, ShuffledDpEvent
+from dpaudit.mechanisms import samplers
+from dpaudit.mechanisms.secagg import INT64_MAX, SecAggParameters, analyze, encode
+from dpaudit.mechanisms.shuffle import shuffle
+from dpaudit.validation import check_choice, check_epsilon, check_int_at_least, check_open_unit
+
+__all__ = ["ShuffleSumRelease", "ShuffleSum"]
+
+
+@dataclass(frozen=True)
+class ShuffleSumRelease:
+    """One protocol run per batch entry.
+
+    messages: the users' y_i in Z_m (shape (*batch, k));
+    bits: the shuffled bit messages (per-message path only, else None), shape (*batch, k d);
+    ones: the number of ones in the shuffled multiset, the server's whole view, shape (*batch,);
+    aggregate: the decoded modular sum ŷ; estimate: z = A(ŷ), the private sum of rewards.
+    """
+
+    messages: np.ndarray
+    bits: np.ndarray | None
+    ones: np.ndarray
+    aggregate: np.ndarray
+    estimate: np.ndarray
+
+
+class ShuffleSum:
+    """P_Shuffle (seed 004, Thm 3) for one release per batch entry; module docstring.
+
+    Give the horizon T (q = p' = 1/(2T)) or p' directly; g, tau, m and the flip probability are
+    overridable. theta_reading: "digest" (θ = exp(-eps'/g), default) or "printed" (exp(-eps/g)).
+    """
+
+    trust_model = "shuffle"
+
+    def __init__(
+        self,
+        epsilon: float,
+        n: int,
+        horizon: int | None = None,
+        p: float | None = None,
+        g: int | None = None,
+        tau: int | None = None,
+        m: int | None = None,
+        flip: float | None = None,
+        theta_reading: str = "digest",
+    ) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        n = check_int_at_least(n, 1, "n")
+        if (horizon is None) == (p is None):
+            raise ValueError("give exactly one of horizon (p' = 1/(2T)) and p")
+        if horizon is not None:
+            p = 1.0 / (2 * check_int_at_least(horizon, 1, "horizon"))
+        self.p = check_open_unit(p, "p")
+        self.theta_reading = check_choice(theta_reading, ("digest", "printed"), "theta_reading")
+        self.eps_tilde = self.epsilon / 4
+        self.eps_prime = self.epsilon / 2
+        g = max(1, math.ceil(self.eps_prime * math.sqrt(n))) if g is None else check_int_at_least(g, 1, "g")
+        if tau is None:
+            tau = math.ceil(g / self.eps_prime * math.log(2 / self.p))
+        tau = check_int_at_least(tau, 0, "tau")
+        m = n * g + 2 * tau + 1 if m is None else check_int_at_least(m, 2, "m")
+        self.params = SecAggParameters(n, g, tau, m)
+        self.d = m - 1
+        if n * self.d * m > INT64_MAX:
+            raise ValueError(f"n*d*m = {n * self.d * m} overflows int64 (n = {n}, m = {m})")
+        if flip is None:
+            flip = self.p / (2 * n * self.d)
+        if not isinstance(flip, (int, float)) or isinstance(flip, bool) or not 0 <= flip < 0.5:
+            raise ValueError(f"flip must lie in [0, 1/2), got {flip!r}")
+        self.flip = float(flip)
+
+    def __repr__(self) -> str:
+        p = self.params
+        return (f"ShuffleSum(epsilon={self.epsilon!r}, n={p.n}, g={p.g}, tau={p.tau}, m={p.m}, "
+                f"flip={self.flip!r}, theta_reading={self.theta_reading!r})")
+
+    @property
+    def theta(self) -> float:
+        """The Pólya parameter of the shares: exp(-eps'/g) (digest) or exp(-eps/g) (as printed)."""
+        eps = self.eps_prime if self.theta_reading == "digest" else self.epsilon
+        return math.exp(-eps / self.params.g)
+
+    # ---- guarantees
+    def event(self) -> EpsilonDeltaDpEvent:
+        """The claim of Thm 3: pure (eps, 0)-DP for the shuffled view (LLR <= 2 eps~ + eps')."""
+        return EpsilonDeltaDpEvent(self.epsilon, 0.0)
+
+    def modular_sum_event(self) -> dp_event.DiscreteLaplaceDpEvent:
+        """What (sum_i y_i) mod m reveals: DLap(-1/log θ) at sensitivity g (eps' under the digest's
+        reading, eps under the printed one); SIM(Sigma(y)) in the proof of Thm 3."""
+        g = self.params.g
+        return dp_event.DiscreteLaplaceDpEvent(noise_parameter=-math.log(self.theta), sensitivity=g)
+
+    def proof_event(self) -> dp_accounting.ComposedDpEvent:
+        """The proof's accounting: the modular sum composed with the 2 eps~ of two relaxed-security
+        simulations (triangle inequality); valid only if S~ o R~ is an eps~-relaxed SecAgg."""
+        return dp_accounting.ComposedDpEvent([self.modular_sum_event(), EpsilonDeltaDpEvent(2 * self.eps_tilde, 0.0)])
+
+    def local_epsilon(self) -> float:
+        """eps0 = (m-1) log((1-f)/f): one user's d randomized-response bits, unary inputs differing
+        in at most m-1 places (inf when flip = 0)."""
+        f = self.flip
+        return math.inf if f == 0 else self.d * math.log((1 - f) / f)
+
+    def server_view_event(self) -> dp_accounting.DpEvent:
+        """What this instantiation provably gives for the shuffled bits (module docstring)."""
+        eps0 = self.local_epsilon()
+        if not math.isfinite(eps0):
+            return dp_accounting.NonPrivateDpEvent()
+        return ShuffledDpEvent(eps0, self.params.n)
+
+    # ---- protocol steps
+    def _rewards(self, x: Any) -> np.ndarray:
+        arr = np.asarray(x, dtype=float)
+        if arr.ndim < 1 or not 1 <= arr.shape[-1] <= self.params.n:
+            raise ValueError(
+                f"rewards x must have the users on the last axis, 1..n = 1..{self.params.n} "
+                f"of them, got shape {arr.shape}"
+            )
+        return arr
+
+    def randomize(self, rng: np.random.Generator, x: Any) -> np.ndarray:
+        """R: y_i = (x̂_i + Pólya(1/n, θ) - Pólya(1/n, θ)) mod m (exact Pólya sampler)."""
+        arr = self._rewards(x)
+        r = 1.0 / self.params.n
+        eta = samplers.polya(rng, r, self.theta, arr.shape) - samplers.polya(rng, r, self.theta, arr.shape)
+        return np.mod(encode(rng, arr, self.params.g) + eta, self.params.m)
+
+    def bit_messages(self, rng: np.random.Generator, y: np.ndarray) -> np.ndarray:
+        """R~: each y_i as d = m-1 unary bits (y_i ones), each flipped with probability `flip`;
+        shape (*batch, k, d), int8."""
+        unary = (np.arange(self.d) < np.asarray(y)[..., None]).astype(np.int8)
+        flips = rng.random(unary.shape) < self.flip
+        return unary ^ flips.astype(np.int8)
+
+    def shuffle_bits(self, rng: np.random.Generator, bits: np.ndarray) -> np.ndarray:
+        """S~: a uniform permutation of all k d bits of each release, shape (*batch, k d)."""
+        batch = bits.shape[:-2]
+        flat = bits.reshape((-1, bits.shape[-2] * bits.shape[-1]))
+        return shuffle(rng, flat).reshape(batch + (flat.shape[-1],))
+
+    def decode(self, ones: np.ndarray, k: int) -> np.ndarray:
+        """ŷ = round((C - k d f)/(1 - 2f)) mod m: the de-biased count of ones, mod m."""
+        f, total = self.flip, k * self.d
+        est = np.rint((np.asarray(ones, dtype=float) - total * f) / (1 - 2 * f)).astype(np.int64)
+        return np.mod(est, self.params.m)
+
+    def analyze(self, aggregate: np.ndarray) -> np.ndarray:
+        """A: z = (ŷ - m)/g if ŷ > n g + tau else ŷ/g (Alg. 1 lines 28-30)."""
+        return analyze(aggregate, self.params)
+
+    def run(self, rng: np.random.Generator, x: Any) -> ShuffleSumRelease:
+        """Message by message: R, then R~ for every user, the shuffler, the de-biasing analyzer."""
+        y = self.randomize(rng, x)
+        bits = self.shuffle_bits(rng, self.bit_messages(rng, y))
+        ones = bits.sum(axis=-1, dtype=np.int64)
+        agg = self.decode(ones, y.shape[-1])
+        return ShuffleSumRelease(y, bits, ones, agg, self.analyze(agg))
+
+    def run_fast(self, rng: np.random.Generator, x: Any) -> ShuffleSumRelease:
+        """Same law of the server's view: C = Bin(S, 1-f) + Bin(k d - S, f), S = sum_i y_i."""
+        y = self.randomize(rng, x)
+        s = y.sum(axis=-1, dtype=np.int64)
+        total = y.shape[-1] * self.d
+        ones = rng.binomial(s, 1 - self.flip) + rng.binomial(total - s, self.flip)
+        ones = np.asarray(ones, dtype=np.int64)
+        agg = self.decode(ones, y.shape[-1])
+        return ShuffleSumRelease(y, None, ones, agg, self.analyze(agg))
