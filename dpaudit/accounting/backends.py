@@ -234,7 +234,9 @@ class ApproxBackend(Backend):
             return math.inf
         n_prof = sum(c for _, c in prof)
         best = math.inf
-        for f in _PROFILE_FRACTIONS:
+        # a single release with a profile and nothing else: all of delta goes to it
+        fractions = _PROFILE_FRACTIONS + ((1.0,) if n_prof == 1 and not fixed else ())
+        for f in fractions:
             d0 = f * delta / n_prof
             groups = fixed + [(fn(d0), d0, c) for fn, c in prof]
             best = min(best, self._eps_fixed(groups, delta))
