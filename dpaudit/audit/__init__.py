@@ -22,7 +22,7 @@ outcomes); for vectors a difference-of-means and a Fisher-discriminant projectio
 coordinate when there are few); or a user's `score`.  Sources: Jagielski, Ullman, Oprea, "Auditing
 Differentially Private Machine Learning: How Private is Private SGD?" (NeurIPS 2020); Nasr, Song,
 Thakurta, Papernot, Carlini, "Adversary Instantiation: Lower Bounds for Differentially Private
-Machine Learning" (IEEE S&P 2021); Lu, Magdon-Ismail, et al., "A General Framework for Auditing
+Machine Learning" (IEEE S&P 2021); F. Lu, J. Munoz, M. Fuchs, et al., "A General Framework for Auditing
 Differentially Private Machine Learning" (NeurIPS 2022).
 
 Gaussian DP.  A mu-GDP mechanism has trade-off function G_mu(a) = Phi(Phi^-1(1-a) - mu) (Dong,

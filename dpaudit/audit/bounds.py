@@ -5,12 +5,13 @@ P[M(d0) in E] <= e^epsilon P[M(d1) in E] + delta (Dwork and Roth 2014, Def. 2.4)
 
     epsilon >= log((p0 - delta) / p1),       p0 = P[M(d0) in E], p1 = P[M(d1) in E].
 
-Replacing p0 by a lower and p1 by an upper Clopper-Pearson bound (each one-sided at level a) gives a
+Replacing p0 by a lower and p1 by an upper Clopper-Pearson bound (Clopper, Pearson, Biometrika
+1934; each one-sided at level a) gives a
 lower bound on epsilon that holds with probability >= 1 - 2a (Jagielski, Ullman, Oprea, "Auditing
-Differentially Private Machine Learning", NeurIPS 2020, Sec. 3; Nasr et al., "Adversary
-Instantiation", IEEE S&P 2021, Sec. 4).  A mu-Gaussian-DP mechanism has trade-off function
+Differentially Private Machine Learning", NeurIPS 2020; Nasr et al., "Adversary
+Instantiation", IEEE S&P 2021).  A mu-Gaussian-DP mechanism has trade-off function
 G_mu(a) = Phi(Phi^-1(1 - a) - mu) (Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022,
-Def. 2.7), so for every event mu >= Phi^-1(p0) - Phi^-1(p1); the same bounds give a lower bound on mu.
+Sec. 2), so for every event mu >= Phi^-1(p0) - Phi^-1(p1); the same bounds give a lower bound on mu.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def epsilon_from_rates(p0, p1, delta: float) -> np.ndarray:
 
 
 def mu_from_rates(p0, p1) -> np.ndarray:
-    """Phi^-1(p0) - Phi^-1(p1), clamped below at 0 (Dong, Roth, Su 2022, Def. 2.7)."""
+    """Phi^-1(p0) - Phi^-1(p1), clamped below at 0 (Dong, Roth, Su 2022)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         out = ndtri(np.asarray(p0, dtype=float)) - ndtri(np.asarray(p1, dtype=float))
     return np.maximum(np.nan_to_num(out, nan=0.0), 0.0)

@@ -22,7 +22,7 @@ class DirectionResult:
     `p_second_upper` are the Clopper-Pearson bounds behind `epsilon_lower`; the mu fields are the
     same for the event chosen for the Gaussian-DP bound.  The trade-off points are point estimates
     of (type I, type II) errors of the tests {score > t} that reject `second`:
-    alpha = P_second(E), beta = 1 - P_first(E) (Dong, Roth, Su 2022, Def. 2.1), measured on the
+    alpha = P_second(E), beta = 1 - P_first(E) (Dong, Roth, Su 2022), measured on the
     estimation split when a claimed curve was tested, else on the selection split (`tradeoff_split`).
     """
 

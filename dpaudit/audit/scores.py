@@ -6,8 +6,8 @@ for scalar outputs, or a user's function) or learned on the "fit" half of the se
 - `CategoryLogRatio`: for discrete outputs (integer scalars or vectors: actions, decisions,
   halting patterns), the estimated log likelihood ratio of each distinct row; thresholding it gives
   the sets of outcomes whose likelihood ratio is above a level, i.e. the Neyman-Pearson family
-  (Lu, Magdon-Ismail, et al., "A General Framework for Auditing Differentially Private Machine
-  Learning", NeurIPS 2022, Sec. 4 use the same likelihood-ratio ordering).
+  (the Neyman-Pearson ordering; F. Lu et al., "A General Framework for Auditing Differentially
+  Private Machine Learning", NeurIPS 2022, audit with likelihood-ratio tests too).
 - `Projection`: for real vectors, a linear projection fitted on the fit half: the difference of
   means, and Fisher's linear discriminant Sigma^-1 (m0 - m1) (the likelihood ratio direction for
   Gaussians with a shared covariance); and each coordinate when there are few.
@@ -198,7 +198,7 @@ def _gaussian_ratio(fit0: np.ndarray, fit1: np.ndarray) -> GaussianLogRatio | No
     if s0 <= 0 or s1 <= 0:
         return None
     # Only when the spreads differ: log det of a sample covariance has standard deviation about
-    # sqrt(2d/n) (Anderson 2003, Thm 7.5.4); with equal spreads this score only adds selection noise.
+    # sqrt(2d/n) for Gaussian data (delta method); with equal spreads this score only adds selection noise.
     d = x0.shape[1]
     if abs(logdet0 - logdet1) < _SPREAD_Z * np.sqrt(2 * d / len(x0) + 2 * d / len(x1)):
         return None

@@ -3,9 +3,9 @@
 Only the selection runs are looked at here, so any search is free: the estimation split later tests
 the few chosen events with Clopper-Pearson bounds and a Bonferroni correction over exactly those.
 The objective is *lower-bound-like*, not the point estimate: it predicts the bound the estimation
-split will give at its size, with the selection's own sampling error taken off (one standard error,
-Wilson), so rare events that look extreme by chance lose to well-populated ones.  For outputs with
-a monotone likelihood ratio this picks one threshold near the best one (Lu et al. 2022, Sec. 5).
+split will give at its size, with the selection's own sampling error taken off (two standard
+errors, Wilson), so rare events that look extreme by chance lose to well-populated ones.  For
+outputs with a monotone likelihood ratio one threshold near the best one is all that is needed.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from scipy.special import ndtri
 from dpaudit.audit.bounds import wilson_lower, wilson_upper
 from dpaudit.audit.scores import Score
 
-__all__ = ["Direction", "EventPlan", "choose_events", "DIRECTIONS"]
+__all__ = ["EventPlan", "choose_events", "DIRECTIONS"]
 
 #: The two directions: "d0>d1" looks for events more likely under d0 than under d1, and back.
 DIRECTIONS = ("d0>d1", "d1>d0")
@@ -56,8 +56,6 @@ class EventPlan:
         return {"score": self.score.describe(), "sign": self.sign, "threshold": self.threshold,
                 "mu_threshold": self.mu_threshold}
 
-
-Direction = str
 
 
 def _quantiles(sorted_values: np.ndarray, levels: np.ndarray) -> np.ndarray:

@@ -42,7 +42,7 @@ def discrete_laplace(epsilon):
 
 
 def gaussian_delta(epsilon, mu):
-    """Exact delta(epsilon) of mu-GDP (Balle, Wang 2018, Thm 8; Dong, Roth, Su 2022, Cor. 2.13)."""
+    """Exact delta(epsilon) of mu-GDP (Balle, Wang 2018; Dong, Roth, Su 2022)."""
     return stats.norm.cdf(-epsilon / mu + mu / 2) - np.exp(epsilon) * stats.norm.cdf(-epsilon / mu - mu / 2)
 
 

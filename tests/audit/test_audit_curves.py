@@ -19,7 +19,7 @@ def gaussian(data, rng, size):
 
 
 def gaussian_delta(epsilon, mu=1.0):
-    """Exact delta(epsilon) of mu-GDP (Balle, Wang 2018, Thm 8; Dong, Roth, Su 2022, Cor. 2.13)."""
+    """Exact delta(epsilon) of mu-GDP (Balle, Wang 2018; Dong, Roth, Su 2022)."""
     return float(stats.norm.cdf(-epsilon / mu + mu / 2) - np.exp(epsilon) * stats.norm.cdf(-epsilon / mu - mu / 2))
 
 
