@@ -106,7 +106,7 @@ def _converted(guarantee: Any, event: Any, expect: str) -> Claim | None:
 
 
 def claims_from_privacy(privacy: Any, *, paper_expect: str = "consistent", corrected_expect: str = "consistent",
-                        accounted: bool = True) -> tuple[Claim, ...]:
+                        accounted: bool = True, paper_label: str = "paper") -> tuple[Claim, ...]:
     """The paper's claim and (where declared) the corrected one from an algorithm's `privacy`.
 
     Pure and (epsilon, delta) claims are taken as stated; RDP and zCDP claims become (epsilon, 1e-5)
@@ -114,7 +114,7 @@ def claims_from_privacy(privacy: Any, *, paper_expect: str = "consistent", corre
     the declared `DpEvent` (at the paper's delta, or 1e-5 for RDP/zCDP claims; accountant "best",
     every accountant's figure is listed in the report).
     """
-    paper = _stated(privacy.claim, "paper", paper_expect) or _converted(privacy.claim, privacy.event, paper_expect)
+    paper = _stated(privacy.claim, paper_label, paper_expect) or _converted(privacy.claim, privacy.event, paper_expect)
     corrected = privacy.corrected and _stated(privacy.corrected, "corrected", corrected_expect)
     out = [c for c in (paper, corrected) if c]
     event = privacy.event

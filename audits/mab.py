@@ -158,7 +158,7 @@ def seed001_entries() -> list[AuditEntry]:
             pairs=(NeighbourPair("one-user", hyb_stream0, hyb_stream1,
                                  "K=1 arm's observations all 0 vs the 2nd one 1 (leaf 1 of tree 1, array 1)"),),
             observable="white-box", observable_description="released totals R_1..R_4 after each pull",
-            claims=claims_from_privacy(hybrid.privacy_for(1 << 10), paper_expect="violation"),
+            claims=claims_from_privacy(hybrid.privacy_for(1 << 10), paper_expect="violation", paper_label="paper-proof"),
             samples=800_000, quick=True, quick_samples=400_000, audit_options={"score": hybrid_conjunction_score},
             regret=RegretRun("hybrid-ucb", horizon=5_000, runs=10, params=regret), source="digest 001 §6.3"),
         AuditEntry(
