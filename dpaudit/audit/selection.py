@@ -45,16 +45,10 @@ class EventPlan:
     grid: tuple[float, ...]
     selection_first: tuple[float, ...]
     selection_second: tuple[float, ...]
-    selection_objective: float
 
     def thresholds(self, with_grid: bool) -> np.ndarray:
         """The thresholds counted on the estimation split, in the order the counts are returned."""
         return np.array([self.threshold, self.mu_threshold, *(self.grid if with_grid else ())], dtype=np.float64)
-
-    def describe(self) -> dict:
-        """JSON-ready description of the score and event."""
-        return {"score": self.score.describe(), "sign": self.sign, "threshold": self.threshold,
-                "mu_threshold": self.mu_threshold}
 
 
 
@@ -130,12 +124,12 @@ def choose_events(
                     best[direction] = (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled)
     plans = {}
     for direction in DIRECTIONS:
-        key, score, sign, t_eps, t_mu, u0, u1, pooled = best[direction]
+        _, score, sign, t_eps, t_mu, u0, u1, pooled = best[direction]
         levels = (np.arange(grid_size) + 0.5) / grid_size
         grid = np.unique(sign * _quantiles(pooled, levels))
         f0 = tuple(float(v) for v in _exceed(u0, sign, grid) / len(u0))
         f1 = tuple(float(v) for v in _exceed(u1, sign, grid) / len(u1))
         first, second = (f0, f1) if direction == DIRECTIONS[0] else (f1, f0)
         plans[direction] = EventPlan(direction, score, sign, t_eps, t_mu, tuple(float(g) for g in grid),
-                                     first, second, key[0])
+                                     first, second)
     return plans
