@@ -81,3 +81,14 @@ def test_generic_over_registered_entries(capsys, monkeypatch):
 def test_usage_errors_exit_2(argv, msg, capsys):
     assert main(["regret", *argv]) == 2
     assert msg in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_mab_entry_simulates_and_serialises(name):
+    from dpaudit.registry import ALGORITHMS, load_plugins
+
+    load_plugins()
+    curves = ALGORITHMS.get(name).simulate(horizon=300, runs=2, seed=0)
+    js = json.loads(json.dumps(curves.to_json(), allow_nan=False))
+    assert js["horizon"] == 300 and js["runs"] == 2
+    assert js["privacy"]["claim"]["notion"] in ("none", "pure", "rdp", "zcdp")
