@@ -7,7 +7,8 @@ then each sampler, and the figure kept is the best of `--repeat` rounds (the mac
 the best round is the least disturbed one). The ratio column is (sampler time per sample) /
 (numpy Laplace time per sample, same round structure): issue 3 targets the exact discrete
 samplers (discrete Laplace, discrete Gaussian) within 5x. Also timed: one secure-aggregation
-release of seed 004 (n = 1024 users) user by user against its fast path.
+release of seed 004 (n = 1024 users) user by user against its fast path, and seed 004's shuffle
+protocol P_Shuffle (n = 64, every bit message shuffled) against its binomial-count fast path.
 Not part of the test suite.
 """
 
@@ -24,6 +25,7 @@ import numpy as np
 
 import dpaudit.mechanisms as mech
 from dpaudit.mechanisms.secagg import PolyaSecAgg, SkellamSecAgg
+from dpaudit.mechanisms.shuffle_sum import ShuffleSum
 
 
 POLYA_THETA = float(np.exp(-1 / 32))  # LocalSecAgg's total noise at eps = 1, n = 1024 (g = 32)
@@ -72,6 +74,18 @@ def secagg_rows(repeat: int) -> list[dict]:
                 best = min(best, time.perf_counter() - t0)
             rows.append({"protocol": type(proto).__name__, "path": path, "releases": 1000,
                          "users_per_release": 1024, "seconds": best, "releases_per_second": 1000 / best})
+    xs = np.random.default_rng(0).random((200, 64))
+    shuffled = ShuffleSum(1.0, 64, horizon=10**6)  # d = m - 1 = 500 bit messages per user
+    for path in ("run", "run_fast"):
+        fn = getattr(shuffled, path)
+        best = float("inf")
+        for i in range(repeat):
+            rng = np.random.default_rng(i)
+            t0 = time.perf_counter()
+            fn(rng, xs)
+            best = min(best, time.perf_counter() - t0)
+        rows.append({"protocol": "ShuffleSum", "path": path, "releases": 200, "users_per_release": 64,
+                     "seconds": best, "releases_per_second": 200 / best})
     return rows
 
 
@@ -106,9 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         print(f"{r['sampler']:46s} {r['samples_per_second']:14.3e} {r['ratio_to_numpy_laplace']:16.2f}")
     print()
-    print(f"{'secure aggregation (1000 releases x 1024 users)':50s} {'seconds':>10s} {'releases/s':>12s}")
+    print(f"{'protocol (releases x users)':50s} {'seconds':>10s} {'releases/s':>12s}")
     for r in sec:
-        print(f"{r['protocol'] + '.' + r['path']:50s} {r['seconds']:10.3f} {r['releases_per_second']:12.1f}")
+        name = f"{r['protocol']}.{r['path']} ({r['releases']} x {r['users_per_release']})"
+        print(f"{name:50s} {r['seconds']:10.3f} {r['releases_per_second']:12.1f}")
     return 0
 
 

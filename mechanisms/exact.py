@@ -7,6 +7,8 @@ arbitrary-precision arithmetic: U is revealed bit by bit (`LazyUniform`) and T i
 rigorous decimal bounds (`exp_neg_bounds`), both refined until they separate. This is the
 "lazy digits" idea behind the exact samplers of Canonne, Kamath, Steinke, "The Discrete
 Gaussian for Differential Privacy" (NeurIPS 2020), Section 5.
+The exact Poisson and Pólya samplers (`dpaudit.mechanisms.counts`) bracket pmfs and cdfs with the
+outward-rounded decimal interval arithmetic below and a rigorous log-gamma (`log_gamma_interval`).
 """
 
 from __future__ import annotations
