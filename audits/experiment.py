@@ -21,7 +21,7 @@ from dpaudit.registry import AUDITS
 
 from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, RegretRun
 
-__all__ = ["ConSEObserve", "ENTRIES"]
+__all__ = ["ConSEObserve", "RCTEndScore", "ENTRIES"]
 
 NO_ESTIMATE = -9.0  # stands for "no estimate released" (T_j = 0); estimates lie in [-1, 1] plus noise
 
@@ -45,13 +45,38 @@ class ConSEObserve:
         return np.nan_to_num(out, nan=NO_ESTIMATE)
 
 
-def _a4_pair(types: int) -> tuple[NeighbourPair, int]:
-    """Phase 1: type 0 arrives 20 times (the unique minimum f̂), every other type 25 times; phase 2 cycles.
+@dataclasses.dataclass(frozen=True)
+class RCTEndScore:
+    """Score of a batch of DP-ConSE action vectors: the sum over types of the estimated RCT lengths.
+
+    In phase 2 a type's first T_j arrivals get fair coins, the later ones one fixed arm (a fixed coin
+    when phase 1 ended undecided, as here), so the type's last arrival shows that arm and the last
+    arrival whose action differs from it ends the RCT up to a Geometric(1/2) run of equal coins.
+    `phase2_types` are the types of the phase-2 arrivals (identical in both inputs of the A4 pair).
+    """
+
+    half: int
+    phase2_types: tuple[int, ...]
+
+    def __call__(self, out: np.ndarray) -> np.ndarray:
+        acts = np.asarray(out)[:, self.half:]
+        types = np.asarray(self.phase2_types)
+        total = np.zeros(acts.shape[0])
+        for j in np.unique(types):
+            seq = acts[:, types == j]
+            dev = seq != seq[:, -1:]
+            last = seq.shape[1] - 1 - np.argmax(dev[:, ::-1], axis=1)
+            total += np.where(dev.any(axis=1), last + 1, 0)
+        return total
+
+
+def _a4_pair(types: int, others: int = 25) -> tuple[NeighbourPair, int]:
+    """Phase 1: type 0 arrives 20 times (the unique minimum f̂), every other type `others` times; phase 2 cycles.
 
     D' moves type 0's last phase-1 arrival to type 1, so with alpha = 0, T_min = min_j f̂_j drops from
     20 to 19 while no phase-1 epoch ends (R_1 is in the thousands), so nothing else released changes.
     """
-    phase1 = np.concatenate([np.zeros(20, dtype=np.int64)] + [np.full(25, j) for j in range(1, types)])
+    phase1 = np.concatenate([np.zeros(20, dtype=np.int64)] + [np.full(others, j) for j in range(1, types)])
     half = phase1.size
     n = 2 * half
     t0 = np.concatenate([phase1, np.arange(n - half) % types])[None, :]
@@ -98,6 +123,11 @@ def conse_entries() -> list[AuditEntry]:
     if _delta_of(corr4) > 1.0 / n4:
         raise ValueError("the corrected phase-1 context guarantee needs delta <= 1/n for this pair")
     env4 = PatientExperiment(np.full(types, 0.3), np.full(types, 0.7))
+    pair8, n8 = _a4_pair(types, others=45)  # 42 phase-2 arrivals per type: every RCT ends before phase 2 does
+    priv8 = conse_privacy(params4, n8, types)
+    corr8 = priv8.corrected["context_phase1"]
+    if _delta_of(corr8) > 1.0 / n8:
+        raise ValueError("the corrected phase-1 context guarantee needs delta <= 1/n for this pair")
     n6 = 200
     params6 = ConSEParams(alpha=0.5, epsilon=eps)
     priv6 = conse_privacy(params6, n6, 1)
@@ -122,6 +152,21 @@ def conse_entries() -> list[AuditEntry]:
             samples=100_000, quick=True, quick_samples=10_000, audit_options={"chunk_size": 10_000},
             regret=RegretRun("dp-conse", horizon=2000, runs=20, params={"epsilon": eps, "types": 2}),
             source=source + " A4"),
+        AuditEntry(
+            name="dp-conse.actions", algorithm="dp-conse",
+            description="DP-ConSE end to end (audit A4 through the actions): the RCT lengths of all M types move "
+                        "with one phase-1 arrival, and each RCT's end shows in the phase-2 actions.",
+            target=functools.partial(ConSEObserve, env4, params4, "actions"), pairs=(pair8,), observable="black-box",
+            observable_description=f"all {n8} actions (scored by the summed RCT ends read off the phase-2 actions)",
+            claims=(
+                Claim("paper", delta=1.0 / n8, epsilon=eps, expect="violation",
+                      source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP for the actions after t and the CATE vector"),
+                Claim("corrected", delta=1.0 / n8, epsilon=priv8.corrected_epsilon["context_phase1"],
+                      source=f"conse_privacy, context change in phase 1, δ'={_delta_of(corr8):.2g} ≤ 1/n"),
+            ),
+            samples=60_000, quick=False,
+            audit_options={"chunk_size": 10_000, "score": RCTEndScore(n8 // 2, tuple(pair8.d0.types[0, n8 // 2:].tolist()))},
+            source=source + " A4, A8"),
         AuditEntry(
             name="dp-conse.cate", algorithm="dp-conse",
             description="DP-ConSE's released CATE estimate Δ̂ = mean difference in the RCT + Lap(2/(εT_j)) (audit A6).",
