@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 from scipy import stats
-from scipy.special import bdtr
+from scipy.special import betainc
 
 __all__ = ["closed_form_applies", "closed_form_epsilon", "numerical_delta", "numerical_epsilon"]
 
@@ -48,6 +48,20 @@ def closed_form_epsilon(local_epsilon: float, num_users: int, delta: float) -> f
     n = float(num_users)
     inner = 8 * math.sqrt(e0 * math.log(4 / delta)) / math.sqrt(n) + 8 * e0 / n
     return math.log1p(math.tanh(local_epsilon / 2) * inner)
+
+
+def _half_binomial_cdf(t: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """P[Bin(c, 1/2) <= t] elementwise: 0 for t < 0, 1 for t >= c, else the regularized incomplete
+    beta I_{1/2}(c - t, t + 1) (the identity cephes' bdtr evaluates). Computed on float arrays with
+    betainc, so no integer-argument ufunc loop is involved: scipy's bdtr only has a C-long loop for
+    n and falls back to a deprecated float loop (a DeprecationWarning per call) whenever n is not
+    a C long, e.g. int64 where long is 32 bits."""
+    t = np.asarray(t, dtype=float)
+    c = np.asarray(c, dtype=float)
+    inside = (t >= 0) & (t < c)
+    a = np.where(inside, c - t, 1.0)
+    b = np.where(inside, t + 1.0, 1.0)
+    return np.where(inside, betainc(a, b, 0.5), np.where(t >= c, 1.0, 0.0))
 
 
 class _Numerical:
@@ -87,9 +101,8 @@ class _Numerical:
         c = self.cs
         t = np.floor(beta * (c + 1))
         t = np.where(t >= beta * (c + 1), t - 1, t)  # strict inequality: largest a < beta (c+1)
-        ci, ti = c.astype(np.int64), t.astype(np.int64)
-        f_t = np.where(ti >= 0, bdtr(np.maximum(ti, 0), ci, 0.5), 0.0)
-        f_tm1 = np.where(ti - 1 >= 0, bdtr(np.maximum(ti - 1, 0), ci, 0.5), 0.0)
+        f_t = _half_binomial_cdf(t, c)
+        f_tm1 = _half_binomial_cdf(t - 1, c)
         # delta_c = P(S) - e^eps Q(S) with S = {a <= t}
         dc = f_t * (a - ee * (1 - a)) - f_tm1 * (ee * a - (1 - a))
         dc = np.clip(dc, 0.0, rr)

@@ -3,6 +3,7 @@
 import math
 import time
 
+import dp_accounting
 import numpy as np
 import pytest
 from scipy import stats
@@ -73,3 +74,25 @@ def test_million_users_is_fast():
     e = A.epsilon(A.ShuffledDpEvent(local_epsilon=1.0, num_users=10**6), 1e-6, "shuffle")
     assert time.process_time() - t < 1.0  # target 0.1 s, see benchmarks/accounting.py; loose for shared CI
     assert 0 < e < 0.01
+
+
+def test_half_binomial_cdf_matches_scipy():
+    c = np.repeat(np.arange(0, 40), 44)
+    t = np.tile(np.arange(-2, 42), 40)
+    np.testing.assert_allclose(shuffle._half_binomial_cdf(t, c), stats.binom.cdf(t, c, 0.5), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("n", [1, 1000, 10**6])
+def test_accounting_a_shuffled_event_raises_no_warning(n):
+    # scipy's bdtr used to be reached through its deprecated float-n loop (a DeprecationWarning per
+    # call, tens of thousands per accounting) whenever n was not a C long
+    import warnings
+
+    shuffle.numerical_epsilon.cache_clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for event in (A.ShuffledDpEvent(local_epsilon=1.0, num_users=n),):
+            for acc in ("shuffle", "approx", "best"):
+                assert A.epsilon(event, 1e-6, acc) <= 1.0
+                assert 0.0 <= A.delta(event, 0.5, acc) <= 1.0
+            assert A.epsilon(dp_accounting.SelfComposedDpEvent(event, 3), 1e-5, "best") <= 3.0
