@@ -121,7 +121,7 @@ def seed001_entries() -> list[AuditEntry]:
     ftnl_tab1[3] = (1.0, 0.0)
     ftnl_pair = NeighbourPair("one-user", RewardTable(ftnl_tab), RewardTable(ftnl_tab1),
                               "K=2, epoch 2 (rounds 4-7): every X(t)=(0,1) vs round 4 X(t)=(1,0); other rounds 0")
-    paper_ftnl, fixed_ftnl = FTNL(eps), FTNL(eps, noise="fixed")
+    paper_ftnl, fixed_ftnl, naive_ftnl = FTNL(eps), FTNL(eps, noise="fixed"), FTNL(eps, noise="naive")
     regret = {"epsilon": eps, "instance": "s001-1"}
     return [
         AuditEntry(
@@ -185,6 +185,13 @@ def seed001_entries() -> list[AuditEntry]:
             target=functools.partial(Observe, fixed_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
             observable="black-box", observable_description="the action played in epoch 3 (round 8)",
             claims=claims_from_privacy(fixed_ftnl.privacy_for(2)), samples=200_000, quick=True, quick_samples=20_000,
+            source="digest 001 §6.5"),
+        AuditEntry(
+            name="ftnl.naive", algorithm="ftnl",
+            description="The paper's naive FTNL (§5 intro): Lap(K/ε) on every per-action epoch sum, ε by basic composition.",
+            target=functools.partial(Observe, naive_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
+            observable="black-box", observable_description="the action played in epoch 3 (round 8)",
+            claims=claims_from_privacy(naive_ftnl.privacy_for(2)), samples=200_000, quick=False,
             source="digest 001 §6.5"),
     ]
 
