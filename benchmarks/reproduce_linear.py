@@ -106,6 +106,7 @@ def _write_json(path: pathlib.Path, obj) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(fd, "w") as fh:
         json.dump(obj, fh, indent=1)
+    os.chmod(tmp, 0o644)  # mkstemp creates 0600; the results are meant to be read by everyone
     os.replace(tmp, path)
 
 
