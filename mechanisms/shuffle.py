@@ -23,6 +23,7 @@ import numpy as np
 from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent, ShuffledDpEvent
+from dpaudit.accounting.shuffle import local_delta_term
 from dpaudit.mechanisms.samplers import gaussian
 from dpaudit.validation import (
     check_delta,
@@ -132,14 +133,15 @@ def fmt21_local_delta_term(epsilon: float, epsilon0: float, delta0: float, n: in
     """Extra δ of shuffling an (ε0, δ0)-LDP (not pure) randomizer: (e^ε + 1)(1 + e^−ε0/2)·n·δ0.
 
     Feldman, McMillan, Talwar (FOCS 2021), Thm 3.8: if shuffling pure ε0-LDP randomizers gives
-    (ε, δ), shuffling (ε0, δ0)-LDP ones gives (ε, δ + this term). `ShuffledDpEvent` describes the
-    pure part only, so this term must be added to any δ an accountant reports for it.
+    (ε, δ), shuffling (ε0, δ0)-LDP ones gives (ε, δ + this term); the δ̃ of seed 003 Lemma B.4.
+    The accountants already add it for `ShuffledDpEvent(..., local_delta=δ0)` (`central_event`);
+    this is the formula on its own, for reports and for checking the paper's arithmetic.
     """
     check_epsilon(epsilon)
     check_epsilon(epsilon0, "epsilon0")
     delta0 = check_delta(delta0, "delta0")
     n = check_positive_int(n, "n")
-    return (math.exp(epsilon) + 1.0) * (1.0 + math.exp(-epsilon0) / 2.0) * n * delta0
+    return local_delta_term(epsilon, epsilon0, delta0, n)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,19 +269,13 @@ class GaussianShuffleProtocol:
         return EpsilonDeltaDpEvent(epsilon=epsilon0, delta=delta0)
 
     def central_event(self, delta0: float) -> ShuffledDpEvent:
-        """The shuffled batch as `ShuffledDpEvent(ε0, n)` with ε0 = `local_epsilon(δ0)`.
+        """The shuffled batch: `ShuffledDpEvent(ε0, n, local_delta=δ0)` with ε0 = `local_epsilon(δ0)`.
 
-        The Gaussian randomizer is (ε0, δ0)-LDP, not pure: the event describes the pure part, and
-        any δ an accountant reports for it must be increased by `fmt21_local_delta_term(ε, ε0, δ0, n)`
-        (FMT21 Thm 3.8) -- `central_delta` does this.
+        The Gaussian randomizer is (ε0, δ0)-LDP, not pure; the event carries δ0, so every accountant
+        adds the FMT21 Thm 3.8 term (`fmt21_local_delta_term`) to the δ it reports.
         """
-        return ShuffledDpEvent(local_epsilon=self.local_epsilon(delta0), num_users=self.num_users)
-
-    def central_delta(self, epsilon: float, shuffled_delta: float, delta0: float) -> float:
-        """Total central δ at ε: the accountant's δ for `central_event(δ0)` plus the δ0 term."""
-        check_delta(shuffled_delta, "shuffled_delta")
-        eps0 = self.local_epsilon(delta0)
-        return shuffled_delta + fmt21_local_delta_term(epsilon, eps0, delta0, self.num_users)
+        delta0 = check_open_unit(delta0, "delta0")
+        return ShuffledDpEvent(local_epsilon=self.local_epsilon(delta0), num_users=self.num_users, local_delta=delta0)
 
     def claimed_central_event(self, epsilon0: float, delta0: float, delta_prime: float) -> EpsilonDeltaDpEvent:
         """The paper's certified central guarantee (ε̃, δ̃) of Lemma B.4 for the claimed (ε0, δ0).

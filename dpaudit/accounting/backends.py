@@ -149,8 +149,9 @@ def _profile(leaf: dp_accounting.DpEvent) -> Callable[[float], float] | None:
         mu = 1.0 / leaf.noise_multiplier
         return lambda d: gaussian_epsilon(mu, d)
     if isinstance(leaf, ShuffledDpEvent):
-        e0, n = leaf.local_epsilon, leaf.num_users
-        return lambda d: min(e0, shuffle.numerical_epsilon(e0, n, d))
+        e0, n, d0 = leaf.local_epsilon, leaf.num_users, leaf.local_delta
+        # below the local delta there is no guarantee: inf, so that fraction of delta is never chosen
+        return lambda d: math.inf if d < d0 else shuffle.shuffled_epsilon(e0, n, d, d0)
     return None
 
 
@@ -159,8 +160,8 @@ def _delta_profile(leaf: dp_accounting.DpEvent) -> Callable[[float], float]:
     if isinstance(leaf, dp_accounting.GaussianDpEvent):
         mu = 1.0 / leaf.noise_multiplier
         return lambda e: gaussian_delta(mu, e)
-    e0, n = leaf.local_epsilon, leaf.num_users
-    return lambda e: shuffle.numerical_delta(e0, n, e)
+    e0, n, d0 = leaf.local_epsilon, leaf.num_users, leaf.local_delta
+    return lambda e: shuffle.shuffled_delta(e0, n, e, d0)
 
 
 _PROFILE_FRACTIONS = (0.02, 0.1, 0.25, 0.5, 0.75, 0.9, 0.98)
@@ -610,9 +611,10 @@ class PldBackend(Backend):
 
 
 class ShuffleBackend(ApproxBackend):
-    """Amplification by shuffling (FMT 2021): a shuffled eps0-LDP release over n users is
-    (min(eps0, Thm 3.1 closed form, numerical bound), delta)-DP; several shuffled releases
-    compose like `approx` (best of basic, DRV, KOV) over their per-release profiles."""
+    """Amplification by shuffling (FMT 2021): a shuffled (eps0, delta0)-LDP release over n users
+    gets `shuffle.shuffled_epsilon` / `shuffle.shuffled_delta` (min of eps0, Thm 3.1 closed form,
+    numerical bound; for delta0 > 0 with the Thm 3.8 term added to delta); several shuffled
+    releases compose like `approx` (best of basic, DRV, KOV) over their per-release profiles."""
 
     name = "shuffle"
 
@@ -621,12 +623,24 @@ class ShuffleBackend(ApproxBackend):
             return None
         return "the shuffle accountant only accounts for ShuffledDpEvent releases"
 
+    @staticmethod
+    def _check_local_delta(branch, leaves, delta: float) -> None:
+        """Raise when delta is no more than the releases' local deltas add up to: no composition
+        theorem (nor Thm 3.8) leaves any budget for the amplified part."""
+        total = math.fsum(c * leaves[k].local_delta for k, c in branch.items() if isinstance(leaves[k], ShuffledDpEvent))
+        if total > 0.0 and delta <= total:
+            raise ValueError(
+                f"delta={delta!r} must exceed the sum of the shuffled releases' local_delta ({total:.3g}): "
+                "(eps0, delta0)-LDP randomizers give no guarantee below it"
+            )
+
     def branch_epsilon(self, branch, leaves, delta):
+        self._check_local_delta(branch, leaves, delta)
         if len(branch) == 1:
             (k, c), = branch.items()
             leaf = leaves[k]
             if c == 1 and isinstance(leaf, ShuffledDpEvent):
-                return shuffled_epsilon(leaf.local_epsilon, leaf.num_users, delta)
+                return shuffled_epsilon(leaf.local_epsilon, leaf.num_users, delta, leaf.local_delta)
         return super().branch_epsilon(branch, leaves, delta)
 
     def branch_delta(self, branch, leaves, epsilon):
@@ -634,17 +648,11 @@ class ShuffleBackend(ApproxBackend):
             (k, c), = branch.items()
             leaf = leaves[k]
             if c == 1 and isinstance(leaf, ShuffledDpEvent):
-                if epsilon >= leaf.local_epsilon:
-                    return 0.0
-                return shuffle.numerical_delta(leaf.local_epsilon, leaf.num_users, epsilon)
+                return shuffle.shuffled_delta(leaf.local_epsilon, leaf.num_users, epsilon, leaf.local_delta)
         return super().branch_delta(branch, leaves, epsilon)
 
 
-def shuffled_epsilon(local_epsilon: float, num_users: int, delta: float) -> float:
-    """min(eps0, FMT Thm 3.1 where it applies, FMT numerical bound) at `delta`."""
-    best = float(local_epsilon)
-    if delta == 0.0:
-        return best
-    if shuffle.closed_form_applies(local_epsilon, num_users, delta):
-        best = min(best, shuffle.closed_form_epsilon(local_epsilon, num_users, delta))
-    return min(best, shuffle.numerical_epsilon(local_epsilon, num_users, delta))
+def shuffled_epsilon(local_epsilon: float, num_users: int, delta: float, local_delta: float = 0.0) -> float:
+    """`shuffle.shuffled_epsilon`: min(eps0, FMT Thm 3.1, FMT numerical) at `delta`; FMT Thm 3.8
+    for a local delta0 > 0."""
+    return shuffle.shuffled_epsilon(local_epsilon, num_users, delta, local_delta)

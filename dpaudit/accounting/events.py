@@ -74,18 +74,23 @@ class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class ShuffledDpEvent(dp_accounting.DpEvent):
-    """Each of `num_users` users applies an `local_epsilon`-DP local randomizer; outputs shuffled.
+    """Each of `num_users` users applies an (`local_epsilon`, `local_delta`)-DP local randomizer
+    (local_delta = 0: pure); outputs shuffled.
 
     The central guarantee comes from amplification by shuffling (Feldman, McMillan, Talwar,
-    "Hiding Among the Clones", FOCS 2021, Theorem 3.1 and its numerical Section 4.3).
+    "Hiding Among the Clones", FOCS 2021, Theorem 3.1 and its numerical Section 4.3); a local
+    delta0 > 0 adds (e^eps + 1)(1 + e^-eps0/2) n delta0 to the central delta at eps (their
+    Theorem 3.8), which the accountants fold in (`dpaudit.accounting.shuffle.shuffled_delta`).
     """
 
     local_epsilon: float
     num_users: int
+    local_delta: float = attr.ib(default=0.0, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
         check_epsilon(self.local_epsilon, "local_epsilon")
         check_int_at_least(self.num_users, 1, "num_users")
+        check_delta(self.local_delta, "local_delta")
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

@@ -12,6 +12,11 @@ Privacy Amplification by Shuffling", FOCS 2021:
   a post-processing), so grouping c into intervals and using the value at each interval's left
   end is an upper bound; the mass of C outside the window counts with the trivial bound
   delta_RR(eps) (each conditional pair is a post-processing of eps0-randomized response).
+- `shuffled_delta` / `shuffled_epsilon`: the guarantee of a shuffled (eps0, delta0)-LDP randomizer
+  (delta0 = 0: pure), the best of the bounds above and, for delta0 > 0, FMT 2021 Thm 3.8: if
+  shuffling eps0-LDP randomizers is (eps, delta)-DP, shuffling (eps0, delta0)-LDP ones is
+  (eps, delta + (e^eps + 1)(1 + e^-eps0/2) n delta0)-DP (`local_delta_term`), together with the
+  un-amplified bound (one user's message is (eps0, delta0)-DP, the shuffle is post-processing).
 """
 
 from __future__ import annotations
@@ -23,7 +28,19 @@ import numpy as np
 from scipy import stats
 from scipy.special import betainc
 
-__all__ = ["closed_form_applies", "closed_form_epsilon", "numerical_delta", "numerical_epsilon"]
+from dpaudit.accounting.guarantees import pure_delta
+
+__all__ = [
+    "closed_form_applies",
+    "closed_form_epsilon",
+    "numerical_delta",
+    "numerical_epsilon",
+    "local_delta_term",
+    "unamplified_delta",
+    "unamplified_epsilon",
+    "shuffled_delta",
+    "shuffled_epsilon",
+]
 
 # Slack added to each numerically computed delta: cancellation in F(t) - e^eps F(t-1) loses at
 # most a few ulps per conditional term; this bounds the total (weights sum to <= 1).
@@ -142,3 +159,122 @@ def numerical_epsilon(local_epsilon: float, num_users: int, delta: float, rtol: 
         else:
             lo = mid
     return hi
+
+
+def local_delta_term(epsilon: float, local_epsilon: float, local_delta: float, num_users: int) -> float:
+    """(e^eps + 1)(1 + e^-eps0/2) n delta0: what FMT 2021 Thm 3.8 adds to the delta of shuffling
+    pure eps0-LDP randomizers when they are only (eps0, delta0)-LDP (increasing in eps)."""
+    return (math.exp(epsilon) + 1.0) * (1.0 + math.exp(-local_epsilon) / 2.0) * num_users * local_delta
+
+
+def unamplified_delta(local_epsilon: float, local_delta: float, epsilon: float) -> float:
+    """delta at eps of one (eps0, delta0)-DP release, the bound without amplification (the shuffled
+    view is a post-processing of the changed user's message): delta0 + (1 - delta0) delta_RR(eps),
+    the hockey-stick of the dominating four-outcome mechanism (Kairouz, Oh, Viswanath, ICML 2015,
+    Thm 2.1), with delta_RR = `guarantees.pure_delta(eps0, eps)`."""
+    return local_delta + (1.0 - local_delta) * pure_delta(local_epsilon, epsilon)
+
+
+def unamplified_epsilon(local_epsilon: float, local_delta: float, delta: float) -> float:
+    """Smallest eps with `unamplified_delta` <= delta (the inverse in closed form: e^eps =
+    e^eps0 - x (1 + e^eps0), x = (delta - delta0)/(1 - delta0)); inf when delta < delta0."""
+    if delta < local_delta:
+        return math.inf
+    x = (delta - local_delta) / (1.0 - local_delta)
+    # e^eps = e^eps0 (1 - x (1 + e^-eps0)), computed relative to e^eps0 to avoid overflow
+    rest = 1.0 - x * (1.0 + math.exp(-local_epsilon))
+    if rest <= 0.0:
+        return 0.0
+    # rounded up by a relative 1e-12 (log1p/log round-off), so the answer is never optimistic
+    return max(0.0, local_epsilon + math.log(rest)) * (1 + 1e-12) + 1e-15
+
+
+# The amplified (eps0, delta0 > 0) bound g(eps) = numerical delta + Thm 3.8 term is evaluated on
+# this many equal steps of [0, eps0] (every point is a valid bound; the grid only serves the search).
+_GRID = 64
+
+
+class _Amplified:
+    """g(eps) = `numerical_delta`(eps0, n, eps) + `local_delta_term`(eps, eps0, delta0, n) for one
+    (eps0, n, delta0), tabulated on a grid of [0, eps0]. Being (eps', d)-DP implies (eps, d)-DP
+    for every eps >= eps', so delta(eps) = min over eps' <= eps of g(eps') (g falls, then the term
+    takes over and it rises), and epsilon(delta) = the smallest eps found with g(eps) <= delta."""
+
+    def __init__(self, local_epsilon: float, num_users: int, local_delta: float) -> None:
+        self.e0, self.n, self.d0 = float(local_epsilon), int(num_users), float(local_delta)
+        self.num = _Numerical(self.e0, self.n)
+        self.grid = self.e0 * np.arange(_GRID + 1) / _GRID
+        self.values = np.array([self.g(float(e)) for e in self.grid])
+
+    def g(self, epsilon: float) -> float:
+        return self.num.delta(epsilon) + local_delta_term(epsilon, self.e0, self.d0, self.n)
+
+    def delta(self, epsilon: float) -> float:
+        return min(self.g(epsilon), float(self.values[self.grid <= epsilon].min()))
+
+    def epsilon(self, delta: float, rtol: float = 1e-6) -> float:
+        ok = np.flatnonzero(self.values <= delta)
+        if ok.size == 0:
+            return math.inf
+        j = int(ok[0])
+        if j == 0:
+            return 0.0
+        lo, hi = float(self.grid[j - 1]), float(self.grid[j])  # g(lo) > delta >= g(hi)
+        while hi - lo > rtol * hi:
+            mid = 0.5 * (lo + hi)
+            if self.g(mid) <= delta:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+
+@functools.lru_cache(maxsize=256)
+def _amplified(local_epsilon: float, num_users: int, local_delta: float) -> _Amplified:
+    return _Amplified(local_epsilon, num_users, local_delta)
+
+
+def shuffled_delta(local_epsilon: float, num_users: int, epsilon: float, local_delta: float = 0.0) -> float:
+    """delta at eps of n shuffled (eps0, delta0)-LDP randomizers: the smaller of `unamplified_delta`
+    and the amplified bound, FMT's numerical bound (delta0 = 0) or, for delta0 > 0, the numerical
+    bound plus `local_delta_term` (Thm 3.8) at the best eps' <= eps."""
+    direct = unamplified_delta(local_epsilon, local_delta, epsilon)
+    if epsilon >= local_epsilon or local_epsilon > _MAX_LOCAL_EPSILON:
+        return min(1.0, direct)
+    if local_delta == 0.0:
+        return min(1.0, direct, numerical_delta(local_epsilon, num_users, epsilon))
+    return min(1.0, direct, _amplified(local_epsilon, num_users, local_delta).delta(epsilon))
+
+
+def _pure_shuffled_epsilon(local_epsilon: float, num_users: int, delta: float) -> float:
+    """min(eps0, FMT Thm 3.1 where it applies, FMT numerical bound) at `delta` (pure eps0-LDP)."""
+    best = float(local_epsilon)
+    if delta == 0.0:
+        return best
+    if closed_form_applies(local_epsilon, num_users, delta):
+        best = min(best, closed_form_epsilon(local_epsilon, num_users, delta))
+    return min(best, numerical_epsilon(local_epsilon, num_users, delta))
+
+
+def shuffled_epsilon(local_epsilon: float, num_users: int, delta: float, local_delta: float = 0.0) -> float:
+    """eps at `delta` of n shuffled (eps0, delta0)-LDP randomizers (consistent with `shuffled_delta`,
+    never optimistic: every answer has its delta checked).
+
+    delta0 = 0: min(eps0, Thm 3.1, numerical). delta0 > 0: the smaller of `unamplified_epsilon` and
+    the smallest eps found with numerical delta(eps) <= delta - term(eps) (Thm 3.8: the pure part
+    gets what the local-delta term leaves). Raises ValueError when delta < delta0: then neither
+    leaves any budget (the term is >= 2 n delta0 > delta, and one user's message is only
+    (eps0, delta0)-DP).
+    """
+    if local_delta == 0.0:
+        return _pure_shuffled_epsilon(local_epsilon, num_users, delta)
+    if delta < local_delta:
+        raise ValueError(
+            f"delta={delta!r} is below local_delta={local_delta!r}: an (eps0, delta0)-LDP randomizer "
+            "gives no guarantee there, shuffled or not (FMT 2021 Thm 3.8 leaves delta - "
+            f"{local_delta_term(0.0, local_epsilon, local_delta, num_users):.3g} <= 0 for the pure part)"
+        )
+    best = unamplified_epsilon(local_epsilon, local_delta, delta)
+    if local_epsilon <= _MAX_LOCAL_EPSILON:
+        best = min(best, _amplified(local_epsilon, num_users, local_delta).epsilon(delta))
+    return best

@@ -20,6 +20,7 @@ EVENTS = {
     "pure_box": A.EpsilonDeltaDpEvent(epsilon=0.4),
     "approx_box": A.EpsilonDeltaDpEvent(epsilon=0.4, delta=1e-7),
     "shuffled": A.ShuffledDpEvent(local_epsilon=1.0, num_users=2000),
+    "shuffled_local_delta": A.ShuffledDpEvent(local_epsilon=1.0, num_users=20000, local_delta=1e-12),
     "zcdp": dpa.ZCDpEvent(rho=0.02),
     "binomial": A.BinomialDpEvent(trials=2000, probability=0.25, sensitivity=3),
     "parallel": A.ParallelComposedDpEvent(events=[dpa.LaplaceDpEvent(2.0), dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(4.0), 3)]),

@@ -91,8 +91,74 @@ def test_accounting_a_shuffled_event_raises_no_warning(n):
     shuffle.numerical_epsilon.cache_clear()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for event in (A.ShuffledDpEvent(local_epsilon=1.0, num_users=n),):
+        for event in (A.ShuffledDpEvent(local_epsilon=1.0, num_users=n),
+                      A.ShuffledDpEvent(local_epsilon=1.0, num_users=n, local_delta=1e-12)):
             for acc in ("shuffle", "approx", "best"):
                 assert A.epsilon(event, 1e-6, acc) <= 1.0
                 assert 0.0 <= A.delta(event, 0.5, acc) <= 1.0
             assert A.epsilon(dp_accounting.SelfComposedDpEvent(event, 3), 1e-5, "best") <= 3.0
+
+
+# ---------------------------------------------------------------- (eps0, delta0)-LDP randomizers
+
+
+def _term(eps, eps0, delta0, n):
+    """FMT 2021 Thm 3.8: (e^eps + 1)(1 + e^-eps0/2) n delta0."""
+    return (math.exp(eps) + 1) * (1 + math.exp(-eps0) / 2) * n * delta0
+
+
+def test_local_delta_is_validated_and_keyword_only():
+    with pytest.raises(ValueError, match="local_delta"):
+        A.ShuffledDpEvent(local_epsilon=1.0, num_users=10, local_delta=1.0)
+    with pytest.raises(ValueError, match="local_delta"):
+        A.ShuffledDpEvent(local_epsilon=1.0, num_users=10, local_delta=-1e-9)
+    with pytest.raises(ValueError, match="local_delta"):
+        A.ShuffledDpEvent(local_epsilon=1.0, num_users=10, local_delta=float("nan"))
+    with pytest.raises(TypeError):
+        A.ShuffledDpEvent(1.0, 10, 1e-9)
+    assert A.ShuffledDpEvent(local_epsilon=1.0, num_users=10).local_delta == 0.0
+
+
+@pytest.mark.parametrize("eps0, n, delta0", [(1.0, 10**5, 1e-12), (2.0, 5000, 1e-11), (0.5, 10**6, 1e-13)])
+def test_local_delta_term_is_folded_in_and_never_optimistic(eps0, n, delta0):
+    event = A.ShuffledDpEvent(local_epsilon=eps0, num_users=n, local_delta=delta0)
+    for eps in (0.02, 0.1, 0.3, eps0 / 2):
+        unamplified = delta0 + (1 - delta0) * max(0.0, (math.exp(eps0) - math.exp(eps)) / (1 + math.exp(eps0)))
+        # any eps' <= eps may serve; the numerical delta only falls with eps', the term only rises
+        floor = min(unamplified, shuffle.numerical_delta(eps0, n, eps) + _term(0.0, eps0, delta0, n))
+        for acc in ("shuffle", "approx"):
+            got = A.delta(event, eps, acc)
+            assert got >= floor * (1 - 1e-9), (acc, eps)
+            # Thm 3.8 at eps' = eps itself is one valid choice: the answer is never worse
+            assert got <= min(unamplified, shuffle.numerical_delta(eps0, n, eps) + _term(eps, eps0, delta0, n)) + 1e-15
+    # the same release described as pure eps0-LDP (the old description) under-counts delta
+    pure = A.ShuffledDpEvent(local_epsilon=eps0, num_users=n)
+    assert A.delta(event, 0.1, "shuffle") > A.delta(pure, 0.1, "shuffle") + _term(0.0, eps0, delta0, n) * 0.99
+
+
+@pytest.mark.parametrize("eps0, n, delta0", [(1.0, 10**5, 1e-12), (2.0, 5000, 1e-11)])
+def test_epsilon_and_delta_are_consistent_with_local_delta(eps0, n, delta0):
+    for eps in (0.01, 0.05, 0.2, 0.9 * eps0):
+        d = shuffle.shuffled_delta(eps0, n, eps, delta0)
+        back = shuffle.shuffled_epsilon(eps0, n, d, delta0)
+        assert back <= eps * (1 + 1e-5)
+        assert shuffle.shuffled_delta(eps0, n, back, delta0) <= d * (1 + 1e-12)
+    for delta in (1e-6, 1e-5, 1e-3):
+        e = A.epsilon(A.ShuffledDpEvent(local_epsilon=eps0, num_users=n, local_delta=delta0), delta, "shuffle")
+        assert shuffle.shuffled_delta(eps0, n, e, delta0) <= delta
+        assert e <= eps0
+
+
+def test_local_delta_zero_is_the_pure_bound_and_too_small_delta_is_refused():
+    for eps in (0.05, 0.3):
+        assert shuffle.shuffled_delta(1.0, 1000, eps, 0.0) == pytest.approx(shuffle.numerical_delta(1.0, 1000, eps), rel=1e-12)
+    event = A.ShuffledDpEvent(local_epsilon=1.0, num_users=1000, local_delta=1e-6)
+    for acc in ("shuffle", "best"):
+        with pytest.raises(ValueError, match="local_delta"):
+            A.epsilon(event, 5e-7, acc)
+    with pytest.raises(ValueError, match="local_delta"):
+        A.epsilon(dp_accounting.SelfComposedDpEvent(event, 3), 2e-6, "shuffle")
+    # delta above delta0 but below the Thm 3.8 term: no amplification, the un-amplified bound remains
+    e = A.epsilon(event, 2e-6, "shuffle")
+    assert e == pytest.approx(1.0, abs=1e-5) and e <= 1.0
+    assert A.delta(event, 1.0, "shuffle") == pytest.approx(1e-6)
