@@ -15,7 +15,7 @@ secure aggregation S = S~ o R~^n simulated by shuffling (digest 004 §3.3 "P_Shu
       multiset mod m), then the analyzer of Alg. 1 (underflow correction, division by g).
 The paper does not give R~ (it cites Cheu & Yan 2021, whose protocol needs O_eps(n^2.5) messages
 per user by Ghazi-Kumar-Manurangsi's count). The unary randomized-response encoding above is this
-module's explicit instantiation. Its default flip = q/(2 k d) makes a flip anywhere happen with
+module's explicit instantiation. Its default flip = q/(2 n d) makes a flip anywhere happen with
 probability <= q/2 and a flip-free count decode exactly, so S is q-relaxed correct; but the count
 reveals sum_i y_i over the integers, not only mod m, so the eps~-relaxed security the theorem
 assumes is *not* established for it. Hence two events:
@@ -137,7 +137,8 @@ class ShuffleSum:
     def proof_event(self) -> dp_accounting.ComposedDpEvent:
         """The proof's accounting: the modular sum composed with the 2 eps~ of two relaxed-security
         simulations (triangle inequality); valid only if S~ o R~ is an eps~-relaxed SecAgg."""
-        return dp_accounting.ComposedDpEvent([self.modular_sum_event(), EpsilonDeltaDpEvent(2 * self.eps_tilde, 0.0)])
+        relaxed = EpsilonDeltaDpEvent(2 * self.eps_tilde, 0.0)
+        return dp_accounting.ComposedDpEvent([self.modular_sum_event(), relaxed])
 
     def local_epsilon(self) -> float:
         """eps0 = (m-1) log((1-f)/f): one user's d randomized-response bits, unary inputs differing

@@ -380,3 +380,12 @@ def test_same_seed_same_draws():
     a = mech.discrete_gaussian(np.random.default_rng(5), 3.3, 1000)
     b = mech.discrete_gaussian(np.random.default_rng(5), 3.3, 1000)
     assert np.array_equal(a, b)
+
+
+def test_wide_laws_split_into_identical_parts_keep_the_pmf(monkeypatch):
+    """Above the table limit Poisson(lam) is drawn as a sum of K Poisson(lam/K) (here K = 4)."""
+    monkeypatch.setattr(counts, "_SPLIT_TABLE", 200)
+    x = mech.poisson(np.random.default_rng(29), 250, 40_000)
+    assert chi2_pvalue(x, lambda k: stats.poisson.pmf(k, 250.0), 160, 340) > ALPHA
+    y = mech.poisson(np.random.default_rng(29), 250 * 1.05, 40_000)
+    assert chi2_pvalue(y, lambda k: stats.poisson.pmf(k, 250.0), 160, 340) < ALPHA
