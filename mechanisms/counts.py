@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.mechanisms.discrete import Size, _last_true, as_shape, exact_rational
+from dpaudit.mechanisms.discrete import _last_true, exact_rational
 from dpaudit.mechanisms.exact import (
     Bounds,
     Interval,
@@ -50,7 +50,7 @@ from dpaudit.mechanisms.exact import (
     log_gamma_interval,
 )
 
-__all__ = ["CountLaw", "poisson_law", "polya_law", "cdf_bounds", "sample_law", "poisson", "polya_exact"]
+__all__ = ["CountLaw", "poisson_law", "polya_law", "cdf_bounds", "sample_law"]
 
 _U = 2.0**-53
 _GRID = 2.0**53
@@ -380,13 +380,3 @@ def _exact_draw(rng: np.random.Generator, law: CountLaw, tab: _Table, w: float, 
         return not u.below(lambda prec: cdf_bounds(law, k - 1, prec))
 
     return _last_true(pred, max(start, 0))
-
-
-def poisson(rng: np.random.Generator, lam: Any, size: Size | None = None) -> np.ndarray:
-    """Poisson(lam): P(X = k) = e^-lam lam^k / k!, exact for the rational lam (module docstring)."""
-    return sample_law(rng, poisson_law(lam), as_shape(size))
-
-
-def polya_exact(rng: np.random.Generator, r: Any, theta: Any, size: Size | None = None) -> np.ndarray:
-    """Pólya(r, theta) = NB(r, 1 - theta), exact for the rational r, theta (module docstring)."""
-    return sample_law(rng, polya_law(r, theta), as_shape(size))
