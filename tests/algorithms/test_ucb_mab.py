@@ -147,3 +147,23 @@ def test_ucb_validation():
         HybridUCB(1.0, record_releases=True)
     with pytest.raises(ValueError, match="horizon"):
         UCB1().run(BernoulliArms(S1), np.random.default_rng(0), 2, 3)
+
+
+def test_lazy_black_box_decisions_reach_epsilon():
+    """Digest 001 §6.1: K = 2, T = 60, arm 2 always pays 1, arm 1 pays 0 except its init pull,
+    which differs between D (0) and D' (1). E = {arm 1 not pulled in rounds 3..6}: P_D = 0.0597,
+    P_D' = 0.0221, log-ratio 0.994 at eps = 1 (tight). With 1e5 runs per side the log-ratio's
+    s.e. is 0.025: the band [0.85, 1.15] fails with probability < 1e-8. Twin: at eps = 0.5
+    (noise doubled) the same check must fail (log-ratio 0.50)."""
+    x = np.zeros((60, 2))
+    x[:, 1] = 1.0
+    d0 = RewardTable(x)
+    d1 = d0.neighbour(0, [1.0, 1.0])
+
+    def log_ratio(eps):
+        target = AnytimeLazyUCB(eps).target()
+        a, b = target(d0, np.random.default_rng(1), 100_000), target(d1, np.random.default_rng(2), 100_000)
+        return math.log((a[:, 2:6] != 0).all(axis=1).mean() / (b[:, 2:6] != 0).all(axis=1).mean())
+
+    assert 0.85 < log_ratio(1.0) < 1.15
+    assert not 0.85 < log_ratio(0.5) < 1.15
