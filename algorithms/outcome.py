@@ -94,8 +94,9 @@ class Outcome:
         return self.arms.shape[0]
 
     def actions(self) -> np.ndarray:
-        """The arm played at every round, shape (size, horizon), 0-based arms."""
-        out = np.repeat(self.arms.ravel(), self.lengths.ravel())
+        """The arm played at every round, shape (size, horizon), 0-based arms (int16 when K allows)."""
+        dtype = np.int16 if self.n_arms <= np.iinfo(np.int16).max else np.int64
+        out = np.repeat(self.arms.ravel().astype(dtype), self.lengths.ravel())
         return out.reshape(self.size, self.horizon)
 
     def pulls(self) -> np.ndarray:
