@@ -364,9 +364,15 @@ class LinearAlgorithm(abc.ABC):
             res = self.run(env, rng, record=observable != "actions")
             if observable == "actions":
                 return res.actions
-            if observable == "model":
+            if observable == "model" and "theta" in res.released:
                 return res.released["theta"][:, -1]
             parts = [v.reshape(size, -1) for k, v in sorted(res.released.items()) if k != "theta"]
+            if observable == "model" or not parts:
+                raise ValueError(
+                    f"{self.name} with batch={self.batch} on {data.horizon} users released no {observable!r} "
+                    "(sequential exact LinUCB releases nothing, and a partial batch is never released); "
+                    "use observable='actions'"
+                )
             return np.concatenate(parts, axis=1)
 
         return target

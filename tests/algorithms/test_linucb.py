@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpaudit.algorithms.contexts import linear_environment
+from dpaudit.algorithms.contexts import ContextTable, linear_environment, paper_vectors
 from dpaudit.algorithms.linucb import (
     ExactSums,
     LinUCB,
@@ -88,3 +88,12 @@ def test_registered_and_simulates():
         entry = ALGORITHMS.get(name)
         curves = entry.simulate(horizon=60, runs=2, seed=1, dim=3, arms=4)
         assert curves.regret.shape[0] == 2 and curves.horizon == 60
+
+
+def test_target_of_non_private_linucb():
+    rng = np.random.default_rng(0)
+    tab = ContextTable(paper_vectors(rng, (12, 3), 2), rng.random((12, 3)))
+    assert LinUCB().target("actions")(tab, np.random.default_rng(1), 4).shape == (4, 12)
+    assert LinUCB(batch=4).target("model")(tab, np.random.default_rng(1), 4).shape == (4, 2)
+    with pytest.raises(ValueError, match="observable"):
+        LinUCB().target("released")(tab, np.random.default_rng(1), 4)
