@@ -75,10 +75,11 @@ NON_PRIVATE_LINEAR = LinearPrivacy("none", "none", None, Guarantee("none", sourc
 
 def accounted(event: dp_accounting.DpEvent, delta: float, source: str) -> Guarantee | None:
     """(epsilon, delta) of `event` at the claim's delta by dpaudit's best accountant, as a Guarantee;
-    None when no accountant handles the event (never a made-up number)."""
+    None when no accountant can answer (unsupported event, a profile too wide to compute, or an
+    overflow for epsilon beyond ~700): never a made-up number."""
     try:
         eps = accounting.epsilon(event, delta)
-    except accounting.UnsupportedEventError:
+    except (accounting.UnsupportedEventError, ValueError, OverflowError):
         return None
     # (0, delta)-DP cannot be written as a Guarantee (epsilon > 0); a tiny epsilon is looser, hence safe.
     return Guarantee("approx", max(float(eps), 1e-12), delta, source=source)

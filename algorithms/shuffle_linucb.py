@@ -325,48 +325,45 @@ class LinUCBSDPVec(_ShuffleLinUCB):
         return VecSums(g, b, p, dim, self.batch, self.vec_range)
 
     def privacy(self, dim: int, horizon: int) -> LinearPrivacy:
-        """Claim (eps, delta)-SDP (Thm 3.5); event: the vector and matrix invocations per batch, each
-        the papers' theorem applied to what the randomizer does (`BitSumProtocol.event`, doubled eps
-        for range="paper"), composed; over M batches for returning users (a loose sufficient
-        condition). corrected (unique users): the exact epsilon of one batch at the claim's delta from
-        the binomial count PLD composed over all d + d(d+1)/2 labels, where it is computable (the
-        theorem's b ~ 10^9 is too wide; then the theorem's bound)."""
+        """Claim (eps, delta)-SDP (Thm 3.5 / 4.2(ii)).
+
+        event: the exact mechanism of one batch, the vector and matrix invocations
+        (`BitSumProtocol.event`: Bin(B b, p) on every label's count, shift <= cap), composed; over the
+        M batches for returning users. corrected: its epsilon at the claim's delta by dpaudit's
+        accountant where computable (the theorem's b ~ 10^9 may be too wide for the exact profile;
+        then the theorem applied to the real count range, `theorem_event`, basic composition).
+        implied "theorem": that theorem bound (a loose sufficient condition; doubled eps for range="paper").
+        """
         g, b, p = self.parameters(dim, horizon)
         rel = VecSums(g, b, p, dim, self.batch, self.vec_range)
         m = self.batches(horizon)
         delta_b = self.delta if self.users == "unique" else returning_budget(self.epsilon, self.delta, m)[1]
-        notes = []
-        per_batch: dp_accounting.DpEvent | None
-        try:
-            per_batch = dp_accounting.ComposedDpEvent([rel.vector.event(dim, delta_b), rel.matrix.event(dim, delta_b)])
-        except ValueError as exc:
-            notes.append(f"no event: the papers' theorem gives no guarantee for these (g, b) ({exc})")
-            per_batch = None
-        event = per_batch
-        relation = "user"
-        source = "Chowdhury & Zhou 2022 Thm 3.5 ((eps, delta)-SDP)"
+        notes = [f"g={g}, b={b}, p={p}, range={self.vec_range}, count sensitivity {rel.vector.count_sensitivity()}"]
+        per_batch = dp_accounting.ComposedDpEvent([rel.vector.event(), rel.matrix.event()])
+        relation, source, event = "user", "Chowdhury & Zhou 2022 Thm 3.5 ((eps, delta)-SDP)", per_batch
         if self.users == "returning":
-            relation = "returning-user"
-            source = "Chowdhury & Zhou 2022 Thm 4.2(ii) / E.5"
-            if per_batch is not None:
-                event = dp_accounting.SelfComposedDpEvent(per_batch, m)
+            relation, source = "returning-user", "Chowdhury & Zhou 2022 Thm 4.2(ii) / E.5"
+            event = dp_accounting.SelfComposedDpEvent(per_batch, m)
         if self.noise == "code":
             notes.append("noise='code' (authors' simulation constants) does not back the claim")
-        notes.append(f"g={g}, b={b}, p={p}, range={self.vec_range}, count sensitivity {rel.vector.count_sensitivity()}")
         claim = Guarantee("approx", self.epsilon, self.delta, source=source)
-        corrected = None
-        if self.users == "unique":
-            labels = rel.vector.num_labels + rel.matrix.num_labels
-            try:  # exact: every label's count shifts by at most cap under Bin(B b, p) (pessimistic PLD)
-                eps_exact = rel.vector.label_pld().self_compose(labels).get_epsilon_for_delta(self.delta)
-            except ValueError as exc:
-                notes.append(f"no exact binomial profile ({exc})")
-            else:
-                corrected = Guarantee("approx", max(float(eps_exact), 1e-12), self.delta,
-                                      source=f"exact binomial count PLD over {labels} labels (mechanisms.vector_sum)")
-            if corrected is None and per_batch is not None:
-                parts = per_batch.events
-                corrected = Guarantee("approx", sum(e.epsilon for e in parts), min(sum(e.delta for e in parts), 0.999999),
-                                      source="basic composition of the vector and matrix invocations (theorem each)")
-        implied = (("jdp", Guarantee("approx", self.epsilon, self.delta, source="billboard lemma")),)
-        return LinearPrivacy(relation, "shuffle", event, claim, corrected, "; ".join(notes), None, implied)
+        implied: list[tuple[str, Guarantee]] = [
+            ("jdp", Guarantee("approx", self.epsilon, self.delta, source="billboard lemma"))
+        ]
+        theorem = None
+        try:
+            parts = [rel.vector.theorem_event(dim, delta_b), rel.matrix.theorem_event(dim, delta_b)]
+        except ValueError as exc:
+            notes.append(f"the papers' theorem gives no guarantee for these (g, b) ({exc})")
+        else:
+            if all(hasattr(e, "epsilon") for e in parts):
+                k = 1 if self.users == "unique" else m
+                theorem = Guarantee("approx", k * sum(e.epsilon for e in parts),
+                                    min(k * sum(e.delta for e in parts), 0.999999),
+                                    source="the theorem on the real count range, basic composition")
+                implied.append(("theorem", theorem))
+        corrected = accounted(event, self.delta, "exact binomial counts of the batch (dpaudit accountant)")
+        if corrected is None:
+            notes.append("the accountant gives no epsilon for the exact binomial event here")
+            corrected = theorem
+        return LinearPrivacy(relation, "shuffle", event, claim, corrected, "; ".join(notes), None, tuple(implied))
