@@ -68,13 +68,18 @@ def epsilon_png(entries: list[dict[str, Any]]) -> bytes | None:
     y = np.arange(len(rows))[::-1]
     claimed = np.array([c["epsilon"] for _, c in rows], dtype=float)
     lower = np.array([c["epsilon_lower"] for _, c in rows], dtype=float)
-    finite = np.concatenate([claimed, lower])
-    finite = finite[np.isfinite(finite)]
-    cap = 1.15 * float(finite.max()) if finite.size else 1.0
+    finite = lower[np.isfinite(lower)]
+    # the axis covers every audited bound; claims far beyond it (loose accountants) sit at its edge as ">"
+    cap = 1.15 * max(float(finite.max()) if finite.size else 0.0, 1.0)
     shown = np.where(np.isfinite(lower), lower, cap)
     colors = ["tab:red" if c["verdict"] == "violation" else "tab:green" for _, c in rows]
     ax.barh(y, shown, color=colors, alpha=0.6, label="audited ε_lower (red: violation)")
-    ax.scatter(np.minimum(claimed, cap), y, marker="|", s=200, color="k", label="claimed ε", zorder=3)
+    inside = claimed <= cap
+    ax.scatter(claimed[inside], y[inside], marker="|", s=200, color="k", label="claimed ε", zorder=3)
+    if (~inside).any():
+        ax.scatter(np.full((~inside).sum(), cap), y[~inside], marker=">", s=40, color="k",
+                   label="claimed ε beyond the axis", zorder=3)
+    ax.set_xlim(0, cap * 1.02)
     ax.set_yticks(y, [f"{n} [{c['label']}]" for n, c in rows], fontsize=7)
     ax.set_xlabel("ε")
     ax.set_title("Claimed ε vs audited lower bound")
