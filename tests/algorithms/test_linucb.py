@@ -84,10 +84,12 @@ def test_linucb_regret_is_sublinear():
 
 
 def test_registered_and_simulates():
-    for name in ("linucb", "linucb-jdp"):
+    for name in ("linucb", "linucb-jdp", "linucb-ldp", "linucb-sdp-amp", "linucb-sdp-vec"):
         entry = ALGORITHMS.get(name)
-        curves = entry.simulate(horizon=60, runs=2, seed=1, dim=3, arms=4)
+        kw = {} if name == "linucb" else {"noise": "code"}
+        curves = entry.simulate(horizon=60, runs=2, seed=1, dim=3, arms=4, batch=5, **kw)
         assert curves.regret.shape[0] == 2 and curves.horizon == 60
+        assert curves.privacy["type"] == "LinearPrivacy"
 
 
 def test_target_of_non_private_linucb():
