@@ -140,3 +140,25 @@ def test_a_module_that_fails_to_import_becomes_a_failing_entry(monkeypatch):
     assert entry.quick  # the default suite, and so the gate, sees it
     rec = run_entry(entry, samples=1000, regret=False)
     assert not rec["ok"] and "dpaudit.audits.no_such_module failed to import" in rec["error"]
+
+
+@dataclasses.dataclass(frozen=True)
+class _NanAlgo:
+    def target(self, horizon, observable):
+        return lambda data, rng, size: np.tile([1.0, np.nan], (size, 1))
+
+
+def test_observe_fill_gives_not_released_its_own_value():
+    out = Observe(_NanAlgo(), 10, "noisy_sums", fill=-1.0)(None, np.random.default_rng(0), 2)
+    assert out.tolist() == [[1.0, -1.0], [1.0, -1.0]]
+
+
+def test_releases_runs_one_stream_per_run():
+    from dpaudit.audits.build import Releases
+
+    def release(rng, stream, epsilon, scale=1.0):
+        return stream.cumsum(axis=1) * scale + epsilon
+
+    obs = Releases(release, 0.5, (("scale", 2.0),), (0, 2))
+    out = obs(np.array([1.0, 0.0, 1.0]), np.random.default_rng(0), 3)
+    assert out.shape == (3, 2) and out[0].tolist() == [2.5, 4.5]
