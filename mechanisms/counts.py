@@ -27,7 +27,6 @@ as sums of i.i.d. parts (`sample_law`).
 
 from __future__ import annotations
 
-import decimal
 import functools
 import math
 from dataclasses import dataclass
@@ -59,6 +58,7 @@ _BLOCK = 1024
 _TAIL = 2.0**-64  # mass left outside the table, per side (then handled by the exact path)
 _MAX_TABLE = 4_000_000
 _SPLIT_TABLE = 2_000_000  # wider laws are drawn as sums of K i.i.d. parts (infinite divisibility)
+_CHECK = 32  # the walks of `cdf_bounds` test their tail bound every _CHECK terms
 _SLACK = 0.0  # extra relative error on the table bounds; tests raise it to force the exact path
 
 
@@ -162,33 +162,34 @@ def polya_law(r: Any, theta: Any) -> CountLaw:
 # ---------------------------------------------------------------------------- exact cdf brackets
 
 class _Walker:
-    """Running bracket of a sum of positive terms t_j, each t_j = t_(j-1) * q_j (q_j rational),
-    with every operation rounded outward at a fixed precision."""
+    """Running bracket of a sum of positive terms t_j, each t_j = t_(j-1) * num_j / den_j, in
+    binary fixed point (integers times 2^-shift, `bits` bits below the first term): every product
+    is rounded down in the lower bound and up in the upper bound, so both stay rigorous."""
 
-    def __init__(self, start: Interval, prec: int) -> None:
-        kw = {"prec": prec, "Emin": decimal.MIN_EMIN, "Emax": decimal.MAX_EMAX}
-        self.down = decimal.Context(rounding=decimal.ROUND_FLOOR, **kw)
-        self.up = decimal.Context(rounding=decimal.ROUND_CEILING, **kw)
-        self.t_lo, self.t_hi = start
-        self.s_lo, self.s_hi = start
+    def __init__(self, start: Interval, digits: int) -> None:
+        lo, hi = Fraction(start[0]), Fraction(start[1])
+        bits = math.ceil(digits * 3.33) + 64
+        self.shift = bits - math.floor(math.log2(hi))
+        scale = 2**self.shift if self.shift >= 0 else Fraction(1, 2**-self.shift)
+        self.t_lo = math.floor(lo * scale)
+        self.t_hi = math.ceil(hi * scale)
+        self.s_lo, self.s_hi = self.t_lo, self.t_hi
 
-    def step(self, num_int: int, den_int: int) -> None:
-        num, den = decimal.Decimal(num_int), decimal.Decimal(den_int)
-        self.t_lo = self.down.divide(self.down.multiply(self.t_lo, num), den)
-        self.t_hi = self.up.divide(self.up.multiply(self.t_hi, num), den)
-        self.s_lo = self.down.add(self.s_lo, self.t_lo)
-        self.s_hi = self.up.add(self.s_hi, self.t_hi)
+    def _value(self, units: int) -> Fraction:
+        return Fraction(units, 2**self.shift) if self.shift >= 0 else Fraction(units * 2**-self.shift)
 
-    def tail_small(self, rho: Fraction, tol: decimal.Decimal) -> bool:
-        """Whether rho < 1 and the geometric tail bound t_hi rho/(1-rho) is <= tol * (sum so far)."""
+    def sum_bounds(self) -> Bounds:
+        return self._value(self.s_lo), self._value(self.s_hi)
+
+    def tail_small(self, rho: Fraction, digits: int) -> bool:
+        """Whether rho < 1 and the geometric tail bound t_hi rho/(1-rho) is <= 10^-digits * sum."""
         if rho >= 1:
             return False
-        q = self.up.divide(decimal.Decimal(rho.numerator), decimal.Decimal(rho.denominator - rho.numerator))
-        return self.up.multiply(self.t_hi, q) <= self.down.multiply(self.s_lo, tol)
+        return self.t_hi * rho.numerator * 10**digits <= self.s_lo * (rho.denominator - rho.numerator)
 
     def tail(self, rho: Fraction) -> Fraction:
         """The bound t_hi rho/(1-rho), exactly."""
-        return Fraction(self.t_hi) * rho / (1 - rho)
+        return self._value(self.t_hi) * rho / (1 - rho)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -199,27 +200,48 @@ def cdf_bounds(law: CountLaw, k: int, prec: int) -> Bounds:
     above it G(k) = 1 - F(k) upwards from k+1; the terms come from the bracket of p at the start
     and exact rational ratios (directed rounding); the sum stops when the geometric bound
     p(j) rho/(1-rho) on the remaining tail (rho the largest remaining ratio, < 1 past the mode)
-    is below 10^-prec of the partial sum.
+    is below 10^-prec of the partial sum (tested every _CHECK terms).
     """
     if k < 0:
         return Fraction(0), Fraction(0)
     digits = prec + 5
-    tol = decimal.Decimal(10) ** -digits
     if k < law.mode:
-        walk, j = _Walker(law.pmf_interval(k, digits), digits + 10), k
-        while j > 0 and not walk.tail_small(law.down_ratio(j), tol):
-            num, den = law.ratio_terms(j)
-            walk.step(den, num)
-            j -= 1
+        walk, j = _Walker(law.pmf_interval(k, digits), digits), k
+        while j > 0 and not walk.tail_small(law.down_ratio(j), digits):
+            j = _run(walk, law, j, max(j - _CHECK, 0), -1)
         tail = walk.tail(law.down_ratio(j)) if j > 0 else Fraction(0)
-        return Fraction(walk.s_lo), Fraction(walk.s_hi) + tail
+        lo, hi = walk.sum_bounds()
+        return lo, hi + tail
     j = k + 1
-    walk = _Walker(law.pmf_interval(j, digits), digits + 10)
-    while not walk.tail_small(law.up_ratio(j), tol):
-        j += 1
-        walk.step(*law.ratio_terms(j))
-    tail = walk.tail(law.up_ratio(j))
-    return 1 - Fraction(walk.s_hi) - tail, 1 - Fraction(walk.s_lo)
+    walk = _Walker(law.pmf_interval(j, digits), digits)
+    while not walk.tail_small(law.up_ratio(j), digits):
+        j = _run(walk, law, j, j + _CHECK, 1)
+    lo, hi = walk.sum_bounds()
+    return 1 - hi - walk.tail(law.up_ratio(j)), 1 - lo
+
+
+def _run(walk: _Walker, law: CountLaw, j: int, stop: int, direction: int) -> int:
+    """Walk from the term at j to the term at `stop` (direction +1: t_i = t_(i-1) p(i)/p(i-1);
+    -1: t_(i-1) = t_i p(i-1)/p(i)), the ratios of `ratio_terms` inlined for speed."""
+    a, b = law.a.numerator, law.a.denominator
+    c, d = (law.theta.numerator, law.theta.denominator) if law.kind == "polya" else (1, 1)
+    poisson_kind = law.kind == "poisson"
+    t_lo, t_hi, s_lo, s_hi = walk.t_lo, walk.t_hi, walk.s_lo, walk.s_hi
+    while j != stop:
+        i = j + 1 if direction > 0 else j  # the ratio p(i)/p(i-1) used by this step
+        if poisson_kind:
+            num, den = a, b * i
+        else:
+            num, den = ((i - 1) * b + a) * c, i * b * d
+        if direction < 0:
+            num, den = den, num
+        t_lo = t_lo * num // den
+        t_hi = -(-t_hi * num // den)
+        s_lo += t_lo
+        s_hi += t_hi
+        j += direction
+    walk.t_lo, walk.t_hi, walk.s_lo, walk.s_hi = t_lo, t_hi, s_lo, s_hi
+    return j
 
 
 # ---------------------------------------------------------------------------- float table
