@@ -169,7 +169,7 @@ class _Walker:
     def __init__(self, start: Interval, digits: int) -> None:
         lo, hi = Fraction(start[0]), Fraction(start[1])
         bits = math.ceil(digits * 3.33) + 64
-        self.shift = bits - math.floor(math.log2(hi))
+        self.shift = bits - (hi.numerator.bit_length() - hi.denominator.bit_length())  # ~ -log2(hi)
         scale = 2**self.shift if self.shift >= 0 else Fraction(1, 2**-self.shift)
         self.t_lo = math.floor(lo * scale)
         self.t_hi = math.ceil(hi * scale)
