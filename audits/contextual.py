@@ -54,6 +54,14 @@ def _pairs(horizon: int, which: str = "all") -> tuple[NeighbourPair, ...]:
     )
 
 
+def _returning_table(horizon: int, batch: int, sign: float) -> ContextTable:
+    """Every user offered e1 twice with reward 1; the returning user (first of each batch) offered sign·e1."""
+    feats = np.zeros((horizon, 2, DIM))
+    feats[:, :, 0] = 1.0
+    feats[::batch] *= sign
+    return ContextTable(feats, np.ones((horizon, 2)))
+
+
 def _batch1_columns(horizon: int, batch: int) -> tuple[int, ...]:
     """Columns of batch 1's V (d x d) and u (d) in `target("released")`: keys sorted ("V" then "u"),
     each flattened over (batches, ...)."""
@@ -99,6 +107,26 @@ def linear_entries() -> list[AuditEntry]:
             samples=1_000_000 if code else 400_000, quick=False,
             regret=None if code else RegretRun("linucb-sdp-amp", horizon=2000, runs=5, params={**regret, "batch": 20}),
             source="digest 003 §6.1" + ("; §6.6 bug 1" if code else "")))
+    for noise in ("paper", "code"):
+        batch, horizon = 2, 8
+        algo = LinUCBSDPAmp(epsilon=EPS, delta=DELTA, batch=batch, users="returning", noise=noise)
+        code = noise == "code"
+        batches = horizon // batch
+        out.append(AuditEntry(
+            name="linucb-sdp-amp.returning" + (".code-noise" if code else ""), algorithm="linucb-sdp-amp",
+            variant="seed 003's simulation noise constant, returning users" if code else "",
+            description="LinUCB-SDP-Amp with returning users (seed 003 §4): one user in every batch; the claim "
+                        "composes the M batches (advanced composition)"
+                        + (", but the authors' simulation σ is used." if code else "."),
+            target=functools.partial(ObserveLinear, algo, "released",
+                                     tuple(batches * DIM * DIM + i for i in range(batches * DIM))),
+            pairs=(NeighbourPair("context-only", _returning_table(horizon, batch, 1.0),
+                                 _returning_table(horizon, batch, -1.0),
+                                 f"d={DIM}, T={horizon}, B={batch}: the returning user (first of every batch) has "
+                                 "φ = e1 vs -e1 in all her rounds, reward 1"),),
+            observable="white-box", observable_description=f"every batch's released vector sum u (M={batches})",
+            claims=claims_from_privacy(algo.privacy(DIM, horizon), paper_expect="violation" if code else "consistent"),
+            samples=200_000, quick=code, quick_samples=50_000, source="digest 003 §6.4" + ("; §6.6 bug 1" if code else "")))
     vec = LinUCBSDPVec(epsilon=EPS, delta=DELTA, batch=2)
     out.append(AuditEntry(
         name="linucb-sdp-vec.batch-sum", algorithm="linucb-sdp-vec",
