@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import dp_accounting
@@ -166,7 +167,7 @@ class ShuffleSum:
     def randomize(self, rng: np.random.Generator, x: Any) -> np.ndarray:
         """R: y_i = (x̂_i + Pólya(1/n, θ) - Pólya(1/n, θ)) mod m (exact Pólya sampler)."""
         arr = self._rewards(x)
-        r = 1.0 / self.params.n
+        r = Fraction(1, self.params.n)  # exact 1/n: the n shares sum to exactly Pólya(1, θ)
         eta = samplers.polya(rng, r, self.theta, arr.shape) - samplers.polya(rng, r, self.theta, arr.shape)
         return np.mod(encode(rng, arr, self.params.g) + eta, self.params.m)
 
