@@ -389,3 +389,22 @@ def test_wide_laws_split_into_identical_parts_keep_the_pmf(monkeypatch):
     assert chi2_pvalue(x, lambda k: stats.poisson.pmf(k, 250.0), 160, 340) > ALPHA
     y = mech.poisson(np.random.default_rng(29), 250 * 1.05, 40_000)
     assert chi2_pvalue(y, lambda k: stats.poisson.pmf(k, 250.0), 160, 340) < ALPHA
+
+
+@given(
+    st.fractions(min_value=Fraction(1, 50), max_value=60),
+    st.fractions(min_value=Fraction(1, 50), max_value=Fraction(49, 50)),
+    st.sampled_from(["poisson", "polya"]),
+)
+@settings(max_examples=60, deadline=None)
+def test_count_law_mode_and_tail_ratios(a, theta, kind):
+    """The facts the exact cdf brackets rest on: ratios p(k)/p(k-1) are >= 1 up to the mode and
+    < 1 after it; up_ratio(j) bounds every later ratio; down_ratio grows up to the mode."""
+    law = counts.CountLaw(kind, a, theta if kind == "polya" else Fraction(0))
+    m0 = law.mode
+    assert all(law.ratio(j) >= 1 for j in range(1, m0 + 1))
+    assert law.ratio(m0 + 1) < 1
+    for j in (m0, m0 + 1, m0 + 7):
+        assert all(law.ratio(i) <= law.up_ratio(j) for i in range(j + 1, j + 40))
+    downs = [law.down_ratio(j) for j in range(1, m0 + 1)]
+    assert downs == sorted(downs)
