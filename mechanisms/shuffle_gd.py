@@ -220,13 +220,19 @@ class ShuffleGradientDescent:
     # -- privacy ------------------------------------------------------------------------------
 
     def round_event(self) -> dp_accounting.DpEvent:
-        """One round: the vector-sum protocol's event at δ_it (`BitSumProtocol.event`: the papers'
-        theorem applied to the real count range)."""
-        return self.protocol.event(self.dim, self.round_privacy[1])
+        """One round: the vector-sum protocol's event (`BitSumProtocol.event`: a binomial count
+        per label, composed over the d labels; the exact mechanism, accountable at any b)."""
+        return self.protocol.event()
 
     def event(self) -> dp_accounting.DpEvent:
         """All rounds: SelfComposedDpEvent(round_event, T_it) (each user is in every round)."""
         return dp_accounting.SelfComposedDpEvent(self.round_event(), self.iterations)
+
+    def theorem_event(self) -> dp_accounting.DpEvent:
+        """T_it rounds, each the papers' theorem applied to the real count range at δ_it
+        (`BitSumProtocol.theorem_event`: doubled ε for range="paper")."""
+        round_theorem = self.protocol.theorem_event(self.dim, self.round_privacy[1])
+        return dp_accounting.SelfComposedDpEvent(round_theorem, self.iterations)
 
     def claimed_event(self) -> dp_accounting.DpEvent:
         """The paper's description: T_it rounds, each (claimed ε of the protocol, δ_it)."""

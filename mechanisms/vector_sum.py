@@ -33,7 +33,7 @@ import numpy as np
 from dp_accounting.pld import privacy_loss_distribution
 from scipy import stats
 
-from dpaudit.accounting.events import EpsilonDeltaDpEvent
+from dpaudit.accounting.events import BinomialDpEvent, EpsilonDeltaDpEvent
 from dpaudit.mechanisms.samplers import binomial
 from dpaudit.mechanisms.shuffle import permutations
 from dpaudit.validation import (
@@ -292,11 +292,35 @@ class BitSumProtocol:
         seed 003 Thm C.1, Cheu et al. Thm 4.2)."""
         return EpsilonDeltaDpEvent(epsilon=self.claimed_epsilon(dim, delta), delta=delta)
 
-    def event(self, dim: int, delta: float) -> dp_accounting.DpEvent:
-        """One invocation as a black box (`corrected_epsilon`, δ)-DP; NonPrivateDpEvent when b = 0. dpaudit has no accountant for
-        the binomial count mechanism yet, so this is the papers' theorem (a sufficient condition,
-        very loose), not a computed bound. The mechanism-exact profile (PLD of Bin(n·b, p) against
-        shifts of up to `count_sensitivity()` on each label) is `label_pld` / `exact_epsilon`."""
+    def label_event(self) -> BinomialDpEvent:
+        """One label's count: `BinomialDpEvent(n·b, p, cap)` (Bin(n·b, p) noise on an integer count
+        that one user moves by at most `count_sensitivity()`). Requires b >= 1."""
+        if self.b == 0:
+            raise ValueError("b must be >= 1 for a binomial event (b = 0 is not private)")
+        return BinomialDpEvent(trials=self.num_users * self.b, probability=self.p, sensitivity=self.cap)
+
+    def event(self, dim: int | None = None, delta: float | None = None) -> dp_accounting.DpEvent:
+        """One invocation as the accounting engine sees it: `label_event()` composed over all
+        `num_labels` labels (one user's entry on every label may move by up to cap; the labels'
+        noises are independent), `SelfComposedDpEvent(label_event(), num_labels)`;
+        NonPrivateDpEvent when b = 0. The exact mechanism, not the papers' theorem: its `pld`
+        answer is `exact_epsilon` (digest 002 App. S / 003 §2.3, §3.2 (b)); `approx` accounts for it
+        from the exact per-label profile at any b. `dim` and `delta` belong to the theorem
+        (`theorem_event`) and are not needed here; they are accepted so callers can switch freely.
+        """
+        if dim is not None:
+            check_positive_int(dim, "dim")
+        if delta is not None:
+            check_open_unit(delta, "delta")
+        if self.b == 0:
+            return dp_accounting.NonPrivateDpEvent()
+        label = self.label_event()
+        return label if self.num_labels == 1 else dp_accounting.SelfComposedDpEvent(label, self.num_labels)
+
+    def theorem_event(self, dim: int, delta: float) -> dp_accounting.DpEvent:
+        """The papers' theorem applied to the real count range: (`corrected_epsilon`, δ) as a black
+        box (a sufficient condition, very loose); NonPrivateDpEvent when b = 0. Raises outside
+        the theorem's range."""
         if self.b == 0:
             return dp_accounting.NonPrivateDpEvent()
         return EpsilonDeltaDpEvent(epsilon=self.corrected_epsilon(dim, delta), delta=delta)

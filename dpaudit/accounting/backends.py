@@ -19,7 +19,7 @@ from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 from scipy import stats
 from scipy.special import ive, log_ndtr
 
-from dpaudit.accounting import composition, shuffle
+from dpaudit.accounting import binomial, composition, shuffle
 from dpaudit.accounting.events import (
     BinomialDpEvent,
     DiscreteGaussianDpEvent,
@@ -152,6 +152,9 @@ def _profile(leaf: dp_accounting.DpEvent) -> Callable[[float], float] | None:
         e0, n, d0 = leaf.local_epsilon, leaf.num_users, leaf.local_delta
         # below the local delta there is no guarantee: inf, so that fraction of delta is never chosen
         return lambda d: math.inf if d < d0 else shuffle.shuffled_epsilon(e0, n, d, d0)
+    if isinstance(leaf, BinomialDpEvent):
+        args = (leaf.trials, leaf.probability, leaf.sensitivity)
+        return lambda d: binomial.binomial_epsilon(*args, d)
     return None
 
 
@@ -160,6 +163,9 @@ def _delta_profile(leaf: dp_accounting.DpEvent) -> Callable[[float], float]:
     if isinstance(leaf, dp_accounting.GaussianDpEvent):
         mu = 1.0 / leaf.noise_multiplier
         return lambda e: gaussian_delta(mu, e)
+    if isinstance(leaf, BinomialDpEvent):
+        args = (leaf.trials, leaf.probability, leaf.sensitivity)
+        return lambda e: binomial.binomial_delta(*args, e)
     e0, n, d0 = leaf.local_epsilon, leaf.num_users, leaf.local_delta
     return lambda e: shuffle.shuffled_delta(e0, n, e, d0)
 
@@ -171,8 +177,8 @@ class ApproxBackend(Backend):
     """Best of basic composition, DRV advanced composition, KOV's heterogeneous bound (Thm 3.5),
     and KOV's optimal homogeneous composition (Thm 3.3; per group with an equal delta split when a
     branch holds several distinct leaves). Leaves with a privacy profile (Gaussian: exact analytic
-    profile; shuffled: FMT numerical) get a per-leaf delta0 chosen from a grid of fractions of delta
-    (every choice is valid; the best is kept)."""
+    profile; shuffled: FMT numerical; binomial count: exact, `dpaudit.accounting.binomial`) get a
+    per-leaf delta0 chosen from a grid of fractions of delta (every choice is valid; the best is kept)."""
 
     name = "approx"
 
@@ -447,7 +453,8 @@ def skellam_pld(variance: float, sensitivity: int, vdi: float):
     return pld_lib.from_two_probability_mass_functions(log_lower, log_upper, pessimistic_estimate=True, value_discretization_interval=vdi)
 
 
-_MAX_ENUMERATED = 2_000_000
+_MAX_ENUMERATED = 400_000  # beyond it (sd > 5000) approx reads the exact tails, at a fraction of the cost
+_BINOMIAL_LOG_MASS_TRUNCATION = -40.0
 
 
 def binomial_pld(trials: int, probability: float, sensitivity: int, vdi: float):
@@ -456,7 +463,9 @@ def binomial_pld(trials: int, probability: float, sensitivity: int, vdi: float):
 
     Outcomes within ±40 sd of the mean are enumerated with scipy's exact log-pmf; each
     distribution's mass outside the window goes to an outcome the other never takes (infinite
-    privacy loss, so it only adds to delta).
+    privacy loss, so it only adds to delta), and so do outcomes of log-mass below
+    `_BINOMIAL_LOG_MASS_TRUNCATION` (at most `_MAX_ENUMERATED` of them: < 10⁻¹² of delta), which keeps the
+    support, hence self-composition over many labels, small.
     """
     n, p, d = int(trials), float(probability), int(sensitivity)
     sd = math.sqrt(n * p * (1 - p))
@@ -470,7 +479,8 @@ def binomial_pld(trials: int, probability: float, sensitivity: int, vdi: float):
         base["outside (unshifted)"] = math.log(outside)
         shifted["outside (shifted)"] = math.log(outside)
     return pld_lib.from_two_probability_mass_functions(
-        base, shifted, pessimistic_estimate=True, value_discretization_interval=vdi, symmetric=False
+        base, shifted, pessimistic_estimate=True, value_discretization_interval=vdi, symmetric=False,
+        log_mass_truncation_bound=_BINOMIAL_LOG_MASS_TRUNCATION,
     )
 
 

@@ -99,8 +99,10 @@ class BinomialDpEvent(dp_accounting.DpEvent):
     `sensitivity` (an integer). The bit-sum of Cheu et al.'s shuffled vector summation (each of n
     users sends b Bernoulli(p) bits per label: trials = n*b) seen by the analyzer, per label.
 
-    Not pure DP (a count beyond `trials` reveals the shift); dpaudit's `pld` accountant computes its
-    exact privacy loss distribution in both directions (the binomial is skewed for p != 1/2).
+    Not pure DP (a count beyond `trials` reveals the shift). The `pld` accountant computes its
+    privacy loss distribution in both directions (the binomial is skewed for p != 1/2) when the
+    outcomes can be enumerated; `approx` uses its exact (eps, delta) profile from binomial tails
+    (`dpaudit.accounting.binomial`) for any number of trials.
     """
 
     trials: int

@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpaudit.accounting.events import EpsilonDeltaDpEvent
+from dpaudit import accounting
+from dpaudit.accounting.binomial import binomial_delta
+from dpaudit.accounting.events import BinomialDpEvent, EpsilonDeltaDpEvent
 from dpaudit.mechanisms.vector_sum import (
     BitSumProtocol,
     binomial_count_pld,
@@ -56,12 +58,12 @@ def test_claimed_and_corrected_events():
     proto = BitSumProtocol.from_privacy(1.0, 1e-3, 20, 5)
     assert proto.claimed_event(5, 1e-3).epsilon <= 1.0
     assert proto.corrected_epsilon(5, 1e-3) == pytest.approx(2 * proto.claimed_epsilon(5, 1e-3))
-    assert proto.event(5, 1e-3) == EpsilonDeltaDpEvent(proto.corrected_epsilon(5, 1e-3), 1e-3)
+    assert proto.theorem_event(5, 1e-3) == EpsilonDeltaDpEvent(proto.corrected_epsilon(5, 1e-3), 1e-3)
     norm = BitSumProtocol.from_privacy(1.0, 1e-3, 20, 5, range="normalized")
     assert norm.corrected_epsilon(5, 1e-3) == pytest.approx(norm.claimed_epsilon(5, 1e-3))
     assert (proto.count_sensitivity(), norm.count_sensitivity()) == (18, 9)
     no_noise = BitSumProtocol(20, 5, 9, 0)
-    assert no_noise.event(5, 1e-3) == dp_accounting.NonPrivateDpEvent()
+    assert no_noise.event(5, 1e-3) == no_noise.theorem_event(5, 1e-3) == dp_accounting.NonPrivateDpEvent()
     with pytest.raises(ValueError, match="b must"):
         no_noise.claimed_epsilon(5, 1e-3)
     with pytest.raises(ValueError, match="p = 1/4"):
@@ -267,3 +269,51 @@ def test_exact_profile_refuses_what_it_cannot_compute():
         BitSumProtocol.from_privacy(0.1, 1e-3, 20, 5).label_pld()
     with pytest.raises(ValueError, match="shift"):
         binomial_count_pld(10, 0.25, -1)
+
+
+# ---------------------------------------------------------------- the accountable event
+
+
+def test_event_is_the_binomial_count_per_label_composed_over_labels():
+    proto = BitSumProtocol(20, 5, 9, 61)
+    label = BinomialDpEvent(trials=20 * 61, probability=0.25, sensitivity=18)  # cap = 2g (range="paper")
+    assert proto.label_event() == label
+    assert proto.event() == proto.event(5, 1e-3) == dp_accounting.SelfComposedDpEvent(label, 5)
+    assert BitSumProtocol(20, 1, 9, 61, range="normalized").event() == BinomialDpEvent(trials=1220, probability=0.25, sensitivity=9)
+    with pytest.raises(ValueError, match="b must"):
+        BitSumProtocol(20, 5, 9, 0).label_event()
+    with pytest.raises(ValueError, match="delta"):
+        proto.event(5, 1.5)
+
+
+@pytest.mark.parametrize("labels, g, b, rng_mode, delta", [(2, 9, 61, "normalized", 0.1), (1, 9, 1530, "paper", 1e-5)])
+def test_accountant_reads_the_exact_epsilon(labels, g, b, rng_mode, delta):
+    # the pld accountant composes the same pessimistic binomial PLD as `exact_epsilon`; "best" may
+    # only go lower through the exact tail profile (approx), never below the true epsilon
+    proto = BitSumProtocol(20, labels, g, b, range=rng_mode)
+    exact = proto.exact_epsilon(delta)
+    pld = accounting.epsilon(proto.event(), delta, "pld")
+    assert pld == pytest.approx(exact, rel=1e-9) and pld >= exact * (1 - 1e-12)
+    best = accounting.epsilon(proto.event(), delta)
+    assert best <= pld
+    if labels == 1:  # the single-label truth, from the exact tails of dpaudit.accounting.binomial
+        assert binomial_delta(20 * b, 0.25, proto.cap, best) <= delta
+        assert binomial_delta(20 * b, 0.25, proto.cap, best * (1 - 1e-6)) > delta
+
+
+def test_accountant_reproduces_the_digest_figures():
+    # digest 003 §3.2 (g): Bin(30600, 1/4) shifted by 9 (~ g, range="normalized") or 18 (~ 2g,
+    # range="paper"): eps(1e-5) ~ 0.42 and 0.88
+    for rng_mode, figure in (("normalized", 0.42), ("paper", 0.88)):
+        proto = BitSumProtocol(20, 1, 9, 1530, range=rng_mode)
+        for acc in ("pld", "approx", "best"):
+            assert accounting.epsilon(proto.event(), 1e-5, acc) == pytest.approx(figure, abs=0.01)
+
+
+def test_theorem_sized_noise_is_accountable():
+    # eq. 127's b (~ 10^8 here) is beyond any enumeration; approx reads the exact tails, and the
+    # protocol is far more private than the theorem says
+    proto = BitSumProtocol.from_privacy(1.0, 1e-3, 20, 5)
+    assert "approx" in accounting.supporting_accountants(proto.event())
+    exact = accounting.epsilon(proto.event(), 1e-6)
+    assert 0 < exact < proto.claimed_epsilon(5, 1e-3) / 10

@@ -1,0 +1,61 @@
+"""Exact (eps, delta) profile of the binomial count mechanism from binomial tails, any number of trials."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpaudit import accounting as A
+from dpaudit.accounting.binomial import binomial_delta, binomial_epsilon
+
+
+def _brute_delta(trials, p, shift, eps):
+    """max over both directions of sum_y (P(y) - e^eps Q(y))_+, every outcome enumerated."""
+    y = np.arange(0, trials + shift + 1)
+    up, low = stats.binom.pmf(y - shift, trials, p), stats.binom.pmf(y, trials, p)
+    return max(np.maximum(up - np.exp(eps) * low, 0).sum(), np.maximum(low - np.exp(eps) * up, 0).sum())
+
+
+@pytest.mark.parametrize(
+    "trials, p, shift",
+    [(200, 0.25, 6), (1000, 0.5, 20), (10, 0.25, 1), (5, 0.3, 5), (3, 0.5, 4), (30600, 0.25, 18), (1, 0.5, 1)],
+)
+def test_delta_equals_enumeration(trials, p, shift):
+    for eps in (0.0, 0.1, 0.3, 0.8, 1.5, 3.0):
+        brute = _brute_delta(trials, p, shift, eps)
+        got = binomial_delta(trials, p, shift, eps)
+        assert brute - 1e-15 <= got <= brute * (1 + 1e-8) + 1e-15, eps
+
+
+def test_epsilon_and_delta_are_consistent_and_monotone():
+    args = (30600, 0.25, 9)
+    deltas = [binomial_delta(*args, e) for e in (0.0, 0.1, 0.2, 0.4, 0.8)]
+    assert all(a >= b for a, b in zip(deltas, deltas[1:]))
+    for delta in (1e-3, 1e-5, 1e-8):
+        e = binomial_epsilon(*args, delta)
+        assert binomial_delta(*args, e) <= delta < binomial_delta(*args, e * (1 - 1e-6))
+    assert binomial_epsilon(*args, 0.1) == 0.0  # delta above the total variation
+    assert binomial_epsilon(3, 0.5, 4, 0.5) == math.inf  # disjoint supports: no finite epsilon
+
+
+def test_huge_trials_match_the_gaussian_limit():
+    # N = 10^14: sd ~ 4.3e6, shift 50: delta(0) = TV ~ 2 Phi(mu/2) - 1 with mu = shift/sd
+    n, p, s = 10**14, 0.25, 50
+    mu = s / math.sqrt(n * p * (1 - p))
+    assert binomial_delta(n, p, s, 0.0) == pytest.approx(2 * stats.norm.cdf(mu / 2) - 1, rel=1e-3)
+    assert 0 < binomial_epsilon(n, p, s, 1e-6) < 1e-4
+
+
+def test_accountants_on_binomial_events():
+    small = A.BinomialDpEvent(trials=30600, probability=0.25, sensitivity=9)
+    exact = binomial_epsilon(30600, 0.25, 9, 1e-5)
+    assert A.epsilon(small, 1e-5, "approx") == pytest.approx(exact, rel=1e-12)
+    pld = A.epsilon(small, 1e-5, "pld")
+    assert exact <= pld <= exact + 1e-3  # pessimistic discretisation
+    assert A.epsilon(small, 1e-5) == exact
+    huge = A.BinomialDpEvent(trials=10**14, probability=0.25, sensitivity=50)
+    assert A.supporting_accountants(huge) == ["approx"]
+    with pytest.raises(A.UnsupportedEventError, match="approx"):
+        A.epsilon(huge, 1e-6, "pld")
+    assert A.epsilon(huge, 1e-6) == binomial_epsilon(10**14, 0.25, 50, 1e-6)
