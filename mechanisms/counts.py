@@ -22,7 +22,8 @@ e^-1/32); also beyond the table) the comparison U < F(k) is decided exactly: U i
 and F(k) is bracketed in decimal interval arithmetic by `cdf_bounds` (the pmf at k from log-gamma
 brackets, its neighbours through exact rational ratios with directed rounding, the rest of the
 tail by a geometric bound), refined until the two separate. Laws wider than one table are drawn
-as sums of i.i.d. parts (`sample_law`).
+as sums of i.i.d. parts (`sample_law`). The table search reads a bucket guide (2^12..2^22
+buckets of the uniform's top bits) and binary-searches only the buckets that hold a boundary.
 """
 
 from __future__ import annotations
@@ -288,6 +289,17 @@ class _Table:
     lo: int
     below: np.ndarray  # A[t]: w_int <= A[t] implies U < F(lo + t)
     above: np.ndarray  # B[t+1]: w_int >= B[t+1] implies U >= F(lo + t); B[0] for F(lo - 1)
+    guide: np.ndarray  # first index with A >= the start of each of 2^bits buckets of w_int (and end)
+    bits: int
+
+    def search(self, w: np.ndarray) -> np.ndarray:
+        """searchsorted(A, w, 'left'): read from the bucket guide where no A falls inside w's
+        bucket, by binary search for the rest."""
+        b = (w * 2.0 ** (self.bits - 53)).astype(np.int64)
+        idx = self.guide[b]
+        mixed = np.flatnonzero(self.guide[b + 1] != idx)
+        idx[mixed] = np.searchsorted(self.below, w[mixed], side="left")
+        return idx
 
 
 def _tail_bounds(law: CountLaw, lo: int, hi: int, p_lo: float, p_hi: float) -> tuple[float, float]:
@@ -342,7 +354,11 @@ def _table(law: CountLaw) -> _Table:
     below = np.minimum.accumulate(below[::-1])[::-1]
     below.setflags(write=False)
     above.setflags(write=False)
-    return _Table(lo, below, above)
+    bits = int(min(22, max(12, math.ceil(math.log2(8 * n)))))
+    starts = np.arange(2**bits + 1, dtype=np.float64) * 2.0 ** (53 - bits)
+    guide = np.searchsorted(below, starts, side="left")
+    guide.setflags(write=False)
+    return _Table(lo, below, above, guide, bits)
 
 
 # ---------------------------------------------------------------------------- sampling
@@ -374,7 +390,7 @@ def sample_law(rng: np.random.Generator, law: CountLaw, shape: tuple[int, ...]) 
         return out
     tab = _table(law)
     w = rng.random(shape) * _GRID
-    idx = np.searchsorted(tab.below, w, side="left")
+    idx = tab.search(w.ravel()).reshape(shape)
     inside = idx < tab.below.size
     ok = inside & (w >= tab.above[np.minimum(idx, tab.below.size)])
     out = (idx + tab.lo).astype(np.int64)

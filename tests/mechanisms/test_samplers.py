@@ -408,3 +408,12 @@ def test_count_law_mode_and_tail_ratios(a, theta, kind):
         assert all(law.ratio(i) <= law.up_ratio(j) for i in range(j + 1, j + 40))
     downs = [law.down_ratio(j) for j in range(1, m0 + 1)]
     assert downs == sorted(downs)
+
+
+def test_table_bucket_guide_equals_binary_search():
+    rng = np.random.default_rng(30)
+    for law in (counts.poisson_law(250), counts.polya_law(Fraction(1, 64), 0.9)):
+        tab = counts._table(law)
+        w = np.concatenate([np.floor(rng.random(20_000) * 2.0**53), tab.below[tab.below >= 0][:500],
+                            tab.below[tab.below >= 0][:500] + 1, [0.0, 2.0**53 - 1]])
+        assert np.array_equal(tab.search(w), np.searchsorted(tab.below, w, side="left"))
