@@ -313,7 +313,7 @@ def _tail_bounds(law: CountLaw, lo: int, hi: int, p_lo: float, p_hi: float) -> t
     return left, right
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=8)
 def _table(law: CountLaw) -> _Table:
     m0, sd = law.mode, law.sd
     geo = 40.0 / float(1 - law.theta) if law.kind == "polya" else 0.0
