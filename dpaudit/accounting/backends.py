@@ -635,12 +635,12 @@ class ShuffleBackend(ApproxBackend):
 
     @staticmethod
     def _check_local_delta(branch, leaves, delta: float) -> None:
-        """Raise when delta is no more than the releases' local deltas add up to: no composition
-        theorem (nor Thm 3.8) leaves any budget for the amplified part."""
+        """Raise when delta is below what the releases' local deltas add up to: no composition
+        theorem (nor Thm 3.8) gives any guarantee there."""
         total = math.fsum(c * leaves[k].local_delta for k, c in branch.items() if isinstance(leaves[k], ShuffledDpEvent))
-        if total > 0.0 and delta <= total:
+        if total > 0.0 and delta < total:
             raise ValueError(
-                f"delta={delta!r} must exceed the sum of the shuffled releases' local_delta ({total:.3g}): "
+                f"delta={delta!r} must be at least the sum of the shuffled releases' local_delta ({total:.3g}): "
                 "(eps0, delta0)-LDP randomizers give no guarantee below it"
             )
 

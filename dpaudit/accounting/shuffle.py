@@ -185,8 +185,9 @@ def unamplified_epsilon(local_epsilon: float, local_delta: float, delta: float) 
     rest = 1.0 - x * (1.0 + math.exp(-local_epsilon))
     if rest <= 0.0:
         return 0.0
-    # rounded up by a relative 1e-12 (log1p/log round-off), so the answer is never optimistic
-    return max(0.0, local_epsilon + math.log(rest)) * (1 + 1e-12) + 1e-15
+    # rounded up by a relative 1e-12 (log round-off), so the answer is never optimistic; eps0
+    # itself is always valid at delta >= delta0
+    return min(float(local_epsilon), max(0.0, local_epsilon + math.log(rest)) * (1 + 1e-12) + 1e-15)
 
 
 # The amplified (eps0, delta0 > 0) bound g(eps) = numerical delta + Thm 3.8 term is evaluated on

@@ -162,3 +162,4 @@ def test_local_delta_zero_is_the_pure_bound_and_too_small_delta_is_refused():
     e = A.epsilon(event, 2e-6, "shuffle")
     assert e == pytest.approx(1.0, abs=1e-5) and e <= 1.0
     assert A.delta(event, 1.0, "shuffle") == pytest.approx(1e-6)
+    assert A.epsilon(event, 1e-6, "shuffle") == 1.0  # exactly the local (eps0, delta0) guarantee
