@@ -33,6 +33,7 @@ from dpaudit.validation import check_epsilon, check_int_at_least, check_open_uni
 
 __all__ = [
     "ConSEPrivacy",
+    "composed_delta",
     "conse_privacy",
     "lap_plus_pmf",
     "lap_plus_shift_loss",
@@ -122,11 +123,12 @@ def _pure_epsilon(event: dp_accounting.DpEvent) -> float:
     raise ValueError(f"event {event!r} is not one conse_privacy builds")
 
 
-def _delta_part(event: dp_accounting.DpEvent) -> float:
+def composed_delta(event: dp_accounting.DpEvent) -> float:
+    """δ of a corrected ConSE event by basic composition: the sum of its (ε, δ) components' δ."""
     if isinstance(event, dp_accounting.ComposedDpEvent):
-        return sum(_delta_part(e) for e in event.events)
+        return sum(composed_delta(e) for e in event.events)
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        return event.count * _delta_part(event.event)
+        return event.count * composed_delta(event.event)
     if isinstance(event, EpsilonDeltaDpEvent):
         return event.delta
     return 0.0
@@ -222,6 +224,6 @@ def conse_privacy(
         paper_composition=paper_composition,
         corrected=corrected,
         corrected_epsilon=eps_by_kind,
-        corrected_delta=min(0.999, _delta_part(corrected[worst])),
+        corrected_delta=min(0.999, composed_delta(corrected[worst])),
         worst_kind=worst,
     )

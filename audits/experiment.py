@@ -15,7 +15,7 @@ import functools
 import numpy as np
 
 from dpaudit.algorithms.conse import ConSEParams, run_conse
-from dpaudit.algorithms.conse_privacy import conse_privacy
+from dpaudit.algorithms.conse_privacy import composed_delta, conse_privacy
 from dpaudit.algorithms.patients import PatientData, PatientExperiment
 from dpaudit.registry import AUDITS
 
@@ -105,13 +105,6 @@ def _a6_pair(n: int) -> NeighbourPair:
                          f"M=1, n={n}: unit {n // 2} (first of phase 2, inside the RCT) has outcomes (1,0) vs (0,1)")
 
 
-def _delta_of(event) -> float:
-    """delta part of a corrected ConSE event (sum over its (eps, delta) components)."""
-    from dpaudit.algorithms.conse_privacy import _delta_part
-
-    return _delta_part(event)
-
-
 def conse_entries() -> list[AuditEntry]:
     eps = 1.0
     types = 10
@@ -120,13 +113,13 @@ def conse_entries() -> list[AuditEntry]:
     priv4 = conse_privacy(params4, n4, types)
     # The corrected (eps', delta') for a context change in phase 1 implies (eps', 1/n) because delta' <= 1/n.
     corr4 = priv4.corrected["context_phase1"]
-    if _delta_of(corr4) > 1.0 / n4:
+    if composed_delta(corr4) > 1.0 / n4:
         raise ValueError("the corrected phase-1 context guarantee needs delta <= 1/n for this pair")
     env4 = PatientExperiment(np.full(types, 0.3), np.full(types, 0.7))
     pair8, n8 = _a4_pair(types, others=45)  # 42 phase-2 arrivals per type: every RCT ends before phase 2 does
     priv8 = conse_privacy(params4, n8, types)
     corr8 = priv8.corrected["context_phase1"]
-    if _delta_of(corr8) > 1.0 / n8:
+    if composed_delta(corr8) > 1.0 / n8:
         raise ValueError("the corrected phase-1 context guarantee needs delta <= 1/n for this pair")
     n6 = 200
     params6 = ConSEParams(alpha=0.5, epsilon=eps)
@@ -147,7 +140,7 @@ def conse_entries() -> list[AuditEntry]:
                 Claim("paper-proof-phase-2", delta=1.0 / n4, epsilon=eps / 2, expect="violation",
                       source="App. A.5.4: the phase-2 releases (T_j, Δ̂) cost ε/2"),
                 Claim("corrected", delta=1.0 / n4, epsilon=priv4.corrected_epsilon["context_phase1"],
-                      source=f"conse_privacy, context change in phase 1 (M·λ for the T_j), δ'={_delta_of(corr4):.2g} ≤ 1/n"),
+                      source=f"conse_privacy, context change in phase 1 (M·λ for the T_j), δ'={composed_delta(corr4):.2g} ≤ 1/n"),
             ),
             samples=100_000, quick=True, quick_samples=10_000, audit_options={"chunk_size": 10_000},
             regret=RegretRun("dp-conse", horizon=2000, runs=20, params={"epsilon": eps, "types": 2}),
@@ -162,7 +155,7 @@ def conse_entries() -> list[AuditEntry]:
                 Claim("paper", delta=1.0 / n8, epsilon=eps, expect="violation",
                       source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP for the actions after t and the CATE vector"),
                 Claim("corrected", delta=1.0 / n8, epsilon=priv8.corrected_epsilon["context_phase1"],
-                      source=f"conse_privacy, context change in phase 1, δ'={_delta_of(corr8):.2g} ≤ 1/n"),
+                      source=f"conse_privacy, context change in phase 1, δ'={composed_delta(corr8):.2g} ≤ 1/n"),
             ),
             samples=60_000, quick=False,
             audit_options={"chunk_size": 10_000, "score": RCTEndScore(n8 // 2, tuple(pair8.d0.types[0, n8 // 2:].tolist()))},

@@ -107,7 +107,7 @@ def glm_entries() -> list[AuditEntry]:
         claims=(
             Claim("paper", delta=DELTA, epsilon=EPS, source="Thm 5.1: (ε, δ)-SDP"),
             Claim("corrected", delta=DELTA, accountant="best", event=lambda: spriv.corrected,
-                  source="per-invocation guarantee of the real count range (2g); P_GD composed"),
+                  source="exact binomial-count accounting of the summation and the P_GD rounds (the paper's proof step on the real range 2g gives more: spriv.proof_step)"),
         ),
         samples=10_000, quick=False,
         regret=RegretRun("shuffle-glm", horizon=2000, runs=4, params={"epsilon": EPS}), source="digest 002 §6.4"))
