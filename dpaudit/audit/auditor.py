@@ -238,8 +238,9 @@ def audit(
     it; `claim_accountant` names the dpaudit.accounting accountant for a DpEvent); `score` a function of
     a batch of outputs replacing the built-in score families; `selection_fraction` of the runs used
     to choose events; `grid_size` thresholds scanned for the trade-off curve; `executor` None (auto),
-    "serial", "process" (with `workers`), "dask://host:port", a distributed.Client or a
-    concurrent.futures.Executor; `chunk_size` runs per side per chunk (part of what the result
+    "serial", "process" (with `workers`), a Dask scheduler address ("dask://host:port",
+    "dask://tcp://host:port", "tcp://host:port", "inproc://..."; a client of its own is opened and
+    closed), a distributed.Client (default or not) or a concurrent.futures.Executor; `chunk_size` runs per side per chunk (part of what the result
     depends on, like `seed`); `checkpoint_dir` to store finished chunks and resume; `progress`
     True/False/None (None: a bar when stderr is a terminal).
     """

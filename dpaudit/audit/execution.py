@@ -29,6 +29,8 @@ import numpy as np
 _SORT_ABOVE = 12
 #: Auto mode starts a process pool only when the chunks left are predicted to take longer than this.
 _POOL_MIN_SECONDS = 2.0
+#: Address schemes of Dask schedulers (distributed's comm backends) accepted in executor strings.
+DASK_SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
 
 __all__ = [
     "Chunk",
@@ -40,6 +42,7 @@ __all__ = [
     "estimation_chunk",
     "CheckpointStore",
     "fingerprint_data",
+    "dask_address",
     "open_runner",
     "run_chunks",
     "progress_bar",
@@ -269,7 +272,9 @@ class _Dask:
 
         futures = {self.client.submit(fn, *args, pure=False): key for key, (fn, args) in tasks.items()}
         try:
-            for fut in distributed.as_completed(list(futures)):
+            # The client's own event loop: as_completed would otherwise look for a default client,
+            # and neither a client opened here nor a user's client need be the default one.
+            for fut in distributed.as_completed(list(futures), loop=self.client.loop):
                 on_done(futures[fut], fut.result())
         except BaseException:
             self.client.cancel(list(futures))
@@ -332,6 +337,32 @@ def _is_dask_client(obj: Any) -> bool:
     return type(obj).__module__.split(".")[0] == "distributed" and hasattr(obj, "submit")
 
 
+def dask_address(spec: str) -> str | None:
+    """The scheduler address named by an executor string, or None if it names no Dask scheduler.
+
+    Accepted: "dask://HOST:PORT" (TCP, distributed's default protocol, passed on as "HOST:PORT"),
+    "dask://SCHEME://ADDRESS" and "SCHEME://ADDRESS" for SCHEME in `DASK_SCHEMES` (for example
+    "tcp://127.0.0.1:8786", or "inproc://..." for an in-process `LocalCluster(processes=False)`),
+    passed on as "SCHEME://ADDRESS".
+    """
+    dask = spec.startswith("dask://")
+    rest = spec[len("dask://"):] if dask else spec
+    scheme, sep, location = rest.partition("://")
+    if not sep:
+        if not dask:
+            return None
+        if not rest or "/" in rest:
+            raise ValueError(f"executor {spec!r}: expected 'dask://host:port' or 'dask://scheme://address'")
+        return rest
+    if scheme not in DASK_SCHEMES:
+        if not dask:
+            return None
+        raise ValueError(f"executor {spec!r}: unknown Dask address scheme {scheme!r}; use one of {', '.join(DASK_SCHEMES)}")
+    if not location:
+        raise ValueError(f"executor {spec!r}: the address after {scheme}:// is empty")
+    return rest
+
+
 def _picklable(obj: Any) -> str | None:
     try:
         pickle.dumps(obj)
@@ -345,9 +376,11 @@ def open_runner(executor: Any, workers: int | None, n_chunks: int, payload: Any)
     """Yield a runner for `executor`.
 
     None ("auto"): see `_Auto` (this process for short work, else a local pool of `workers`).
-    "serial"; "process" (a pool of `workers`); "dask://host:port" or a `distributed.Client`; or any
-    `concurrent.futures.Executor`.
+    "serial"; "process" (a pool of `workers`); a Dask scheduler address (see `dask_address`), for
+    which a `distributed.Client` of its own is opened (never made the default client) and closed at
+    the end; a `distributed.Client`; or any `concurrent.futures.Executor`.
     """
+    address = dask_address(executor) if isinstance(executor, str) else None
     if executor is None or executor == "auto":
         auto = _Auto(workers, n_chunks, payload)
         try:
@@ -363,10 +396,12 @@ def open_runner(executor: Any, workers: int | None, n_chunks: int, payload: Any)
         n = workers or os.cpu_count() or 1
         with cf.ProcessPoolExecutor(max_workers=max(1, min(n, n_chunks))) as pool:
             yield _Futures(pool)
-    elif isinstance(executor, str) and executor.startswith("dask://"):
-        import distributed
-
-        with distributed.Client(executor[len("dask://"):], set_as_default=False) as client:
+    elif address is not None:
+        try:
+            import distributed
+        except ImportError:
+            raise ValueError(f"executor {executor!r} needs the 'distributed' package (pip install 'dpaudit[dask]')") from None
+        with distributed.Client(address, set_as_default=False) as client:
             yield _Dask(client)
     elif _is_dask_client(executor):
         yield _Dask(executor)
@@ -375,7 +410,7 @@ def open_runner(executor: Any, workers: int | None, n_chunks: int, payload: Any)
     else:
         raise ValueError(
             f"unknown executor {executor!r}; use None, 'serial', 'process', 'dask://host:port', "
-            "a distributed.Client or a concurrent.futures.Executor"
+            "'tcp://host:port', a distributed.Client or a concurrent.futures.Executor"
         )
 
 

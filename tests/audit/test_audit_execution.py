@@ -22,14 +22,57 @@ def test_process_pool_and_serial_are_identical():
     assert serial.to_json() == pooled.to_json()
 
 
+def _no_default_client(distributed):
+    with pytest.raises(ValueError, match="No clients found"):
+        distributed.default_client()
+
+
 def test_dask_local_cluster_is_identical():
+    # No default client anywhere: the string forms open (and close) a client of their own, and a
+    # user's client need not be the default one.
     distributed = pytest.importorskip("distributed")
     serial = audit(laplace, 1.0, 0.0, executor="serial", **OPTS)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        on_client = audit(laplace, 1.0, 0.0, executor=client, **OPTS)
-        by_address = audit(laplace, 1.0, 0.0, executor=f"dask://{cluster.scheduler_address}", **OPTS)
-    assert serial == on_client == by_address
+    _no_default_client(distributed)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        tcp = cluster.scheduler_address
+        assert tcp.startswith("tcp://127.0.0.1:")
+        for spec in (f"dask://{tcp[len('tcp://'):]}", f"dask://{tcp}", tcp):
+            assert audit(laplace, 1.0, 0.0, executor=spec, **OPTS) == serial, spec
+            _no_default_client(distributed)
+        with distributed.Client(cluster, set_as_default=False) as client:
+            assert audit(laplace, 1.0, 0.0, executor=client, **OPTS) == serial
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("inproc://")
+        assert audit(laplace, 1.0, 0.0, executor=f"dask://{cluster.scheduler_address}", **OPTS) == serial
+    _no_default_client(distributed)
+
+
+@pytest.mark.parametrize("spec, address", [
+    ("dask://127.0.0.1:8786", "127.0.0.1:8786"),
+    ("dask://scheduler.example:8786", "scheduler.example:8786"),
+    ("dask://tcp://10.0.0.1:8786", "tcp://10.0.0.1:8786"),
+    ("tcp://10.0.0.1:8786", "tcp://10.0.0.1:8786"),
+    ("tls://10.0.0.1:8786", "tls://10.0.0.1:8786"),
+    ("inproc://10.0.0.1/123/1", "inproc://10.0.0.1/123/1"),
+    ("serial", None),
+    ("process", None),
+    ("http://10.0.0.1:8786", None),
+])
+def test_dask_address_forms(spec, address):
+    assert execution.dask_address(spec) == address
+
+
+@pytest.mark.parametrize("spec", ["dask://", "dask://http://10.0.0.1:8786", "dask://tcp://", "dask://a/b"])
+def test_bad_dask_address_is_refused(spec):
+    with pytest.raises(ValueError, match="executor"):
+        audit(laplace, 1.0, 0.0, executor=spec, **OPTS)
+
+
+def test_unknown_executor_string_is_refused():
+    with pytest.raises(ValueError, match="unknown executor 'http://"):
+        audit(laplace, 1.0, 0.0, executor="http://10.0.0.1:8786", **OPTS)
 
 
 def test_chunk_size_is_part_of_the_result_but_workers_are_not():
