@@ -28,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--confidence", type=float, default=0.95,
                         help="family-wise confidence of all lower bounds together (default 0.95)")
     parser.add_argument("--seed", type=int, default=0, help="suite seed; each entry derives its own (default 0)")
-    parser.add_argument("--executor", default="local", help="local (default) or dask://host:port")
+    parser.add_argument("--executor", default="local",
+                        help="local (default) or a Dask scheduler: dask://host:port, tcp://host:port, ...")
     parser.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default ./{DEFAULT_OUT})")
     parser.add_argument("--no-regret", action="store_true", help="skip the regret runs")
     parser.add_argument("--json", action="store_true", help="print the summary, findings and per-claim results as JSON")
@@ -60,31 +61,34 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dpaudit.audit.execution import dask_address
     from dpaudit.registry import load_plugins
 
     confidence = check_open_unit(args.confidence, "confidence")
     if args.samples is not None:
         check_positive_int(args.samples, "samples")
-    if args.executor != "local" and not args.executor.startswith("dask://"):
+    address = None if args.executor == "local" else dask_address(args.executor)
+    if args.executor != "local" and address is None:
         raise ValueError(f"executor must be 'local' or 'dask://host:port', got {args.executor!r}")
     load_plugins()
     entries, quick = _select(args)
-    with _executor(args.executor) as executor:
+    with _executor(address) as executor:
         return _run_suite(args, entries, quick, confidence, executor)
 
 
 @contextlib.contextmanager
-def _executor(spec: str) -> Iterator[Any]:
-    """None for local (the auditor's default: this process, or a local pool for long audits); for
-    dask://host:port one `distributed.Client` for the whole suite, connected once."""
-    if spec == "local":
+def _executor(address: str | None) -> Iterator[Any]:
+    """None for local (the auditor's default: this process, or a local pool for long audits); for a
+    Dask scheduler `address` one `distributed.Client` for the whole suite, connected once (so an
+    unreachable scheduler fails the run at once, not each audit call), not made the default client."""
+    if address is None:
         yield None
         return
     try:
         import distributed
     except ImportError:
         raise ValueError("--executor dask://… needs the 'distributed' package (pip install 'dpaudit[dask]')") from None
-    with distributed.Client(spec[len("dask://"):], timeout="30s") as client:
+    with distributed.Client(address, timeout="30s", set_as_default=False) as client:
         yield client
 
 

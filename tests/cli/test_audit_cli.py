@@ -63,6 +63,7 @@ def test_unexpected_outcome_exits_1(tmp_path, monkeypatch, capsys):
     ["audit", "dp-se.epoch-sum", "--confidence", "1.5"],
     ["audit", "dp-se.epoch-sum", "--samples", "0"],
     ["audit", "dp-se.epoch-sum", "--executor", "threads"],
+    ["audit", "dp-se.epoch-sum", "--executor", "dask://http://127.0.0.1:8786"],
     ["report", "/nonexistent/dir"],
 ])
 def test_usage_errors_exit_2(argv, tmp_path, capsys):
@@ -88,3 +89,19 @@ def test_readme_own_entry_snippet_runs(tmp_path, monkeypatch, capsys):
     assert main(["audit", "mine.sum", "--samples", "20000", "--out", str(tmp_path), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["entries"][0]["claims"][0]["verdict"] == "consistent"
+
+
+def test_audit_on_a_dask_scheduler_matches_local(tmp_path, capsys):
+    # The suite's client is not the default client, and none is left behind.
+    distributed = pytest.importorskip("distributed")
+    argv = ["audit", "dp-se.epoch-sum", "--samples", "20000", "--json", "--no-regret"]
+    assert main(argv + ["--out", str(tmp_path / "local")]) == 0
+    local = json.loads(capsys.readouterr().out)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        address = cluster.scheduler_address[len("tcp://"):]
+        assert main(argv + ["--out", str(tmp_path / "dask"), "--executor", f"dask://{address}"]) == 0
+    on_dask = json.loads(capsys.readouterr().out)
+    assert on_dask["entries"] == local["entries"]
+    with pytest.raises(ValueError, match="No clients found"):
+        distributed.default_client()
