@@ -1,6 +1,6 @@
 """Simulation speed of the multi-armed algorithms against straightforward per-round loops.
 
-    /tmp/venv/bin/python benchmarks/simulate.py [--prefix ROUNDS] [--json FILE]
+    /tmp/venv/bin/python benchmarks/simulate.py [--prefix ROUNDS] [--json FILE] [--contextual]
 
 Cases (issue 5): DP-SE and Dist-DP-SE with K = 10 (seed 004 easy instance, Bernoulli rewards),
 T = 10^6, 1000 runs; Anytime-Lazy-UCB with K = 5 (seed 001 setting 1), T = 10^6, 100 runs.
@@ -8,6 +8,9 @@ The per-round references run all runs as numpy arrays but advance one round at a
 reward per run per round, users' shares drawn one by one); they are timed on the first
 `--prefix` rounds and extrapolated linearly to T (their cost per round is constant). The
 UCB-style target compares the event engine with the time numpy takes to draw the R*T rewards.
+`--contextual` then runs the contextual cases of issue 6: LinUCB-SDP-Amp at d = 10, T = 10^5,
+50 runs, with its linear-algebra share (simulate_contextual.py), and ShuffleGLM and Private-GLM
+at seed 002's size (simulate_glm.py); each of those scripts also runs on its own.
 """
 
 from __future__ import annotations
@@ -117,6 +120,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prefix", type=int, default=20_000, help="rounds timed for the per-round references")
     ap.add_argument("--json", help="also write the results to this JSON file")
+    ap.add_argument("--contextual", action="store_true", help="also run simulate_contextual.py and simulate_glm.py")
     args = ap.parse_args()
     T = 10**6
     results = {}
@@ -160,6 +164,12 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=2)
+    if args.contextual:
+        import simulate_contextual  # siblings in benchmarks/, on sys.path when run as a script
+        import simulate_glm
+
+        simulate_contextual.main([])
+        simulate_glm.main([])
 
 
 if __name__ == "__main__":

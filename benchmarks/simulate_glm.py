@@ -21,13 +21,13 @@ from dpaudit.algorithms.glm_private import PrivateGLMParams, run_private_glm
 from dpaudit.algorithms.glm_shuffle import ShuffleGLMParams, run_shuffle_glm
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--horizon", type=int, default=5000)
     ap.add_argument("--epsilon", type=float, default=4.0)
     ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     env = paper_glm_environment(np.random.default_rng(109832), 3, 20, args.horizon, 2.0, "probit")
     data = env.sample(np.random.default_rng(1), args.runs)
     rows = []
