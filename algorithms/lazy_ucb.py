@@ -18,11 +18,17 @@ the event engine (benchmarks/simulate.py).
 
 Privacy (Thm 2): pure eps-DP, central, under replace-one round's reward vector; every round's
 reward enters exactly one Laplace(1/eps) release of a sensitivity-1 sum (parallel composition).
+
+`forget=False` is the known bug "forgetting not done" (digest 001 §6.2 bug 2): at each fill the
+released sum covers ALL the arm's observations so far (arrays 0..r, 2^{r+1} - 1 items) with fresh
+Lap(1/eps), and the mean divides by that count. A reward then enters every later release of its
+arm, about log2 T of them: the loss grows to (#later fills) * eps, unbounded over an anytime horizon.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import dp_accounting
 import numpy as np
@@ -39,12 +45,14 @@ LAZY_ENGINES = ("events", "rounds")
 _MARGIN = 1e-9
 
 
-def lazy_array_releases(rng: np.random.Generator, rewards: np.ndarray, epsilon: float) -> np.ndarray:
+def lazy_array_releases(rng: np.random.Generator, rewards: np.ndarray, epsilon: float,
+                        forget: bool = True) -> np.ndarray:
     """One arm's released noisy array sums for its observation stream, shape (size, arrays).
 
     rewards[i, n] is the arm's (n+1)-th observation in run i. Array r holds observations
     2^r .. 2^{r+1}-1 (1-based) and is released as its sum + Lap(1/eps) once full; only full
     arrays are returned. The white-box observable of digest 001 §6.1 (K = 1 variant).
+    forget=False: release r is the sum of observations 1 .. 2^{r+1}-1 instead (digest 001 §6.2 bug 2).
     """
     epsilon = check_epsilon(epsilon)
     x = check_finite_array(rewards, "rewards", ndim=2)
@@ -52,7 +60,7 @@ def lazy_array_releases(rng: np.random.Generator, rewards: np.ndarray, epsilon: 
         raise ValueError("rewards must lie in [0, 1]")
     full = (x.shape[1] + 1).bit_length() - 1  # arrays 0..full-1 are complete
     csum = np.concatenate([np.zeros((x.shape[0], 1)), np.cumsum(x, axis=1)], axis=1)
-    lo = (1 << np.arange(full)) - 1
+    lo = (1 << np.arange(full)) - 1 if forget else np.zeros(full, dtype=np.int64)
     hi = (1 << np.arange(1, full + 1)) - 1
     return csum[:, hi] - csum[:, lo] + rng.laplace(0.0, 1.0 / epsilon, (x.shape[0], full))
 
@@ -75,18 +83,29 @@ def _first_crossing(C: np.ndarray, B: np.ndarray, A: np.ndarray, u0: np.ndarray)
 
 @dataclasses.dataclass(frozen=True)
 class AnytimeLazyUCB(Algorithm):
-    """Anytime-Lazy-UCB with privacy parameter `epsilon` (seed 001 Alg. 1)."""
+    """Anytime-Lazy-UCB with privacy parameter `epsilon` (seed 001 Alg. 1); forget=False is bug 2 of digest 001 §6.2."""
 
     epsilon: float = 1.0
     engine: str = "events"
+    forget: bool = True
     name = "anytime-lazy-ucb"
 
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
         check_choice(self.engine, LAZY_ENGINES, "engine")
+        if not isinstance(self.forget, bool):
+            raise ValueError(f"forget must be a bool, got {self.forget!r}")
 
     @property
     def privacy(self) -> Privacy:
+        if not self.forget:
+            return Privacy(
+                "round-vector", "central", dp_accounting.NonPrivateDpEvent(),
+                Guarantee("pure", self.epsilon, source="seed 001 Thm 2"),
+                Guarantee("pure", math.inf, source="digest 001 §6.2 bug 2"),
+                "forgetting not done: a reward enters every later fill of its arm with fresh Lap(1/eps), "
+                "(#later fills) * eps, unbounded over an anytime horizon",
+            )
         event = ParallelComposedDpEvent([dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / self.epsilon)])
         return Privacy(
             "round-vector", "central", event,
@@ -100,8 +119,15 @@ class AnytimeLazyUCB(Algorithm):
     def _init(self, env, rng, size):
         K, eps = env.n_arms, self.epsilon
         first = np.stack([env.segment_sums(rng, np.full(size, j), np.full(size, j), np.ones(size, np.int64)) for j in range(K)], axis=1)
-        noisy = first + rng.laplace(0.0, 1.0 / eps, (size, K))
-        return noisy
+        return first, first + rng.laplace(0.0, 1.0 / eps, (size, K))
+
+    def _fill(self, rng, acc, r, fr, fj):
+        """Release the filled array (r already advanced): its noisy sum and the new mean (eq. 3, or bug 2)."""
+        noisy = acc[fr, fj] + rng.laplace(0.0, 1.0 / self.epsilon, fr.size)
+        if self.forget:
+            acc[fr, fj] = 0.0
+            return noisy, noisy / np.ldexp(1.0, r[fr, fj])
+        return noisy, noisy / (np.ldexp(1.0, r[fr, fj] + 1) - 1.0)
 
     def _events(self, env, rng, size, horizon) -> Outcome:
         K, eps = env.n_arms, self.epsilon
@@ -111,11 +137,11 @@ class AnytimeLazyUCB(Algorithm):
             log.add(j, 1)
         levels = max(horizon.bit_length() + 1, 2)
         releases = np.full((size, K, levels), np.nan)
-        mu = self._init(env, rng, size)
+        first, mu = self._init(env, rng, size)
         releases[:, :, 0] = mu
         r = np.zeros((size, K), dtype=np.int64)
         cnt = np.zeros((size, K), dtype=np.int64)
-        acc = np.zeros((size, K))
+        acc = np.zeros((size, K)) if self.forget else first
         t = np.full(size, K, dtype=np.int64)  # rounds played so far; the next round is t + 1
         while True:
             live = t < horizon
@@ -142,10 +168,7 @@ class AnytimeLazyUCB(Algorithm):
             if filled.any():
                 fr, fj = rows[filled], J[filled]
                 r[fr, fj] += 1
-                noisy = acc[fr, fj] + rng.laplace(0.0, 1.0 / eps, fr.size)
-                releases[fr, fj, r[fr, fj]] = noisy
-                mu[fr, fj] = noisy / np.ldexp(1.0, r[fr, fj])
-                acc[fr, fj] = 0.0
+                releases[fr, fj, r[fr, fj]], mu[fr, fj] = self._fill(rng, acc, r, fr, fj)
                 cnt[fr, fj] = 0
         return log.outcome(horizon, K, {"array_sums": releases})
 
@@ -163,7 +186,7 @@ class AnytimeLazyUCB(Algorithm):
         releases[:, :, 0] = mu
         r = np.zeros((size, K), dtype=np.int64)
         cnt = np.zeros((size, K), dtype=np.int64)
-        acc = np.zeros((size, K))
+        acc = np.zeros((size, K)) if self.forget else first.copy()
         for t in range(K, horizon):
             lam = np.ldexp(1.0, r)
             L = np.log(t + 1.0)
@@ -175,9 +198,6 @@ class AnytimeLazyUCB(Algorithm):
             if filled.any():
                 fr, fj = rows[filled], J[filled]
                 r[fr, fj] += 1
-                noisy = acc[fr, fj] + rng.laplace(0.0, 1.0 / eps, fr.size)
-                releases[fr, fj, r[fr, fj]] = noisy
-                mu[fr, fj] = noisy / np.ldexp(1.0, r[fr, fj])
-                acc[fr, fj] = 0.0
+                releases[fr, fj, r[fr, fj]], mu[fr, fj] = self._fill(rng, acc, r, fr, fj)
                 cnt[fr, fj] = 0
         return Outcome.from_actions(actions, K, {"array_sums": releases})
