@@ -143,6 +143,17 @@ def seed001_entries() -> list[AuditEntry]:
             claims=(Claim("paper", epsilon=eps, expect="violation", source="seed 001 Thm 2"),), samples=200_000,
             quick=False, source="digest 001 §6.2"),
         AuditEntry(
+            name="anytime-lazy-ucb.no-forgetting", algorithm="anytime-lazy-ucb",
+            variant="forgetting not done (digest 001 §6.2 bug 2)",
+            description="Anytime-Lazy-UCB with forget=False: each fill releases the sum of ALL the arm's observations "
+                        "so far with fresh Lap(1/ε), so the 2nd observation enters the releases of arrays 1, 2 and 3.",
+            target=functools.partial(Releases, lazy_array_releases, eps, (("forget", False),)), pairs=(stream_pair,),
+            observable="white-box", observable_description="the released noisy (cumulative) sums at fills 0-3",
+            claims=(Claim("paper", epsilon=eps, expect="violation", source="seed 001 Thm 2"),
+                    Claim("corrected", epsilon=3 * eps,
+                          source="three Lap(1/ε) releases of sensitivity 1 contain the changed observation")),
+            samples=200_000, quick=False, source="digest 001 §6.2"),
+        AuditEntry(
             name="anytime-lazy-ucb.decisions", algorithm="anytime-lazy-ucb",
             description="Anytime-Lazy-UCB decisions: arm 1's init noise alone decides whether it is re-pulled early.",
             target=functools.partial(Observe, lazy, lazy_t, "actions", tuple(range(2, 8))),
