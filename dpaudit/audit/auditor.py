@@ -54,34 +54,32 @@ _MIN_SAMPLES = 10
 _MAX_SAMPLES = 2**50
 
 
-def _claim_curve(claim: Any, accountant: str) -> tuple[Callable[[float], float], str]:
-    """delta(epsilon) of a claimed curve: a DpEvent through dpaudit.accounting, an accountant result
-    with a `delta(epsilon)` method (Accountant, PureDp, RdpCurve, Zcdp, ...), or a callable."""
-    if isinstance(claim, dp_accounting.DpEvent):
-        from dpaudit import accounting
+def _claim_curve(claim: Any, accountant: str) -> tuple[Any, Callable[[float], float], str]:
+    """The claim as an object, its delta(epsilon) and its name.
 
-        if not hasattr(accounting, "delta"):
-            raise ValueError("claim=<DpEvent> needs dpaudit.accounting.delta, which is not available in this install")
-        return (lambda eps: accounting.delta(claim, eps, accountant=accountant)), f"{claim!r} ({accountant})"
+    A DpEvent is composed once into a `dpaudit.accounting.Accountant`, so the event is prepared and
+    validated once and every epsilon the curve test queries reuses that state; an accountant result
+    with a `delta(epsilon)` method (Accountant, PureDp, RdpCurve, Zcdp, ...) or a callable is used as is.
+    """
+    if isinstance(claim, dp_accounting.DpEvent):
+        from dpaudit.accounting import Accountant
+
+        composed = Accountant(accountant).compose(claim)
+        return composed, composed.delta, f"{claim!r} ({accountant})"
     if callable(getattr(claim, "delta", None)):
-        return claim.delta, repr(claim)
+        return claim, claim.delta, repr(claim)
     if callable(claim):
-        return claim, getattr(claim, "__qualname__", repr(claim))
+        return claim, claim, getattr(claim, "__qualname__", repr(claim))
     raise ValueError(
         f"claim must be a dp_accounting.DpEvent, an object with a delta(epsilon) method or a callable "
         f"epsilon -> delta, got {claim!r}"
     )
 
 
-def _claim_epsilon_of(claim: Any, claim_delta: float, accountant: str) -> float:
-    if isinstance(claim, dp_accounting.DpEvent):
-        from dpaudit import accounting
-
-        if hasattr(accounting, "epsilon"):
-            return float(accounting.epsilon(claim, claim_delta, accountant=accountant))
-    elif callable(getattr(claim, "epsilon", None)):
+def _claim_epsilon_of(claim: Any, claim_delta: float) -> float:
+    if callable(getattr(claim, "epsilon", None)):
         return float(claim.epsilon(claim_delta))
-    elif isinstance(getattr(claim, "epsilon", None), (int, float)) and not callable(claim):
+    if isinstance(getattr(claim, "epsilon", None), (int, float)) and not callable(claim):
         return float(claim.epsilon)  # a pure-DP guarantee object holding its epsilon
     raise ValueError("claim_epsilon is required (it can only be derived from a DpEvent claim or an accountant "
                      "result with an epsilon(delta) method)")
@@ -177,7 +175,11 @@ def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n:
 
 def _curve_check(delta_of: Callable[[float], float], name: str, rates: list[tuple[np.ndarray, np.ndarray]],
                  n: int, alpha: float, points: int, claim_epsilon: float) -> CurveCheck:
-    """Test delta(eps) at every scanned event; Bonferroni over all events and both proportions."""
+    """Test delta(eps) at every scanned event; Bonferroni over all events and both proportions.
+
+    The claimed curve is evaluated once per grid epsilon (`points` calls in all, however many events
+    were scanned); the lower bounds of all events are compared with it at once.
+    """
     events = sum(len(a) for a, _ in rates)
     level = alpha / (2 * events)
     lows = np.concatenate([cp_lower(a, n, level) for a, _ in rates])
@@ -233,7 +235,8 @@ def audit(
     or real vectors.  `samples` runs per input; the result's `epsilon_lower` is a lower bound on
     epsilon at `claim_delta` valid with probability >= `confidence`, taking both directions.
 
-    Options: `claim` a DpEvent (accounted by dpaudit.accounting.delta) or a callable eps -> delta,
+    Options: `claim` a DpEvent (composed once into a dpaudit.accounting.Accountant), an accountant
+    result with a delta(epsilon) method, or a callable eps -> delta,
     whose whole curve is tested at `curve_points` epsilons (half of 1 - confidence is then spent on
     it; `claim_accountant` names the dpaudit.accounting accountant for a DpEvent); `score` a function of
     a batch of outputs replacing the built-in score families; `selection_fraction` of the runs used
@@ -248,9 +251,9 @@ def audit(
         raise ValueError(f"target must be callable as target(data, rng, size), got {target!r}")
     claim_delta = check_delta(claim_delta, "claim_delta")
     if claim is not None:
-        delta_of, claim_name = _claim_curve(claim, claim_accountant)
+        claim_obj, delta_of, claim_name = _claim_curve(claim, claim_accountant)
         if claim_epsilon is None:
-            claim_epsilon = _claim_epsilon_of(claim, claim_delta, claim_accountant)
+            claim_epsilon = _claim_epsilon_of(claim_obj, claim_delta)
     elif claim_epsilon is None:
         raise ValueError("claim_epsilon is required (or pass claim=<DpEvent>)")
     claim_epsilon = check_epsilon(claim_epsilon, "claim_epsilon")

@@ -62,8 +62,6 @@ def test_curve_false_alarms_stay_below_one_minus_confidence():
 def test_dp_event_claim_through_the_accountant():
     from dpaudit import accounting
 
-    if not hasattr(accounting, "delta"):
-        pytest.skip("dpaudit.accounting.delta not available yet")
     event = dp_accounting.GaussianDpEvent(noise_multiplier=1.0)
     opts = dict(claim=event, claim_accountant="pld", claim_delta=1e-3, samples=20_000, seed=3, executor="serial")
     r = audit(gaussian, 1.0, 0.0, **opts)
@@ -73,11 +71,33 @@ def test_dp_event_claim_through_the_accountant():
     assert half_noise.verdict == "violation" and half_noise.curve.violation
 
 
+def test_claimed_curve_is_evaluated_once_per_grid_point_not_per_event(monkeypatch):
+    # An accountant query can be slow (a composed PLD, ~0.1-1 s each): the cost of a curve claim
+    # must not grow with the events scanned. One DpEvent is prepared once for all its queries.
+    from dpaudit import accounting
+
+    calls = []
+
+    def counted(epsilon):
+        calls.append(epsilon)
+        return gaussian_delta(epsilon)
+
+    r = audit(gaussian, 1.0, 0.0, claim=counted, seed=1, curve_points=16, **POINT)
+    assert r.curve.events_tested > 16 and len(calls) == 16 == len(set(calls))
+
+    composed = []
+    real_compose = accounting.Accountant.compose
+    monkeypatch.setattr(accounting.Accountant, "compose",
+                        lambda self, event, count=1: composed.append(event) or real_compose(self, event, count))
+    event = dp_accounting.GaussianDpEvent(noise_multiplier=1.0)
+    audit(gaussian, 1.0, 0.0, claim=event, claim_accountant="pld", claim_delta=1e-3, samples=20_000, seed=3,
+          executor="serial")
+    assert composed == [event]
+
+
 def test_accountant_results_as_claims():
     from dpaudit import accounting
 
-    if not hasattr(accounting, "Accountant"):
-        pytest.skip("dpaudit.accounting.Accountant not available yet")
     acct = accounting.Accountant("pld").compose(dp_accounting.GaussianDpEvent(noise_multiplier=1.0))
     r = audit(gaussian, 1.0, 0.0, claim=acct, claim_delta=1e-3, samples=20_000, seed=5, executor="serial")
     assert r.claim_epsilon == pytest.approx(acct.epsilon(1e-3))
