@@ -22,81 +22,36 @@ noise levels is far below the claim: the claim holds, its proof does not.
 from __future__ import annotations
 
 import dataclasses
-import math
-from typing import Any
 
 import dp_accounting
 
-from dpaudit import accounting
 from dpaudit.accounting.events import EpsilonDeltaDpEvent, ParallelComposedDpEvent
 from dpaudit.algorithms.glm_private import PrivateGLMParams, private_glm_constants
 from dpaudit.algorithms.glm_shuffle import ShuffleGLMParams
+from dpaudit.algorithms.privacy import Guarantee, Privacy
 from dpaudit.mechanisms import BinaryTree, glm_tree_events, paper_tree_depth
 from dpaudit.mechanisms.shuffle_gd import ShuffleGradientDescent
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
 from dpaudit.validation import check_positive, check_positive_int
 
-__all__ = ["GLMPrivacy", "private_glm_privacy", "shuffle_glm_privacy", "NEIGHBOURING"]
+__all__ = ["private_glm_privacy", "shuffle_glm_privacy", "NEIGHBOURING"]
 
 NEIGHBOURING = "replace one user t's (context set X_t, reward r_t) (seed 002 §1.3, Def. B.1/B.4)"
 
 
-@dataclasses.dataclass(frozen=True)
-class GLMPrivacy:
-    """neighbouring, trust_model ("central" joint DP or "shuffle"); claimed: the paper's (ε, δ) as a DpEvent;
-    paper_composition: the paper's own split (parallel where it claims disjointness); corrected: the event
-    of what one user really touches; delta: the δ at which guarantees are stated."""
-
-    neighbouring: str
-    trust_model: str
-    claimed: EpsilonDeltaDpEvent
-    paper_composition: dp_accounting.DpEvent
-    corrected: dp_accounting.DpEvent
-    delta: float
-    note: str = ""
-    proof_step: dp_accounting.DpEvent | None = None
-
-    @property
-    def event(self) -> dp_accounting.DpEvent:
-        return self.corrected
-
-    def corrected_epsilon(self, accountant: str = "best") -> float:
-        """ε of the corrected event at `delta` (dpaudit.accounting; inf if the event's own δ exceeds it)."""
-        try:
-            return float(accounting.epsilon(self.corrected, self.delta, accountant=accountant))
-        except ValueError:
-            return math.inf
-
-    def paper_epsilon(self, accountant: str = "best") -> float:
-        """ε of the paper's composition (its own split and parallel claims) at `delta`."""
-        try:
-            return float(accounting.epsilon(self.paper_composition, self.delta, accountant=accountant))
-        except ValueError:
-            return math.inf
-
-    def proof_step_epsilon(self, accountant: str = "best") -> float | None:
-        """ε of the paper's proof step redone on the real ranges, at `delta` (None if not declared)."""
-        if self.proof_step is None:
-            return None
-        try:
-            return float(accounting.epsilon(self.proof_step, self.delta, accountant=accountant))
-        except ValueError:
-            return math.inf
-
-    def to_dict(self) -> dict[str, Any]:
-        eps = self.corrected_epsilon()
-        return {
-            "neighbouring": self.neighbouring,
-            "trust_model": self.trust_model,
-            "claim": {"notion": "approx", "epsilon": self.claimed.epsilon, "delta": self.claimed.delta,
-                      "source": "seed 002 " + ("Theorem 6.2" if self.trust_model == "central" else "Theorem 5.1")},
-            "corrected": {"notion": "approx", "epsilon": eps if math.isfinite(eps) else "inf", "delta": self.delta},
-            "note": self.note,
-        }
+def _declare(trust_model: str, eps: float, delta: float, theorem: str, event: dp_accounting.DpEvent,
+             paper: dp_accounting.DpEvent, note: str, proof_step: dp_accounting.DpEvent | None = None) -> Privacy:
+    """The declaration: claim as stated, corrected = the best accountant's ε of `event` at the claim's δ
+    (inf when the event's own δ exceeds it)."""
+    claim = Guarantee("approx", eps, delta, source=f"seed 002 {theorem}")
+    declared = Privacy("user", trust_model, event, claim, None, note, paper_event=paper, proof_step=proof_step)
+    corrected = Guarantee("approx", max(declared.accounted_epsilon(), 1e-12), delta,
+                          source="dpaudit.accounting of the declared event")
+    return dataclasses.replace(declared, corrected=corrected)
 
 
 def private_glm_privacy(params: PrivateGLMParams, horizon: int, dim: int, kappa: float, kappa_star: float,
-                        S: float) -> GLMPrivacy:
+                        S: float) -> Privacy:
     """Claimed vs corrected privacy of Private-GLM run with `params` (seed 002 Thm 6.2; digest §3.3)."""
     if not params.private:
         raise ValueError("private_glm_privacy needs params.epsilon (the non-private variant claims nothing)")
@@ -127,9 +82,9 @@ def private_glm_privacy(params: PrivateGLMParams, horizon: int, dim: int, kappa:
         dp_accounting.SelfComposedDpEvent(call_o, c.count1_cutoff),
         dp_accounting.SelfComposedDpEvent(call_tau, c.count2_cutoff),
     ])
-    return GLMPrivacy(NEIGHBOURING, "central", EpsilonDeltaDpEvent(eps, delta), paper, corrected, delta,
-                      note=f"tree calibration {params.tree_calibration!r}; V leaf bound 1 and Frobenius √2; "
-                           "trees and optimiser sequences composed sequentially")
+    return _declare("central", eps, delta, "Theorem 6.2", corrected, paper,
+                    f"joint DP; tree calibration {params.tree_calibration!r}; V leaf bound 1 and Frobenius √2; "
+                    "trees and optimiser sequences composed sequentially")
 
 
 def _code_v_claim(sigma: float, horizon: int, dim: int) -> dp_accounting.DpEvent:
@@ -139,7 +94,7 @@ def _code_v_claim(sigma: float, horizon: int, dim: int) -> dp_accounting.DpEvent
 
 
 def shuffle_glm_privacy(params: ShuffleGLMParams, batch_sizes: list[int], dim: int,
-                        iterations: list[int] | None = None) -> GLMPrivacy:
+                        iterations: list[int] | None = None) -> Privacy:
     """Claimed vs corrected privacy of ShuffleGLM with the given batch sizes (seed 002 Thm 5.1, App. D.1).
 
     iterations: P_GD rounds per batch (default Alg. 7's T_it).
@@ -163,8 +118,8 @@ def shuffle_glm_privacy(params: ShuffleGLMParams, batch_sizes: list[int], dim: i
                                                     EpsilonDeltaDpEvent(eps / 2, delta / 2)]))
         corrected.append(dp_accounting.ComposedDpEvent([proto.event(), pgd.event()]))
         proof.append(dp_accounting.ComposedDpEvent([proto.theorem_event(d, delta / 2), pgd.theorem_event()]))
-    return GLMPrivacy(NEIGHBOURING, "shuffle", EpsilonDeltaDpEvent(eps, delta), ParallelComposedDpEvent(paper),
-                      ParallelComposedDpEvent(corrected), delta,
-                      note="exact binomial-count accounting of each invocation; batches on disjoint users; "
-                           "the proof's theorem on the real count range (2g) is `proof_step`",
-                      proof_step=ParallelComposedDpEvent(proof))
+    return _declare("shuffle", eps, delta, "Theorem 5.1", ParallelComposedDpEvent(corrected),
+                    ParallelComposedDpEvent(paper),
+                    "exact binomial-count accounting of each invocation; batches on disjoint users; "
+                    "the proof's theorem on the real count range (2g) is `proof_step`",
+                    ParallelComposedDpEvent(proof))

@@ -1,30 +1,56 @@
-"""What each algorithm declares about its privacy: relation, trust model, event, claim, correction.
+"""What each algorithm declares about its privacy: relation, trust model, events, claim, correction.
 
 The algorithm *describes* (STYLE.md "Describe, then compute"): `event` is the dp-accounting
-`DpEvent` tree of what the implementation really releases, built from its parameters and
-its composition structure (parallel over disjoint users, sequential where a user repeats);
-accountants turn it into numbers. `claim` is the paper's own guarantee as stated; `corrected`
-is the guarantee the digest's analysis supports where the paper's is wrong (or where a
-named buggy variant of the authors' code is selected), so reports can show both.
+`DpEvent` tree of what the implementation really releases about one user, built from its
+parameters and its composition structure (parallel over disjoint users, sequential where a
+user repeats); accountants turn it into numbers. `claim` is the paper's own guarantee as
+stated; `corrected` is the guarantee the digest's analysis supports where the paper's is wrong
+(or where a named buggy variant of the authors' code is selected), so reports can show both.
+Where the paper's accounting is in doubt, its own composition (`paper_event`) and the proof step
+redone on the real ranges (`proof_step`) are kept next to the implementation's event.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import types
+from collections.abc import Mapping
 from typing import Any
 
 import dp_accounting
 
-__all__ = ["Guarantee", "Privacy", "RELATIONS", "TRUST_MODELS", "event_to_json"]
+from dpaudit import accounting
+
+__all__ = [
+    "Guarantee",
+    "NON_PRIVATE",
+    "Privacy",
+    "RELATIONS",
+    "TRUST_MODELS",
+    "accounted",
+    "event_to_json",
+]
 
 NOTIONS = ("pure", "approx", "rdp", "zcdp", "none")
-TRUST_MODELS = ("central", "distributed", "local", "none")
+TRUST_MODELS = {
+    "central": "a trusted curator sees the raw data",
+    "joint": "a trusted curator; joint DP of the other users' actions (billboard lemma, seed 003 §1.3)",
+    "distributed": "secure aggregation: the server sees only the noisy sum (seed 004)",
+    "shuffle": "users' local messages pass an anonymous shuffler before the analyzer (seeds 002, 003)",
+    "local": "each user randomizes its own data before sending it",
+    "none": "no privacy",
+}
 RELATIONS = {
     "round-vector": "replace one round's whole reward vector X(t) in [0,1]^K (seed 001 §2.2)",
     "user-reward": "replace one user's reward in [0,1] (seed 004 §2; the user's arm is fixed by the schedule)",
+    "user": "replace one user's context (set) and reward responses; each user acts in one round "
+            "(seed 003 Def 2.1; seed 002 §1.3, Def B.1/B.4)",
+    "returning-user": "replace all rounds of one user, present at most once per batch (seed 003 Assumption 4.1)",
+    "unit": "one unit (patient) differs: its type, its potential outcomes, or both (seed 000 §1.2)",
     "none": "no privacy",
 }
+_EVENTS = ("event", "paper_event", "proof_step", "lower_event")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,10 +108,18 @@ def event_to_json(event: dp_accounting.DpEvent) -> Any:
 class Privacy:
     """An algorithm's declared privacy.
 
-    relation: key of RELATIONS; trust_model: central | distributed | local | none;
-    event: DpEvent of the whole run per user (None for non-private algorithms);
+    relation: key of RELATIONS; trust_model: key of TRUST_MODELS;
+    event: DpEvent of what the implementation releases about one user over the whole run (None for
+      non-private algorithms); for shuffle protocols it may be the user's own local messages, which
+      the shuffled view post-processes (an upper-bound description);
     claim: the paper's guarantee; corrected: the sound guarantee where it differs (else None);
-    note: one sentence on where the correction comes from.
+    note: one sentence on where the correction comes from;
+    paper_event: the paper's own composition (its split, parallel where it claims disjointness);
+    proof_step: the paper's proof step redone on the real ranges (where that step fails);
+    lower_event: a release that is a post-processing of the real view (e.g. a batch sum): its exact
+      epsilon is a lower reference for what an auditor can reach;
+    implied: further named guarantees (e.g. the theorem a shuffle protocol cites, or the corrected
+      guarantee per kind of neighbour).
     """
 
     relation: str
@@ -94,24 +128,77 @@ class Privacy:
     claim: Guarantee
     corrected: Guarantee | None = None
     note: str = ""
+    paper_event: dp_accounting.DpEvent | None = None
+    proof_step: dp_accounting.DpEvent | None = None
+    lower_event: dp_accounting.DpEvent | None = None
+    implied: Mapping[str, Guarantee] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:
             raise ValueError(f"relation must be one of {tuple(RELATIONS)}, got {self.relation!r}")
         if self.trust_model not in TRUST_MODELS:
-            raise ValueError(f"trust_model must be one of {TRUST_MODELS}, got {self.trust_model!r}")
+            raise ValueError(f"trust_model must be one of {tuple(TRUST_MODELS)}, got {self.trust_model!r}")
+        if not isinstance(self.claim, Guarantee):
+            raise ValueError(f"claim must be a Guarantee, got {self.claim!r}")
+        if self.corrected is not None and not isinstance(self.corrected, Guarantee):
+            raise ValueError(f"corrected must be a Guarantee or None, got {self.corrected!r}")
+        for name in _EVENTS:
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, dp_accounting.DpEvent):
+                raise ValueError(f"{name} must be a DpEvent or None, got {value!r}")
+        implied = dict(self.implied)
+        for key, g in implied.items():
+            if not isinstance(key, str) or not isinstance(g, Guarantee):
+                raise ValueError(f"implied must map names to Guarantees, got {key!r}: {g!r}")
+        object.__setattr__(self, "implied", types.MappingProxyType(implied))
+
+    def accounted_epsilon(self, part: str = "event", delta: float | None = None,
+                          accountant: str = "best") -> float | None:
+        """epsilon of one declared event ("event", "paper_event", "proof_step", "lower_event") at `delta`
+        (default the claim's) by dpaudit.accounting; None if that event is not declared, inf if its own
+        delta exceeds `delta`."""
+        if part not in _EVENTS:
+            raise ValueError(f"part must be one of {_EVENTS}, got {part!r}")
+        event = getattr(self, part)
+        if event is None:
+            return None
+        try:
+            return float(accounting.epsilon(event, self.claim.delta if delta is None else delta, accountant=accountant))
+        except ValueError:
+            return math.inf
 
     def to_json(self) -> dict[str, Any]:
+        def ev(e: dp_accounting.DpEvent | None) -> Any:
+            return None if e is None else event_to_json(e)
+
         return {
             "type": "Privacy",
             "relation": self.relation,
             "relation_text": RELATIONS[self.relation],
             "trust_model": self.trust_model,
-            "event": None if self.event is None else event_to_json(self.event),
+            "event": ev(self.event),
             "claim": self.claim.to_json(),
             "corrected": None if self.corrected is None else self.corrected.to_json(),
             "note": self.note,
+            "paper_event": ev(self.paper_event),
+            "proof_step": ev(self.proof_step),
+            "lower_event": ev(self.lower_event),
+            "implied": {k: g.to_json() for k, g in self.implied.items()},
         }
+
+    to_dict = to_json
 
 
 NON_PRIVATE = Privacy("none", "none", None, Guarantee("none", source="non-private baseline"))
+
+
+def accounted(event: dp_accounting.DpEvent, delta: float, source: str) -> Guarantee | None:
+    """(epsilon, delta) of `event` at the claim's delta by dpaudit's best accountant, as a Guarantee;
+    None when no accountant can answer (unsupported event, a profile too wide to compute, or an
+    overflow for epsilon beyond ~700): never a made-up number."""
+    try:
+        eps = accounting.epsilon(event, delta)
+    except (accounting.UnsupportedEventError, ValueError, OverflowError):
+        return None
+    # (0, delta)-DP cannot be written as a Guarantee (epsilon > 0); a tiny epsilon is looser, hence safe.
+    return Guarantee("approx", max(float(eps), 1e-12), delta, source=source)

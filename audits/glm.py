@@ -86,9 +86,9 @@ def glm_entries() -> list[AuditEntry]:
             observable_description=f"the released V prefix sums at all {horizon} rounds",
             claims=(
                 Claim("paper", delta=DELTA, epsilon=EPS, source="Thm 6.2: (ε, δ)-JDP"),
-                Claim("paper-composition", delta=DELTA, accountant="best", event=lambda p=priv: p.paper_composition,
+                Claim("paper-composition", delta=DELTA, accountant="best", event=lambda p=priv: p.paper_event,
                       source="the paper's own split: ε/3 trees (V, H in parallel), ε/3 switching, ε/3 optimisers"),
-                Claim("corrected", delta=DELTA, accountant="best", event=lambda p=priv: p.corrected,
+                Claim("corrected", delta=DELTA, accountant="best", event=lambda p=priv: p.event,
                       source="digest 002 §3.3: V leaf bound 1, Frobenius √2, trees and optimisers composed"),
             ),
             audit_options={"score": v_tree_score}, samples=200_000, quick=False,
@@ -106,7 +106,7 @@ def glm_entries() -> list[AuditEntry]:
         observable="white-box", observable_description="batch 1's released matrix V (B_1 = 8 users)",
         claims=(
             Claim("paper", delta=DELTA, epsilon=EPS, source="Thm 5.1: (ε, δ)-SDP"),
-            Claim("corrected", delta=DELTA, accountant="best", event=lambda: spriv.corrected,
+            Claim("corrected", delta=DELTA, accountant="best", event=lambda: spriv.event,
                   source="exact binomial-count accounting of the summation and the P_GD rounds (the paper's proof step on the real range 2g gives more: spriv.proof_step)"),
         ),
         samples=10_000, quick=False,

@@ -19,12 +19,12 @@ KS = 2.5066  # κ* of the probit instances of Table 2
 @pytest.mark.parametrize("eps", [2.0, 8.0])
 def test_private_glm_claim_and_structure(calibration, eps):
     p = private_glm_privacy(PrivateGLMParams(epsilon=eps, tree_calibration=calibration), 5000, 3, 18.3, KS, 2.0)
-    assert (p.claimed.epsilon, p.claimed.delta) == (eps, 0.02) and p.trust_model == "central"
+    assert (p.claim.epsilon, p.claim.delta) == (eps, 0.02) and p.trust_model == "central"
     # the paper composes the two trees and the two optimiser sequences in parallel; the correction sequentially
-    parts = p.paper_composition.events
+    parts = p.paper_event.events
     assert isinstance(parts[0], ParallelComposedDpEvent) and isinstance(parts[2], ParallelComposedDpEvent)
-    assert isinstance(p.corrected, dp_accounting.ComposedDpEvent) and len(p.corrected.events) == 4
-    corr = p.corrected_epsilon()
+    assert isinstance(p.event, dp_accounting.ComposedDpEvent) and len(p.event.events) == 4
+    corr = p.corrected.epsilon
     assert math.isfinite(corr) and corr > 0
     # sequential composition never undercuts the parallel one it replaces
     seq = dp_accounting.ComposedDpEvent(list(parts[0].events) + list(parts[2].events))
@@ -46,16 +46,16 @@ def test_shuffle_glm_proof_step_exceeds_claim_exact_accounting_does_not(eps):
     real range, costs more than the claim; the exact binomial-count accounting of the same releases
     is below the claim (the claim holds, its proof does not)."""
     p = shuffle_glm_privacy(ShuffleGLMParams(epsilon=eps), [5000], 3, [50])
-    assert p.trust_model == "shuffle" and p.claimed.epsilon == eps
-    assert p.paper_epsilon() == pytest.approx(eps, rel=1e-3)
-    assert p.proof_step_epsilon() > 1.2 * eps
-    assert p.corrected_epsilon() <= eps
+    assert p.trust_model == "shuffle" and p.claim.epsilon == eps
+    assert p.accounted_epsilon("paper_event") == pytest.approx(eps, rel=1e-3)
+    assert p.accounted_epsilon("proof_step") > 1.2 * eps
+    assert p.corrected.epsilon <= eps
 
 
 def test_shuffle_batches_compose_in_parallel():
     one = shuffle_glm_privacy(ShuffleGLMParams(epsilon=4.0), [800], 3, [20])
     two = shuffle_glm_privacy(ShuffleGLMParams(epsilon=4.0), [800, 800], 3, [20, 20])
-    assert two.corrected_epsilon() == pytest.approx(one.corrected_epsilon(), rel=1e-9)
+    assert two.corrected.epsilon == pytest.approx(one.corrected.epsilon, rel=1e-9)
 
 
 def test_validation():
