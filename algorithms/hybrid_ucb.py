@@ -13,9 +13,9 @@ eps); a leaf, however, lies in r+1 released nodes (levels 0..r), so the tree cos
 and the whole 1.5 eps at r = 1 (digest 001 §3.2). 'fixed' s_r = (r+1)/(0.5 eps) restores eps.
 The scales and the claimed/corrected tree events come from `dpaudit.mechanisms.tree`.
 
-Simulation (`engine`): 'rounds' runs all runs one round per step (each run's pulled arm inserts a
-leaf in its own tree, which the lock-step `TreeStream` of mechanisms.tree cannot express, so the
-per-arm binary counters live here as arrays). 'windows' (default) gives the same law faster: the
+Simulation (`engine`): 'rounds' runs all runs one round per step: one `TreeStream` of
+mechanisms.tree holds a counter per (run, arm), the pulled arm's counter inserts its leaf (masked
+insert) and restarts with the next tree's scale when full. 'windows' (default) gives the same law faster: the
 other arms' indices change only through t while the leader J is pulled, so the leader's next w
 rewards and node noises are drawn at once, its index after each of those pulls computed
 vectorised (the noisy prefix B~ after m' leaves = exact prefix + the noises of the nodes at the
@@ -244,18 +244,17 @@ class HybridUCB(Algorithm):
         arrays = first + rng.laplace(0.0, 2.0 / eps, (size, K))  # F~: released full arrays
         count = np.ones((size, K), dtype=np.int64)  # O_j
         tree_r = np.ones((size, K), dtype=np.int64)  # index r of the current tree
-        leaves = np.zeros((size, K), dtype=np.int64)  # filled leaves m of the current tree
         raw = np.zeros((size, K))  # exact sum of the current tree (= array F^(r))
-        # B~ = raw + (noise of the nodes at the set bits of m): the exact node sums add up to the
-        # tree's exact prefix, so only the fixed node noises are kept, one slot per level.
-        node_noise = np.zeros((size * K, levels))
-        noise_sum = np.zeros((size, K))
+        # one binary counter per (run, arm), row run*K + arm: each round only the pulled arm's
+        # counter inserts; its prefix is B~. Node noise Lap(1)·s_r (run_scale), a new tree per r.
+        tree = BinaryTree(horizon=1 << max(horizon.bit_length() - 1, 1), noise="laplace", scale=1.0)
+        stream = tree.start(rng, size * K, np.repeat(scales[:, 1], K))
         mu = arrays.copy()
         released = np.empty((size, horizon)) if self.record_releases else None
         if released is not None:
             released[:, :K] = arrays
-        level_ids = np.arange(levels)
         coef = 6 * np.sqrt(8) / eps
+        leaf = np.zeros(size * K)
         for t in range(K, horizon):
             lt = np.log2(t + 1.0)
             bonus = np.sqrt(3 * lt / count) + coef * lt * np.floor(np.log2(count + 1.0)) / count
@@ -263,27 +262,25 @@ class HybridUCB(Algorithm):
             actions[:, t] = J
             x = draw(t, J)
             flat = rows * K + J
-            m = leaves[rows, J] + 1
-            v = np.frexp((m & -m).astype(float))[1] - 1  # level of the node completed by leaf m
-            nz = node_noise[flat]
-            nz[level_ids[None, :] < v[:, None]] = 0.0  # merged into the new node
-            new = rng.laplace(0.0, 1.0, size) * scales[rows, tree_r[rows, J]]
-            nz[rows, v] = new
-            node_noise[flat] = nz
-            noise_sum[rows, J] = nz.sum(axis=1)
-            leaves[rows, J] = m
+            mask = np.zeros(size * K, dtype=bool)
+            mask[flat] = True
+            leaf[flat] = x
+            noisy = stream.insert(leaf, mask)[flat]  # B~ of the pulled arms
             raw[rows, J] += x
             count[rows, J] += 1
-            full = m == (np.int64(1) << tree_r[rows, J])
+            total = arrays[rows, J] + noisy
+            full = stream.counts[flat] == (np.int64(1) << tree_r[rows, J])
             if full.any():
                 fr, fj = rows[full], J[full]
                 arrays[fr, fj] += raw[fr, fj] + rng.laplace(0.0, 1.0, fr.size) * 2.0 / eps_rows[fr]
                 tree_r[fr, fj] += 1
-                leaves[fr, fj] = 0
                 raw[fr, fj] = 0.0
-                node_noise[fr * K + fj] = 0.0
-                noise_sum[fr, fj] = 0.0
-            total = arrays[rows, J] + raw[rows, J] + noise_sum[rows, J]
+                done = np.zeros(size * K, dtype=bool)
+                done[fr * K + fj] = True
+                run_scale = np.ones(size * K)
+                run_scale[fr * K + fj] = scales[fr, tree_r[fr, fj]]
+                stream.restart(done, run_scale)
+                total[full] = arrays[fr, fj]
             mu[rows, J] = total / count[rows, J]
             if released is not None:
                 released[:, t] = total

@@ -204,9 +204,12 @@ class BinaryTree:
             return symmetric_noise(rng, size, self.shape[0], self.noise, self.scale, self.symmetrize)
         return _draw(rng, self.noise, self.scale, size + self.shape)
 
-    def start(self, rng: np.random.Generator, runs: int) -> "TreeStream":
-        """A streaming tree for `runs` independent runs: insert one leaf per step."""
-        return TreeStream(self, rng, check_positive_int(runs, "runs"))
+    def start(
+        self, rng: np.random.Generator, runs: int, run_scale: np.ndarray | None = None
+    ) -> "TreeStream":
+        """A streaming tree for `runs` independent runs, each with its own leaf counter (see
+        `TreeStream`); run i's node noise has scale `scale`·run_scale[i] (default 1)."""
+        return TreeStream(self, rng, check_positive_int(runs, "runs"), run_scale)
 
     def run(self, rng: np.random.Generator, leaves: np.ndarray) -> TreeRelease:
         """Release all nodes and prefix sums of a whole (non-adaptive) stream at once.
@@ -283,59 +286,148 @@ class BinaryTree:
 class TreeStream:
     """Streaming state of a `BinaryTree` over a batch of runs (binary counter, O(log T) memory).
 
-    `insert(leaf)` takes leaf values of shape (runs,) + shape for step t = 1, 2, ... and returns
-    the noisy prefix sum over 1..t; `last_node` is the node released at that step. Node noise is
-    drawn from `rng` in blocks of consecutive steps (the same values, in the same order, as one
-    draw per step), which keeps the per-step cost low.
+    Each run has its own counter: `insert(leaf, mask)` adds the next leaf of every run with mask
+    True (all runs when mask is None), releases that run's node (noise drawn once for it, never
+    redrawn) and returns the noisy prefix sums of all runs, shape (runs,) + shape; `counts[i]` is
+    run i's number of leaves, `last_node[i]` the node its last insert released. `restart(mask)`
+    starts a new empty tree in the masked runs. `run_scale` (shape (runs,), default 1) multiplies
+    run i's node noise: scale tree.scale·run_scale[i] (Laplace, Gaussian and the symmetric noises
+    are scale families). While all runs insert in lock step, node noise is drawn from `rng` in
+    blocks of consecutive steps (the same values, in the same order, as one draw per step, so a
+    lock-step stream equals `BinaryTree.run`); masked inserts take one node noise per masked run from
+    a pool drawn ahead in blocks (each value used once, never redrawn).
     """
 
     _BLOCK_VALUES = 1 << 16
 
-    def __init__(self, tree: BinaryTree, rng: np.random.Generator, runs: int) -> None:
+    def __init__(
+        self, tree: BinaryTree, rng: np.random.Generator, runs: int, run_scale: np.ndarray | None = None
+    ) -> None:
         self.tree = tree
         self.runs = runs
-        self.t = 0
+        self.counts = np.zeros(runs, dtype=np.int64)
+        self._lockstep = True  # every run has had the same inserts (block noise applies)
+        self._run_scale = self._check_scale(run_scale, np.ones(runs))
         levels = tree.depth
-        self._exact = np.zeros((levels, runs) + tree.shape)
-        self._noisy = np.zeros((levels, runs) + tree.shape)
+        self._levels = np.arange(levels)
+        self._exact = np.zeros((runs, levels) + tree.shape)
+        self._noisy = np.zeros((runs, levels) + tree.shape)
         self._rng = rng
         self._block = np.zeros((0, runs) + tree.shape)
         self._block_pos = 0
         self._block_len = max(1, self._BLOCK_VALUES // (runs * max(1, math.prod(tree.shape))))
+        self._pool = np.zeros((0,) + tree.shape)  # masked mode: node noises drawn ahead, used in order
+        self._pool_len = max(1, self._BLOCK_VALUES // max(1, math.prod(tree.shape)))
         self.last_node = np.zeros((runs,) + tree.shape)
         self.prefix = np.zeros((runs,) + tree.shape)
 
+    def _check_scale(self, run_scale: np.ndarray | None, default: np.ndarray) -> np.ndarray:
+        if run_scale is None:
+            return default
+        run_scale = check_finite_array(run_scale, "run_scale")
+        if run_scale.shape != default.shape or np.any(run_scale <= 0):
+            raise ValueError(f"run_scale must be positive with shape {default.shape}, got shape {run_scale.shape}")
+        return run_scale.astype(float)
+
+    def _check_mask(self, mask: np.ndarray | None) -> np.ndarray | None:
+        if mask is None:
+            return None
+        mask = np.asarray(mask)
+        if mask.dtype != bool or mask.shape != (self.runs,):
+            raise ValueError(f"mask must be a boolean array of shape ({self.runs},), got {mask.dtype} {mask.shape}")
+        return mask
+
+    def _scaled(self, noise: np.ndarray, idx: np.ndarray | slice) -> np.ndarray:
+        scale = self._run_scale[idx]
+        return noise * scale.reshape(scale.shape + (1,) * len(self.tree.shape))
+
     def _next_noise(self) -> np.ndarray:
         if self._block_pos == self._block.shape[0]:
-            steps = min(self._block_len, self.tree.horizon - self.t + 1)
+            steps = min(self._block_len, self.tree.horizon - int(self.counts[0]))
             self._block = self.tree.node_noise(self._rng, (steps, self.runs))
             self._block_pos = 0
         self._block_pos += 1
-        return self._block[self._block_pos - 1]
+        return self._scaled(self._block[self._block_pos - 1], slice(None))
 
-    def insert(self, leaf: np.ndarray) -> np.ndarray:
-        """Add leaf t+1 (shape (runs,) + shape), release its node, return the prefix sum."""
+    def _pooled_noise(self, n: int) -> np.ndarray:
+        """The next n node noises (unit run scale): consecutive values of one long draw, which has
+        the law of a fresh draw per node."""
+        if self._pool.shape[0] < n:
+            fresh = self.tree.node_noise(self._rng, (max(n, self._pool_len),))
+            self._pool = np.concatenate([self._pool, fresh])
+        out, self._pool = self._pool[:n], self._pool[n:]
+        return out
+
+    def insert(self, leaf: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Add the next leaf of each masked run (leaf rows of other runs are ignored), release its
+        node, return the prefix sums of all runs. leaf: shape (runs,) + shape; mask: (runs,) bool."""
         leaf = check_finite_array(leaf, "leaf")
         want = (self.runs,) + self.tree.shape
         if leaf.shape != want:
             raise ValueError(f"leaf must have shape {want}, got {leaf.shape}")
-        if self.t >= self.tree.horizon:
+        mask = self._check_mask(mask)
+        if mask is not None and mask.all():
+            mask = None
+        if mask is None and self._lockstep:
+            return self._insert_lockstep(leaf)
+        idx = np.arange(self.runs) if mask is None else np.flatnonzero(mask)
+        self._lockstep = False
+        if idx.size == 0:
+            return self.prefix
+        count = self.counts[idx] + 1
+        if count.max() > self.tree.horizon:
+            raise ValueError(f"the tree is full: horizon={self.tree.horizon} leaves already inserted")
+        level = _trailing_zeros(count)
+        below = (self._levels[None, :] < level[:, None]).reshape((idx.size, -1) + (1,) * len(self.tree.shape))
+        exact, noisy = self._exact[idx], self._noisy[idx]
+        # the bits below `level` were set in count-1 and are cleared in count: merge their exact
+        # sums into the new node and drop their noisy nodes from the prefix
+        node = np.where(below, exact, 0.0).sum(axis=1) + leaf[idx]
+        prefix = self.prefix[idx] - np.where(below, noisy, 0.0).sum(axis=1)
+        released = node + self._scaled(self._pooled_noise(idx.size), idx)
+        rows = np.arange(idx.size)
+        exact[rows, level] = node
+        noisy[rows, level] = released
+        self._exact[idx], self._noisy[idx] = exact, noisy
+        self.prefix[idx] = prefix + released
+        self.last_node[idx] = released
+        self.counts[idx] = count
+        return self.prefix
+
+    def _insert_lockstep(self, leaf: np.ndarray) -> np.ndarray:
+        t = int(self.counts[0])
+        if t >= self.tree.horizon:
             raise ValueError(f"the tree is full: horizon={self.tree.horizon} leaves already inserted")
         noise = self._next_noise()
-        self.t += 1
-        level = (self.t & -self.t).bit_length() - 1
+        t += 1
+        level = (t & -t).bit_length() - 1
         if level:
-            node = self._exact[:level].sum(axis=0) + leaf
-            self._exact[:level] = 0.0
-            # the bits below `level` were set in t-1 and are cleared in t: drop their nodes
-            self.prefix = self.prefix - self._noisy[:level].sum(axis=0)
+            node = self._exact[:, :level].sum(axis=1) + leaf
+            self._exact[:, :level] = 0.0
+            self.prefix = self.prefix - self._noisy[:, :level].sum(axis=1)
         else:
             node = leaf
-        self._exact[level] = node
-        self._noisy[level] = node + noise
-        self.last_node = self._noisy[level].copy()
+        self._exact[:, level] = node
+        self._noisy[:, level] = node + noise
+        self.last_node = self._noisy[:, level].copy()
         self.prefix = self.prefix + self.last_node
+        self.counts += 1
         return self.prefix
+
+    def restart(self, mask: np.ndarray, run_scale: np.ndarray | None = None) -> None:
+        """Start a new empty tree (no leaves, prefix 0) in each masked run; `run_scale` (shape
+        (runs,)) gives the new noise multipliers of the masked runs (others keep theirs)."""
+        mask = self._check_mask(mask)
+        scale = self._check_scale(run_scale, self._run_scale)
+        if not mask.any():
+            return
+        self._lockstep = False
+        self._run_scale = np.where(mask, scale, self._run_scale)
+        self._exact[mask] = 0.0
+        self._noisy[mask] = 0.0
+        self.prefix[mask] = 0.0
+        self.last_node[mask] = 0.0
+        self.counts[mask] = 0
 
 
 # ---------------------------------------------------------------------------------------------
