@@ -20,7 +20,6 @@ laws; the counts condition assumes every type has at least T_j phase-2 arrivals 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import dp_accounting
@@ -29,10 +28,10 @@ from scipy import stats
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
 from dpaudit.algorithms.conse import ConSEParams, epoch_schedule
+from dpaudit.algorithms.privacy import Guarantee, Privacy
 from dpaudit.validation import check_epsilon, check_int_at_least, check_open_unit, check_positive
 
 __all__ = [
-    "ConSEPrivacy",
     "composed_delta",
     "conse_privacy",
     "lap_plus_pmf",
@@ -70,46 +69,6 @@ def count_shortfall_probability(epsilon: float, centre: float, fraction: float, 
     need = math.ceil(fraction * base)
     short = stats.binom.cdf(need - 1, lengths, 0.5)
     return float(min(1.0, np.sum(pmf * short) + max(0.0, 1.0 - pmf.sum())))
-
-
-@dataclasses.dataclass(frozen=True)
-class ConSEPrivacy:
-    """Declared privacy of ConSE / DP-ConSE.
-
-    neighbouring: the relation protected; trust_model: "central" (trusted experimenter); claimed: the
-    paper's guarantee as a DpEvent (ε, 1/n); paper_composition: the paper's split (ε/2 phase 1 + ε/2
-    phase 2); corrected: per neighbour kind the composed event of what one unit touches; event: the
-    corrected event of the worst kind; corrected_epsilon/delta: its pure-ε sum and δ.
-    """
-
-    neighbouring: str
-    trust_model: str
-    claimed: dp_accounting.DpEvent
-    paper_composition: dp_accounting.DpEvent
-    corrected: dict
-    corrected_epsilon: dict
-    corrected_delta: float
-    worst_kind: str
-
-    @property
-    def event(self) -> dp_accounting.DpEvent:
-        return self.corrected[self.worst_kind]
-
-    @property
-    def claimed_epsilon(self) -> float:
-        return self.claimed.epsilon
-
-    def to_dict(self) -> dict:
-        """JSON form, in the shape of dpaudit.algorithms.privacy's declarations (claim / corrected)."""
-        return {
-            "neighbouring": self.neighbouring,
-            "trust_model": self.trust_model,
-            "claim": {"notion": "approx", "epsilon": self.claimed.epsilon, "delta": self.claimed.delta,
-                      "source": "seed 000 Theorem 3.5"},
-            "corrected": {"notion": "approx", "epsilon": self.corrected_epsilon[self.worst_kind],
-                          "delta": self.corrected_delta, "per_kind": dict(self.corrected_epsilon),
-                          "worst_kind": self.worst_kind},
-        }
 
 
 def _pure_epsilon(event: dp_accounting.DpEvent) -> float:
@@ -150,8 +109,12 @@ def conse_privacy(
     num_types: int,
     rct_length_floor: float | None = None,
     delta_target: float | None = None,
-) -> ConSEPrivacy:
+) -> Privacy:
     """Claimed and corrected privacy of DP-ConSE with `params` at horizon n and M types.
+
+    The declaration's `event` and `corrected` are those of the worst neighbour kind; `implied` holds the
+    corrected (ε, δ) per kind ("reward", "context_phase1", "context_phase2"); `paper_event` is the
+    paper's split (ε/2 phase 1 + ε/2 phase 2).
 
     Each conditioning event of the corrected accounting is given failure probability ≤ delta_target
     (default 1/(10 n)): the count fractions ν (per-arm count ≥ ν·R_e for epoch means, ≥ ν·T_j for estimates)
@@ -170,7 +133,6 @@ def conse_privacy(
         floor = max(floor, check_positive(rct_length_floor, "rct_length_floor"))
     c_min = math.ceil(floor)
 
-    claimed = EpsilonDeltaDpEvent(eps, 1.0 / n)
     paper_composition = dp_accounting.ComposedDpEvent(
         [EpsilonDeltaDpEvent(eps / 2, 0.0), EpsilonDeltaDpEvent(eps / 2, 1.0 / n)]
     )
@@ -215,15 +177,17 @@ def conse_privacy(
         "context_phase1": context_p1,
         "context_phase2": context_p2,
     }
-    eps_by_kind = {k: _pure_epsilon(v) for k, v in corrected.items()}
-    worst = max(eps_by_kind, key=eps_by_kind.get)
-    return ConSEPrivacy(
-        neighbouring="one unit (patient) differs: its type, its potential outcomes, or both (seed 000 §1.2)",
-        trust_model="central",
-        claimed=claimed,
-        paper_composition=paper_composition,
-        corrected=corrected,
-        corrected_epsilon=eps_by_kind,
-        corrected_delta=min(0.999, composed_delta(corrected[worst])),
-        worst_kind=worst,
+    by_kind = {
+        kind: Guarantee("approx", _pure_epsilon(event), min(0.999, composed_delta(event)),
+                        source=f"conse_privacy, {kind.replace('_', ' ')} neighbour (digest 000 §3.3)")
+        for kind, event in corrected.items()
+    }
+    worst = max(by_kind, key=lambda kind: by_kind[kind].epsilon)
+    return Privacy(
+        "unit", "central", corrected[worst],
+        Guarantee("approx", eps, 1.0 / n, source="seed 000 Theorem 3.5"),
+        by_kind[worst],
+        note=f"worst neighbour kind {worst!r}; components composed sequentially, δ by basic composition",
+        paper_event=paper_composition,
+        implied=by_kind,
     )

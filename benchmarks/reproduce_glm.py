@@ -137,8 +137,8 @@ def part_conse(runs: int) -> dict:
         for eps in (0.5, 1.0, 2.0):
             p = conse_privacy(ConSEParams(epsilon=eps), n, m, rct_length_floor=1000.0)
             claims.append({"types": m, "epsilon": eps, "claimed": eps,
-                           "corrected": p.corrected_epsilon[p.worst_kind],
-                           "rct_lengths_part": p.corrected_epsilon["context_phase1"]})
+                           "corrected": p.corrected.epsilon,
+                           "rct_lengths_part": p.implied["context_phase1"].epsilon})
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, eps in enumerate((0.5, 1.0, 2.0)):
         sel = [c for c in claims if c["epsilon"] == eps]

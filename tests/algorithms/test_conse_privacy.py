@@ -53,8 +53,8 @@ def test_shortfall_probability_against_simulation():
 
 def test_claim_is_the_papers():
     p = conse_privacy(ConSEParams(epsilon=1.0), 20000, 3)
-    assert (p.claimed.epsilon, p.claimed.delta) == (1.0, 1 / 20000)
-    assert sum(e.epsilon for e in p.paper_composition.events) == pytest.approx(1.0)
+    assert (p.claim.epsilon, p.claim.delta) == (1.0, 1 / 20000)
+    assert sum(e.epsilon for e in p.paper_event.events) == pytest.approx(1.0)
     assert p.trust_model == "central"
 
 
@@ -63,10 +63,10 @@ def test_corrected_never_below_claim_and_grows_with_types(eps):
     params = ConSEParams(epsilon=eps)
     by_m = [conse_privacy(params, 20000, m, rct_length_floor=1000.0) for m in (1, 2, 3, 5)]
     for p in by_m:
-        assert p.corrected_epsilon[p.worst_kind] >= p.claimed.epsilon
-        assert p.corrected_delta <= 1 / 20000
+        assert p.corrected.epsilon >= p.claim.epsilon
+        assert p.corrected.delta <= 1 / 20000
     lam = lap_plus_shift_loss(eps, 1000)
-    ctx = [p.corrected_epsilon["context_phase1"] for p in by_m]
+    ctx = [p.implied["context_phase1"].epsilon for p in by_m]
     # all M RCT lengths share the centre ⌈T_min⌉: one more type adds λ(c) ≈ ε/2 (digest §3.3 item 3)
     np.testing.assert_allclose(np.diff(ctx), np.array([1, 1, 2]) * lam, rtol=1e-9)
     assert ctx[2] - ctx[0] > eps / 2 * 1.99  # M = 3 already exceeds the paper's ε/2 for the lengths
@@ -75,7 +75,7 @@ def test_corrected_never_below_claim_and_grows_with_types(eps):
 def test_short_rct_floor_is_reported_not_hidden():
     """With T_min at its floor log n the estimates are weakly private: the accountant says so."""
     p = conse_privacy(ConSEParams(epsilon=1.0), 20000, 2)
-    assert p.corrected_epsilon["context_phase2"] > 10 * p.claimed.epsilon
+    assert p.implied["context_phase2"].epsilon > 10 * p.claim.epsilon
 
 
 def test_privacy_validation():
