@@ -187,11 +187,14 @@ class GaussianShuffleProtocol:
             raise ValueError(f"vectors must have shape (runs, {n}, {d}), got {vectors.shape}")
         if matrices.shape[1:] != (n, d, d) or matrices.shape[0] != vectors.shape[0]:
             raise ValueError(f"matrices must have shape ({vectors.shape[0]}, {n}, {d}, {d}), got {matrices.shape}")
-        if not np.allclose(matrices, np.swapaxes(matrices, -1, -2)):
+        transposed = np.swapaxes(matrices, -1, -2)
+        # exact symmetry (e.g. φφᵀ) is checked in one pass; the tolerance check only when it fails
+        if not (np.array_equal(matrices, transposed) or np.allclose(matrices, transposed)):
             raise ValueError("matrices must be symmetric")
-        if np.any(np.linalg.norm(vectors, axis=-1) > 1.0 + 1e-9):
+        bound = (1.0 + 1e-9) ** 2  # squared norms, one fused pass each (no sqrt, no temporaries)
+        if np.einsum("rni,rni->rn", vectors, vectors).max() > bound:
             raise ValueError("vectors must have L2 norm <= 1 (seed 003 Assumption 3.1); clip them first")
-        if np.any(np.linalg.norm(matrices, axis=(-2, -1)) > 1.0 + 1e-9):
+        if np.einsum("rnij,rnij->rn", matrices, matrices).max() > bound:
             raise ValueError("matrices must have Frobenius norm <= 1 (seed 003 Assumption 3.1); clip them first")
         return vectors, matrices
 

@@ -181,6 +181,37 @@ def test_pamp_bad_inputs():
         GaussianShuffleProtocol(dim=2, num_users=0, sigma=1.0)
 
 
+def _reference_accepts(v, m):
+    """The input checks as first written (allclose symmetry, norms via np.linalg.norm)."""
+    return bool(
+        np.allclose(m, np.swapaxes(m, -1, -2))
+        and not np.any(np.linalg.norm(v, axis=-1) > 1.0 + 1e-9)
+        and not np.any(np.linalg.norm(m, axis=(-2, -1)) > 1.0 + 1e-9)
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    runs=st.integers(1, 3), n=st.integers(1, 5), d=st.integers(1, 4), seed=st.integers(0, 10**6),
+    asym=st.sampled_from([0.0, 1e-12, 1e-3]), scale_v=st.sampled_from([0.5, 1.0, 1 + 1e-12, 1 + 1e-6, 2.0]),
+    scale_m=st.sampled_from([0.5, 1.0, 1 + 1e-12, 1 + 1e-6, 2.0]),
+)
+def test_pamp_input_checks_accept_exactly_what_the_reference_accepts(runs, n, d, seed, asym, scale_v, scale_m):
+    rng = np.random.default_rng(seed)
+    v, m = _inputs(rng, runs, n, d)
+    v = v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-300) * scale_v
+    m = m / np.maximum(np.linalg.norm(m, axis=(-2, -1), keepdims=True), 1e-300) * scale_m
+    if d > 1:
+        m[..., 0, 1] += asym
+    p = GaussianShuffleProtocol(dim=d, num_users=n, sigma=1.0)
+    try:
+        p.run(rng, v, m)
+        accepted = True
+    except ValueError:
+        accepted = False
+    assert accepted == _reference_accepts(v, m)
+
+
 @settings(max_examples=20, deadline=None)
 @given(runs=st.integers(1, 3), n=st.integers(1, 6), d=st.integers(1, 4), seed=st.integers(0, 10**6))
 def test_pamp_messages_are_symmetric_and_shaped(runs, n, d, seed):
