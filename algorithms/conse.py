@@ -49,6 +49,9 @@ class ConSEParams:
     length_centre: R^j_e = Lap+_ε(length_centre R_e) (digest's reconstruction, default 2).
     tmin_floor "log_n" (listing) or "log_n_over_eps" (Thm 3.3-3.5). undecided: the phase-2 arm of a type
     whose phase 1 ended with both arms is a fair coin fixed per type (data-independent, digest §2.4).
+    reset_means False is the known bug "means not zeroed at the epoch end" (digest 000 §6 bug 1, line 15
+    forgotten): epoch e's mean of an arm is over all the type's phase-1 rewards of that arm up to epoch e,
+    still with noise Lap(2/(ε R_e)), so a reward enters every later epoch's released mean.
     """
 
     alpha: float = 0.5
@@ -57,6 +60,7 @@ class ConSEParams:
     c_factor: float = 2.0
     length_centre: float = 2.0
     tmin_floor: str = "log_n"
+    reset_means: bool = True
 
     def __post_init__(self) -> None:
         check_probability(self.alpha, "alpha")
@@ -69,6 +73,8 @@ class ConSEParams:
         check_positive(self.c_factor, "c_factor")
         check_positive(self.length_centre, "length_centre")
         check_choice(self.tmin_floor, ("log_n", "log_n_over_eps"), "tmin_floor")
+        if not isinstance(self.reset_means, bool):
+            raise ValueError(f"reset_means must be a bool, got {self.reset_means!r}")
         if self.tmin_floor == "log_n_over_eps" and self.epsilon is None:
             raise ValueError("tmin_floor='log_n_over_eps' needs epsilon")
 
@@ -226,6 +232,8 @@ def run_conse(
     cnt, mean, _ = _group_stats(key.ravel(), rewards[:, :half].ravel(), runs * m * epochs * 2)
     cnt = cnt.reshape(runs, m, epochs, 2)
     means = mean.reshape(runs, m, epochs, 2)
+    if not params.reset_means:  # digest 000 §6 bug 1: running means over all epochs so far
+        means = np.cumsum(cnt * means, axis=2) / np.maximum(np.cumsum(cnt, axis=2), 1.0)
     if params.private:
         means = means + laplace(rng, 1.0, means.shape) * (2.0 / (eps * r_e))[None, None, :, None]
     threshold = 2 * h_e + 2 * c_e
