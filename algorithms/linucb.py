@@ -25,7 +25,7 @@ from typing import Callable, Protocol
 import numpy as np
 
 from dpaudit.algorithms.contexts import Block, ContextTable, Environment, linear_environment
-from dpaudit.algorithms.linucb_privacy import NON_PRIVATE_LINEAR, LinearPrivacy
+from dpaudit.algorithms.privacy import NON_PRIVATE, Privacy
 from dpaudit.regret import RegretCurves
 from dpaudit.validation import (
     check_choice,
@@ -330,7 +330,7 @@ class LinearAlgorithm(abc.ABC):
         """A fresh release (the privacy mechanism at every batch end) for one simulation."""
 
     @abc.abstractmethod
-    def privacy(self, dim: int, horizon: int) -> LinearPrivacy:
+    def privacy(self, dim: int, horizon: int) -> Privacy:
         """The declared privacy at dimension `dim` and horizon `horizon`."""
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
@@ -390,8 +390,8 @@ class LinUCB(LinearAlgorithm):
     def make_release(self, dim: int, horizon: int) -> Release:
         return ExactSums()
 
-    def privacy(self, dim: int, horizon: int) -> LinearPrivacy:
-        return NON_PRIVATE_LINEAR
+    def privacy(self, dim: int, horizon: int) -> Privacy:
+        return NON_PRIVATE
 
 
 def simulate_linear(

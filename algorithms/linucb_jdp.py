@@ -22,8 +22,7 @@ import math
 import numpy as np
 
 from dpaudit.algorithms.linucb import LinearAlgorithm, Release
-from dpaudit.algorithms.linucb_privacy import LinearPrivacy, accounted
-from dpaudit.algorithms.privacy import Guarantee
+from dpaudit.algorithms.privacy import Guarantee, Privacy, accounted
 from dpaudit.mechanisms.tree import BinaryTree, paper_tree_depth
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
 
@@ -117,7 +116,7 @@ class LinUCBJDP(LinearAlgorithm):
     def make_release(self, dim: int, horizon: int) -> Release:
         return TreeSums(self.sigma(horizon), self.leaves(horizon), dim)
 
-    def privacy(self, dim: int, horizon: int) -> LinearPrivacy:
+    def privacy(self, dim: int, horizon: int) -> Privacy:
         """Event: the tree's nodes holding one leaf, each a Gaussian mechanism of Frobenius sensitivity.
 
         One user changes her leaf z z^T by ||z z^T - z' z'^T||_F <= sqrt(2) L~^2 = 2 sqrt(2); with
@@ -141,4 +140,4 @@ class LinUCBJDP(LinearAlgorithm):
         if self.noise == "code":
             note += "; noise='code' is seed 003's simulation constant, the claim is not backed: account the event"
         corrected = accounted(event, self.delta, "the tree release's epsilon by dpaudit's accountant (JDP via billboard)")
-        return LinearPrivacy(relation, "joint", event, claim, corrected, note)
+        return Privacy(relation, "joint", event, claim, corrected, note)

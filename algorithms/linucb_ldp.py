@@ -22,8 +22,7 @@ import dp_accounting
 import numpy as np
 
 from dpaudit.algorithms.linucb import LinearAlgorithm, Release
-from dpaudit.algorithms.linucb_privacy import LinearPrivacy, accounted
-from dpaudit.algorithms.privacy import Guarantee
+from dpaudit.algorithms.privacy import Guarantee, Privacy, accounted
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit
 
@@ -118,7 +117,7 @@ class LinUCBLDP(LinearAlgorithm):
     def make_release(self, dim: int, horizon: int) -> Release:
         return LocalGaussianSums(self.sigma, dim, self.batch)
 
-    def privacy(self, dim: int, horizon: int) -> LinearPrivacy:
+    def privacy(self, dim: int, horizon: int) -> Privacy:
         """Event: one user's Gaussian messages (each user sends once: unique users); corrected: its
         exact epsilon at the claim's delta (the classical-Gaussian claim is loose or, for epsilon > 1 or
         noise='code', not backed)."""
@@ -130,4 +129,4 @@ class LinUCBLDP(LinearAlgorithm):
             notes.append("epsilon > 1: outside the classical Gaussian mechanism's range, the claim is not backed")
         event = local_message_event(self.sigma)
         corrected = accounted(event, self.delta, "exact Gaussian epsilon of the user's messages (dpaudit accountant)")
-        return LinearPrivacy("user", "local", event, claim, corrected, "; ".join(notes))
+        return Privacy("user", "local", event, claim, corrected, "; ".join(notes))

@@ -28,8 +28,7 @@ import numpy as np
 
 from dpaudit.algorithms.linucb import LinearAlgorithm, Release
 from dpaudit.algorithms.linucb_ldp import MATRIX_SENSITIVITY, VECTOR_SENSITIVITY
-from dpaudit.algorithms.linucb_privacy import LinearPrivacy, accounted
-from dpaudit.algorithms.privacy import Guarantee
+from dpaudit.algorithms.privacy import Guarantee, Privacy, accounted
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol, pamp_local_budget
 from dpaudit.mechanisms.vector_sum import VECTOR_SUM_RANGES, BitSumProtocol, cheu_parameters
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
@@ -240,7 +239,7 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
     def make_release(self, dim: int, horizon: int) -> Release:
         return AmpSums(self.sigma(horizon), dim, self.batch, self.per_message)
 
-    def privacy(self, dim: int, horizon: int) -> LinearPrivacy:
+    def privacy(self, dim: int, horizon: int) -> Privacy:
         """Claim (eps, delta)-SDP; corrected: Lemma B.4's certified (eps~, delta~) where it applies, else
         the exact epsilon of the local messages at the claim's delta (no amplification credited: valid).
 
@@ -290,7 +289,8 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
             if corrected is None:
                 corrected = no_amp
         notes.append("event = the user's local Gaussian messages (no amplification credited); lower_event = batch sum")
-        return LinearPrivacy(relation, "shuffle", local, claim, corrected, "; ".join(notes), batch_sum, tuple(implied))
+        return Privacy(relation, "shuffle", local, claim, corrected, "; ".join(notes),
+                       lower_event=batch_sum, implied=dict(implied))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -324,7 +324,7 @@ class LinUCBSDPVec(_ShuffleLinUCB):
         g, b, p = self.parameters(dim, horizon)
         return VecSums(g, b, p, dim, self.batch, self.vec_range)
 
-    def privacy(self, dim: int, horizon: int) -> LinearPrivacy:
+    def privacy(self, dim: int, horizon: int) -> Privacy:
         """Claim (eps, delta)-SDP (Thm 3.5 / 4.2(ii)).
 
         event: the exact mechanism of one batch, the vector and matrix invocations
@@ -366,4 +366,4 @@ class LinUCBSDPVec(_ShuffleLinUCB):
         if corrected is None:
             notes.append("the accountant gives no epsilon for the exact binomial event here")
             corrected = theorem
-        return LinearPrivacy(relation, "shuffle", event, claim, corrected, "; ".join(notes), None, tuple(implied))
+        return Privacy(relation, "shuffle", event, claim, corrected, "; ".join(notes), implied=dict(implied))

@@ -89,7 +89,7 @@ def test_registered_and_simulates():
         kw = {} if name == "linucb" else {"noise": "code"}
         curves = entry.simulate(horizon=60, runs=2, seed=1, dim=3, arms=4, batch=5, **kw)
         assert curves.regret.shape[0] == 2 and curves.horizon == 60
-        assert curves.privacy["type"] == "LinearPrivacy"
+        assert curves.privacy["type"] == "Privacy"
 
 
 def test_target_of_non_private_linucb():
