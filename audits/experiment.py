@@ -14,14 +14,14 @@ import functools
 
 import numpy as np
 
-from dpaudit.algorithms.conse import ConSEParams, run_conse
+from dpaudit.algorithms.conse import ConSEParams, epoch_schedule, run_conse
 from dpaudit.algorithms.conse_privacy import conse_privacy
 from dpaudit.algorithms.patients import PatientData, PatientExperiment
 from dpaudit.registry import AUDITS
 
 from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, RegretRun
 
-__all__ = ["ConSEObserve", "EpochMeans", "RCTEndScore", "ENTRIES"]
+__all__ = ["ConSEObserve", "EpochMeans", "EpochMeansScore", "RCTEndScore", "ENTRIES"]
 
 NO_ESTIMATE = -9.0  # stands for "no estimate released" (T_j = 0); estimates lie in [-1, 1] plus noise
 
@@ -63,6 +63,24 @@ class EpochMeans:
         rel = run_conse(self.env, rep, self.params, rng, release=True).released
         done = np.repeat(rel["epoch_done"][:, 0, :self.epochs], 2, axis=1)
         return np.where(done, rel["epoch_means"][:, 0, :self.epochs].reshape(size, -1), NO_ESTIMATE)
+
+
+@dataclasses.dataclass(frozen=True)
+class EpochMeansScore:
+    """Score of a batch of `EpochMeans` rows (epochs x 2 arms): max over arms of sum_e R_e clip(mu_e, 0, s_e).
+
+    Each term is, up to a constant, the log likelihood ratio of a Laplace(2/(eps R_e)) release shifted by
+    s_e (the changed reward's weight in the epoch-e mean) against an unshifted one; the changed unit's arm
+    is a coin, hence the max over arms. `weights` R_e, `shifts` s_e per epoch.
+    """
+
+    weights: tuple[float, ...]
+    shifts: tuple[float, ...]
+
+    def __call__(self, out: np.ndarray) -> np.ndarray:
+        means = np.asarray(out, dtype=float).reshape(out.shape[0], len(self.weights), 2)
+        w, s = np.asarray(self.weights)[:, None], np.asarray(self.shifts)[:, None]
+        return (w * np.clip(means, 0.0, s)).sum(axis=1).max(axis=1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +141,33 @@ def _a6_pair(n: int) -> NeighbourPair:
     z0[0, n // 2], z1[0, n // 2] = 0.0, 1.0
     return NeighbourPair("reward-only", PatientData(types, y0, y1), PatientData(types, z0, z1),
                          f"M=1, n={n}: unit {n // 2} (first of phase 2, inside the RCT) has outcomes (1,0) vs (0,1)")
+
+
+def _means_not_reset_entry(eps: float) -> AuditEntry:
+    """Digest 000 §6 bug 1 through audit A1: M = 1, reduced constants (epochs of about 8, 33 and 141
+    arrivals end within phase 1 at n = 420), the first unit's outcomes (0,0) vs (1,1), all others 0.
+    Equal outcomes keep both arms (an elimination needs noise beyond 2c_e: probability far below 1/n)."""
+    n, epochs = 420, 3
+    params = ConSEParams(alpha=0.5, epsilon=eps, constants=(0.1, 16.0, 0.01, 8.0), reset_means=False)
+    r_e = epoch_schedule(params, n, epochs)[0]
+    types, y0 = np.zeros((1, n), dtype=np.int64), np.zeros((1, n))
+    y1 = y0.copy()
+    y1[0, 0] = 1.0
+    pair = NeighbourPair("reward-only", PatientData(types, y0, y0), PatientData(types, y1, y1),
+                         f"M=1, n={n}: all outcomes 0 vs unit 0's outcomes (1,1) (epoch 1 of phase 1)")
+    score = EpochMeansScore(tuple(r_e.tolist()), tuple((1.0 / np.cumsum(r_e)).tolist()))
+    return AuditEntry(
+        name="dp-conse.means-not-reset", algorithm="dp-conse",
+        variant="epoch means not zeroed at the epoch end (digest 000 §6 bug 1)",
+        description="DP-ConSE with reset_means=False: each epoch's noisy mean covers all earlier epochs' rewards, "
+                    "so a reward of epoch 1 enters every later released mean of its arm.",
+        target=functools.partial(EpochMeans, PatientExperiment(np.array([0.0]), np.array([0.0])), params, epochs),
+        pairs=(pair,), observable="white-box",
+        observable_description=f"the released noisy means of both arms in epochs 1-{epochs}",
+        claims=(Claim("paper-proof-phase-1", delta=1.0 / n, epsilon=eps / 2, expect="violation",
+                      source="App. A.5.4 (digest 000 §6 A1): a phase-1 epoch mean costs ε/2"),),
+        samples=100_000, quick=False, audit_options={"chunk_size": 10_000, "score": score},
+        source="digest 000 §6 bug 1, A1")
 
 
 def conse_entries() -> list[AuditEntry]:
@@ -191,6 +236,7 @@ def conse_entries() -> list[AuditEntry]:
                       source="conse_privacy, reward change (one Laplace-noised mean)"),
             ),
             samples=200_000, quick=False, audit_options={"chunk_size": 20_000}, source=source + " A6"),
+        _means_not_reset_entry(eps),
     ]
 
 
