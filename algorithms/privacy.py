@@ -159,6 +159,8 @@ class Privacy:
         delta exceeds `delta`."""
         if part not in _EVENTS:
             raise ValueError(f"part must be one of {_EVENTS}, got {part!r}")
+        if accountant != "best" and accountant not in accounting.ACCOUNTANTS:
+            raise ValueError(f"accountant must be 'best' or one of {accounting.ACCOUNTANTS}, got {accountant!r}")
         event = getattr(self, part)
         if event is None:
             return None

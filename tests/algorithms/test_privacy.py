@@ -65,3 +65,5 @@ def test_accounted_epsilon_of_each_part():
     assert p.accounted_epsilon("proof_step") is None
     with pytest.raises(ValueError, match="part"):
         p.accounted_epsilon("claim")
+    with pytest.raises(ValueError, match="accountant"):
+        p.accounted_epsilon(accountant="exact")
