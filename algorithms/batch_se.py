@@ -16,6 +16,11 @@ Protocols (digest 004 §3.3; g, tau, m as in mechanisms.secagg):
 - 'dist-cdp' Dist-CDP-SE (Thm 4), DiscreteGaussianSecAgg with scaling s (shares always drawn one by one).
 - 'central'  CDP-SE (Thm 5), CentralSecAgg: the analyzer adds DLap(g/eps).
 - 'local'    LDP-SE (Thm 6), LocalSecAgg: every user adds DLap(g/eps).
+- 'shuffle'  P_Shuffle (Thm 3, App. D.2), mechanisms.ShuffleSum: Pólya shares at eps' = eps/2, unary
+             randomized-response bits, shuffled; the server sees the count of ones. The count depends on
+             every user's wrap-around mod m, so this protocol always runs user by user (rewards from
+             env.window, ShuffleSum.run_fast: the count drawn as two binomials, the same law as the bits).
+             Its p' = q = p/2 (1/(2T) by default, as in Thm 3).
 `path="batch"` draws each release's noise total from its exact law (`total_noise`), `path="users"`
 every user's share (`user_noise`), for audits that change one user and to check the fast path.
 The encoded sum sum x_hat comes from the environment (g * Binomial for Bernoulli rewards, user by
@@ -35,6 +40,7 @@ import dp_accounting
 import numpy as np
 from dp_accounting import dp_event
 
+from dpaudit import accounting
 from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.elimination import eliminate
 from dpaudit.algorithms.mab import Algorithm
@@ -48,6 +54,7 @@ from dpaudit.mechanisms.secagg import (
     SecAggParameters,
     SkellamSecAgg,
 )
+from dpaudit.mechanisms.shuffle_sum import ShuffleSum
 from dpaudit.validation import (
     check_choice,
     check_epsilon,
@@ -58,9 +65,9 @@ from dpaudit.validation import (
 
 __all__ = ["BatchSE", "PROTOCOLS", "PATHS", "POLYA_VARIANTS", "BATCH_NAMES"]
 
-PROTOCOLS = ("dist-dp", "dist-rdp", "dist-cdp", "central", "local")
+PROTOCOLS = ("dist-dp", "dist-rdp", "dist-cdp", "central", "local", "shuffle")
 BATCH_NAMES = {"dist-dp": "dist-dp-se", "dist-rdp": "dist-rdp-se", "dist-cdp": "dist-cdp-se",
-               "central": "cdp-se", "local": "ldp-se"}
+               "central": "cdp-se", "local": "ldp-se", "shuffle": "shuffle-se"}
 PATHS = ("batch", "users")
 POLYA_VARIANTS = ("correct", "inverted")
 _CHUNK = 1 << 21
@@ -126,6 +133,8 @@ class BatchSE(Algorithm):
             return DiscreteGaussianSecAgg(eps, n, p, s=self.s)
         if self.protocol == "central":
             return CentralSecAgg(eps, n, p)
+        if self.protocol == "shuffle":
+            return ShuffleSum(eps, n, p=p / 2)
         return LocalSecAgg(eps, n, p, c=self.c)
 
     def batch_params(self, n: int, horizon: int) -> SecAggParameters:
@@ -142,6 +151,8 @@ class BatchSE(Algorithm):
         if self.protocol == "local":
             c = math.sqrt(2) if self.c is None else self.c
             return c * math.sqrt(2 * n) / eps + math.sqrt(2) / eps, 2 * c / eps
+        if self.protocol == "shuffle":  # Dist-DP-SE's noise at eps' = eps/2
+            return 2 * math.sqrt(2) / eps, 2 / eps
         return math.sqrt(2) / eps, 1 / eps
 
     def noise_total(self, rng: np.random.Generator, rows: int, n: int, horizon: int) -> np.ndarray:
@@ -173,6 +184,12 @@ class BatchSE(Algorithm):
                 rows = np.flatnonzero(active[:, a])
                 if rows.size == 0:
                     continue
+                if self.protocol == "shuffle":
+                    # window draws for every run (per-run means are indexed by position), then keeps the active ones
+                    x = env.window(rng, np.full(active.shape[0], a), start[:, a], int(lens[rows[0]]))[rows]
+                    out = proto.run_fast(rng, x)
+                    agg[rows, a], z[rows, a] = out.ones, out.estimate  # the server's view: the count of ones
+                    continue
                 enc = env.rounded_segment_sums(rng, np.full(rows.size, a), start[rows, a], lens[rows], proto.params.g, rows)
                 y = np.mod(enc + self.noise_total(rng, rows.size, n, horizon), proto.params.m)  # server's view
                 agg[rows, a] = y
@@ -203,12 +220,31 @@ class BatchSE(Algorithm):
             return dp_event.DiscreteLaplaceDpEvent(noise_parameter=-math.log(proto.theta), sensitivity=g)
         return proto.event()
 
+    def _composed(self, events: list[dp_accounting.DpEvent]) -> dp_accounting.DpEvent:
+        """Parallel over batches (each user in one release), self-composed over `returning` batches."""
+        event: dp_accounting.DpEvent = ParallelComposedDpEvent(events)
+        return dp_accounting.SelfComposedDpEvent(event, self.returning) if self.returning > 1 else event
+
+    def _shuffle_privacy(self, horizon: int) -> Privacy:
+        """Thm 3's pure eps claim, and what the shuffled bits of mechanisms.ShuffleSum provably give."""
+        protos = [self.secagg(self.base**b, horizon) for b in self._batches(horizon)]
+        event = self._composed([pr.server_view_event() for pr in protos])
+        sound = accounting.epsilon(event, delta=0.0)
+        thm = " + App. I basic composition" if self.returning > 1 else ""
+        return Privacy(
+            "user-reward", "shuffle", event, Guarantee("pure", self.epsilon, source=f"seed 004 Thm 3 (P_Shuffle){thm}"),
+            Guarantee("pure", sound, source="ShuffleSum.server_view_event(): unary randomized response, "
+                                            "eps0 = (m-1) log((1-f)/f), shuffled (FMT amplification)"),
+            "the count of ones reveals sum_i y_i over the integers, not only mod m: the eps~-relaxed security "
+            "Thm 3 assumes is not established for this instantiation",
+            paper_event=self._composed([pr.proof_event() for pr in protos]),
+        )
+
     def privacy_for(self, horizon: int) -> Privacy:
         """Parallel over batches (each user in one release), self-composed over `returning` batches."""
-        events = [self.batch_event(self.base**b, horizon) for b in self._batches(horizon)]
-        event: dp_accounting.DpEvent = ParallelComposedDpEvent(events)
-        if self.returning > 1:
-            event = dp_accounting.SelfComposedDpEvent(event, self.returning)
+        if self.protocol == "shuffle":
+            return self._shuffle_privacy(horizon)
+        event = self._composed([self.batch_event(self.base**b, horizon) for b in self._batches(horizon)])
         eps, B = self.epsilon, self.returning
         trust = {"central": "central", "local": "local"}.get(self.protocol, "distributed")
         corrected = None
@@ -231,4 +267,5 @@ class BatchSE(Algorithm):
 
     @property
     def privacy(self) -> Privacy:
-        return self.privacy_for(10**6)
+        """At T = 10^6; shuffle at T = 10^5 (the unary messages of a 4^9-user batch overflow int64)."""
+        return self.privacy_for(10**5 if self.protocol == "shuffle" else 10**6)

@@ -122,6 +122,8 @@ MAB_ENTRIES = (
            (EPSILON, SCALE_S, P_CONF, BASE, RETURNING), "easy", "gaussian"),
     _entry("cdp-se", "CDP-SE (seed 004 Thm 5): central discrete Laplace, pure eps-DP", _batch("central"),
            (EPSILON, P_CONF, BASE, RETURNING, PATH), "easy", "gaussian"),
+    _entry("shuffle-se", "Shuffle-SE (seed 004 Thm 3, P_Shuffle): Polya shares, unary RR bits, shuffler; claims pure eps",
+           _batch("shuffle"), (EPSILON, P_CONF, BASE, RETURNING), "easy", "gaussian"),
     _entry("ldp-se", "LDP-SE (seed 004 Thm 6): local discrete Laplace per user, pure eps-LDP", _batch("local"),
            (EPSILON, P_CONF, BASE, RETURNING, PATH,
             Param("c", float, 2.0, "constant c of Lemma 5 in tau and the radius (unspecified by the paper)")),
