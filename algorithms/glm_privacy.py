@@ -28,7 +28,7 @@ import dp_accounting
 from dpaudit.accounting.events import EpsilonDeltaDpEvent, ParallelComposedDpEvent
 from dpaudit.algorithms.glm_private import PrivateGLMParams, private_glm_constants
 from dpaudit.algorithms.glm_shuffle import ShuffleGLMParams
-from dpaudit.algorithms.privacy import Guarantee, Privacy
+from dpaudit.algorithms.privacy import RELATIONS, Guarantee, Privacy
 from dpaudit.mechanisms import BinaryTree, glm_tree_events, paper_tree_depth
 from dpaudit.mechanisms.shuffle_gd import ShuffleGradientDescent
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
@@ -36,7 +36,7 @@ from dpaudit.validation import check_positive, check_positive_int
 
 __all__ = ["private_glm_privacy", "shuffle_glm_privacy", "NEIGHBOURING"]
 
-NEIGHBOURING = "replace one user t's (context set X_t, reward r_t) (seed 002 §1.3, Def. B.1/B.4)"
+NEIGHBOURING = RELATIONS["user"]  # the relation both declarations name
 
 
 def _declare(trust_model: str, eps: float, delta: float, theorem: str, event: dp_accounting.DpEvent,
