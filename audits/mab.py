@@ -299,6 +299,19 @@ def seed004_entries() -> list[AuditEntry]:
         observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
         claims=claims_from_privacy(inverted.privacy_for(horizon), paper_expect="violation"), samples=100_000,
         quick=True, quick_samples=20_000, source="digest 004 §7 B1"))
+    shuffled = BatchSE("shuffle", eps, base=4)
+    out.append(AuditEntry(
+        name="shuffle-se.server-count", algorithm="shuffle-se",
+        description="Shuffle-SE (seed 004 Thm 3, P_Shuffle via mechanisms.ShuffleSum): the server's whole view of "
+                    "one (batch, arm) release, the count of ones among the shuffled unary randomized-response bits. "
+                    "The count is sum_i y_i over the integers, so it shows which users' noise wrapped around mod m, "
+                    "which the modular sum of Thm 3's proof hides.",
+        target=functools.partial(Observe, shuffled, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
+        observable="white-box",
+        observable_description="arm 1's batch-2 count of ones C (16 users; -1 if arm 1 was already eliminated)",
+        claims=claims_from_privacy(shuffled.privacy_for(horizon), paper_expect="violation"), samples=200_000,
+        quick=False, regret=RegretRun("shuffle-se", horizon=20_000, runs=20, params=regret),
+        source="digest 004 §3.3 P_Shuffle; mechanisms/shuffle_sum.py"))
     local = LocalSecAgg(eps, SECAGG_N, SECAGG_P)
     out.append(AuditEntry(
         name="ldp-se.message", algorithm="ldp-se",
