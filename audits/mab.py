@@ -252,6 +252,22 @@ class UserMessage:
         return self.protocol.run(rng, x).messages[:, 0]
 
 
+@dataclasses.dataclass(frozen=True)
+class ShuffleDecoded:
+    """target(data, rng, size): the analyzer's decoded sum ŷ = decode(C) (mod m) of one Shuffle-SE release of
+    `users` users, read from the server's count C at flattened `column` of the aggregates (-1: not released)."""
+
+    algorithm: BatchSE
+    horizon: int
+    column: int
+    users: int
+
+    def __call__(self, data, rng: np.random.Generator, size: int) -> np.ndarray:
+        ones = Observe(self.algorithm, self.horizon, "aggregates", (self.column,), -1.0)(data, rng, size)
+        decoded = self.algorithm.secagg(self.users, self.horizon).decode(np.maximum(ones, 0).astype(np.int64), self.users)
+        return np.where(ones < 0, -1, decoded)
+
+
 def seed004_entries() -> list[AuditEntry]:
     """Seed 004: the server's view of each protocol's release, decisions, and the known bugs of the public code."""
     eps = 1.0
@@ -311,6 +327,14 @@ def seed004_entries() -> list[AuditEntry]:
         observable_description="arm 1's batch-2 count of ones C (16 users; -1 if arm 1 was already eliminated)",
         claims=claims_from_privacy(shuffled.privacy_for(horizon), paper_expect="violation"), samples=200_000,
         quick=False, regret=RegretRun("shuffle-se", horizon=20_000, runs=20, params=regret),
+        source="digest 004 §3.3 P_Shuffle; mechanisms/shuffle_sum.py"))
+    out.append(AuditEntry(
+        name="shuffle-se.analyzer", algorithm="shuffle-se",
+        description="Shuffle-SE: the analyzer's decoded modular sum ŷ = round((C - k d f)/(1 - 2f)) mod m of the "
+                    "same release, what Thm 3's proof simulates (Pólya total noise at ε' = ε/2).",
+        target=functools.partial(ShuffleDecoded, shuffled, horizon, 2, 16), pairs=(batch_pair,),
+        observable="white-box", observable_description="arm 1's batch-2 decoded sum ŷ in Z_m (-1 if not released)",
+        claims=(Claim("paper", epsilon=eps, source="seed 004 Thm 3 (P_Shuffle)"),), samples=200_000, quick=False,
         source="digest 004 §3.3 P_Shuffle; mechanisms/shuffle_sum.py"))
     local = LocalSecAgg(eps, SECAGG_N, SECAGG_P)
     out.append(AuditEntry(
