@@ -13,16 +13,17 @@ eps); a leaf, however, lies in r+1 released nodes (levels 0..r), so the tree cos
 and the whole 1.5 eps at r = 1 (digest 001 §3.2). 'fixed' s_r = (r+1)/(0.5 eps) restores eps.
 The scales and the claimed/corrected tree events come from `dpaudit.mechanisms.tree`.
 
-Simulation (`engine`): 'rounds' runs all runs one round per step: one `TreeStream` of
-mechanisms.tree holds a counter per (run, arm), the pulled arm's counter inserts its leaf (masked
-insert) and restarts with the next tree's scale when full. 'windows' (default) gives the same law faster: the
-other arms' indices change only through t while the leader J is pulled, so the leader's next w
-rewards and node noises are drawn at once, its index after each of those pulls computed
-vectorised (the noisy prefix B~ after m' leaves = exact prefix + the noises of the nodes at the
-set bits of m', old or new), and J is pulled until the first round where another arm's index
-wins (lowest index on ties) or its tree fills. Draws past that round are discarded: rewards of
-unplayed rounds and noises of nodes never released are never observed. `hybrid_arm_releases` gives one arm's
-releases for a fixed observation stream through `mechanisms.tree.BinaryTree` (white-box audits).
+Simulation (`engine`): both engines keep B~ in one `TreeStream` of mechanisms.tree with a
+counter per (run, arm) (node noise Lap(1) times the run scale s_r; a full tree r restarts as tree
+r+1 with scale s_(r+1)). 'rounds' runs all runs one round per step: the pulled arm's counter
+inserts its leaf (masked insert). 'windows' (default) gives the same law faster: the other arms'
+indices change only through t while the leader J is pulled, so J's next w rewards are drawn at
+once and `TreeStream.lookahead` gives its B~ after each of those pulls (node noises drawn once),
+its index after each pull is computed vectorised, and J is pulled (`TreeStream.advance`) until the
+first round where another arm's index wins (lowest index on ties) or its tree fills. Draws past
+that round are discarded: rewards of unplayed rounds and noises of nodes never released are never
+observed. `hybrid_arm_releases` gives one arm's releases for a fixed observation stream through
+`mechanisms.tree.BinaryTree` (white-box audits).
 """
 
 from __future__ import annotations
@@ -152,6 +153,22 @@ class HybridUCB(Algorithm):
         per_r = r_ids * (r_ids + 1) / np.maximum(r_ids, 1) if self.node_scale == "fixed" else r_ids
         return per_r[None, :] / (0.5 * eps_rows[:, None])
 
+    def _counters(self, rng, size: int, K: int, horizon: int, scales: np.ndarray):
+        """One binary counter per (run, arm), row run*K + arm (`TreeStream` with per-run counters):
+        node noise Lap(1)·s_r through the run scale; tree r+1 is a restart with scale s_(r+1)."""
+        tree = BinaryTree(horizon=1 << max(horizon.bit_length() - 1, 1), noise="laplace", scale=1.0)
+        return tree.start(rng, size * K, np.repeat(scales[:, 1], K))
+
+    @staticmethod
+    def _next_trees(stream, scales, tree_r, fr, fj, K: int) -> None:
+        """Runs fr finished arm fj's tree: start tree r+1 (tree_r already advanced)."""
+        flat = fr * K + fj
+        done = np.zeros(stream.runs, dtype=bool)
+        done[flat] = True
+        run_scale = np.ones(stream.runs)
+        run_scale[flat] = scales[fr, tree_r[fr, fj]]
+        stream.restart(done, run_scale)
+
     def _windows(self, env, rng, size: int, horizon: int, eps_rows: np.ndarray) -> Outcome:
         K = env.n_arms
         eps = eps_rows[:, None]
@@ -165,11 +182,9 @@ class HybridUCB(Algorithm):
         arrays = first + rng.laplace(0.0, 1.0, (size, K)) * (2.0 / eps)
         count = np.ones((size, K), dtype=np.int64)
         tree_r = np.ones((size, K), dtype=np.int64)
-        leaves = np.zeros((size, K), dtype=np.int64)
         raw = np.zeros((size, K))
-        nodes = np.zeros((size, K, levels))  # fixed noise of the stored node at each level
+        stream = self._counters(rng, size, K, horizon, scales)
         mu = arrays.copy()
-        lvl = np.arange(levels)
         coef = 6 * np.sqrt(8) / eps_rows
         t = np.full(size, K, dtype=np.int64)
         width = 16
@@ -180,23 +195,21 @@ class HybridUCB(Algorithm):
             lt = np.log2(t + 1.0)[:, None]
             idx = mu + np.sqrt(3 * lt / count) + coef[:, None] * lt * np.floor(np.log2(count + 1.0)) / count
             J = np.argmax(idx, axis=1)
-            m0, r0 = leaves[rows, J], tree_r[rows, J]
+            flat = rows * K + J
+            m0, r0 = stream.counts[flat], tree_r[rows, J]
             cap = np.where(live, np.minimum((np.int64(1) << r0) - m0, horizon - t), 0)
             W = int(min(width, cap.max(), max(1, _WINDOW_CELLS // (size * levels))))
             k = np.arange(1, W + 1)
             x = env.window(rng, J, t, W)
-            new = rng.laplace(0.0, 1.0, (size, W)) * scales[rows, r0][:, None]
-            # state of J after k pulls, k = 1..W: leaves m' = m0 + k
-            mk = m0[:, None] + k[None, :]
-            ends = (mk[:, :, None] >> lvl) << lvl
-            bit = ((mk[:, :, None] >> lvl) & 1).astype(bool)
-            old = ends <= m0[:, None, None]
-            pick = np.clip(ends - m0[:, None, None] - 1, 0, W - 1)
-            val = np.where(old, nodes[rows, J][:, None, :], new[rows[:, None, None], pick])
-            noise_k = np.where(bit, val, 0.0).sum(axis=2)
+            # J's noisy prefix B~ after k = 1..W more pulls (node noises drawn once, by the stream)
+            leaf = np.zeros((size * K, W))
+            leaf[flat] = x
+            mask = np.zeros(size * K, dtype=bool)
+            mask[flat[live]] = True
+            noisy_k = stream.lookahead(leaf, mask)[flat]
             raw_k = raw[rows, J][:, None] + np.cumsum(x, axis=1)
             cnt_k = count[rows, J][:, None] + k[None, :]
-            mu_k = (arrays[rows, J][:, None] + raw_k + noise_k) / cnt_k
+            mu_k = (arrays[rows, J][:, None] + noisy_k) / cnt_k
             # decisions at rounds t+1 .. t+W-1 (1-based t+2 ..): J's index after k pulls vs the others'
             lt_k = np.log2(t[:, None] + 1.0 + k[None, :])
             jidx = mu_k + np.sqrt(3 * lt_k / cnt_k) + coef[:, None] * lt_k * np.floor(np.log2(cnt_k + 1.0)) / cnt_k
@@ -209,22 +222,22 @@ class HybridUCB(Algorithm):
             stay = np.concatenate([stay[:, : W - 1], np.zeros((size, 1), dtype=bool)], axis=1)  # k = 1..W-1
             n_pull = np.minimum(np.argmin(stay, axis=1) + 1, cap)  # pulls until the next decision leaves J
             log.add(J, n_pull)
+            steps = np.zeros(size * K, dtype=np.int64)
+            steps[flat] = n_pull
+            stream.advance(steps)
             upd = n_pull > 0
             ru, ju, nu = rows[upd], J[upd], n_pull[upd]
             sel = nu - 1
             raw[ru, ju] = raw_k[ru, sel]
             count[ru, ju] = cnt_k[ru, sel]
-            leaves[ru, ju] = mk[ru, sel]
-            nodes[ru, ju] = np.where(bit[ru, sel], val[ru, sel], 0.0)
             mu[ru, ju] = mu_k[ru, sel]
-            full = leaves[ru, ju] == (np.int64(1) << tree_r[ru, ju])
+            full = stream.counts[ru * K + ju] == (np.int64(1) << tree_r[ru, ju])
             if full.any():
                 fr, fj = ru[full], ju[full]
                 arrays[fr, fj] += raw[fr, fj] + rng.laplace(0.0, 1.0, fr.size) * 2.0 / eps_rows[fr]
                 tree_r[fr, fj] += 1
-                leaves[fr, fj] = 0
                 raw[fr, fj] = 0.0
-                nodes[fr, fj] = 0.0
+                self._next_trees(stream, scales, tree_r, fr, fj, K)
                 mu[fr, fj] = arrays[fr, fj] / count[fr, fj]
             t = t + n_pull
             used = n_pull[live]
@@ -245,10 +258,7 @@ class HybridUCB(Algorithm):
         count = np.ones((size, K), dtype=np.int64)  # O_j
         tree_r = np.ones((size, K), dtype=np.int64)  # index r of the current tree
         raw = np.zeros((size, K))  # exact sum of the current tree (= array F^(r))
-        # one binary counter per (run, arm), row run*K + arm: each round only the pulled arm's
-        # counter inserts; its prefix is B~. Node noise Lap(1)·s_r (run_scale), a new tree per r.
-        tree = BinaryTree(horizon=1 << max(horizon.bit_length() - 1, 1), noise="laplace", scale=1.0)
-        stream = tree.start(rng, size * K, np.repeat(scales[:, 1], K))
+        stream = self._counters(rng, size, K, horizon, scales)  # B~ of arm j in run i: row i*K + j
         mu = arrays.copy()
         released = np.empty((size, horizon)) if self.record_releases else None
         if released is not None:
@@ -275,11 +285,7 @@ class HybridUCB(Algorithm):
                 arrays[fr, fj] += raw[fr, fj] + rng.laplace(0.0, 1.0, fr.size) * 2.0 / eps_rows[fr]
                 tree_r[fr, fj] += 1
                 raw[fr, fj] = 0.0
-                done = np.zeros(size * K, dtype=bool)
-                done[fr * K + fj] = True
-                run_scale = np.ones(size * K)
-                run_scale[fr * K + fj] = scales[fr, tree_r[fr, fj]]
-                stream.restart(done, run_scale)
+                self._next_trees(stream, scales, tree_r, fr, fj, K)
                 total[full] = arrays[fr, fj]
             mu[rows, J] = total / count[rows, J]
             if released is not None:

@@ -290,7 +290,8 @@ class TreeStream:
     True (all runs when mask is None), releases that run's node (noise drawn once for it, never
     redrawn) and returns the noisy prefix sums of all runs, shape (runs,) + shape; `counts[i]` is
     run i's number of leaves, `last_node[i]` the node its last insert released. `restart(mask)`
-    starts a new empty tree in the masked runs. `run_scale` (shape (runs,), default 1) multiplies
+    starts a new empty tree in the masked runs. `lookahead(leaves, mask)` gives the prefix sums
+    after each of the next W leaves before inserting them, `advance(n)` inserts the first n[i]. `run_scale` (shape (runs,), default 1) multiplies
     run i's node noise: scale tree.scale·run_scale[i] (Laplace, Gaussian and the symmetric noises
     are scale families). While all runs insert in lock step, node noise is drawn from `rng` in
     blocks of consecutive steps (the same values, in the same order, as one draw per step, so a
@@ -316,6 +317,7 @@ class TreeStream:
         self._block = np.zeros((0, runs) + tree.shape)
         self._block_pos = 0
         self._block_len = max(1, self._BLOCK_VALUES // (runs * max(1, math.prod(tree.shape))))
+        self._pending: tuple | None = None  # the last lookahead, until `advance`
         self._pool = np.zeros((0,) + tree.shape)  # masked mode: node noises drawn ahead, used in order
         self._pool_len = max(1, self._BLOCK_VALUES // max(1, math.prod(tree.shape)))
         self.last_node = np.zeros((runs,) + tree.shape)
@@ -339,7 +341,7 @@ class TreeStream:
 
     def _scaled(self, noise: np.ndarray, idx: np.ndarray | slice) -> np.ndarray:
         scale = self._run_scale[idx]
-        return noise * scale.reshape(scale.shape + (1,) * len(self.tree.shape))
+        return noise * scale.reshape(scale.shape + (1,) * (noise.ndim - scale.ndim))
 
     def _next_noise(self) -> np.ndarray:
         if self._block_pos == self._block.shape[0]:
@@ -366,6 +368,7 @@ class TreeStream:
         if leaf.shape != want:
             raise ValueError(f"leaf must have shape {want}, got {leaf.shape}")
         mask = self._check_mask(mask)
+        self._pending = None
         if mask is not None and mask.all():
             mask = None
         if mask is None and self._lockstep:
@@ -378,7 +381,8 @@ class TreeStream:
         if count.max() > self.tree.horizon:
             raise ValueError(f"the tree is full: horizon={self.tree.horizon} leaves already inserted")
         level = _trailing_zeros(count)
-        below = (self._levels[None, :] < level[:, None]).reshape((idx.size, -1) + (1,) * len(self.tree.shape))
+        ext = (1,) * len(self.tree.shape)
+        below = (self._levels[None, :] < level[:, None]).reshape((idx.size, self._levels.size) + ext)
         exact, noisy = self._exact[idx], self._noisy[idx]
         # the bits below `level` were set in count-1 and are cleared in count: merge their exact
         # sums into the new node and drop their noisy nodes from the prefix
@@ -414,11 +418,97 @@ class TreeStream:
         self.counts += 1
         return self.prefix
 
+    def lookahead(self, leaves: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Prefix sums of each masked run after k = 1..W more leaves, shape (runs, W) + shape, before
+        they are inserted; `advance(n)` then inserts the first n[i] of them in run i.
+
+        leaves: shape (runs, W) + shape (rows of other runs ignored). The node released at each of
+        the W future steps gets its noise now, once; the prefix after k leaves is the exact prefix
+        plus the noises of the nodes at the set bits of the count (stored ones, or new). Entries
+        past the horizon are NaN; unmasked rows repeat the current prefix. Values past the n[i]
+        later inserted are not releases (their noise is discarded), so a caller's decisions may
+        depend on the value after k leaves only once those k leaves are inserted: a simulator
+        looks ahead to find how many steps an arm keeps being chosen (Hybrid-UCB's window engine).
+        """
+        leaves = check_finite_array(leaves, "leaves")
+        shape = self.tree.shape
+        if leaves.ndim != 2 + len(shape) or leaves.shape[0] != self.runs or leaves.shape[2:] != shape:
+            raise ValueError(f"leaves must have shape ({self.runs}, W) + {shape}, got {leaves.shape}")
+        mask = self._check_mask(mask)
+        idx = np.arange(self.runs) if mask is None else np.flatnonzero(mask)
+        self._lockstep = False
+        W = leaves.shape[1]
+        n, ext = idx.size, (1,) * len(shape)
+        m0 = self.counts[idx]
+        mk = m0[:, None] + np.arange(1, W + 1)[None, :]  # (n, W)
+        shift = mk[:, :, None] >> self._levels  # (n, W, L)
+        bit = ((shift & 1) == 1).reshape(shift.shape + ext)
+        old = ((shift << self._levels) <= m0[:, None, None]).reshape(shift.shape + ext)
+        exact, noisy = self._exact[idx], self._noisy[idx]
+        m0_bits = (((m0[:, None] >> self._levels) & 1) == 1).reshape((n, self._levels.size) + ext)
+        exact0 = np.where(m0_bits, exact, 0.0).sum(axis=1)  # exact prefix over 1..m0
+        fresh = self._scaled(self._pooled_noise(n * W).reshape((n, W) + shape), idx)
+        # noise of the node ending at e > m0 at level l: fresh[e - m0 - 1]
+        pick = np.clip(((shift << self._levels) - m0[:, None, None]) - 1, 0, W - 1)
+        new = fresh[np.arange(n)[:, None, None], pick]
+        val = np.where(old, (noisy - exact)[:, None], new)
+        csum = np.cumsum(leaves[idx], axis=1)
+        prefix = exact0[:, None] + csum + np.where(bit, val, 0.0).sum(axis=2)
+        prefix[mk > self.tree.horizon] = np.nan
+        out = np.repeat(self.prefix[:, None], W, axis=1)
+        out[idx] = prefix
+        self._pending = (idx, m0, leaves[idx], fresh, prefix)
+        return out
+
+    def advance(self, steps: np.ndarray) -> np.ndarray:
+        """Insert the first steps[i] (0..W) leaves of the last `lookahead` in each of its masked
+        runs, with the node noises drawn there; returns the prefix sums of all runs. steps: (runs,)."""
+        if getattr(self, "_pending", None) is None:
+            raise ValueError("advance needs a lookahead first")
+        idx, m0, leaves, fresh, prefix = self._pending
+        self._pending = None
+        steps = np.asarray(steps)
+        if not np.issubdtype(steps.dtype, np.integer) or steps.shape != (self.runs,):
+            raise ValueError(f"steps must be an integer array of shape ({self.runs},), got {steps.dtype} {steps.shape}")
+        n = steps[idx]
+        W = leaves.shape[1]
+        if np.any(n < 0) or np.any(n > W) or np.any(m0 + n > self.tree.horizon):
+            raise ValueError(f"steps must lie in 0..{W} (the lookahead) and keep each run within the horizon")
+        go = n > 0
+        idx, m0, n, leaves, fresh, prefix = idx[go], m0[go], n[go], leaves[go], fresh[go], prefix[go]
+        if idx.size == 0:
+            return self.prefix
+        ext = (1,) * len(self.tree.shape)
+        rows = np.arange(idx.size)
+        count = m0 + n
+        exact, noisy = self._exact[idx], self._noisy[idx]
+        m0_bits = (((m0[:, None] >> self._levels) & 1) == 1).reshape((idx.size, self._levels.size) + ext)
+        low = np.cumsum(np.where(m0_bits, exact, 0.0), axis=1) - np.where(m0_bits, exact, 0.0)  # levels < l
+        csum = np.concatenate([np.zeros((idx.size, 1) + self.tree.shape), np.cumsum(leaves, axis=1)], axis=1)
+        ends = (count[:, None] >> self._levels) << self._levels  # (n, L)
+        renew = (((count[:, None] >> self._levels) & 1) == 1) & (ends > m0[:, None])
+        pos = np.clip(ends - m0[:, None], 0, leaves.shape[1])
+        start = np.clip(ends - (1 << self._levels) - m0[:, None], 0, leaves.shape[1])
+        straddle = (ends - (1 << self._levels) <= m0[:, None]).reshape(ends.shape + ext)
+        # exact node (e - 2^l, e]: window leaves, plus (if it starts at or before m0) the old
+        # leaves (e - 2^l, m0], which are m0's stored nodes below level l
+        node = csum[rows[:, None], pos] - csum[rows[:, None], start] + np.where(straddle, low, 0.0)
+        released = node + fresh[rows[:, None], np.maximum(pos - 1, 0)]
+        r = renew.reshape(renew.shape + ext)
+        self._exact[idx] = np.where(r, node, exact)
+        self._noisy[idx] = np.where(r, released, noisy)
+        level = _trailing_zeros(count)
+        self.last_node[idx] = released[rows, level]
+        self.prefix[idx] = prefix[rows, n - 1]
+        self.counts[idx] = count
+        return self.prefix
+
     def restart(self, mask: np.ndarray, run_scale: np.ndarray | None = None) -> None:
         """Start a new empty tree (no leaves, prefix 0) in each masked run; `run_scale` (shape
         (runs,)) gives the new noise multipliers of the masked runs (others keep theirs)."""
         mask = self._check_mask(mask)
         scale = self._check_scale(run_scale, self._run_scale)
+        self._pending = None
         if not mask.any():
             return
         self._lockstep = False

@@ -1,5 +1,6 @@
 """Binary-tree aggregation: exact structure (hypothesis), events, and seeded statistical checks."""
 
+import copy
 import math
 
 import dp_accounting
@@ -109,54 +110,81 @@ class _Replay:
         return loc + scale * out.reshape(size)
 
 
+def _check_against_own_streams(tree, stream, prefix, mine, scale, symmetric):
+    """Run i's prefix equals that of its own single-run stream fed its leaves and (replayed) node
+    noises; each released node is the exact dyadic sum of its leaves plus its noise, and the prefix
+    is the sum of the released nodes of its cover (noise drawn once per node)."""
+    for i, own in enumerate(mine):
+        assert stream.counts[i] == len(own)
+        if not own:
+            np.testing.assert_array_equal(prefix[i], 0.0)
+            continue
+        xs = np.stack([x for x, _ in own])
+        noises = []
+        for t, (_, node) in enumerate(own, start=1):
+            noise = (node - xs[t - (t & -t) : t].sum(axis=0)) / (tree.scale * scale[i])
+            noises.append(noise[np.triu_indices(tree.shape[0])] if symmetric else np.ravel(noise))
+        single = tree.start(_Replay(np.concatenate(noises), tree.horizon * 9), 1, scale[i : i + 1])
+        for x in xs:
+            single.insert(x[None])
+        np.testing.assert_allclose(single.prefix[0], prefix[i], atol=1e-9)
+        np.testing.assert_allclose(single.last_node[0], own[-1][1], atol=1e-9)
+        cover = sum(own[end - 1][1] for _, end in prefix_cover(len(own)))
+        np.testing.assert_allclose(prefix[i], cover, atol=1e-9)
+
+
 @settings(max_examples=30, deadline=None)
 @given(horizon=st.integers(1, 24), runs=st.integers(1, 4), shp=shapes, seed=st.integers(0, 2**32 - 1))
 def test_masked_stream_equals_independent_per_run_streams(horizon, runs, shp, seed):
-    """Masked inserts and restarts: run i's releases are those of its own stream fed its own
-    leaves; each released node is the exact dyadic sum of that run's leaves plus its noise
-    (drawn once: the prefix is the sum of the released nodes of its cover)."""
+    """Lock-step and masked inserts, lookahead + advance, restarts: every run behaves as its own
+    stream fed its own leaves (`_check_against_own_streams`); a lookahead's value after k leaves
+    is the prefix that inserting those k leaves releases, NaN past the horizon."""
     shape, symmetric = shp
     rng = np.random.default_rng(seed)
     tree = BinaryTree(horizon, "gaussian", 0.7, shape, symmetric)
     scale = rng.uniform(0.5, 2.0, runs)
     stream = tree.start(np.random.default_rng(seed + 1), runs, scale)
-    mine = [[] for _ in range(runs)]  # per run: list of (leaves, released nodes) of its current tree
-    ops = [(None, None)] * int(rng.integers(0, 3))  # lock-step inserts first (block noise), then masks
-    ops += [(rng.random(runs) < 0.6, rng.random(runs) < 0.15) for _ in range(3 * horizon)]
-    for mask, restart in ops:
-        if restart is not None and restart.any():
-            scale = np.where(restart, rng.uniform(0.5, 2.0, runs), scale)
-            stream.restart(restart, scale)
-            for i in np.flatnonzero(restart):
-                mine[i] = []
-        full = np.array([len(m) >= horizon for m in mine])
-        if mask is not None:
-            mask = mask & ~full
-        elif full.any():
-            continue
-        leaf = _leaves(rng, runs, 1, shape, symmetric)[:, 0]
-        prefix = stream.insert(leaf, mask).copy()
-        for i in range(runs):
-            if mask is None or mask[i]:
-                mine[i].append((leaf[i], stream.last_node[i].copy()))
-            assert stream.counts[i] == len(mine[i])
-            if not mine[i]:
-                np.testing.assert_array_equal(prefix[i], 0.0)
-                continue
-            # replay run i's node noises (in units of its scale) into a fresh single-run stream
-            xs = np.stack([x for x, _ in mine[i]])
-            noises = []
-            for t, (_, node) in enumerate(mine[i], start=1):
-                start = t - (t & -t)
-                noise = (node - xs[start:t].sum(axis=0)) / (0.7 * scale[i])
-                noises.append(noise[np.triu_indices(shape[0])] if symmetric else np.ravel(noise))
-            single = tree.start(_Replay(np.concatenate(noises), horizon * 9), 1, scale[i : i + 1])
-            for x in xs:
-                single.insert(x[None])
-            np.testing.assert_allclose(single.prefix[0], prefix[i], atol=1e-9)
-            np.testing.assert_allclose(single.last_node[0], mine[i][-1][1], atol=1e-9)
-            cover = sum(mine[i][end - 1][1] for _, end in prefix_cover(len(mine[i])))
-            np.testing.assert_allclose(prefix[i], cover, atol=1e-9)
+    mine = [[] for _ in range(runs)]  # per run: (leaf, released node) of its current tree
+    ops = ["all"] * int(rng.integers(0, 3))  # lock-step inserts first (block noise), then the rest
+    ops += list(rng.choice(["mask", "look", "restart"], 3 * horizon, p=[0.5, 0.3, 0.2]))
+    for op in ops:
+        room = stream.counts < horizon
+        mask = (rng.random(runs) < 0.6) & room
+        if op == "restart":
+            done = rng.random(runs) < 0.3
+            scale = np.where(done, rng.uniform(0.5, 2.0, runs), scale)
+            stream.restart(done, scale)
+            mine = [[] if done[i] else own for i, own in enumerate(mine)]
+            prefix = stream.prefix
+        elif op == "look":
+            W = int(rng.integers(1, 6))
+            xs = _leaves(rng, runs, W, shape, symmetric)
+            ahead = stream.lookahead(xs, mask).copy()
+            steps = np.where(mask, np.minimum(rng.integers(0, W + 1, runs), horizon - stream.counts), 0)
+            nodes = {}
+            for k in range(1, W + 1):
+                trial = copy.deepcopy(stream)
+                got = trial.advance(np.where(mask, np.minimum(k, horizon - stream.counts), 0))
+                for i in np.flatnonzero(mask):
+                    if stream.counts[i] + k > horizon:
+                        assert np.isnan(ahead[i, k - 1]).all()
+                        continue
+                    np.testing.assert_allclose(ahead[i, k - 1], got[i], atol=1e-9)
+                    nodes[i, k] = trial.last_node[i].copy()
+            prefix = stream.advance(steps).copy()
+            for i in range(runs):
+                mine[i] += [(xs[i, k - 1], nodes[i, k]) for k in range(1, steps[i] + 1)]
+        else:
+            if op == "all":
+                if not room.all():
+                    continue
+                mask = None
+            leaf = _leaves(rng, runs, 1, shape, symmetric)[:, 0]
+            prefix = stream.insert(leaf, mask).copy()
+            for i in range(runs):
+                if mask is None or mask[i]:
+                    mine[i].append((leaf[i], stream.last_node[i].copy()))
+        _check_against_own_streams(tree, stream, prefix, mine, scale, symmetric)
 
 
 @settings(max_examples=30, deadline=None)
@@ -193,6 +221,17 @@ def test_masked_stream_bad_inputs_raise():
         s.insert(np.zeros(3), first)
     s.insert(np.zeros(3), ~first)  # the other runs have their own counters
     np.testing.assert_array_equal(s.counts, [2, 1, 1])
+    with pytest.raises(ValueError, match="lookahead"):
+        s.advance(np.zeros(3, dtype=np.int64))
+    with pytest.raises(ValueError, match="leaves"):
+        s.lookahead(np.zeros((2, 2)))
+    ahead = s.lookahead(np.zeros((3, 2)), ~first)
+    assert np.isnan(ahead[1:, 1]).all() and not np.isnan(ahead[1:, 0]).any()  # horizon 2
+    with pytest.raises(ValueError, match="steps"):
+        s.advance(np.array([0, 2, 0]))
+    ahead = s.lookahead(np.zeros((3, 2)), ~first)
+    with pytest.raises(ValueError, match="steps"):
+        s.advance(np.array([0.0, 1.0, 0.0]))
 
 
 @settings(max_examples=25, deadline=None)
@@ -395,7 +434,7 @@ def test_laplace_and_average_symmetric_noise_laws():
 
 
 def _masked_stream_noise(b, runs, seed, redraw=False):
-    """Zero leaves, random masks, run scales 1 or 2: (last node noise / (b·s) over all runs, and
+    """Zero leaves, masked inserts and lookahead/advance, run scales 1 or 2: (last node noise / (b·s) over all runs, and
     the products p2·p3/(b·s)^2 of each run's prefixes at counts 2 and 3, which share the node
     (0, 2]: mean Var(Lap(1)) = 2). redraw=True is a buggy stream that redraws the prefix noise."""
     rng = np.random.default_rng(seed)
@@ -403,13 +442,24 @@ def _masked_stream_noise(b, runs, seed, redraw=False):
     stream = BinaryTree(8, "laplace", b).start(rng, runs, s)
     p2, p3 = np.full(runs, np.nan), np.full(runs, np.nan)
     stream.insert(np.zeros(runs))
-    for _ in range(8):
-        mask = (rng.random(runs) < 0.5) & (stream.counts < 8)
-        prefix = stream.insert(np.zeros(runs), mask)
-        if redraw:
-            prefix = rng.laplace(0.0, b * s, runs) + rng.laplace(0.0, b * s, runs)
-        p2 = np.where(mask & (stream.counts == 2), prefix, p2)
-        p3 = np.where(mask & (stream.counts == 3), prefix, p3)
+    for step in range(8):
+        mask = (rng.random(runs) < 0.5) & (stream.counts < 7)
+        m0 = stream.counts.copy()
+        if step % 2:  # masked insert
+            prefix = stream.insert(np.zeros(runs), mask)
+            ahead = prefix[:, None]
+            n = mask.astype(np.int64)
+        else:  # lookahead of 2 leaves, then 0..2 of them inserted
+            ahead = stream.lookahead(np.zeros((runs, 2)), mask)
+            n = np.where(mask, rng.integers(0, 3, runs), 0)
+            stream.advance(n)
+        for c, out in ((2, p2), (3, p3)):
+            k = c - m0  # the step at which the count reached c
+            hit = (k >= 1) & (k <= n)
+            value = ahead[np.arange(runs), np.clip(k - 1, 0, ahead.shape[1] - 1)]
+            if redraw:
+                value = rng.laplace(0.0, b * s, runs) + rng.laplace(0.0, b * s, runs)
+            out[hit] = value[hit]
     both = ~np.isnan(p2) & ~np.isnan(p3)
     return stream.last_node / (b * s), (p2 * p3 / (b * s) ** 2)[both]
 
