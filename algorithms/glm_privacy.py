@@ -82,7 +82,7 @@ def private_glm_privacy(params: PrivateGLMParams, horizon: int, dim: int, kappa:
         dp_accounting.SelfComposedDpEvent(call_o, c.count1_cutoff),
         dp_accounting.SelfComposedDpEvent(call_tau, c.count2_cutoff),
     ])
-    return _declare("central", eps, delta, "Theorem 6.2", corrected, paper,
+    return _declare("joint", eps, delta, "Theorem 6.2", corrected, paper,
                     f"joint DP; tree calibration {params.tree_calibration!r}; V leaf bound 1 and Frobenius √2; "
                     "trees and optimiser sequences composed sequentially")
 

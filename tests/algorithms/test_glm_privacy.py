@@ -19,7 +19,7 @@ KS = 2.5066  # κ* of the probit instances of Table 2
 @pytest.mark.parametrize("eps", [2.0, 8.0])
 def test_private_glm_claim_and_structure(calibration, eps):
     p = private_glm_privacy(PrivateGLMParams(epsilon=eps, tree_calibration=calibration), 5000, 3, 18.3, KS, 2.0)
-    assert (p.claim.epsilon, p.claim.delta) == (eps, 0.02) and p.trust_model == "central"
+    assert (p.claim.epsilon, p.claim.delta) == (eps, 0.02) and p.trust_model == "joint"
     # the paper composes the two trees and the two optimiser sequences in parallel; the correction sequentially
     parts = p.paper_event.events
     assert isinstance(parts[0], ParallelComposedDpEvent) and isinstance(parts[2], ParallelComposedDpEvent)
