@@ -29,7 +29,7 @@ import abc
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 import dp_accounting
 import numpy as np
@@ -50,6 +50,9 @@ __all__ = [
     "BUGS",
     "SecAggParameters",
     "SecAggRelease",
+    "derive_parameters",
+    "check_rewards",
+    "pure_dp_tau",
     "encode",
     "modular_messages",
     "secure_sum",
@@ -187,6 +190,43 @@ def _check_int_override(value: Any, name: str, minimum: int) -> int | None:
     return None if value is None else check_int_at_least(value, minimum, name)
 
 
+def pure_dp_tau(g: int, epsilon: float, p: float) -> int:
+    """tau = ceil((g/eps) log(2/p)): the (1-p)-bound on |DLap(g/eps)| (seed 004, Thm 1, Thm 5)."""
+    return math.ceil(g / epsilon * _log_term(p))
+
+
+def derive_parameters(
+    epsilon: float,
+    n: Any,
+    s: float,
+    g: Any,
+    tau: Any,
+    m: Any,
+    default_tau: Callable[[int], int],
+) -> SecAggParameters:
+    """The protocol parameters of seed 004 §3.3, each overridable:
+    g = ceil(s eps sqrt(n)), tau = default_tau(g) (the variant's tail bound, evaluated only when
+    tau is not given), m = n g + 2 tau + 1."""
+    n = check_int_at_least(n, 1, "n")
+    g = _check_int_override(g, "g", 1) or _paper_g(epsilon, n, s)
+    tau = _check_int_override(tau, "tau", 0)
+    if tau is None:
+        tau = default_tau(g)
+    m = n * g + 2 * tau + 1 if m is None else check_int_at_least(m, 2, "m")
+    return SecAggParameters(n, g, tau, m)
+
+
+def check_rewards(x: Any, n: int) -> np.ndarray:
+    """Rewards as a float array with 1..n users on the last axis (ValueError naming x otherwise)."""
+    arr = np.asarray(x, dtype=float)
+    if arr.ndim < 1 or not 1 <= arr.shape[-1] <= n:
+        raise ValueError(
+            f"rewards x must have the users on the last axis, 1..n = 1..{n} "
+            f"of them, got shape {arr.shape}"
+        )
+    return arr
+
+
 # ---------------------------------------------------------------------------- the protocols
 
 class _Protocol(abc.ABC):
@@ -227,16 +267,17 @@ class _Protocol(abc.ABC):
         """What the server's view (the SecAgg output ŷ) reveals about one user."""
         return self.event()
 
-    # --- protocol steps
-    def _rewards(self, x: Any) -> np.ndarray:
-        arr = np.asarray(x, dtype=float)
-        if arr.ndim < 1 or not 1 <= arr.shape[-1] <= self.params.n:
-            raise ValueError(
-                f"rewards x must have the users on the last axis, 1..n = 1..{self.params.n} "
-                f"of them, got shape {arr.shape}"
-            )
-        return arr
+    def _dlap_event(self) -> dp_event.DiscreteLaplaceDpEvent:
+        """DLap(g/eps) at sensitivity g: pure eps-DP (the claim of Thms 1, 5 and 6)."""
+        g = self.params.g
+        return dp_event.DiscreteLaplaceDpEvent(noise_parameter=self.epsilon / g, sensitivity=g)
 
+    @property
+    def noise_g(self) -> int:
+        """The precision the noise is calibrated to: g, or 1 under bug B2 (noise_ignores_precision)."""
+        return 1 if self.bug == "noise_ignores_precision" else self.params.g
+
+    # --- protocol steps
     def encode(self, rng: np.random.Generator, x: Any) -> np.ndarray:
         return encode(rng, x, self.params.g, off_by_one=self.bug == "encoding_off_by_one")
 
@@ -248,7 +289,7 @@ class _Protocol(abc.ABC):
 
     def randomize(self, rng: np.random.Generator, x: Any) -> np.ndarray:
         """The local randomizer R applied to every user: messages y_i in Z_m."""
-        arr = self._rewards(x)
+        arr = check_rewards(x, self.params.n)
         return modular_messages(self.encode(rng, arr), self._shares(rng, arr.shape), self.params.m)
 
     def aggregate(self, messages: np.ndarray) -> np.ndarray:
@@ -272,7 +313,7 @@ class _Protocol(abc.ABC):
 
     def run_fast(self, rng: np.random.Generator, x: Any) -> SecAggRelease:
         """Same law of the server's view, with each release's total noise drawn at once."""
-        arr = self._rewards(x)
+        arr = check_rewards(x, self.params.n)
         k = arr.shape[-1]
         total = self.encode(rng, arr).sum(axis=-1)
         if self.bug == "shared_user_noise":
@@ -310,12 +351,8 @@ class PolyaSecAgg(_Protocol):
         bug: str | None = None,
     ) -> None:
         eps = check_epsilon(epsilon)
-        n = check_int_at_least(n, 1, "n")
-        g = _check_int_override(g, "g", 1) or _paper_g(eps, n, 1.0)
-        tau = _check_int_override(tau, "tau", 0)
-        tau = math.ceil(g / eps * _log_term(p)) if tau is None else tau
-        m = n * g + 2 * tau + 1 if m is None else check_int_at_least(m, 2, "m")
-        super().__init__(eps, SecAggParameters(n, g, tau, m), bug)
+        params = derive_parameters(eps, n, 1.0, g, tau, m, lambda g_: pure_dp_tau(g_, eps, p))
+        super().__init__(eps, params, bug)
 
     @property
     def scale(self) -> Fraction:
@@ -325,8 +362,7 @@ class PolyaSecAgg(_Protocol):
     @property
     def theta(self) -> float:
         """The Pólya parameter the shares use (the buggy one under `bug`)."""
-        g = 1 if self.bug == "noise_ignores_precision" else self.params.g
-        theta = math.exp(-self.epsilon / g)
+        theta = math.exp(-self.epsilon / self.noise_g)
         return 1.0 - theta if self.bug == "inverted_polya" else theta
 
     def user_noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -345,8 +381,7 @@ class PolyaSecAgg(_Protocol):
 
     def event(self) -> dp_event.DiscreteLaplaceDpEvent:
         """DLap(g/eps) at sensitivity g: pure eps-DP (Thm 1)."""
-        g = self.params.g
-        return dp_event.DiscreteLaplaceDpEvent(noise_parameter=self.epsilon / g, sensitivity=g)
+        return self._dlap_event()
 
 
 class SkellamSecAgg(_Protocol):
@@ -373,17 +408,16 @@ class SkellamSecAgg(_Protocol):
         bug: str | None = None,
     ) -> None:
         eps = check_epsilon(epsilon)
-        n = check_int_at_least(n, 1, "n")
+        check_int_at_least(n, 1, "n")
         self.s = check_positive(s, "s")
         check_choice(tau_formula, ("paper", "code"), "tau_formula")
-        g = _check_int_override(g, "g", 1) or _paper_g(eps, n, self.s)
-        tau = _check_int_override(tau, "tau", 0)
-        if tau is None:
+
+        def default_tau(g_: int) -> int:
             lt = _log_term(p)
             spread = math.sqrt(lt) if tau_formula == "paper" else lt
-            tau = math.ceil(2 * g / eps * spread + math.sqrt(2) * lt)
-        m = n * g + 2 * tau + 1 if m is None else check_int_at_least(m, 2, "m")
-        super().__init__(eps, SecAggParameters(n, g, tau, m), bug)
+            return math.ceil(2 * g_ / eps * spread + math.sqrt(2) * lt)
+
+        super().__init__(eps, derive_parameters(eps, n, self.s, g, tau, m, default_tau), bug)
 
     @property
     def total_variance(self) -> float:
@@ -392,8 +426,7 @@ class SkellamSecAgg(_Protocol):
 
     @property
     def user_variance(self) -> float:
-        g = 1 if self.bug == "noise_ignores_precision" else self.params.g
-        return g**2 / (self.params.n * self.epsilon**2)
+        return self.noise_g**2 / (self.params.n * self.epsilon**2)
 
     def user_noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return samplers.skellam(rng, self.user_variance, shape)
@@ -466,13 +499,12 @@ class DiscreteGaussianSecAgg(_Protocol):
         bug: str | None = None,
     ) -> None:
         eps = check_epsilon(epsilon)
-        n = check_int_at_least(n, 1, "n")
+        check_int_at_least(n, 1, "n")
         self.s = check_positive(s, "s")
-        g = _check_int_override(g, "g", 1) or _paper_g(eps, n, self.s)
-        tau = _check_int_override(tau, "tau", 0)
-        tau = math.ceil(g / eps * math.sqrt(2 * _log_term(p))) if tau is None else tau
-        m = n * g + 2 * tau + 1 if m is None else check_int_at_least(m, 2, "m")
-        super().__init__(eps, SecAggParameters(n, g, tau, m), bug)
+        params = derive_parameters(
+            eps, n, self.s, g, tau, m, lambda g_: math.ceil(g_ / eps * math.sqrt(2 * _log_term(p)))
+        )
+        super().__init__(eps, params, bug)
         if self.sigma < 0.5:
             raise ValueError(
                 f"per-user sigma = g/(eps sqrt(n)) = {self.sigma:.4g} must be >= 1/2 "
@@ -527,17 +559,13 @@ class CentralSecAgg(_Protocol):
         bug: str | None = None,
     ) -> None:
         eps = check_epsilon(epsilon)
-        n = check_int_at_least(n, 1, "n")
-        g = _check_int_override(g, "g", 1) or _paper_g(eps, n, 1.0)
-        tau = _check_int_override(tau, "tau", 0)
-        tau = math.ceil(g / eps * _log_term(p)) if tau is None else tau
-        m = n * g + 2 * tau + 1 if m is None else check_int_at_least(m, 2, "m")
-        super().__init__(eps, SecAggParameters(n, g, tau, m), bug)
+        params = derive_parameters(eps, n, 1.0, g, tau, m, lambda g_: pure_dp_tau(g_, eps, p))
+        super().__init__(eps, params, bug)
 
     @property
     def scale(self) -> Fraction:
-        g = 1 if self.bug == "noise_ignores_precision" else self.params.g
-        return Fraction(g) / Fraction(self.epsilon)
+        """The noise scale g/eps (1/eps under bug B2), exact rational."""
+        return Fraction(self.noise_g) / Fraction(self.epsilon)
 
     def user_noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return np.zeros(shape, dtype=np.int64)
@@ -551,8 +579,7 @@ class CentralSecAgg(_Protocol):
 
     def event(self) -> dp_event.DiscreteLaplaceDpEvent:
         """The analyzer's output: DLap(g/eps) at sensitivity g, pure eps-DP (Thm 5)."""
-        g = self.params.g
-        return dp_event.DiscreteLaplaceDpEvent(noise_parameter=self.epsilon / g, sensitivity=g)
+        return self._dlap_event()
 
     def server_view_event(self) -> dp_accounting.DpEvent:
         """The trusted server sees the exact sum ŷ: no privacy against it."""
@@ -615,21 +642,19 @@ class LocalSecAgg(_Protocol):
     ) -> None:
         eps = check_epsilon(epsilon)
         n = check_int_at_least(n, 1, "n")
-        g = _check_int_override(g, "g", 1) or _paper_g(eps, n, 1.0)
-        tau = _check_int_override(tau, "tau", 0)
-        if tau is None:
+
+        def default_tau(g_: int) -> int:
             if c is None:
-                tau = _dlap_sum_tail_tau(g / eps, n, check_open_unit(p, "p"))
-            else:
-                cc = check_positive(c, "c")
-                tau = math.ceil(cc * g / eps * math.sqrt(2 * n * _log_term(p)))
-        m = n * g + 2 * tau + 1 if m is None else check_int_at_least(m, 2, "m")
-        super().__init__(eps, SecAggParameters(n, g, tau, m), bug)
+                return _dlap_sum_tail_tau(g_ / eps, n, check_open_unit(p, "p"))
+            cc = check_positive(c, "c")
+            return math.ceil(cc * g_ / eps * math.sqrt(2 * n * _log_term(p)))
+
+        super().__init__(eps, derive_parameters(eps, n, 1.0, g, tau, m, default_tau), bug)
 
     @property
     def scale(self) -> Fraction:
-        g = 1 if self.bug == "noise_ignores_precision" else self.params.g
-        return Fraction(g) / Fraction(self.epsilon)
+        """The noise scale g/eps (1/eps under bug B2), exact rational."""
+        return Fraction(self.noise_g) / Fraction(self.epsilon)
 
     def user_noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return discrete.discrete_laplace(rng, self.scale, shape)
@@ -641,5 +666,4 @@ class LocalSecAgg(_Protocol):
 
     def event(self) -> dp_event.DiscreteLaplaceDpEvent:
         """One user's message: DLap(g/eps) at sensitivity g, eps-LDP (Thm 6)."""
-        g = self.params.g
-        return dp_event.DiscreteLaplaceDpEvent(noise_parameter=self.epsilon / g, sensitivity=g)
+        return self._dlap_event()

@@ -43,7 +43,14 @@ from dp_accounting import dp_event
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent, ShuffledDpEvent
 from dpaudit.mechanisms import samplers
-from dpaudit.mechanisms.secagg import INT64_MAX, SecAggParameters, analyze, encode
+from dpaudit.mechanisms.secagg import (
+    INT64_MAX,
+    analyze,
+    check_rewards,
+    derive_parameters,
+    encode,
+    pure_dp_tau,
+)
 from dpaudit.mechanisms.shuffle import shuffle
 from dpaudit.validation import check_choice, check_epsilon, check_int_at_least, check_open_unit
 
@@ -98,12 +105,10 @@ class ShuffleSum:
         self.theta_reading = check_choice(theta_reading, ("digest", "printed"), "theta_reading")
         self.eps_tilde = self.epsilon / 4
         self.eps_prime = self.epsilon / 2
-        g = max(1, math.ceil(self.eps_prime * math.sqrt(n))) if g is None else check_int_at_least(g, 1, "g")
-        if tau is None:
-            tau = math.ceil(g / self.eps_prime * math.log(2 / self.p))
-        tau = check_int_at_least(tau, 0, "tau")
-        m = n * g + 2 * tau + 1 if m is None else check_int_at_least(m, 2, "m")
-        self.params = SecAggParameters(n, g, tau, m)
+        self.params = derive_parameters(
+            self.eps_prime, n, 1.0, g, tau, m, lambda g_: pure_dp_tau(g_, self.eps_prime, self.p)
+        )
+        m = self.params.m
         self.d = m - 1
         if n * self.d * m > INT64_MAX:
             raise ValueError(f"n*d*m = {n * self.d * m} overflows int64 (n = {n}, m = {m})")
@@ -155,18 +160,9 @@ class ShuffleSum:
         return ShuffledDpEvent(eps0, self.params.n)
 
     # ---- protocol steps
-    def _rewards(self, x: Any) -> np.ndarray:
-        arr = np.asarray(x, dtype=float)
-        if arr.ndim < 1 or not 1 <= arr.shape[-1] <= self.params.n:
-            raise ValueError(
-                f"rewards x must have the users on the last axis, 1..n = 1..{self.params.n} "
-                f"of them, got shape {arr.shape}"
-            )
-        return arr
-
     def randomize(self, rng: np.random.Generator, x: Any) -> np.ndarray:
         """R: y_i = (x̂_i + Pólya(1/n, θ) - Pólya(1/n, θ)) mod m (exact Pólya sampler)."""
-        arr = self._rewards(x)
+        arr = check_rewards(x, self.params.n)
         r = Fraction(1, self.params.n)  # exact 1/n: the n shares sum to exactly Pólya(1, θ)
         eta = samplers.polya(rng, r, self.theta, arr.shape) - samplers.polya(rng, r, self.theta, arr.shape)
         return np.mod(encode(rng, arr, self.params.g) + eta, self.params.m)
