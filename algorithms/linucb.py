@@ -38,6 +38,8 @@ from dpaudit.validation import (
 
 __all__ = [
     "Release",
+    "RunningSums",
+    "user_statistics",
     "ExactSums",
     "LinUCBResult",
     "run_batched_linucb",
@@ -73,19 +75,33 @@ class Release(Protocol):
     def noise_std(self, horizon: int, batch: int, dim: int) -> float: ...
 
 
-class ExactSums:
-    """Non-private release: the exact cumulative sums (Remark A.5 of seed 003: sigma~ = 0)."""
+def user_statistics(phis: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each user's (phi y, phi phi^T), shapes (R, n, d) and (R, n, d, d): what the randomizers get."""
+    return ys[..., None] * phis, phis[..., :, None] * phis[..., None, :]
 
-    exact = True
+
+class RunningSums:
+    """A `Release` keeping the cumulative estimates u (R, d) and G (R, d, d), zero at `start`."""
 
     def start(self, runs: int, dim: int, horizon: int, batch: int, rng: np.random.Generator) -> None:
         self._u = np.zeros((runs, dim))
         self._g = np.zeros((runs, dim, dim))
 
+    def accumulate(self, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Add one batch's (private) sums; returns the cumulative (u, G)."""
+        self._u += u
+        self._g += v
+        return self._u, self._g
+
+
+class ExactSums(RunningSums):
+    """Non-private release: the exact cumulative sums (Remark A.5 of seed 003: sigma~ = 0)."""
+
+    exact = True
+
     def release(self, phis, ys, rng):
-        self._u += (ys[..., None] * phis).sum(axis=1)
-        self._g += phis.transpose(0, 2, 1) @ phis
-        return self._u, self._g, {}
+        u, g = self.accumulate((ys[..., None] * phis).sum(axis=1), phis.transpose(0, 2, 1) @ phis)
+        return u, g, {}
 
     def noise_std(self, horizon: int, batch: int, dim: int) -> float:
         return 0.0

@@ -21,7 +21,7 @@ import math
 import dp_accounting
 import numpy as np
 
-from dpaudit.algorithms.linucb import LinearAlgorithm, Release
+from dpaudit.algorithms.linucb import LinearAlgorithm, Release, RunningSums, user_statistics
 from dpaudit.algorithms.privacy import Guarantee, Privacy, accounted
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit
@@ -60,7 +60,7 @@ def local_message_event(sigma: float) -> dp_accounting.DpEvent:
     return proto.local_event(VECTOR_SENSITIVITY, MATRIX_SENSITIVITY)
 
 
-class LocalGaussianSums:
+class LocalGaussianSums(RunningSums):
     """Release: every user's randomized messages (no shuffle), summed by the server.
 
     Released per batch: "messages_u" (R, B, d) and "messages_V" (R, B, d, d), the server's view.
@@ -72,17 +72,10 @@ class LocalGaussianSums:
         self.sigma = sigma
         self.protocol = GaussianShuffleProtocol(dim=dim, num_users=batch, sigma=sigma)
 
-    def start(self, runs: int, dim: int, horizon: int, batch: int, rng: np.random.Generator) -> None:
-        self._u = np.zeros((runs, dim))
-        self._g = np.zeros((runs, dim, dim))
-
     def release(self, phis, ys, rng):
-        vec = ys[..., None] * phis
-        mat = phis[..., :, None] * phis[..., None, :]
-        m1, m2 = self.protocol.randomize(rng, vec, mat)
-        self._u += m1.sum(axis=1)
-        self._g += m2.sum(axis=1)
-        return self._u, self._g, {"messages_u": m1, "messages_V": m2}
+        m1, m2 = self.protocol.randomize(rng, *user_statistics(phis, ys))
+        u, g = self.accumulate(m1.sum(axis=1), m2.sum(axis=1))
+        return u, g, {"messages_u": m1, "messages_V": m2}
 
     def noise_std(self, horizon: int, batch: int, dim: int) -> float:
         """sigma~ = sigma sqrt(T): T users' noises are summed (digest 003 §7)."""

@@ -26,7 +26,7 @@ import math
 import dp_accounting
 import numpy as np
 
-from dpaudit.algorithms.linucb import LinearAlgorithm, Release
+from dpaudit.algorithms.linucb import LinearAlgorithm, Release, RunningSums, user_statistics
 from dpaudit.algorithms.linucb_ldp import MATRIX_SENSITIVITY, VECTOR_SENSITIVITY
 from dpaudit.algorithms.privacy import Guarantee, Privacy, accounted
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol, pamp_local_budget
@@ -125,7 +125,7 @@ def vec_parameters(
     return g, bits, 0.25
 
 
-class AmpSums:
+class AmpSums(RunningSums):
     """Release through P_Amp: per batch (u~_m, V~_m) = analyzer sums; cumulative sums returned.
 
     Released per batch: "u" (R, d) and "V" (R, d, d), the analyzer's outputs; with `per_message`
@@ -139,13 +139,8 @@ class AmpSums:
         self.protocol = GaussianShuffleProtocol(dim=dim, num_users=batch, sigma=sigma)
         self.per_message = per_message
 
-    def start(self, runs: int, dim: int, horizon: int, batch: int, rng: np.random.Generator) -> None:
-        self._u = np.zeros((runs, dim))
-        self._g = np.zeros((runs, dim, dim))
-
     def release(self, phis, ys, rng):
-        vec = ys[..., None] * phis
-        mat = phis[..., :, None] * phis[..., None, :]
+        vec, mat = user_statistics(phis, ys)
         stats: dict[str, np.ndarray] = {}
         if self.per_message:
             y1, y2 = self.protocol.shuffle(rng, *self.protocol.randomize(rng, vec, mat))
@@ -153,17 +148,15 @@ class AmpSums:
             stats = {"shuffled_u": y1, "shuffled_V": y2}
         else:
             u, v = self.protocol.run(rng, vec, mat)
-        self._u += u
-        self._g += v
         stats.update(u=u, V=v)
-        return self._u, self._g, stats
+        return (*self.accumulate(u, v), stats)
 
     def noise_std(self, horizon: int, batch: int, dim: int) -> float:
         """sigma~ = sigma sqrt(T) (digest 003 §7: T per-user noises summed)."""
         return self.protocol.sigma * math.sqrt(horizon)
 
 
-class VecSums:
+class VecSums(RunningSums):
     """Release through P_Vec: the vector and the upper triangle of the matrix, each a `BitSumProtocol`.
 
     Released per batch: "u" (R, d), "V" (R, d, d) (the analyzer's outputs).
@@ -176,18 +169,11 @@ class VecSums:
         self.matrix = BitSumProtocol(num_users=batch, num_labels=dim * (dim + 1) // 2, g=g, b=b, p=p, range=rng_range)
         self.per_message = per_message
 
-    def start(self, runs: int, dim: int, horizon: int, batch: int, rng: np.random.Generator) -> None:
-        self._u = np.zeros((runs, dim))
-        self._g = np.zeros((runs, dim, dim))
-
     def release(self, phis, ys, rng):
-        vec = np.clip(ys[..., None] * phis, -1.0, 1.0)
-        mat = np.clip(phis[..., :, None] * phis[..., None, :], -1.0, 1.0)
+        vec, mat = (np.clip(a, -1.0, 1.0) for a in user_statistics(phis, ys))
         u = self.vector.sum_vectors(rng, vec, self.per_message)
         v = self.matrix.sum_matrices(rng, mat, self.per_message)
-        self._u += u
-        self._g += v
-        return self._u, self._g, {"u": u, "V": v}
+        return (*self.accumulate(u, v), {"u": u, "V": v})
 
     def noise_std(self, horizon: int, batch: int, dim: int) -> float:
         """sigma~ = sqrt(M * per-batch variance bound) (digest 003 §7)."""
