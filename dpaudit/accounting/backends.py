@@ -17,7 +17,7 @@ from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 from scipy import stats
-from scipy.special import ive, log_ndtr
+from scipy.special import gammaln, ive, log_ndtr
 
 from dpaudit.accounting import binomial, composition, shuffle
 from dpaudit.accounting.events import (
@@ -39,6 +39,7 @@ NeighborRel = dp_accounting.NeighboringRelation
 # many distinct leaves; a PLD can take megabytes).
 _CACHE_LIMIT = 4096
 _PLD_CACHE_LIMIT = 64
+_BRANCH_PLD_CACHE_LIMIT = 16
 
 
 def _remember(cache: dict, key, value, limit: int = _CACHE_LIMIT):
@@ -308,6 +309,48 @@ def skellam_rdp(orders: np.ndarray, variance: float, l1: float, l2: float) -> np
     return a * l2 * l2 / (2 * variance) + np.minimum(((2 * a - 1) * l2 * l2 + 6 * l1) / (4 * variance**2), 3 * l1 / (2 * variance))
 
 
+_RDP_RELATIONS = (NeighborRel.REPLACE_ONE, NeighborRel.ADD_OR_REMOVE_ONE, NeighborRel.REPLACE_SPECIAL)
+
+
+def poisson_gaussian_rdp(q: float, noise_multiplier: float, orders: np.ndarray) -> np.ndarray:
+    """RDP of the Poisson-subsampled Gaussian mechanism (add/remove-one) at `orders`.
+
+    At an integer order a >= 2: log A_a = log sum_{i=0}^{a} C(a, i) q^i (1-q)^(a-i) exp((i^2 - i)/(2 sigma^2))
+    and eps(a) = log A_a / (a - 1) (Mironov, Talwar, Zhang 2019, Sec. 3.3). These are the terms of
+    dp-accounting's `_compute_log_a_int`, evaluated as arrays (one log-gamma table serves every
+    order) instead of a Python loop of a + 1 steps per order (5.2 million steps on RDP_ORDERS),
+    and summed max-shifted (pairwise, error ~ log2(a) ulp). The result is raised by
+    4 (a + 1) ulp * (|log A_a| + a |log(1-q)| + 2), a bound on the rounding error of dp-accounting's
+    sequential log-sum, so it is never below dp-accounting's value (it exceeds it by < 1e-10 * max(1, eps(a))).
+    Other orders (fractional, a <= 1, inf) and the degenerate q in {0, 1}, sigma = 0 go to
+    dp-accounting unchanged.
+    """
+    orders = np.asarray(orders, dtype=float)
+    q, sigma = float(q), float(noise_multiplier)
+    out = np.empty_like(orders)
+    integer = np.isfinite(orders) & (orders >= 2) & (np.floor(orders) == orders)
+    if not (0.0 < q < 1.0 and sigma > 0.0):
+        integer[:] = False
+    if (~integer).any():
+        acct = rdp_lib.RdpAccountant(orders[~integer], neighboring_relation=NeighborRel.ADD_OR_REMOVE_ONE)
+        out[~integer] = acct.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))).rdp
+    if integer.any():
+        top = int(orders[integer].max())
+        log_gamma = gammaln(np.arange(top + 1) + 1.0)  # log k! for k = 0..top
+        log_q, log_1mq, two_var = math.log(q), math.log1p(-q), 2 * (sigma**2)
+        eps = np.finfo(float).eps
+        for j in np.flatnonzero(integer):
+            a = int(orders[j])
+            i = np.arange(a + 1)
+            terms = (log_gamma[a] - log_gamma[: a + 1] - log_gamma[a::-1]) + i * log_q + (a - i) * log_1mq
+            terms = terms + (i * i - i) / two_var
+            peak = float(terms.max())
+            log_a = peak + math.log(float(np.sum(np.exp(terms - peak))))
+            log_a += 4 * (a + 1) * eps * (abs(log_a) + a * abs(log_1mq) + 2)
+            out[j] = log_a / (a - 1)
+    return out
+
+
 class RdpBackend(Backend):
     """Renyi DP: per-leaf RDP curves on a fixed grid of orders, summed, converted by the optimal
     RDP -> (eps, delta) conversion (dp-accounting's). Parallel branches: worst branch.
@@ -325,12 +368,34 @@ class RdpBackend(Backend):
         self.orders = RDP_ORDERS if orders is None else np.asarray(orders, dtype=float)
         self._curves: dict[Hashable, np.ndarray] = {}
 
-    def _dp_accounting_curve(self, leaf) -> np.ndarray | None:
-        for rel in (NeighborRel.REPLACE_ONE, NeighborRel.ADD_OR_REMOVE_ONE, NeighborRel.REPLACE_SPECIAL):
-            acct = rdp_lib.RdpAccountant(self.orders, neighboring_relation=rel)
-            if acct.supports(leaf):
-                return acct.compose(leaf).rdp
+    def _relation(self, leaf) -> NeighborRel | None:
+        """The first neighbouring relation (replace-one preferred) under which dp-accounting's
+        RdpAccountant supports `leaf`; a support check only, nothing is computed."""
+        for rel in _RDP_RELATIONS:
+            if rdp_lib.RdpAccountant(self.orders, neighboring_relation=rel).supports(leaf):
+                return rel
         return None
+
+    def _dp_accounting_curve(self, leaf) -> np.ndarray | None:
+        rel = self._relation(leaf)
+        if rel is None:
+            return None
+        if (
+            rel is NeighborRel.ADD_OR_REMOVE_ONE
+            and isinstance(leaf, dp_accounting.PoissonSampledDpEvent)
+            and isinstance(leaf.event, dp_accounting.GaussianDpEvent)
+        ):
+            return poisson_gaussian_rdp(leaf.sampling_probability, leaf.event.noise_multiplier, self.orders)
+        return rdp_lib.RdpAccountant(self.orders, neighboring_relation=rel).compose(leaf).rdp
+
+    @staticmethod
+    def _own_curve(leaf) -> bool:
+        """Leaves whose curve dpaudit computes itself (see `_curve`)."""
+        if isinstance(leaf, (ShuffledDpEvent, EpsilonDeltaDpEvent)) and pure_epsilon(leaf) is None:
+            return False
+        return _nonprivate(leaf) or isinstance(
+            leaf, (SkellamDpEvent, DiscreteGaussianDpEvent, dp_event.DiscreteLaplaceDpEvent, EpsilonDeltaDpEvent)
+        )
 
     def _curve(self, leaf) -> np.ndarray | None:
         if _nonprivate(leaf):
@@ -346,11 +411,14 @@ class RdpBackend(Backend):
         return self._dp_accounting_curve(leaf)
 
     def unsupported_reason(self, leaf):
+        # decided without computing the curve: it is computed once, at the first query (`leaf_curve`)
         if isinstance(leaf, EpsilonDeltaDpEvent) and leaf.delta > 0:
             return "an (epsilon, delta > 0) black box has no RDP curve"
         if isinstance(leaf, ShuffledDpEvent):
             return "no RDP bound for amplification by shuffling is implemented"
-        return None if self._curve(leaf) is not None else "dp-accounting's RDP accountant does not support it"
+        if self._own_curve(leaf) or self._relation(leaf) is not None:
+            return None
+        return "dp-accounting's RDP accountant does not support it"
 
     def leaf_curve(self, key, leaf) -> np.ndarray:
         if key not in self._curves:
@@ -496,6 +564,9 @@ class PldBackend(Backend):
         super().__init__()
         self.vdi = float(value_discretization_interval)
         self._plds: dict[tuple, object] = {}
+        # composed PLD per branch, keyed by the branch's (leaf key, count) pairs: a later
+        # composition changes a count or adds a leaf, hence the key, so a stale PLD is never read
+        self._branch_plds: dict[frozenset, object] = {}
 
     def unsupported_reason(self, leaf):
         if _nonprivate(leaf):
@@ -582,6 +653,14 @@ class PldBackend(Backend):
         return math.sqrt(mu2), rest
 
     def branch_pld(self, branch, leaves):
+        """The branch's composed PLD (None when a leaf is non-private), built once per branch:
+        repeated epsilon/delta queries cost only the query."""
+        key = frozenset(branch.items())
+        if key not in self._branch_plds:
+            return _remember(self._branch_plds, key, self._compose_branch(branch, leaves), _BRANCH_PLD_CACHE_LIMIT)
+        return self._branch_plds[key]
+
+    def _compose_branch(self, branch, leaves):
         if any(_nonprivate(leaves[k]) for k in branch):
             return None
         mu, rest = self._gaussian_mu(branch, leaves)
