@@ -21,6 +21,7 @@ laws; the counts condition assumes every type has at least T_j phase-2 arrivals 
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import dp_accounting
 import numpy as np
@@ -71,26 +72,29 @@ def count_shortfall_probability(epsilon: float, centre: float, fraction: float, 
     return float(min(1.0, np.sum(pmf * short) + max(0.0, 1.0 - pmf.sum())))
 
 
+def _basic_composition(event: dp_accounting.DpEvent, leaf: Callable[[dp_accounting.DpEvent], float]) -> float:
+    """Sum of leaf(e) over the leaves e of Composed / SelfComposed events (basic composition)."""
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return sum(_basic_composition(e, leaf) for e in event.events)
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return event.count * _basic_composition(event.event, leaf)
+    return leaf(event)
+
+
 def _pure_epsilon(event: dp_accounting.DpEvent) -> float:
     """Sum of the pure-ε parts of a composed event built by `conse_privacy`."""
-    if isinstance(event, dp_accounting.ComposedDpEvent):
-        return sum(_pure_epsilon(e) for e in event.events)
-    if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        return event.count * _pure_epsilon(event.event)
-    if isinstance(event, EpsilonDeltaDpEvent):
-        return event.epsilon
-    raise ValueError(f"event {event!r} is not one conse_privacy builds")
+
+    def leaf(e: dp_accounting.DpEvent) -> float:
+        if isinstance(e, EpsilonDeltaDpEvent):
+            return e.epsilon
+        raise ValueError(f"event {e!r} is not one conse_privacy builds")
+
+    return _basic_composition(event, leaf)
 
 
 def composed_delta(event: dp_accounting.DpEvent) -> float:
     """δ of a corrected ConSE event by basic composition: the sum of its (ε, δ) components' δ."""
-    if isinstance(event, dp_accounting.ComposedDpEvent):
-        return sum(composed_delta(e) for e in event.events)
-    if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        return event.count * composed_delta(event.event)
-    if isinstance(event, EpsilonDeltaDpEvent):
-        return event.delta
-    return 0.0
+    return _basic_composition(event, lambda e: e.delta if isinstance(e, EpsilonDeltaDpEvent) else 0.0)
 
 
 def _largest_fraction(shortfall, target: float) -> tuple[float, float]:
