@@ -60,33 +60,32 @@ def samplers(size: int) -> dict[str, Callable[[np.random.Generator], object]]:
     }
 
 
-def secagg_rows(repeat: int) -> list[dict]:
-    x = np.random.default_rng(0).random((1000, 1024))
+def release_rows(proto, x: np.ndarray, repeat: int) -> list[dict]:
+    """Best-of-`repeat` seconds of `proto.run` and `proto.run_fast` on rewards x (releases, users);
+    round i draws from default_rng(i)."""
+    releases, users = x.shape
     rows = []
-    for proto in (PolyaSecAgg(1.0, 1024, p=1e-6), SkellamSecAgg(1.0, 1024, p=1e-6, s=10)):
-        for path in ("run", "run_fast"):
-            fn = getattr(proto, path)
-            best = float("inf")
-            for i in range(repeat):
-                rng = np.random.default_rng(i)
-                t0 = time.perf_counter()
-                fn(rng, x)
-                best = min(best, time.perf_counter() - t0)
-            rows.append({"protocol": type(proto).__name__, "path": path, "releases": 1000,
-                         "users_per_release": 1024, "seconds": best, "releases_per_second": 1000 / best})
-    xs = np.random.default_rng(0).random((200, 64))
-    shuffled = ShuffleSum(1.0, 64, horizon=10**6)  # d = m - 1 = 500 bit messages per user
     for path in ("run", "run_fast"):
-        fn = getattr(shuffled, path)
+        fn = getattr(proto, path)
         best = float("inf")
         for i in range(repeat):
             rng = np.random.default_rng(i)
             t0 = time.perf_counter()
-            fn(rng, xs)
+            fn(rng, x)
             best = min(best, time.perf_counter() - t0)
-        rows.append({"protocol": "ShuffleSum", "path": path, "releases": 200, "users_per_release": 64,
-                     "seconds": best, "releases_per_second": 200 / best})
+        rows.append({"protocol": type(proto).__name__, "path": path, "releases": releases,
+                     "users_per_release": users, "seconds": best, "releases_per_second": releases / best})
     return rows
+
+
+def secagg_rows(repeat: int) -> list[dict]:
+    x = np.random.default_rng(0).random((1000, 1024))
+    rows = []
+    for proto in (PolyaSecAgg(1.0, 1024, p=1e-6), SkellamSecAgg(1.0, 1024, p=1e-6, s=10)):
+        rows += release_rows(proto, x, repeat)
+    xs = np.random.default_rng(0).random((200, 64))
+    shuffled = ShuffleSum(1.0, 64, horizon=10**6)  # d = m - 1 = 500 bit messages per user
+    return rows + release_rows(shuffled, xs, repeat)
 
 
 def main(argv: list[str] | None = None) -> int:
