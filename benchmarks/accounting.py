@@ -2,19 +2,23 @@
 
     /tmp/venv/bin/python benchmarks/accounting.py            # about a minute on a free core
     /tmp/venv/bin/python benchmarks/accounting.py --full     # also dp-accounting's 10^4-step streaming run (~1 min+)
+    /tmp/venv/bin/python benchmarks/accounting.py --repeated-only   # the repeated-queries section (~10 s)
 
 Prints, for k = 1, 100, 10^4 compositions of Gaussian, Laplace and discrete Laplace releases,
 epsilon at delta = 1e-5 and wall time for dpaudit (pld, and "best" over all accountants) and
 dp-accounting (PLD and RDP accountants); shuffle amplification for n = 10^3 .. 10^7; the
 optimal homogeneous composition where dp-accounting's helper overflows; round-by-round
 (streaming) composition against a single call with a count. Noise grows with sqrt(k) so that
-epsilon stays of order one.
+epsilon stays of order one. "Repeated queries": a whole-curve audit's pattern (64 delta(eps)
+queries on one composed mixed event) next to the times measured before the composed state was
+reused (commit d4c2d61).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import time
 
 import dp_accounting as dpa
@@ -125,14 +129,59 @@ def streaming(full: bool) -> None:
           f" {e_ref:.5f} in {t_ref:.2f} s" + ("" if full else " (10^3 steps only; --full for 10^4)"))
 
 
+def mixed_event() -> dpa.DpEvent:
+    """Gaussian x50 + Laplace x10 + Poisson-subsampled Gaussian x1000 (q = 0.01): the issue's mix."""
+    return dpa.ComposedDpEvent([
+        dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(1.5), 50),
+        dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(20.0), 10),
+        dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.1)), 1000),
+    ])
+
+
+# seconds per row at commit d4c2d61 (PLD recomposed per query; the rdp support check and the
+# query each ran dp-accounting's per-order Python loop over 5.2 million terms), measured with
+# this function on the shared 2-core machine
+_BEFORE = (74.77, 0.0005, 2.374, 0.3926, 0.667, 0.485, 0.5585, 79.97, 1.381)
+
+
+def repeated_queries() -> None:
+    print("\n== repeated queries on one mixed event (Gaussian x50 + Laplace x10 + Poisson-sampled Gaussian x1000) ==")
+    ev = mixed_event()
+    grid = [0.5 * 16 ** (j / 63) for j in range(64)]  # 64 epsilons, geometric in [0.5, 8]
+    rows = []
+    fresh_backends()
+    rows.append(("rdp epsilon(1e-5), first (fresh caches)",) + timed(lambda: A.epsilon(ev, DELTA, "rdp")))
+    rows.append(("rdp epsilon(1e-6), next query",) + timed(lambda: A.epsilon(ev, 1e-6, "rdp")))
+    fresh_backends()
+    acct = A.Accountant("pld").compose(ev)
+    rows.append(("pld Accountant delta(eps), first",) + timed(lambda: acct.delta(grid[0])))
+    values, t = timed(lambda: [acct.delta(e) for e in grid[1:]])
+    rows.append((f"pld Accountant delta(eps), {len(grid) - 1} more (mean)", values[-1], t / (len(grid) - 1)))
+    rows.append(("pld Accountant epsilon(1e-5) after them",) + timed(lambda: acct.epsilon(DELTA)))
+    rows.append(("functional delta(event, 1.0, 'pld'), first",) + timed(lambda: A.delta(ev, 1.0, "pld")))
+    times = [timed(lambda: A.delta(mixed_event(), 1.0 + 0.01 * i, "pld"))[1] for i in range(1, 9)]
+    rows.append(("functional delta(event, eps, 'pld'), repeated (mean)", A.delta(ev, 1.08, "pld"), statistics.mean(times)))
+    fresh_backends()
+    rows.append(("best epsilon(1e-5), first (fresh caches)",) + timed(lambda: A.epsilon(ev, DELTA)))
+    rows.append(("best epsilon(1e-6), next query",) + timed(lambda: A.epsilon(ev, 1e-6)))
+    print(f"{'query':<54} {'value':>10} {'t (s)':>9} {'before (s)':>11}")
+    for (label, value, t), before in zip(rows, _BEFORE):
+        print(f"{label:<54} {value:>10.6g} {t:>9.4f} {before:>11.4f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="run dp-accounting's 10^4-step streaming composition")
+    parser.add_argument("--repeated-only", action="store_true", help="run only the repeated-queries section")
     args = parser.parse_args()
+    if args.repeated_only:
+        repeated_queries()
+        return
     compositions()
     shuffling()
     optimal_composition()
     streaming(args.full)
+    repeated_queries()
 
 
 if __name__ == "__main__":
