@@ -121,13 +121,21 @@ class AnytimeLazyUCB(Algorithm):
         first = np.stack([env.segment_sums(rng, np.full(size, j), np.full(size, j), np.ones(size, np.int64)) for j in range(K)], axis=1)
         return first, first + rng.laplace(0.0, 1.0 / eps, (size, K))
 
-    def _fill(self, rng, acc, r, fr, fj):
-        """Release the filled array (r already advanced): its noisy sum and the new mean (eq. 3, or bug 2)."""
+    def _close_filled(self, rng, filled, rows, J, acc, r, cnt, releases, mu) -> None:
+        """Close the arrays that just filled (rows[filled], arm J): advance r, release the noisy sum
+        and the new mean (eq. 3, or bug 2), restart the count."""
+        if not filled.any():
+            return
+        fr, fj = rows[filled], J[filled]
+        r[fr, fj] += 1
         noisy = acc[fr, fj] + rng.laplace(0.0, 1.0 / self.epsilon, fr.size)
         if self.forget:
             acc[fr, fj] = 0.0
-            return noisy, noisy / np.ldexp(1.0, r[fr, fj])
-        return noisy, noisy / (np.ldexp(1.0, r[fr, fj] + 1) - 1.0)
+            mean = noisy / np.ldexp(1.0, r[fr, fj])
+        else:
+            mean = noisy / (np.ldexp(1.0, r[fr, fj] + 1) - 1.0)
+        releases[fr, fj, r[fr, fj]], mu[fr, fj] = noisy, mean
+        cnt[fr, fj] = 0
 
     def _events(self, env, rng, size, horizon) -> Outcome:
         K, eps = env.n_arms, self.epsilon
@@ -165,11 +173,7 @@ class AnytimeLazyUCB(Algorithm):
             log.add(J, length)
             t += length
             filled = live & (length == to_fill)
-            if filled.any():
-                fr, fj = rows[filled], J[filled]
-                r[fr, fj] += 1
-                releases[fr, fj, r[fr, fj]], mu[fr, fj] = self._fill(rng, acc, r, fr, fj)
-                cnt[fr, fj] = 0
+            self._close_filled(rng, filled, rows, J, acc, r, cnt, releases, mu)
         return log.outcome(horizon, K, {"array_sums": releases})
 
     def _rounds(self, env, rng, size, horizon) -> Outcome:
@@ -195,9 +199,5 @@ class AnytimeLazyUCB(Algorithm):
             acc[rows, J] += draw(t, J)
             cnt[rows, J] += 1
             filled = cnt[rows, J] == (np.int64(1) << (r[rows, J] + 1))
-            if filled.any():
-                fr, fj = rows[filled], J[filled]
-                r[fr, fj] += 1
-                releases[fr, fj, r[fr, fj]], mu[fr, fj] = self._fill(rng, acc, r, fr, fj)
-                cnt[fr, fj] = 0
+            self._close_filled(rng, filled, rows, J, acc, r, cnt, releases, mu)
         return Outcome.from_actions(actions, K, {"array_sums": releases})
