@@ -15,6 +15,7 @@ import dp_accounting
 import numpy as np
 
 from dpaudit.audits.catalog import Claim
+from dpaudit.mechanisms.discrete import bisect_last_true
 
 __all__ = ["Observe", "ObserveLinear", "Releases", "claims_from_privacy", "flip_point", "APPROX_DELTA"]
 
@@ -137,10 +138,4 @@ def flip_point(flipped: Callable[[int], bool], lo: int, hi: int) -> int:
     """
     if flipped(lo) or not flipped(hi):
         raise ValueError(f"no decision flip in ({lo}, {hi}]")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if flipped(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return bisect_last_true(lambda k: not flipped(k), lo, hi) + 1

@@ -32,7 +32,15 @@ import numpy as np
 
 from dpaudit.mechanisms.exact import Bounds, LazyUniform, exp_neg_bounds, ratio_power_bounds
 
-__all__ = ["Size", "as_shape", "exact_rational", "geometric", "discrete_laplace", "discrete_gaussian"]
+__all__ = [
+    "Size",
+    "as_shape",
+    "exact_rational",
+    "bisect_last_true",
+    "geometric",
+    "discrete_laplace",
+    "discrete_gaussian",
+]
 
 Size = int | tuple[int, ...]
 
@@ -71,6 +79,18 @@ def as_shape(size: Size | None) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
+def bisect_last_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
+    """max{k in [lo, hi) : pred(k)} by bisection, for pred monotone (true, then false) with
+    pred(lo) true and pred(hi) false (neither end is evaluated)."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 def _last_true(pred: Callable[[int], bool], start: int) -> int:
     """max{k >= 0 : pred(k)} for pred true at 0 and monotone (true, then false)."""
     if start > 0 and not pred(start):
@@ -85,13 +105,7 @@ def _last_true(pred: Callable[[int], bool], start: int) -> int:
         while pred(lo + step):
             lo, step = lo + step, 2 * step
         hi = lo + step
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pred(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return bisect_last_true(pred, lo, hi)
 
 
 def _invert_tail(

@@ -607,14 +607,7 @@ def _dlap_sum_tail_tau(scale: float, n: int, p: float) -> int:
     hi = 1
     while log_tail(hi) > target:
         hi *= 2
-    lo = 0
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if log_tail(mid) > target:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return discrete.bisect_last_true(lambda t: log_tail(t) > target, 0, hi) + 1
 
 
 class LocalSecAgg(_Protocol):
