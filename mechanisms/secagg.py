@@ -330,15 +330,9 @@ def _dlap_scale_from_theta(theta: float) -> float:
     return -1.0 / math.log(theta)
 
 
-class PolyaSecAgg(_Protocol):
-    """Dist-DP-SE (seed 004, Sec. 4, Thm 1): pure eps-DP for the server's view.
-
-    eta_i = Pólya(1/n, θ) - Pólya(1/n, θ), θ = exp(-eps/g); n shares sum to DLap(g/eps)
-    (Fact 1, Goryczka & Xiong 2015). g = ceil(eps sqrt(n)), tau = ceil((g/eps) log(2/p)),
-    m = n g + 2 tau + 1; p = 1/T in the theory, 0.1 in the paper's experiments.
-    """
-
-    supported_bugs = ("inverted_polya", "noise_ignores_precision", "shared_user_noise", "encoding_off_by_one")
+class _PureProtocol(_Protocol):
+    """The pure-DP variants' parameters (seed 004, Thm 1 and App. H.1 Thm 5): g = ceil(eps sqrt(n)),
+    tau = ceil((g/eps) log(2/p)), m = n g + 2 tau + 1, each overridable."""
 
     def __init__(
         self,
@@ -353,6 +347,17 @@ class PolyaSecAgg(_Protocol):
         eps = check_epsilon(epsilon)
         params = derive_parameters(eps, n, 1.0, g, tau, m, lambda g_: pure_dp_tau(g_, eps, p))
         super().__init__(eps, params, bug)
+
+
+class PolyaSecAgg(_PureProtocol):
+    """Dist-DP-SE (seed 004, Sec. 4, Thm 1): pure eps-DP for the server's view.
+
+    eta_i = Pólya(1/n, θ) - Pólya(1/n, θ), θ = exp(-eps/g); n shares sum to DLap(g/eps)
+    (Fact 1, Goryczka & Xiong 2015). g = ceil(eps sqrt(n)), tau = ceil((g/eps) log(2/p)),
+    m = n g + 2 tau + 1; p = 1/T in the theory, 0.1 in the paper's experiments.
+    """
+
+    supported_bugs = ("inverted_polya", "noise_ignores_precision", "shared_user_noise", "encoding_off_by_one")
 
     @property
     def scale(self) -> Fraction:
@@ -537,7 +542,7 @@ class DiscreteGaussianSecAgg(_Protocol):
         return dp_accounting.ZCDpEvent(rho=eps_hat**2 / 2)
 
 
-class CentralSecAgg(_Protocol):
+class CentralSecAgg(_PureProtocol):
     """CDP-SE (seed 004, App. H.1, Algs. 2-3, Thm 5): pure eps-DP in the central model.
 
     R: y_i = x̂_i mod m (no noise); S: any secure sum; A: eta ~ DLap(g/eps) (exact sampler),
@@ -547,20 +552,6 @@ class CentralSecAgg(_Protocol):
 
     trust_model = "central"
     supported_bugs = ("noise_ignores_precision", "encoding_off_by_one")
-
-    def __init__(
-        self,
-        epsilon: float,
-        n: int,
-        p: float,
-        g: int | None = None,
-        tau: int | None = None,
-        m: int | None = None,
-        bug: str | None = None,
-    ) -> None:
-        eps = check_epsilon(epsilon)
-        params = derive_parameters(eps, n, 1.0, g, tau, m, lambda g_: pure_dp_tau(g_, eps, p))
-        super().__init__(eps, params, bug)
 
     @property
     def scale(self) -> Fraction:
