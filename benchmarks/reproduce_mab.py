@@ -24,6 +24,7 @@ import os
 import pathlib
 import sys
 import time
+from typing import Iterator
 
 import numpy as np
 
@@ -56,13 +57,18 @@ def summary(c: RegretCurves) -> dict:
             "horizon": c.horizon}
 
 
-def seed001(results: dict, hybrid_horizon: int, runs: int = 15) -> None:
-    T = 2 * 2**21
-    ss = np.random.SeedSequence(1)
+def seed001_settings(seed: int) -> Iterator[tuple[int, str, np.ndarray, BernoulliArms, np.random.Generator]]:
+    """(k, setting, means, environment, rng) for seed 001's settings 1..3; each setting's rng is
+    spawned from SeedSequence(seed) in turn."""
+    ss = np.random.SeedSequence(seed)
     for k, (setting, mu) in enumerate(SEED001_SETTINGS.items(), start=1):
         mu = np.array(mu)
-        env = BernoulliArms(mu)
-        rng = np.random.default_rng(ss.spawn(1)[0])
+        yield k, setting, mu, BernoulliArms(mu), np.random.default_rng(ss.spawn(1)[0])
+
+
+def seed001(results: dict, hybrid_horizon: int, runs: int = 15) -> None:
+    T = 2 * 2**21
+    for k, setting, mu, env, rng in seed001_settings(1):
         full = {"Anytime-Lazy-UCB": [], "DP-SE": []}
         for eps in EPS_001:
             full["Anytime-Lazy-UCB"].append(curves(f"Lazy eps={eps}", AnytimeLazyUCB(eps).run(env, rng, runs, T), mu, T))
@@ -104,11 +110,7 @@ def seed001_hybrid_full(results: dict, runs: int = 15) -> None:
     """Hybrid-UCB at the paper's T = 2 * 2^21 (window engine), one eps at a time, next to
     Anytime-Lazy-UCB and DP-SE at the same T: final regret vs eps and the Fig. 1-4 panels."""
     T = 2 * 2**21
-    ss = np.random.SeedSequence(11)
-    for k, (setting, mu) in enumerate(SEED001_SETTINGS.items(), start=1):
-        mu = np.array(mu)
-        env = BernoulliArms(mu)
-        rng = np.random.default_rng(ss.spawn(1)[0])
+    for k, setting, mu, env, rng in seed001_settings(11):
         algos = {"Hybrid-UCB": HybridUCB, "Anytime-Lazy-UCB": AnytimeLazyUCB, "DP-SE": DPSE}
         full = {name: [] for name in algos}
         for eps in EPS_001:
