@@ -57,6 +57,10 @@ class PatientData:
     def horizon(self) -> int:
         return self.types.shape[1]
 
+    def repeat(self, size: int) -> PatientData:
+        """Every run repeated `size` times in a row (np.repeat on the runs axis)."""
+        return PatientData(np.repeat(self.types, size, 0), np.repeat(self.y0, size, 0), np.repeat(self.y1, size, 0))
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class PatientExperiment:

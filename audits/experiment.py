@@ -39,8 +39,7 @@ class ConSEObserve:
     observable: str
 
     def __call__(self, data: PatientData, rng: np.random.Generator, size: int) -> np.ndarray:
-        rep = PatientData(np.repeat(data.types, size, 0), np.repeat(data.y0, size, 0), np.repeat(data.y1, size, 0))
-        res = run_conse(self.env, rep, self.params, rng)
+        res = run_conse(self.env, data.repeat(size), self.params, rng)
         out = np.asarray(getattr(res, self.observable), dtype=float).reshape(size, -1)
         return np.nan_to_num(out, nan=NO_ESTIMATE)
 
@@ -59,8 +58,7 @@ class EpochMeans:
     epochs: int
 
     def __call__(self, data: PatientData, rng: np.random.Generator, size: int) -> np.ndarray:
-        rep = PatientData(np.repeat(data.types, size, 0), np.repeat(data.y0, size, 0), np.repeat(data.y1, size, 0))
-        rel = run_conse(self.env, rep, self.params, rng, release=True).released
+        rel = run_conse(self.env, data.repeat(size), self.params, rng, release=True).released
         done = np.repeat(rel["epoch_done"][:, 0, :self.epochs], 2, axis=1)
         return np.where(done, rel["epoch_means"][:, 0, :self.epochs].reshape(size, -1), NO_ESTIMATE)
 
