@@ -53,6 +53,7 @@ __all__ = [
     "derive_parameters",
     "check_rewards",
     "pure_dp_tau",
+    "polya_difference",
     "encode",
     "modular_messages",
     "secure_sum",
@@ -216,6 +217,12 @@ def derive_parameters(
     return SecAggParameters(n, g, tau, m)
 
 
+def polya_difference(rng: np.random.Generator, r: Any, theta: float, shape: tuple[int, ...]) -> np.ndarray:
+    """Pólya(r, θ) - Pólya(r, θ), independent and exact: n such shares with r = 1/n sum to
+    DLap(-1/log θ) (seed 004, Fact 1; Goryczka & Xiong 2015)."""
+    return samplers.polya(rng, r, theta, shape) - samplers.polya(rng, r, theta, shape)
+
+
 def check_rewards(x: Any, n: int) -> np.ndarray:
     """Rewards as a float array with 1..n users on the last axis (ValueError naming x otherwise)."""
     arr = np.asarray(x, dtype=float)
@@ -372,12 +379,12 @@ class PolyaSecAgg(_PureProtocol):
 
     def user_noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         r = 1.0 / self.params.n
-        return samplers.polya(rng, r, self.theta, shape) - samplers.polya(rng, r, self.theta, shape)
+        return polya_difference(rng, r, self.theta, shape)
 
     def total_noise(self, rng: np.random.Generator, batch: tuple[int, ...], k: int) -> np.ndarray:
         if k < self.params.n:  # dropouts (bug B4 territory): a difference of Pólya(k/n) laws
             r = k / self.params.n
-            return samplers.polya(rng, r, self.theta, batch) - samplers.polya(rng, r, self.theta, batch)
+            return polya_difference(rng, r, self.theta, batch)
         if self.bug is None or self.bug == "encoding_off_by_one":
             return discrete.discrete_laplace(rng, self.scale, batch)
         if self.bug == "noise_ignores_precision":
@@ -646,7 +653,7 @@ class LocalSecAgg(_Protocol):
     def total_noise(self, rng: np.random.Generator, batch: tuple[int, ...], k: int) -> np.ndarray:
         """Sum of k DLap(lambda) = NB(k, 1-q) - NB(k, 1-q), q = e^(-1/lambda) (numpy's sampler)."""
         q = math.exp(-1.0 / float(self.scale))
-        return samplers.polya(rng, k, q, batch) - samplers.polya(rng, k, q, batch)
+        return polya_difference(rng, k, q, batch)
 
     def event(self) -> dp_event.DiscreteLaplaceDpEvent:
         """One user's message: DLap(g/eps) at sensitivity g, eps-LDP (Thm 6)."""

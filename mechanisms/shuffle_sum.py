@@ -42,13 +42,13 @@ import numpy as np
 from dp_accounting import dp_event
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent, ShuffledDpEvent
-from dpaudit.mechanisms import samplers
 from dpaudit.mechanisms.secagg import (
     INT64_MAX,
     analyze,
     check_rewards,
     derive_parameters,
     encode,
+    polya_difference,
     pure_dp_tau,
 )
 from dpaudit.mechanisms.shuffle import shuffle
@@ -164,7 +164,7 @@ class ShuffleSum:
         """R: y_i = (x̂_i + Pólya(1/n, θ) - Pólya(1/n, θ)) mod m (exact Pólya sampler)."""
         arr = check_rewards(x, self.params.n)
         r = Fraction(1, self.params.n)  # exact 1/n: the n shares sum to exactly Pólya(1, θ)
-        eta = samplers.polya(rng, r, self.theta, arr.shape) - samplers.polya(rng, r, self.theta, arr.shape)
+        eta = polya_difference(rng, r, self.theta, arr.shape)
         return np.mod(encode(rng, arr, self.params.g) + eta, self.params.m)
 
     def bit_messages(self, rng: np.random.Generator, y: np.ndarray) -> np.ndarray:
