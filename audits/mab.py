@@ -321,7 +321,8 @@ def seed004_entries() -> list[AuditEntry]:
         description="Shuffle-SE (seed 004 Thm 3, P_Shuffle via mechanisms.ShuffleSum): the server's whole view of "
                     "one (batch, arm) release, the count of ones among the shuffled unary randomized-response bits. "
                     "The count is sum_i y_i over the integers, so it shows which users' noise wrapped around mod m, "
-                    "which the modular sum of Thm 3's proof hides.",
+                    "which the modular sum of Thm 3's proof hides. The bit encoding is dpaudit's (the paper cites "
+                    "Cheu & Yan without giving one): a violation contradicts Thm 3 for this instantiation.",
         target=functools.partial(Observe, shuffled, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
         observable="white-box",
         observable_description="arm 1's batch-2 count of ones C (16 users; -1 if arm 1 was already eliminated)",
