@@ -11,19 +11,22 @@ import argparse
 import json
 import math
 import sys
+from typing import Callable
 
-import dp_accounting
+from dpaudit.cli._types import int_at_least, integer, real, real_in
 
 NAME = "budget"
 HELP = "epsilon (at delta) or delta (at epsilon) of a mechanism under every accountant"
 
 DEFAULT = {"mechanism": "gaussian", "params": {"sigma": 10.0}, "count": 100, "delta": 1e-5}
 
-# every parameter any named mechanism takes: option name -> type
+# every parameter any named mechanism takes: option name -> type (ranges are checked by the mechanism)
 PARAM_TYPES = {
-    "sigma": float, "scale": float, "sensitivity": float, "variance": float, "l1": float, "l2": float,
-    "epsilon0": float, "delta0": float, "buckets": int, "users": int, "trials": int, "probability": float,
+    "sigma": real, "scale": real, "sensitivity": real, "variance": real, "l1": real, "l2": real,
+    "epsilon0": real, "delta0": real, "buckets": integer, "users": integer, "trials": real, "probability": real,
 }
+DELTA = real_in(0.0, 1.0, low_open=False, high_open=True)
+EPSILON = real_in(0.0, math.inf, low_open=True, high_open=True)
 
 
 def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,15 +39,16 @@ def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
     for name, typ in PARAM_TYPES.items():
         helps = sorted({f"{m.name}: {m.params[name][1]}" for m in MECHANISMS.values() if name in m.params})
         parser.add_argument(f"--{name}", type=typ, default=None, help="; ".join(helps))
-    parser.add_argument("--count", type=int, default=1, help="number of releases composed (default 1)")
+    parser.add_argument("--count", type=int_at_least(1), default=None,
+                        help="number of releases composed, e.g. 100 or 1e12 (default 1; 100 for the embedded default)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_mechanism_arguments(parser)
     target = parser.add_mutually_exclusive_group()
-    target.add_argument("--delta", type=float, default=None, help="report epsilon at this delta (default 1e-5)")
-    target.add_argument("--epsilon", type=float, default=None, help="report delta at this epsilon")
+    target.add_argument("--delta", type=DELTA, default=None, help="report epsilon at this delta in [0, 1) (default 1e-5)")
+    target.add_argument("--epsilon", type=EPSILON, default=None, help="report delta at this epsilon > 0")
 
 
 def mechanism_params(args: argparse.Namespace) -> dict:
@@ -68,8 +72,15 @@ def json_number(x: float) -> float | str:
     return "inf" if math.isinf(x) else x
 
 
-def compute(mechanism: str, params: dict, count: int, delta: float | None, epsilon: float | None) -> dict:
-    """The budget table as a dict (what --json prints)."""
+def compute(mechanism: str, params: dict, count: int, delta: float | None, epsilon: float | None,
+            on_row: Callable[[dict], None] | None = None) -> dict:
+    """The budget table as a dict (what --json prints); `on_row` sees each row as soon as it is computed.
+
+    An accountant that runs out of memory or range on this event gives a row without a number
+    (supported False, with the reason), never a guessed one.
+    """
+    import dp_accounting
+
     from dpaudit import accounting
     from dpaudit.accounting.named import event_for
 
@@ -86,7 +97,13 @@ def compute(mechanism: str, params: dict, count: int, delta: float | None, epsil
         except accounting.UnsupportedEventError as exc:
             row["supported"] = False
             row["reason"] = exc.reason
+        except (MemoryError, OverflowError) as exc:
+            row["supported"] = False
+            row["reason"] = f"this accountant failed on {count} releases ({type(exc).__name__})"
+            row["failed"] = True
         rows.append(row)
+        if on_row is not None:
+            on_row(row)
     key = "epsilon" if epsilon is None else "delta"
     supported = [r for r in rows if r["supported"]]
     if not supported:
@@ -113,18 +130,26 @@ def compute(mechanism: str, params: dict, count: int, delta: float | None, epsil
     return out
 
 
-def _print_table(out: dict) -> None:
-    key = "epsilon" if "delta" not in out["results"][0] and "epsilon" in out["best"] else "delta"
-    at = f"delta = {out['delta']:g}" if key == "epsilon" else f"epsilon = {out['epsilon']:g}"
-    params = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in out["params"].items())
-    print(f"{out['mechanism']}({params}) x {out['count']}: {key} at {at}")
-    print(f"{'accountant':<10}  {key:>14}  note")
-    for r in out["results"]:
-        if r["supported"]:
-            mark = "best" if r["accountant"] == out["best"]["accountant"] else ""
-            print(f"{r['accountant']:<10}  {r[key]:>14.6g}  {mark}")
-        else:
-            print(f"{r['accountant']:<10}  {'-':>14}  not supported: {r['reason']}")
+def _print_header(mechanism: str, params: dict, count: int, delta: float | None, epsilon: float | None) -> None:
+    key = "epsilon" if epsilon is None else "delta"
+    at = f"delta = {delta:g}" if epsilon is None else f"epsilon = {epsilon:g}"
+    shown = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
+    print(f"{mechanism}({shown}) x {count}: {key} at {at}")
+    print(f"{'accountant':<10}  {key:>14}  note", flush=True)
+
+
+def _print_row(row: dict) -> None:
+    key = "epsilon" if "epsilon" in row else "delta"
+    if row["supported"]:
+        print(f"{row['accountant']:<10}  {row[key]:>14.6g}", flush=True)
+    else:
+        note = row["reason"] if row.get("failed") else f"not supported: {row['reason']}"
+        print(f"{row['accountant']:<10}  {'-':>14}  {note}", flush=True)
+
+
+def _print_footer(out: dict) -> None:
+    key = "epsilon" if "epsilon" in out["best"] else "delta"
+    print(f"best: {out['best']['accountant']} ({key} {out['best'][key]:.6g})")
     if "shuffle_bounds" in out:
         b = out["shuffle_bounds"]
         cf = "does not apply (needs epsilon0 <= log(n/(16 log(2/delta))))" if b["fmt_closed_form"] is None else f"{b['fmt_closed_form']:.6g}"
@@ -132,22 +157,23 @@ def _print_table(out: dict) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpaudit.validation import check_delta, check_epsilon, check_positive_int
-
+    """Rows are printed as each accountant finishes, so a slow accountant never hides the others."""
     if args.mechanism is None:
         if any(getattr(args, n) is not None for n in PARAM_TYPES):
             raise ValueError("parameters need a MECHANISM (e.g. dpaudit budget gaussian --sigma 2)")
         mechanism, params = DEFAULT["mechanism"], dict(DEFAULT["params"])
-        count = DEFAULT["count"] if args.count == 1 else args.count
+        count = DEFAULT["count"] if args.count is None else args.count
         print(f"dpaudit budget: no mechanism given, running the embedded default: gaussian --sigma 10 "
               f"--count {count}", file=sys.stderr)
     else:
-        mechanism, params, count = args.mechanism, mechanism_params(args), args.count
-    count = check_positive_int(count, "count")
-    eps = None if args.epsilon is None else check_epsilon(args.epsilon, "epsilon")
-    delta = None if eps is not None else check_delta(DEFAULT["delta"] if args.delta is None else args.delta, "delta")
-    out = compute(mechanism, params, count, delta, eps)
+        mechanism, params, count = args.mechanism, mechanism_params(args), 1 if args.count is None else args.count
+    from dpaudit.accounting.named import event_for
+
+    event_for(mechanism, params)  # checks the parameters before any output
+    eps = args.epsilon
+    delta = None if eps is not None else (DEFAULT["delta"] if args.delta is None else args.delta)
     if args.json:
+        out = compute(mechanism, params, count, delta, eps)
         for r in out["results"]:
             for k in ("epsilon", "delta"):
                 if k in r:
@@ -157,5 +183,6 @@ def run(args: argparse.Namespace) -> int:
                 out["best"][k] = json_number(out["best"][k])
         print(json.dumps(out, indent=1))
     else:
-        _print_table(out)
+        _print_header(mechanism, params, count, delta, eps)
+        _print_footer(compute(mechanism, params, count, delta, eps, on_row=_print_row))
     return 0
