@@ -62,10 +62,11 @@ class RegretCurves:
         return self.regret.mean(axis=0)
 
     def band(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """Normal-approximation confidence band of the mean at each checkpoint."""
+        """Normal-approximation confidence band of the mean at each checkpoint; NaN with one run
+        (the spread over runs, hence the interval, needs at least two)."""
         m = self.mean()
         if self.runs < 2:
-            return m.copy(), m.copy()
+            return np.full_like(m, np.nan), np.full_like(m, np.nan)
         se = self.regret.std(axis=0, ddof=1) / np.sqrt(self.runs)
         z = stats.norm.ppf(0.5 + level / 2)
         return m - z * se, m + z * se
@@ -76,6 +77,7 @@ class RegretCurves:
 
     @property
     def final_ci(self) -> tuple[float, float]:
+        """95% interval of the final mean regret; (nan, nan) with one run."""
         lo, hi = self.band(0.95)
         return float(lo[-1]), float(hi[-1])
 
@@ -88,9 +90,10 @@ class RegretCurves:
         return lo / self.checkpoints, hi / self.checkpoints
 
     def to_json(self, points: bool = False) -> dict[str, Any]:
-        """Summary as JSON: algorithm, horizon, runs, final mean and 95% interval, privacy, params.
+        """Summary as JSON: algorithm, horizon, runs, final mean and 95% interval (null with one
+        run), privacy, params.
 
-        points=True adds the checkpoints with the mean curve and its band.
+        points=True adds the checkpoints with the mean curve and its band (null with one run).
         """
         lo, hi = self.final_ci
         out: dict[str, Any] = {
@@ -99,7 +102,7 @@ class RegretCurves:
             "horizon": self.horizon,
             "runs": self.runs,
             "final_mean": self.final_mean,
-            "final_ci": [lo, hi],
+            "final_ci": [lo, hi] if self.runs >= 2 else None,
             "final_time_average": self.final_mean / self.horizon,
             "privacy": _jsonable(dict(self.privacy)),
             "params": _jsonable(dict(self.params)),
@@ -108,7 +111,7 @@ class RegretCurves:
             blo, bhi = self.band()
             out["checkpoints"] = self.checkpoints.tolist()
             out["mean"] = self.mean().tolist()
-            out["band"] = [blo.tolist(), bhi.tolist()]
+            out["band"] = [blo.tolist(), bhi.tolist()] if self.runs >= 2 else None
         return out
 
 

@@ -24,8 +24,15 @@ def test_statistics():
     se = c.regret[:, -1].std(ddof=1) / math.sqrt(30)
     assert hi - lo == pytest.approx(2 * 1.959964 * se, rel=1e-5)
     assert np.allclose(c.time_average(), c.mean() / c.checkpoints)
+
+
+
+def test_one_run_has_no_interval():
+    """A single run has no spread: no zero-width "95% interval" (the old code gave (3.0, 3.0))."""
     one = RegretCurves("y", np.array([5]), np.array([[3.0]]))
-    assert one.final_ci == (3.0, 3.0)
+    assert all(math.isnan(x) for x in one.final_ci)
+    js = json.loads(json.dumps(one.to_json(points=True), allow_nan=False))
+    assert js["final_mean"] == 3.0 and js["final_ci"] is None and js["band"] is None
 
 
 def test_json_round_trip():

@@ -18,6 +18,8 @@ import sys
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
+from dpaudit.cli._types import help_text
+
 __all__ = ["main", "build_parser"]
 
 # internal parameter names that reach error messages, and the flag a user gave for each
@@ -68,11 +70,6 @@ def _commands() -> list[ModuleType]:
     return mods
 
 
-def _escape(text: str) -> str:
-    """argparse %-formats help strings: a literal percent sign must be doubled."""
-    return text.replace("%", "%%")
-
-
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     """The top-level parser and {command name: run function}; subcommand arguments are added lazily."""
     parser, handlers, _ = _build()
@@ -88,7 +85,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict, dict[str, _CommandParser]]:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     handlers, subparsers = {}, {}
     for mod in _commands():
-        subparsers[mod.NAME] = sub.add_parser(mod.NAME, help=_escape(mod.HELP), description=mod.HELP,
+        subparsers[mod.NAME] = sub.add_parser(mod.NAME, help=help_text(mod.HELP), description=mod.HELP,
                                               epilog=EPILOG, add_arguments=mod.add_arguments)
         handlers[mod.NAME] = mod.run
     return parser, handlers, subparsers

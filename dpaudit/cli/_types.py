@@ -18,7 +18,7 @@ from typing import Callable
 
 __all__ = [
     "integer", "int_at_least", "real", "real_in", "seed", "writable_folder", "file_in_existing_folder",
-    "check_reachable", "FlagError",
+    "check_reachable", "FlagError", "help_text",
 ]
 
 
@@ -28,6 +28,11 @@ class FlagError(ValueError):
     def __init__(self, flag: str, message: str) -> None:
         super().__init__(f"{flag}: {message}")
         self.flag = flag
+
+
+def help_text(text: str) -> str:
+    """`text` for argparse's help=: argparse %-formats it, so a literal percent sign is doubled."""
+    return text.replace("%", "%%")
 
 
 def integer(text: str) -> int:

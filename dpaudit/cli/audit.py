@@ -14,23 +14,26 @@ import sys
 import time
 from typing import Any, Iterator
 
-from dpaudit.validation import check_open_unit, check_positive_int
+from dpaudit.cli._types import FlagError, check_reachable, int_at_least, real_in, seed, writable_folder
 
 NAME = "audit"
 HELP = "audit catalog entries against their claims and write a report (exit 1 on an unexpected outcome)"
 DEFAULT_OUT = "dpaudit-report"
+CONNECT_TIMEOUT = 10.0  # seconds
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME", help="catalog entries (see `dpaudit list`); default: the quick suite")
     parser.add_argument("--all", action="store_true", help="every catalog entry at its full sample size")
-    parser.add_argument("--samples", type=int, default=None, help="runs per input for every audit (default: each entry's)")
-    parser.add_argument("--confidence", type=float, default=0.95,
-                        help="family-wise confidence of all lower bounds together (default 0.95)")
-    parser.add_argument("--seed", type=int, default=0, help="suite seed; each entry derives its own (default 0)")
+    parser.add_argument("--samples", type=int_at_least(2, " (a score threshold needs at least two runs per input)"),
+                        default=None, help="runs per input for every audit, >= 2 (default: each entry's)")
+    parser.add_argument("--confidence", type=real_in(0.0, 1.0, low_open=True, high_open=True), default=0.95,
+                        help="family-wise confidence of all lower bounds together, in (0, 1) (default 0.95)")
+    parser.add_argument("--seed", type=seed, default=0, help="suite seed, >= 0; each entry derives its own (default 0)")
     parser.add_argument("--executor", default="local",
                         help="local (default) or a Dask scheduler: dask://host:port, tcp://host:port, ...")
-    parser.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default ./{DEFAULT_OUT})")
+    parser.add_argument("--out", default=DEFAULT_OUT,
+                        help=f"output folder (default ./{DEFAULT_OUT}); locked while this run writes it")
     parser.add_argument("--no-regret", action="store_true", help="skip the regret runs")
     parser.add_argument("--json", action="store_true", help="print the summary, findings and per-claim results as JSON")
 
@@ -38,8 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _select(args: argparse.Namespace) -> tuple[list, bool]:
     from dpaudit.registry import AUDITS
 
-    if args.all and args.names:
-        raise ValueError("give entry names or --all, not both")
     if args.all:
         return [AUDITS.get(n) for n in AUDITS.names()], False
     if args.names:
@@ -61,35 +62,67 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Check every flag (the output folder, the scheduler's reachability) before any work, then run
+    the suite holding the output folder's lock, so two runs never mix their files."""
     from dpaudit.audit.execution import dask_address
     from dpaudit.registry import load_plugins
+    from dpaudit.report import lock_folder
 
-    confidence = check_open_unit(args.confidence, "confidence")
-    if args.samples is not None:
-        check_positive_int(args.samples, "samples")
+    if args.all and args.names:
+        raise ValueError("give entry names or --all, not both")
     address = None if args.executor == "local" else dask_address(args.executor)
     if args.executor != "local" and address is None:
-        raise ValueError(f"executor must be 'local' or 'dask://host:port', got {args.executor!r}")
-    load_plugins()
-    entries, quick = _select(args)
-    with _executor(address) as executor:
-        return _run_suite(args, entries, quick, confidence, executor)
+        raise ValueError(f"--executor must be 'local' or 'dask://host:port', got {args.executor!r}")
+    if address is not None:
+        check_reachable(address, "--executor")
+    writable_folder(args.out, "--out")
+    with lock_folder(args.out), _executor(address) as executor:
+        load_plugins()
+        entries, quick = _select(args)
+        return _run_suite(args, entries, quick, args.confidence, executor)
 
 
 @contextlib.contextmanager
 def _executor(address: str | None) -> Iterator[Any]:
     """None for local (the auditor's default: this process, or a local pool for long audits); for a
-    Dask scheduler `address` one `distributed.Client` for the whole suite, connected once (so an
-    unreachable scheduler fails the run at once, not each audit call), not made the default client."""
+    Dask scheduler `address` one `distributed.Client` for the whole suite, connected once, before any
+    work and within CONNECT_TIMEOUT (so a wrong address fails the run at once), not made the
+    default client."""
     if address is None:
         yield None
         return
     try:
         import distributed
     except ImportError:
-        raise ValueError("--executor dask://… needs the 'distributed' package (pip install 'dpaudit[dask]')") from None
-    with distributed.Client(address, timeout="30s", set_as_default=False) as client:
+        raise FlagError("--executor", "dask://… needs the 'distributed' package (pip install 'dpaudit[dask]')") from None
+    _probe_scheduler(address)
+    with distributed.Client(address, timeout=f"{CONNECT_TIMEOUT:g}s", set_as_default=False) as client:
         yield client
+
+
+def _probe_scheduler(address: str) -> None:
+    """Ask `address` for its identity over Dask's own protocol within CONNECT_TIMEOUT seconds; raise
+    FlagError unless a Dask scheduler answers (a refused, silent or foreign peer fails here at once,
+    before a `distributed.Client` is made that would wait and retry)."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def identity() -> Any:
+        comm = await connect(address, timeout=CONNECT_TIMEOUT)
+        try:
+            await comm.write({"op": "identity"})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    try:
+        answer = asyncio.run(asyncio.wait_for(identity(), CONNECT_TIMEOUT))
+    except Exception as exc:  # a refused, silent or non-Dask peer (its bytes can be read as anything)
+        raise FlagError("--executor", f"no Dask scheduler answered at {address} within {CONNECT_TIMEOUT:g} s "
+                                      f"({type(exc).__name__}: {str(exc)[:160]})") from None
+    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
+        raise FlagError("--executor", f"{address} answered, but not as a Dask scheduler")
 
 
 def _run_suite(args: argparse.Namespace, entries: list, quick: bool, confidence: float, executor: Any) -> int:

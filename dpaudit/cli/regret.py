@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dpaudit.registry import ALGORITHMS, Param, load_plugins
-from dpaudit.regret import plot_curves
+from dpaudit.cli._types import FlagError, file_in_existing_folder, help_text, int_at_least, integer, seed
+
+if TYPE_CHECKING:
+    from dpaudit.registry import Param
 
 NAME = "regret"
 HELP = "simulate an algorithm's mean cumulative pseudo-regret with a 95% interval"
@@ -29,6 +31,8 @@ def _flag(name: str) -> str:
 
 
 def _all_params() -> dict[str, list[tuple[str, Param]]]:
+    from dpaudit.registry import ALGORITHMS
+
     found: dict[str, list[tuple[str, Param]]] = {}
     for name in ALGORITHMS:
         for p in ALGORITHMS.get(name).params:
@@ -37,15 +41,19 @@ def _all_params() -> dict[str, list[tuple[str, Param]]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The fixed options, and every registered algorithm's parameters (so this loads the plugins)."""
+    from dpaudit.registry import load_plugins
+
     load_plugins()
     parser.add_argument("algorithm", nargs="?", help="algorithm name (see --list)")
     parser.add_argument("--list", action="store_true", help="list the algorithms and their parameters")
-    parser.add_argument("--horizon", type=int, help="horizon T (rounds)")
-    parser.add_argument("--runs", type=int, default=100, help="independent runs (default 100)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of numpy.random.SeedSequence (default 0)")
+    parser.add_argument("--horizon", type=integer, help="horizon T (rounds)")
+    parser.add_argument("--runs", type=int_at_least(1), default=100,
+                        help="independent runs (default 100; the 95%% interval needs at least 2)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of numpy.random.SeedSequence, >= 0 (default 0)")
     parser.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
     parser.add_argument("--plot", metavar="FILE", help="write the regret curve with its band to FILE (PNG/PDF/SVG)")
-    parser.add_argument("--time-average", action="store_true", help="plot R(t)/t instead of R(t)")
+    parser.add_argument("--time-average", action="store_true", help="plot R(t)/t instead of R(t) (needs --plot)")
     group = parser.add_argument_group("algorithm parameters (each algorithm accepts its own; see --list)")
     for pname, owners in sorted(_all_params().items()):
         if pname in _FIXED:
@@ -53,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         helps = "; ".join(sorted({f"{p.help}" for _, p in owners}))
         users = ", ".join(sorted({o for o, _ in owners}))
         group.add_argument(_flag(pname), dest=f"param_{pname}", default=argparse.SUPPRESS, metavar="VALUE",
-                           help=f"{helps} [{users}]")
+                           help=help_text(f"{helps} [{users}]"))
 
 
 def _convert(p: Param, text: str) -> Any:
@@ -67,6 +75,8 @@ def _convert(p: Param, text: str) -> Any:
 
 
 def _listing() -> list[dict[str, Any]]:
+    from dpaudit.registry import ALGORITHMS
+
     out = []
     for name in ALGORITHMS:
         e = ALGORITHMS.get(name)
@@ -102,8 +112,26 @@ def _claim_text(privacy: Any) -> str:
     return text
 
 
+def _check_flags(args: argparse.Namespace) -> None:
+    """Reject flags that do not apply, and a --plot that could not be written, before any work."""
+    if args.list:
+        given = [f for f, on in (("ALGORITHM", args.algorithm), ("--horizon", args.horizon is not None),
+                                 ("--plot", args.plot), ("--time-average", args.time_average)) if on]
+        given += [_flag(k[len("param_"):]) for k in vars(args) if k.startswith("param_")]
+        if given:
+            raise ValueError(f"--list takes no {', '.join(given)}")
+        return
+    if args.time_average and not args.plot:
+        raise FlagError("--time-average", "applies to the plot only; give --plot FILE too")
+    if args.plot:
+        file_in_existing_folder(args.plot, "--plot")
+
+
 def run(args: argparse.Namespace) -> int:
+    from dpaudit.registry import ALGORITHMS, load_plugins
+
     load_plugins()
+    _check_flags(args)
     if args.list:
         listing = _listing()
         if args.json:
@@ -132,19 +160,21 @@ def run(args: argparse.Namespace) -> int:
     print(f"dpaudit regret: simulating {args.algorithm}, T={args.horizon}, {args.runs} runs", file=sys.stderr)
     curves = entry.simulate(horizon=args.horizon, runs=args.runs, seed=args.seed, **params)
     if args.plot:
+        from dpaudit.regret import plot_curves
+
         plot_curves([curves], args.plot, time_average=args.time_average,
                     title=f"{args.algorithm}, T={args.horizon}, {args.runs} runs")
     summary = curves.to_json()
     if args.json:
         print(json.dumps(summary, indent=2, allow_nan=False))
     else:
-        lo, hi = summary["final_ci"]
+        ci = summary["final_ci"]
         rows = [
             ("algorithm", summary["algorithm"]),
             ("horizon", summary["horizon"]),
             ("runs", summary["runs"]),
             ("final regret (mean)", f"{summary['final_mean']:.6g}"),
-            ("95% interval", f"[{lo:.6g}, {hi:.6g}]"),
+            ("95% interval", f"[{ci[0]:.6g}, {ci[1]:.6g}]" if ci is not None else "none: needs --runs >= 2"),
             ("time-average regret", f"{summary['final_time_average']:.6g}"),
             ("privacy claim", _claim_text(summary["privacy"])),
         ]

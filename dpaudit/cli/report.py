@@ -15,10 +15,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpaudit.report import load_report, write_report
+    from dpaudit.report import load_report, lock_folder, write_report
 
     report = load_report(args.directory)
-    paths = write_report(report, args.directory, json_file=False)
+    with lock_folder(args.directory):
+        paths = write_report(report, args.directory, json_file=False)
     if args.json:
         print(json.dumps({"ok": report["summary"]["ok"], "files": {k: str(v) for k, v in paths.items()}}))
     else:

@@ -8,7 +8,7 @@ import pytest
 
 from dpaudit.report import (FILES, SCHEMA, SCHEMA_VERSION, atomic_write_text, findings, load_report,
                             render_markdown, summarize, write_report)
-from dpaudit.report_html import render_html
+from dpaudit.report import render_html
 
 
 def test_summary_counts_expected_and_unexpected(sample_report):

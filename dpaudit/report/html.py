@@ -6,8 +6,8 @@ import base64
 import html
 from typing import Any
 
-from dpaudit.report import COLUMNS, SUMMARY_COLUMNS, by_algorithm, claim_rows, settings_lines
-from dpaudit.report_plots import epsilon_png, regret_png, tradeoff_png
+from dpaudit.report.model import COLUMNS, SUMMARY_COLUMNS, by_algorithm, claim_rows, settings_lines
+from dpaudit.report.plots import epsilon_png, regret_png, tradeoff_png
 
 __all__ = ["render_html"]
 

@@ -1,0 +1,22 @@
+"""Verification reports: claimed epsilon, audited epsilon and regret side by side (JSON, Markdown, HTML).
+
+The package is layered in one direction: `model` (the document, its schema and table rows) <-
+`plots` (figures as PNG bytes) <- `markdown`, `html` (the two pages) <- `files` (writing and
+reading the three files, the folder lock). Every public name is re-exported here, so
+`from dpaudit.report import build_report, write_report` works as before.
+"""
+
+from dpaudit.report.files import (FILES, LOCK_FILE, FolderBusyError, atomic_write_text, load_report, lock_folder,
+                                  write_report)
+from dpaudit.report.html import render_html
+from dpaudit.report.markdown import render_markdown
+from dpaudit.report.model import (COLUMNS, SCHEMA, SCHEMA_VERSION, SUMMARY_COLUMNS, build_report, by_algorithm,
+                                  claim_rows, findings, fmt, settings_lines, summarize, versions)
+from dpaudit.report.plots import epsilon_png, regret_png, tradeoff_png
+
+__all__ = [
+    "SCHEMA", "SCHEMA_VERSION", "FILES", "LOCK_FILE", "FolderBusyError", "versions", "build_report", "summarize",
+    "findings", "atomic_write_text", "lock_folder", "write_report", "load_report", "render_markdown", "render_html",
+    "settings_lines", "by_algorithm", "claim_rows", "COLUMNS", "SUMMARY_COLUMNS", "fmt", "regret_png",
+    "epsilon_png", "tradeoff_png",
+]

@@ -1,0 +1,48 @@
+"""The report as a Markdown page, rendered from the report document alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dpaudit.report.model import COLUMNS, SUMMARY_COLUMNS, by_algorithm, claim_rows, settings_lines
+
+__all__ = ["render_markdown"]
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown: summary, findings, one table per algorithm."""
+    summ = report["summary"]
+    lines = ["# dpaudit verification report", ""]
+    lines += settings_lines(report)
+    lines += ["", f"**Gate: {'PASS' if summ['ok'] else 'FAIL'}** — {summ['entries']} entries, {summ['claims']} claims; "
+              f"expected violations found: {len(summ['violations_found'])}; unexpected violations: "
+              f"{len(summ['unexpected_violations'])}; expected violations missed: {len(summ['missed_violations'])}; "
+              f"errors: {len(summ['errors'])}.", ""]
+    for key, title in (("unexpected_violations", "Unexpected violations"), ("missed_violations", "Missed violations"),
+                       ("errors", "Entries that failed to run")):
+        if summ[key]:
+            lines.append(f"- {title}: " + ", ".join(summ[key]))
+    lines += ["", "## Findings: paper claims the audits contradict", ""]
+    paper = [f for f in report["findings"] if f["kind"] == "paper"]
+    lines += [f"{i}. {f['text']}" for i, f in enumerate(paper, 1)] or ["None in this run."]
+    lines += ["", "## Known-buggy variants caught", ""]
+    var = [f for f in report["findings"] if f["kind"] == "variant"]
+    lines += [f"{i}. {f['text']}" for i, f in enumerate(var, 1)] or ["None in this run."]
+    lines += ["", "## All claims", ""]
+    lines.append("| " + " | ".join(h for _, h in SUMMARY_COLUMNS) + " |")
+    lines.append("|" + "---|" * len(SUMMARY_COLUMNS))
+    for e in report["entries"]:
+        for row in claim_rows(e):
+            lines.append("| " + " | ".join(row[k].replace("|", "\\|") for k, _ in SUMMARY_COLUMNS) + " |")
+    for alg, entries in by_algorithm(report["entries"]).items():
+        lines += ["", f"## {alg}", ""]
+        lines.append("| " + " | ".join(h for _, h in COLUMNS) + " |")
+        lines.append("|" + "---|" * len(COLUMNS))
+        for e in entries:
+            for row in claim_rows(e):
+                lines.append("| " + " | ".join(row[k].replace("|", "\\|") for k, _ in COLUMNS) + " |")
+        for e in entries:
+            pairs = "; ".join(f"{p['relation']}: {p['description']}" for p in e["pairs"])
+            lines.append(f"- `{e['name']}`: {e['description']} Observable ({e['observable']}): "
+                         f"{e['observable_description']}. Neighbours: {pairs}. Source: {e['source'] or '–'}.")
+    return "\n".join(lines) + "\n"
