@@ -1,29 +1,50 @@
-"""`dpaudit list`: the audit catalog's entries (name, algorithm, expected outcome, observable)."""
+"""`dpaudit list`: the audit catalog's entries (name, algorithm, expected outcome, observable).
+
+The listing reads each entry's metadata only; the claimed epsilons (which may need an accountant
+to compute) are added with `--claims`.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 NAME = "list"
 HELP = "list the audit catalog's entries"
+
+FIELDS = ("name", "algorithm", "expect", "variant", "observable", "relations", "quick", "samples", "description",
+          "source")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="only the entries of the default (quick) suite")
     parser.add_argument("--json", action="store_true", help="print a JSON list of objects")
+    parser.add_argument("--claims", action="store_true",
+                        help="with --json, add each entry's claims (label, epsilon, delta, accountant, expect)")
+
+
+def _row(entry: Any, claims: bool) -> dict[str, Any]:
+    row = {f: getattr(entry, f) for f in FIELDS}
+    row["relations"] = list(row["relations"])
+    if claims:
+        row["claims"] = [{"label": c.label, "epsilon": c.epsilon, "delta": c.delta, "accountant": c.accountant,
+                          "expect": c.expect} for c in entry.claims]
+    return row
 
 
 def run(args: argparse.Namespace) -> int:
     from dpaudit.registry import AUDITS, load_plugins
 
+    if args.claims and not args.json:
+        raise ValueError("--claims applies to --json output only")
     load_plugins()
     entries = [AUDITS.get(name) for name in AUDITS.names()]
     if args.quick:
         entries = [e for e in entries if e.quick]
-    rows = [e.summary() for e in entries]
+    rows = [_row(e, args.claims) for e in entries]
     if args.json:
-        print(json.dumps(rows, indent=1))
+        print(json.dumps(rows, indent=1, default=str))
         return 0
     header = ("name", "algorithm", "expect", "observable", "relations", "quick")
     table = [(r["name"], r["algorithm"], r["expect"], r["observable"], ",".join(r["relations"]),
