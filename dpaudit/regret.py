@@ -1,9 +1,11 @@
 """Regret statistics: cumulative pseudo-regret curves over independent runs, and their plots.
 
-Pseudo-regret after t rounds: R(t) = sum_{s<=t} (mu* - mu_{A_s}) (seed 001 eq. 2, seed 004 §2),
-recorded on a grid of checkpoints, one row per independent run. Intervals are
-normal-approximation (CLT over runs): mean +- z_{(1+level)/2} * sd / sqrt(runs).
-Time-average regret R(t)/t is what seed 004's figures plot.
+Pseudo-regret after t rounds: R(t) = sum_{s<=t} (mu* - mu_{A_s}) (Hu, Huang & Mehta, "Optimal
+Algorithms for Private Online Learning in a Stochastic Environment", arXiv 2021, eq. 2; Chowdhury &
+Zhou, "Distributed Differential Privacy in Multi-Armed Bandits", ICLR 2023, §2), recorded on a grid
+of checkpoints, one row per independent run. Intervals are normal-approximation (CLT over runs):
+mean +- z_{(1+level)/2} * sd / sqrt(runs), which needs at least two runs (one run: NaN, no interval).
+Time-average regret R(t)/t is what Chowdhury & Zhou's figures plot.
 Plots use matplotlib's Agg backend and are written atomically (temp file + os.replace).
 """
 
@@ -159,7 +161,7 @@ def plot_curves(
 ) -> None:
     """Mean regret curves with shaded confidence bands, one line per `RegretCurves`.
 
-    time_average=True plots R(t)/t (seed 004's figures); otherwise cumulative R(t) (seed 001's).
+    time_average=True plots R(t)/t (Chowdhury & Zhou's figures); otherwise cumulative R(t) (Hu et al.'s).
     """
     import matplotlib
 
@@ -194,7 +196,7 @@ def plot_final(
     title: str | None = None,
     xlabel: str = "epsilon",
 ) -> None:
-    """Final regret R(T) with 95% intervals against a parameter (seed 001 Fig. 5: regret vs epsilon).
+    """Final regret R(T) with 95% intervals against a parameter (Hu, Huang & Mehta Fig. 5: regret vs epsilon).
 
     series maps a label to (x values, one RegretCurves per x value).
     """
