@@ -112,12 +112,13 @@ def name_flags(message: str, parser: argparse.ArgumentParser | None) -> str:
     `--delta must ...`, `num_users must ...` -> `--users must ...`)."""
     flags = dict(PARAMETER_FLAGS)
     if parser is not None:
-        for action in parser._actions:  # the parser's own options: dest -> first long flag
+        for action in parser._actions:  # the parser's own options: dest and flag name -> first long flag
             longs = [s for s in action.option_strings if s.startswith("--")]
-            if longs and action.dest not in flags:
-                flags[action.dest] = longs[0]
+            if longs:
+                for name in (action.dest, longs[0][2:].replace("-", "_")):
+                    flags.setdefault(name, longs[0])
     for name, flag in sorted(flags.items(), key=lambda kv: -len(kv[0])):
-        message = re.sub(rf"(?<![-\w.]){re.escape(name)}(?= must\b| should\b| needs\b| is\b| =)", flag, message)
+        message = re.sub(rf"(?<![-\w.]){re.escape(name)}(?=(?: \([^)]*\))? (?:must|should|needs|is)\b| =)", flag, message)
         message = re.sub(rf"\bunknown {re.escape(name)}\b", f"unknown {flag}", message)
     return message
 

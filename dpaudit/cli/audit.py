@@ -20,13 +20,14 @@ NAME = "audit"
 HELP = "audit catalog entries against their claims and write a report (exit 1 on an unexpected outcome)"
 DEFAULT_OUT = "dpaudit-report"
 CONNECT_TIMEOUT = 10.0  # seconds
+MIN_SAMPLES = 10  # the fewest runs per input `dpaudit.audit.audit` accepts
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME", help="catalog entries (see `dpaudit list`); default: the quick suite")
     parser.add_argument("--all", action="store_true", help="every catalog entry at its full sample size")
-    parser.add_argument("--samples", type=int_at_least(2, " (a score threshold needs at least two runs per input)"),
-                        default=None, help="runs per input for every audit, >= 2 (default: each entry's)")
+    parser.add_argument("--samples", type=int_at_least(MIN_SAMPLES, " (the auditor's minimum)"), default=None,
+                        help=f"runs per input for every audit, >= {MIN_SAMPLES} (default: each entry's)")
     parser.add_argument("--confidence", type=real_in(0.0, 1.0, low_open=True, high_open=True), default=0.95,
                         help="family-wise confidence of all lower bounds together, in (0, 1) (default 0.95)")
     parser.add_argument("--seed", type=seed, default=0, help="suite seed, >= 0; each entry derives its own (default 0)")

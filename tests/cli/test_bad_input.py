@@ -58,9 +58,21 @@ def test_plot_into_a_missing_folder(tmp_path, capsys, monkeypatch):
     assert "--plot" in err and "does not exist" in err
 
 
-def test_samples_1(tmp_path, no_work, capsys):
-    assert main(["audit", "dp-se.epoch-sum", "--samples", "1", "--out", str(tmp_path)]) == 2
+@pytest.mark.parametrize("samples", ["1", "9"])
+def test_too_few_samples(samples, tmp_path, no_work, capsys):
+    assert main(["audit", "dp-se.epoch-sum", "--samples", samples, "--out", str(tmp_path)]) == 2
     assert "--samples" in _err(capsys)
+
+
+def test_samples_minimum_is_the_auditors():
+    from dpaudit.audit import audit
+    from dpaudit.cli.audit import MIN_SAMPLES
+
+    def target(data, rng, size):
+        return rng.random(size)
+
+    with pytest.raises(ValueError, match="samples"):
+        audit(target, 0, 1, claim_epsilon=1.0, samples=MIN_SAMPLES - 1, seed=0)
 
 
 def test_unreachable_dask_scheduler_fails_at_once(tmp_path, no_work, capsys):
