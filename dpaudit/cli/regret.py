@@ -124,7 +124,13 @@ def _check_flags(args: argparse.Namespace) -> None:
     if args.time_average and not args.plot:
         raise FlagError("--time-average", "applies to the plot only; give --plot FILE too")
     if args.plot:
-        file_in_existing_folder(args.plot, "--plot")
+        path = file_in_existing_folder(args.plot, "--plot")
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = FigureCanvasBase.get_supported_filetypes()
+        if path.suffix and path.suffix[1:].lower() not in formats:
+            raise FlagError("--plot", f"matplotlib cannot write {path.suffix!r} files; use one of "
+                                      + ", ".join("." + f for f in sorted(formats)))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -56,6 +56,8 @@ def test_plot_into_a_missing_folder(tmp_path, capsys, monkeypatch):
     assert main(["regret", "ucb1", "--horizon", "10", "--runs", "2", "--plot", str(tmp_path / "no" / "r.png")]) == 2
     err = _err(capsys)
     assert "--plot" in err and "does not exist" in err
+    assert main(["regret", "ucb1", "--horizon", "10", "--runs", "2", "--plot", str(tmp_path / "r.xyz")]) == 2
+    assert "--plot" in _err(capsys)
 
 
 @pytest.mark.parametrize("samples", ["1", "9"])
