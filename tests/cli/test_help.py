@@ -34,9 +34,8 @@ def test_commands_are_the_expected_ones():
     assert set(COMMANDS) == {"audit", "budget", "calibrate", "list", "regret", "report"}
 
 
-@pytest.mark.parametrize("argv", [["-m", "dpaudit", "--help"], ["-m", "dpaudit", "regret", "--help"]])
-def test_help_in_a_fresh_interpreter(argv):
-    res = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120)
+def test_help_in_a_fresh_interpreter():
+    res = subprocess.run([sys.executable, "-m", "dpaudit", "--help"], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("usage: dpaudit") and "95%" in res.stdout
 
