@@ -19,7 +19,7 @@ from dpaudit.algorithms.conse_privacy import conse_privacy
 from dpaudit.algorithms.patients import PatientData, PatientExperiment
 from dpaudit.registry import AUDITS
 
-from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, RegretRun
+from dpaudit.audits.catalog import AuditEntry, Claim, LazyClaims, NeighbourPair, RegretRun
 
 __all__ = ["ConSEObserve", "EpochMeans", "EpochMeansScore", "RCTEndScore", "ENTRIES"]
 
@@ -168,25 +168,54 @@ def _means_not_reset_entry(eps: float) -> AuditEntry:
         source="digest 000 §6 bug 1, A1")
 
 
+def _phase1_context(params: ConSEParams, n: int, types: int):
+    """The corrected (eps', delta') of a phase-1 context change; it implies (eps', 1/n) as delta' <= 1/n."""
+    corrected = conse_privacy(params, n, types).implied["context_phase1"]
+    if corrected.delta > 1.0 / n:
+        raise ValueError("the corrected phase-1 context guarantee needs delta <= 1/n for this pair")
+    return corrected
+
+
+def _rct_length_claims(params: ConSEParams, n: int, types: int) -> tuple[Claim, ...]:
+    eps, corrected = params.epsilon, _phase1_context(params, n, types)
+    return (
+        Claim("paper-proof", delta=1.0 / n, epsilon=eps, expect="violation",
+              source="App. A.5.4: all internal releases together are (ε, 1/n)-DP, Thm 3.5 following by "
+                     "post-processing"),
+        Claim("paper-proof-phase-2", delta=1.0 / n, epsilon=eps / 2, expect="violation",
+              source="App. A.5.4: the phase-2 releases (T_j, Δ̂) cost ε/2"),
+        Claim("corrected", delta=1.0 / n, epsilon=corrected.epsilon,
+              source=f"conse_privacy, context change in phase 1 (M·λ for the T_j), δ'={corrected.delta:.2g} ≤ 1/n"),
+    )
+
+
+def _action_claims(params: ConSEParams, n: int, types: int) -> tuple[Claim, ...]:
+    eps, corrected = params.epsilon, _phase1_context(params, n, types)
+    return (
+        Claim("paper", delta=1.0 / n, epsilon=eps, expect="violation",
+              source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP for the actions after t and the CATE vector"),
+        Claim("corrected", delta=1.0 / n, epsilon=corrected.epsilon,
+              source=f"conse_privacy, context change in phase 1, δ'={corrected.delta:.2g} ≤ 1/n"),
+    )
+
+
+def _cate_claims(params: ConSEParams, n: int) -> tuple[Claim, ...]:
+    return (
+        Claim("paper", delta=1.0 / n, epsilon=params.epsilon, source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP"),
+        Claim("corrected", delta=1.0 / n, epsilon=conse_privacy(params, n, 1).implied["reward"].epsilon,
+              source="conse_privacy, reward change (one Laplace-noised mean)"),
+    )
+
+
 def conse_entries() -> list[AuditEntry]:
     eps = 1.0
     types = 10
     pair4, n4 = _a4_pair(types)
     params4 = ConSEParams(alpha=0.0, epsilon=eps)
-    priv4 = conse_privacy(params4, n4, types)
-    # The corrected (eps', delta') for a context change in phase 1 implies (eps', 1/n) because delta' <= 1/n.
-    corr4 = priv4.implied["context_phase1"]
-    if corr4.delta > 1.0 / n4:
-        raise ValueError("the corrected phase-1 context guarantee needs delta <= 1/n for this pair")
     env4 = PatientExperiment(np.full(types, 0.3), np.full(types, 0.7))
     pair8, n8 = _a4_pair(types, others=45)  # 42 phase-2 arrivals per type: every RCT ends before phase 2 does
-    priv8 = conse_privacy(params4, n8, types)
-    corr8 = priv8.implied["context_phase1"]
-    if corr8.delta > 1.0 / n8:
-        raise ValueError("the corrected phase-1 context guarantee needs delta <= 1/n for this pair")
     n6 = 200
     params6 = ConSEParams(alpha=0.5, epsilon=eps)
-    priv6 = conse_privacy(params6, n6, 1)
     env6 = PatientExperiment(np.array([0.3]), np.array([0.7]))
     source = "digest 000 §6"
     return [
@@ -196,15 +225,7 @@ def conse_entries() -> list[AuditEntry]:
             target=functools.partial(ConSEObserve, env4, params4, "rct_lengths"),
             pairs=(pair4,), observable="white-box",
             observable_description=f"the {types} RCT lengths T_j, which the paper's proof accounts as released",
-            claims=(
-                Claim("paper-proof", delta=1.0 / n4, epsilon=eps, expect="violation",
-                      source="App. A.5.4: all internal releases together are (ε, 1/n)-DP, Thm 3.5 following by "
-                             "post-processing"),
-                Claim("paper-proof-phase-2", delta=1.0 / n4, epsilon=eps / 2, expect="violation",
-                      source="App. A.5.4: the phase-2 releases (T_j, Δ̂) cost ε/2"),
-                Claim("corrected", delta=1.0 / n4, epsilon=corr4.epsilon,
-                      source=f"conse_privacy, context change in phase 1 (M·λ for the T_j), δ'={corr4.delta:.2g} ≤ 1/n"),
-            ),
+            claims=LazyClaims(functools.partial(_rct_length_claims, params4, n4, types), expect="violation"),
             samples=100_000, quick=True, quick_samples=10_000, audit_options={"chunk_size": 10_000},
             regret=RegretRun("dp-conse", horizon=2000, runs=20, params={"epsilon": eps, "types": 2}),
             source=source + " A4"),
@@ -214,12 +235,7 @@ def conse_entries() -> list[AuditEntry]:
                         "with one phase-1 arrival, and each RCT's end shows in the phase-2 actions.",
             target=functools.partial(ConSEObserve, env4, params4, "actions"), pairs=(pair8,), observable="black-box",
             observable_description=f"all {n8} actions (scored by the summed RCT ends read off the phase-2 actions)",
-            claims=(
-                Claim("paper", delta=1.0 / n8, epsilon=eps, expect="violation",
-                      source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP for the actions after t and the CATE vector"),
-                Claim("corrected", delta=1.0 / n8, epsilon=corr8.epsilon,
-                      source=f"conse_privacy, context change in phase 1, δ'={corr8.delta:.2g} ≤ 1/n"),
-            ),
+            claims=LazyClaims(functools.partial(_action_claims, params4, n8, types), expect="violation"),
             samples=60_000, quick=False,
             audit_options={"chunk_size": 10_000, "score": RCTEndScore(n8 // 2, tuple(pair8.d0.types[0, n8 // 2:].tolist()))},
             source=source + " A4, A8"),
@@ -228,11 +244,7 @@ def conse_entries() -> list[AuditEntry]:
             description="DP-ConSE's released CATE estimate Δ̂ = mean difference in the RCT + Lap(2/(εT_j)) (audit A6).",
             target=functools.partial(ConSEObserve, env6, params6, "estimates"),
             pairs=(_a6_pair(n6),), observable="white-box", observable_description="the released CATE estimate Δ̂(X_1)",
-            claims=(
-                Claim("paper", delta=1.0 / n6, epsilon=eps, source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP"),
-                Claim("corrected", delta=1.0 / n6, epsilon=priv6.implied["reward"].epsilon,
-                      source="conse_privacy, reward change (one Laplace-noised mean)"),
-            ),
+            claims=LazyClaims(functools.partial(_cate_claims, params6, n6), expect="consistent"),
             samples=200_000, quick=False, audit_options={"chunk_size": 20_000}, source=source + " A6"),
         _means_not_reset_entry(eps),
     ]
