@@ -29,11 +29,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpaudit.algorithms.conse import ConSEParams, run_conse  # noqa: E402
-from dpaudit.algorithms.conse_privacy import conse_privacy  # noqa: E402
-from dpaudit.algorithms.conse_regret import default_experiment  # noqa: E402
-from dpaudit.algorithms.glm_env import paper_glm_environment  # noqa: E402
-from dpaudit.algorithms.glm_private import PrivateGLMParams, run_private_glm  # noqa: E402
+from dpaudit.algorithms.conse.algorithm import ConSEParams, run_conse  # noqa: E402
+from dpaudit.algorithms.conse.privacy import conse_privacy  # noqa: E402
+from dpaudit.algorithms.conse.regret import default_experiment  # noqa: E402
+from dpaudit.algorithms.glm.environment import paper_glm_environment  # noqa: E402
+from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, run_private_glm  # noqa: E402
 
 FIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "figures")
 PAPER_TABLE2 = {  # seed 002 Table 2 (probit, d=3, K=20, T=5000): S -> (κ, {ε: regret}, RS-GLinUCB)

@@ -33,10 +33,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpaudit.algorithms.linucb import LinUCB, simulate_linear  # noqa: E402
-from dpaudit.algorithms.linucb_jdp import LinUCBJDP  # noqa: E402
-from dpaudit.algorithms.linucb_ldp import LinUCBLDP  # noqa: E402
-from dpaudit.algorithms.shuffle_linucb import LinUCBSDPAmp, LinUCBSDPVec  # noqa: E402
+from dpaudit.algorithms.linear.linucb import LinUCB, simulate_linear  # noqa: E402
+from dpaudit.algorithms.linear.linucb_jdp import LinUCBJDP  # noqa: E402
+from dpaudit.algorithms.linear.linucb_ldp import LinUCBLDP  # noqa: E402
+from dpaudit.algorithms.linear.shuffle_linucb import LinUCBSDPAmp, LinUCBSDPVec  # noqa: E402
 
 FIGURES = pathlib.Path(__file__).resolve().parent / "figures"
 DELTA = 0.1

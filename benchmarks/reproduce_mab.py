@@ -28,13 +28,13 @@ from typing import Iterator
 
 import numpy as np
 
-from dpaudit.algorithms.arms import SEED001_SETTINGS, BernoulliArms, ClippedGaussianArms, seed004_means
-from dpaudit.algorithms.batch_se import BatchSE
-from dpaudit.algorithms.elimination import DPSE
-from dpaudit.algorithms.hybrid_ucb import HybridUCB
-from dpaudit.algorithms.lazy_ucb import AnytimeLazyUCB
-from dpaudit.algorithms.outcome import checkpoint_grid
-from dpaudit.algorithms.ucb import UCB1
+from dpaudit.algorithms.mab.environment import SEED001_SETTINGS, BernoulliArms, ClippedGaussianArms, seed004_means
+from dpaudit.algorithms.mab.batch_se import BatchSE
+from dpaudit.algorithms.mab.elimination import DPSE
+from dpaudit.algorithms.mab.hybrid_ucb import HybridUCB
+from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
+from dpaudit.algorithms.mab.outcome import checkpoint_grid
+from dpaudit.algorithms.mab.ucb import UCB1
 from dpaudit.regret import RegretCurves, plot_curves, plot_final
 
 FIG = pathlib.Path(__file__).resolve().parent / "figures"

@@ -21,11 +21,11 @@ import time
 
 import numpy as np
 
-from dpaudit.algorithms.arms import SEED001_SETTINGS, BernoulliArms, seed004_means
-from dpaudit.algorithms.batch_se import BatchSE
-from dpaudit.algorithms.elimination import DPSE
-from dpaudit.algorithms.lazy_ucb import AnytimeLazyUCB
-from dpaudit.algorithms.outcome import checkpoint_grid
+from dpaudit.algorithms.mab.environment import SEED001_SETTINGS, BernoulliArms, seed004_means
+from dpaudit.algorithms.mab.batch_se import BatchSE
+from dpaudit.algorithms.mab.elimination import DPSE
+from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
+from dpaudit.algorithms.mab.outcome import checkpoint_grid
 
 
 def per_round_elimination(means, rng, runs, rounds, horizon, length, radius, private_sum):

@@ -21,8 +21,8 @@ import pstats
 import sys
 import time
 
-from dpaudit.algorithms.linucb import simulate_linear
-from dpaudit.algorithms.shuffle_linucb import LinUCBSDPAmp
+from dpaudit.algorithms.linear.linucb import simulate_linear
+from dpaudit.algorithms.linear.shuffle_linucb import LinUCBSDPAmp
 
 
 def _cumulative(stats: pstats.Stats, predicate) -> float:

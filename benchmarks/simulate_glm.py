@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
-from dpaudit.algorithms.glm_env import paper_glm_environment
-from dpaudit.algorithms.glm_private import PrivateGLMParams, run_private_glm
-from dpaudit.algorithms.glm_shuffle import ShuffleGLMParams, run_shuffle_glm
+from dpaudit.algorithms.glm.environment import paper_glm_environment
+from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, run_private_glm
+from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams, run_shuffle_glm
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,6 +20,18 @@ def test_every_package_folder_is_listed():
     assert found == listed
 
 
+FAMILIES = ("mab", "linear", "glm", "conse")
+
+
 def test_subpackages_import():
     for name in ("dpaudit.mechanisms", "dpaudit.algorithms", "dpaudit.audits", "dpaudit.accounting"):
         importlib.import_module(name)
+
+
+def test_families_are_mirrored_in_algorithms_audits_and_tests():
+    """Each algorithm family has its package, its catalog entries and its tests (issue 13 item 2)."""
+    for family in FAMILIES:
+        importlib.import_module(f"dpaudit.algorithms.{family}.registration")
+        importlib.import_module(f"dpaudit.audits.{family}.entries")
+        assert list((ROOT / "tests" / "algorithms" / family).glob("test_*.py")), family
+    assert not list((ROOT / "algorithms").glob("register_*.py"))
