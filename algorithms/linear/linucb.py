@@ -325,7 +325,7 @@ class LinearAlgorithm(abc.ABC):
     batch: users per batch B (1 = sequential); regularizer: lambda (default from the release's
     noise, `private_regularizer`); width_scale: multiplies beta_m (1 = the theory radius);
     reward_sd: sub-Gaussian scale of the rewards (1/2 for Bernoulli). Subclasses give `name`,
-    `make_release(dim, horizon)` and `privacy(dim, horizon)`.
+    `make_release(dim, horizon)` and `privacy(horizon, dim=dim)` (an `interface.PrivateAlgorithm`).
     """
 
     batch: int = 1
@@ -346,7 +346,7 @@ class LinearAlgorithm(abc.ABC):
         """A fresh release (the privacy mechanism at every batch end) for one simulation."""
 
     @abc.abstractmethod
-    def privacy(self, dim: int, horizon: int) -> Privacy:
+    def privacy(self, horizon: int, *, dim: int) -> Privacy:
         """The declared privacy at dimension `dim` and horizon `horizon`."""
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
@@ -406,7 +406,7 @@ class LinUCB(LinearAlgorithm):
     def make_release(self, dim: int, horizon: int) -> Release:
         return ExactSums()
 
-    def privacy(self, dim: int, horizon: int) -> Privacy:
+    def privacy(self, horizon: int, *, dim: int) -> Privacy:
         return NON_PRIVATE
 
 
@@ -432,6 +432,6 @@ def simulate_linear(
     res = algorithm.run(env, alg_rng)
     params = {"dim": dim, "arms": arms, "contexts": contexts, "seed": seed, "regularizer_used": res.regularizer}
     params.update({f.name: getattr(algorithm, f.name) for f in dataclasses.fields(algorithm)})
-    privacy = algorithm.privacy(dim, horizon).to_json()
+    privacy = algorithm.privacy(horizon, dim=dim).to_json()
     privacy["nonpd_batches"] = res.nonpd_batches
     return RegretCurves(algorithm.name, res.checkpoints, res.regret, privacy, params)

@@ -116,7 +116,7 @@ class LinUCBJDP(LinearAlgorithm):
     def make_release(self, dim: int, horizon: int) -> Release:
         return TreeSums(self.sigma(horizon), self.leaves(horizon), dim)
 
-    def privacy(self, dim: int, horizon: int) -> Privacy:
+    def privacy(self, horizon: int, *, dim: int) -> Privacy:
         """Event: the tree's nodes holding one leaf, each a Gaussian mechanism of Frobenius sensitivity.
 
         One user changes her leaf z z^T by ||z z^T - z' z'^T||_F <= sqrt(2) L~^2 = 2 sqrt(2); with

@@ -110,7 +110,7 @@ class LinUCBLDP(LinearAlgorithm):
     def make_release(self, dim: int, horizon: int) -> Release:
         return LocalGaussianSums(self.sigma, dim, self.batch)
 
-    def privacy(self, dim: int, horizon: int) -> Privacy:
+    def privacy(self, horizon: int, *, dim: int) -> Privacy:
         """Event: one user's Gaussian messages (each user sends once: unique users); corrected: its
         exact epsilon at the claim's delta (the classical-Gaussian claim is loose or, for epsilon > 1 or
         noise='code', not backed)."""

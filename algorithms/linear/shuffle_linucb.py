@@ -225,7 +225,7 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
     def make_release(self, dim: int, horizon: int) -> Release:
         return AmpSums(self.sigma(horizon), dim, self.batch, self.per_message)
 
-    def privacy(self, dim: int, horizon: int) -> Privacy:
+    def privacy(self, horizon: int, *, dim: int) -> Privacy:
         """Claim (eps, delta)-SDP; corrected: Lemma B.4's certified (eps~, delta~) where it applies, else
         the exact epsilon of the local messages at the claim's delta (no amplification credited: valid).
 
@@ -310,7 +310,7 @@ class LinUCBSDPVec(_ShuffleLinUCB):
         g, b, p = self.parameters(dim, horizon)
         return VecSums(g, b, p, dim, self.batch, self.vec_range)
 
-    def privacy(self, dim: int, horizon: int) -> Privacy:
+    def privacy(self, horizon: int, *, dim: int) -> Privacy:
         """Claim (eps, delta)-SDP (Thm 3.5 / 4.2(ii)).
 
         event: the exact mechanism of one batch, the vector and matrix invocations

@@ -9,6 +9,7 @@ observable is 'actions', 'pulls' or the name of a released statistic.
 
 from __future__ import annotations
 
+import abc
 from typing import Callable
 
 import numpy as np
@@ -30,17 +31,19 @@ def resolve_horizon(env, horizon: int | None) -> int:
     return check_int_at_least(horizon, env.n_arms, "horizon (T >= K)")
 
 
-class Algorithm:
-    """Base class: subclasses define `name`, `privacy` and `_run(env, rng, size, horizon)`."""
+class Algorithm(abc.ABC):
+    """Base class of the multi-armed family, an `interface.PrivateAlgorithm`: subclasses define `name`,
+    `privacy(horizon)` and `_run(env, rng, size, horizon)`."""
 
     name = "algorithm"
 
-    @property
-    def privacy(self) -> Privacy:  # pragma: no cover - every subclass overrides
-        raise NotImplementedError
+    @abc.abstractmethod
+    def privacy(self, horizon: int) -> Privacy:
+        """The declared privacy of a run of `horizon` rounds."""
 
-    def _run(self, env, rng: np.random.Generator, size: int, horizon: int) -> Outcome:  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _run(self, env, rng: np.random.Generator, size: int, horizon: int) -> Outcome:
+        """`size` independent runs of `horizon` rounds on `env`."""
 
     def run(self, env, rng: np.random.Generator, size: int, horizon: int | None = None) -> Outcome:
         """Simulate `size` independent runs on `env` for `horizon` rounds."""

@@ -61,6 +61,7 @@ from dpaudit.validation import (
     check_int_at_least,
     check_open_unit,
     check_positive,
+    check_positive_int,
 )
 
 __all__ = ["BatchSE", "PROTOCOLS", "PATHS", "POLYA_VARIANTS", "BATCH_NAMES"]
@@ -240,8 +241,10 @@ class BatchSE(Algorithm):
             paper_event=self._composed([pr.proof_event() for pr in protos]),
         )
 
-    def privacy_for(self, horizon: int) -> Privacy:
-        """Parallel over batches (each user in one release), self-composed over `returning` batches."""
+    def privacy(self, horizon: int) -> Privacy:
+        """Parallel over the batches of a run of `horizon` users (each user in one release), self-composed
+        over `returning` batches. The shuffle protocol's unary messages overflow int64 beyond T ~ 10^5."""
+        check_positive_int(horizon, "horizon")
         if self.protocol == "shuffle":
             return self._shuffle_privacy(horizon)
         event = self._composed([self.batch_event(self.base**b, horizon) for b in self._batches(horizon)])
@@ -264,8 +267,3 @@ class BatchSE(Algorithm):
                 corrected = Guarantee("pure", B * worst, source="digest 004 caveat (i) / bug B1")
                 note = "authors' code draws Polya(1/n, 1-theta): the total is DLap(-1/log(1-theta)), eps_eff = g log(1/(1-e^{-eps/g}))"
         return Privacy("user-reward", trust, event, claim, corrected, note)
-
-    @property
-    def privacy(self) -> Privacy:
-        """At T = 10^6; shuffle at T = 10^5 (the unary messages of a 4^9-user batch overflow int64)."""
-        return self.privacy_for(10**5 if self.protocol == "shuffle" else 10**6)

@@ -21,7 +21,7 @@ from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab.base import Algorithm
 from dpaudit.algorithms.mab.outcome import Outcome, SegmentLog
 from dpaudit.algorithms.privacy import NON_PRIVATE, Guarantee, Privacy
-from dpaudit.validation import check_choice, check_epsilon, check_open_unit
+from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
 
 __all__ = ["eliminate", "SuccessiveElimination", "DPSE", "DPSE_NOISES"]
 
@@ -112,8 +112,9 @@ class SuccessiveElimination(Algorithm):
         if self.beta is not None:
             check_open_unit(self.beta, "beta")
 
-    @property
-    def privacy(self) -> Privacy:
+    def privacy(self, horizon: int) -> Privacy:
+        """Non-private at every horizon."""
+        check_positive_int(horizon, "horizon")
         return NON_PRIVATE
 
     def _run(self, env, rng, size, horizon) -> Outcome:
@@ -157,8 +158,9 @@ class DPSE(Algorithm):
             check_open_unit(self.beta, "beta")
         check_choice(self.noise, DPSE_NOISES, "noise")
 
-    @property
-    def privacy(self) -> Privacy:
+    def privacy(self, horizon: int) -> Privacy:
+        """Pure epsilon at every horizon: each reward enters one released epoch sum (parallel composition)."""
+        check_positive_int(horizon, "horizon")
         eps = self.epsilon
         claim = Guarantee("pure", eps, source="Sajed & Sheffet 2019; seed 001 §6 and seed 004 §7 baselines")
         if self.noise == "shared":

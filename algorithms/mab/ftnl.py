@@ -25,7 +25,7 @@ from dpaudit.accounting.events import EpsilonDeltaDpEvent, ParallelComposedDpEve
 from dpaudit.algorithms.mab.base import Algorithm
 from dpaudit.algorithms.mab.outcome import Outcome, SegmentLog
 from dpaudit.algorithms.privacy import Guarantee, Privacy
-from dpaudit.validation import check_choice, check_epsilon
+from dpaudit.validation import check_choice, check_epsilon, check_positive_int
 
 __all__ = ["FTNL", "FTNL_NOISES"]
 
@@ -48,7 +48,11 @@ class FTNL(Algorithm):
         """Laplace scale b of the RNM noise."""
         return {"paper": 1.0, "fixed": 2.0, "naive": float(n_arms)}[self.noise] / self.epsilon
 
-    def privacy_for(self, n_arms: int) -> Privacy:
+    def privacy(self, horizon: int, *, n_arms: int) -> Privacy:
+        """Pure epsilon at every horizon (each round's reward vector enters one epoch's RNM); the naive
+        variant's noise, hence its event, depends on the number of arms K = `n_arms`."""
+        check_positive_int(horizon, "horizon")
+        check_positive_int(n_arms, "n_arms")
         eps = self.epsilon
         claim = Guarantee("pure", eps, source="seed 001 Thm 6" if self.noise == "paper" else "digest 001 §3.3")
         b = self.scale(n_arms)
@@ -62,11 +66,6 @@ class FTNL(Algorithm):
                     "paper's neighbouring is (2/b)-DP, tight as the epoch grows (digest 001 §3.3)")
         corrected = Guarantee("pure", 2 * eps, source="digest 001 §3.3, §6.5") if self.noise == "paper" else None
         return Privacy("round-vector", "central", ParallelComposedDpEvent([per_epoch]), claim, corrected, note)
-
-    @property
-    def privacy(self) -> Privacy:
-        """Declared privacy; the 'naive' event depends on K, reported here for K = 2 (see privacy_for)."""
-        return self.privacy_for(2)
 
     def _run(self, env, rng, size, horizon) -> Outcome:
         K = env.n_arms

@@ -102,7 +102,7 @@ class HybridUCB(Algorithm):
         if self.record_releases and self.engine != "rounds":
             raise ValueError("record_releases needs engine='rounds' (the per-round releases)")
 
-    def privacy_for(self, horizon: int) -> Privacy:
+    def privacy(self, horizon: int) -> Privacy:
         """Events per tree r = 1..floor(log2 T): array Lap(2/eps) composed with the tree's r+1 nodes."""
         eps = self.epsilon
         rmax = max(check_positive_int(horizon, "horizon").bit_length() - 1, 1)
@@ -122,10 +122,6 @@ class HybridUCB(Algorithm):
             "round-vector", "central", ParallelComposedDpEvent(per_tree), claim, None,
             "node scale (r+1)/(0.5eps): each of the r+1 nodes holding a leaf costs 0.5eps/(r+1)",
         )
-
-    @property
-    def privacy(self) -> Privacy:
-        return self.privacy_for(1 << 22)
 
     def run_epsilons(self, env, rng: np.random.Generator, runs: int, horizon: int, epsilons) -> list[Outcome]:
         """`runs` runs at each epsilon of `epsilons` simulated together (rows stacked), one Outcome each.

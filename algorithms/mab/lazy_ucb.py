@@ -37,7 +37,7 @@ from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab.base import Algorithm
 from dpaudit.algorithms.mab.outcome import Outcome, SegmentLog
 from dpaudit.algorithms.privacy import Guarantee, Privacy
-from dpaudit.validation import check_choice, check_epsilon, check_finite_array
+from dpaudit.validation import check_choice, check_epsilon, check_finite_array, check_positive_int
 
 __all__ = ["AnytimeLazyUCB", "lazy_array_releases", "LAZY_ENGINES"]
 
@@ -96,8 +96,9 @@ class AnytimeLazyUCB(Algorithm):
         if not isinstance(self.forget, bool):
             raise ValueError(f"forget must be a bool, got {self.forget!r}")
 
-    @property
-    def privacy(self) -> Privacy:
+    def privacy(self, horizon: int) -> Privacy:
+        """Pure epsilon at every horizon: each observation enters one released array sum."""
+        check_positive_int(horizon, "horizon")
         if not self.forget:
             return Privacy(
                 "round-vector", "central", dp_accounting.NonPrivateDpEvent(),

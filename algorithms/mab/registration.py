@@ -76,7 +76,7 @@ def simulate_regret(
     cp = checkpoint_grid(horizon, checkpoints)
     record = {"instance": instance if means is None else None, "means": None if means is None else list(means),
               "arms": env.n_arms, "rewards": rewards, "seed": seed, **params}
-    privacy = algo.privacy_for(env.n_arms if isinstance(algo, FTNL) else horizon) if hasattr(algo, "privacy_for") else algo.privacy
+    privacy = algo.privacy(horizon, n_arms=env.n_arms) if isinstance(algo, FTNL) else algo.privacy(horizon)
     return RegretCurves(name, cp, out.regret(env.means, cp), privacy.to_json(), record)
 
 

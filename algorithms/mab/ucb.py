@@ -14,6 +14,7 @@ import numpy as np
 from dpaudit.algorithms.mab.base import Algorithm
 from dpaudit.algorithms.mab.outcome import Outcome
 from dpaudit.algorithms.privacy import NON_PRIVATE, Privacy
+from dpaudit.validation import check_positive_int
 
 __all__ = ["UCB1"]
 
@@ -24,8 +25,9 @@ class UCB1(Algorithm):
 
     name = "ucb1"
 
-    @property
-    def privacy(self) -> Privacy:
+    def privacy(self, horizon: int) -> Privacy:
+        """Non-private at every horizon."""
+        check_positive_int(horizon, "horizon")
         return NON_PRIVATE
 
     def _run(self, env, rng, size, horizon) -> Outcome:

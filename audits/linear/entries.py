@@ -85,7 +85,7 @@ def linear_entries() -> list[AuditEntry]:
             target=functools.partial(ObserveLinear, algo, "released", _batch1_columns(horizon, 1)),
             pairs=_pairs(horizon, "vector" if code else "all"), observable="white-box",
             observable_description="user 1's noisy messages y·φ and φφᵀ",
-            claims=lazy_claims(functools.partial(algo.privacy, DIM, horizon), paper_expect="violation" if code else "consistent"),
+            claims=lazy_claims(functools.partial(algo.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
             samples=400_000, quick=code, quick_samples=50_000,
             regret=None if code else RegretRun("linucb-ldp", horizon=2000, runs=5, params=regret),
             source="digest 003 §6.1 (LDP part), §6.5" + ("; §6.6 bug 1" if code else "")))
@@ -103,7 +103,7 @@ def linear_entries() -> list[AuditEntry]:
             target=functools.partial(ObserveLinear, algo, "released", _batch1_columns(horizon, batch)),
             pairs=_pairs(horizon, "vector" if code else "all"), observable="white-box",
             observable_description=f"batch 1's released sums u and V over its B={batch} users",
-            claims=lazy_claims(functools.partial(algo.privacy, DIM, horizon), paper_expect="violation" if code else "consistent"),
+            claims=lazy_claims(functools.partial(algo.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
             samples=1_000_000 if code else 400_000, quick=False,
             regret=None if code else RegretRun("linucb-sdp-amp", horizon=2000, runs=5, params={**regret, "batch": 20}),
             source="digest 003 §6.1" + ("; §6.6 bug 1" if code else "")))
@@ -125,7 +125,7 @@ def linear_entries() -> list[AuditEntry]:
                                  f"d={DIM}, T={horizon}, B={batch}: the returning user (first of every batch) has "
                                  "φ = e1 vs -e1 in all her rounds, reward 1"),),
             observable="white-box", observable_description=f"every batch's released vector sum u (M={batches})",
-            claims=lazy_claims(functools.partial(algo.privacy, DIM, horizon), paper_expect="violation" if code else "consistent"),
+            claims=lazy_claims(functools.partial(algo.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
             samples=200_000, quick=code, quick_samples=50_000, source="digest 003 §6.4" + ("; §6.6 bug 1" if code else "")))
     vec = LinUCBSDPVec(epsilon=EPS, delta=DELTA, batch=2)
     out.append(AuditEntry(
@@ -134,7 +134,7 @@ def linear_entries() -> list[AuditEntry]:
                     "(theorem g, b); the analyzer's batch sum.",
         target=functools.partial(ObserveLinear, vec, "released", _batch1_columns(4, 2)), pairs=_pairs(4),
         observable="white-box", observable_description="batch 1's released sums u and V over its B=2 users",
-        claims=lazy_claims(functools.partial(vec.privacy, DIM, 4)), samples=200_000, quick=False,
+        claims=lazy_claims(functools.partial(vec.privacy, 4, dim=DIM)), samples=200_000, quick=False,
         regret=RegretRun("linucb-sdp-vec", horizon=2000, runs=5, params={**regret, "batch": 20}),
         source="digest 003 §6.2"))
     jdp = LinUCBJDP(epsilon=EPS, delta=DELTA)
@@ -144,7 +144,7 @@ def linear_entries() -> list[AuditEntry]:
         description="Jointly private LinUCB (Shariff & Sheffet 2018): tree-based Gram matrices with Gaussian node noise.",
         target=functools.partial(ObserveLinear, jdp, "released"), pairs=_pairs(horizon), observable="white-box",
         observable_description="every released prefix and node of the tree over T=4 users",
-        claims=lazy_claims(functools.partial(jdp.privacy, DIM, horizon)), samples=200_000, quick=False,
+        claims=lazy_claims(functools.partial(jdp.privacy, horizon, dim=DIM)), samples=200_000, quick=False,
         regret=RegretRun("linucb-jdp", horizon=2000, runs=5, params=regret), source="digest 003 §6.5"))
     return out
 

@@ -77,14 +77,14 @@ def dpse_entries() -> list[AuditEntry]:
             target=functools.partial(Observe, correct, horizon, "noisy_sums", (0,)),
             pairs=(_dpse_pair(0),), observable="white-box",
             observable_description="arm 0's released noisy epoch-1 sum",
-            claims=lazy_claims(lambda: correct.privacy), samples=400_000, quick=True, quick_samples=100_000,
+            claims=lazy_claims(functools.partial(correct.privacy, horizon)), samples=400_000, quick=True, quick_samples=100_000,
             regret=regret, source=source),
         AuditEntry(
             name="dp-se.decisions", algorithm="dp-se",
             description="DP-SE elimination decisions after epoch 1, with the test placed in the noise tail.",
             target=functools.partial(Observe, correct, horizon, "pulls"),
             pairs=(_dpse_pair(TAIL),), observable="black-box", observable_description="pull counts of both arms",
-            claims=lazy_claims(lambda: correct.privacy), samples=400_000, quick=True, quick_samples=50_000,
+            claims=lazy_claims(functools.partial(correct.privacy, horizon)), samples=400_000, quick=True, quick_samples=50_000,
             source=source),
         AuditEntry(
             name="dp-se.shared-noise", algorithm="dp-se", variant="one noise draw shared by all arms (public code)",
@@ -92,7 +92,7 @@ def dpse_entries() -> list[AuditEntry]:
                         "it cancels in the elimination test, so decisions are a deterministic function of the rewards.",
             target=functools.partial(Observe, shared, horizon, "pulls"),
             pairs=(_dpse_pair(0),), observable="black-box", observable_description="pull counts of both arms",
-            claims=lazy_claims(lambda: shared.privacy, paper_expect="violation"), samples=100_000, quick=True,
+            claims=lazy_claims(functools.partial(shared.privacy, horizon), paper_expect="violation"), samples=100_000, quick=True,
             quick_samples=5_000, source="digest 004 §7 bug B7; digest 001 §6.7"),
     ]
 
@@ -130,7 +130,7 @@ def seed001_entries() -> list[AuditEntry]:
                         "older arrays are forgotten.",
             target=functools.partial(Releases, lazy_array_releases, eps), pairs=(stream_pair,),
             observable="white-box", observable_description="the released noisy array sums of one arm (arrays 0-3)",
-            claims=lazy_claims(lambda: lazy.privacy), samples=400_000, quick=True, quick_samples=50_000,
+            claims=lazy_claims(functools.partial(lazy.privacy, stream0.size)), samples=400_000, quick=True, quick_samples=50_000,
             regret=RegretRun("anytime-lazy-ucb", horizon=20_000, runs=20, params=regret), source="digest 001 §6.1"),
         AuditEntry(
             name="anytime-lazy-ucb.noise-on-mean", algorithm="anytime-lazy-ucb",
@@ -160,7 +160,7 @@ def seed001_entries() -> list[AuditEntry]:
             pairs=(NeighbourPair("one-user", RewardTable(lazy_tab), RewardTable(lazy_tab1),
                                  "K=2, T=60, arm 2 always 1, arm 1 always 0 except round 1 (its init pull): 0 vs 1"),),
             observable="black-box", observable_description="the arms pulled in rounds 3-8",
-            claims=lazy_claims(lambda: lazy.privacy), samples=400_000, quick=False, source="digest 001 §6.1"),
+            claims=lazy_claims(functools.partial(lazy.privacy, lazy_t)), samples=400_000, quick=False, source="digest 001 §6.1"),
         AuditEntry(
             name="hybrid-ucb.releases", algorithm="hybrid-ucb",
             description="Hybrid-UCB (seed 001 Alg. 4) with the paper's node noise Lap(r/(0.5ε)): a leaf of tree r "
@@ -169,7 +169,7 @@ def seed001_entries() -> list[AuditEntry]:
             pairs=(NeighbourPair("one-user", hyb_stream0, hyb_stream1,
                                  "K=1 arm's observations all 0 vs the 2nd one 1 (leaf 1 of tree 1, array 1)"),),
             observable="white-box", observable_description="released totals R_1..R_4 after each pull",
-            claims=lazy_claims(functools.partial(hybrid.privacy_for, 1 << 10), paper_expect="violation", paper_label="paper-proof"),
+            claims=lazy_claims(functools.partial(hybrid.privacy, 1 << 10), paper_expect="violation", paper_label="paper-proof"),
             samples=800_000, quick=True, quick_samples=400_000, audit_options={"score": hybrid_conjunction_score},
             regret=RegretRun("hybrid-ucb", horizon=5_000, runs=10, params=regret), source="digest 001 §6.3"),
         AuditEntry(
@@ -179,7 +179,7 @@ def seed001_entries() -> list[AuditEntry]:
             pairs=(NeighbourPair("one-user", hyb_stream0, hyb_stream1,
                                  "K=1 arm's observations all 0 vs the 2nd one 1 (leaf 1 of tree 1, array 1)"),),
             observable="white-box", observable_description="released totals R_1..R_4 after each pull",
-            claims=lazy_claims(functools.partial(hybrid_fixed.privacy_for, 1 << 10)), samples=800_000, quick=False,
+            claims=lazy_claims(functools.partial(hybrid_fixed.privacy, 1 << 10)), samples=800_000, quick=False,
             audit_options={"score": hybrid_conjunction_score}, source="digest 001 §6.3"),
         AuditEntry(
             name="ftnl.rnm", algorithm="ftnl",
@@ -187,7 +187,7 @@ def seed001_entries() -> list[AuditEntry]:
                         "the paper's neighbouring one sum rises while another falls, so RNM is only 2ε-DP.",
             target=functools.partial(Observe, paper_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
             observable="black-box", observable_description="the action played in epoch 3 (round 8)",
-            claims=lazy_claims(functools.partial(paper_ftnl.privacy_for, 2), paper_expect="violation"),
+            claims=lazy_claims(functools.partial(paper_ftnl.privacy, ftnl_t, n_arms=2), paper_expect="violation"),
             samples=200_000, quick=True, quick_samples=20_000,
             regret=RegretRun("ftnl", horizon=20_000, runs=20, params=regret), source="digest 001 §6.5"),
         AuditEntry(
@@ -195,14 +195,14 @@ def seed001_entries() -> list[AuditEntry]:
             description="FTNL with RNM noise Lap(2/ε), ε-DP under the paper's neighbouring (digest 001 §3.3 fix).",
             target=functools.partial(Observe, fixed_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
             observable="black-box", observable_description="the action played in epoch 3 (round 8)",
-            claims=lazy_claims(functools.partial(fixed_ftnl.privacy_for, 2)), samples=200_000, quick=True, quick_samples=20_000,
+            claims=lazy_claims(functools.partial(fixed_ftnl.privacy, ftnl_t, n_arms=2)), samples=200_000, quick=True, quick_samples=20_000,
             source="digest 001 §6.5"),
         AuditEntry(
             name="ftnl.naive", algorithm="ftnl",
             description="The paper's naive FTNL (§5 intro): Lap(K/ε) on every per-action epoch sum, ε by basic composition.",
             target=functools.partial(Observe, naive_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
             observable="black-box", observable_description="the action played in epoch 3 (round 8)",
-            claims=lazy_claims(functools.partial(naive_ftnl.privacy_for, 2)), samples=200_000, quick=False,
+            claims=lazy_claims(functools.partial(naive_ftnl.privacy, ftnl_t, n_arms=2)), samples=200_000, quick=False,
             source="digest 001 §6.5"),
     ]
 
@@ -290,7 +290,7 @@ def seed004_entries() -> list[AuditEntry]:
             target=functools.partial(Observe, algo, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
             observable="white-box",
             observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
-            claims=lazy_claims(functools.partial(algo.privacy_for, horizon)), samples=400_000,
+            claims=lazy_claims(functools.partial(algo.privacy, horizon)), samples=400_000,
             quick=protocol == "dist-dp", quick_samples=50_000,
             regret=RegretRun(name, horizon=20_000, runs=20, params=regret) if protocol == "dist-dp" else None,
             source="digest 004 §7 A1-A4"))
@@ -304,7 +304,7 @@ def seed004_entries() -> list[AuditEntry]:
             description=f"{algo.name} eliminations: pull counts after batch 2 (a post-processing of the released sums).",
             target=functools.partial(Observe, algo, horizon + 16, "pulls"), pairs=(decisions_pair,),
             observable="black-box", observable_description="pull counts of both arms at T=56",
-            claims=lazy_claims(functools.partial(algo.privacy_for, horizon)), samples=200_000, quick=False,
+            claims=lazy_claims(functools.partial(algo.privacy, horizon)), samples=200_000, quick=False,
             source="digest 004 §7 A6"))
     inverted = BatchSE("dist-dp", eps, base=4, path="users", polya="inverted")
     out.append(AuditEntry(
@@ -313,7 +313,7 @@ def seed004_entries() -> list[AuditEntry]:
         target=functools.partial(Observe, inverted, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
         observable="white-box",
         observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
-        claims=lazy_claims(functools.partial(inverted.privacy_for, horizon), paper_expect="violation"), samples=100_000,
+        claims=lazy_claims(functools.partial(inverted.privacy, horizon), paper_expect="violation"), samples=100_000,
         quick=True, quick_samples=20_000, source="digest 004 §7 B1"))
     shuffled = BatchSE("shuffle", eps, base=4)
     out.append(AuditEntry(
@@ -326,7 +326,7 @@ def seed004_entries() -> list[AuditEntry]:
         target=functools.partial(Observe, shuffled, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
         observable="white-box",
         observable_description="arm 1's batch-2 count of ones C (16 users; -1 if arm 1 was already eliminated)",
-        claims=lazy_claims(functools.partial(shuffled.privacy_for, horizon), paper_expect="violation"), samples=200_000,
+        claims=lazy_claims(functools.partial(shuffled.privacy, horizon), paper_expect="violation"), samples=200_000,
         quick=False, regret=RegretRun("shuffle-se", horizon=20_000, runs=20, params=regret),
         source="digest 004 §3.3 P_Shuffle; mechanisms/shuffle_sum.py"))
     out.append(AuditEntry(

@@ -95,7 +95,7 @@ def test_shuffle_specific_validation():
 
 
 def test_privacy_declarations():
-    amp = LinUCBSDPAmp(epsilon=0.12045, delta=1e-6, batch=1000).privacy(5, 10**5)
+    amp = LinUCBSDPAmp(epsilon=0.12045, delta=1e-6, batch=1000).privacy(10**5, dim=5)
     assert (amp.relation, amp.trust_model) == ("user", "shuffle")
     assert amp.corrected.epsilon == pytest.approx(0.576, abs=0.001)  # Lemma B.4 certified, ~4.8x the nominal eps
     assert amp.corrected.delta == pytest.approx(3.8e-6, rel=0.01)
@@ -104,29 +104,29 @@ def test_privacy_declarations():
     assert amp.event.noise_multiplier == pytest.approx(sigma / math.sqrt(6))
     assert amp.lower_event.noise_multiplier == pytest.approx(sigma * math.sqrt(1000) / math.sqrt(6))
 
-    paper_b20 = LinUCBSDPAmp(epsilon=0.2, batch=20).privacy(5, 20000)
+    paper_b20 = LinUCBSDPAmp(epsilon=0.2, batch=20).privacy(20000, dim=5)
     assert "Lemma B.4 does not apply" in paper_b20.note  # B = 20: falls back to the local messages' epsilon
     assert "no amplification" in paper_b20.corrected.source and paper_b20.corrected.epsilon < 0.2
 
-    ret = LinUCBSDPAmp(epsilon=1.0, batch=200, users="returning").privacy(5, 20000)
+    ret = LinUCBSDPAmp(epsilon=1.0, batch=200, users="returning").privacy(20000, dim=5)
     assert ret.relation == "returning-user"
     assert isinstance(ret.event, dp_accounting.SelfComposedDpEvent) and ret.event.count == 100
 
-    vec = LinUCBSDPVec(epsilon=0.2).privacy(5, 20000)  # theorem b ~ 1e9: the exact binomial epsilon is ~0
+    vec = LinUCBSDPVec(epsilon=0.2).privacy(20000, dim=5)  # theorem b ~ 1e9: the exact binomial epsilon is ~0
     assert vec.corrected.epsilon < 0.2
     assert dict(vec.implied)["theorem"].epsilon == pytest.approx(0.8, rel=1e-6)  # 2 invocations x doubled range
-    code = LinUCBSDPVec(epsilon=0.2, noise="code").privacy(5, 20000)  # b = 1530: exact binomial PLD
+    code = LinUCBSDPVec(epsilon=0.2, noise="code").privacy(20000, dim=5)  # b = 1530: exact binomial PLD
     assert 1.0 < code.corrected.epsilon < 1.6  # the authors' constants do not give the claimed 0.2
-    amp_code = LinUCBSDPAmp(epsilon=1.0, noise="code").privacy(5, 20000)
+    amp_code = LinUCBSDPAmp(epsilon=1.0, noise="code").privacy(20000, dim=5)
     assert amp_code.corrected.epsilon > 10  # local messages only: ~14.4 at delta = 0.1
 
-    jdp = LinUCBJDP(epsilon=1.0).privacy(5, 1024)
+    jdp = LinUCBJDP(epsilon=1.0).privacy(1024, dim=5)
     assert jdp.trust_model == "joint" and jdp.event.count == 11  # 1024 leaves: 11 nodes hold leaf 1
     user_level = LinUCBJDP(epsilon=1.0, user_rounds=3)
     assert user_level.sigma(1024) == pytest.approx(3 * LinUCBJDP(epsilon=1.0).sigma(1024))
-    assert user_level.privacy(5, 1024).relation == "returning-user"
-    assert user_level.privacy(5, 1024).event.event.noise_multiplier == pytest.approx(jdp.event.event.noise_multiplier)
-    ldp = LinUCBLDP(epsilon=2.0).privacy(5, 100)
+    assert user_level.privacy(1024, dim=5).relation == "returning-user"
+    assert user_level.privacy(1024, dim=5).event.event.noise_multiplier == pytest.approx(jdp.event.event.noise_multiplier)
+    ldp = LinUCBLDP(epsilon=2.0).privacy(100, dim=5)
     assert ldp.trust_model == "local" and "not backed" in ldp.note
     for name in ("linucb", "linucb-jdp", "linucb-ldp", "linucb-sdp-amp", "linucb-sdp-vec"):
         assert name in ALGORITHMS

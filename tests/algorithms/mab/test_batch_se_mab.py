@@ -61,15 +61,15 @@ def test_inverted_polya_and_per_batch_events():
     assert ev.noise_parameter * ev.sensitivity == pytest.approx(1.0)
     bug = BatchSE("dist-dp", 1.0, polya="inverted").batch_event(64, 10**6)
     assert bug.noise_parameter * bug.sensitivity == pytest.approx(17.1, abs=0.05)  # digest: 17.1 at n = 64
-    assert BatchSE("dist-dp", 1.0, polya="inverted").privacy_for(10**4).corrected.epsilon > 17
+    assert BatchSE("dist-dp", 1.0, polya="inverted").privacy(10**4).corrected.epsilon > 17
     sk = BatchSE("dist-rdp", 1.0, s=10).batch_event(16, 10**6)
     assert (sk.variance, sk.l1_sensitivity) == (40**2, 40)
     assert BatchSE("dist-cdp", 1.0).batch_event(16, 10**6).rho == pytest.approx(0.5)
-    cdp = BatchSE("dist-cdp", 1.0, s=1).privacy_for(10**6).claim
+    cdp = BatchSE("dist-cdp", 1.0, s=1).privacy(10**6).claim
     assert math.sqrt(2 * cdp.rho) == pytest.approx(1.0035, abs=2e-4)  # digest: eps_hat(1) = 1.0035 at s=1, T=1e6
-    ret = BatchSE("dist-dp", 1.0, returning=4).privacy_for(1000)
+    ret = BatchSE("dist-dp", 1.0, returning=4).privacy(1000)
     assert ret.event.count == 4 and ret.event.event.events[0].noise_parameter * ret.event.event.events[0].sensitivity == pytest.approx(0.25)
-    assert BatchSE("local", 1.0).privacy.trust_model == "local"
+    assert BatchSE("local", 1.0).privacy(10**6).trust_model == "local"
 
 
 def test_user_path_on_a_table_changes_only_through_one_release():

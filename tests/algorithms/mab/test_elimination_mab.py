@@ -33,7 +33,7 @@ def test_shared_noise_variant_decides_without_noise():
     assert all(np.array_equal(acts[0][0], a) for arr in acts for a in arr)
     correct = DPSE(epsilon=0.5, beta=0.5).run(table, np.random.default_rng(0), 40)
     assert len({tuple(a) for a in correct.pulls()}) > 1
-    assert math.isinf(shared.privacy.corrected.epsilon) and DPSE(epsilon=0.5).privacy.corrected is None
+    assert math.isinf(shared.privacy(100).corrected.epsilon) and DPSE(epsilon=0.5).privacy(100).corrected is None
 
 
 def test_private_regret_exceeds_non_private_and_is_sublinear():

@@ -49,9 +49,9 @@ def test_rnm_under_the_papers_neighbouring_exceeds_eps():
 
 
 def test_privacy_declarations():
-    assert FTNL(0.5).privacy.claim.epsilon == 0.5 and FTNL(0.5).privacy.corrected.epsilon == 1.0
-    assert FTNL(0.5, "fixed").privacy.corrected is None
-    naive = FTNL(0.5, "naive").privacy_for(4)
+    assert FTNL(0.5).privacy(100, n_arms=2).claim.epsilon == 0.5 and FTNL(0.5).privacy(100, n_arms=2).corrected.epsilon == 1.0
+    assert FTNL(0.5, "fixed").privacy(100, n_arms=2).corrected is None
+    naive = FTNL(0.5, "naive").privacy(100, n_arms=4)
     assert naive.event.events[0].count == 4 and naive.event.events[0].event.noise_multiplier == 8.0
     with pytest.raises(ValueError, match="noise"):
         FTNL(1.0, "double")

@@ -43,8 +43,8 @@ def test_no_forgetting_releases_cover_all_past_observations():
 
 
 def test_no_forgetting_declares_the_bug():
-    priv = AnytimeLazyUCB(1.0, forget=False).privacy
+    priv = AnytimeLazyUCB(1.0, forget=False).privacy(64)
     assert priv.claim.epsilon == 1.0 and priv.corrected.epsilon == math.inf
-    assert AnytimeLazyUCB(1.0).privacy.corrected is None
+    assert AnytimeLazyUCB(1.0).privacy(64).corrected is None
     with pytest.raises(ValueError, match="forget"):
         AnytimeLazyUCB(1.0, forget="no")

@@ -15,7 +15,7 @@ from dpaudit.registry import ALGORITHMS, load_plugins
 def test_shuffle_se_declares_the_claim_and_the_provable_server_view():
     algo = BatchSE("shuffle", 1.0, base=4)
     assert algo.name == "shuffle-se"
-    priv = algo.privacy_for(40)  # batches of 4 and 16 users
+    priv = algo.privacy(40)  # batches of 4 and 16 users
     assert priv.trust_model == "shuffle" and priv.relation == "user-reward"
     assert priv.claim.notion == "pure" and priv.claim.epsilon == 1.0 and "Thm 3" in priv.claim.source
     assert isinstance(priv.event, ParallelComposedDpEvent)
@@ -24,9 +24,9 @@ def test_shuffle_se_declares_the_claim_and_the_provable_server_view():
     assert priv.corrected.epsilon == pytest.approx(ShuffleSum(1.0, 16, p=1 / 80).local_epsilon(), rel=1e-6)
     assert priv.corrected.epsilon > priv.claim.epsilon
     assert algo.secagg(16, 40).p == pytest.approx(1 / 80)  # p' = q = 1/(2T) (Thm 3)
-    assert math.isfinite(algo.privacy.corrected.epsilon)
+    assert math.isfinite(algo.privacy(10**5).corrected.epsilon)
     returning = BatchSE("shuffle", 1.0, base=4, returning=2)
-    assert returning.batch_epsilon == 0.5 and "App. I" in returning.privacy_for(40).claim.source
+    assert returning.batch_epsilon == 0.5 and "App. I" in returning.privacy(40).claim.source
 
 
 def test_shuffle_se_releases_the_count_of_ones_user_by_user():

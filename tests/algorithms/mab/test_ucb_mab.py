@@ -85,8 +85,8 @@ def test_hybrid_tree_exceeds_the_claimed_epsilon_and_the_fix_does_not():
     assert math.log(d1 / d) > 1.1
     f, f1 = _hybrid_event("fixed", 20, n)
     assert math.log(f1 / f) < 1.05
-    assert HybridUCB(1.0).privacy.corrected.epsilon == 1.5
-    assert HybridUCB(1.0, "fixed").privacy.corrected is None
+    assert HybridUCB(1.0).privacy(1 << 22).corrected.epsilon == 1.5
+    assert HybridUCB(1.0, "fixed").privacy(1 << 22).corrected is None
 
 
 @pytest.mark.parametrize("trial", range(6))
