@@ -41,7 +41,6 @@ __all__ = [
     "pgd_step_size",
     "pgd_round_privacy",
     "advanced_composition",
-    "pgd_claimed_guarantee",
     "project_ball",
     "clip_rows",
     "PgdRelease",
@@ -89,15 +88,6 @@ def advanced_composition(epsilon0: float, delta0: float, count: int, delta_prime
     delta_prime = check_open_unit(delta_prime, "delta_prime")
     eps = epsilon0 * math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) + k * epsilon0 * math.expm1(epsilon0)
     return eps, k * delta0 + delta_prime
-
-
-def pgd_claimed_guarantee(epsilon: float, delta: float, iterations: int) -> tuple[float, float]:
-    """The paper's overall claim for P_GD, evaluated: advanced composition of T_it rounds of
-    (ε_it, δ_it) with δ' = δ_it, so the total δ is exactly δ (seed 002 Lemma T.2). The ε it gives is
-    ≈ (ε/2)√(log((T+1)/δ)/log(1/δ)) + O(ε²/T); Lemma T.2 states it as ε (digest 002 §3.2 recipe:
-    compute it, because ε_it uses log(1/δ) where the composition needs log(1/δ'))."""
-    eps_it, delta_it = pgd_round_privacy(epsilon, delta, iterations)
-    return advanced_composition(eps_it, delta_it, iterations, delta_it)
 
 
 def _shrink(norm: np.ndarray, limit: float) -> np.ndarray:
@@ -238,10 +228,6 @@ class ShuffleGradientDescent:
         """The paper's description: T_it rounds, each (claimed ε of the protocol, δ_it)."""
         round_claim = self.protocol.claimed_event(self.dim, self.round_privacy[1])
         return dp_accounting.SelfComposedDpEvent(round_claim, self.iterations)
-
-    def claimed_guarantee(self) -> tuple[float, float]:
-        """`pgd_claimed_guarantee(ε, δ, T_it)`: the paper's advanced-composition total."""
-        return pgd_claimed_guarantee(self.epsilon, self.delta, self.iterations)
 
 
 def glm_gradients(

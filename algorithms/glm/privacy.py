@@ -26,10 +26,11 @@ import dataclasses
 import dp_accounting
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent, ParallelComposedDpEvent
+from dpaudit.algorithms.glm.claims import glm_tree_events
 from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, private_glm_constants
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
 from dpaudit.algorithms.privacy import RELATIONS, Guarantee, Privacy
-from dpaudit.mechanisms import BinaryTree, glm_tree_events, paper_tree_depth
+from dpaudit.mechanisms import BinaryTree, paper_tree_depth
 from dpaudit.mechanisms.shuffle_gd import ShuffleGradientDescent
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
 from dpaudit.validation import check_positive, check_positive_int

@@ -23,8 +23,9 @@ from typing import Callable
 
 import numpy as np
 
+from dpaudit.algorithms.glm.claims import glm_tree_sigma
 from dpaudit.algorithms.glm.environment import GLMData, GLMEnvironment, get_link
-from dpaudit.mechanisms import BinaryTree, gaussian, glm_tree_sigma
+from dpaudit.mechanisms import BinaryTree, gaussian
 from dpaudit.mechanisms.shuffle_gd import advanced_composition, project_ball
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
 

@@ -37,14 +37,38 @@ from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab.base import Algorithm, resolve_horizon
 from dpaudit.algorithms.mab.outcome import Outcome, SegmentLog
 from dpaudit.algorithms.privacy import Guarantee, Privacy
-from dpaudit.mechanisms.tree import BinaryTree, hybrid_ucb_node_scale, hybrid_ucb_tree_events
-from dpaudit.validation import check_choice, check_epsilon, check_finite_array, check_positive_int
+from dpaudit.mechanisms.tree import BinaryTree
+from dpaudit.validation import check_choice, check_epsilon, check_finite_array, check_positive, check_positive_int
 
 __all__ = ["HybridUCB", "hybrid_arm_releases", "HYBRID_NODE_SCALES", "HYBRID_ENGINES"]
 
 HYBRID_NODE_SCALES = ("paper", "fixed")
 HYBRID_ENGINES = ("windows", "rounds")
 _WINDOW_CELLS = 1 << 17  # bound on runs * window * levels per step of the window engine
+
+
+def hybrid_ucb_node_scale(epsilon: float, tree_index: int) -> float:
+    """Hu, Huang, Mehta, Alg. 4 / App. E.2 (Hybrid-UCB): node noise Lap(log2(λ)/(0.5ε)) = Lap(r/(0.5ε))
+    for tree r with λ = 2^r leaves."""
+    epsilon = check_epsilon(epsilon)
+    r = check_positive_int(tree_index, "tree_index")
+    return r / (0.5 * epsilon)
+
+
+def hybrid_ucb_tree_events(
+    epsilon: float, tree_index: int, node_scale: float | None = None
+) -> tuple[dp_accounting.DpEvent, dp_accounting.DpEvent]:
+    """(claimed, corrected) events of Hybrid-UCB's tree r (Hu, Huang, Mehta, Thm 5 / App. E.3.1).
+
+    Claimed: the paper counts log2(λ) = r nodes per leaf, so Lap(r/(0.5ε)) nodes cost 0.5ε.
+    Corrected: leaf 1 of a tree of 2^r leaves lies in r + 1 released nodes (levels 0..r, the root
+    included), so the tree part costs 0.5ε(r+1)/r (1.5× at r = 1 with the array
+    part). Rewards lie in [0, 1]: leaf sensitivity 1. `node_scale` defaults to the paper's.
+    """
+    r = check_positive_int(tree_index, "tree_index")
+    scale = hybrid_ucb_node_scale(epsilon, r) if node_scale is None else check_positive(node_scale, "node_scale")
+    tree = BinaryTree(horizon=1 << r, noise="laplace", scale=scale)
+    return tree.event(1.0, nodes_per_leaf=r), tree.event(1.0)
 
 
 def _node_scale(epsilon: float, r: int, which: str) -> float:
