@@ -6,7 +6,8 @@ claims made for it: the paper's, and the corrected accounting where the digest s
 wrong, each naming the accountant that gives it. Every claim states what the audit should find
 (`expect`): a sound claim must come out "consistent"; a claim the digests show to be wrong (or a
 known-buggy variant run against the paper's claim) must come out "violation". Entries are registered
-in `dpaudit.registry.AUDITS` by the modules of this package; `audits/run.py` executes them.
+in `dpaudit.registry.AUDITS` by the modules of this package; `audits/run.py` executes them (this
+module imports it; it never imports this one at run time).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from dpaudit.audits.run import run_entry
 from dpaudit.validation import check_choice, check_delta, check_epsilon, check_positive_int
 
 __all__ = [
@@ -243,8 +245,6 @@ class AuditEntry:
 
     def run(self, **options: Any) -> dict[str, Any]:
         """Audit this entry; see `dpaudit.audits.run.run_entry` for the options and the record returned."""
-        from dpaudit.audits.run import run_entry
-
         return run_entry(self, **options)
 
     def summary(self) -> dict[str, Any]:

@@ -201,3 +201,21 @@ def test_importing_the_catalog_builds_no_claims():
     assert not any(built.values())
     for name in ("linucb-sdp-vec.batch-sum", "linucb-sdp-amp.batch-sum", "dp-conse.rct-lengths", "ftnl.rnm"):
         assert built[name] is False  # declared lazily: accounted when audited, not when imported
+
+
+def test_catalog_imports_run_in_one_direction():
+    """Regression: catalog.py and run.py imported each other inside functions; now only catalog -> run."""
+    import ast
+    import pathlib
+
+    import dpaudit.audits.catalog as catalog
+    import dpaudit.audits.run as run
+
+    def runtime_imports(module) -> set[str]:
+        tree = ast.parse(pathlib.Path(module.__file__).read_text())
+        skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                and getattr(node.test, "id", "") == "TYPE_CHECKING" for n in ast.walk(node)}
+        return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and id(n) not in skip and n.module}
+
+    assert "dpaudit.audits.run" in runtime_imports(catalog)
+    assert "dpaudit.audits.catalog" not in runtime_imports(run)
