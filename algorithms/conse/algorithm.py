@@ -170,35 +170,27 @@ def _group_stats(
     return cnt, mean, var
 
 
-def run_conse(
-    env: PatientExperiment,
-    data: PatientData,
-    params: ConSEParams,
-    rng: np.random.Generator,
-    release: bool = False,
-) -> ConSEResult:
-    """Run ConSE (params.epsilon None) or DP-ConSE on every run of `data` (seed 000 Algs. 1 and 2).
+@dataclasses.dataclass(frozen=True)
+class _Phase1Epochs:
+    """Phase 1's epoch geometry per (run, type): noisy lengths, their ends, which ended within phase 1,
+    and the epoch index of every phase-1 arrival."""
 
-    Coins, lengths and noises come from `rng`; the output distribution equals that of the per-unit
-    listing with the digest's defaults (epochs start at e = 1; μ reset at phase 2; epochs of noisy length
-    0 last one arrival, as line 9 tests r_j ≥ R^j_e after incrementing r_j; types with fewer than T_j
-    phase-2 arrivals output their estimate at t = n from the available samples).
-    """
-    m = env.num_types
-    if data.types.max(initial=0) >= m:
-        raise ValueError(f"data.types must be < num_types {m}")
-    runs, n = data.types.shape
-    if n < 2:
-        raise ValueError(f"horizon must be at least 2, got {n}")
-    half = n // 2
-    eps = params.epsilon
-    coins = (rng.random((runs, n)) < 0.5).astype(np.int64)
-    rewards = np.where(coins == 1, data.y1, data.y0)
-    rows = np.arange(runs)[:, None]
+    r_e: np.ndarray
+    h_e: np.ndarray
+    c_e: np.ndarray
+    lengths: np.ndarray
+    done: np.ndarray
+    epoch_of_arrival: np.ndarray
 
-    # ---- phase 1: epochs per (run, type)
-    types1 = data.types[:, :half]
-    ranks1, order1, starts1, counts1 = _ranks(types1, m)
+    @property
+    def count(self) -> int:
+        return self.r_e.size
+
+
+def _phase1_epochs(params: ConSEParams, types1: np.ndarray, n: int, m: int, rng: np.random.Generator) -> _Phase1Epochs:
+    """Epoch lengths R_e (Lap+_ε(R_e) for DP-ConSE, Alg. 2 line 5), enough epochs to cover phase 1."""
+    runs, half = types1.shape
+    _, order1, starts1, counts1 = _ranks(types1, m)
     epochs = 1
     while np.ceil(epoch_schedule(params, n, epochs)[0]).sum() < half + 1:
         epochs += 1
@@ -206,7 +198,7 @@ def run_conse(
     while True:
         r_e, h_e, c_e = epoch_schedule(params, n, epochs)
         if params.private:
-            lengths = lap_plus(rng, eps, params.length_centre * r_e[None, None, :], (runs, m, epochs))
+            lengths = lap_plus(rng, params.epsilon, params.length_centre * r_e[None, None, :], (runs, m, epochs))
         else:
             lengths = np.broadcast_to(np.ceil(r_e).astype(np.int64), (runs, m, epochs)).copy()
         lengths = np.maximum(lengths, 1)
@@ -226,38 +218,91 @@ def run_conse(
     epoch_sorted = np.cumsum(marker, axis=1)[:, :half]
     epoch1 = np.empty_like(epoch_sorted)
     np.put_along_axis(epoch1, order1, epoch_sorted, axis=1)
+    return _Phase1Epochs(r_e, h_e, c_e, lengths, done, epoch1)
 
-    a1 = coins[:, :half]
-    key = ((rows * m + types1) * epochs + epoch1) * 2 + a1
-    cnt, mean, _ = _group_stats(key.ravel(), rewards[:, :half].ravel(), runs * m * epochs * 2)
-    cnt = cnt.reshape(runs, m, epochs, 2)
-    means = mean.reshape(runs, m, epochs, 2)
-    if not params.reset_means:  # digest 000 §6 bug 1: running means over all epochs so far
+
+def _phase1_means(params: ConSEParams, ep: _Phase1Epochs, types1: np.ndarray, coins1: np.ndarray,
+                  rewards1: np.ndarray, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Per (run, type, epoch, arm) counts and epoch means, plus Lap(2/(ε R_e)) for DP-ConSE (Alg. 2 line 9)."""
+    runs = types1.shape[0]
+    rows = np.arange(runs)[:, None]
+    key = ((rows * m + types1) * ep.count + ep.epoch_of_arrival) * 2 + coins1
+    cnt, mean, _ = _group_stats(key.ravel(), rewards1.ravel(), runs * m * ep.count * 2)
+    cnt = cnt.reshape(runs, m, ep.count, 2)
+    means = mean.reshape(runs, m, ep.count, 2)
+    if not params.reset_means:  # the variant whose means run over all epochs so far (not zeroed)
         means = np.cumsum(cnt * means, axis=2) / np.maximum(np.cumsum(cnt, axis=2), 1.0)
     if params.private:
-        means = means + laplace(rng, 1.0, means.shape) * (2.0 / (eps * r_e))[None, None, :, None]
-    threshold = 2 * h_e + 2 * c_e
+        means = means + laplace(rng, 1.0, means.shape) * (2.0 / (params.epsilon * ep.r_e))[None, None, :, None]
+    return cnt, means
+
+
+def _eliminate(ep: _Phase1Epochs, means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Successive elimination over the epochs ended in phase 1: (kept arm or -1, last epoch of fair coins)."""
+    runs, m = means.shape[:2]
+    threshold = 2 * ep.h_e + 2 * ep.c_e
     active = np.ones((runs, m), dtype=bool)
     kept = np.full((runs, m), -1, dtype=np.int64)
-    last_coin_epoch = np.full((runs, m), epochs, dtype=np.int64)
-    for e in range(epochs):
+    last_coin_epoch = np.full((runs, m), ep.count, dtype=np.int64)
+    for e in range(ep.count):
         diff = means[:, :, e, 1] - means[:, :, e, 0]
-        elim = active & done[:, :, e] & (np.abs(diff) > threshold[e])
+        elim = active & ep.done[:, :, e] & (np.abs(diff) > threshold[e])
         kept[elim] = (diff[elim] > 0).astype(np.int64)
         last_coin_epoch[elim] = e
         active &= ~elim
-    exploring = epoch1 <= np.take_along_axis(last_coin_epoch, types1, axis=1)
-    kept_phase1 = np.take_along_axis(kept, types1, axis=1)
-    actions1 = np.where(exploring, a1, kept_phase1)
+    return kept, last_coin_epoch
+
+
+def _rct_lengths(params: ConSEParams, counts1: np.ndarray, n: int,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(T_j, T_min): T_min = max{floor, min_j f̂_j^(1-α)}, T_j = Lap+_ε(T_min) for DP-ConSE (Alg. 2 line 13)."""
+    runs, m = counts1.shape
+    eps = params.epsilon
+    floor = math.log(n) / eps if params.tmin_floor == "log_n_over_eps" else math.log(n)
+    t_min = np.maximum(floor, np.min(counts1.astype(float) ** (1.0 - params.alpha), axis=1))
+    if params.private:
+        return lap_plus(rng, eps, t_min[:, None], (runs, m)), t_min
+    return np.broadcast_to(np.ceil(t_min)[:, None], (runs, m)).astype(np.int64).copy(), t_min
+
+
+def run_conse(
+    env: PatientExperiment,
+    data: PatientData,
+    params: ConSEParams,
+    rng: np.random.Generator,
+    release: bool = False,
+) -> ConSEResult:
+    """Run ConSE (params.epsilon None) or DP-ConSE on every run of `data` (Li, Shi, Simchi-Levi, ICML 2024,
+    Algorithms 1 and 2).
+
+    Coins, lengths and noises come from `rng`; the output distribution equals that of the per-unit
+    listing with these defaults: epochs start at e = 1; μ reset at phase 2; epochs of noisy length 0
+    last one arrival, as line 9 tests r_j ≥ R^j_e after incrementing r_j; types with fewer than T_j
+    phase-2 arrivals output their estimate at t = n from the available samples.
+    """
+    m = env.num_types
+    if data.types.max(initial=0) >= m:
+        raise ValueError(f"data.types must be < num_types {m}")
+    runs, n = data.types.shape
+    if n < 2:
+        raise ValueError(f"horizon must be at least 2, got {n}")
+    half = n // 2
+    eps = params.epsilon
+    coins = (rng.random((runs, n)) < 0.5).astype(np.int64)
+    rewards = np.where(coins == 1, data.y1, data.y0)
+    rows = np.arange(runs)[:, None]
+
+    # ---- phase 1: epochs per (run, type), noisy means, elimination
+    types1 = data.types[:, :half]
+    counts1 = _ranks(types1, m)[3]
+    ep = _phase1_epochs(params, types1, n, m, rng)
+    cnt, means = _phase1_means(params, ep, types1, coins[:, :half], rewards[:, :half], m, rng)
+    kept, last_coin_epoch = _eliminate(ep, means)
+    exploring = ep.epoch_of_arrival <= np.take_along_axis(last_coin_epoch, types1, axis=1)
+    actions1 = np.where(exploring, coins[:, :half], np.take_along_axis(kept, types1, axis=1))
 
     # ---- phase 2: RCT of length T_j, then the phase-1 arm (a fixed fair coin if undecided)
-    f_hat = counts1.astype(float)
-    floor = math.log(n) / eps if params.tmin_floor == "log_n_over_eps" else math.log(n)
-    t_min = np.maximum(floor, np.min(f_hat ** (1.0 - params.alpha), axis=1))
-    if params.private:
-        t_len = lap_plus(rng, eps, t_min[:, None], (runs, m))
-    else:
-        t_len = np.broadcast_to(np.ceil(t_min)[:, None], (runs, m)).astype(np.int64).copy()
+    t_len, t_min = _rct_lengths(params, counts1, n, rng)
     undecided = rng.integers(0, 2, size=(runs, m))
     final_arm = np.where(kept >= 0, kept, undecided)
     types2 = data.types[:, half:]
@@ -283,10 +328,10 @@ def run_conse(
     released = None
     if release:
         released = {
-            "epoch_lengths": lengths,
+            "epoch_lengths": ep.lengths,
             "epoch_means": means,
             "epoch_counts": cnt,
-            "epoch_done": done,
+            "epoch_done": ep.done,
             "rct_lengths": t_len,
             "estimates": estimates,
         }
