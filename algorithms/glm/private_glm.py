@@ -233,9 +233,96 @@ def _fit(rng, link, theta0, X, y, mask, sigma, iterations, clip, radius, private
     return avg / keep
 
 
+@dataclasses.dataclass
+class _Rounds:
+    """Private-GLM's per-run state over the rounds (mutated in place by the steps below)."""
+
+    v_prefix: np.ndarray
+    h_prefix: np.ndarray
+    h_tau_inv: np.ndarray
+    maxdet_cur: np.ndarray
+    maxdet_tau: np.ndarray
+    theta_o: np.ndarray
+    theta_tau: np.ndarray
+    calls_o: np.ndarray
+    calls_tau: np.ndarray
+    X: np.ndarray
+    Y: np.ndarray
+    explore: np.ndarray
+    switches: np.ndarray
+    actions: np.ndarray
+    inst: np.ndarray
+
+    @classmethod
+    def start(cls, runs: int, T: int, d: int, lam: float) -> "_Rounds":
+        maxdet = np.full(runs, lam**d)
+        return cls(np.zeros((runs, d, d)), np.zeros((runs, d, d)), np.broadcast_to(np.eye(d) / lam, (runs, d, d)).copy(),
+                   maxdet, maxdet.copy(), np.zeros((runs, d)), np.zeros((runs, d)), np.zeros(runs, dtype=np.int64),
+                   np.zeros(runs, dtype=np.int64), np.zeros((runs, T, d)), np.zeros((runs, T)),
+                   np.zeros((runs, T), dtype=bool), np.zeros((runs, T), dtype=bool), np.zeros((runs, T), dtype=np.int64),
+                   np.zeros((runs, T)))
+
+
+def _switching(st: _Rounds, params: PrivateGLMParams, c: PrivateGLMConstants, h_now: np.ndarray,
+               exp_now: np.ndarray, d: int) -> np.ndarray:
+    """Criterion II on exploitation rounds: the running max of det H_s doubled since τ (or the
+    eigenvalue variant), while the count of θ̂_τ refits stays below its cutoff."""
+    st.maxdet_cur = np.maximum(st.maxdet_cur, np.linalg.det(h_now))
+    if params.switching == "determinant":
+        grown = st.maxdet_cur > 2.0 * st.maxdet_tau
+    else:
+        grown = np.linalg.eigvals(st.h_tau_inv @ h_now).real.max(axis=1) > 1 + 5 / (8 * math.sqrt(d)) + 0.05
+    return (~exp_now) & grown & (st.calls_tau < c.count2_cutoff)
+
+
+def _switch(st: _Rounds, sw: np.ndarray, t: int, h_now: np.ndarray, rng: np.random.Generator, link,
+            params: PrivateGLMParams, c: PrivateGLMConstants, S: float) -> None:
+    """At a switch: τ = t, H_τ = H_t, and θ̂_τ refit on the exploitation rounds so far (noisy optimiser)."""
+    idx = np.nonzero(sw)[0]
+    st.maxdet_tau[idx] = st.maxdet_cur[idx]
+    st.h_tau_inv[idx] = np.linalg.inv(h_now[idx])
+    mask = (~st.explore[idx, :t]) if not params.exploration_in_exploit_data else np.ones((idx.size, t), bool)
+    if t > 0:
+        start = st.theta_tau[idx] if params.centre == "paper" else (st.theta_o[idx] + st.theta_tau[idx]) / 2
+        st.theta_tau[idx] = _fit(rng, link, start, st.X[idx, :t], st.Y[idx, :t], mask.astype(float), c.sigma_opt_tau,
+                                 params.optimizer_iterations, params.clip, S, params.private)
+    st.calls_tau[idx] += 1
+    st.switches[idx, t] = True
+
+
+def _choose(st: _Rounds, arms: np.ndarray, norms2: np.ndarray, exp_now: np.ndarray, params: PrivateGLMParams,
+            c: PrivateGLMConstants, kappa: float) -> np.ndarray:
+    """Exploration: the arm of largest ‖x‖_{V⁻¹}; exploitation: eliminate with θ̂_o, then UCB on H_τ."""
+    width_v = np.sqrt(np.maximum(norms2, 0.0))
+    lin_o = st.theta_o @ arms.T
+    rad = c.gamma * math.sqrt(kappa) * width_v
+    keep = (lin_o + rad) >= (lin_o - rad).max(axis=1, keepdims=True)
+    centre = st.theta_tau if params.centre == "paper" else (st.theta_o + st.theta_tau) / 2
+    width_h = np.sqrt(np.maximum(np.einsum("kd,rde,ke->rk", arms, st.h_tau_inv, arms), 0.0))
+    ucb = np.where(keep, centre @ arms.T + c.beta * width_h, -np.inf)
+    return np.where(exp_now, norms2.argmax(axis=1), ucb.argmax(axis=1))
+
+
+def _refit_o(st: _Rounds, exp_now: np.ndarray, t: int, rng: np.random.Generator, link, params: PrivateGLMParams,
+             c: PrivateGLMConstants, S: float) -> None:
+    """θ̂_o refit on the exploration rounds after every exploration round, up to count1_cutoff calls."""
+    fit_o = exp_now & (st.calls_o < c.count1_cutoff)
+    if fit_o.any():
+        idx = np.nonzero(fit_o)[0]
+        mask = st.explore[idx, : t + 1].astype(float)
+        start = (st.theta_o[idx] + st.theta_tau[idx]) / 2
+        st.theta_o[idx] = _fit(rng, link, start, st.X[idx, : t + 1], st.Y[idx, : t + 1], mask, c.sigma_opt_o,
+                               params.optimizer_iterations, params.clip, S, params.private)
+        st.calls_o[idx] += 1
+
+
 def run_private_glm(env: GLMEnvironment, data: GLMData, params: PrivateGLMParams, rng: np.random.Generator,
                     release: bool = False, S: float | None = None) -> PrivateGLMResult:
-    """Private-GLM (seed 002 Alg. 2) on every run of `data`; S defaults to ‖θ*‖ (the known bound)."""
+    """Private-GLM (Sarmasarkar, Alg. 2) on every run of `data`; S defaults to ‖θ*‖ (the known bound).
+
+    Each round: project the released V and H, decide exploration, test the switching criterion (and
+    refit θ̂_τ), choose the arm, insert the round's leaves into the V and H trees, refit θ̂_o.
+    """
     link = get_link(env.link)
     runs, T = data.seeds.shape
     if T != env.horizon:
@@ -243,93 +330,42 @@ def run_private_glm(env: GLMEnvironment, data: GLMData, params: PrivateGLMParams
     d, S = env.dim, env.S if S is None else S
     kappa, kappa_star = env.kappa, env.kappa_star
     c = private_glm_constants(params, T, d, kappa, kappa_star, S)
-    private = params.private
     tv = BinaryTree(T, "gaussian", c.sigma_v, (d, d), symmetric=True, symmetrize="average").start(rng, runs)
     th = BinaryTree(T, "gaussian", c.sigma_h, (d, d), symmetric=True, symmetrize="average").start(rng, runs)
     eye = np.eye(d)
-    v_prefix = np.zeros((runs, d, d))
-    h_prefix = np.zeros((runs, d, d))
-    h_tau_inv = np.broadcast_to(eye / c.lam, (runs, d, d)).copy()
-    maxdet_cur = np.full(runs, c.lam**d)
-    maxdet_tau = maxdet_cur.copy()
-    theta_o = np.zeros((runs, d))
-    theta_tau = np.zeros((runs, d))
-    calls_o = np.zeros(runs, dtype=np.int64)
-    calls_tau = np.zeros(runs, dtype=np.int64)
-    X = np.zeros((runs, T, d))
-    Y = np.zeros((runs, T))
-    explore = np.zeros((runs, T), dtype=bool)
-    switches = np.zeros((runs, T), dtype=bool)
-    actions = np.zeros((runs, T), dtype=np.int64)
-    inst = np.zeros((runs, T))
+    st = _Rounds.start(runs, T, d, c.lam)
     rel_v = np.zeros((runs, T, d, d)) if release else None
     rel_h = np.zeros((runs, T, d, d)) if release else None
     rows = np.arange(runs)
     kappa_cap = 1.0 / kappa_star
     for t in range(T):
         arms = env.contexts[t]  # (K, d)
-        v_raw = v_prefix + c.lam * eye
-        h_raw = h_prefix + c.lam * eye
+        v_raw = st.v_prefix + c.lam * eye
+        h_raw = st.h_prefix + c.lam * eye
         if release:
             rel_v[:, t], rel_h[:, t] = v_raw, h_raw
         _, v_inv = _project_psd(v_raw, c.lam_min)
         h_now, _ = _project_psd(h_raw, c.lam_min)
         norms2 = np.einsum("kd,rde,ke->rk", arms, v_inv, arms)
         exp_now = norms2.max(axis=1) >= c.threshold
-        # Criterion II on exploitation rounds: running max of det H_s doubled since τ
-        det_h = np.linalg.det(h_now)
-        maxdet_cur = np.maximum(maxdet_cur, det_h)
-        if params.switching == "determinant":
-            grown = maxdet_cur > 2.0 * maxdet_tau
-        else:
-            grown = np.linalg.eigvals(h_tau_inv @ h_now).real.max(axis=1) > 1 + 5 / (8 * math.sqrt(d)) + 0.05
-        sw = (~exp_now) & grown & (calls_tau < c.count2_cutoff)
+        sw = _switching(st, params, c, h_now, exp_now, d)
         if sw.any():
-            idx = np.nonzero(sw)[0]
-            maxdet_tau[idx] = maxdet_cur[idx]
-            h_tau_inv[idx] = np.linalg.inv(h_now[idx])
-            mask = (~explore[idx, :t]) if not params.exploration_in_exploit_data else np.ones((idx.size, t), bool)
-            if t > 0:
-                start = theta_tau[idx] if params.centre == "paper" else (theta_o[idx] + theta_tau[idx]) / 2
-                theta_tau[idx] = _fit(rng, link, start, X[idx, :t], Y[idx, :t], mask.astype(float), c.sigma_opt_tau,
-                                      params.optimizer_iterations, params.clip, S, private)
-            calls_tau[idx] += 1
-            switches[idx, t] = True
-        # exploitation choice: eliminate with θ̂_o, then UCB on H_τ
-        width_v = np.sqrt(np.maximum(norms2, 0.0))
-        lin_o = theta_o @ arms.T
-        rad = c.gamma * math.sqrt(kappa) * width_v
-        keep = (lin_o + rad) >= (lin_o - rad).max(axis=1, keepdims=True)
-        centre = theta_tau if params.centre == "paper" else (theta_o + theta_tau) / 2
-        width_h = np.sqrt(np.maximum(np.einsum("kd,rde,ke->rk", arms, h_tau_inv, arms), 0.0))
-        ucb = np.where(keep, centre @ arms.T + c.beta * width_h, -np.inf)
-        a = np.where(exp_now, norms2.argmax(axis=1), ucb.argmax(axis=1))
+            _switch(st, sw, t, h_now, rng, link, params, c, S)
+        a = _choose(st, arms, norms2, exp_now, params, c, kappa)
         x = arms[a]
-        r = env.rewards(data, t, a)
-        actions[:, t] = a
-        inst[:, t] = env.regret(t, a)
-        X[:, t], Y[:, t] = x, r
-        explore[:, t] = exp_now
+        st.actions[:, t] = a
+        st.inst[:, t] = env.regret(t, a)
+        st.X[:, t], st.Y[:, t] = x, env.rewards(data, t, a)
+        st.explore[:, t] = exp_now
         outer = x[:, :, None] * x[:, None, :]
-        if params.v_leaf == "code":
-            outer_v = outer / (1.0 + norms2[rows, a])[:, None, None]
-        else:
-            outer_v = outer
-        scal = np.minimum(link.derivative(np.einsum("rd,rd->r", x, theta_o)) / math.e, kappa_cap)
-        v_prefix = tv.insert(np.where(exp_now[:, None, None], outer_v, 0.0))
-        h_prefix = th.insert(np.where(exp_now[:, None, None], 0.0, scal[:, None, None] * outer))
-        # θ̂_o refit after every exploration round, up to count1_cutoff calls
-        fit_o = exp_now & (calls_o < c.count1_cutoff)
-        if fit_o.any():
-            idx = np.nonzero(fit_o)[0]
-            mask = explore[idx, : t + 1].astype(float)
-            start = (theta_o[idx] + theta_tau[idx]) / 2
-            theta_o[idx] = _fit(rng, link, start, X[idx, : t + 1], Y[idx, : t + 1], mask, c.sigma_opt_o,
-                                params.optimizer_iterations, params.clip, S, private)
-            calls_o[idx] += 1
+        outer_v = outer / (1.0 + norms2[rows, a])[:, None, None] if params.v_leaf == "code" else outer
+        scal = np.minimum(link.derivative(np.einsum("rd,rd->r", x, st.theta_o)) / math.e, kappa_cap)
+        st.v_prefix = tv.insert(np.where(exp_now[:, None, None], outer_v, 0.0))
+        st.h_prefix = th.insert(np.where(exp_now[:, None, None], 0.0, scal[:, None, None] * outer))
+        _refit_o(st, exp_now, t, rng, link, params, c, S)
     released = {"V": rel_v, "H": rel_h} if release else None
-    return PrivateGLMResult(actions, np.cumsum(inst, axis=1), explore, switches, calls_o, calls_tau, theta_o,
-                            theta_tau, c, released)
+    return PrivateGLMResult(st.actions, np.cumsum(st.inst, axis=1), st.explore, st.switches, st.calls_o, st.calls_tau,
+                            st.theta_o, st.theta_tau, c, released)
 
 
 def private_glm_target(
