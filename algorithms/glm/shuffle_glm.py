@@ -143,22 +143,23 @@ def _sample(rng: np.random.Generator, pi: np.ndarray) -> np.ndarray:
     return np.minimum((u > c).sum(axis=-1), pi.shape[-1] - 1)
 
 
-def run_shuffle_glm(env: GLMEnvironment, data: GLMData, params: ShuffleGLMParams, rng: np.random.Generator,
-                    S: float | None = None) -> ShuffleGLMResult:
-    """ShuffleGLM (seed 002 Alg. 1) on every run of `data`; S defaults to ‖θ*‖, κ and κ* to the instance's."""
-    link = get_link(env.link)
-    runs, T = data.seeds.shape
-    if T != env.horizon:
-        raise ValueError(f"data must hold horizon {env.horizon} rounds, got {T}")
-    d, R = env.dim, 1.0
-    S = env.S if S is None else check_positive(S, "S")
-    kappa, kappa_star = env.kappa, env.kappa_star
+@dataclasses.dataclass(frozen=True)
+class _Schedule:
+    """ShuffleGLM's constants for one run length: λ (eq. 8), γ, and the batch ends (eqs. 6-7)."""
+
+    lam: float
+    gamma: float
+    ends: np.ndarray
+
+
+def _schedule(env: GLMEnvironment, params: ShuffleGLMParams, T: int, S: float, R: float) -> _Schedule:
+    """λ and γ from the warm-up V release's noise level (eq. 10 with the protocol's real variance), and the
+    batch ends with B_1 from eq. 6 unless `params.first_batch` is given."""
+    d, kappa = env.dim, env.kappa
     m = params.batches or max(1, math.ceil(math.log2(max(math.log2(T), 1.0))))
     eps, delta = params.epsilon, params.delta
-    # noise level of the warm-up V release (eq. 10 with the protocol's real variance) and eq. 8's λ
-    n_ref = T
     if params.private:
-        sigma = math.sqrt(_matrix_protocol(eps / 2, delta / 2, n_ref, d, 1.0).noise_variance_bound())
+        sigma = math.sqrt(_matrix_protocol(eps / 2, delta / 2, T, d, 1.0).noise_variance_bound())
         nu = R * S**2 / eps * math.sqrt(d * math.log(T * d / delta) ** 3)
     else:
         sigma, nu = 0.0, 0.0
@@ -170,7 +171,73 @@ def run_shuffle_glm(env: GLMEnvironment, data: GLMData, params: ShuffleGLMParams
         first = (math.sqrt(kappa) * math.exp(3 * S) * d**2 * gamma**2 / S * alpha) ** (2.0 / 3.0)
     else:
         first = params.first_batch
-    ends = shuffle_glm_batches(T, m, first)
+    return _Schedule(lam, gamma, shuffle_glm_batches(T, m, first))
+
+
+def _batch_design(ctx: np.ndarray, k: int, thetas: np.ndarray, inv_mats: np.ndarray, link, params: ShuffleGLMParams,
+                  gamma: float, kappa: float, S: float, R: float, runs: int) -> np.ndarray:
+    """Batch k's sampling design π over each round's arms: G-optimal on the raw contexts for batch 1; later,
+    on the arms surviving every earlier batch's elimination, G-optimal on the contexts scaled by μ'/β (Alg. 1)."""
+    if k == 0:
+        return np.broadcast_to(g_optimal_design(ctx, iterations=params.design_iterations), (runs,) + ctx.shape[:2])
+    mask = np.ones((runs,) + ctx.shape[:2], dtype=bool)
+    for j in range(k):
+        lin = np.einsum("nkd,rd->rnk", ctx, thetas[:, j])
+        w = np.sqrt(np.maximum(np.einsum("nki,rij,nkj->rnk", ctx, inv_mats[:, j], ctx), 0.0))
+        rad = gamma * (math.sqrt(kappa) if (j == 0 or params.root_kappa_later) else 1.0) * w
+        lcb = np.where(mask, lin - rad, -np.inf).max(axis=2, keepdims=True)
+        mask &= (lin + rad) >= lcb
+    wv = np.sqrt(np.maximum(np.einsum("nki,rij,nkj->rnk", ctx, inv_mats[:, 0], ctx), 0.0))
+    beta = np.exp(R * np.minimum(2 * S, gamma * math.sqrt(kappa) * wv))
+    scal = link.derivative(np.einsum("nkd,rd->rnk", ctx, thetas[:, 0])) / beta
+    return g_optimal_design(np.sqrt(scal)[..., None] * ctx[None], mask, iterations=params.design_iterations)
+
+
+def _leaf_weights(x: np.ndarray, k: int, thetas: np.ndarray, inv_mats: np.ndarray, link, gamma: float,
+                  kappa: float, kappa_star: float, S: float, R: float) -> np.ndarray:
+    """Weights of the users' x xᵀ in batch k's matrix: 1 in batch 1, else min(μ'(xᵀθ̂_1)/β, 1/κ*)."""
+    if k == 0:
+        return np.ones(x.shape[:2])
+    c = link.derivative(np.einsum("rnd,rd->rn", x, thetas[:, 0]))
+    wv_t = np.sqrt(np.maximum(np.einsum("rni,rij,rnj->rn", x, inv_mats[:, 0], x), 0.0))
+    return np.minimum(c / np.exp(R * np.minimum(2 * S, gamma * math.sqrt(kappa) * wv_t)), 1.0 / kappa_star)
+
+
+def _estimate(grads, params: ShuffleGLMParams, n: int, d: int, lam: float, S: float, link, rng: np.random.Generator,
+              runs: int) -> tuple[np.ndarray, int]:
+    """(θ̄, rounds): P_GD over the shuffled gradients (private), or exact projected GD on the mean gradient."""
+    eps, delta = params.epsilon, params.delta
+    if params.private:
+        it = params.pgd_iterations or pgd_iterations(eps / 2, delta / 2, n, d)
+        pgd = ShuffleGradientDescent(n, d, eps / 2, delta / 2, params.lipschitz, S, iterations=it, regularization=lam)
+        return pgd.run(rng, grads, runs).theta_bar, it
+    it = params.pgd_iterations or 200
+    theta = np.zeros((runs, d))
+    total = np.zeros_like(theta)
+    eta = 1.0 / link.sup_derivative
+    for _ in range(it):
+        g = grads(theta).mean(axis=1) + lam / n * theta
+        theta = project_ball(theta - eta * g, S)
+        total += theta
+    return total / it, it
+
+
+def run_shuffle_glm(env: GLMEnvironment, data: GLMData, params: ShuffleGLMParams, rng: np.random.Generator,
+                    S: float | None = None) -> ShuffleGLMResult:
+    """ShuffleGLM (Sarmasarkar, Alg. 1) on every run of `data`; S defaults to ‖θ*‖, κ and κ* to the instance's.
+
+    Each batch: its design (`_batch_design`), the users' arms and rewards, the shuffled sum of their
+    weighted x xᵀ (+ λI), and θ̂ by P_GD (`_estimate`).
+    """
+    link = get_link(env.link)
+    runs, T = data.seeds.shape
+    if T != env.horizon:
+        raise ValueError(f"data must hold horizon {env.horizon} rounds, got {T}")
+    d, R = env.dim, 1.0
+    S = env.S if S is None else check_positive(S, "S")
+    kappa, kappa_star = env.kappa, env.kappa_star
+    sched = _schedule(env, params, T, S, R)
+    lam, gamma, ends = sched.lam, sched.gamma, sched.ends
     starts = np.concatenate([[0], ends[:-1]])
     nb = ends.size
     actions = np.zeros((runs, T), dtype=np.int64)
@@ -183,23 +250,7 @@ def run_shuffle_glm(env: GLMEnvironment, data: GLMData, params: ShuffleGLMParams
     for k, (s, e) in enumerate(zip(starts, ends)):
         n = int(e - s)
         ctx = env.contexts[s:e]  # (n, K, d), shared by the runs
-        if k == 0:
-            pi = np.broadcast_to(g_optimal_design(ctx, iterations=params.design_iterations), (runs,) + ctx.shape[:2])
-            weight = np.ones((runs, n))
-        else:
-            mask = np.ones((runs, n, ctx.shape[1]), dtype=bool)
-            for j in range(k):
-                lin = np.einsum("nkd,rd->rnk", ctx, thetas[:, j])
-                w = np.sqrt(np.maximum(np.einsum("nki,rij,nkj->rnk", ctx, inv_mats[:, j], ctx), 0.0))
-                rad = gamma * (math.sqrt(kappa) if (j == 0 or params.root_kappa_later) else 1.0) * w
-                lcb = np.where(mask, lin - rad, -np.inf).max(axis=2, keepdims=True)
-                mask &= (lin + rad) >= lcb
-            wv = np.sqrt(np.maximum(np.einsum("nki,rij,nkj->rnk", ctx, inv_mats[:, 0], ctx), 0.0))
-            beta = np.exp(R * np.minimum(2 * S, gamma * math.sqrt(kappa) * wv))
-            scal = link.derivative(np.einsum("nkd,rd->rnk", ctx, thetas[:, 0])) / beta
-            scaled = np.sqrt(scal)[..., None] * ctx[None]
-            pi = g_optimal_design(scaled, mask, iterations=params.design_iterations)
-            weight = None
+        pi = _batch_design(ctx, k, thetas, inv_mats, link, params, gamma, kappa, S, R, runs)
         a = _sample(rng, pi)  # (runs, n)
         x = ctx[np.arange(n)[None, :], a]  # (runs, n, d)
         mu = env.means[s:e][np.arange(n)[None, :], a]
@@ -207,36 +258,18 @@ def run_shuffle_glm(env: GLMEnvironment, data: GLMData, params: ShuffleGLMParams
         r = np.where(np.isnan(pinned), (data.seeds[:, s:e] < mu).astype(float), pinned)
         actions[:, s:e] = a
         inst[:, s:e] = env.means[s:e].max(axis=1)[None, :] - mu
-        if weight is None:
-            c = link.derivative(np.einsum("rnd,rd->rn", x, thetas[:, 0]))
-            wv_t = np.sqrt(np.maximum(np.einsum("rni,rij,rnj->rn", x, inv_mats[:, 0], x), 0.0))
-            weight = np.minimum(c / np.exp(R * np.minimum(2 * S, gamma * math.sqrt(kappa) * wv_t)), 1.0 / kappa_star)
+        weight = _leaf_weights(x, k, thetas, inv_mats, link, gamma, kappa, kappa_star, S, R)
         outer = weight[..., None, None] * x[..., :, None] * x[..., None, :]
         bound = 1.0 if k == 0 else 1.0 / kappa_star
         if params.private:
-            released = _matrix_protocol(eps / 2, delta / 2, n, d, bound).sum_matrices(rng, outer)
+            released = _matrix_protocol(params.epsilon / 2, params.delta / 2, n, d, bound).sum_matrices(rng, outer)
         else:
             released = outer.sum(axis=1)
         mats[:, k] = released + lam * eye
         w_eig, u_eig = np.linalg.eigh(mats[:, k])
         w_eig = np.maximum(w_eig, lam * 1e-3)  # post-processing: keep the released matrix invertible
         inv_mats[:, k] = (u_eig / w_eig[:, None, :]) @ np.swapaxes(u_eig, -1, -2)
-        grads = glm_gradients(x, r, link.mean)
-        if params.private:
-            it = params.pgd_iterations or pgd_iterations(eps / 2, delta / 2, n, d)
-            pgd = ShuffleGradientDescent(n, d, eps / 2, delta / 2, params.lipschitz, S, iterations=it,
-                                         regularization=lam)
-            thetas[:, k] = pgd.run(rng, grads, runs).theta_bar
-        else:
-            it = params.pgd_iterations or 200
-            theta = np.zeros((runs, d))
-            total = np.zeros_like(theta)
-            eta = 1.0 / link.sup_derivative
-            for _ in range(it):
-                g = grads(theta).mean(axis=1) + lam / n * theta
-                theta = project_ball(theta - eta * g, S)
-                total += theta
-            thetas[:, k] = total / it
+        thetas[:, k], it = _estimate(glm_gradients(x, r, link.mean), params, n, d, lam, S, link, rng, runs)
         iters.append(int(it))
     return ShuffleGLMResult(actions, np.cumsum(inst, axis=1), ends, thetas, mats, float(lam), float(gamma),
                             tuple(iters))
