@@ -96,7 +96,7 @@ def _stated(guarantee: Any, label: str, expect: str) -> Claim | None:
 def _converted(guarantee: Any, event: Any, expect: str) -> Claim | None:
     """The paper's RDP or zCDP claim as (epsilon, APPROX_DELTA) by the matching accountant."""
     if guarantee.notion == "rdp" and event is not None:
-        # the declared event's RDP curve is the paper's formula (e.g. seed 004 Thm 2 for Skellam)
+        # the declared event's RDP curve is the paper's formula (e.g. Chowdhury & Zhou 2023, Thm 2 for Skellam)
         return Claim("paper", delta=APPROX_DELTA, accountant="rdp", event=lambda: event, expect=expect,
                      source=guarantee.source)
     if guarantee.notion == "zcdp" and guarantee.rho:

@@ -1,4 +1,4 @@
-"""Reproduce seed 003's simulations (Chowdhury & Zhou, ICML 2022, §5 and App. G). Not a test.
+"""Reproduce Chowdhury & Zhou's (ICML 2022) simulations (Chowdhury & Zhou, ICML 2022, §5 and App. G). Not a test.
 
     /tmp/venv/bin/python benchmarks/reproduce_linear.py [--runs 50] [--horizon 20000] [--sweep-runs 20]
 
@@ -111,7 +111,7 @@ def _write_json(path: pathlib.Path, obj) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="reproduce seed 003's simulations")
+    ap = argparse.ArgumentParser(description="reproduce Chowdhury & Zhou's (ICML 2022) simulations")
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--horizon", type=int, default=20000)
     ap.add_argument("--sweep-runs", type=int, default=20)

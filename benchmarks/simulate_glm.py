@@ -1,4 +1,4 @@
-"""Wall time of seed 002's GLM bandits at the paper's size (not part of the test suite).
+"""Wall time of Sarmasarkar's (shuffle/joint DP GLM bandits) GLM bandits at the paper's size (not part of the test suite).
 
     /tmp/venv/bin/python benchmarks/simulate_glm.py [--runs 10] [--horizon 5000] [--epsilon 4] [--json]
 

@@ -63,8 +63,8 @@ def tree_depth(horizon: int) -> int:
 
 
 def paper_tree_depth(horizon: int) -> int:
-    """The papers' count of nodes per leaf, m = ⌈log2 T + 1⌉ = ⌈log2 T⌉ + 1 (seed 002 §6, App. I.1;
-    seed 003 §6.5). Always >= `tree_depth(T)`, so accounting with it is safe (never optimistic)."""
+    """The papers' count of nodes per leaf, m = ⌈log2 T + 1⌉ = ⌈log2 T⌉ + 1 (Sarmasarkar, §6, App. I.1;
+    Chowdhury & Zhou 2022, §6.5). Always >= `tree_depth(T)`, so accounting with it is safe (never optimistic)."""
     horizon = check_positive_int(horizon, "horizon")
     return (horizon - 1).bit_length() + 1
 
@@ -115,8 +115,8 @@ def symmetric_noise(
     """Noise matrices of shape size + (dim, dim) that are symmetric.
 
     symmetrize="upper": entries i <= j i.i.d. (Laplace or Gaussian with `scale`), copied to j > i
-    (seed 003 Alg. 2 / App. B.1); the release is a mechanism on the d(d+1)/2 upper entries.
-    symmetrize="average": Z = (Z' + Z'ᵀ)/2 with Z' i.i.d. Gaussian (seed 002 Lemma I.4): diagonal
+    (Chowdhury & Zhou 2022, Alg. 2 / App. B.1); the release is a mechanism on the d(d+1)/2 upper entries.
+    symmetrize="average": Z = (Z' + Z'ᵀ)/2 with Z' i.i.d. Gaussian (Sarmasarkar, Lemma I.4): diagonal
     std `scale`, off-diagonal std scale/√2; the release is a Gaussian mechanism whose sensitivity is
     the Frobenius norm of the change (digest 002 §3.1). Gaussian only (a sum of two Laplaces is not
     Laplace).

@@ -1,4 +1,4 @@
-"""ConSE and DP-ConSE: the two-arm adaptive experiment over M patient types (seed 000).
+"""ConSE and DP-ConSE: the two-arm adaptive experiment over M patient types (Li, Shi, Simchi-Levi (ICML 2024)).
 
 Li, Shi, Simchi-Levi, "Privacy Preserving Adaptive Experiment Design" (ICML 2024): Algorithm 1 (ConSE, §2)
 and Algorithm 2 (DP-ConSE, App. A.4), as reconstructed in the digest `000_adaptive_experiment.md` §2.
@@ -44,7 +44,7 @@ class ConSEParams:
     """Parameters of ConSE (epsilon=None) and DP-ConSE (epsilon > 0); defaults are the paper's readings.
 
     R_e = max{a1 log(b1 n e^2)/Δ_e^2, a2 log(b2 n e^2)/(ε Δ_e)}, Δ_e = 2^-e, constants (a1, b1, a2, b2) =
-    (32, 16, 8, 8) (seed 000 App. A.4; without ε for ConSE); h_e = sqrt(log(b1 n e^2)/(2 R_e));
+    (32, 16, 8, 8) (Li, Shi, Simchi-Levi, App. A.4; without ε for ConSE); h_e = sqrt(log(b1 n e^2)/(2 R_e));
     c_e = c_factor log(b2 n e^2)/(ε R_e) with c_factor 2 (the listing; 1 is the proof of Lemma 3.1).
     length_centre: R^j_e = Lap+_ε(length_centre R_e) (digest's reconstruction, default 2).
     tmin_floor "log_n" (listing) or "log_n_over_eps" (Thm 3.3-3.5). undecided: the phase-2 arm of a type
@@ -84,7 +84,7 @@ class ConSEParams:
 
 
 def epoch_schedule(params: ConSEParams, n: int, epochs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(R_e, h_e, c_e) for e = 1..epochs (seed 000 §2 and App. A.4; c_e = 0 for ConSE)."""
+    """(R_e, h_e, c_e) for e = 1..epochs (Li, Shi, Simchi-Levi, §2 and App. A.4; c_e = 0 for ConSE)."""
     a1, b1, a2, b2 = params.constants
     e = np.arange(1, epochs + 1, dtype=float)
     gap = 2.0**-e
@@ -98,7 +98,7 @@ def epoch_schedule(params: ConSEParams, n: int, epochs: int) -> tuple[np.ndarray
 def lap_plus(rng: np.random.Generator, epsilon: float, centre: np.ndarray | float, size: tuple[int, ...]) -> np.ndarray:
     """Lap+_ε(m): two-sided geometric with P ∝ exp(-(ε/2)|k|) around ⌈m⌉, renormalised to {0, 1, ...}.
 
-    Seed 000 App. A.4 (digest §2.2); exact by rejection of negative draws (renormalised truncation, not
+    Li, Shi, Simchi-Levi, App. A.4 (digest §2.2); exact by rejection of negative draws (renormalised truncation, not
     clamping), using the exact discrete Laplace sampler of dpaudit.mechanisms with scale 2/ε.
     """
     centre = np.broadcast_to(np.ceil(np.asarray(centre, dtype=float)), size).astype(np.int64)
@@ -139,7 +139,7 @@ class ConSEResult:
         return (self.estimates - np.asarray(cate)[None, :]) ** 2
 
     def max_mse(self, cate: np.ndarray) -> float:
-        """max_j E[(Δ̂(X_j) - Δ(X_j))^2] over the runs (the paper's error e(n, Δ̂), seed 000 Eq. 1)."""
+        """max_j E[(Δ̂(X_j) - Δ(X_j))^2] over the runs (the paper's error e(n, Δ̂), Li, Shi, Simchi-Levi, Eq. 1)."""
         return float(np.nanmax(np.nanmean(self.squared_errors(cate), axis=0)))
 
 

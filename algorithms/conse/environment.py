@@ -1,10 +1,10 @@
-"""Typed-patient two-arm experiment with potential outcomes (seed 000, Li, Shi, Simchi-Levi, ICML 2024, §1.2).
+"""Typed-patient two-arm experiment with potential outcomes (Li, Shi, Simchi-Levi, ICML 2024, §1.2).
 
 Units t = 1..n arrive with a type x_t in {0..M-1} drawn from a possibly non-stationary schedule
 P^t_X = (p^t_1..p^t_M) (Assumption 1.1: seasonal non-stationarity), and carry potential outcomes
 (r_t(0|x_t), r_t(1|x_t)) in [0, 1]. The algorithm chooses a_t and sees r_t(a_t|x_t) only. A user is one
 unit u_t = (x_t, r_t(0), r_t(1)); neighbouring datasets differ in one unit: its type, its outcomes, or both
-(seed 000, §1.2 "differ in at most one time step").
+(Li, Shi, Simchi-Levi (ICML 2024), §1.2 "differ in at most one time step").
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class PatientData:
             if y.shape != types.shape:
                 raise ValueError(f"{name} must have shape {types.shape}, got {y.shape}")
             if y.size and (y.min() < 0.0 or y.max() > 1.0):
-                raise ValueError(f"{name} must lie in [0, 1] (bounded rewards, seed 000 §1.2)")
+                raise ValueError(f"{name} must lie in [0, 1] (bounded rewards, Li, Shi, Simchi-Levi, §1.2)")
             object.__setattr__(self, name, y)
         object.__setattr__(self, "types", types.astype(np.int64, copy=False))
 
@@ -110,7 +110,7 @@ class PatientExperiment:
 
     @property
     def cate(self) -> np.ndarray:
-        """Delta(X_j) = E r(1|X_j) - E r(0|X_j) (seed 000 §1.2)."""
+        """Delta(X_j) = E r(1|X_j) - E r(0|X_j) (Li, Shi, Simchi-Levi, §1.2)."""
         return self.mu1 - self.mu0
 
     @property
@@ -130,7 +130,7 @@ class PatientExperiment:
         return p / p.sum(axis=1, keepdims=True)
 
     def expected_counts(self, horizon: int) -> np.ndarray:
-        """f_j(m) = sum_{t<=m} p^t_j for m = 1..horizon, shape (horizon, M) (seed 000 §1.2)."""
+        """f_j(m) = sum_{t<=m} p^t_j for m = 1..horizon, shape (horizon, M) (Li, Shi, Simchi-Levi, §1.2)."""
         return np.cumsum(self.schedule(horizon), axis=0)
 
     def _outcomes(self, rng: np.random.Generator, mu: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Privacy of DP-ConSE (seed 000): the paper's claim and a component-level corrected accounting.
+"""Privacy of DP-ConSE (Li, Shi, Simchi-Levi (ICML 2024)): the paper's claim and a component-level corrected accounting.
 
 Claim (Theorem 3.5, App. A.5.4): DP-ConSE is (ε, 1/n)-private (anticipating DP on the actions after t and
 DP of the CATE vector), with ε/2 for the phase-1 releases and ε/2 for the phase-2 releases.
@@ -189,7 +189,7 @@ def conse_privacy(
     worst = max(by_kind, key=lambda kind: by_kind[kind].epsilon)
     return Privacy(
         "unit", "central", corrected[worst],
-        Guarantee("approx", eps, 1.0 / n, source="seed 000 Theorem 3.5"),
+        Guarantee("approx", eps, 1.0 / n, source="Li, Shi, Simchi-Levi, Theorem 3.5"),
         by_kind[worst],
         note=f"worst neighbour kind {worst!r}; components composed sequentially, δ by basic composition",
         paper_event=paper_composition,

@@ -1,7 +1,7 @@
 """`dpaudit regret conse | dp-conse`: the experiment's regret, with the estimator error alongside.
 
 The default instance has M types with Bernoulli outcomes, means 0.5 ± gap/2 whose sign alternates with the
-type (so the better arm differs across types, |Δ(X_j)| = gap = Θ(1) as in the class E0 of seed 000 §1.2),
+type (so the better arm differs across types, |Δ(X_j)| = gap = Θ(1) as in the class E0 of Li, Shi, Simchi-Levi, §1.2),
 and a seasonal arrival schedule (Assumption 1.1).
 """
 
@@ -57,7 +57,7 @@ def _simulate(name: str, horizon: int, runs: int, seed: int, epsilon: float | No
         params={
             "types": types, "alpha": alpha, "epsilon": epsilon, "gap": gap, "seasonality": seasonality,
             "seed": seed, "horizon": horizon, "runs": runs,
-            # the experiment's second objective (seed 000 Eq. 1): max over types of the estimator MSE
+            # the experiment's second objective (Li, Shi, Simchi-Levi, Eq. 1): max over types of the estimator MSE
             "estimator_max_mse": float(np.nanmax(np.nanmean(sq, axis=0))),
             "estimator_mse_per_type": [float(v) for v in np.nanmean(sq, axis=0)],
         },
@@ -66,11 +66,11 @@ def _simulate(name: str, horizon: int, runs: int, seed: int, epsilon: float | No
 
 def simulate_conse(horizon: int, runs: int, seed: int, types: int = 2, alpha: float = 0.5, gap: float = 0.4,
                    seasonality: float = 0.3) -> RegretCurves:
-    """Regret of non-private ConSE (seed 000 Algorithm 1); params carry the estimator MSE."""
+    """Regret of non-private ConSE (Li, Shi, Simchi-Levi, Algorithm 1); params carry the estimator MSE."""
     return _simulate("conse", horizon, runs, seed, None, types, alpha, gap, seasonality)
 
 
 def simulate_dp_conse(horizon: int, runs: int, seed: int, epsilon: float = 1.0, types: int = 2, alpha: float = 0.5,
                       gap: float = 0.4, seasonality: float = 0.3) -> RegretCurves:
-    """Regret of DP-ConSE (seed 000 Algorithm 2); privacy carries the claimed and corrected guarantees."""
+    """Regret of DP-ConSE (Li, Shi, Simchi-Levi, Algorithm 2); privacy carries the claimed and corrected guarantees."""
     return _simulate("dp-conse", horizon, runs, seed, epsilon, types, alpha, gap, seasonality)

@@ -1,4 +1,4 @@
-"""GLM contextual environments (seed 002, Sarmasarkar, "Shuffle and Joint DP for Generalized Linear
+"""GLM contextual environments (Sarmasarkar, "Shuffle and Joint DP for Generalized Linear
 Contextual Bandits", §4 and App. A; digest `002_shuffle_joint_glm.md` §1 and §5.4).
 
 Round t shows a set X_t of K arms in the unit ball of R^d; pulling x gives r ~ Bernoulli(μ(⟨x, θ*⟩)) with

@@ -1,4 +1,4 @@
-"""Declared privacy of seed 002's algorithms: the paper's claim next to the corrected accounting.
+"""Declared privacy of Sarmasarkar's (shuffle/joint DP GLM bandits) algorithms: the paper's claim next to the corrected accounting.
 
 Neighbouring relation (digest 002 §1.3): replace one user t's (context set X_t, reward r_t).
 
@@ -44,7 +44,7 @@ def _declare(trust_model: str, eps: float, delta: float, theorem: str, event: dp
              paper: dp_accounting.DpEvent, note: str, proof_step: dp_accounting.DpEvent | None = None) -> Privacy:
     """The declaration: claim as stated, corrected = the best accountant's ε of `event` at the claim's δ
     (inf when the event's own δ exceeds it)."""
-    claim = Guarantee("approx", eps, delta, source=f"seed 002 {theorem}")
+    claim = Guarantee("approx", eps, delta, source=f"Sarmasarkar (shuffle/joint DP GLM bandits) {theorem}")
     declared = Privacy("user", trust_model, event, claim, None, note, paper_event=paper, proof_step=proof_step)
     corrected = Guarantee("approx", max(declared.accounted_epsilon(), 1e-12), delta,
                           source="dpaudit.accounting of the declared event")
@@ -53,7 +53,7 @@ def _declare(trust_model: str, eps: float, delta: float, theorem: str, event: dp
 
 def private_glm_privacy(params: PrivateGLMParams, horizon: int, dim: int, kappa: float, kappa_star: float,
                         S: float) -> Privacy:
-    """Claimed vs corrected privacy of Private-GLM run with `params` (seed 002 Thm 6.2; digest §3.3)."""
+    """Claimed vs corrected privacy of Private-GLM run with `params` (Sarmasarkar, Thm 6.2; digest §3.3)."""
     if not params.private:
         raise ValueError("private_glm_privacy needs params.epsilon (the non-private variant claims nothing)")
     T = check_positive_int(horizon, "horizon")
@@ -96,7 +96,7 @@ def _code_v_claim(sigma: float, horizon: int, dim: int) -> dp_accounting.DpEvent
 
 def shuffle_glm_privacy(params: ShuffleGLMParams, batch_sizes: list[int], dim: int,
                         iterations: list[int] | None = None) -> Privacy:
-    """Claimed vs corrected privacy of ShuffleGLM with the given batch sizes (seed 002 Thm 5.1, App. D.1).
+    """Claimed vs corrected privacy of ShuffleGLM with the given batch sizes (Sarmasarkar, Thm 5.1, App. D.1).
 
     iterations: P_GD rounds per batch (default Alg. 7's T_it).
     """

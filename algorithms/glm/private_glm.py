@@ -1,4 +1,4 @@
-"""Private-GLM: the jointly private GLM bandit for adversarial contexts (seed 002 Algorithm 2, §6).
+"""Private-GLM: the jointly private GLM bandit for adversarial contexts (Sarmasarkar, Algorithm 2, §6).
 
 A rarely-switching GLM-UCB (Sawarni et al.'s RS-GLinUCB) whose design matrices come from two binary-tree
 mechanisms with symmetric Gaussian node noise (`dpaudit.mechanisms.BinaryTree`), one leaf per round each:

@@ -1,4 +1,4 @@
-"""`dpaudit regret shuffle-glm | private-glm`: regret of seed 002's algorithms on the authors' GLM generator.
+"""`dpaudit regret shuffle-glm | private-glm`: regret of Sarmasarkar's (shuffle/joint DP GLM bandits) algorithms on the authors' GLM generator.
 
 The instance (arms in the unit ball, θ* of norm S) is drawn once from `env_seed` (the authors fix it, 109832)
 and shared by all runs, which differ in their reward seeds and the algorithms' noise (digest 002 §5.4).
@@ -43,7 +43,7 @@ def _curves(name: str, horizon: int, regret: np.ndarray, eps: float | None,
 def simulate_private_glm(horizon: int, runs: int, seed: int, dim: int = 3, arms: int = 20, link: str = "probit",
                          S: float = 2.0, epsilon: float | None = 4.0, delta: float = 0.02,
                          tree_calibration: str = "code", env_seed: int = 109832) -> RegretCurves:
-    """Regret of Private-GLM (seed 002 Alg. 2); epsilon 0 runs its non-private counterpart."""
+    """Regret of Private-GLM (Sarmasarkar, Alg. 2); epsilon 0 runs its non-private counterpart."""
     from dpaudit.algorithms.glm.privacy import private_glm_privacy
 
     horizon, runs, env, eps = _setup(horizon, runs, dim, arms, link, S, env_seed, epsilon)
@@ -61,7 +61,7 @@ def simulate_shuffle_glm(horizon: int, runs: int, seed: int, dim: int = 3, arms:
                          S: float = 2.0, epsilon: float | None = 4.0, delta: float = 0.02,
                          pgd_iterations: int | None = None, first_batch: float | None = None,
                          env_seed: int = 109832) -> RegretCurves:
-    """Regret of ShuffleGLM (seed 002 Alg. 1); epsilon 0 runs it with exact sums and exact GD."""
+    """Regret of ShuffleGLM (Sarmasarkar, Alg. 1); epsilon 0 runs it with exact sums and exact GD."""
     from dpaudit.algorithms.glm.privacy import shuffle_glm_privacy
 
     horizon, runs, env, eps = _setup(horizon, runs, dim, arms, link, S, env_seed, epsilon)

@@ -1,4 +1,4 @@
-"""ShuffleGLM: the multi-round shuffle-private batched GLM bandit for stochastic contexts (seed 002 Alg. 1, §5).
+"""ShuffleGLM: the multi-round shuffle-private batched GLM bandit for stochastic contexts (Sarmasarkar, Alg. 1, §5).
 
 Batches 𝓑_1..𝓑_M fixed in advance (eqs. 6-7); the policy is fixed inside a batch, so a whole batch is
 simulated at once for all runs.

@@ -1,12 +1,12 @@
 """Linear contextual environments: the papers' instance generator and fixed tables for audits.
 
-A linear contextual bandit (seed 003, Chowdhury & Zhou ICML 2022, §1/§3.1): at round t user t
+A linear contextual bandit (Chowdhury & Zhou, ICML 2022, §1/§3.1): at round t user t
 arrives with context c_t; every action a has a feature vector phi(c_t, a) in R^d and the reward
 satisfies E[y_t | c_t, a_t] = <theta*, phi(c_t, a_t)>. Here a context *is* its (K, d) array of
 action features. Every environment serves R independent runs at once (leading axis).
 
 Two sources of rounds:
-- `LinearEnvironment`: random instances by the generator of seed 003 §5 (following Vaswani et al.
+- `LinearEnvironment`: random instances by the generator of Chowdhury & Zhou 2022, §5 (following Vaswani et al.
   2020): theta* and every feature vector are a uniformly random (d-1)-dim vector of norm 1/sqrt(2)
   with 1/sqrt(2) appended, so all have norm 1 and every mean <theta*, x> lies in [0, 1]; rewards
   are Bernoulli(mean). `contexts="fixed"` keeps one feature set per run for all rounds (what the
@@ -105,7 +105,7 @@ class Environment(Protocol):
 
 
 def paper_vectors(rng: np.random.Generator, shape: tuple[int, ...], dim: int) -> np.ndarray:
-    """Unit vectors of seed 003 §5: a uniform (d-1)-dim direction scaled to 1/sqrt(2), then 1/sqrt(2).
+    """Unit vectors of Chowdhury & Zhou 2022, §5: a uniform (d-1)-dim direction scaled to 1/sqrt(2), then 1/sqrt(2).
 
     For d = 1 the vector is (1,). Returns an array of shape `shape + (dim,)`.
     """
@@ -178,7 +178,7 @@ class LinearEnvironment:
 def linear_environment(
     rng: np.random.Generator, runs: int, horizon: int, dim: int = 5, arms: int = 100, contexts: str = "fixed"
 ) -> LinearEnvironment:
-    """Seed 003's simulation instances (§5, App. G): one random theta* (and arm set) per run.
+    """Chowdhury & Zhou's (ICML 2022) simulation instances (§5, App. G): one random theta* (and arm set) per run.
 
     Defaults are the paper's d = 5, K = 100; it uses T = 20000 and 50 runs.
     """
@@ -252,7 +252,7 @@ class ContextTable:
     ) -> "ContextTable":
         """The table with the user of round `user` replaced: her context, her rewards, or both.
 
-        Replace-one, unique users (seed 003 Def 2.1). `features` (K, d) and `rewards` (K,) give the
+        Replace-one, unique users (Chowdhury & Zhou 2022, Def 2.1). `features` (K, d) and `rewards` (K,) give the
         replacement; by default the features are negated and the rewards mapped y -> 1 - y (inside
         [0, 1]) or y -> -y (otherwise).
         """
@@ -267,7 +267,7 @@ class ContextTable:
         rewards: np.ndarray | None = None,
     ) -> "ContextTable":
         """The table with one returning user replaced at every round in `rounds` (user level,
-        seed 003 Assumption 4.1 / Def D.4); replacement as in `neighbour`, the same at each round."""
+        Chowdhury & Zhou (ICML 2022) Assumption 4.1 / Def D.4); replacement as in `neighbour`, the same at each round."""
         check_choice(kind, NEIGHBOUR_KINDS, "kind")
         idx = sorted({check_int_at_least(t, 0, "user") for t in rounds})
         if not idx:

@@ -1,4 +1,4 @@
-"""Batched LinUCB over R runs at once: the template of seed 003's Algorithm 1 and plain LinUCB.
+"""Batched LinUCB over R runs at once: the template of Chowdhury & Zhou's (ICML 2022) Algorithm 1 and plain LinUCB.
 
 Algorithm 1 of Chowdhury & Zhou (ICML 2022, §3.1; digest 003 §2.1): rounds are grouped in
 batches of B users; inside batch m every user plays
@@ -95,7 +95,7 @@ class RunningSums:
 
 
 class ExactSums(RunningSums):
-    """Non-private release: the exact cumulative sums (Remark A.5 of seed 003: sigma~ = 0)."""
+    """Non-private release: the exact cumulative sums (Remark A.5 of Chowdhury & Zhou (ICML 2022): sigma~ = 0)."""
 
     exact = True
 
@@ -108,7 +108,7 @@ class ExactSums(RunningSums):
 
 
 def clip_data(phis: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Enforce Assumption 3.1 of seed 003 before any randomiser: ||phi||_2 <= 1, |y| <= 1.
+    """Enforce Assumption 3.1 of Chowdhury & Zhou (ICML 2022) before any randomiser: ||phi||_2 <= 1, |y| <= 1.
 
     Digest 003 §6.6 item 10: without clipping the sensitivity is unbounded.
     """
@@ -120,7 +120,7 @@ def clip_data(phis: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 def private_regularizer(noise_std: float, dim: int, batches: int, alpha: float) -> float:
     """lambda = max(1, 2 Sigma_N), Sigma_N = sigma~ (sqrt(d) + sqrt(2 log(M/alpha))).
 
-    Seed 003 Lemma A.4 (digest 003 §4.1): lambda = 2 Sigma_N with Sigma_N = c2 sigma~ (sqrt d +
+    Chowdhury & Zhou 2022, Lemma A.4 (digest 003 §4.1): lambda = 2 Sigma_N with Sigma_N = c2 sigma~ (sqrt d +
     sqrt log(M/alpha)), the operator-norm bound of a symmetric sub-Gaussian noise matrix
     (Vershynin Cor 4.4.8); here c2 = 1 and the sqrt(2 log) form of a Gaussian tail. lambda >= 1
     keeps the non-private case dimension-free (Remark A.5).
@@ -134,7 +134,7 @@ def confidence_radius(
 ) -> float:
     """beta_m = scale * (R sqrt(2 log(1/alpha) + d log(1 + t/(d lam_min))) + sqrt(lam_max) + nu).
 
-    Seed 003 Lemma A.2 (digest 003 §2.1) with ||theta*|| <= 1 and noise regularity from Lemma A.4:
+    Chowdhury & Zhou 2022, Lemma A.2 (digest 003 §2.1) with ||theta*|| <= 1 and noise regularity from Lemma A.4:
     lam_min = lam/2, lam_max = 3 lam/2, nu = sqrt(lam/2) when private (lambda = 2 Sigma_N); lam_min =
     lam_max = lam, nu = 0 when exact. R is the sub-Gaussian scale of the reward noise (1/2 for
     Bernoulli rewards).
@@ -200,7 +200,7 @@ def run_batched_linucb(
     record: bool = False,
     checkpoints: np.ndarray | None = None,
 ) -> LinUCBResult:
-    """Run Algorithm 1 of seed 003 (batch size `batch`) with `release` at every batch end.
+    """Run Algorithm 1 of Chowdhury & Zhou (ICML 2022) (batch size `batch`) with `release` at every batch end.
 
     `regularizer` defaults to `private_regularizer(release.noise_std(...))`, `alpha` to 1/T.
     `rng` drives contexts and rewards and (through child generators) the release's noise.
@@ -398,7 +398,7 @@ class LinearAlgorithm(abc.ABC):
 class LinUCB(LinearAlgorithm):
     """Non-private LinUCB (OFUL, Abbasi-Yadkori et al. 2011); batched LinUCB when batch > 1.
 
-    Seed 003 Remark A.5: Algorithm 1 with sigma~ = 0 and the dimension-free lambda = 1.
+    Chowdhury & Zhou (ICML 2022) Remark A.5: Algorithm 1 with sigma~ = 0 and the dimension-free lambda = 1.
     """
 
     name = "linucb"
@@ -419,7 +419,7 @@ def simulate_linear(
     arms: int = 100,
     contexts: str = "fixed",
 ) -> RegretCurves:
-    """Regret of `algorithm` on seed 003's random instances (one theta* and arm set per run).
+    """Regret of `algorithm` on Chowdhury & Zhou's (ICML 2022) random instances (one theta* and arm set per run).
 
     Pseudo-regret curves; the privacy declaration (claim and corrected) rides along as JSON.
     """

@@ -5,11 +5,11 @@ R^{d+1}, in a binary tree (`dpaudit.mechanisms.tree.BinaryTree`, Chan-Shi-Song /
 with fresh symmetric Gaussian noise per node, and plays LinUCB on the noisy prefix:
 V = lambda I + M[:d, :d], u = M[:d, d]. Each user's action depends on her own context and the
 noisy prefix only (billboard lemma, Hsu et al. 2016): (epsilon, delta)-JDP. With batch B > 1 the
-leaves are batch sums (Batched-Central-LinUCB, seed 003 Prop. F.3; digest 003 §2.5).
+leaves are batch sums (Batched-Central-LinUCB, Chowdhury & Zhou 2022, Prop. F.3; digest 003 §2.5).
 
 Node noise (Shariff & Sheffet §4.2, Gaussian variant, as we read it): Z = (Z' + Z'^T)/sqrt(2),
 Z'_ij ~ N(0, sigma^2), sigma^2 = 16 m L~^4 ln(4/delta)^2 / epsilon^2, m = ceil(log2 n) + 1 tree levels,
-L~^2 = ||phi||^2 + y^2 <= 2. The authors of seed 003 simulate it with sigma = sqrt(ln T) ln(2.5/delta)/epsilon
+L~^2 = ||phi||^2 + y^2 <= 2. The authors of Chowdhury & Zhou (ICML 2022) simulate it with sigma = sqrt(ln T) ln(2.5/delta)/epsilon
 (digest 003 §2.6, `noise="code"`; their code pre-draws the noise instead of running a tree; here the
 tree is real).
 """
@@ -29,14 +29,14 @@ from dpaudit.validation import check_choice, check_epsilon, check_open_unit, che
 __all__ = ["JDP_NOISES", "AUGMENTED_NORM_SQ", "jdp_sigma", "TreeSums", "LinUCBJDP"]
 
 JDP_NOISES = ("paper", "code")
-AUGMENTED_NORM_SQ = 2.0  # L~^2 = ||phi||^2 + y^2 with ||phi|| <= 1, |y| <= 1 (Assumption 3.1 of seed 003)
+AUGMENTED_NORM_SQ = 2.0  # L~^2 = ||phi||^2 + y^2 with ||phi|| <= 1, |y| <= 1 (Assumption 3.1 of Chowdhury & Zhou (ICML 2022))
 
 
 def jdp_sigma(epsilon: float, delta: float, leaves: int, noise: str = "paper") -> float:
     """Std sigma of Z' in Z = (Z'+Z'^T)/sqrt(2) per tree node.
 
     "paper": sigma = 4 sqrt(m) L~^2 ln(4/delta)/epsilon (Shariff & Sheffet 2018 §4.2), m = ceil(log2 n)+1;
-    "code": sigma = sqrt(ln T) ln(2.5/delta)/epsilon (seed 003's simulation code, digest 003 §2.6),
+    "code": sigma = sqrt(ln T) ln(2.5/delta)/epsilon (Chowdhury & Zhou's (ICML 2022) simulation code, digest 003 §2.6),
     with T the number of leaves.
     """
     epsilon = check_epsilon(epsilon)
@@ -104,7 +104,7 @@ class LinUCBJDP(LinearAlgorithm):
 
     def sigma(self, horizon: int) -> float:
         """Node noise std; times M0 = `user_rounds` for user-level privacy when a user appears in up to
-        M0 rounds (seed 003 Prop. 4.3 / E.7: the noise variance is multiplied by M0^2)."""
+        M0 rounds (Chowdhury & Zhou 2022, Prop. 4.3 / E.7: the noise variance is multiplied by M0^2)."""
         return self.user_rounds * jdp_sigma(self.epsilon, self.delta, self.leaves(horizon), self.noise)
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
@@ -138,6 +138,6 @@ class LinUCBJDP(LinearAlgorithm):
             "actions are post-processing plus the user's own data (billboard lemma)"
         )
         if self.noise == "code":
-            note += "; noise='code' is seed 003's simulation constant, the claim is not backed: account the event"
+            note += "; noise='code' is Chowdhury & Zhou's (ICML 2022) simulation constant, the claim is not backed: account the event"
         corrected = accounted(event, self.delta, "the tree release's epsilon by dpaudit's accountant (JDP via billboard)")
         return Privacy(relation, "joint", event, claim, corrected, note)

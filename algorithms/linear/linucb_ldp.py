@@ -1,14 +1,14 @@
-"""Locally private LinUCB (Zheng, Cheng, Ye, Shen, Jin 2020) as seed 003 runs it (App. F, §5).
+"""Locally private LinUCB (Zheng, Cheng, Ye, Shen, Jin 2020) as Chowdhury & Zhou (ICML 2022) runs it (App. F, §5).
 
-Every user perturbs her own (phi*y, phi phi^T) with the Gaussian randomizer R_Amp of seed 003
+Every user perturbs her own (phi*y, phi phi^T) with the Gaussian randomizer R_Amp of Chowdhury & Zhou (ICML 2022)
 (`dpaudit.mechanisms.shuffle.GaussianShuffleProtocol.randomize`: N(0, sigma^2 I) on the vector,
 symmetric noise with i.i.d. upper triangle on the matrix) and sends it to the server unshuffled;
 the server sums and plays LinUCB (batch B = 1: Zheng et al.'s sequential algorithm; B > 1: the
-Batched-Local-LinUCB of seed 003 Prop. F.1).
+Batched-Local-LinUCB of Chowdhury & Zhou 2022, Prop. F.1).
 
-Noise: "paper": sigma = 4 sqrt(2 ln(2.5/delta0))/epsilon0 (seed 003 Prop. F.1 / Cor. B.3; the classical
+Noise: "paper": sigma = 4 sqrt(2 ln(2.5/delta0))/epsilon0 (Chowdhury & Zhou 2022, Prop. F.1 / Cor. B.3; the classical
 Gaussian mechanism, claimed (epsilon0, delta0)-LDP only for epsilon0 <= 1); "code": sigma =
-sqrt(ln(2.5/delta))/epsilon (seed 003's simulation code, digest 003 §2.6; the code also symmetrises the
+sqrt(ln(2.5/delta))/epsilon (Chowdhury & Zhou's (ICML 2022) simulation code, digest 003 §2.6; the code also symmetrises the
 matrix noise as (N+N^T)/2, which halves the off-diagonal variance: here the matrix noise keeps the
 paper's copy-the-upper-triangle form at the same sigma).
 """
@@ -43,7 +43,7 @@ MATRIX_SENSITIVITY = math.sqrt(2.0)  # upper-triangle L2 of phi phi^T - phi' phi
 def ldp_sigma(epsilon: float, delta: float, noise: str = "paper") -> float:
     """Per-user noise std of the local randomizer (see the module docstring for both readings).
 
-    "paper": 4 sqrt(2 ln(2.5/delta))/epsilon, the formula of seed 003 Prop. F.1 evaluated as is (its
+    "paper": 4 sqrt(2 ln(2.5/delta))/epsilon, the formula of Chowdhury & Zhou 2022, Prop. F.1 evaluated as is (its
     claim needs epsilon <= 1; `LinUCBLDP.privacy` says when it does not hold).
     """
     epsilon = check_epsilon(epsilon)
@@ -84,7 +84,7 @@ class LocalGaussianSums(RunningSums):
 
 @dataclasses.dataclass(frozen=True)
 class LinUCBLDP(LinearAlgorithm):
-    """LinUCB-LDP: local Gaussian randomizer per user, server sums (Zheng et al. 2020; seed 003 Prop. F.1)."""
+    """LinUCB-LDP: local Gaussian randomizer per user, server sums (Zheng et al. 2020; Chowdhury & Zhou 2022, Prop. F.1)."""
 
     epsilon: float = 1.0
     delta: float = 0.1
@@ -114,10 +114,10 @@ class LinUCBLDP(LinearAlgorithm):
         """Event: one user's Gaussian messages (each user sends once: unique users); corrected: its
         exact epsilon at the claim's delta (the classical-Gaussian claim is loose or, for epsilon > 1 or
         noise='code', not backed)."""
-        claim = Guarantee("approx", self.epsilon, self.delta, source="Zheng et al. 2020; seed 003 Prop. F.1 (LDP)")
+        claim = Guarantee("approx", self.epsilon, self.delta, source="Zheng et al. 2020; Chowdhury & Zhou 2022, Prop. F.1 (LDP)")
         notes = ["each user's messages are a Gaussian mechanism of L2 sensitivity (2, sqrt 2); unique users"]
         if self.noise == "code":
-            notes.append("noise='code' (seed 003's simulation constant) does not back the claim: account the event")
+            notes.append("noise='code' (Chowdhury & Zhou's (ICML 2022) simulation constant) does not back the claim: account the event")
         elif self.epsilon > 1.0:
             notes.append("epsilon > 1: outside the classical Gaussian mechanism's range, the claim is not backed")
         event = local_message_event(self.sigma)

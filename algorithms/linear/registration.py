@@ -18,19 +18,19 @@ from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param
 
 def _linear_params(batch: int) -> tuple[Param, ...]:
     return (
-        Param("dim", int, 5, "feature dimension d (seed 003: 5, 10, 15)"),
-        Param("arms", int, 100, "actions per round K (seed 003: 100)"),
+        Param("dim", int, 5, "feature dimension d (Chowdhury & Zhou (ICML 2022): 5, 10, 15)"),
+        Param("arms", int, 100, "actions per round K (Chowdhury & Zhou (ICML 2022): 100)"),
         Param("contexts", str, "fixed", "fixed: one arm set per run (authors' code); iid: fresh features every round",
               ("fixed", "iid")),
-        Param("batch", int, batch, "users per batch B (1 = sequential; seed 003's SDP runs use 20)"),
+        Param("batch", int, batch, "users per batch B (1 = sequential; Chowdhury & Zhou's (ICML 2022) SDP runs use 20)"),
         Param("regularizer", optional_float, None, "ridge lambda (default: max(1, 2 sigma~ (sqrt d + sqrt(2 log(M/alpha)))))"),
         Param("width_scale", float, 1.0, "multiplier of the confidence radius beta_m (1 = theory radius)"),
     )
 
 
 _PRIVATE_PARAMS = (
-    Param("epsilon", float, 1.0, "privacy parameter epsilon > 0 (seed 003: 0.2, 1, 10)"),
-    Param("delta", float, 0.1, "privacy parameter delta in (0, 1) (seed 003: 0.1)"),
+    Param("epsilon", float, 1.0, "privacy parameter epsilon > 0 (Chowdhury & Zhou (ICML 2022): 0.2, 1, 10)"),
+    Param("delta", float, 0.1, "privacy parameter delta in (0, 1) (Chowdhury & Zhou (ICML 2022): 0.1)"),
 )
 
 
@@ -46,14 +46,14 @@ ALGORITHMS.register("linucb", _linear_entry(
 ALGORITHMS.register("linucb-jdp", _linear_entry(
     LinUCBJDP, "jointly private LinUCB, tree-based Gram matrices (Shariff & Sheffet 2018)",
     _linear_params(1) + _PRIVATE_PARAMS + (
-        Param("noise", str, "paper", "paper: Shariff-Sheffet sigma; code: seed 003's simulation constant", JDP_NOISES),
-        Param("user_rounds", int, 1, "rounds per user M0 (user-level JDP, seed 003 Prop. 4.3: variance x M0^2)"),)))
+        Param("noise", str, "paper", "paper: Shariff-Sheffet sigma; code: Chowdhury & Zhou's (ICML 2022) simulation constant", JDP_NOISES),
+        Param("user_rounds", int, 1, "rounds per user M0 (user-level JDP, Chowdhury & Zhou 2022, Prop. 4.3: variance x M0^2)"),)))
 ALGORITHMS.register("linucb-ldp", _linear_entry(
-    LinUCBLDP, "locally private LinUCB (Zheng et al. 2020; Batched-Local-LinUCB of seed 003 when --batch > 1)",
+    LinUCBLDP, "locally private LinUCB (Zheng et al. 2020; Batched-Local-LinUCB of Chowdhury & Zhou (ICML 2022) when --batch > 1)",
     _linear_params(1) + _PRIVATE_PARAMS + (
-        Param("noise", str, "paper", "paper: 4 sqrt(2 ln(2.5/delta))/eps; code: seed 003's simulation constant", LDP_NOISES),)))
+        Param("noise", str, "paper", "paper: 4 sqrt(2 ln(2.5/delta))/eps; code: Chowdhury & Zhou's (ICML 2022) simulation constant", LDP_NOISES),)))
 _SDP_PARAMS = _linear_params(20) + _PRIVATE_PARAMS + (
-    Param("users", str, "unique", "unique users, or returning users present once per batch (seed 003 §4)", USERS),
+    Param("users", str, "unique", "unique users, or returning users present once per batch (Chowdhury & Zhou 2022, §4)", USERS),
 )
 ALGORITHMS.register("linucb-sdp-amp", _linear_entry(
     LinUCBSDPAmp, "shuffle-private LinUCB, amplification protocol P_Amp (Chowdhury & Zhou 2022, Alg. 1-4)",

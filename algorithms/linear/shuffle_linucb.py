@@ -52,7 +52,7 @@ AMP_RETURNING_NOISES = ("paper", "derived", "code")
 
 
 def returning_budget(epsilon: float, delta: float, batches: int) -> tuple[float, float]:
-    """Per-batch (eps_m, delta_m) = (eps/(2 sqrt(2M log(2/delta))), delta/(2M)) (seed 003 proofs of E.3/E.5).
+    """Per-batch (eps_m, delta_m) = (eps/(2 sqrt(2M log(2/delta))), delta/(2M)) (Chowdhury & Zhou (ICML 2022) proofs of E.3/E.5).
 
     Advanced composition (Thm E.2) of M such batches with delta' = delta/2 gives (eps, delta).
     """
@@ -200,7 +200,7 @@ class _ShuffleLinUCB(LinearAlgorithm):
 
 @dataclasses.dataclass(frozen=True)
 class LinUCBSDPAmp(_ShuffleLinUCB):
-    """LinUCB-SDP-Amp: Algorithm 1 with P_Amp (seed 003 §3.2, Thm 3.2; returning users Thm 4.2(i)).
+    """LinUCB-SDP-Amp: Algorithm 1 with P_Amp (Chowdhury & Zhou 2022, §3.2, Thm 3.2; returning users Thm 4.2(i)).
 
     per_message: run the protocol message by message and release the shuffled view (for audits;
     the same output distribution of the sums as the fast path).
@@ -281,7 +281,7 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
 
 @dataclasses.dataclass(frozen=True)
 class LinUCBSDPVec(_ShuffleLinUCB):
-    """LinUCB-SDP-Vec: Algorithm 1 with P_Vec (seed 003 §3.3, Thm 3.5; returning users Thm 4.2(ii)).
+    """LinUCB-SDP-Vec: Algorithm 1 with P_Vec (Chowdhury & Zhou 2022, §3.3, Thm 3.5; returning users Thm 4.2(ii)).
 
     vec_range: "paper" (R(w, Delta) on w in [0, 2 Delta]: count sensitivity 2g) or "normalized" (2 Delta passed,
     sensitivity g); see `mechanisms.vector_sum`.

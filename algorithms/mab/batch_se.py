@@ -1,7 +1,7 @@
-"""Private batch-based successive elimination (seed 004, Chowdhury & Zhou, Algorithm 1) on its protocols.
+"""Private batch-based successive elimination (Chowdhury & Zhou, ICLR 2023, Algorithm 1) on its protocols.
 
 Batch b = 1, 2, ...: every active arm is recommended to l(b) = base^b fresh users in index
-order (seed 004 uses base 2 in the paper, 4 in its public code for Figs. 1-3). Each batch and arm
+order (Chowdhury & Zhou (ICLR 2023) uses base 2 in the paper, 4 in its public code for Figs. 1-3). Each batch and arm
 is one release of a secure-aggregation protocol of `dpaudit.mechanisms.secagg` (encoding with
 precision g, noise shares, sum mod m, analyzer): the server's view is y = (sum x_hat + sum eta) mod m
 and the private sum is z = A(y). mu_hat = z / l(b) uses this batch only; arm a is kept iff
@@ -76,7 +76,7 @@ _CHUNK = 1 << 21
 
 @dataclasses.dataclass(frozen=True)
 class BatchSE(Algorithm):
-    """Seed 004's Algorithm 1 with one of its protocols (see the module docstring).
+    """Chowdhury & Zhou's (ICLR 2023) Algorithm 1 with one of its protocols (see the module docstring).
 
     c: the constant of Lemma 5 for LDP-SE; None takes secagg's exact Chernoff tau and sqrt(2) in
     the radius (the Gaussian-tail constant of a sum of n DLap(g/eps) shares).
@@ -233,7 +233,7 @@ class BatchSE(Algorithm):
         sound = accounting.epsilon(event, delta=0.0)
         thm = " + App. I basic composition" if self.returning > 1 else ""
         return Privacy(
-            "user-reward", "shuffle", event, Guarantee("pure", self.epsilon, source=f"seed 004 Thm 3 (P_Shuffle){thm}"),
+            "user-reward", "shuffle", event, Guarantee("pure", self.epsilon, source=f"Chowdhury & Zhou 2023, Thm 3 (P_Shuffle){thm}"),
             Guarantee("pure", sound, source="ShuffleSum.server_view_event(): unary randomized response, "
                                             "eps0 = (m-1) log((1-f)/f), shuffled (FMT amplification)"),
             "the count of ones reveals sum_i y_i over the integers, not only mod m: the eps~-relaxed security "
@@ -254,13 +254,13 @@ class BatchSE(Algorithm):
         note = "each user is in exactly one release; the release is the protocol's central mechanism at sensitivity g"
         if self.protocol == "dist-rdp":
             claim = Guarantee("rdp", eps, rho=eps * eps / 2,
-                              source="seed 004 Thm 2: eps(a) = a eps^2/2 + min((2a-1)eps^2/(4s^2) + 3eps/(2s^3), 3eps^2/(2s)), integer a")
+                              source="Chowdhury & Zhou 2023, Thm 2: eps(a) = a eps^2/2 + min((2a-1)eps^2/(4s^2) + 3eps/(2s^3), 3eps^2/(2s)), integer a")
         elif self.protocol == "dist-cdp":
             rho = self.secagg(self.base, horizon).paper_event(max(horizon, 2)).rho
-            claim = Guarantee("zcdp", rho=B * rho, source="seed 004 Thm 4 (xi over n <= T/2, sigma >= s)")
+            claim = Guarantee("zcdp", rho=B * rho, source="Chowdhury & Zhou 2023, Thm 4 (xi over n <= T/2, sigma >= s)")
         else:
             thm = {"dist-dp": "Thm 1", "central": "Thm 5", "local": "Thm 6"}[self.protocol]
-            claim = Guarantee("pure", eps, source=f"seed 004 {thm}" + (" + App. I basic composition" if B > 1 else ""))
+            claim = Guarantee("pure", eps, source=f"Chowdhury & Zhou (ICLR 2023) {thm}" + (" + App. I basic composition" if B > 1 else ""))
             if self.polya == "inverted":
                 worst = max(self.batch_event(self.base**b, horizon).noise_parameter * self.batch_params(self.base**b, horizon).g
                             for b in self._batches(horizon))

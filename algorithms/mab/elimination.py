@@ -101,7 +101,7 @@ def _beta(beta: float | None, horizon: int) -> float:
 class SuccessiveElimination(Algorithm):
     """Non-private successive elimination with doubling epochs l_e = 2^e (Even-Dar et al. 2006).
 
-    Radius c_e = sqrt(log(4|S| e^2 / beta) / (2 l_e)): seed 004's batch template (its Lemma 2)
+    Radius c_e = sqrt(log(4|S| e^2 / beta) / (2 l_e)): Chowdhury & Zhou's (ICLR 2023) batch template (its Lemma 2)
     without the noise terms; beta defaults to 1/T.
     """
 
@@ -136,12 +136,12 @@ DPSE_NOISES = ("per-arm", "shared")
 
 @dataclasses.dataclass(frozen=True)
 class DPSE(Algorithm):
-    """DP-SE (Sajed & Sheffet 2019), central pure epsilon-DP, as in seed 004's code (class DPSE).
+    """DP-SE (Sajed & Sheffet 2019), central pure epsilon-DP, as in Chowdhury & Zhou's (ICLR 2023) code (class DPSE).
 
     Epoch e: Delta_e = 2^-e,
       l_e = 1 + floor(max(32 log(8|S|e^2/beta)/Delta_e^2, 8 log(4|S|e^2/beta)/(eps Delta_e))),
       noisy sum S_a + Lap(1/eps) per arm, radius c_e = sqrt(log(8|S|e^2/beta)/(2 l_e)) + log(4|S|e^2/beta)/(l_e eps).
-    Digest 001 §2.6, digest 004 §3.4. Seed 001's experiments use beta = 1/T (default), seed 004's beta = 0.1.
+    Digest 001 §2.6, digest 004 §3.4. Hu, Huang, Mehta's (arXiv:2102.07929) experiments use beta = 1/T (default), Chowdhury & Zhou's (ICLR 2023) beta = 0.1.
 
     noise='shared' is the authors' public code (digest 004 bug B7 / caveat ii): one Laplace draw per
     epoch added to every arm's sum; it cancels in the comparisons, so the decisions are noise-free.
@@ -162,7 +162,7 @@ class DPSE(Algorithm):
         """Pure epsilon at every horizon: each reward enters one released epoch sum (parallel composition)."""
         check_positive_int(horizon, "horizon")
         eps = self.epsilon
-        claim = Guarantee("pure", eps, source="Sajed & Sheffet 2019; seed 001 §6 and seed 004 §7 baselines")
+        claim = Guarantee("pure", eps, source="Sajed & Sheffet 2019; Hu, Huang, Mehta, §6 and Chowdhury & Zhou 2023, §7 baselines")
         if self.noise == "shared":
             return Privacy(
                 "round-vector", "central", dp_accounting.NonPrivateDpEvent(), claim,

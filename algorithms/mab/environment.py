@@ -1,8 +1,8 @@
 """Stochastic K-armed environments, the papers' instances, and a fixed reward table.
 
 Every environment serves R independent runs at once. Means may be shared, shape (K,), or
-per run, shape (R, K) (seed 004 averages over random instances, one per run). Rewards lie
-in [0, 1], the sensitivity assumption of both papers (seed 001 §2, seed 004 §2).
+per run, shape (R, K) (Chowdhury & Zhou (ICLR 2023) averages over random instances, one per run). Rewards lie
+in [0, 1], the sensitivity assumption of both papers (Hu, Huang, Mehta, §2, Chowdhury & Zhou 2023, §2).
 
 An environment answers three kinds of requests, all vectorised over runs:
 - `stream(rng, size)`: a callable (t, arms) -> rewards of round t (0-based) for each run,
@@ -11,13 +11,13 @@ An environment answers three kinds of requests, all vectorised over runs:
   rounds [start, start + length) in each of the runs `rows` (default: all, in order), drawn directly from the sum's exact law where one
   exists (binomial for Bernoulli arms, prefix sums for a table);
 - `vector_sums(rng, start, length, size)`: all K coordinates summed over a block (full
-  information, seed 001's FTNL).
-`rounded_segment_sums` does the same for the randomized-rounding encoding of seed 004, and
+  information, Hu, Huang, Mehta's (arXiv:2102.07929) FTNL).
+`rounded_segment_sums` does the same for the randomized-rounding encoding of Chowdhury & Zhou (ICLR 2023), and
 `window(rng, arms, start, width)` gives one arm's rewards over the next rounds of each run.
 
 `RewardTable` is a fixed dataset: row t is user/round t's reward vector X(t) in [0,1]^K.
-`RewardTable.neighbour(t, row)` changes exactly one user (seed 001: one round's whole reward
-vector; seed 004: one user's reward, i.e. the coordinate the schedule reads).
+`RewardTable.neighbour(t, row)` changes exactly one user (Hu, Huang, Mehta (arXiv:2102.07929): one round's whole reward
+vector; Chowdhury & Zhou (ICLR 2023): one user's reward, i.e. the coordinate the schedule reads).
 """
 
 from __future__ import annotations
@@ -42,13 +42,13 @@ __all__ = [
     "REWARD_MODELS",
 ]
 
-# Seed 001 §6 / App. I: three mean vectors, K = 5 (settings 1 and 2 from Sajed & Sheffet 2019).
+# Hu, Huang, Mehta, §6 / App. I: three mean vectors, K = 5 (settings 1 and 2 from Sajed & Sheffet 2019).
 SEED001_SETTINGS: dict[str, tuple[float, ...]] = {
     "s001-1": (0.75, 0.70, 0.70, 0.70, 0.70),
     "s001-2": (0.75, 0.625, 0.5, 0.375, 0.25),
     "s001-3": (0.75, 0.15, 0.15, 0.15, 0.15),
 }
-# Seed 004 §7 / App. J: mu_a ~ U[0.5 - gap/2, 0.5 + gap/2], gap 0.5 (easy) or 0.1 (hard), K = 10.
+# Chowdhury & Zhou 2023, §7 / App. J: mu_a ~ U[0.5 - gap/2, 0.5 + gap/2], gap 0.5 (easy) or 0.1 (hard), K = 10.
 SEED004_GAPS: dict[str, float] = {"easy": 0.5, "hard": 0.1}
 INSTANCES: tuple[str, ...] = (*SEED001_SETTINGS, *SEED004_GAPS)
 REWARD_MODELS: tuple[str, ...] = ("bernoulli", "gaussian")
@@ -70,7 +70,7 @@ def check_means(means, name: str = "means") -> np.ndarray:
 def seed004_means(rng: np.random.Generator, instance: str, runs: int, arms: int = 10) -> np.ndarray:
     """One random instance per run, shape (runs, arms): mu ~ U[0.5 - gap/2, 0.5 + gap/2].
 
-    Seed 004 App. J and the authors' code: `mu = gap*rand(K) + (0.5 - gap/2)`, gap 0.5 / 0.1.
+    Chowdhury & Zhou 2023, App. J and the authors' code: `mu = gap*rand(K) + (0.5 - gap/2)`, gap 0.5 / 0.1.
     """
     check_choice(instance, tuple(SEED004_GAPS), "instance")
     check_int_at_least(arms, 2, "arms")
@@ -138,7 +138,7 @@ class BernoulliArms:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ClippedGaussianArms:
-    """Arm a pays clip(N(mu_a, std^2), 0, 1) (seed 004's experiments, std 0.1, clipped as in its code).
+    """Arm a pays clip(N(mu_a, std^2), 0, 1) (Chowdhury & Zhou's (ICLR 2023) experiments, std 0.1, clipped as in its code).
 
     No closed form exists for a block sum, so block sums are drawn user by user (in chunks).
     """
@@ -281,7 +281,7 @@ class RewardTable:
         return np.broadcast_to(self._prefix[start + length] - self._prefix[start], (size, self.n_arms)).copy()
 
     def rounded_segment_sums(self, rng, arms, start, length, g: int, rows=None) -> np.ndarray:
-        """Randomized rounding user by user (seed 004 Alg. 1 line 20) on the table's entries."""
+        """Randomized rounding user by user (Chowdhury & Zhou 2023, Alg. 1 line 20) on the table's entries."""
         start = np.broadcast_to(np.asarray(start, dtype=np.int64), np.shape(arms))
         length = np.broadcast_to(np.asarray(length, dtype=np.int64), np.shape(arms))
         self._check_end(start + length)
@@ -308,8 +308,8 @@ def make_environment(
 ) -> BernoulliArms | ClippedGaussianArms:
     """Build the environment the CLI and the reproduction scripts name.
 
-    `means` (explicit vector) wins over `instance`; `instance` is one of seed 001's
-    settings ('s001-1', 's001-2', 's001-3', K = 5) or seed 004's random 'easy' / 'hard'
+    `means` (explicit vector) wins over `instance`; `instance` is one of Hu, Huang, Mehta's (arXiv:2102.07929)
+    settings ('s001-1', 's001-2', 's001-3', K = 5) or Chowdhury & Zhou's (ICLR 2023) random 'easy' / 'hard'
     instances (one per run, K = `arms`, default 10). `rewards` is 'bernoulli' or
     'gaussian' (clipped N(mu, std^2)).
     """

@@ -1,4 +1,4 @@
-"""FTNL, Follow-the-Noisy-Leader, with Report Noisy Max (seed 001, Algorithms 2-3, §5.1): full information.
+"""FTNL, Follow-the-Noisy-Leader, with Report Noisy Max (Hu, Huang, Mehta (arXiv:2102.07929), Algorithms 2-3, §5.1): full information.
 
 Epoch s = 0, 1, ... covers rounds 2^s .. 2^{s+1}-1 (1-based) and plays one action (epoch 0
 plays action 1). At the end of epoch s the next action is
@@ -34,7 +34,7 @@ FTNL_NOISES = ("paper", "fixed", "naive")
 
 @dataclasses.dataclass(frozen=True)
 class FTNL(Algorithm):
-    """Follow-the-Noisy-Leader with RNM at privacy parameter `epsilon` (seed 001 Alg. 2)."""
+    """Follow-the-Noisy-Leader with RNM at privacy parameter `epsilon` (Hu, Huang, Mehta, Alg. 2)."""
 
     epsilon: float = 1.0
     noise: str = "paper"
@@ -54,7 +54,7 @@ class FTNL(Algorithm):
         check_positive_int(horizon, "horizon")
         check_positive_int(n_arms, "n_arms")
         eps = self.epsilon
-        claim = Guarantee("pure", eps, source="seed 001 Thm 6" if self.noise == "paper" else "digest 001 §3.3")
+        claim = Guarantee("pure", eps, source="Hu, Huang, Mehta, Thm 6" if self.noise == "paper" else "digest 001 §3.3")
         b = self.scale(n_arms)
         if self.noise == "naive":
             per_epoch = dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(noise_multiplier=b), n_arms)

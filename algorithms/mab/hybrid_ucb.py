@@ -1,4 +1,4 @@
-"""Hybrid-UCB (seed 001, Algorithm 4, App. E.2; summary §4.2): arrays plus a binary tree per arm.
+"""Hybrid-UCB (Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 4, App. E.2; summary §4.2): arrays plus a binary tree per arm.
 
 Arm j's observations 2^r .. 2^{r+1}-1 (1-based, r >= 1) form tree r with 2^r leaves and,
 in parallel, array F^(r). Full arrays are released once as sum + Lap(2/eps) (the "array part",
@@ -107,7 +107,7 @@ def hybrid_arm_releases(
 
 @dataclasses.dataclass(frozen=True)
 class HybridUCB(Algorithm):
-    """Hybrid-UCB at privacy parameter `epsilon` (seed 001 Alg. 4).
+    """Hybrid-UCB at privacy parameter `epsilon` (Hu, Huang, Mehta, Alg. 4).
 
     record_releases=True adds statistics["released_totals"], shape (runs, T): at round t the
     pulled arm's released total O mu = F~ + B~ after its update (the white-box observable).
@@ -135,7 +135,7 @@ class HybridUCB(Algorithm):
         for r in range(1, rmax + 1):
             _, corrected = hybrid_ucb_tree_events(eps, r, _node_scale(eps, r, self.node_scale))
             per_tree.append(dp_accounting.ComposedDpEvent([array, corrected]))
-        claim = Guarantee("pure", eps, source="seed 001 Thm 5 / App. E.3.1")
+        claim = Guarantee("pure", eps, source="Hu, Huang, Mehta, Thm 5 / App. E.3.1")
         if self.node_scale == "paper":
             return Privacy(
                 "round-vector", "central", ParallelComposedDpEvent(per_tree), claim,

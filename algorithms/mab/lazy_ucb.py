@@ -1,4 +1,4 @@
-"""Anytime-Lazy-UCB (seed 001, Hu, Huang & Mehta, Algorithm 1, §4.1; O(1)-memory form of App. A).
+"""Anytime-Lazy-UCB (Hu, Huang, Mehta (arXiv:2102.07929), Hu, Huang & Mehta, Algorithm 1, §4.1; O(1)-memory form of App. A).
 
 Arm j keeps arrays of sizes 2^0, 2^1, ...; each new observation goes into the current array;
 when array r fills, the private mean becomes (array sum + Lap(1/eps)) / 2^r (eq. 3): noise
@@ -83,7 +83,7 @@ def _first_crossing(C: np.ndarray, B: np.ndarray, A: np.ndarray, u0: np.ndarray)
 
 @dataclasses.dataclass(frozen=True)
 class AnytimeLazyUCB(Algorithm):
-    """Anytime-Lazy-UCB with privacy parameter `epsilon` (seed 001 Alg. 1); forget=False is bug 2 of digest 001 §6.2."""
+    """Anytime-Lazy-UCB with privacy parameter `epsilon` (Hu, Huang, Mehta, Alg. 1); forget=False is bug 2 of digest 001 §6.2."""
 
     epsilon: float = 1.0
     engine: str = "events"
@@ -102,7 +102,7 @@ class AnytimeLazyUCB(Algorithm):
         if not self.forget:
             return Privacy(
                 "round-vector", "central", dp_accounting.NonPrivateDpEvent(),
-                Guarantee("pure", self.epsilon, source="seed 001 Thm 2"),
+                Guarantee("pure", self.epsilon, source="Hu, Huang, Mehta, Thm 2"),
                 Guarantee("pure", math.inf, source="digest 001 §6.2 bug 2"),
                 "forgetting not done: a reward enters every later fill of its arm with fresh Lap(1/eps), "
                 "(#later fills) * eps, unbounded over an anytime horizon",
@@ -110,7 +110,7 @@ class AnytimeLazyUCB(Algorithm):
         event = ParallelComposedDpEvent([dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / self.epsilon)])
         return Privacy(
             "round-vector", "central", event,
-            Guarantee("pure", self.epsilon, source="seed 001 Thm 2"), None,
+            Guarantee("pure", self.epsilon, source="Hu, Huang, Mehta, Thm 2"), None,
             "each round's reward enters one array sum released once with Lap(1/eps): parallel composition",
         )
 

@@ -1,4 +1,4 @@
-"""Registers the multi-armed and full-information algorithms (seeds 001, 004, baselines) for `dpaudit regret`."""
+"""Registers the multi-armed and full-information algorithms (Hu, Huang, Mehta; Chowdhury & Zhou 2023 baselines) for `dpaudit regret`."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _optional_float(text: str) -> float | None:
 
 def _env_params(instance: str, rewards: str) -> tuple[Param, ...]:
     return (
-        Param("instance", str, instance, "arm means: seed 001 settings s001-1..3 (K=5) or seed 004 random easy/hard (K=--arms)", INSTANCES),
+        Param("instance", str, instance, "arm means: Hu, Huang, Mehta (arXiv:2102.07929) settings s001-1..3 (K=5) or Chowdhury & Zhou (ICLR 2023) random easy/hard (K=--arms)", INSTANCES),
         Param("means", float_list, None, "explicit arm means, comma-separated (overrides --instance)"),
         Param("arms", int, None, "number of arms K for the random easy/hard instances (default 10)"),
         Param("rewards", str, rewards, "reward law: bernoulli or gaussian (N(mu, 0.1^2) clipped to [0,1])", REWARD_MODELS),
@@ -97,27 +97,27 @@ MAB_ENTRIES = (
            (EPSILON, Param("beta", _optional_float, None, "confidence parameter in (0,1); default 1/T"),
             Param("noise", str, "per-arm", "per-arm (correct) or shared (authors' seed-004 code, bug B7)", DPSE_NOISES)),
            "s001-1", "bernoulli"),
-    _entry("anytime-lazy-ucb", "Anytime-Lazy-UCB (seed 001 Alg. 1), central pure eps-DP", AnytimeLazyUCB,
+    _entry("anytime-lazy-ucb", "Anytime-Lazy-UCB (Hu, Huang, Mehta, Alg. 1), central pure eps-DP", AnytimeLazyUCB,
            (EPSILON,), "s001-1", "bernoulli"),
-    _entry("hybrid-ucb", "Hybrid-UCB (seed 001 Alg. 4), arrays + binary tree; claims eps, sound 1.5 eps", HybridUCB,
+    _entry("hybrid-ucb", "Hybrid-UCB (Hu, Huang, Mehta, Alg. 4), arrays + binary tree; claims eps, sound 1.5 eps", HybridUCB,
            (EPSILON, Param("node_scale", str, "paper", "paper: Lap(r/(0.5eps)) nodes; fixed: Lap((r+1)/(0.5eps))", HYBRID_NODE_SCALES)),
            "s001-1", "bernoulli"),
-    _entry("ftnl", "Follow-the-Noisy-Leader with Report Noisy Max (seed 001 Alg. 2-3), full information", FTNL,
+    _entry("ftnl", "Follow-the-Noisy-Leader with Report Noisy Max (Hu, Huang, Mehta, Alg. 2-3), full information", FTNL,
            (EPSILON, Param("noise", str, "paper", "RNM scale: paper 1/eps (sound 2eps), fixed 2/eps, naive K/eps", FTNL_NOISES)),
            "s001-1", "bernoulli"),
-    _entry("dist-dp-se", "Dist-DP-SE (seed 004 Thm 1): Polya shares + secure aggregation, pure eps-DP", _batch("dist-dp"),
+    _entry("dist-dp-se", "Dist-DP-SE (Chowdhury & Zhou 2023, Thm 1): Polya shares + secure aggregation, pure eps-DP", _batch("dist-dp"),
            (EPSILON, P_CONF, BASE, RETURNING, PATH,
             Param("polya", str, "correct", "correct Polya(1/n, theta) or inverted (authors' code, bug B1)", POLYA_VARIANTS)),
            "easy", "gaussian"),
-    _entry("dist-rdp-se", "Dist-RDP-SE (seed 004 Thm 2): Skellam shares + secure aggregation, RDP", _batch("dist-rdp"),
+    _entry("dist-rdp-se", "Dist-RDP-SE (Chowdhury & Zhou 2023, Thm 2): Skellam shares + secure aggregation, RDP", _batch("dist-rdp"),
            (EPSILON, SCALE_S, P_CONF, BASE, RETURNING, PATH), "easy", "gaussian"),
-    _entry("dist-cdp-se", "Dist-CDP-SE (seed 004 Thm 4): discrete Gaussian shares + secure aggregation, zCDP", _batch("dist-cdp"),
+    _entry("dist-cdp-se", "Dist-CDP-SE (Chowdhury & Zhou 2023, Thm 4): discrete Gaussian shares + secure aggregation, zCDP", _batch("dist-cdp"),
            (EPSILON, SCALE_S, P_CONF, BASE, RETURNING), "easy", "gaussian"),
-    _entry("cdp-se", "CDP-SE (seed 004 Thm 5): central discrete Laplace, pure eps-DP", _batch("central"),
+    _entry("cdp-se", "CDP-SE (Chowdhury & Zhou 2023, Thm 5): central discrete Laplace, pure eps-DP", _batch("central"),
            (EPSILON, P_CONF, BASE, RETURNING, PATH), "easy", "gaussian"),
-    _entry("shuffle-se", "Shuffle-SE (seed 004 Thm 3, P_Shuffle): Polya shares, unary RR bits, shuffler; claims pure eps",
+    _entry("shuffle-se", "Shuffle-SE (Chowdhury & Zhou 2023, Thm 3, P_Shuffle): Polya shares, unary RR bits, shuffler; claims pure eps",
            _batch("shuffle"), (EPSILON, P_CONF, BASE, RETURNING), "easy", "gaussian"),
-    _entry("ldp-se", "LDP-SE (seed 004 Thm 6): local discrete Laplace per user, pure eps-LDP", _batch("local"),
+    _entry("ldp-se", "LDP-SE (Chowdhury & Zhou 2023, Thm 6): local discrete Laplace per user, pure eps-LDP", _batch("local"),
            (EPSILON, P_CONF, BASE, RETURNING, PATH,
             Param("c", float, 2.0, "constant c of Lemma 5 in tau and the radius (unspecified by the paper)")),
            "easy", "gaussian"),

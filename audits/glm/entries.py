@@ -1,4 +1,4 @@
-"""Catalog entries for seed 002's GLM contextual bandits: Private-GLM (Alg. 2) and ShuffleGLM (Alg. 1).
+"""Catalog entries for Sarmasarkar's (shuffle/joint DP GLM bandits) GLM contextual bandits: Private-GLM (Alg. 2) and ShuffleGLM (Alg. 1).
 
 Inputs are (environment, data) pairs: the context sets live in the `GLMEnvironment` and the users'
 reward coins (and pinned rewards) in `GLMData`, so a context-only neighbour changes the environment
@@ -80,7 +80,7 @@ def glm_entries() -> list[AuditEntry]:
                                                     env0.kappa_star, env0.S))
         out.append(AuditEntry(
             name=f"private-glm.v-tree.{calibration}", algorithm="private-glm",
-            description="Private-GLM (seed 002 Alg. 2): the V tree's released prefix sums of x xᵀ "
+            description="Private-GLM (Sarmasarkar, Alg. 2): the V tree's released prefix sums of x xᵀ "
                         + ("with the paper's Lemma I.4 noise (calibrated to 1/κ*)." if calibration == "paper"
                            else "with the authors' code's zCDP calibration (leaf bound 1)."),
             target=functools.partial(GLMObserve, "private", params, "V"), pairs=(pair,), observable="white-box",
@@ -101,7 +101,7 @@ def glm_entries() -> list[AuditEntry]:
     shuffle_privacy = functools.cache(functools.partial(shuffle_glm_privacy, shuffle_params, sizes, 2))
     out.append(AuditEntry(
         name="shuffle-glm.batch-1-matrix", algorithm="shuffle-glm",
-        description="ShuffleGLM (seed 002 Alg. 1): the shuffle-private sum of batch 1's x xᵀ (Cheu et al. bit "
+        description="ShuffleGLM (Sarmasarkar, Alg. 1): the shuffle-private sum of batch 1's x xᵀ (Cheu et al. bit "
                     "summation with binomial noise), as the analyzer releases it.",
         target=functools.partial(GLMObserve, "shuffle", shuffle_params, "V1"), pairs=(_context_pair(shuffle_horizon),),
         observable="white-box", observable_description="batch 1's released matrix V (B_1 = 8 users)",

@@ -1,4 +1,4 @@
-"""Catalog entries for the linear contextual bandits: seed 003's shuffle LinUCB and its baselines.
+"""Catalog entries for the linear contextual bandits: Chowdhury & Zhou's (ICML 2022) shuffle LinUCB and its baselines.
 
 Inputs are fixed `ContextTable`s (digest 003 §6's design): the auditor controls the contexts and gives
 every user the same feature on both offered actions, so phi_t is chosen directly. Neighbours replace
@@ -23,7 +23,7 @@ from dpaudit.audits.catalog import AuditEntry, NeighbourPair, RegretRun
 __all__ = ["ENTRIES"]
 
 DIM = 2
-EPS, DELTA = 1.0, 0.1  # seed 003's experiments use delta = 0.1
+EPS, DELTA = 1.0, 0.1  # Chowdhury & Zhou's (ICML 2022) experiments use delta = 0.1
 
 
 def _table(horizon: int, phi: np.ndarray, y: float) -> ContextTable:
@@ -78,7 +78,7 @@ def linear_entries() -> list[AuditEntry]:
         code = noise == "code"
         out.append(AuditEntry(
             name="linucb-ldp.message" + (".code-noise" if code else ""), algorithm="linucb-ldp",
-            variant="seed 003's simulation noise constant" if code else "",
+            variant="Chowdhury & Zhou's (ICML 2022) simulation noise constant" if code else "",
             description="Locally private LinUCB (Zheng et al. 2020): each user's Gaussian messages; "
                         + ("with the authors' simulation σ = sqrt(ln(2.5/δ))/ε, far below the theorem's." if code
                            else "σ = 4 sqrt(2 ln(2.5/δ))/ε (classical Gaussian mechanism)."),
@@ -96,8 +96,8 @@ def linear_entries() -> list[AuditEntry]:
         code = noise == "code"
         out.append(AuditEntry(
             name="linucb-sdp-amp.batch-sum" + (".code-noise" if code else ""), algorithm="linucb-sdp-amp",
-            variant="seed 003's simulation noise constant" if code else "",
-            description="LinUCB-SDP-Amp (seed 003 Alg. 1 with P_Amp): the analyzer's batch sum of the users' "
+            variant="Chowdhury & Zhou's (ICML 2022) simulation noise constant" if code else "",
+            description="LinUCB-SDP-Amp (Chowdhury & Zhou 2022, Alg. 1 with P_Amp): the analyzer's batch sum of the users' "
                         "Gaussian messages, a post-processing of the shuffled view"
                         + (", with the authors' simulation σ (missing √log(2/δ) and 4√2)." if code else "."),
             target=functools.partial(ObserveLinear, algo, "released", _batch1_columns(horizon, batch)),
@@ -114,8 +114,8 @@ def linear_entries() -> list[AuditEntry]:
         batches = horizon // batch
         out.append(AuditEntry(
             name="linucb-sdp-amp.returning" + (".code-noise" if code else ""), algorithm="linucb-sdp-amp",
-            variant="seed 003's simulation noise constant, returning users" if code else "",
-            description="LinUCB-SDP-Amp with returning users (seed 003 §4): one user in every batch; the claim "
+            variant="Chowdhury & Zhou's (ICML 2022) simulation noise constant, returning users" if code else "",
+            description="LinUCB-SDP-Amp with returning users (Chowdhury & Zhou 2022, §4): one user in every batch; the claim "
                         "composes the M batches (advanced composition)"
                         + (", but the authors' simulation σ is used." if code else "."),
             target=functools.partial(ObserveLinear, algo, "released",
@@ -130,7 +130,7 @@ def linear_entries() -> list[AuditEntry]:
     vec = LinUCBSDPVec(epsilon=EPS, delta=DELTA, batch=2)
     out.append(AuditEntry(
         name="linucb-sdp-vec.batch-sum", algorithm="linucb-sdp-vec",
-        description="LinUCB-SDP-Vec (seed 003 Alg. 1 with P_Vec): bit-level vector summation with binomial noise "
+        description="LinUCB-SDP-Vec (Chowdhury & Zhou 2022, Alg. 1 with P_Vec): bit-level vector summation with binomial noise "
                     "(theorem g, b); the analyzer's batch sum.",
         target=functools.partial(ObserveLinear, vec, "released", _batch1_columns(4, 2)), pairs=_pairs(4),
         observable="white-box", observable_description="batch 1's released sums u and V over its B=2 users",

@@ -1,8 +1,8 @@
-"""Catalog entries for the multi-armed algorithms: DP-SE (baseline), seeds 001 and 004.
+"""Catalog entries for the multi-armed algorithms: DP-SE (baseline), Hu, Huang, Mehta; Chowdhury & Zhou 2023.
 
 Inputs are fixed reward tables (`RewardTable`): rewards[t, a] is round t's reward for arm a, the
-same in every run, so the two inputs differ in exactly one round (seed 001's relation: one round's
-reward vector; seed 004's: one user's reward). Epoch geometry (how many pulls epoch 1 gives each
+same in every run, so the two inputs differ in exactly one round (Hu, Huang, Mehta's (arXiv:2102.07929) relation: one round's
+reward vector; Chowdhury & Zhou's (ICLR 2023): one user's reward). Epoch geometry (how many pulls epoch 1 gives each
 arm) is read from the algorithm's own output, not recomputed here.
 """
 
@@ -88,7 +88,7 @@ def dpse_entries() -> list[AuditEntry]:
             source=source),
         AuditEntry(
             name="dp-se.shared-noise", algorithm="dp-se", variant="one noise draw shared by all arms (public code)",
-            description="DP-SE as in seed 004's public code: one Laplace draw per epoch added to every arm's sum; "
+            description="DP-SE as in Chowdhury & Zhou's (ICLR 2023) public code: one Laplace draw per epoch added to every arm's sum; "
                         "it cancels in the elimination test, so decisions are a deterministic function of the rewards.",
             target=functools.partial(Observe, shared, horizon, "pulls"),
             pairs=(_dpse_pair(0),), observable="black-box", observable_description="pull counts of both arms",
@@ -98,7 +98,7 @@ def dpse_entries() -> list[AuditEntry]:
 
 
 def seed001_entries() -> list[AuditEntry]:
-    """Anytime-Lazy-UCB, Hybrid-UCB and FTNL (seed 001), on digest 001 §6's instances."""
+    """Anytime-Lazy-UCB, Hybrid-UCB and FTNL (Hu, Huang, Mehta (arXiv:2102.07929)), on digest 001 §6's instances."""
     eps = 1.0
     lazy = AnytimeLazyUCB(eps)
     stream0 = np.zeros(15)
@@ -126,7 +126,7 @@ def seed001_entries() -> list[AuditEntry]:
     return [
         AuditEntry(
             name="anytime-lazy-ucb.array-sums", algorithm="anytime-lazy-ucb",
-            description="Anytime-Lazy-UCB (seed 001 Alg. 1): each array's sum is released once with Lap(1/ε); "
+            description="Anytime-Lazy-UCB (Hu, Huang, Mehta, Alg. 1): each array's sum is released once with Lap(1/ε); "
                         "older arrays are forgotten.",
             target=functools.partial(Releases, lazy_array_releases, eps), pairs=(stream_pair,),
             observable="white-box", observable_description="the released noisy array sums of one arm (arrays 0-3)",
@@ -140,7 +140,7 @@ def seed001_entries() -> list[AuditEntry]:
                         "function at 2ε, whose array-1 output has exactly that law.",
             target=functools.partial(Releases, lazy_array_releases, 2 * eps, (), (1,)), pairs=(stream_pair,),
             observable="white-box", observable_description="the released noisy sum of array 1 (2 items)",
-            claims=(Claim("paper", epsilon=eps, expect="violation", source="seed 001 Thm 2"),), samples=200_000,
+            claims=(Claim("paper", epsilon=eps, expect="violation", source="Hu, Huang, Mehta, Thm 2"),), samples=200_000,
             quick=False, source="digest 001 §6.2"),
         AuditEntry(
             name="anytime-lazy-ucb.no-forgetting", algorithm="anytime-lazy-ucb",
@@ -149,7 +149,7 @@ def seed001_entries() -> list[AuditEntry]:
                         "so far with fresh Lap(1/ε), so the 2nd observation enters the releases of arrays 1, 2 and 3.",
             target=functools.partial(Releases, lazy_array_releases, eps, (("forget", False),)), pairs=(stream_pair,),
             observable="white-box", observable_description="the released noisy (cumulative) sums at fills 0-3",
-            claims=(Claim("paper", epsilon=eps, expect="violation", source="seed 001 Thm 2"),
+            claims=(Claim("paper", epsilon=eps, expect="violation", source="Hu, Huang, Mehta, Thm 2"),
                     Claim("corrected", epsilon=3 * eps,
                           source="three Lap(1/ε) releases of sensitivity 1 contain the changed observation")),
             samples=200_000, quick=False, source="digest 001 §6.2"),
@@ -163,7 +163,7 @@ def seed001_entries() -> list[AuditEntry]:
             claims=lazy_claims(functools.partial(lazy.privacy, lazy_t)), samples=400_000, quick=False, source="digest 001 §6.1"),
         AuditEntry(
             name="hybrid-ucb.releases", algorithm="hybrid-ucb",
-            description="Hybrid-UCB (seed 001 Alg. 4) with the paper's node noise Lap(r/(0.5ε)): a leaf of tree r "
+            description="Hybrid-UCB (Hu, Huang, Mehta, Alg. 4) with the paper's node noise Lap(r/(0.5ε)): a leaf of tree r "
                         "lies in r+1 released nodes, so the tree costs 0.5ε(r+1)/r, not 0.5ε.",
             target=functools.partial(Releases, hybrid_arm_releases, eps, (("node_scale", "paper"),), (0, 1, 2, 3)),
             pairs=(NeighbourPair("one-user", hyb_stream0, hyb_stream1,
@@ -183,7 +183,7 @@ def seed001_entries() -> list[AuditEntry]:
             audit_options={"score": hybrid_conjunction_score}, source="digest 001 §6.3"),
         AuditEntry(
             name="ftnl.rnm", algorithm="ftnl",
-            description="FTNL (seed 001 Alg. 2-3): Report Noisy Max with Lap(1/ε) on per-action epoch sums. Under "
+            description="FTNL (Hu, Huang, Mehta, Alg. 2-3): Report Noisy Max with Lap(1/ε) on per-action epoch sums. Under "
                         "the paper's neighbouring one sum rises while another falls, so RNM is only 2ε-DP.",
             target=functools.partial(Observe, paper_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
             observable="black-box", observable_description="the action played in epoch 3 (round 8)",
@@ -269,7 +269,7 @@ class ShuffleDecoded:
 
 
 def seed004_entries() -> list[AuditEntry]:
-    """Seed 004: the server's view of each protocol's release, decisions, and the known bugs of the public code."""
+    """Chowdhury & Zhou (ICLR 2023): the server's view of each protocol's release, decisions, and the known bugs of the public code."""
     eps = 1.0
     horizon = 40  # base 4: batch 1 gives each arm 4 users (rounds 0-7), batch 2 gives 16 (rounds 8-39)
     tab0 = np.zeros((horizon, 2))
@@ -286,7 +286,7 @@ def seed004_entries() -> list[AuditEntry]:
         name = algo.name
         out.append(AuditEntry(
             name=f"{name}.aggregate", algorithm=name,
-            description=f"{name} (seed 004 Alg. 1): the release of one (batch, arm) as the server sees it.",
+            description=f"{name} (Chowdhury & Zhou 2023, Alg. 1): the release of one (batch, arm) as the server sees it.",
             target=functools.partial(Observe, algo, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
             observable="white-box",
             observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
@@ -309,7 +309,7 @@ def seed004_entries() -> list[AuditEntry]:
     inverted = BatchSE("dist-dp", eps, base=4, path="users", polya="inverted")
     out.append(AuditEntry(
         name="dist-dp-se.inverted-polya", algorithm="dist-dp-se", variant="inverted Pólya parameter (public code, B1)",
-        description="Dist-DP-SE as in seed 004's public code: per-user Pólya(1/n, 1-θ) shares instead of Pólya(1/n, θ).",
+        description="Dist-DP-SE as in Chowdhury & Zhou's (ICLR 2023) public code: per-user Pólya(1/n, 1-θ) shares instead of Pólya(1/n, θ).",
         target=functools.partial(Observe, inverted, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
         observable="white-box",
         observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
@@ -318,7 +318,7 @@ def seed004_entries() -> list[AuditEntry]:
     shuffled = BatchSE("shuffle", eps, base=4)
     out.append(AuditEntry(
         name="shuffle-se.server-count", algorithm="shuffle-se",
-        description="Shuffle-SE (seed 004 Thm 3, P_Shuffle via mechanisms.ShuffleSum): the server's whole view of "
+        description="Shuffle-SE (Chowdhury & Zhou 2023, Thm 3, P_Shuffle via mechanisms.ShuffleSum): the server's whole view of "
                     "one (batch, arm) release, the count of ones among the shuffled unary randomized-response bits. "
                     "The count is sum_i y_i over the integers, so it shows which users' noise wrapped around mod m, "
                     "which the modular sum of Thm 3's proof hides. The bit encoding is dpaudit's (the paper cites "
@@ -335,24 +335,24 @@ def seed004_entries() -> list[AuditEntry]:
                     "same release, what Thm 3's proof simulates (Pólya total noise at ε' = ε/2).",
         target=functools.partial(ShuffleDecoded, shuffled, horizon, 2, 16), pairs=(batch_pair,),
         observable="white-box", observable_description="arm 1's batch-2 decoded sum ŷ in Z_m (-1 if not released)",
-        claims=(Claim("paper", epsilon=eps, source="seed 004 Thm 3 (P_Shuffle)"),), samples=200_000, quick=False,
+        claims=(Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 3 (P_Shuffle)"),), samples=200_000, quick=False,
         source="digest 004 §3.3 P_Shuffle; mechanisms/shuffle_sum.py"))
     local = LocalSecAgg(eps, SECAGG_N, SECAGG_P)
     out.append(AuditEntry(
         name="ldp-se.message", algorithm="ldp-se",
-        description=f"LDP-SE's local randomizer (seed 004 App. H.2, Thm 6): each user adds DLap(g/ε), n={SECAGG_N}.",
+        description=f"LDP-SE's local randomizer (Chowdhury & Zhou 2023, App. H.2, Thm 6): each user adds DLap(g/ε), n={SECAGG_N}.",
         target=functools.partial(UserMessage, local), pairs=(_secagg_pair(),), observable="white-box",
         observable_description="user 1's message y_1 in Z_m (what an untrusted server sees in the local model)",
-        claims=(Claim("paper", epsilon=eps, source="seed 004 Thm 6: ε-LDP"),
+        claims=(Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 6: ε-LDP"),
                 Claim("accounted", event=local.event, accountant="best", source="LocalSecAgg.event()")),
         samples=400_000, quick=False, source="digest 004 §7 A4"))
     correct = PolyaSecAgg(eps, SECAGG_N, SECAGG_P)
     out.append(AuditEntry(
         name="dist-dp-se.secagg", algorithm="dist-dp-se",
-        description=f"Pólya shares + secure aggregation (seed 004 Thm 1), user by user, n={SECAGG_N}.",
+        description=f"Pólya shares + secure aggregation (Chowdhury & Zhou 2023, Thm 1), user by user, n={SECAGG_N}.",
         target=functools.partial(ServerView, correct), pairs=(_secagg_pair(),), observable="white-box",
         observable_description="the SecAgg output ŷ of one release",
-        claims=(Claim("paper", epsilon=eps, source="seed 004 Thm 1"),
+        claims=(Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 1"),
                 Claim("accounted", event=correct.event, accountant="best", source="PolyaSecAgg.event()")),
         samples=400_000, quick=False, source="digest 004 §7 A1"))
     for bug, (n, reward) in SECAGG_BUGS.items():
@@ -363,7 +363,7 @@ def seed004_entries() -> list[AuditEntry]:
             description=f"Pólya secure aggregation with bug {BUGS[bug]}",
             target=functools.partial(ServerView, proto), pairs=(_secagg_pair(n, reward),), observable="white-box",
             observable_description="the SecAgg output ŷ of one release",
-            claims=(Claim("paper", epsilon=eps, expect="violation", source="seed 004 Thm 1"),),
+            claims=(Claim("paper", epsilon=eps, expect="violation", source="Chowdhury & Zhou 2023, Thm 1"),),
             samples=400_000, quick=bug == "shared_user_noise", quick_samples=20_000, source="digest 004 §7"))
     return out
 

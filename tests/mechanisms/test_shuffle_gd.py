@@ -1,4 +1,4 @@
-"""P_GD (seed 002 App. T): formulas, events, projection/clipping, and the released gradient sums."""
+"""P_GD (Sarmasarkar, App. T): formulas, events, projection/clipping, and the released gradient sums."""
 
 import math
 

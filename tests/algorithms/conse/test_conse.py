@@ -1,4 +1,4 @@
-"""ConSE / DP-ConSE (seed 000): exact agreement with the per-unit listing, shapes, validation, estimator."""
+"""ConSE / DP-ConSE (Li, Shi, Simchi-Levi (ICML 2024)): exact agreement with the per-unit listing, shapes, validation, estimator."""
 
 import math
 
@@ -16,7 +16,7 @@ SMALL = (0.05, 16.0, 8.0, 8.0)  # reduced constants (digest §2.1): short epochs
 
 
 def reference_conse(env, data, params, coins, undecided):
-    """Algorithm 1 of seed 000 unit by unit (epochs from e = 1, μ reset at every epoch end)."""
+    """Algorithm 1 of Li, Shi, Simchi-Levi (ICML 2024) unit by unit (epochs from e = 1, μ reset at every epoch end)."""
     runs, n = data.types.shape
     half = n // 2
     m = env.num_types

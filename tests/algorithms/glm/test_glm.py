@@ -1,4 +1,4 @@
-"""Seed 002 GLM bandits: environment, G-optimal design, Private-GLM and ShuffleGLM (shapes, exactness, learning)."""
+"""Sarmasarkar (shuffle/joint DP GLM bandits) GLM bandits: environment, G-optimal design, Private-GLM and ShuffleGLM (shapes, exactness, learning)."""
 
 import numpy as np
 import pytest
@@ -30,7 +30,7 @@ def small_env(T=400, S=2.0, link="logistic", seed=0):
 
 
 def test_paper_generator_reproduces_table2_kappas():
-    """Seed 002 Table 2 (d=3, K=20, T=5000, env seed 109832): κ ≈ 18.39, 56.44, 222.15 for S = 2, 2.5, 3."""
+    """Sarmasarkar, Table 2 (d=3, K=20, T=5000, env seed 109832): κ ≈ 18.39, 56.44, 222.15 for S = 2, 2.5, 3."""
     for S, want in [(2.0, 18.39), (2.5, 56.44), (3.0, 222.15)]:
         env = paper_glm_environment(np.random.default_rng(109832), 3, 20, 5000, S, "probit")
         assert abs(env.kappa / want - 1) < 0.05

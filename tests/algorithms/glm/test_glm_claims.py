@@ -12,7 +12,7 @@ from dpaudit.mechanisms.shuffle_gd import ShuffleGradientDescent, advanced_compo
 
 
 def test_glm_tree_claimed_vs_corrected():
-    # seed 002 Lemma I.4: sigma = 6 sqrt(m) log(32/delta) / (kappa* eps), m = ceil(log2 T) + 1
+    # Sarmasarkar, Lemma I.4: sigma = 6 sqrt(m) log(32/delta) / (kappa* eps), m = ceil(log2 T) + 1
     sigma = glm_tree_sigma(2.0, 0.02, 5000, 4.0)
     assert sigma == pytest.approx(6 * math.sqrt(14) * math.log(1600) / 8.0)
     claimed, corrected = glm_tree_events(sigma, 5000, 3, 4.0, "V")

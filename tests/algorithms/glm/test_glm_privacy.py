@@ -1,4 +1,4 @@
-"""Seed 002 privacy declarations: the paper's claim next to the corrected accounting."""
+"""Sarmasarkar (shuffle/joint DP GLM bandits) privacy declarations: the paper's claim next to the corrected accounting."""
 
 import math
 

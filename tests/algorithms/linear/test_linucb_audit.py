@@ -45,7 +45,7 @@ def _audit(epsilon, noise):
 
 
 def test_authors_code_noise_violates_the_claim_at_the_papers_setting():
-    """B = 20, eps = 1, delta = 0.1 (seed 003 Fig. 1(b)) with the authors' sigma = sqrt(ln(2.5B/delta))/(eps sqrt B):
+    """B = 20, eps = 1, delta = 0.1 (Chowdhury & Zhou 2022, Fig. 1(b)) with the authors' sigma = sqrt(ln(2.5B/delta))/(eps sqrt B):
     the shuffled view is not (1, 0.1)-DP. Fixed seed; the auditor's bound is a 95% lower bound."""
     result = _audit(1.0, "code")
     assert result.verdict == "violation" and result.epsilon_lower > 1.0

@@ -1,4 +1,4 @@
-"""Seed 004's batch SE: protocol parameters, analyzer, batch vs user-by-user noise, bugs, regret."""
+"""Chowdhury & Zhou's (ICLR 2023) batch SE: protocol parameters, analyzer, batch vs user-by-user noise, bugs, regret."""
 
 import math
 

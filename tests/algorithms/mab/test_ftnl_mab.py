@@ -1,4 +1,4 @@
-"""FTNL with Report Noisy Max (seed 001): epochs, the RNM gap under the paper's neighbouring, privacy."""
+"""FTNL with Report Noisy Max (Hu, Huang, Mehta (arXiv:2102.07929)): epochs, the RNM gap under the paper's neighbouring, privacy."""
 
 import math
 

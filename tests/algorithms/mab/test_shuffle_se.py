@@ -1,4 +1,4 @@
-"""Shuffle-SE: seed 004's batch elimination on P_Shuffle (Thm 3) through mechanisms.ShuffleSum."""
+"""Shuffle-SE: Chowdhury & Zhou's (ICLR 2023) batch elimination on P_Shuffle (Thm 3) through mechanisms.ShuffleSum."""
 
 import math
 

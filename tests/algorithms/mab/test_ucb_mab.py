@@ -1,4 +1,4 @@
-"""UCB-style algorithms of seed 001 (Anytime-Lazy-UCB, Hybrid-UCB) and UCB1: exactness and statistics."""
+"""UCB-style algorithms of Hu, Huang, Mehta (arXiv:2102.07929) (Anytime-Lazy-UCB, Hybrid-UCB) and UCB1: exactness and statistics."""
 
 import math
 
