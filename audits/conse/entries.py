@@ -2,9 +2,9 @@
 
 Inputs are fixed typed-patient datasets (`PatientData` with one row, repeated for every run): the
 arrival types and both potential outcomes of each unit, so neighbours differ in one unit's type
-(context-only) or outcomes (reward-only). Digest 000 §6 designs the audits; its A4 is the one the
-digest expects to break the paper's claim: every type's RCT length T_j = Lap+_ε(T_min) is centred on
-the same T_min = min_j f̂_j, so moving one phase-1 arrival shifts all M of them at once.
+(context-only) or outcomes (reward-only). The RCT-length audits are the ones that break the paper's
+claim: every type's RCT length T_j = Lap+_ε(T_min) is centred on the same T_min = min_j f̂_j, so moving
+one phase-1 arrival shifts all M of them at once.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class RCTEndScore:
     In phase 2 a type's first T_j arrivals get fair coins, the later ones one fixed arm (a fixed coin
     when phase 1 ended undecided, as here), so the type's last arrival shows that arm and the last
     arrival whose action differs from it ends the RCT up to a Geometric(1/2) run of equal coins.
-    `phase2_types` are the types of the phase-2 arrivals (identical in both inputs of the A4 pair).
+    `phase2_types` are the types of the phase-2 arrivals (identical in both inputs of the RCT-length pair).
     """
 
     half: int
@@ -142,7 +142,7 @@ def _a6_pair(n: int) -> NeighbourPair:
 
 
 def _means_not_reset_entry(eps: float) -> AuditEntry:
-    """Digest 000 §6 bug 1 through audit A1: M = 1, reduced constants (epochs of about 8, 33 and 141
+    """The epoch means not zeroed at the epoch end, through the released epoch means: M = 1, reduced constants (epochs of about 8, 33 and 141
     arrivals end within phase 1 at n = 420), the first unit's outcomes (0,0) vs (1,1), all others 0.
     Equal outcomes keep both arms (an elimination needs noise beyond 2c_e: probability far below 1/n)."""
     n, epochs = 420, 3
@@ -156,16 +156,16 @@ def _means_not_reset_entry(eps: float) -> AuditEntry:
     score = EpochMeansScore(tuple(r_e.tolist()), tuple((1.0 / np.cumsum(r_e)).tolist()))
     return AuditEntry(
         name="dp-conse.means-not-reset", algorithm="dp-conse",
-        variant="epoch means not zeroed at the epoch end (digest 000 §6 bug 1)",
+        variant="epoch means not zeroed at the epoch end",
         description="DP-ConSE with reset_means=False: each epoch's noisy mean covers all earlier epochs' rewards, "
                     "so a reward of epoch 1 enters every later released mean of its arm.",
         target=functools.partial(EpochMeans, PatientExperiment(np.array([0.0]), np.array([0.0])), params, epochs),
         pairs=(pair,), observable="white-box",
         observable_description=f"the released noisy means of both arms in epochs 1-{epochs}",
         claims=(Claim("paper-proof-phase-1", delta=1.0 / n, epsilon=eps / 2, expect="violation",
-                      source="App. A.5.4 (digest 000 §6 A1): a phase-1 epoch mean costs ε/2"),),
+                      source="App. A.5.4: a phase-1 epoch mean costs ε/2"),),
         samples=100_000, quick=False, audit_options={"chunk_size": 10_000, "score": score},
-        source="digest 000 §6 bug 1, A1")
+        source="Li, Shi, Simchi-Levi (ICML 2024), Algorithm 2 line 9 and App. A.5.4")
 
 
 def _phase1_context(params: ConSEParams, n: int, types: int):
@@ -217,35 +217,35 @@ def conse_entries() -> list[AuditEntry]:
     n6 = 200
     params6 = ConSEParams(alpha=0.5, epsilon=eps)
     env6 = PatientExperiment(np.array([0.3]), np.array([0.7]))
-    source = "digest 000 §6"
+    source = "Li, Shi, Simchi-Levi (ICML 2024), Algorithm 2, Theorem 3.5, App. A.5.4"
     return [
         AuditEntry(
             name="dp-conse.rct-lengths", algorithm="dp-conse",
-            description="DP-ConSE's RCT lengths T_j = Lap+_ε(T_min), j = 1..M, all centred on one T_min (audit A4).",
+            description="DP-ConSE's RCT lengths T_j = Lap+_ε(T_min), j = 1..M, all centred on one T_min (the RCT lengths).",
             target=functools.partial(ConSEObserve, env4, params4, "rct_lengths"),
             pairs=(pair4,), observable="white-box",
             observable_description=f"the {types} RCT lengths T_j, which the paper's proof accounts as released",
             claims=LazyClaims(functools.partial(_rct_length_claims, params4, n4, types), expect="violation"),
             samples=100_000, quick=True, quick_samples=10_000, audit_options={"chunk_size": 10_000},
             regret=RegretRun("dp-conse", horizon=2000, runs=20, params={"epsilon": eps, "types": 2}),
-            source=source + " A4"),
+            source=source),
         AuditEntry(
             name="dp-conse.actions", algorithm="dp-conse",
-            description="DP-ConSE end to end (audit A4 through the actions): the RCT lengths of all M types move "
+            description="DP-ConSE end to end (the RCT lengths, through the actions): the RCT lengths of all M types move "
                         "with one phase-1 arrival, and each RCT's end shows in the phase-2 actions.",
             target=functools.partial(ConSEObserve, env4, params4, "actions"), pairs=(pair8,), observable="black-box",
             observable_description=f"all {n8} actions (scored by the summed RCT ends read off the phase-2 actions)",
             claims=LazyClaims(functools.partial(_action_claims, params4, n8, types), expect="violation"),
             samples=60_000, quick=False,
             audit_options={"chunk_size": 10_000, "score": RCTEndScore(n8 // 2, tuple(pair8.d0.types[0, n8 // 2:].tolist()))},
-            source=source + " A4, A8"),
+            source=source),
         AuditEntry(
             name="dp-conse.cate", algorithm="dp-conse",
-            description="DP-ConSE's released CATE estimate Δ̂ = mean difference in the RCT + Lap(2/(εT_j)) (audit A6).",
+            description="DP-ConSE's released CATE estimate Δ̂ = mean difference in the RCT + Lap(2/(εT_j)) .",
             target=functools.partial(ConSEObserve, env6, params6, "estimates"),
             pairs=(_a6_pair(n6),), observable="white-box", observable_description="the released CATE estimate Δ̂(X_1)",
             claims=LazyClaims(functools.partial(_cate_claims, params6, n6), expect="consistent"),
-            samples=200_000, quick=False, audit_options={"chunk_size": 20_000}, source=source + " A6"),
+            samples=200_000, quick=False, audit_options={"chunk_size": 20_000}, source=source),
         _means_not_reset_entry(eps),
     ]
 

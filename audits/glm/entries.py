@@ -2,8 +2,8 @@
 
 Inputs are (environment, data) pairs: the context sets live in the `GLMEnvironment` and the users'
 reward coins (and pinned rewards) in `GLMData`, so a context-only neighbour changes the environment
-and a reward-only neighbour pins one user's reward (digest 002 §6 "component isolation"). The
-paper's constants are loose (digest 002 §3.4), so audits are expected far below the nominal ε; the
+and a reward-only neighbour pins one user's reward (each component changed alone). The paper's
+constants are loose, so audits are expected far below the nominal ε; the
 corrected accounting (every tree and optimiser sequence a user touches, composed) is the reference.
 """
 
@@ -24,7 +24,7 @@ from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, RegretRun
 
 __all__ = ["GLMObserve", "v_tree_score", "ENTRIES"]
 
-EPS, DELTA = 4.0, 0.02  # the authors' experiments (digest 002 §5.4)
+EPS, DELTA = 4.0, 0.02  # the authors' experiments (Sarmasarkar, §8)
 THETA = np.array([1.0, 0.5])
 
 
@@ -51,7 +51,7 @@ class GLMObserve:
 
 
 def v_tree_score(out: np.ndarray) -> np.ndarray:
-    """Sum over the released prefixes of V_11 - V_22 (d = 2): the statistic digest 002 §6.1 names for
+    """Sum over the released prefixes of V_11 - V_22 (d = 2): the statistic for
     the pair x = e1 vs e2 (every node covering the changed leaf moves it by 2)."""
     return (out[:, 0::4] - out[:, 3::4]).sum(axis=1)
 
@@ -90,11 +90,11 @@ def glm_entries() -> list[AuditEntry]:
                 Claim("paper-composition", delta=DELTA, accountant="best", event=lambda p=privacy: p().paper_event,
                       source="the paper's own split: ε/3 trees (V, H in parallel), ε/3 switching, ε/3 optimisers"),
                 Claim("corrected", delta=DELTA, accountant="best", event=lambda p=privacy: p().event,
-                      source="digest 002 §3.3: V leaf bound 1, Frobenius √2, trees and optimisers composed"),
+                      source="V leaf bound 1 (Frobenius √2 for a replaced x), trees and optimisers composed"),
             ),
             audit_options={"score": v_tree_score}, samples=200_000, quick=False,
             regret=RegretRun("private-glm", horizon=500, runs=4, params={"epsilon": EPS, "tree_calibration": calibration}),
-            source="digest 002 §6.1"))
+            source="Sarmasarkar, Algorithm 2 (Private-GLM), Theorem 6.2, Lemma I.4"))
     shuffle_params = ShuffleGLMParams(epsilon=EPS, delta=DELTA, first_batch=8, batches=2)
     shuffle_horizon = 32
     sizes = [8, shuffle_horizon - 8]
@@ -111,7 +111,7 @@ def glm_entries() -> list[AuditEntry]:
                   source="exact binomial-count accounting of the summation and the P_GD rounds (the paper's proof step on the real range 2g gives more: proof_step)"),
         ),
         samples=10_000, quick=False,
-        regret=RegretRun("shuffle-glm", horizon=2000, runs=4, params={"epsilon": EPS}), source="digest 002 §6.4"))
+        regret=RegretRun("shuffle-glm", horizon=2000, runs=4, params={"epsilon": EPS}), source="Sarmasarkar, Algorithm 1 (ShuffleGLM), Theorem 5.1"))
     return out
 
 

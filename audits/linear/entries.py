@@ -1,6 +1,6 @@
 """Catalog entries for the linear contextual bandits: Chowdhury & Zhou's (ICML 2022) shuffle LinUCB and its baselines.
 
-Inputs are fixed `ContextTable`s (digest 003 §6's design): the auditor controls the contexts and gives
+Inputs are fixed `ContextTable`s (designed for the audit): the auditor controls the contexts and gives
 every user the same feature on both offered actions, so phi_t is chosen directly. Neighbours replace
 the target user (user 1, in batch 1) in the three ways of `_pairs` (vector, reward and matrix pairs).
 """
@@ -37,7 +37,7 @@ def _table(horizon: int, phi: np.ndarray, y: float) -> ContextTable:
 
 
 def _pairs(horizon: int, which: str = "all") -> tuple[NeighbourPair, ...]:
-    """Digest 003 §6.1's pairs for user 1: the vector pair (e1, 1) vs (-e1, 1) moves y·φ by 2 with φφᵀ
+    """The pairs for user 1: the vector pair (e1, 1) vs (-e1, 1) moves y·φ by 2 with φφᵀ
     fixed; the reward pair (e1, 1) vs (e1, -1) moves y·φ by 2 through the reward alone; the matrix pair
     (e1, 0) vs (e2, 0) moves φφᵀ by √2 with y·φ = 0 fixed."""
     e1, e2 = np.eye(DIM)[0], np.eye(DIM)[1]
@@ -88,7 +88,7 @@ def linear_entries() -> list[AuditEntry]:
             claims=lazy_claims(functools.partial(algo.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
             samples=400_000, quick=code, quick_samples=50_000,
             regret=None if code else RegretRun("linucb-ldp", horizon=2000, runs=5, params=regret),
-            source="digest 003 §6.1 (LDP part), §6.5" + ("; §6.6 bug 1" if code else "")))
+            source="Zheng et al. (NeurIPS 2020), locally private LinUCB; the baseline of Chowdhury & Zhou (ICML 2022)" + ("; the authors' simulation noise constant" if code else "")))
     for noise in ("paper", "code"):
         batch = 2
         horizon = 4
@@ -106,7 +106,7 @@ def linear_entries() -> list[AuditEntry]:
             claims=lazy_claims(functools.partial(algo.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
             samples=1_000_000 if code else 400_000, quick=False,
             regret=None if code else RegretRun("linucb-sdp-amp", horizon=2000, runs=5, params={**regret, "batch": 20}),
-            source="digest 003 §6.1" + ("; §6.6 bug 1" if code else "")))
+            source="Chowdhury & Zhou (ICML 2022), Algorithm 1 with P_Amp" + ("; the authors' simulation noise constant" if code else "")))
     for noise in ("paper", "code"):
         batch, horizon = 2, 8
         algo = LinUCBSDPAmp(epsilon=EPS, delta=DELTA, batch=batch, users="returning", noise=noise)
@@ -126,7 +126,7 @@ def linear_entries() -> list[AuditEntry]:
                                  "φ = e1 vs -e1 in all her rounds, reward 1"),),
             observable="white-box", observable_description=f"every batch's released vector sum u (M={batches})",
             claims=lazy_claims(functools.partial(algo.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
-            samples=200_000, quick=code, quick_samples=50_000, source="digest 003 §6.4" + ("; §6.6 bug 1" if code else "")))
+            samples=200_000, quick=code, quick_samples=50_000, source="Chowdhury & Zhou (ICML 2022), §4 (returning users), Theorem 4.2" + ("; the authors' simulation noise constant" if code else "")))
     vec = LinUCBSDPVec(epsilon=EPS, delta=DELTA, batch=2)
     out.append(AuditEntry(
         name="linucb-sdp-vec.batch-sum", algorithm="linucb-sdp-vec",
@@ -136,7 +136,7 @@ def linear_entries() -> list[AuditEntry]:
         observable="white-box", observable_description="batch 1's released sums u and V over its B=2 users",
         claims=lazy_claims(functools.partial(vec.privacy, 4, dim=DIM)), samples=200_000, quick=False,
         regret=RegretRun("linucb-sdp-vec", horizon=2000, runs=5, params={**regret, "batch": 20}),
-        source="digest 003 §6.2"))
+        source="Chowdhury & Zhou (ICML 2022), Algorithm 1 with P_Vec, Theorem 3.5"))
     jdp = LinUCBJDP(epsilon=EPS, delta=DELTA)
     horizon = 4
     out.append(AuditEntry(
@@ -145,7 +145,7 @@ def linear_entries() -> list[AuditEntry]:
         target=functools.partial(ObserveLinear, jdp, "released"), pairs=_pairs(horizon), observable="white-box",
         observable_description="every released prefix and node of the tree over T=4 users",
         claims=lazy_claims(functools.partial(jdp.privacy, horizon, dim=DIM)), samples=200_000, quick=False,
-        regret=RegretRun("linucb-jdp", horizon=2000, runs=5, params=regret), source="digest 003 §6.5"))
+        regret=RegretRun("linucb-jdp", horizon=2000, runs=5, params=regret), source="Shariff & Sheffet (NeurIPS 2018), jointly private LinUCB; the baseline of Chowdhury & Zhou (ICML 2022)"))
     return out
 
 

@@ -69,7 +69,7 @@ def dpse_entries() -> list[AuditEntry]:
     length, _ = _dpse_geometry()
     horizon = 2 * length + 10
     regret = RegretRun("dp-se", horizon=20_000, runs=20, params={"epsilon": DPSE_EPS, "instance": "s001-1"})
-    source = "digest 001 §6.7; digest 004 §7 A7"
+    source = "Sajed & Sheffet (ICML 2019), DP-SE: the baseline of Hu, Huang, Mehta (arXiv:2102.07929) and Chowdhury & Zhou (ICLR 2023)"
     return [
         AuditEntry(
             name="dp-se.epoch-sum", algorithm="dp-se",
@@ -93,12 +93,12 @@ def dpse_entries() -> list[AuditEntry]:
             target=functools.partial(Observe, shared, horizon, "pulls"),
             pairs=(_dpse_pair(0),), observable="black-box", observable_description="pull counts of both arms",
             claims=lazy_claims(functools.partial(shared.privacy, horizon), paper_expect="violation"), samples=100_000, quick=True,
-            quick_samples=5_000, source="digest 004 §7 bug B7; digest 001 §6.7"),
+            quick_samples=5_000, source="the public code of Chowdhury & Zhou (ICLR 2023): one Laplace draw per epoch shared by all arms"),
     ]
 
 
 def seed001_entries() -> list[AuditEntry]:
-    """Anytime-Lazy-UCB, Hybrid-UCB and FTNL (Hu, Huang, Mehta (arXiv:2102.07929)), on digest 001 §6's instances."""
+    """Anytime-Lazy-UCB, Hybrid-UCB and FTNL (Hu, Huang, Mehta (arXiv:2102.07929)), on small instances built to isolate each release."""
     eps = 1.0
     lazy = AnytimeLazyUCB(eps)
     stream0 = np.zeros(15)
@@ -131,20 +131,20 @@ def seed001_entries() -> list[AuditEntry]:
             target=functools.partial(Releases, lazy_array_releases, eps), pairs=(stream_pair,),
             observable="white-box", observable_description="the released noisy array sums of one arm (arrays 0-3)",
             claims=lazy_claims(functools.partial(lazy.privacy, stream0.size)), samples=400_000, quick=True, quick_samples=50_000,
-            regret=RegretRun("anytime-lazy-ucb", horizon=20_000, runs=20, params=regret), source="digest 001 §6.1"),
+            regret=RegretRun("anytime-lazy-ucb", horizon=20_000, runs=20, params=regret), source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 1 (Anytime-Lazy-UCB), Theorem 2"),
         AuditEntry(
             name="anytime-lazy-ucb.noise-on-mean", algorithm="anytime-lazy-ucb",
-            variant="noise Lap(1/ε) on the mean instead of the sum (digest 001 §6.2 bug 1)",
+            variant="noise Lap(1/ε) on the mean instead of the sum",
             description="Anytime-Lazy-UCB with the noise added to the array mean at scale 1/ε, i.e. Lap(1/(ελ)) on "
                         "the sum of an array of λ items. Emulated for array 1 (λ = 2) by the algorithm's own release "
                         "function at 2ε, whose array-1 output has exactly that law.",
             target=functools.partial(Releases, lazy_array_releases, 2 * eps, (), (1,)), pairs=(stream_pair,),
             observable="white-box", observable_description="the released noisy sum of array 1 (2 items)",
             claims=(Claim("paper", epsilon=eps, expect="violation", source="Hu, Huang, Mehta, Thm 2"),), samples=200_000,
-            quick=False, source="digest 001 §6.2"),
+            quick=False, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 1: Lap(1/ε) on each array sum, forgotten once released"),
         AuditEntry(
             name="anytime-lazy-ucb.no-forgetting", algorithm="anytime-lazy-ucb",
-            variant="forgetting not done (digest 001 §6.2 bug 2)",
+            variant="forgetting not done",
             description="Anytime-Lazy-UCB with forget=False: each fill releases the sum of ALL the arm's observations "
                         "so far with fresh Lap(1/ε), so the 2nd observation enters the releases of arrays 1, 2 and 3.",
             target=functools.partial(Releases, lazy_array_releases, eps, (("forget", False),)), pairs=(stream_pair,),
@@ -152,7 +152,7 @@ def seed001_entries() -> list[AuditEntry]:
             claims=(Claim("paper", epsilon=eps, expect="violation", source="Hu, Huang, Mehta, Thm 2"),
                     Claim("corrected", epsilon=3 * eps,
                           source="three Lap(1/ε) releases of sensitivity 1 contain the changed observation")),
-            samples=200_000, quick=False, source="digest 001 §6.2"),
+            samples=200_000, quick=False, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 1: Lap(1/ε) on each array sum, forgotten once released"),
         AuditEntry(
             name="anytime-lazy-ucb.decisions", algorithm="anytime-lazy-ucb",
             description="Anytime-Lazy-UCB decisions: arm 1's init noise alone decides whether it is re-pulled early.",
@@ -160,7 +160,7 @@ def seed001_entries() -> list[AuditEntry]:
             pairs=(NeighbourPair("one-user", RewardTable(lazy_tab), RewardTable(lazy_tab1),
                                  "K=2, T=60, arm 2 always 1, arm 1 always 0 except round 1 (its init pull): 0 vs 1"),),
             observable="black-box", observable_description="the arms pulled in rounds 3-8",
-            claims=lazy_claims(functools.partial(lazy.privacy, lazy_t)), samples=400_000, quick=False, source="digest 001 §6.1"),
+            claims=lazy_claims(functools.partial(lazy.privacy, lazy_t)), samples=400_000, quick=False, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 1 (Anytime-Lazy-UCB), Theorem 2"),
         AuditEntry(
             name="hybrid-ucb.releases", algorithm="hybrid-ucb",
             description="Hybrid-UCB (Hu, Huang, Mehta, Alg. 4) with the paper's node noise Lap(r/(0.5ε)): a leaf of tree r "
@@ -171,16 +171,16 @@ def seed001_entries() -> list[AuditEntry]:
             observable="white-box", observable_description="released totals R_1..R_4 after each pull",
             claims=lazy_claims(functools.partial(hybrid.privacy, 1 << 10), paper_expect="violation", paper_label="paper-proof"),
             samples=800_000, quick=True, quick_samples=400_000, audit_options={"score": hybrid_conjunction_score},
-            regret=RegretRun("hybrid-ucb", horizon=5_000, runs=10, params=regret), source="digest 001 §6.3"),
+            regret=RegretRun("hybrid-ucb", horizon=5_000, runs=10, params=regret), source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 4 (Hybrid-UCB), Theorem 5 / App. E.3.1"),
         AuditEntry(
             name="hybrid-ucb.fixed", algorithm="hybrid-ucb",
-            description="Hybrid-UCB with the corrected node noise Lap((r+1)/(0.5ε)) (digest 001 §3.2 fix).",
+            description="Hybrid-UCB with the corrected node noise Lap((r+1)/(0.5ε)) (each leaf of tree r lies in r+1 released nodes).",
             target=functools.partial(Releases, hybrid_arm_releases, eps, (("node_scale", "fixed"),), (0, 1, 2, 3)),
             pairs=(NeighbourPair("one-user", hyb_stream0, hyb_stream1,
                                  "K=1 arm's observations all 0 vs the 2nd one 1 (leaf 1 of tree 1, array 1)"),),
             observable="white-box", observable_description="released totals R_1..R_4 after each pull",
             claims=lazy_claims(functools.partial(hybrid_fixed.privacy, 1 << 10)), samples=800_000, quick=False,
-            audit_options={"score": hybrid_conjunction_score}, source="digest 001 §6.3"),
+            audit_options={"score": hybrid_conjunction_score}, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 4 (Hybrid-UCB), Theorem 5 / App. E.3.1"),
         AuditEntry(
             name="ftnl.rnm", algorithm="ftnl",
             description="FTNL (Hu, Huang, Mehta, Alg. 2-3): Report Noisy Max with Lap(1/ε) on per-action epoch sums. Under "
@@ -189,31 +189,34 @@ def seed001_entries() -> list[AuditEntry]:
             observable="black-box", observable_description="the action played in epoch 3 (round 8)",
             claims=lazy_claims(functools.partial(paper_ftnl.privacy, ftnl_t, n_arms=2), paper_expect="violation"),
             samples=200_000, quick=True, quick_samples=20_000,
-            regret=RegretRun("ftnl", horizon=20_000, runs=20, params=regret), source="digest 001 §6.5"),
+            regret=RegretRun("ftnl", horizon=20_000, runs=20, params=regret), source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithms 2-3 (FTNL), Theorem 6"),
         AuditEntry(
             name="ftnl.fixed", algorithm="ftnl",
-            description="FTNL with RNM noise Lap(2/ε), ε-DP under the paper's neighbouring (digest 001 §3.3 fix).",
+            description="FTNL with RNM noise Lap(2/ε), ε-DP under the paper's neighbouring (RNM over sums that may move in opposite directions).",
             target=functools.partial(Observe, fixed_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
             observable="black-box", observable_description="the action played in epoch 3 (round 8)",
             claims=lazy_claims(functools.partial(fixed_ftnl.privacy, ftnl_t, n_arms=2)), samples=200_000, quick=True, quick_samples=20_000,
-            source="digest 001 §6.5"),
+            source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithms 2-3 (FTNL), Theorem 6"),
         AuditEntry(
             name="ftnl.naive", algorithm="ftnl",
             description="The paper's naive FTNL (§5 intro): Lap(K/ε) on every per-action epoch sum, ε by basic composition.",
             target=functools.partial(Observe, naive_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
             observable="black-box", observable_description="the action played in epoch 3 (round 8)",
             claims=lazy_claims(functools.partial(naive_ftnl.privacy, ftnl_t, n_arms=2)), samples=200_000, quick=False,
-            source="digest 001 §6.5"),
+            source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithms 2-3 (FTNL), Theorem 6"),
     ]
 
 
 def hybrid_conjunction_score(out: np.ndarray) -> np.ndarray:
-    """min(R_2 - R_1, R_3 - R_1, R_4 - R_1 - 5): {score > 1} is digest 001 §6.3's event
+    """min(R_2 - R_1, R_3 - R_1, R_4 - R_1 - 5): {score > 1} is the event
     {R_2 - R_1 > 1, R_3 - R_1 > 1, R_4 - R_1 > 6}, where all three noises covering the 2nd
     observation (leaf, root, array 1) are in their tails at once."""
     d = out[:, 1:4] - out[:, :1]
     return np.minimum(np.minimum(d[:, 0], d[:, 1]), d[:, 2] - 5.0)
 
+
+PROTOCOL_THEOREMS = {"dist-dp": "Theorem 1", "dist-rdp": "Theorem 2", "dist-cdp": "Theorem 4", "local": "Theorem 6"}
+"""The privacy theorem of Chowdhury & Zhou (ICLR 2023) for each protocol audited through its aggregate."""
 
 SECAGG_N = 16
 SECAGG_P = 0.01
@@ -293,7 +296,7 @@ def seed004_entries() -> list[AuditEntry]:
             claims=lazy_claims(functools.partial(algo.privacy, horizon)), samples=400_000,
             quick=protocol == "dist-dp", quick_samples=50_000,
             regret=RegretRun(name, horizon=20_000, runs=20, params=regret) if protocol == "dist-dp" else None,
-            source="digest 004 §7 A1-A4"))
+            source=f"Chowdhury & Zhou (ICLR 2023), Algorithm 1, {PROTOCOL_THEOREMS[protocol]}"))
     decisions_pair = NeighbourPair("one-user", RewardTable(np.vstack([tab0, np.zeros((16, 2))])),
                                    RewardTable(np.vstack([tab1, np.zeros((16, 2))])),
                                    "K=2, base 4: all rewards 0 vs arm 1's first batch-2 user (round 9) 1")
@@ -305,7 +308,7 @@ def seed004_entries() -> list[AuditEntry]:
             target=functools.partial(Observe, algo, horizon + 16, "pulls"), pairs=(decisions_pair,),
             observable="black-box", observable_description="pull counts of both arms at T=56",
             claims=lazy_claims(functools.partial(algo.privacy, horizon)), samples=200_000, quick=False,
-            source="digest 004 §7 A6"))
+            source="Chowdhury & Zhou (ICLR 2023), Algorithm 1: eliminations post-process the released sums"))
     inverted = BatchSE("dist-dp", eps, base=4, path="users", polya="inverted")
     out.append(AuditEntry(
         name="dist-dp-se.inverted-polya", algorithm="dist-dp-se", variant="inverted Pólya parameter (public code, B1)",
@@ -314,7 +317,7 @@ def seed004_entries() -> list[AuditEntry]:
         observable="white-box",
         observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
         claims=lazy_claims(functools.partial(inverted.privacy, horizon), paper_expect="violation"), samples=100_000,
-        quick=True, quick_samples=20_000, source="digest 004 §7 B1"))
+        quick=True, quick_samples=20_000, source="the public code of Chowdhury & Zhou (ICLR 2023): Pólya(1/n, 1-θ) shares"))
     shuffled = BatchSE("shuffle", eps, base=4)
     out.append(AuditEntry(
         name="shuffle-se.server-count", algorithm="shuffle-se",
@@ -328,7 +331,7 @@ def seed004_entries() -> list[AuditEntry]:
         observable_description="arm 1's batch-2 count of ones C (16 users; -1 if arm 1 was already eliminated)",
         claims=lazy_claims(functools.partial(shuffled.privacy, horizon), paper_expect="violation"), samples=200_000,
         quick=False, regret=RegretRun("shuffle-se", horizon=20_000, runs=20, params=regret),
-        source="digest 004 §3.3 P_Shuffle; mechanisms/shuffle_sum.py"))
+        source="Chowdhury & Zhou (ICLR 2023), Theorem 3 (P_Shuffle); mechanisms/shuffle_sum.py"))
     out.append(AuditEntry(
         name="shuffle-se.analyzer", algorithm="shuffle-se",
         description="Shuffle-SE: the analyzer's decoded modular sum ŷ = round((C - k d f)/(1 - 2f)) mod m of the "
@@ -336,7 +339,7 @@ def seed004_entries() -> list[AuditEntry]:
         target=functools.partial(ShuffleDecoded, shuffled, horizon, 2, 16), pairs=(batch_pair,),
         observable="white-box", observable_description="arm 1's batch-2 decoded sum ŷ in Z_m (-1 if not released)",
         claims=(Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 3 (P_Shuffle)"),), samples=200_000, quick=False,
-        source="digest 004 §3.3 P_Shuffle; mechanisms/shuffle_sum.py"))
+        source="Chowdhury & Zhou (ICLR 2023), Theorem 3 (P_Shuffle); mechanisms/shuffle_sum.py"))
     local = LocalSecAgg(eps, SECAGG_N, SECAGG_P)
     out.append(AuditEntry(
         name="ldp-se.message", algorithm="ldp-se",
@@ -345,7 +348,7 @@ def seed004_entries() -> list[AuditEntry]:
         observable_description="user 1's message y_1 in Z_m (what an untrusted server sees in the local model)",
         claims=(Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 6: ε-LDP"),
                 Claim("accounted", event=local.event, accountant="best", source="LocalSecAgg.event()")),
-        samples=400_000, quick=False, source="digest 004 §7 A4"))
+        samples=400_000, quick=False, source="Chowdhury & Zhou (ICLR 2023), App. H.2, Theorem 6"))
     correct = PolyaSecAgg(eps, SECAGG_N, SECAGG_P)
     out.append(AuditEntry(
         name="dist-dp-se.secagg", algorithm="dist-dp-se",
@@ -354,7 +357,7 @@ def seed004_entries() -> list[AuditEntry]:
         observable_description="the SecAgg output ŷ of one release",
         claims=(Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 1"),
                 Claim("accounted", event=correct.event, accountant="best", source="PolyaSecAgg.event()")),
-        samples=400_000, quick=False, source="digest 004 §7 A1"))
+        samples=400_000, quick=False, source="Chowdhury & Zhou (ICLR 2023), Theorem 1"))
     for bug, (n, reward) in SECAGG_BUGS.items():
         proto = PolyaSecAgg(eps, n, SECAGG_P, bug=bug)
         out.append(AuditEntry(
@@ -364,7 +367,7 @@ def seed004_entries() -> list[AuditEntry]:
             target=functools.partial(ServerView, proto), pairs=(_secagg_pair(n, reward),), observable="white-box",
             observable_description="the SecAgg output ŷ of one release",
             claims=(Claim("paper", epsilon=eps, expect="violation", source="Chowdhury & Zhou 2023, Thm 1"),),
-            samples=400_000, quick=bug == "shared_user_noise", quick_samples=20_000, source="digest 004 §7"))
+            samples=400_000, quick=bug == "shared_user_noise", quick_samples=20_000, source="bugs of the public code of Chowdhury & Zhou (ICLR 2023) (mechanisms.secagg.BUGS)"))
     return out
 
 
