@@ -183,7 +183,7 @@ def conse_privacy(
     }
     by_kind = {
         kind: Guarantee("approx", _pure_epsilon(event), min(0.999, composed_delta(event)),
-                        source=f"conse_privacy, {kind.replace('_', ' ')} neighbour (digest 000 §3.3)")
+                        source=f"conse_privacy, {kind.replace('_', ' ')} neighbour (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 components composed)")
         for kind, event in corrected.items()
     }
     worst = max(by_kind, key=lambda kind: by_kind[kind].epsilon)

@@ -166,7 +166,7 @@ class DPSE(Algorithm):
         if self.noise == "shared":
             return Privacy(
                 "round-vector", "central", dp_accounting.NonPrivateDpEvent(), claim,
-                Guarantee("pure", math.inf, source="digest 004 bug B7"),
+                Guarantee("pure", math.inf, source="one noise draw shared by all arms cancels in the elimination test (public code of Chowdhury & Zhou, ICLR 2023)"),
                 "one Laplace draw shared by all arms cancels in the elimination test: decisions are a "
                 "deterministic function of the rewards (authors' public code)",
             )

@@ -54,7 +54,7 @@ class FTNL(Algorithm):
         check_positive_int(horizon, "horizon")
         check_positive_int(n_arms, "n_arms")
         eps = self.epsilon
-        claim = Guarantee("pure", eps, source="Hu, Huang, Mehta, Thm 6" if self.noise == "paper" else "digest 001 §3.3")
+        claim = Guarantee("pure", eps, source="Hu, Huang, Mehta, Thm 6" if self.noise == "paper" else "RNM with Lap(2/ε) noise (dpaudit's fix of Hu, Huang, Mehta, Alg. 3)")
         b = self.scale(n_arms)
         if self.noise == "naive":
             per_epoch = dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(noise_multiplier=b), n_arms)
@@ -64,7 +64,7 @@ class FTNL(Algorithm):
             per_epoch = EpsilonDeltaDpEvent(2.0 / b)
             note = ("RNM with Lap(b) over per-action sums that may move in opposite directions under the "
                     "paper's neighbouring is (2/b)-DP, tight as the epoch grows (digest 001 §3.3)")
-        corrected = Guarantee("pure", 2 * eps, source="digest 001 §3.3, §6.5") if self.noise == "paper" else None
+        corrected = Guarantee("pure", 2 * eps, source="RNM over per-action sums that move in opposite directions under Hu, Huang, Mehta's neighbouring (their Thm 6 cites RNM as ε-DP)") if self.noise == "paper" else None
         return Privacy("round-vector", "central", ParallelComposedDpEvent([per_epoch]), claim, corrected, note)
 
     def _run(self, env, rng, size, horizon) -> Outcome:

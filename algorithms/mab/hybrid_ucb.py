@@ -139,7 +139,7 @@ class HybridUCB(Algorithm):
         if self.node_scale == "paper":
             return Privacy(
                 "round-vector", "central", ParallelComposedDpEvent(per_tree), claim,
-                Guarantee("pure", 1.5 * eps, source="digest 001 §3.2"),
+                Guarantee("pure", 1.5 * eps, source="a leaf of tree r lies in r+1 released nodes (Hu, Huang, Mehta, Alg. 4 node noise Lap(r/(0.5ε)))"),
                 "a leaf of tree r lies in r+1 released nodes, not r: 0.5eps + 0.5eps(r+1)/r, worst 1.5eps at r=1",
             )
         return Privacy(

@@ -103,7 +103,7 @@ class AnytimeLazyUCB(Algorithm):
             return Privacy(
                 "round-vector", "central", dp_accounting.NonPrivateDpEvent(),
                 Guarantee("pure", self.epsilon, source="Hu, Huang, Mehta, Thm 2"),
-                Guarantee("pure", math.inf, source="digest 001 §6.2 bug 2"),
+                Guarantee("pure", math.inf, source="without forgetting a reward enters every later fill of its arm (Hu, Huang, Mehta, Alg. 1)"),
                 "forgetting not done: a reward enters every later fill of its arm with fresh Lap(1/eps), "
                 "(#later fills) * eps, unbounded over an anytime horizon",
             )
