@@ -63,7 +63,7 @@ def algorithms(epsilon: float, noise: str) -> list:
 
 def run_one(alg, horizon: int, runs: int, dim: int, seed: int) -> dict:
     t0 = time.perf_counter()
-    curves = simulate_linear(alg, horizon, runs, seed, dim=dim, arms=100)
+    curves = simulate_linear(alg, horizon, runs, seed, dim=dim, n_arms=100)
     cp = curves.checkpoints
     mean = curves.mean()
     se = curves.regret.std(axis=0, ddof=1) / np.sqrt(runs)

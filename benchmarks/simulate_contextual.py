@@ -32,12 +32,12 @@ def _cumulative(stats: pstats.Stats, predicate) -> float:
 def measure(horizon: int, runs: int, dim: int, batch: int = 20) -> dict:
     alg = LinUCBSDPAmp(batch=batch, epsilon=1.0, delta=0.1, noise="code")
     t0 = time.perf_counter()
-    curves = simulate_linear(alg, horizon, runs, seed=0, dim=dim, arms=100)
+    curves = simulate_linear(alg, horizon, runs, seed=0, dim=dim, n_arms=100)
     wall = time.perf_counter() - t0
 
     prof = cProfile.Profile()
     prof.enable()
-    simulate_linear(alg, horizon, runs, seed=0, dim=dim, arms=100)
+    simulate_linear(alg, horizon, runs, seed=0, dim=dim, n_arms=100)
     prof.disable()
     st = pstats.Stats(prof)
     total = _cumulative(st, lambda k: k[2] == "run_batched_linucb")

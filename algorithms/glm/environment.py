@@ -106,7 +106,7 @@ class GLMEnvironment:
         return self.theta.size
 
     @property
-    def arms(self) -> int:
+    def n_arms(self) -> int:
         return self.contexts.shape[1]
 
     @property
@@ -179,12 +179,12 @@ class GLMEnvironment:
 
 
 def paper_glm_environment(
-    rng: np.random.Generator, dim: int, arms: int, horizon: int, S: float, link: str = "probit"
+    rng: np.random.Generator, dim: int, n_arms: int, horizon: int, S: float, link: str = "probit"
 ) -> GLMEnvironment:
     """The authors' generator (digest 002 §5.4): every arm uniform in the unit ball (a Gaussian direction
     scaled by U^{1/d}), fresh for every round; θ* = S·u/‖u‖ with u ~ U[−1, 1]^d."""
     d = check_positive_int(dim, "dim")
-    k = check_positive_int(arms, "arms")
+    k = check_positive_int(n_arms, "n_arms")
     t = check_positive_int(horizon, "horizon")
     S = check_positive(S, "S")
     g = rng.standard_normal((t, k, d))

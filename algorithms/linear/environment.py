@@ -94,10 +94,10 @@ def _gather(values: np.ndarray, actions: np.ndarray) -> np.ndarray:
 
 
 class Environment(Protocol):
-    """What the linear-bandit algorithms read: dimension, arms, runs and blocks of rounds."""
+    """What the linear-bandit algorithms read: dimension, number of actions, runs and blocks of rounds."""
 
     dim: int
-    arms: int
+    n_arms: int
     runs: int
     horizon: int
 
@@ -130,7 +130,7 @@ class LinearEnvironment:
 
     theta: np.ndarray
     horizon: int
-    arms: int
+    n_arms: int
     contexts: str = "fixed"
     fixed_features: np.ndarray | None = None
 
@@ -138,14 +138,14 @@ class LinearEnvironment:
         theta = check_finite_array(self.theta, "theta", ndim=2)
         check_choice(self.contexts, ("fixed", "iid"), "contexts")
         check_positive_int(self.horizon, "horizon")
-        check_int_at_least(self.arms, 2, "arms")
+        check_int_at_least(self.n_arms, 2, "n_arms")
         if self.contexts == "fixed":
             if self.fixed_features is None:
                 raise ValueError("fixed_features must be given when contexts='fixed'")
             f = check_finite_array(self.fixed_features, "fixed_features", ndim=3)
-            if f.shape != (theta.shape[0], self.arms, theta.shape[1]):
+            if f.shape != (theta.shape[0], self.n_arms, theta.shape[1]):
                 raise ValueError(
-                    f"fixed_features must have shape {(theta.shape[0], self.arms, theta.shape[1])}, got {f.shape}"
+                    f"fixed_features must have shape {(theta.shape[0], self.n_arms, theta.shape[1])}, got {f.shape}"
                 )
             object.__setattr__(self, "fixed_features", f)
         object.__setattr__(self, "theta", theta)
@@ -161,12 +161,12 @@ class LinearEnvironment:
     def block(self, t0: int, n: int, rng: np.random.Generator) -> Block:
         """Rounds t0..t0+n-1: fixed features broadcast over rounds, or fresh i.i.d. features."""
         if self.contexts == "fixed":
-            feats = np.broadcast_to(self.fixed_features[:, None], (self.runs, n, self.arms, self.dim))
-            means = np.broadcast_to(self._fixed_means[:, None], (self.runs, n, self.arms))
+            feats = np.broadcast_to(self.fixed_features[:, None], (self.runs, n, self.n_arms, self.dim))
+            means = np.broadcast_to(self._fixed_means[:, None], (self.runs, n, self.n_arms))
         else:
-            feats = paper_vectors(rng, (self.runs, n, self.arms), self.dim)
-            means = (feats.reshape(self.runs, n * self.arms, self.dim) @ self.theta[:, :, None]).reshape(
-                self.runs, n, self.arms
+            feats = paper_vectors(rng, (self.runs, n, self.n_arms), self.dim)
+            means = (feats.reshape(self.runs, n * self.n_arms, self.dim) @ self.theta[:, :, None]).reshape(
+                self.runs, n, self.n_arms
             )
         return Block(t0, feats, means)
 
@@ -176,7 +176,7 @@ class LinearEnvironment:
 
 
 def linear_environment(
-    rng: np.random.Generator, runs: int, horizon: int, dim: int = 5, arms: int = 100, contexts: str = "fixed"
+    rng: np.random.Generator, runs: int, horizon: int, dim: int = 5, n_arms: int = 100, contexts: str = "fixed"
 ) -> LinearEnvironment:
     """Chowdhury & Zhou's (ICML 2022) simulation instances (§5, App. G): one random theta* (and arm set) per run.
 
@@ -184,11 +184,11 @@ def linear_environment(
     """
     runs = check_positive_int(runs, "runs")
     dim = check_positive_int(dim, "dim")
-    arms = check_int_at_least(arms, 2, "arms")
+    n_arms = check_int_at_least(n_arms, 2, "n_arms")
     check_choice(contexts, ("fixed", "iid"), "contexts")
     theta = paper_vectors(rng, (runs,), dim)
-    fixed = paper_vectors(rng, (runs, arms), dim) if contexts == "fixed" else None
-    return LinearEnvironment(theta=theta, horizon=horizon, arms=arms, contexts=contexts, fixed_features=fixed)
+    fixed = paper_vectors(rng, (runs, n_arms), dim) if contexts == "fixed" else None
+    return LinearEnvironment(theta=theta, horizon=horizon, n_arms=n_arms, contexts=contexts, fixed_features=fixed)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -224,7 +224,7 @@ class ContextTable:
         return self.features.shape[0]
 
     @property
-    def arms(self) -> int:
+    def n_arms(self) -> int:
         return self.features.shape[1]
 
     @property
@@ -240,7 +240,7 @@ class ContextTable:
         sl = slice(t0, t0 + n)
         shape = (self.runs, n)
         feats = np.broadcast_to(self.features[None, sl], shape + self.features.shape[1:])
-        means = np.broadcast_to(self.means[None, sl], shape + (self.arms,))
+        means = np.broadcast_to(self.means[None, sl], shape + (self.n_arms,))
         return Block(t0, feats, means, table_rewards=self.rewards[None, sl])
 
     def neighbour(

@@ -416,7 +416,7 @@ def simulate_linear(
     runs: int,
     seed: int,
     dim: int = 5,
-    arms: int = 100,
+    n_arms: int = 100,
     contexts: str = "fixed",
 ) -> RegretCurves:
     """Regret of `algorithm` on Chowdhury & Zhou's (ICML 2022) random instances (one theta* and arm set per run).
@@ -426,11 +426,11 @@ def simulate_linear(
     horizon = check_positive_int(horizon, "horizon")
     runs = check_positive_int(runs, "runs")
     dim = check_positive_int(dim, "dim")
-    arms = check_int_at_least(arms, 2, "arms")
+    n_arms = check_int_at_least(n_arms, 2, "n_arms")
     env_rng, alg_rng = np.random.default_rng(seed).spawn(2)
-    env = linear_environment(env_rng, runs, horizon, dim, arms, contexts)
+    env = linear_environment(env_rng, runs, horizon, dim, n_arms, contexts)
     res = algorithm.run(env, alg_rng)
-    params = {"dim": dim, "arms": arms, "contexts": contexts, "seed": seed, "regularizer_used": res.regularizer}
+    params = {"dim": dim, "arms": n_arms, "contexts": contexts, "seed": seed, "regularizer_used": res.regularizer}
     params.update({f.name: getattr(algorithm, f.name) for f in dataclasses.fields(algorithm)})
     privacy = algorithm.privacy(horizon, dim=dim).to_json()
     privacy["nonpd_batches"] = res.nonpd_batches

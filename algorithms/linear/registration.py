@@ -35,8 +35,8 @@ _PRIVATE_PARAMS = (
 
 
 def _linear_entry(cls, summary: str, params: tuple[Param, ...]) -> AlgorithmEntry:
-    def simulate(horizon, runs, seed, dim=5, arms=100, contexts="fixed", **kw):
-        return simulate_linear(cls(**kw), horizon, runs, seed, dim=dim, arms=arms, contexts=contexts)
+    def simulate(horizon, runs, seed, dim=5, arms=100, contexts="fixed", **kw):  # --arms is K, `n_arms` in the API
+        return simulate_linear(cls(**kw), horizon, runs, seed, dim=dim, n_arms=arms, contexts=contexts)
 
     return AlgorithmEntry(cls.name, summary, simulate, params)
 

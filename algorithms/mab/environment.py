@@ -67,15 +67,15 @@ def check_means(means, name: str = "means") -> np.ndarray:
     return arr
 
 
-def seed004_means(rng: np.random.Generator, instance: str, runs: int, arms: int = 10) -> np.ndarray:
-    """One random instance per run, shape (runs, arms): mu ~ U[0.5 - gap/2, 0.5 + gap/2].
+def seed004_means(rng: np.random.Generator, instance: str, runs: int, n_arms: int = 10) -> np.ndarray:
+    """One random instance per run, shape (runs, n_arms): mu ~ U[0.5 - gap/2, 0.5 + gap/2].
 
     Chowdhury & Zhou 2023, App. J and the authors' code: `mu = gap*rand(K) + (0.5 - gap/2)`, gap 0.5 / 0.1.
     """
     check_choice(instance, tuple(SEED004_GAPS), "instance")
-    check_int_at_least(arms, 2, "arms")
+    check_int_at_least(n_arms, 2, "n_arms")
     gap = SEED004_GAPS[instance]
-    return gap * rng.random((runs, arms)) + (0.5 - gap / 2)
+    return gap * rng.random((runs, n_arms)) + (0.5 - gap / 2)
 
 
 def _arm_means(means: np.ndarray, arms, rows) -> np.ndarray:
@@ -302,7 +302,7 @@ def make_environment(
     *,
     instance: str | None = None,
     means=None,
-    arms: int | None = None,
+    n_arms: int | None = None,
     rewards: str = "bernoulli",
     std: float = 0.1,
 ) -> BernoulliArms | ClippedGaussianArms:
@@ -310,20 +310,20 @@ def make_environment(
 
     `means` (explicit vector) wins over `instance`; `instance` is one of Hu, Huang, Mehta's (arXiv:2102.07929)
     settings ('s001-1', 's001-2', 's001-3', K = 5) or Chowdhury & Zhou's (ICLR 2023) random 'easy' / 'hard'
-    instances (one per run, K = `arms`, default 10). `rewards` is 'bernoulli' or
+    instances (one per run, K = `n_arms`, default 10). `rewards` is 'bernoulli' or
     'gaussian' (clipped N(mu, std^2)).
     """
     check_choice(rewards, REWARD_MODELS, "rewards")
     if means is not None:
         mu = check_means(means)
-        if arms is not None and mu.shape[-1] != arms:
-            raise ValueError(f"arms = {arms} does not match the {mu.shape[-1]} means given")
+        if n_arms is not None and mu.shape[-1] != n_arms:
+            raise ValueError(f"n_arms = {n_arms} does not match the {mu.shape[-1]} means given")
     else:
         instance = check_choice(instance or "s001-1", INSTANCES, "instance")
         if instance in SEED001_SETTINGS:
             mu = np.array(SEED001_SETTINGS[instance])
-            if arms is not None and arms != mu.size:
-                raise ValueError(f"instance {instance!r} has K = {mu.size} arms, got arms = {arms}")
+            if n_arms is not None and n_arms != mu.size:
+                raise ValueError(f"instance {instance!r} has K = {mu.size} arms, got n_arms = {n_arms}")
         else:
-            mu = seed004_means(rng, instance, runs, 10 if arms is None else arms)
+            mu = seed004_means(rng, instance, runs, 10 if n_arms is None else n_arms)
     return BernoulliArms(mu) if rewards == "bernoulli" else ClippedGaussianArms(mu, std)

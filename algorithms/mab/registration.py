@@ -70,7 +70,7 @@ def simulate_regret(
     horizon = check_int_at_least(horizon, 1, "horizon")
     check_int_at_least(checkpoints, 1, "checkpoints")
     env_ss, algo_ss = np.random.SeedSequence(seed).spawn(2)
-    env = make_environment(np.random.default_rng(env_ss), runs, instance=instance, means=means, arms=arms, rewards=rewards)
+    env = make_environment(np.random.default_rng(env_ss), runs, instance=instance, means=means, n_arms=arms, rewards=rewards)
     algo = factory(**params)
     out = algo.run(env, np.random.default_rng(algo_ss), runs, horizon)
     cp = checkpoint_grid(horizon, checkpoints)

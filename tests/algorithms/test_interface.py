@@ -77,3 +77,16 @@ def test_glm_and_conse_wrappers_give_the_functions_declarations():
     conse = ConSE(PatientExperiment(np.array([0.3]), np.array([0.7])), ConSEParams(epsilon=1.0))
     assert conse.privacy(200, types=1).claim.delta == pytest.approx(1 / 200)
     assert ConSE(conse.env, ConSEParams()).privacy(200, types=1).trust_model == "none"
+
+
+def test_every_environment_names_its_number_of_arms_n_arms():
+    """One name for K across the families (issue 13 item 7): `n_arms`; `arms` is left to arrays of arm indices."""
+    from dpaudit.algorithms.linear.environment import ContextTable, linear_environment
+    from dpaudit.algorithms.mab.environment import RewardTable, make_environment
+
+    rng = np.random.default_rng(0)
+    envs = [linear_environment(rng, runs=2, horizon=4, dim=2, n_arms=3), ContextTable(np.ones((4, 3, 2)), np.ones((4, 3))),
+            GLMEnvironment(np.array([1.0, 0.5]), np.full((4, 3, 2), 0.5), "probit"), RewardTable(np.zeros((4, 3))),
+            make_environment(rng, 2, instance="easy", n_arms=3)]
+    assert [env.n_arms for env in envs] == [3] * 5
+    assert not any(hasattr(env, "arms") for env in envs)

@@ -20,7 +20,7 @@ def test_paper_vectors_unit_norm_with_constant_last_entry(dim, n, seed):
 
 @pytest.mark.parametrize("contexts", ["fixed", "iid"])
 def test_block_shapes_and_means_in_unit_interval(contexts):
-    env = linear_environment(np.random.default_rng(0), runs=3, horizon=50, dim=4, arms=6, contexts=contexts)
+    env = linear_environment(np.random.default_rng(0), runs=3, horizon=50, dim=4, n_arms=6, contexts=contexts)
     blk = env.block(0, 7, np.random.default_rng(1))
     assert blk.features.shape == (3, 7, 6, 4) and blk.means.shape == (3, 7, 6)
     assert np.all((blk.means >= 0) & (blk.means <= 1))
@@ -34,10 +34,10 @@ def test_block_shapes_and_means_in_unit_interval(contexts):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(runs=0), dict(dim=0), dict(arms=1), dict(contexts="adversarial")],
+    [dict(runs=0), dict(dim=0), dict(n_arms=1), dict(contexts="adversarial")],
 )
 def test_environment_rejects_nonsense(kwargs):
-    base = dict(runs=2, horizon=10, dim=3, arms=4, contexts="fixed")
+    base = dict(runs=2, horizon=10, dim=3, n_arms=4, contexts="fixed")
     base.update(kwargs)
     name = next(iter(kwargs))
     with pytest.raises(ValueError, match=name):

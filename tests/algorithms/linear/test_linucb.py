@@ -30,7 +30,7 @@ class _Recorder(ExactSums):
 
 
 def test_sherman_morrison_equals_direct_solve():
-    env = linear_environment(np.random.default_rng(0), runs=3, horizon=300, dim=4, arms=7, contexts="iid")
+    env = linear_environment(np.random.default_rng(0), runs=3, horizon=300, dim=4, n_arms=7, contexts="iid")
     rec = _Recorder()
     res = run_batched_linucb(env, rec, np.random.default_rng(1), batch=1, regularizer=0.7)
     # Re-run the first rounds by hand: the actions follow from the ridge estimate of all earlier rounds.
@@ -50,7 +50,7 @@ def test_sherman_morrison_equals_direct_solve():
 
 
 def test_result_shapes_and_recorded_releases():
-    env = linear_environment(np.random.default_rng(0), runs=4, horizon=103, dim=3, arms=5)
+    env = linear_environment(np.random.default_rng(0), runs=4, horizon=103, dim=3, n_arms=5)
     alg = LinUCB(batch=10)
     res = alg.run(env, np.random.default_rng(1), record=True)
     assert res.actions.shape == (4, 103)
@@ -76,7 +76,7 @@ def test_checkpoint_grid():
 
 def test_linucb_regret_is_sublinear():
     """Mean regret per round falls over time: R(T)/T < R(T/4)/(T/4) / 1.5 (d=5, K=100, 20 runs)."""
-    curves = simulate_linear(LinUCB(), horizon=4000, runs=20, seed=0, dim=5, arms=100)
+    curves = simulate_linear(LinUCB(), horizon=4000, runs=20, seed=0, dim=5, n_arms=100)
     assert isinstance(curves, RegretCurves)
     cp, m = curves.checkpoints, curves.mean()
     quarter = np.searchsorted(cp, 1000)

@@ -88,7 +88,7 @@ def test_shuffle_specific_validation():
     with pytest.raises(ValueError, match="dim"):
         simulate_linear(LinUCBSDPAmp(noise="code"), 100, 2, 0, dim=0)
     with pytest.raises(ValueError, match="arms"):
-        simulate_linear(LinUCBSDPAmp(noise="code"), 100, 2, 0, arms=1)
+        simulate_linear(LinUCBSDPAmp(noise="code"), 100, 2, 0, n_arms=1)
 
 
 # -- privacy declarations -------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ def test_papers_instances():
     with pytest.raises(ValueError, match="instance"):
         make_environment(rng, 3, instance="medium")
     with pytest.raises(ValueError, match="arms"):
-        make_environment(rng, 3, instance="s001-1", arms=4)
+        make_environment(rng, 3, instance="s001-1", n_arms=4)
     with pytest.raises(ValueError, match="rewards"):
         make_environment(rng, 3, means=[0.2, 0.4], rewards="poisson")
 
