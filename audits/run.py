@@ -4,6 +4,7 @@ The result of `run_entry` is the JSON-ready record that `dpaudit.report` renders
 the report's "entries"). Confidence: each call of `dpaudit.audit.audit` gets `confidence`; the
 caller (the CLI) splits a family-wise level across all calls of a suite (Bonferroni), so that the
 whole report's lower bounds hold together with the stated probability.
+The entries' data model (`catalog`) imports this module, not the other way round.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import math
 import time
 import traceback
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpaudit.validation import check_open_unit, check_positive_int
 
-from dpaudit.audits.catalog import AuditEntry, Claim
+if TYPE_CHECKING:  # annotations only: `catalog` imports this module (AuditEntry.run), never the reverse
+    from dpaudit.audits.catalog import AuditEntry, Claim
 
 __all__ = ["entry_seed", "run_entry"]
 
