@@ -166,12 +166,23 @@ def _tuned(entry: AlgorithmEntry, params: dict) -> str:
 def calibrate_algorithm(name: str, horizon: int, target_epsilon: float, target_delta: float,
                         params: dict | None = None, *, accountant: str = "best") -> dict:
     """The largest value of algorithm `name`'s epsilon input (`AlgorithmEntry.tuned`) in CALIBRATION_RANGE
-    whose declared event meets (target_epsilon, target_delta) under `accountant`, by bracketing search
-    (`dpaudit.accounting.calibration.calibrate`). The value returned was evaluated: its epsilon is
-    recomputed here and returned as `achieved_epsilon` (<= target). A parameter value the algorithm
-    rejects counts as missing the target. ValueError when no value in the range meets the target."""
-    from dpaudit.accounting.calibration import calibrate
+    whose declared event meets (target_epsilon, target_delta) under `accountant`.
 
+    A walk over a half-decade grid of the range, from the grid value nearest the parameter's default
+    (up while the target is met, down while it is not), finds the largest grid value that meets the
+    target without evaluating far-off values (an accountant may be slow or give inf at an extreme);
+    bracketing search (`dpaudit.accounting.calibration.calibrate`) then refines it towards the next grid
+    value. The value returned was evaluated: its epsilon is recomputed here as `achieved_epsilon`
+    (<= target). A parameter value the algorithm rejects counts as missing the target. ValueError when
+    no grid value meets the target.
+    """
+    import numpy as np
+
+    from dpaudit.accounting.calibration import calibrate
+    from dpaudit.validation import check_delta, check_epsilon
+
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    target_delta = check_delta(target_delta, "target_delta")
     entry = algorithm_entry(name)
     params = dict(params or {})
     tuned = _tuned(entry, params)
@@ -183,16 +194,33 @@ def calibrate_algorithm(name: str, horizon: int, target_epsilon: float, target_d
         except ValueError:  # outside the algorithm's domain: no guarantee, so it cannot meet the target
             return dp_accounting.NonPrivateDpEvent()
 
+    def eps_at(x: float) -> float:
+        try:
+            return float(accounting.epsilon(make(x), target_delta, accountant))
+        except (accounting.UnsupportedEventError, MemoryError, OverflowError):
+            return math.inf
+
     lower, upper = CALIBRATION_RANGE
-    try:
-        value = calibrate(make, target_epsilon, target_delta, lower=lower, upper=upper,
-                          larger_is_private=False, accountant=accountant)
-    except ValueError:
-        at_lower = accounting.epsilon(make(lower), target_delta, accountant)
-        raise ValueError(f"target_epsilon = {target_epsilon:g} at target_delta = {target_delta:g} cannot be met by "
-                         f"{name} under accountant {accountant!r}: even {tuned}={lower:g} gives epsilon "
-                         f"{at_lower:.6g}") from None
-    achieved = float(accounting.epsilon(make(value), target_delta, accountant))
+    grid = [float(x) for x in np.geomspace(lower, upper, 2 * round(math.log10(upper / lower)) + 1)]
+    default = next((p.default for p in entry.params if p.name == tuned), None)
+    start = default if isinstance(default, (int, float)) and default > 0 else 1.0
+    i = min(range(len(grid)), key=lambda k: abs(math.log(grid[k] / start)))
+    if eps_at(grid[i]) <= target_epsilon:
+        while i + 1 < len(grid) and eps_at(grid[i + 1]) <= target_epsilon:
+            i += 1
+    else:
+        while i > 0 and not eps_at(grid[i - 1]) <= target_epsilon:
+            i -= 1
+        if i == 0:
+            raise ValueError(f"no {tuned} in [{lower:g}, {upper:g}] meets the target (epsilon {target_epsilon:g}, "
+                             f"delta {target_delta:g}) for {name} under accountant {accountant!r}: even "
+                             f"{tuned}={lower:g} gives epsilon {eps_at(lower):.6g}")
+        i -= 1
+    value = grid[i]
+    if i + 1 < len(grid):
+        value = calibrate(make, target_epsilon, target_delta, lower=grid[i], upper=grid[i + 1],
+                          larger_is_private=False, accountant=accountant, rtol=1e-3)
+    achieved = eps_at(value)
     if not achieved <= target_epsilon:  # calibrate returns an evaluated safe end; re-checked, never assumed
         raise ArithmeticError(f"calibration returned {tuned}={value!r} with epsilon {achieved!r} > {target_epsilon!r}")
     return {"accountant": accountant, tuned: value, "achieved_epsilon": achieved}
