@@ -29,13 +29,16 @@ __all__ = [
     "Release",
     "accountant_rows",
     "algorithm_budget",
+    "best_row",
     "algorithm_entry",
     "calibrate_algorithm",
     "declared_privacy",
     "default_delta",
     "load_plan",
     "plan_budget",
+    "plan_event",
     "privacy_budget",
+    "json_number",
 ]
 
 DEFAULT_DELTA = 1e-5

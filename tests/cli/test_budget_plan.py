@@ -78,3 +78,17 @@ def test_bad_plan_exits_2_naming_the_flag(tmp_path, text, needle, capsys):
 def test_missing_plan_file_exits_2(tmp_path, capsys):
     assert main(["budget", "--plan", str(tmp_path / "none.toml")]) == 2
     assert "--plan" in capsys.readouterr().err
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from dpaudit import budgets  # noqa: E402
+
+
+@settings(deadline=None, max_examples=25)
+@given(st.lists(st.tuples(st.floats(0.05, 20.0), st.integers(1, 1000)), min_size=1, max_size=4))
+def test_plan_of_laplace_releases_is_the_sum_under_the_pure_accountant(parts):
+    """Exact: Laplace(b) at sensitivity 1 is 1/b-DP; k-fold sequential composition adds (Dwork & Roth 2014, Thm 3.16)."""
+    releases = [budgets.Release(f"laplace {b}", dp_accounting.LaplaceDpEvent(b), k) for b, k in parts]
+    (pure,) = budgets.accountant_rows(budgets.plan_event(releases), 0.0, None, accountants=["pure"])
+    assert pure["epsilon"] == pytest.approx(sum(k / b for b, k in parts), rel=1e-9)
