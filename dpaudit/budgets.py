@@ -32,6 +32,7 @@ __all__ = [
     "best_row",
     "algorithm_entry",
     "calibrate_algorithm",
+    "correction_reason",
     "declared_privacy",
     "default_delta",
     "load_plan",
@@ -133,7 +134,7 @@ def privacy_budget(privacy: Any, *, delta: float | None = None, epsilon: float |
         **{k: declared[k] for k in ("relation", "relation_text", "trust_model", "trust_model_text")},
         "claim": declared["claim"],
         "corrected": declared["corrected"],
-        "reason": _reason(privacy),
+        "reason": correction_reason(privacy),
         ("delta" if epsilon is None else "epsilon"): delta if epsilon is None else epsilon,
         "results": rows,
         "best": best_row(rows),
@@ -141,7 +142,7 @@ def privacy_budget(privacy: Any, *, delta: float | None = None, epsilon: float |
     return out
 
 
-def _reason(privacy: Any) -> str | None:
+def correction_reason(privacy: Any) -> str | None:
     """Why the corrected guarantee differs from the claim, in one line with the paper it cites."""
     if privacy.corrected is None:
         return None

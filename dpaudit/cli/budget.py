@@ -318,7 +318,7 @@ def run_algorithm(args: argparse.Namespace) -> int:
     print(f"paper claim: {_guarantee_text(declared['claim'])}")
     if declared["corrected"] is not None:
         print(f"corrected:   {_guarantee_text(declared['corrected'])}")
-        print(f"why:         {budgets._reason(privacy)}")
+        print(f"why:         {budgets.correction_reason(privacy)}")
     key = "epsilon" if at_epsilon is None else "delta"
     point = (f"delta = {budgets.default_delta(privacy) if at_delta is None else at_delta:g}" if at_epsilon is None
              else f"epsilon = {at_epsilon:g}")

@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target-delta", type=DELTA, default=None,
                         help="target delta in [0, 1) (algorithm default: the claim's delta, 1e-5 for zCDP/RDP claims)")
     parser.add_argument("--accountant", default=None, help="only this accountant (default: every one that applies)")
-    parser.add_argument("--regret-runs", type=int_at_least(2, " (the 95%% interval needs two runs)"), default=None,
+    parser.add_argument("--regret-runs", type=int_at_least(2, " (the 95% interval needs two runs)"), default=None,
                         help="algorithm: simulate this many runs at the calibrated value and report the final regret")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the regret simulation (default 0)")
 

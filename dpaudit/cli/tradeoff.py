@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("algorithms", nargs="+", metavar="ALGORITHM", help="one or more algorithms of `dpaudit regret --list`")
     parser.add_argument("--epsilons", type=_epsilons, required=True, help="values of the epsilon input, e.g. 0.1,0.5,1,2")
     parser.add_argument("--horizon", type=integer, required=True, help="horizon T (rounds or users)")
-    parser.add_argument("--runs", type=int_at_least(2, " (the 95%% interval needs two runs)"), default=20,
+    parser.add_argument("--runs", type=int_at_least(2, " (the 95% interval needs two runs)"), default=20,
                         help="independent runs per point (default 20)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of numpy.random.SeedSequence, >= 0 (default 0)")
     parser.add_argument("--at-delta", type=DELTA, default=None,

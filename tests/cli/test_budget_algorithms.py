@@ -158,3 +158,10 @@ def test_returning_users_change_the_relation(capsys):
 def test_bad_input_exits_2_naming_the_flag(argv, flag, capsys):
     assert main(argv) == 2
     assert flag in capsys.readouterr().err
+
+
+def test_python_api_matches_the_cli(capsys):
+    from dpaudit import budgets
+
+    out = _budget(capsys, "ftnl", "--horizon", "700", "--epsilon", "0.3")
+    assert budgets.json_number(budgets.algorithm_budget("ftnl", 700, {"epsilon": 0.3})) == out
