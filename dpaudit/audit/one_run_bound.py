@@ -30,7 +30,8 @@ Turning the tail bound into a confidence bound on eps at level beta:
   the scan stops at the delta = 0 bound.
 
 Tails are regularized incomplete beta functions, P[B >= v] = I_q(v, r - v + 1) (scipy
-`betainc`, no inverse), and every p-value is rounded up by a relative 1e-10 for round-off.
+`betainc`, no inverse); every p-value is rounded up by a relative `_slack` (about 1e-7 at
+r = 1e6) for round-off.
 """
 
 from __future__ import annotations
@@ -43,8 +44,6 @@ from scipy.special import betainc, expit, gammaln
 __all__ = ["binomial_tail", "one_run_p_value", "one_run_epsilon", "best_one_run_epsilon", "EPSILON_GRID_STEP"]
 
 EPSILON_GRID_STEP = 1e-3
-_REL_SLACK = 1e-10
-_WINDOW_SLACK = 1e-7
 _BISECTION_STEPS = 100
 _CHUNK_CELLS = 2_000_000  # pmf cells evaluated per vectorised step of the delta > 0 scan
 
@@ -64,9 +63,9 @@ def _window_term(r: int, v: int, q: np.ndarray) -> np.ndarray:
     The pmf, exp(log C(r, j) + j log q + (r - j) log(1 - q)) with log C(r, j) from `gammaln`, is
     summed from v - 1 downwards over [lo, v - 1], lo a few standard deviations below the smallest
     mean in q; windows reaching below lo are bounded above by
-    (P[lo <= B <= v-1] + P[B < lo]) / (v - lo + 1).  The result is rounded up by a relative
-    1e-7, above the round-off of log C(r, j) (absolute ~1e-16 log r! ~ 1e-9 for r = 1e6), so it
-    is never below the exact value.
+    (P[lo <= B <= v-1] + P[B < lo]) / (v - lo + 1).  The log pmf carries an absolute round-off
+    of a few ulps of its largest terms, so the result is rounded up by `_slack` and is never
+    below the exact value.
     """
     q = np.asarray(q, dtype=float)
     lo = max(0, min(v - 1, int(math.floor(r * float(q.min()) - 12.0 * math.sqrt(r * 0.25))) - 1))
@@ -78,14 +77,26 @@ def _window_term(r: int, v: int, q: np.ndarray) -> np.ndarray:
     if lo > 0:
         below = 1.0 - binomial_tail(lo, r, q)  # P[B < lo] = P[B <= lo - 1]
         best = np.maximum(best, (sums[:, -1] + below) / (v - lo + 1))
-    return best * (1.0 + _WINDOW_SLACK)
+    return best * (1.0 + _slack(r, q))
+
+
+def _slack(r: int, q: np.ndarray) -> float:
+    """Relative round-up for tails and window sums: 1e-9 + 1e-14 L, L = log r! + r max|log q|, |log(1-q)|.
+
+    64 ulps of the largest log-pmf term; for the incomplete beta it is above the gap (~1e-8 at
+    r = 1e8) between scipy's `betainc` and an independent log-space pmf sum (tests).
+    """
+    q = np.asarray(q, dtype=float)
+    with np.errstate(divide="ignore"):
+        logs = max(float(np.max(-np.log(q))), float(np.max(-np.log1p(-q))))
+    return 1e-9 + 1e-14 * (float(gammaln(r + 1.0)) + r * min(logs, 1e3))
 
 
 def one_run_p_value(num_canaries: int, guesses: int, correct: int, epsilon, delta: float) -> np.ndarray:
     """Upper bound on P[W >= correct] under (epsilon, delta)-DP (Steinke et al. 2023, Thm 3.1).
 
     Vectorised over `epsilon`.  For delta > 0 it is 1 when correct < (guesses + 1) q (module
-    docstring), which makes it non-increasing in `correct`.  Rounded up by a relative 1e-10.
+    docstring), which makes it non-increasing in `correct`.  Rounded up by a relative `_slack`.
     """
     m, r, v = int(num_canaries), int(guesses), int(correct)
     eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
@@ -94,12 +105,12 @@ def one_run_p_value(num_canaries: int, guesses: int, correct: int, epsilon, delt
         return np.ones_like(eps)
     tail = binomial_tail(v, r, q)
     if delta == 0.0:
-        return np.minimum(1.0, tail * (1.0 + _REL_SLACK))
+        return np.minimum(1.0, tail * (1.0 + _slack(r, q)))
     out = np.ones_like(eps)
     above = v >= (r + 1) * q
     if np.any(above):
         bound = tail[above] + 2.0 * m * delta * _window_term(r, v, q[above])
-        out[above] = np.minimum(1.0, bound * (1.0 + _REL_SLACK))
+        out[above] = np.minimum(1.0, bound * (1.0 + _slack(r, q[above])))
     return out
 
 
@@ -107,7 +118,8 @@ def _pure_epsilon(guesses: np.ndarray, correct: np.ndarray, level: float) -> np.
     """Largest eps with P[Bin(r, e^eps/(1+e^eps)) >= v] <= level, per pair (r, v); 0 if none."""
     r = np.asarray(guesses, dtype=float)
     v = np.asarray(correct, dtype=float)
-    bound = lambda e: binomial_tail(v, r, expit(e)) * (1.0 + _REL_SLACK)  # noqa: E731
+    slack = 1e-9 + 1e-14 * (gammaln(r + 1.0) + r * 1e3)  # `_slack` at its largest, per pair
+    bound = lambda e: binomial_tail(v, r, expit(e)) * (1.0 + slack)  # noqa: E731
     ok0 = bound(np.zeros_like(r)) <= level
     hi = np.ones_like(r)
     for _ in range(64):  # the tail tends to 1 > level as eps grows; 2^64 is never reached
