@@ -95,11 +95,9 @@ class OneRunResult:
 def default_guess_grid(num_canaries: int) -> tuple[tuple[int, int], ...]:
     """Every (k_+, k_-) with k in {0} U {ceil(m / 2^j): j >= 1}, k_+ + k_- <= m, not both 0."""
     m = _positive_int("num_canaries", num_canaries)
-    ks = {0}
-    k, j = m, 1
-    while k > 1:
-        k = -(-m // 2**j)
-        ks.add(k)
+    ks, j = {0}, 1
+    while 1 not in ks:
+        ks.add(-(-m // 2**j))
         j += 1
     ks = sorted(ks)
     return tuple((a, b) for a in ks for b in ks if 0 < a + b <= m)
