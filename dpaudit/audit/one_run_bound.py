@@ -191,8 +191,9 @@ def one_run_epsilon(num_canaries: int, guesses, correct, delta: float, level: fl
 def best_one_run_epsilon(num_canaries: int, guesses, correct, delta: float, level: float) -> tuple[int, float]:
     """(index, bound) of the pair with the largest `one_run_epsilon`, each pair at `level`.
 
-    For delta > 0 only the pairs whose scan limit (`_failure_point`) exceeds the best bound so far
-    are scanned, in decreasing order of that limit: the others cannot beat it.
+    For delta > 0 the pairs are visited in decreasing order of their delta = 0 bound (an upper
+    bound on theirs); a pair whose p-value already exceeds `level` at the best bound so far cannot
+    beat it (its prefix of rejected grid points ends below), and is skipped without a scan.
     """
     r = np.atleast_1d(np.asarray(guesses, dtype=np.int64))
     v = np.atleast_1d(np.asarray(correct, dtype=np.int64))
@@ -205,6 +206,8 @@ def best_one_run_epsilon(num_canaries: int, guesses, correct, delta: float, leve
     for i in np.argsort(-pure, kind="stable"):
         if pure[i] <= best_eps:
             break
+        if best_eps > 0 and one_run_p_value(*args[i][:3], best_eps, delta)[0] > level:
+            continue
         limit = _failure_point(*args[i], float(pure[i]))
         if limit <= best_eps:
             continue
