@@ -75,7 +75,7 @@ def _window_term(r: int, v: int, q: np.ndarray) -> np.ndarray:
     sums = np.cumsum(np.exp(log_pmf), axis=1)  # S_i = P[v-i <= B <= v-1], i = 1 .. v - lo
     best = np.max(sums / np.arange(1, j.size + 1), axis=1)
     if lo > 0:
-        below = 1.0 - binomial_tail(lo, r, q)  # P[B < lo] = P[B <= lo - 1]
+        below = betainc(r - lo + 1.0, float(lo), 1.0 - q)  # P[B <= lo - 1] = I_{1-q}(r - lo + 1, lo)
         best = np.maximum(best, (sums[:, -1] + below) / (v - lo + 1))
     return best * (1.0 + _slack(r, q))
 
@@ -107,7 +107,7 @@ def one_run_p_value(num_canaries: int, guesses: int, correct: int, epsilon, delt
     if delta == 0.0:
         return np.minimum(1.0, tail * (1.0 + _slack(r, q)))
     out = np.ones_like(eps)
-    above = v >= (r + 1) * q
+    above = v >= (r + 1) * q * (1.0 + 1e-12)  # pmf non-increasing from v - 1 on, with a round-off margin
     if np.any(above):
         bound = tail[above] + 2.0 * m * delta * _window_term(r, v, q[above])
         out[above] = np.minimum(1.0, bound * (1.0 + _slack(r, q[above])))

@@ -19,6 +19,7 @@ from dpaudit.audit.one_run_bound import (
     best_one_run_epsilon,
     binomial_tail,
     one_run_epsilon,
+    _window_term,
     one_run_p_value,
 )
 
@@ -136,3 +137,13 @@ def test_bound_decreases_with_delta(r, data):
     v = data.draw(st.integers(0, r))
     e = [float(one_run_epsilon(5 * r, r, v, d, 0.05)[0]) for d in (0.0, 1e-8, 1e-5, 1e-3)]
     assert e[0] + 1e-12 >= e[1] >= e[2] >= e[3] >= 0.0
+
+
+@pytest.mark.parametrize("r, v, q", [(100_000, 60_000, (0.55, 0.6)), (5000, 3500, (0.52, 0.6, 0.69)), (30, 29, (0.9,))])
+def test_window_term_truncated_sum_is_never_below_the_full_sum(r, v, q):
+    # max_i P[v-i <= B <= v-1] / i summed over the whole range [0, v-1] with scipy's pmf
+    q = np.array(q)
+    pmf = binom.pmf(np.arange(v - 1, -1, -1)[None, :], r, q[:, None])
+    full = np.max(np.cumsum(pmf, axis=1) / np.arange(1, v + 1), axis=1)
+    got = _window_term(r, v, q)
+    assert np.all(got >= full) and np.all(got <= full * (1 + 1e-6))
