@@ -21,8 +21,8 @@ Turning the tail bound into a confidence bound on eps at level beta:
 - delta > 0: the bound b(v) above is not monotone in v or eps everywhere, so two safeguards keep the
   statement exact.  (1) In v: for v >= (r + 1) q the pmf is non-increasing at v - 1, hence every
   window average ending at v is at most the best one ending at v - 1, and b is non-increasing from
-  there on; below that point the p-value is taken as 1 (those counts are no better than eps-DP
-  randomized response, so nothing is lost).  The p-value is then non-increasing in v and
+  there on; below that point the p-value is taken as 1 (such counts are below about r q + 1,
+  where f(v) itself is near 1/2 or more, so little is lost).  The p-value is then non-increasing in v and
   P[p-value <= beta] <= beta.  (2) In eps: the p-value is tested on the fixed grid eps_j = j h
   (h = 0.001) and eps_lower is the last grid point of the prefix of rejected points.  If the true
   eps* were below eps_lower, the first grid point at or above eps* (the mechanism is also

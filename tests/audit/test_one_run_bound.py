@@ -139,7 +139,8 @@ def test_bound_decreases_with_delta(r, data):
     assert e[0] + 1e-12 >= e[1] >= e[2] >= e[3] >= 0.0
 
 
-@pytest.mark.parametrize("r, v, q", [(100_000, 60_000, (0.55, 0.6)), (5000, 3500, (0.52, 0.6, 0.69)), (30, 29, (0.9,))])
+@pytest.mark.parametrize("r, v, q", [(100_000, 60_000, (0.55, 0.6)), (5000, 3500, (0.52, 0.6, 0.69)),
+                                     (30, 29, (0.9,))])
 def test_window_term_truncated_sum_is_never_below_the_full_sum(r, v, q):
     # max_i P[v-i <= B <= v-1] / i summed over the whole range [0, v-1] with scipy's pmf
     q = np.array(q)

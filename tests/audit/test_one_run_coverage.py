@@ -36,8 +36,9 @@ def gaussian_canaries(sigma):
 def gaussian_epsilon(mu, delta):
     """eps with delta(eps) = delta for mu-GDP: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)
     (Balle, Wang, ICML 2018, Thm 8; Dong, Roth, Su, JRSS-B 2022, Cor. 2.13)."""
-    curve = lambda e: stats.norm.cdf(-e / mu + mu / 2) - np.exp(e) * stats.norm.cdf(-e / mu - mu / 2) - delta  # noqa: E731
-    return brentq(curve, 0.0, 100.0, xtol=1e-12)
+    def excess(e):
+        return stats.norm.cdf(-e / mu + mu / 2) - np.exp(e) * stats.norm.cdf(-e / mu - mu / 2) - delta
+    return brentq(excess, 0.0, 100.0, xtol=1e-12)
 
 
 def exceedances(mechanism, true_epsilon, audits, canaries, delta=0.0, guesses=None, seed0=0):
