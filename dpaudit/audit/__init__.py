@@ -49,5 +49,6 @@ its raw rows (selection_fraction x samples rows per input).
 
 from dpaudit.audit.auditor import audit
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
+from dpaudit.audit.one_run import OneRunResult, one_run
 
-__all__ = ["audit", "AuditResult", "CurveCheck", "DirectionResult"]
+__all__ = ["audit", "AuditResult", "CurveCheck", "DirectionResult", "one_run", "OneRunResult"]
