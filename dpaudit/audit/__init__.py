@@ -13,8 +13,8 @@ Method.  For any event E, an (epsilon, delta)-DP mechanism has P[M(d0) in E] <= 
 + delta, so epsilon >= log((p0 - delta)/p1).  The runs on each input are split: on the selection
 split the auditor fits score functions and chooses, per direction (d0 vs d1 and d1 vs d0), one event
 {sign * score > t} by a predicted-lower-bound objective; on the estimation split it counts the runs
-in the chosen events and replaces p0, p1 by one-sided Clopper-Pearson bounds (statsmodels
-`proportion_confint(method="beta")`), with 1 - confidence split by Bonferroni over both directions
+in the chosen events and replaces p0, p1 by one-sided Clopper-Pearson bounds (scipy's incomplete
+beta inverse, checked by a round trip and solved again where it fails: `dpaudit.audit.bounds`), with 1 - confidence split by Bonferroni over both directions
 and both proportions.  Because the event is chosen on other runs, the search costs nothing on the
 estimation split.  Score families: the output itself for scalars; for discrete outputs the
 estimated likelihood ratio of each distinct row (thresholding it gives the likelihood-ratio sets of

@@ -23,7 +23,15 @@ import dp_accounting
 import numpy as np
 
 import dpaudit
-from dpaudit.audit.bounds import best_case_epsilon, cp_lower, cp_upper, epsilon_from_rates, mu_from_rates
+from dpaudit.audit.bounds import (
+    best_case_epsilon,
+    cp_lower,
+    cp_upper,
+    epsilon_from_rates,
+    mu_from_rates,
+    probit_cp_lower,
+    probit_cp_upper,
+)
 from dpaudit.audit.execution import (
     CheckpointStore,
     OutputSpec,
@@ -142,7 +150,7 @@ def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n:
     p1_low = float(cp_lower(k1, n, level_eps))
     p2_upp = float(cp_upper(k2, n, level_eps))
     m1, m2 = int(first[1]), int(second[1])
-    mu_low = float(mu_from_rates(cp_lower(m1, n, level_mu), cp_upper(m2, n, level_mu)))
+    mu_low = max(float(probit_cp_lower(m1, n, level_mu) - probit_cp_upper(m2, n, level_mu)), 0.0)
     if len(first) > 2:
         split, grid_first, grid_second = "estimation", first[2:] / n, second[2:] / n
     else:
