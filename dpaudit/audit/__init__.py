@@ -47,7 +47,8 @@ be checkpointed and resumed.  Estimation chunks return only event counts; the se
 its raw rows (selection_fraction x samples rows per input).
 """
 
-from dpaudit.audit.auditor import audit
+from dpaudit.audit.auditor import AuditOptions, audit, run_audit
+from dpaudit.audit.describe import describe_target
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
 
-__all__ = ["audit", "AuditResult", "CurveCheck", "DirectionResult"]
+__all__ = ["audit", "run_audit", "AuditOptions", "describe_target", "AuditResult", "CurveCheck", "DirectionResult"]
