@@ -46,9 +46,8 @@ __all__ = [
     "best_case_epsilon",
 ]
 
-#: Relative error of the tail probability at which a root from `betaincinv` is accepted.  Near
-#: the root x |d log I / d log x| >= 1 (the tail is at least as steep as for k = 1), so the bound
-#: is then within this relative distance of the exact one.
+#: A root from scipy's inverse is accepted when the exact root lies within this relative distance
+#: of it (relative to the nearer of x and 1 - x), as the forward function shows.
 _ROUND_TRIP_RTOL = 1e-10
 #: Bisection steps on log x over [tiny, 1]: log2(708 / 2**-52) < 62, so 64 steps meet adjacent floats.
 _BISECT_STEPS = 64
@@ -77,36 +76,53 @@ def _bisect_log(below, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.n
     return lo, hi
 
 
+def _around(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x moved by `_ROUND_TRIP_RTOL` of its distance to the nearer end of [0, 1], down and up."""
+    step = _ROUND_TRIP_RTOL * np.minimum(x, 1.0 - x)
+    return np.maximum(x - step, 0.0), np.minimum(x + step, 1.0)
+
+
 def _lower_root(k: np.ndarray, n: np.ndarray, level: float) -> np.ndarray:
-    """The largest x with I_x(k, n - k + 1) <= level, for 1 <= k <= n (float arrays)."""
+    """The largest x with I_x(k, n - k + 1) <= level (up to `_ROUND_TRIP_RTOL`), for 1 <= k <= n.
+
+    scipy's root x0 is accepted when the tail brackets `level` around it (I at x0 moved down is
+    <= level <= I at x0 moved up); the lower end is returned.  Otherwise: bisection on log x.
+    """
     a, b = k, n - k + 1
-    x = betaincinv(a, b, level)
     with np.errstate(all="ignore"):
-        err = np.abs(betainc(a, b, x) - level)
-    bad = ~(np.isfinite(x) & (x > 0) & (err <= _ROUND_TRIP_RTOL * level))
+        x = betaincinv(a, b, level)
+        ok = np.isfinite(x) & (x > 0) & (x < 1)
+        lo, hi = _around(np.where(ok, x, 0.5))
+        ok &= (betainc(a, b, lo) <= level) & (betainc(a, b, hi) >= level)
+    x = np.where(ok, lo, 0.0)
+    bad = ~ok
     if np.any(bad):
         ab, bb = a[bad], b[bad]
         lo = np.full(ab.shape, np.finfo(float).tiny)
-        hi = np.ones(ab.shape)
         lo_ok = betainc(ab, bb, lo) <= level
-        lo, _ = _bisect_log(lambda t: betainc(ab, bb, t) <= level, lo, hi)
+        lo, _ = _bisect_log(lambda t: betainc(ab, bb, t) <= level, lo, np.ones(ab.shape))
         x[bad] = np.where(lo_ok, lo, 0.0)  # the root below the smallest normal float: 0 is safe
     return x
 
 
 def _upper_root(k: np.ndarray, n: np.ndarray, level: float) -> np.ndarray:
-    """The smallest x with 1 - I_x(k + 1, n - k) <= level, for 0 <= k <= n - 1 (float arrays)."""
+    """The smallest x with 1 - I_x(k + 1, n - k) <= level (up to `_ROUND_TRIP_RTOL`), for 0 <= k < n.
+
+    As `_lower_root`, on the upper tail (`betaincc`, decreasing in x); the upper end is returned.
+    """
     a, b = k + 1, n - k
-    x = betainccinv(a, b, level)
     with np.errstate(all="ignore"):
-        err = np.abs(betaincc(a, b, x) - level)
-    bad = ~(np.isfinite(x) & (x > 0) & (x <= 1) & (err <= _ROUND_TRIP_RTOL * level))
+        x = betainccinv(a, b, level)
+        ok = np.isfinite(x) & (x > 0) & (x < 1)
+        lo, hi = _around(np.where(ok, x, 0.5))
+        ok &= (betaincc(a, b, lo) >= level) & (betaincc(a, b, hi) <= level)
+    x = np.where(ok, hi, 1.0)
+    bad = ~ok
     if np.any(bad):
         ab, bb = a[bad], b[bad]
         lo = np.full(ab.shape, np.finfo(float).tiny)
-        hi = np.ones(ab.shape)
         hi_at_tiny = betaincc(ab, bb, lo) <= level
-        _, hi = _bisect_log(lambda t: betaincc(ab, bb, t) > level, lo, hi)
+        _, hi = _bisect_log(lambda t: betaincc(ab, bb, t) > level, lo, np.ones(ab.shape))
         x[bad] = np.where(hi_at_tiny, lo, hi)
     return x
 
