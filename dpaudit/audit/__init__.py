@@ -1,5 +1,8 @@
 """The empirical auditor: a confidence lower bound on epsilon for a black-box mechanism.
 
+(Not to be confused with `dpaudit.audits`, one letter longer: the catalog pairing the papers'
+algorithms with accountants and this auditor.)
+
     from dpaudit.audit import audit
     result = audit(target, d0, d1, claim_epsilon=1.0, claim_delta=0.0,
                    samples=100_000, confidence=0.95, seed=0)
@@ -43,7 +46,10 @@ to the curve test (a/(4E) per proportion for E scanned events).  mu_lower uses a
 Scale.  Runs are drawn in chunks seeded from one `numpy.random.SeedSequence` via `spawn`, so the
 result is bit-identical in this process, a local process pool or a Dask cluster (the default
 `executor=None` runs short work here and moves long work to a process pool); finished chunks can
-be checkpointed and resumed.  Estimation chunks return only event counts; the selection split keeps
+be checkpointed and resumed (each chunk file carries its seed, index, sizes, target and inputs and a
+checksum, checked on resume).  Pool workers exit with the audit process.  Options can be gathered
+in an `AuditOptions` and run with `run_audit`; results name the target by `describe_target`
+(module.qualname, no memory addresses).  Estimation chunks return only event counts; the selection split keeps
 its raw rows (selection_fraction x samples rows per input).
 """
 
