@@ -34,6 +34,7 @@ from dpaudit.audit.bounds import (
     probit_cp_lower,
     probit_cp_upper,
 )
+from dpaudit.audit.describe import describe_target
 from dpaudit.audit.execution import (
     CheckpointStore,
     OutputSpec,
@@ -48,7 +49,6 @@ from dpaudit.audit.execution import (
     run_chunks,
     selection_chunk,
 )
-from dpaudit.audit.describe import describe_target
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
 from dpaudit.audit.scores import Score, UserScore, fit_scores
 from dpaudit.audit.selection import DIRECTIONS, EventPlan, choose_events
