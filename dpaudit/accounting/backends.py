@@ -14,6 +14,7 @@ import dp_accounting
 import numpy as np
 from dp_accounting import dp_event
 from dp_accounting.pld import common as pld_common
+from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 from scipy import stats
@@ -29,6 +30,7 @@ from dpaudit.accounting.events import (
 )
 from dpaudit.accounting.guarantees import pure_delta, pure_rdp, pure_to_zcdp, rdp_delta, rdp_epsilon, zcdp_delta, zcdp_epsilon
 from dpaudit.accounting.leaves import pure_epsilon
+from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted
 from dpaudit.accounting.tree import Branch, Flattened
 
 __all__ = ["Backend", "PureBackend", "ApproxBackend", "RdpBackend", "ZcdpBackend", "PldBackend", "ShuffleBackend", "RDP_ORDERS"]
@@ -66,11 +68,20 @@ class Backend:
             return _remember(self._reasons, key, self.unsupported_reason(leaf))
         return self._reasons[key]
 
+    def cost_reason(self, branch: Branch, leaves: dict) -> tuple[dp_accounting.DpEvent, str] | None:
+        """None when answering for `branch` is cheap enough, else (the costliest leaf, why):
+        an accountant refuses what would take too long rather than hold up the others."""
+        return None
+
     def first_unsupported(self, flat: Flattened) -> tuple[dp_accounting.DpEvent, str] | None:
         for key, leaf in flat.leaves.items():
             r = self.reason(key, leaf)
             if r is not None:
                 return leaf, r
+        for branch in flat.branches:
+            r = self.cost_reason(branch, flat.leaves)
+            if r is not None:
+                return r
         return None
 
     def branch_epsilon(self, branch: Branch, leaves: dict, delta: float) -> float:
@@ -117,31 +128,65 @@ class PureBackend(Backend):
 # approx: (eps, delta) composition theorems over per-leaf (eps0, delta0) or privacy profiles
 
 
+_ULP = float(np.finfo(float).eps)
+_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def log_gaussian_delta(mu: float, epsilon: float) -> float:
+    """log of the exact delta of the Gaussian mechanism with mu = sensitivity/sigma, rounded up:
+    delta = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Balle, Wang, "Improving the Gaussian
+    Mechanism for Differential Privacy", ICML 2018, Thm 8).
+
+    Both terms are taken in log space (log_ndtr), so delta below 1e-308 keeps its value. The
+    computed gap between the two log terms is widened by a bound on its round-off; where that
+    round-off swamps the gap (mu below ~1e-8, the two terms agree to every digit) the bound
+    delta <= Phi(x + mu/2) - Phi(x - mu/2) <= mu phi(dist(0, [x - mu/2, x + mu/2])), x = -eps/mu
+    (e^eps >= 1; the integral of phi over an interval of length mu) is used instead: both are
+    upper bounds, the smaller is returned. 0 (log = -inf) only when even that bound underflows
+    its exponent range or mu = 0.
+    """
+    if mu == 0.0:
+        return -math.inf
+    if math.isinf(mu):
+        return 0.0
+    x = -epsilon / mu
+    a = float(log_ndtr(x + mu / 2))
+    b = epsilon + float(log_ndtr(x - mu / 2))
+    if a == -math.inf:
+        return -math.inf
+    err = 8 * _ULP * (abs(a) + abs(b) + 1.0)
+    gap = a - b + err
+    formula = a + err + math.log(-math.expm1(-gap)) if gap < math.inf else a + err
+    dist = max(0.0, -x - mu / 2)  # the interval [x - mu/2, x + mu/2] lies left of 0 when eps >= mu^2/2
+    interval = math.log(mu) - 0.5 * dist * dist - _LOG_SQRT_2PI
+    return min(0.0, formula, interval)
+
+
 def gaussian_delta(mu: float, epsilon: float) -> float:
-    """Exact delta of the Gaussian mechanism with mu = sensitivity/sigma:
-    Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Balle, Wang 2018, Thm 8)."""
-    a = log_ndtr(-epsilon / mu + mu / 2)
-    b = epsilon + log_ndtr(-epsilon / mu - mu / 2)
-    return float(math.exp(a) * -math.expm1(b - a)) if b < a else 0.0
+    """Exact delta of the Gaussian mechanism (`log_gaussian_delta`, rounded up): a positive delta
+    below the smallest double is reported as the smallest positive double, never as 0."""
+    ld = log_gaussian_delta(mu, epsilon)
+    return 0.0 if ld == -math.inf else max(math.exp(ld), math.ulp(0.0))
 
 
 def gaussian_epsilon(mu: float, delta: float) -> float:
-    """Smallest epsilon (bisection, rounded up) with `gaussian_delta(mu, eps) <= delta`."""
-    if gaussian_delta(mu, 0.0) <= delta:
+    """Smallest epsilon (bisection, rounded up) with `log_gaussian_delta(mu, eps) <= log delta`;
+    inf at delta = 0 (the Gaussian mechanism is not pure DP) or for sigma below ~1e-6 of the
+    sensitivity (beyond epsilon = 1e12: no meaningful guarantee)."""
+    if delta <= 0.0 or math.isinf(mu):
+        return math.inf
+    target = math.log(delta)
+
+    def accept(e: float) -> bool:
+        return log_gaussian_delta(mu, e) <= target
+
+    if accept(0.0):
         return 0.0
-    hi = 1.0
-    while gaussian_delta(mu, hi) > delta:
-        hi *= 2
-        if hi > 1e12:  # sigma below ~1e-6 of the sensitivity: no meaningful guarantee
-            return math.inf
-    lo = 0.0
-    while hi - lo > 1e-12 * max(1.0, hi):
-        mid = 0.5 * (lo + hi)
-        if gaussian_delta(mu, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    hi = first_accepted_doubling(accept, 1.0, 1e12)
+    if math.isinf(hi):
+        return hi
+    lo = 0.0 if hi == 1.0 else hi / 2
+    return smallest_accepted(accept, lo, hi, rtol=1e-12, atol=1e-300)
 
 
 def _profile(leaf: dp_accounting.DpEvent) -> Callable[[float], float] | None:
@@ -306,7 +351,9 @@ def skellam_rdp(orders: np.ndarray, variance: float, l1: float, l2: float) -> np
     real order the bound of ceil(a) is used: Renyi divergence is non-decreasing in the order.
     """
     a = np.ceil(np.asarray(orders, dtype=float))
-    return a * l2 * l2 / (2 * variance) + np.minimum(((2 * a - 1) * l2 * l2 + 6 * l1) / (4 * variance**2), 3 * l1 / (2 * variance))
+    with np.errstate(over="ignore", divide="ignore"):  # variance ~ 1e-300: the bound is inf, as it should be
+        second = ((2 * a - 1) * l2 * l2 + 6 * l1) / (4 * variance) / variance
+        return a * (l2 / (2 * variance)) * l2 + np.minimum(second, 3 * l1 / (2 * variance))
 
 
 _RDP_RELATIONS = (NeighborRel.REPLACE_ONE, NeighborRel.ADD_OR_REMOVE_ONE, NeighborRel.REPLACE_SPECIAL)
@@ -337,13 +384,17 @@ def poisson_gaussian_rdp(q: float, noise_multiplier: float, orders: np.ndarray) 
     if integer.any():
         top = int(orders[integer].max())
         log_gamma = gammaln(np.arange(top + 1) + 1.0)  # log k! for k = 0..top
-        log_q, log_1mq, two_var = math.log(q), math.log1p(-q), 2 * (sigma**2)
+        log_q, log_1mq = math.log(q), math.log1p(-q)
+        half_inv_var = 0.5 / sigma / sigma  # inf below sigma ~ 1e-154 (2 sigma^2 would underflow to 0)
         eps = np.finfo(float).eps
         for j in np.flatnonzero(integer):
             a = int(orders[j])
+            if math.isinf(half_inv_var):  # the i = 2 term alone is infinite
+                out[j] = math.inf
+                continue
             i = np.arange(a + 1)
             terms = (log_gamma[a] - log_gamma[: a + 1] - log_gamma[a::-1]) + i * log_q + (a - i) * log_1mq
-            terms = terms + (i * i - i) / two_var
+            terms = terms + (i * i - i) * half_inv_var
             peak = float(terms.max())
             log_a = peak + math.log(float(np.sum(np.exp(terms - peak))))
             log_a += 4 * (a + 1) * eps * (abs(log_a) + a * abs(log_1mq) + 2)
@@ -403,7 +454,8 @@ class RdpBackend(Backend):
         if isinstance(leaf, SkellamDpEvent):
             return skellam_rdp(self.orders, leaf.variance, leaf.l1_sensitivity, leaf.l2_sensitivity)
         if isinstance(leaf, DiscreteGaussianDpEvent):
-            return self.orders * leaf.sensitivity**2 / (2 * leaf.sigma**2)
+            r = leaf.sensitivity / leaf.sigma
+            return self.orders * (0.5 * r * r)
         if isinstance(leaf, (ShuffledDpEvent, EpsilonDeltaDpEvent)) and pure_epsilon(leaf) is None:
             return None
         if isinstance(leaf, (dp_event.DiscreteLaplaceDpEvent, EpsilonDeltaDpEvent)):
@@ -452,13 +504,15 @@ def zcdp_of_leaf(leaf) -> tuple[float, float] | None:
     if _nonprivate(leaf):
         return math.inf, 0.0
     if isinstance(leaf, dp_accounting.GaussianDpEvent):
-        return 1.0 / (2 * leaf.noise_multiplier**2), 0.0
+        mu = 1.0 / leaf.noise_multiplier  # inf for a noise multiplier below 1/1.8e308: rho = inf
+        return 0.5 * mu * mu, 0.0
     if isinstance(leaf, DiscreteGaussianDpEvent):
-        return leaf.sensitivity**2 / (2 * leaf.sigma**2), 0.0
+        r = leaf.sensitivity / leaf.sigma
+        return 0.5 * r * r, 0.0
     if isinstance(leaf, dp_accounting.ZCDpEvent):
         return float(leaf.rho), float(leaf.xi)
     if isinstance(leaf, SkellamDpEvent):
-        rho = leaf.l2_sensitivity**2 / (2 * leaf.variance)
+        rho = leaf.l2_sensitivity / (2 * leaf.variance) * leaf.l2_sensitivity
         return rho, 3 * leaf.l1_sensitivity / (2 * leaf.variance) + rho
     pe = pure_epsilon(leaf)
     if pe is not None:
@@ -594,8 +648,8 @@ class PldBackend(Backend):
             return None
         return "no privacy loss distribution is implemented for it"
 
-    def _single(self, leaf, count: int, v: float):
-        """PLD of `count` releases of a non-Gaussian leaf (Gaussians are merged in `branch_pld`)."""
+    def _single(self, leaf, v: float):
+        """PLD of one release of a non-Gaussian leaf (Gaussians are merged in `branch_pld`)."""
         if isinstance(leaf, dp_accounting.LaplaceDpEvent):
             p = pld_lib.from_laplace_mechanism(leaf.noise_multiplier, value_discretization_interval=v)
         elif isinstance(leaf, dp_event.DiscreteLaplaceDpEvent):
@@ -623,12 +677,13 @@ class PldBackend(Backend):
                 p = pld_lib.from_laplace_mechanism(inner.noise_multiplier, value_discretization_interval=v, sampling_prob=leaf.sampling_probability)
         else:  # pragma: no cover - guarded by unsupported_reason
             raise AssertionError(leaf)
-        return p.self_compose(count) if count > 1 else p
+        return p
 
     def leaf_pld(self, key, leaf, count: int, vdi: float):
         ck = (key, count, vdi)
         if ck not in self._plds:
-            return _remember(self._plds, ck, self._single(leaf, count, vdi), _PLD_CACHE_LIMIT)
+            one = self._single(leaf, vdi) if count == 1 else self.leaf_pld(key, leaf, 1, vdi)
+            return _remember(self._plds, ck, one.self_compose(count) if count > 1 else one, _PLD_CACHE_LIMIT)
         return self._plds[ck]
 
     # A leaf PLD spans privacy losses in [-eps0, eps0]; keep it to at most this many points by
@@ -637,7 +692,62 @@ class PldBackend(Backend):
 
     def branch_vdi(self, branch, leaves) -> float:
         eps0 = max((pure_epsilon(leaves[k]) or 0.0 for k in branch), default=0.0)
-        return max(self.vdi, eps0 / self._MAX_POINTS)
+        return max(self.vdi, eps0 / self._MAX_POINTS) if math.isfinite(eps0) else self.vdi
+
+    # Self-composing PLDs takes about 2e-5 s per unit of the cost in `cost_reason` (measured on
+    # 2 cores: 1e4 Laplace releases of eps0 = 0.1 at interval 1e-4, cost 2e5, 6 s; 3000 binary
+    # randomized responses of eps0 = log 3, cost 1.2e6, 19 s): beyond this the accountant refuses.
+    MAX_COST = 5e5
+
+    @staticmethod
+    def _span(pld) -> int:
+        """Number of grid points between the smallest and largest finite loss of a PLD."""
+        spans = []
+        for pmf in {id(p): p for p in (pld._pmf_remove, pld._pmf_add)}.values():
+            if isinstance(pmf, pld_pmf.DensePLDPmf):
+                spans.append(pmf.size)
+            else:
+                keys = list(pmf._loss_probs)
+                spans.append(max(keys) - min(keys) + 1 if keys else 0)
+        return max(spans)
+
+    @staticmethod
+    def _gaussian_width(mu: float) -> float:
+        """Privacy-loss range of a Gaussian PLD with mu = sensitivity/sigma, tails cut at 10 sd:
+        mu^2 + 20 mu."""
+        return mu * mu + 20 * mu
+
+    def cost_reason(self, branch, leaves):
+        mu, rest = self._gaussian_mu(branch, leaves)
+        if not rest or math.isinf(mu) or any(self._infinite(leaves[k]) for k in branch):
+            return None  # analytic Gaussian, or non-private: nothing is composed
+        vdi = self.branch_vdi(branch, leaves)
+        costs = {}
+        for k, c in rest.items():
+            leaf = leaves[k]
+            if isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
+                inner = leaf.event
+                width = self._gaussian_width(1.0 / inner.noise_multiplier) if isinstance(
+                    inner, dp_accounting.GaussianDpEvent) else 2.0 / inner.noise_multiplier
+                if width / vdi > self.MAX_COST:  # even one such PLD would be too large to build
+                    costs[k] = math.sqrt(c) * width / vdi
+                    continue
+            # a self-composed PLD keeps (after tail truncation) about sqrt(count) times the span
+            costs[k] = math.sqrt(c) * self._span(self.leaf_pld(k, leaf, 1, vdi)) if c > 1 else 0.0
+        total = math.fsum(costs.values()) + (self._gaussian_width(mu) / vdi if mu > 0 else 0.0)
+        if total <= self.MAX_COST:
+            return None
+        worst = max(costs, key=costs.get) if costs else next(iter(rest))
+        return leaves[worst], (
+            f"composing these privacy loss distributions would take minutes (cost {total:.3g} > {self.MAX_COST:g}; "
+            f"{rest[worst]} releases of this one at value_discretization_interval={vdi:g})"
+        )
+
+    @staticmethod
+    def _infinite(leaf) -> bool:
+        """Non-private, or pure with an infinite epsilon (a noise parameter of ~1e-308)."""
+        pe = pure_epsilon(leaf)
+        return _nonprivate(leaf) or (pe is not None and math.isinf(pe))
 
     @staticmethod
     def _gaussian_mu(branch, leaves) -> tuple[float, dict]:
@@ -647,7 +757,8 @@ class PldBackend(Backend):
         for k, c in branch.items():
             leaf = leaves[k]
             if isinstance(leaf, dp_accounting.GaussianDpEvent):
-                mu2 += c / leaf.noise_multiplier**2
+                inv = 1.0 / leaf.noise_multiplier  # products, not **: a huge float ** 2 raises OverflowError
+                mu2 += c * inv * inv
             else:
                 rest[k] = c
         return math.sqrt(mu2), rest
@@ -661,9 +772,9 @@ class PldBackend(Backend):
         return self._branch_plds[key]
 
     def _compose_branch(self, branch, leaves):
-        if any(_nonprivate(leaves[k]) for k in branch):
-            return None
         mu, rest = self._gaussian_mu(branch, leaves)
+        if math.isinf(mu) or any(self._infinite(leaves[k]) for k in branch):
+            return None
         vdi = self.branch_vdi(branch, leaves)
         pld = None
         if mu > 0:
