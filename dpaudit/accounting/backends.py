@@ -14,7 +14,6 @@ import dp_accounting
 import numpy as np
 from dp_accounting import dp_event
 from dp_accounting.pld import common as pld_common
-from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 from scipy import stats
@@ -99,6 +98,18 @@ class Backend:
 
 def _nonprivate(leaf: dp_accounting.DpEvent) -> bool:
     return isinstance(leaf, dp_accounting.NonPrivateDpEvent)
+
+
+_TINY = math.ulp(0.0)  # the smallest positive double: what a positive quantity that underflowed is raised to
+
+
+def _trivially_private(leaf: dp_accounting.DpEvent) -> bool:
+    """The release does not depend on the data (every divergence is exactly 0)."""
+    if isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
+        return leaf.sampling_probability == 0.0 or _trivially_private(leaf.event)
+    if isinstance(leaf, dp_accounting.ZCDpEvent):
+        return leaf.rho == 0.0 and leaf.xi == 0.0
+    return pure_epsilon(leaf) == 0.0
 
 
 class PureBackend(Backend):
@@ -375,6 +386,10 @@ def poisson_gaussian_rdp(q: float, noise_multiplier: float, orders: np.ndarray) 
     orders = np.asarray(orders, dtype=float)
     q, sigma = float(q), float(noise_multiplier)
     out = np.empty_like(orders)
+    if q > 0.0 and sigma > 0.0 and math.isinf(0.5 / sigma / sigma):
+        # sigma below ~1e-154: the unsampled term alone makes every order infinite (and
+        # dp-accounting's sigma**2 raises OverflowError)
+        return np.full_like(orders, np.inf)
     integer = np.isfinite(orders) & (orders >= 2) & (np.floor(orders) == orders)
     if not (0.0 < q < 1.0 and sigma > 0.0):
         integer[:] = False
@@ -445,7 +460,8 @@ class RdpBackend(Backend):
         if isinstance(leaf, (ShuffledDpEvent, EpsilonDeltaDpEvent)) and pure_epsilon(leaf) is None:
             return False
         return _nonprivate(leaf) or isinstance(
-            leaf, (SkellamDpEvent, DiscreteGaussianDpEvent, dp_event.DiscreteLaplaceDpEvent, EpsilonDeltaDpEvent)
+            leaf, (dp_accounting.GaussianDpEvent, SkellamDpEvent, DiscreteGaussianDpEvent,
+                   dp_event.DiscreteLaplaceDpEvent, EpsilonDeltaDpEvent)
         )
 
     def _curve(self, leaf) -> np.ndarray | None:
@@ -453,8 +469,10 @@ class RdpBackend(Backend):
             return np.full_like(self.orders, np.inf)
         if isinstance(leaf, SkellamDpEvent):
             return skellam_rdp(self.orders, leaf.variance, leaf.l1_sensitivity, leaf.l2_sensitivity)
-        if isinstance(leaf, DiscreteGaussianDpEvent):
-            r = leaf.sensitivity / leaf.sigma
+        if isinstance(leaf, (dp_accounting.GaussianDpEvent, DiscreteGaussianDpEvent)):
+            # alpha r^2 / 2 with r = sensitivity / sigma (Mironov 2017, Prop. 7; CKS 2020, Thm 4);
+            # products, not **, so sigma ~ 1e-300 gives inf rather than OverflowError
+            r = 1.0 / leaf.noise_multiplier if isinstance(leaf, dp_accounting.GaussianDpEvent) else leaf.sensitivity / leaf.sigma
             return self.orders * (0.5 * r * r)
         if isinstance(leaf, (ShuffledDpEvent, EpsilonDeltaDpEvent)) and pure_epsilon(leaf) is None:
             return None
@@ -474,7 +492,12 @@ class RdpBackend(Backend):
 
     def leaf_curve(self, key, leaf) -> np.ndarray:
         if key not in self._curves:
-            return _remember(self._curves, key, self._curve(leaf))
+            curve = self._curve(leaf)
+            if not _trivially_private(leaf):
+                # a positive divergence that underflowed (sigma ~ 1e300) must not read as 0:
+                # at delta = 0 an all-zero curve would claim epsilon = 0
+                curve = np.maximum(curve, _TINY)
+            return _remember(self._curves, key, curve)
         return self._curves[key]
 
     def branch_curve(self, branch: Branch, leaves: dict) -> np.ndarray:
@@ -495,6 +518,14 @@ class RdpBackend(Backend):
 
 
 def zcdp_of_leaf(leaf) -> tuple[float, float] | None:
+    """(rho, xi) of a leaf (`_zcdp_of_leaf`), a rho that underflowed raised to the smallest double."""
+    pair = _zcdp_of_leaf(leaf)
+    if pair is None or pair[0] > 0.0 or _trivially_private(leaf):
+        return pair
+    return _TINY, pair[1]
+
+
+def _zcdp_of_leaf(leaf) -> tuple[float, float] | None:
     """(rho, xi) of a leaf, or None.
 
     Gaussian: rho = 1/(2 nm^2) (Bun, Steinke 2016, Prop. 1.6); discrete Gaussian D^2/(2 sigma^2)
@@ -694,22 +725,23 @@ class PldBackend(Backend):
         eps0 = max((pure_epsilon(leaves[k]) or 0.0 for k in branch), default=0.0)
         return max(self.vdi, eps0 / self._MAX_POINTS) if math.isfinite(eps0) else self.vdi
 
-    # Self-composing PLDs takes about 2e-5 s per unit of the cost in `cost_reason` (measured on
-    # 2 cores: 1e4 Laplace releases of eps0 = 0.1 at interval 1e-4, cost 2e5, 6 s; 3000 binary
-    # randomized responses of eps0 = log 3, cost 1.2e6, 19 s): beyond this the accountant refuses.
-    MAX_COST = 5e5
+    # Self-composing a PLD is an FFT over the support dp-accounting's own tail bounds give the
+    # result; on 2 cores it takes ~1 s per 2.5 million points of it (measured: 1e4 Laplace
+    # releases of eps0 = 0.1 at interval 1e-4, 4.8e6 points, 6 s; 3000 binary randomized
+    # responses of eps0 = log 3, 1.4e7 points, 19 s). Beyond this many points the accountant refuses.
+    MAX_POINTS_COMPOSED = 2_500_000
 
     @staticmethod
-    def _span(pld) -> int:
-        """Number of grid points between the smallest and largest finite loss of a PLD."""
-        spans = []
+    def _composed_points(pld, count: int) -> int:
+        """Length of the FFT that `pld.self_compose(count)` runs (dp-accounting's
+        `compute_self_convolve_bounds`, tail mass 1e-15 as in `self_compose`), summed over the
+        PLD's remove and add distributions."""
+        total = 0
         for pmf in {id(p): p for p in (pld._pmf_remove, pld._pmf_add)}.values():
-            if isinstance(pmf, pld_pmf.DensePLDPmf):
-                spans.append(pmf.size)
-            else:
-                keys = list(pmf._loss_probs)
-                spans.append(max(keys) - min(keys) + 1 if keys else 0)
-        return max(spans)
+            probs = pmf.to_dense_pmf()._probs
+            lo, hi = pld_common.compute_self_convolve_bounds(probs, count, 1e-15)
+            total += hi - lo + 1
+        return total
 
     @staticmethod
     def _gaussian_width(mu: float) -> float:
@@ -729,18 +761,18 @@ class PldBackend(Backend):
                 inner = leaf.event
                 width = self._gaussian_width(1.0 / inner.noise_multiplier) if isinstance(
                     inner, dp_accounting.GaussianDpEvent) else 2.0 / inner.noise_multiplier
-                if width / vdi > self.MAX_COST:  # even one such PLD would be too large to build
-                    costs[k] = math.sqrt(c) * width / vdi
+                if width / vdi > self.MAX_POINTS_COMPOSED:  # even one such PLD would be too large to build
+                    costs[k] = width / vdi
                     continue
-            # a self-composed PLD keeps (after tail truncation) about sqrt(count) times the span
-            costs[k] = math.sqrt(c) * self._span(self.leaf_pld(k, leaf, 1, vdi)) if c > 1 else 0.0
+            costs[k] = self._composed_points(self.leaf_pld(k, leaf, 1, vdi), c) if c > 1 else 0.0
         total = math.fsum(costs.values()) + (self._gaussian_width(mu) / vdi if mu > 0 else 0.0)
-        if total <= self.MAX_COST:
+        if total <= self.MAX_POINTS_COMPOSED:
             return None
         worst = max(costs, key=costs.get) if costs else next(iter(rest))
         return leaves[worst], (
-            f"composing these privacy loss distributions would take minutes (cost {total:.3g} > {self.MAX_COST:g}; "
-            f"{rest[worst]} releases of this one at value_discretization_interval={vdi:g})"
+            f"composing these privacy loss distributions would take too long ({total:.3g} points > "
+            f"{self.MAX_POINTS_COMPOSED:g}; {rest[worst]} releases of this one at "
+            f"value_discretization_interval={vdi:g})"
         )
 
     @staticmethod
