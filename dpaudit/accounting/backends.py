@@ -31,6 +31,7 @@ from dpaudit.accounting.guarantees import pure_delta, pure_rdp, pure_to_zcdp, rd
 from dpaudit.accounting.leaves import pure_epsilon
 from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted
 from dpaudit.accounting.tree import Branch, Flattened
+from dpaudit.validation import check_positive
 
 __all__ = ["Backend", "PureBackend", "ApproxBackend", "RdpBackend", "ZcdpBackend", "PldBackend", "ShuffleBackend", "RDP_ORDERS"]
 
@@ -417,6 +418,25 @@ def poisson_gaussian_rdp(q: float, noise_multiplier: float, orders: np.ndarray) 
     return out
 
 
+def check_orders(orders) -> np.ndarray:
+    """RDP orders as a float array: at least one, each a finite real above 1 (ValueError naming
+    `orders` otherwise; no orders would make every answer inf)."""
+    if isinstance(orders, (str, bytes)) or not np.iterable(orders):
+        raise ValueError(f"orders must be a sequence of RDP orders above 1, got {orders!r}")
+    values = [_order(o) for o in orders]
+    if not values:
+        raise ValueError("orders must hold at least one RDP order above 1, got an empty sequence")
+    return np.array(values, dtype=float)
+
+
+def _order(value) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"orders must hold real numbers above 1, got {value!r}")
+    if not (1.0 < float(value) < math.inf):
+        raise ValueError(f"orders must hold finite real numbers above 1, got {value!r}")
+    return float(value)
+
+
 class RdpBackend(Backend):
     """Renyi DP: per-leaf RDP curves on a fixed grid of orders, summed, converted by the optimal
     RDP -> (eps, delta) conversion (dp-accounting's). Parallel branches: worst branch.
@@ -431,7 +451,7 @@ class RdpBackend(Backend):
 
     def __init__(self, orders: np.ndarray | None = None) -> None:
         super().__init__()
-        self.orders = RDP_ORDERS if orders is None else np.asarray(orders, dtype=float)
+        self.orders = RDP_ORDERS if orders is None else check_orders(orders)
         self._curves: dict[Hashable, np.ndarray] = {}
 
     def _relation(self, leaf) -> NeighborRel | None:
@@ -647,7 +667,7 @@ class PldBackend(Backend):
 
     def __init__(self, value_discretization_interval: float = 1e-4) -> None:
         super().__init__()
-        self.vdi = float(value_discretization_interval)
+        self.vdi = check_positive(value_discretization_interval, "value_discretization_interval")
         self._plds: dict[tuple, object] = {}
         # composed PLD per branch, keyed by the branch's (leaf key, count) pairs: a later
         # composition changes a count or adds a leaf, hence the key, so a stale PLD is never read

@@ -12,7 +12,7 @@ import dp_accounting
 from dp_accounting import dp_event
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
-from dpaudit.validation import check_int_at_least, check_positive, check_probability
+from dpaudit.validation import check_int_at_least, check_nonnegative, check_positive, check_probability
 
 __all__ = ["validate_leaf", "pure_epsilon", "rr_epsilon"]
 
@@ -35,10 +35,8 @@ def validate_leaf(leaf: dp_accounting.DpEvent) -> None:
             raise ValueError("RandomizedResponseDpEvent.noise_parameter must lie in (0, 1], got 0 (no noise)")
         check_int_at_least(leaf.num_buckets, 1, "RandomizedResponseDpEvent.num_buckets")
     elif isinstance(leaf, dp_accounting.ZCDpEvent):
-        if not (leaf.rho >= 0 and math.isfinite(leaf.rho)):
-            raise ValueError(f"ZCDpEvent.rho must be non-negative and finite, got {leaf.rho!r}")
-        if not (leaf.xi >= 0 and math.isfinite(leaf.xi)):
-            raise ValueError(f"ZCDpEvent.xi must be non-negative and finite, got {leaf.xi!r}")
+        check_nonnegative(leaf.rho, "ZCDpEvent.rho")
+        check_nonnegative(leaf.xi, "ZCDpEvent.xi")
     elif isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
         check_probability(leaf.sampling_probability, "PoissonSampledDpEvent.sampling_probability")
     inner = getattr(leaf, "event", None)  # sampled / repeated events wrap one inner event
