@@ -165,6 +165,14 @@ def zcdp_guarantee(event: dp_accounting.DpEvent) -> Zcdp:
     return Zcdp(rho=max(p[0] for p in pairs), xi=max(p[1] for p in pairs))
 
 
+def _public(key: Hashable, leaf: dp_accounting.DpEvent) -> Hashable:
+    try:
+        hash(leaf)
+        return leaf
+    except TypeError:
+        return key
+
+
 _COMPOSITE = (dp_accounting.ComposedDpEvent, dp_accounting.SelfComposedDpEvent, ParallelComposedDpEvent, dp_accounting.NoOpDpEvent)
 
 
@@ -221,8 +229,10 @@ class Accountant:
 
     @property
     def branches(self) -> list[dict[Hashable, int]]:
-        """The merged state: parallel alternatives, each a {leaf: count} mapping."""
-        return [dict(b) for b in self._state.branches]
+        """The merged state: parallel alternatives, each a {leaf: count} mapping (an unhashable
+        leaf appears as its key, `tree.leaf_key`)."""
+        leaves = self._state.leaves
+        return [{_public(k, leaves[k]): c for k, c in b.items()} for b in self._state.branches]
 
     def supporting(self) -> list[str]:
         """The accountants that can account for everything composed so far."""
