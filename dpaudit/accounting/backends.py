@@ -681,9 +681,12 @@ class PldBackend(Backend):
                              EpsilonDeltaDpEvent)):
             return None
         if isinstance(leaf, DiscreteGaussianDpEvent):
-            if float(leaf.sensitivity).is_integer():
-                return None
-            return "the discrete Gaussian PLD needs an integer sensitivity"
+            if not float(leaf.sensitivity).is_integer():
+                return "the discrete Gaussian PLD needs an integer sensitivity"
+            r = leaf.sensitivity / leaf.sigma
+            if math.isinf(r * r):  # dp-accounting divides by sigma^2, which underflows to 0
+                return "sigma is too small for dp-accounting's discrete Gaussian PLD (sensitivity/sigma squared overflows)"
+            return None
         if isinstance(leaf, BinomialDpEvent):
             sd = math.sqrt(leaf.trials * leaf.probability * (1 - leaf.probability))
             if 2 * 40 * sd + leaf.sensitivity > _MAX_ENUMERATED:

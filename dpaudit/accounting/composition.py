@@ -16,6 +16,7 @@ import math
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
+from dpaudit.accounting.guarantees import positive_delta
 from dpaudit.accounting.search import smallest_accepted
 
 __all__ = [
@@ -48,6 +49,8 @@ def drv_epsilon(eps0: float, delta0: float, k: int, delta: float) -> float:
 
 def drv_delta(eps0: float, delta0: float, k: int, epsilon: float) -> float:
     """delta at `epsilon` from the DRV bound (1 when it does not reach `epsilon`)."""
+    if epsilon >= k * eps0:  # basic composition already gives (k eps0, k delta0)
+        return min(1.0, k * delta0)
     if eps0 > 700:
         return 1.0
     drift = k * eps0 * math.expm1(eps0)
@@ -55,8 +58,8 @@ def drv_delta(eps0: float, delta0: float, k: int, epsilon: float) -> float:
         return min(1.0, k * delta0)
     if epsilon <= drift:
         return 1.0
-    z = (epsilon - drift) / eps0  # may be inf for a tiny eps0: then the exponential term is 0
-    return min(1.0, k * delta0 + math.exp(-(z * z) / (2 * k)))
+    z = (epsilon - drift) / eps0  # may be inf for a tiny eps0: the term is then the smallest double
+    return min(1.0, k * delta0 + positive_delta(-(z * z) / (2 * k)))
 
 
 def _het_parts(epsilons: np.ndarray, counts: np.ndarray) -> tuple[float, float, float]:
@@ -100,11 +103,13 @@ def kov_heterogeneous_delta(epsilons, deltas, counts, epsilon: float) -> float:
         return 1.0
     else:
         x = (epsilon - drift) ** 2 / (2 * sq)
-        dt = math.exp(-x)
+        dt = positive_delta(-x)  # never 0 below eps < total: e^-x may underflow
         if x > 1.0 + 1e-12:  # log(e + sqrt(S)/d~) = x  <=>  d~ = sqrt(S)/(e^x - e)
             dt = min(dt, math.sqrt(sq) / (math.exp(x) - math.e)) if x < 700 else dt
-        dt = min(dt, 1.0)
-    return float(min(1.0, -math.expm1(math.log1p(-dt) + keep) if dt < 1 else 1.0))
+        dt = max(min(dt, 1.0), math.ulp(0.0))
+    if dt >= 1:
+        return 1.0
+    return float(min(1.0, max(-math.expm1(math.log1p(-dt) + keep), dt)))  # >= dt: no 1 - tiny cancellation
 
 
 def log_binomial_lower_tail_bound(k: int, log_p: float, log_q: float, j: int) -> float:
