@@ -14,7 +14,7 @@ from dp_accounting import dp_event
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
 from dpaudit.validation import check_int_at_least, check_nonnegative, check_positive, check_probability
 
-__all__ = ["validate_leaf", "pure_epsilon", "rr_epsilon"]
+__all__ = ["validate_leaf", "pure_epsilon", "rr_epsilon", "nonprivate", "trivially_private", "TINY"]
 
 
 def validate_leaf(leaf: dp_accounting.DpEvent) -> None:
@@ -75,3 +75,20 @@ def pure_epsilon(leaf: dp_accounting.DpEvent) -> float | None:
     if isinstance(leaf, EpsilonDeltaDpEvent) and leaf.delta == 0.0:
         return float(leaf.epsilon)
     return None
+
+
+def nonprivate(leaf: dp_accounting.DpEvent) -> bool:
+    """A `NonPrivateDpEvent`: no guarantee at all."""
+    return isinstance(leaf, dp_accounting.NonPrivateDpEvent)
+
+
+TINY = math.ulp(0.0)  # the smallest positive double: what a positive quantity that underflowed is raised to
+
+
+def trivially_private(leaf: dp_accounting.DpEvent) -> bool:
+    """The release does not depend on the data (every divergence is exactly 0)."""
+    if isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
+        return leaf.sampling_probability == 0.0 or trivially_private(leaf.event)
+    if isinstance(leaf, dp_accounting.ZCDpEvent):
+        return leaf.rho == 0.0 and leaf.xi == 0.0
+    return pure_epsilon(leaf) == 0.0

@@ -62,7 +62,7 @@ def test_zcdp_event_rdp_equals_dp_accounting():
 
 
 def test_skellam_rdp_formula_and_gaussian_limit():
-    from dpaudit.accounting.backends import skellam_rdp
+    from dpaudit.accounting.curves import skellam_rdp
 
     # AKL 2021 Thm 3.5 at integer orders, by hand
     var, l1, l2 = 50.0, 3.0, 2.0
