@@ -8,6 +8,9 @@ Describe what is released as a `dp_accounting.DpEvent` tree (with the events of
     accounting.epsilon(event, delta=1e-5, accountant="rdp")   # one of accounting.ACCOUNTANTS
     accounting.delta(event, epsilon=1.0)
     acct = accounting.Accountant("pld"); acct.compose(event); acct.epsilon(1e-5)
+
+`accounting.PrivacyAccountant("pld")` is the same accountant behind dp-accounting's
+`PrivacyAccountant` interface (so `dp_accounting.calibrate_dp_mechanism` works with it).
 """
 
 from dpaudit.accounting.accountants import (
@@ -30,6 +33,7 @@ from dpaudit.accounting.events import (
     SkellamDpEvent,
 )
 from dpaudit.accounting.guarantees import ApproxDp, PureDp, RdpCurve, Zcdp
+from dpaudit.accounting.privacy_accountant import PrivacyAccountant
 
 __all__ = [
     "ACCOUNTANTS",
@@ -39,6 +43,7 @@ __all__ = [
     "DiscreteGaussianDpEvent",
     "EpsilonDeltaDpEvent",
     "ParallelComposedDpEvent",
+    "PrivacyAccountant",
     "PureDp",
     "RdpCurve",
     "ShuffledDpEvent",

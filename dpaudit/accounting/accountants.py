@@ -217,15 +217,23 @@ class Accountant:
                 branch[key] = branch.get(key, 0) + count
                 self._cache.clear()
                 return self
+        self._state.compose_inplace(self.check(event), count)
+        self._cache.clear()
+        return self
+
+    def check(self, event: dp_accounting.DpEvent) -> Flattened:
+        """Validate `event` and check that this accountant can account for it on top of what was
+        composed so far, changing nothing: raises ValueError on bad parameters and
+        `UnsupportedEventError` on a refusal; returns the flattened event."""
         flat = _prepare(event)
         pool = self._pool()
         if self.name != "best":
-            _select(flat, self.name, pool)  # raises before changing state
-        elif not _supporting(Flattened(self._state.branches, {**self._state.leaves, **flat.leaves}), pool):
-            _select(Flattened(self._state.branches, {**self._state.leaves, **flat.leaves}), "best", pool)
-        self._state.compose_inplace(flat, count)
-        self._cache.clear()
-        return self
+            _select(flat, self.name, pool)
+        else:
+            merged = Flattened(self._state.branches, {**self._state.leaves, **flat.leaves})
+            if not _supporting(merged, pool):
+                _select(merged, "best", pool)
+        return flat
 
     @property
     def branches(self) -> list[dict[Hashable, int]]:

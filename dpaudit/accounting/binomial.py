@@ -27,7 +27,7 @@ import math
 import numpy as np
 from scipy.special import betainc
 
-from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted
+from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted, smallest_accepted_int
 
 __all__ = ["binomial_delta", "binomial_epsilon"]
 
@@ -49,14 +49,7 @@ def _log_ratio(y: np.ndarray, trials: int, p: float, s: int) -> np.ndarray:
 
 def _threshold(trials: int, p: float, s: int, level: float) -> int:
     """Smallest integer y in [s, N] with log LR(y) > level, or N + 1 when there is none."""
-    lo, hi = s, trials + 1  # invariant: answer in [lo, hi]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if _log_ratio(np.array([mid]), trials, p, s)[0] > level:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    return smallest_accepted_int(lambda y: _log_ratio(np.array([y]), trials, p, s)[0] > level, s, trials)
 
 
 def _at_least(trials: int, p: float, k: np.ndarray) -> np.ndarray:

@@ -1,9 +1,10 @@
 """Calibration: the smallest noise (or largest local epsilon, or largest count) that meets a
-target (epsilon, delta) under a chosen accountant, by bracketing search.
+target (epsilon, delta) under a chosen accountant.
 
-The search keeps a bracket [unsafe, safe] and returns the safe end, which was *evaluated* and
-meets the target: the answer satisfies the target whatever the tolerance. Monotonicity of the
-guarantee in the parameter is assumed only for the tightness of the answer, not for its validity.
+Noise and local epsilons are searched by dp-accounting's `calibrate_dp_mechanism` with dpaudit's
+accountants behind its `PrivacyAccountant` interface; counts by `search.largest_accepted_count`.
+Every value returned was *evaluated* and meets the target, whatever the tolerance: monotonicity
+of the guarantee in the parameter is assumed only for the tightness of the answer.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import dp_accounting
 
 from dpaudit.accounting.accountants import epsilon as _epsilon
 from dpaudit.accounting.named import MECHANISMS, event_for
-from dpaudit.validation import check_delta, check_epsilon, check_int_at_least
+from dpaudit.accounting.privacy_accountant import PrivacyAccountant, common_relation
+from dpaudit.accounting.search import largest_accepted_count
+from dpaudit.validation import check_delta, check_epsilon, check_int_at_least, check_positive
 
 __all__ = ["calibrate", "calibrate_parameter", "calibrate_count"]
 
@@ -34,17 +37,26 @@ def calibrate(
     """The parameter in [lower, upper] closest to the non-private side that meets the target.
 
     `larger_is_private=True` (noise): the smallest x with epsilon(make_event(x), delta) <= target.
-    `larger_is_private=False` (local epsilon): the largest such x. Geometric bisection when
-    lower > 0, to relative width `rtol`. Raises ValueError when even the safe end of the bracket
-    misses the target.
+    `larger_is_private=False` (local epsilon): the largest such x. The search is dp-accounting's
+    `calibrate_dp_mechanism` (Brent's method, then a check of the sign at the root) with dpaudit's
+    `PrivacyAccountant(accountant)` under the neighbouring relation of the releases
+    (`common_relation`); on log x to relative tolerance `rtol` when lower > 0, else on x to
+    `rtol * max(|lower|, |upper|)`. The value returned is one whose epsilon was evaluated here and
+    met the target. Raises ValueError when even the safe end of the bracket misses the target.
     """
     target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
     target_delta = check_delta(target_delta, "target_delta")
     if not (lower < upper):
         raise ValueError(f"need lower < upper, got lower={lower!r}, upper={upper!r}")
+    rtol = check_positive(rtol, "rtol")
+    geometric = lower > 0
+    to_x: Callable[[float], float] = math.exp if geometric else float
+    passed: dict[float, bool] = {}  # the x evaluated here, and whether each met the target
 
     def ok(x: float) -> bool:
-        return _epsilon(make_event(x), target_delta, accountant) <= target_epsilon
+        if x not in passed:
+            passed[x] = _epsilon(make_event(x), target_delta, accountant) <= target_epsilon
+        return passed[x]
 
     safe, unsafe = (upper, lower) if larger_is_private else (lower, upper)
     if not ok(safe):
@@ -54,14 +66,20 @@ def calibrate(
         )
     if ok(unsafe):
         return unsafe
-    geometric = lower > 0
-    while abs(safe - unsafe) > rtol * abs(safe):
-        mid = math.sqrt(safe * unsafe) if geometric else 0.5 * (safe + unsafe)
-        if ok(mid):
-            safe = mid
-        else:
-            unsafe = mid
-    return safe
+    relation = common_relation(make_event(safe))
+    ends = (math.log(lower), math.log(upper)) if geometric else (lower, upper)
+    t = dp_accounting.calibrate_dp_mechanism(
+        lambda: PrivacyAccountant(accountant, relation),
+        lambda t: make_event(to_x(t)),
+        target_epsilon,
+        target_delta,
+        bracket_interval=dp_accounting.ExplicitBracketInterval(*ends),
+        tol=math.log1p(rtol) if geometric else rtol * max(abs(lower), abs(upper)),
+    )
+    x = to_x(t)
+    # dp-accounting checks the sign at the value it returns; it is checked again here, and a value
+    # that misses the target (never seen) gives way to the safe end, which was evaluated above
+    return x if ok(x) else safe
 
 
 def calibrate_parameter(
@@ -117,19 +135,4 @@ def calibrate_count(
     def ok(k: int) -> bool:
         return _epsilon(dp_accounting.SelfComposedDpEvent(event, k), target_delta, accountant) <= target_epsilon
 
-    if not ok(1):
-        return 0
-    lo, hi = 1, 2
-    while hi <= max_count and ok(hi):
-        lo, hi = hi, hi * 2
-    if hi > max_count:
-        if ok(max_count):
-            return max_count
-        hi = max_count
-    while hi - lo > 1:  # ok(lo), not ok(hi)
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return largest_accepted_count(ok, max_count)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-__all__ = ["smallest_accepted", "first_accepted_doubling"]
+__all__ = ["smallest_accepted", "first_accepted_doubling", "smallest_accepted_int", "largest_accepted_count"]
 
 
 def smallest_accepted(
@@ -42,3 +42,31 @@ def first_accepted_doubling(accept: Callable[[float], bool], start: float, limit
             return x
         x *= 2.0
     return math.inf
+
+
+def smallest_accepted_int(accept: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The smallest integer n in [lo, hi] that `accept`s, for `accept` false then true on the
+    range; hi + 1 when none does (bisection, ~log2(hi - lo) calls)."""
+    if not (lo <= hi + 1):
+        raise ValueError(f"need lo <= hi + 1, got lo={lo!r}, hi={hi!r}")
+    hi += 1  # invariant: the answer lies in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if accept(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def largest_accepted_count(accept: Callable[[int], bool], max_count: int) -> int:
+    """The largest k in [1, max_count] that `accept`s, for `accept` true then false; 0 when
+    `accept(1)` fails. Doubling first, so no count beyond twice the answer is evaluated (a large
+    count can be slow for an accountant); every k returned was evaluated and accepted."""
+    if not accept(1):
+        return 0
+    refused = int(first_accepted_doubling(lambda x: x > max_count or not accept(int(x)), 2.0, 2.0 * max_count))
+    accepted = refused // 2  # evaluated and accepted (or 1)
+    if refused > max_count and accept(max_count):
+        return max_count
+    return smallest_accepted_int(lambda k: not accept(k), accepted + 1, min(refused, max_count) - 1) - 1

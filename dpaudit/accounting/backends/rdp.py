@@ -74,7 +74,7 @@ class RdpBackend(Backend):
         self.orders = RDP_ORDERS if orders is None else check_orders(orders)
         self._curves: dict[Hashable, np.ndarray] = {}
 
-    def _relation(self, leaf) -> NeighborRel | None:
+    def relation(self, leaf) -> NeighborRel | None:
         """The first neighbouring relation (replace-one preferred) under which dp-accounting's
         RdpAccountant supports `leaf`; a support check only, nothing is computed."""
         for rel in _RDP_RELATIONS:
@@ -83,7 +83,7 @@ class RdpBackend(Backend):
         return None
 
     def _dp_accounting_curve(self, leaf) -> np.ndarray | None:
-        rel = self._relation(leaf)
+        rel = self.relation(leaf)
         if rel is None:
             return None
         if (
@@ -126,7 +126,7 @@ class RdpBackend(Backend):
             return "an (epsilon, delta > 0) black box has no RDP curve"
         if isinstance(leaf, ShuffledDpEvent):
             return "no RDP bound for amplification by shuffling is implemented"
-        if self._own_curve(leaf) or self._relation(leaf) is not None:
+        if self._own_curve(leaf) or self.relation(leaf) is not None:
             return None
         return "dp-accounting's RDP accountant does not support it"
 
