@@ -41,3 +41,32 @@ def test_unsupported_event_error_is_dp_accountings_error_and_a_value_error():
         A.epsilon(dpa.GaussianDpEvent(1.0), 1e-5, "pure")
     assert isinstance(info.value, ValueError) and isinstance(info.value, A.UnsupportedEventError)
     assert info.value.accountant == "pure" and "approx" in info.value.supported_by
+
+
+def test_backend_caches_drop_the_least_recently_used_leaf_not_everything():
+    """The per-leaf caches are LRU caches: a leaf in constant use stays cached while more than
+    CACHE_LIMIT other leaves pass through (a cache that empties when full recomputes it)."""
+    from dpaudit.accounting.backends.base import CACHE_LIMIT
+    from dpaudit.accounting.backends.rdp import RdpBackend
+    from dpaudit.accounting.tree import leaf_key
+
+    backend = RdpBackend(orders=[2.0, 8.0])
+    hot = dpa.GaussianDpEvent(1.0)
+    first = backend.leaf_curve(leaf_key(hot), hot)
+    for i in range(CACHE_LIMIT + 10):
+        other = dpa.GaussianDpEvent(2.0 + i)
+        backend.leaf_curve(leaf_key(other), other)
+        assert backend.leaf_curve(leaf_key(hot), hot) is first
+
+
+def test_backend_cache_keys_are_typed():
+    """GaussianDpEvent(True) == GaussianDpEvent(1.0) for attrs; the cache must keep them apart."""
+    from dpaudit.accounting.backends.pure import PureBackend
+    from dpaudit.accounting.tree import leaf_key
+
+    backend = PureBackend()
+    one, true = dpa.LaplaceDpEvent(1.0), dpa.LaplaceDpEvent(True)
+    assert one == true
+    backend.reason(leaf_key(one), one)
+    backend.reason(leaf_key(true), true)
+    assert backend._reason.cache_info().currsize == 2

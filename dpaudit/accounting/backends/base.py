@@ -2,32 +2,49 @@
 
 A backend answers for one branch (a multiset of leaves composed sequentially); the tree's
 answer is the worst branch (parallel composition, see `dpaudit.accounting.tree`). Per-leaf
-results are cached by leaf, so identical releases are computed once whatever their count.
+results are cached by leaf (least recently used dropped first), so identical releases are
+computed once whatever their count.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import Hashable
 
 import dp_accounting
 
 from dpaudit.accounting.tree import Branch, Flattened
 
-__all__ = ["Backend", "remember", "CACHE_LIMIT", "PLD_CACHE_LIMIT", "BRANCH_PLD_CACHE_LIMIT"]
+__all__ = ["Backend", "Keyed", "cached", "CACHE_LIMIT", "PLD_CACHE_LIMIT", "BRANCH_PLD_CACHE_LIMIT"]
 
 
-# Per-leaf caches are emptied when they reach these sizes (calibration and long sessions create
-# many distinct leaves; a PLD can take megabytes).
+# Sizes of the per-backend caches (calibration and long sessions create many distinct leaves;
+# a PLD can take megabytes).
 CACHE_LIMIT = 4096
 PLD_CACHE_LIMIT = 64
 BRANCH_PLD_CACHE_LIMIT = 16
 
 
-def remember(cache: dict, key, value, limit: int = CACHE_LIMIT):
-    if len(cache) >= limit:
-        cache.clear()
-    cache[key] = value
-    return value
+@dataclasses.dataclass(frozen=True, eq=False)
+class Keyed:
+    """A value handed to a cached function together with the key it is cached by: equal and
+    hashed by `key` alone (for a leaf, `tree.leaf_key`, which also tells GaussianDpEvent(True)
+    from GaussianDpEvent(1.0); events with list fields are unhashable themselves)."""
+
+    key: Hashable
+    value: object
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Keyed) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+def cached(function, maxsize: int = CACHE_LIMIT):
+    """`functools.lru_cache` with typed keys (1 and 1.0 apart), for one backend's own cache."""
+    return functools.lru_cache(maxsize=maxsize, typed=True)(function)
 
 
 class Backend:
@@ -36,16 +53,15 @@ class Backend:
     name = ""
 
     def __init__(self) -> None:
-        self._reasons: dict[Hashable, str | None] = {}
+        self._reason = cached(lambda leaf: self.unsupported_reason(leaf.value))
 
     def unsupported_reason(self, leaf: dp_accounting.DpEvent) -> str | None:
         """None if the leaf is supported, else a short reason."""
         raise NotImplementedError
 
     def reason(self, key: Hashable, leaf: dp_accounting.DpEvent) -> str | None:
-        if key not in self._reasons:
-            return remember(self._reasons, key, self.unsupported_reason(leaf))
-        return self._reasons[key]
+        """`unsupported_reason(leaf)`, cached by the leaf's key."""
+        return self._reason(Keyed(key, leaf))
 
     def cost_reason(self, branch: Branch, leaves: dict) -> tuple[dp_accounting.DpEvent, str] | None:
         """None when answering for `branch` is cheap enough, else (the costliest leaf, why):

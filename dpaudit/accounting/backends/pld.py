@@ -10,7 +10,7 @@ from dp_accounting import dp_event
 from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
-from dpaudit.accounting.backends.base import BRANCH_PLD_CACHE_LIMIT, PLD_CACHE_LIMIT, Backend, remember
+from dpaudit.accounting.backends.base import BRANCH_PLD_CACHE_LIMIT, PLD_CACHE_LIMIT, Backend, Keyed, cached
 from dpaudit.accounting.curves import MAX_ENUMERATED, ULP, binomial_pld, gaussian_delta, gaussian_epsilon, skellam_pld
 from dpaudit.accounting.events import BinomialDpEvent, DiscreteGaussianDpEvent, EpsilonDeltaDpEvent, SkellamDpEvent
 from dpaudit.accounting.leaves import nonprivate, pure_epsilon
@@ -33,10 +33,13 @@ class PldBackend(Backend):
     def __init__(self, value_discretization_interval: float = 1e-4) -> None:
         super().__init__()
         self.vdi = check_positive(value_discretization_interval, "value_discretization_interval")
-        self._plds: dict[tuple, object] = {}
+        self._leaf_pld = cached(self._composed_leaf_pld, PLD_CACHE_LIMIT)
+        self._gaussian_pld = cached(
+            lambda mu, vdi: pld_lib.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=vdi), PLD_CACHE_LIMIT
+        )
         # composed PLD per branch, keyed by the branch's (leaf key, count) pairs: a later
         # composition changes a count or adds a leaf, hence the key, so a stale PLD is never read
-        self._branch_plds: dict[frozenset, object] = {}
+        self._branch_pld = cached(lambda keyed: self._compose_branch(*keyed.value), BRANCH_PLD_CACHE_LIMIT)
 
     def unsupported_reason(self, leaf):
         if nonprivate(leaf):
@@ -98,12 +101,13 @@ class PldBackend(Backend):
             raise AssertionError(leaf)
         return p
 
+    def _composed_leaf_pld(self, keyed: Keyed, count: int, vdi: float):
+        one = self._single(keyed.value, vdi) if count == 1 else self._leaf_pld(keyed, 1, vdi)
+        return one.self_compose(count) if count > 1 else one
+
     def leaf_pld(self, key, leaf, count: int, vdi: float):
-        ck = (key, count, vdi)
-        if ck not in self._plds:
-            one = self._single(leaf, vdi) if count == 1 else self.leaf_pld(key, leaf, 1, vdi)
-            return remember(self._plds, ck, one.self_compose(count) if count > 1 else one, PLD_CACHE_LIMIT)
-        return self._plds[ck]
+        """The PLD of `count` releases of a leaf at interval `vdi`, cached by the leaf's key."""
+        return self._leaf_pld(Keyed(key, leaf), count, vdi)
 
     # A leaf PLD spans privacy losses in [-eps0, eps0]; keep it to at most this many points by
     # coarsening the (still pessimistic) discretisation of branches with very large eps0.
@@ -186,10 +190,7 @@ class PldBackend(Backend):
     def branch_pld(self, branch, leaves):
         """The branch's composed PLD (None when a leaf is non-private), built once per branch:
         repeated epsilon/delta queries cost only the query."""
-        key = frozenset(branch.items())
-        if key not in self._branch_plds:
-            return remember(self._branch_plds, key, self._compose_branch(branch, leaves), BRANCH_PLD_CACHE_LIMIT)
-        return self._branch_plds[key]
+        return self._branch_pld(Keyed(frozenset(branch.items()), (branch, leaves)))
 
     def _compose_branch(self, branch, leaves):
         mu, rest = self._gaussian_mu(branch, leaves)
@@ -198,10 +199,7 @@ class PldBackend(Backend):
         vdi = self.branch_vdi(branch, leaves)
         pld = None
         if mu > 0:
-            key = ("gaussian-mu", mu, vdi)
-            if key not in self._plds:
-                remember(self._plds, key, pld_lib.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=vdi), PLD_CACHE_LIMIT)
-            pld = self._plds[key]
+            pld = self._gaussian_pld(mu, vdi)
         for k, c in rest.items():
             p = self.leaf_pld(k, leaves[k], c, vdi)
             pld = p if pld is None else pld.compose(p)

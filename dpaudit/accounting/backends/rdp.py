@@ -11,7 +11,7 @@ import numpy as np
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 
-from dpaudit.accounting.backends.base import Backend, remember
+from dpaudit.accounting.backends.base import Backend, Keyed, cached
 from dpaudit.accounting.curves import poisson_gaussian_rdp, skellam_rdp
 from dpaudit.accounting.events import DiscreteGaussianDpEvent, EpsilonDeltaDpEvent, ShuffledDpEvent, SkellamDpEvent
 from dpaudit.accounting.guarantees import pure_rdp, rdp_delta, rdp_epsilon
@@ -72,7 +72,7 @@ class RdpBackend(Backend):
     def __init__(self, orders: np.ndarray | None = None) -> None:
         super().__init__()
         self.orders = RDP_ORDERS if orders is None else check_orders(orders)
-        self._curves: dict[Hashable, np.ndarray] = {}
+        self._leaf_curve = cached(self._checked_curve)
 
     def relation(self, leaf) -> NeighborRel | None:
         """The first neighbouring relation (replace-one preferred) under which dp-accounting's
@@ -130,15 +130,18 @@ class RdpBackend(Backend):
             return None
         return "dp-accounting's RDP accountant does not support it"
 
-    def leaf_curve(self, key, leaf) -> np.ndarray:
-        if key not in self._curves:
-            curve = self._curve(leaf)
-            if not trivially_private(leaf):
-                # a positive divergence that underflowed (sigma ~ 1e300) must not read as 0:
-                # at delta = 0 an all-zero curve would claim epsilon = 0
-                curve = np.maximum(curve, TINY)
-            return remember(self._curves, key, curve)
-        return self._curves[key]
+    def _checked_curve(self, keyed: Keyed) -> np.ndarray:
+        leaf = keyed.value
+        curve = self._curve(leaf)
+        if not trivially_private(leaf):
+            # a positive divergence that underflowed (sigma ~ 1e300) must not read as 0:
+            # at delta = 0 an all-zero curve would claim epsilon = 0
+            curve = np.maximum(curve, TINY)
+        return curve
+
+    def leaf_curve(self, key: Hashable, leaf) -> np.ndarray:
+        """The leaf's RDP curve on `orders`, cached by the leaf's key."""
+        return self._leaf_curve(Keyed(key, leaf))
 
     def branch_curve(self, branch: Branch, leaves: dict) -> np.ndarray:
         total = np.zeros_like(self.orders)
