@@ -3,6 +3,7 @@
     /tmp/venv/bin/python benchmarks/accounting.py            # about a minute on a free core
     /tmp/venv/bin/python benchmarks/accounting.py --full     # also dp-accounting's 10^4-step streaming run (~1 min+)
     /tmp/venv/bin/python benchmarks/accounting.py --repeated-only   # the repeated-queries section (~10 s)
+    /tmp/venv/bin/python benchmarks/accounting.py --calibration-only  # calibrate_dp_mechanism section (~15 s)
 
 Prints, for k = 1, 100, 10^4 compositions of Gaussian, Laplace and discrete Laplace releases,
 epsilon at delta = 1e-5 and wall time for dpaudit (pld, and "best" over all accountants) and
@@ -11,7 +12,9 @@ optimal homogeneous composition where dp-accounting's helper overflows; round-by
 (streaming) composition against a single call with a count. Noise grows with sqrt(k) so that
 epsilon stays of order one. "Repeated queries": a whole-curve audit's pattern (64 delta(eps)
 queries on one composed mixed event) next to the times measured before the composed state was
-reused (commit d4c2d61).
+reused (commit d4c2d61). "Calibration": `dp_accounting.calibrate_dp_mechanism` with dpaudit's
+`PrivacyAccountant`s next to dp-accounting's own accountants (smallest sigma for k Gaussian
+releases, and the exact sigma from the Gaussian's closed-form profile).
 """
 
 from __future__ import annotations
@@ -169,19 +172,49 @@ def repeated_queries() -> None:
         print(f"{label:<54} {value:>10.6g} {t:>9.4f} {before:>11.4f}")
 
 
+def calibration() -> None:
+    from scipy.stats import norm
+
+    eps, k = 1.0, 100
+    print(f"== calibrate_dp_mechanism: smallest sigma for {k} Gaussian releases at (eps={eps:g}, delta={DELTA:g}) ==")
+
+    def exact_delta(sigma: float) -> float:  # Balle, Wang, ICML 2018, Thm 8, with mu = sqrt(k)/sigma
+        mu = math.sqrt(k) / sigma
+        return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+
+    lo, hi = 1.0, 1000.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if exact_delta(mid) <= DELTA else (mid, hi)
+    print(f"  {'exact':<22} sigma {hi:.8f}")
+    make = lambda s: dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(s), k)  # noqa: E731
+    bracket = dpa.ExplicitBracketInterval(10.0, 100.0)
+    rows = [(f"dpaudit {n}", lambda n=n: A.PrivacyAccountant(n)) for n in ("best", "pld", "rdp")]
+    rows += [("dp-accounting RDP", rdp_privacy_accountant.RdpAccountant), ("dp-accounting PLD", pld_privacy_accountant.PLDAccountant)]
+    for label, fresh in rows:
+        fresh_backends()
+        sigma, t = timed(lambda: dpa.calibrate_dp_mechanism(fresh, make, eps, DELTA, bracket_interval=bracket))
+        print(f"  {label:<22} sigma {sigma:.8f}  true delta {exact_delta(sigma):.4g}  {t:7.3f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="run dp-accounting's 10^4-step streaming composition")
     parser.add_argument("--repeated-only", action="store_true", help="run only the repeated-queries section")
+    parser.add_argument("--calibration-only", action="store_true", help="run only the calibration section")
     args = parser.parse_args()
     if args.repeated_only:
         repeated_queries()
+        return
+    if args.calibration_only:
+        calibration()
         return
     compositions()
     shuffling()
     optimal_composition()
     streaming(args.full)
     repeated_queries()
+    calibration()
 
 
 if __name__ == "__main__":
