@@ -111,9 +111,9 @@ def _baseline(path: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check every flag, the config and the user's modules (the output folder, the scheduler's
-    reachability) before any work, then run the suite holding the output folder's lock, so two runs
-    never mix their files."""
+    """Check every flag (the output folder, the scheduler's reachability), then the config and the
+    user's modules, before any audit runs; then run the suite holding the output folder's lock, so
+    two runs never mix their files."""
     from dpaudit.audit.execution import dask_address
     from dpaudit.report import lock_folder
 
@@ -124,15 +124,16 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--executor must be 'local' or 'dask://host:port', got {args.executor!r}")
     baseline = _baseline(args.baseline) if args.baseline is not None else None
     junit = _junit_path(args.junit_xml) if args.junit_xml is not None else None
-    catalog, config, builtin, user = load_entries(args, whole_catalog=args.all)
-    entries, quick = _select(args, catalog, builtin, user)
     if address is not None:
         check_reachable(address, "--executor")
     writable_folder(args.out, "--out")
-    with lock_folder(args.out), _executor(address) as executor:
-        return _run_suite(args, entries, quick, executor, catalog=catalog,
-                          config=str(config.file) if config is not None else None, baseline=baseline,
-                          junit=junit)
+    with lock_folder(args.out):
+        catalog, config, builtin, user = load_entries(args, whole_catalog=args.all)
+        entries, quick = _select(args, catalog, builtin, user)
+        with _executor(address) as executor:
+            return _run_suite(args, entries, quick, executor, catalog=catalog,
+                              config=str(config.file) if config is not None else None, baseline=baseline,
+                              junit=junit)
 
 
 @contextlib.contextmanager
