@@ -77,7 +77,7 @@ def read_config(path: str | pathlib.Path) -> UserConfig:
 
 def find_config(path: str | pathlib.Path | None = None) -> UserConfig | None:
     """The config of `path` (an error if it has no `[tool.dpaudit]` table), or else of ./pyproject.toml
-    if that file has the table; None when neither applies."""
+    if that file has the table (an error if it is not valid TOML); None when neither applies."""
     if path is not None:
         return read_config(path)
     here = pathlib.Path(CONFIG_FILE)
@@ -85,8 +85,9 @@ def find_config(path: str | pathlib.Path | None = None) -> UserConfig | None:
         return None
     try:
         doc = tomllib.loads(here.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return None  # a project file that is not ours to judge, unless it declares audits
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        # unreadable, it might declare audits: running the built-in catalog instead would pass CI silently
+        raise ConfigError(f"{here.absolute()}: not valid TOML ({exc})") from None
     if "dpaudit" not in doc.get("tool", {}):
         return None
     return read_config(here)
