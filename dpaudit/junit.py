@@ -11,12 +11,21 @@ JUnit XML schema most CI systems read (the Ant JUnit task's; GitHub, GitLab, Jen
 from __future__ import annotations
 
 import os
+import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
 from dpaudit.report.model import fmt
 
 __all__ = ["junit_xml", "write_junit"]
+
+# characters XML 1.0 cannot hold even escaped (control characters, e.g. a terminal colour code in an error)
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    """`text` with characters XML cannot hold shown as \\xNN escapes."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
 def _claim_text(entry: dict[str, Any], c: dict[str, Any]) -> str:
@@ -36,27 +45,27 @@ def junit_xml(report: dict[str, Any]) -> str:
     settings = report.get("settings", {})
     for key in ("seed", "confidence", "per_audit_confidence", "samples", "executor", "catalog"):
         if key in settings:
-            ET.SubElement(props, "property", name=key, value=str(settings[key]))
+            ET.SubElement(props, "property", name=key, value=_xml(settings[key]))
     if report.get("command"):
-        ET.SubElement(props, "property", name="command", value=" ".join(report["command"]))
+        ET.SubElement(props, "property", name="command", value=_xml(" ".join(report["command"])))
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for e in report["entries"]:
-        classname = e["algorithm"]
+        classname = _xml(e["algorithm"])
         claims = e.get("claims", [])
         seconds = float(e.get("seconds") or 0.0) / max(1, len(claims))
         if e.get("error"):
-            case = ET.SubElement(suite, "testcase", classname=classname, name=e["name"], time=f"{seconds:.3f}")
-            err = ET.SubElement(case, "error", message=e["error"], type=e["error"].split(":", 1)[0])
-            err.text = e.get("traceback") or e["error"]
+            case = ET.SubElement(suite, "testcase", classname=classname, name=_xml(e["name"]), time=f"{seconds:.3f}")
+            err = ET.SubElement(case, "error", message=_xml(e["error"]), type=_xml(e["error"].split(":", 1)[0]))
+            err.text = _xml(e.get("traceback") or e["error"])
             counts["tests"] += 1
             counts["errors"] += 1
             continue
         for c in claims:
-            case = ET.SubElement(suite, "testcase", classname=classname, name=f"{e['name']}[{c['label']}]",
+            case = ET.SubElement(suite, "testcase", classname=classname, name=_xml(f"{e['name']}[{c['label']}]"),
                                  time=f"{seconds:.3f}")
             counts["tests"] += 1
             change = kinds.get((e["name"], c["label"]))
-            text = _claim_text(e, c)
+            text = _xml(_claim_text(e, c))
             if change is not None and change["kind"] == "still-failing":
                 ET.SubElement(case, "skipped", message=f"known failure (in the baseline too): {text}")
                 counts["skipped"] += 1
@@ -66,9 +75,9 @@ def junit_xml(report: dict[str, Any]) -> str:
                 fail.text = text
                 counts["failures"] += 1
             elif change is not None:  # "rose": as expected, but more leakage than the baseline's interval
-                fail = ET.SubElement(case, "failure", message=f"regression against the baseline: {change['text']}",
+                fail = ET.SubElement(case, "failure", message=_xml(f"regression against the baseline: {change['text']}"),
                                      type="baseline-regression")
-                fail.text = f"{change['text']}; {text}"
+                fail.text = _xml(f"{change['text']}; {text}")
                 counts["failures"] += 1
     for key, value in counts.items():
         suite.set(key, str(value))

@@ -1,5 +1,7 @@
 """Source text of small user audit modules for the tests of this folder."""
 
+import textwrap
+
 LAPLACE_COUNT = """
     import numpy as np
     import dpaudit
@@ -17,4 +19,4 @@ LAPLACE_COUNT = """
 
 def laplace_module(eps=1.0, scale=1.0, samples=4000) -> str:
     """A module auditing a Laplace count of `scale` against `eps` (epsilon-DP holds iff 1/scale <= eps)."""
-    return LAPLACE_COUNT.format(eps=eps, scale=scale, samples=samples)
+    return textwrap.dedent(LAPLACE_COUNT).format(eps=eps, scale=scale, samples=samples)
