@@ -80,7 +80,7 @@ def compare(old: dict[str, Any], new: dict[str, Any], source: str = "") -> dict[
         if cur["ok"] and old_upper is not None and lower is not None and lower > old_upper:
             add("rose", key, f"ε_lower {fmt(old_lower)} → {fmt(lower)}, above the baseline's interval "
                              f"[{fmt(old_lower)}, {fmt(old_upper)}]", prev, cur)
-        elif lower is not None and old_lower is not None and lower > old_lower:
+        elif cur["ok"] and lower is not None and old_lower is not None and lower > old_lower:
             interval = f"[{fmt(old_lower)}, {fmt(old_upper)}]" if old_upper is not None else "no interval"
             add("rose-within", key, f"ε_lower {fmt(old_lower)} → {fmt(lower)} (baseline {interval})", prev, cur)
         if _number(prev["epsilon"]) != _number(cur["epsilon"]):
