@@ -26,7 +26,7 @@ from typing import Any, Iterator
 from dpaudit.cli._catalog import add_catalog_arguments, load_entries
 from dpaudit.cli._types import FlagError, check_reachable, int_at_least, real_in, seed, writable_folder
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 3  # 2 (usage error) is dpaudit.cli.main's
 
 NAME = "audit"
 HELP = ("audit your entries ([tool.dpaudit] in pyproject.toml) or the built-in catalog against their claims and "

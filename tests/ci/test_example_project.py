@@ -42,3 +42,20 @@ def test_workflow_and_hook_run_the_audit():
     assert "pip install" in runs and "dpaudit audit" in runs and "--junit-xml" in runs and "--baseline" in runs
     (hook,) = yaml.safe_load((EXAMPLE / ".pre-commit-config.yaml").read_text())["repos"][0]["hooks"]
     assert hook["entry"].startswith("dpaudit audit") and hook["additional_dependencies"] == ["dpaudit"]
+
+
+def test_readme_steps_run(project, capsys):
+    # the README's step 1 module and step 2 table, audited in process (Laplace(1) is exactly 1-DP: fails
+    # with probability <= 5%, fixed seed)
+    import re
+    import textwrap
+
+    from dpaudit.cli import main
+
+    readme = (EXAMPLE.parents[2] / "README.md").read_text().split("## Audit your own mechanism in CI", 1)[1]
+    module = textwrap.dedent(re.search(r"```python\n(.*?)```", readme, re.S).group(1))
+    table = textwrap.dedent(re.search(r"```toml\n(.*?)```", readme, re.S).group(1))
+    project.write("shop_audits.py", module)
+    project.write("pyproject.toml", table)
+    assert main(["audit", "--out", "rep", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["entries"][0]["name"] == "shop.buyers-count"
