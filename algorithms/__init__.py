@@ -1,7 +1,13 @@
-"""dpaudit.algorithms: bandit environments and the private algorithms of the five papers.
+"""dpaudit.algorithms: bandit environments and the private algorithms of the five papers, by family.
 
-Importing this package registers every algorithm in `dpaudit.registry.ALGORITHMS`
-(multi-armed ones in `register_mab`, contextual ones in `register_contextual`).
+`mab/` (multi-armed), `linear/` (linear contextual), `glm/` (GLM contextual), `conse/` (adaptive
+experiments): each holds its environment, algorithms, privacy declarations and `registration`.
+Every algorithm has the shape of `interface.PrivateAlgorithm` (`run`, `target`, `privacy(horizon, ...)`),
+the one a user's own algorithm implements too; `privacy` holds the declaration model (`Privacy`, `Guarantee`).
+Importing this package registers every algorithm in `dpaudit.registry.ALGORITHMS`.
 """
 
-from dpaudit.algorithms import register_contextual, register_mab  # noqa: F401  (registration side effects)
+from dpaudit.algorithms.conse import registration as _conse  # noqa: F401  (registration side effects)
+from dpaudit.algorithms.glm import registration as _glm  # noqa: F401
+from dpaudit.algorithms.linear import registration as _linear  # noqa: F401
+from dpaudit.algorithms.mab import registration as _mab  # noqa: F401

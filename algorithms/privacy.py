@@ -35,19 +35,19 @@ __all__ = [
 NOTIONS = ("pure", "approx", "rdp", "zcdp", "none")
 TRUST_MODELS = {
     "central": "a trusted curator sees the raw data",
-    "joint": "a trusted curator; joint DP of the other users' actions (billboard lemma, seed 003 §1.3)",
-    "distributed": "secure aggregation: the server sees only the noisy sum (seed 004)",
-    "shuffle": "users' local messages pass an anonymous shuffler before the analyzer (seeds 002, 003)",
+    "joint": "a trusted curator; joint DP of the other users' actions (billboard lemma, Chowdhury & Zhou 2022, §1.3)",
+    "distributed": "secure aggregation: the server sees only the noisy sum (Chowdhury & Zhou (ICLR 2023))",
+    "shuffle": "users' local messages pass an anonymous shuffler before the analyzer (Sarmasarkar; Chowdhury & Zhou 2022)",
     "local": "each user randomizes its own data before sending it",
     "none": "no privacy",
 }
 RELATIONS = {
-    "round-vector": "replace one round's whole reward vector X(t) in [0,1]^K (seed 001 §2.2)",
-    "user-reward": "replace one user's reward in [0,1] (seed 004 §2; the user's arm is fixed by the schedule)",
+    "round-vector": "replace one round's whole reward vector X(t) in [0,1]^K (Hu, Huang, Mehta, §2.2)",
+    "user-reward": "replace one user's reward in [0,1] (Chowdhury & Zhou 2023, §2; the user's arm is fixed by the schedule)",
     "user": "replace one user's context (set) and reward responses; each user acts in one round "
-            "(seed 003 Def 2.1; seed 002 §1.3, Def B.1/B.4)",
-    "returning-user": "replace all rounds of one user, present at most once per batch (seed 003 Assumption 4.1)",
-    "unit": "one unit (patient) differs: its type, its potential outcomes, or both (seed 000 §1.2)",
+            "(Chowdhury & Zhou 2022, Def 2.1; Sarmasarkar, §1.3, Def B.1/B.4)",
+    "returning-user": "replace all rounds of one user, present at most once per batch (Chowdhury & Zhou (ICML 2022) Assumption 4.1)",
+    "unit": "one unit (patient) differs: its type, its potential outcomes, or both (Li, Shi, Simchi-Levi, §1.2)",
     "none": "no privacy",
 }
 _EVENTS = ("event", "paper_event", "proof_step", "lower_event")
@@ -178,6 +178,7 @@ class Privacy:
             "relation": self.relation,
             "relation_text": RELATIONS[self.relation],
             "trust_model": self.trust_model,
+            "trust_model_text": TRUST_MODELS[self.trust_model],
             "event": ev(self.event),
             "claim": self.claim.to_json(),
             "corrected": None if self.corrected is None else self.corrected.to_json(),

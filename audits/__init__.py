@@ -2,9 +2,10 @@
 
 Importing this package registers every catalog entry in `dpaudit.registry.AUDITS`
 (`catalog` holds the data model, `run` executes an entry, `build` has shared building blocks;
-`mab` the multi-armed entries, `experiment` seed 000's, `contextual` the linear contextual ones,
-`glm` seed 002's). A module that fails to import registers one entry `<module>.import-error`
+each algorithm family's entries are in `<family>.entries`, mirroring `dpaudit.algorithms`: `mab`,
+`linear`, `glm`, `conse`). A module that fails to import registers one entry `<module>.import-error`
 instead, whose audit fails with that error: the rest of the catalog still runs, and the gate fails.
+Not to be confused with `dpaudit.audit` (singular, core): the auditor these entries call.
 """
 
 import importlib
@@ -12,7 +13,7 @@ import importlib
 from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair
 from dpaudit.registry import AUDITS
 
-CATALOG_MODULES = ("mab", "experiment", "contextual", "glm")
+CATALOG_MODULES = ("mab.entries", "conse.entries", "linear.entries", "glm.entries")
 
 
 def _failing_target(module: str, error: str):

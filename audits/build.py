@@ -14,10 +14,10 @@ from typing import Any, Callable
 import dp_accounting
 import numpy as np
 
-from dpaudit.audits.catalog import Claim
+from dpaudit.audits.catalog import Claim, LazyClaims
 from dpaudit.mechanisms.discrete import bisect_last_true
 
-__all__ = ["Observe", "ObserveLinear", "Releases", "claims_from_privacy", "flip_point", "APPROX_DELTA"]
+__all__ = ["Observe", "ObserveLinear", "Releases", "claims_from_privacy", "lazy_claims", "flip_point", "APPROX_DELTA"]
 
 APPROX_DELTA = 1e-5
 """delta at which RDP and zCDP claims are turned into (epsilon, delta) claims for the auditor."""
@@ -96,7 +96,7 @@ def _stated(guarantee: Any, label: str, expect: str) -> Claim | None:
 def _converted(guarantee: Any, event: Any, expect: str) -> Claim | None:
     """The paper's RDP or zCDP claim as (epsilon, APPROX_DELTA) by the matching accountant."""
     if guarantee.notion == "rdp" and event is not None:
-        # the declared event's RDP curve is the paper's formula (e.g. seed 004 Thm 2 for Skellam)
+        # the declared event's RDP curve is the paper's formula (e.g. Chowdhury & Zhou 2023, Thm 2 for Skellam)
         return Claim("paper", delta=APPROX_DELTA, accountant="rdp", event=lambda: event, expect=expect,
                      source=guarantee.source)
     if guarantee.notion == "zcdp" and guarantee.rho:
@@ -128,6 +128,18 @@ def claims_from_privacy(privacy: Any, *, paper_expect: str = "consistent", corre
     if not out:
         raise ValueError("the privacy declaration has no finite (epsilon, delta) claim")
     return tuple(out)
+
+
+def lazy_claims(privacy: Callable[[], Any], *, paper_expect: str = "consistent",
+                paper_label: str = "paper") -> LazyClaims:
+    """`claims_from_privacy(privacy(), ...)` built when the entry is first audited or listed in full.
+
+    `privacy` is a zero-argument callable returning the algorithm's declaration (e.g.
+    `functools.partial(algorithm.privacy, horizon)`): declarations may account exactly (seconds),
+    which importing the catalog must not pay for.
+    """
+    return LazyClaims(lambda: claims_from_privacy(privacy(), paper_expect=paper_expect, paper_label=paper_label),
+                      expect=paper_expect)
 
 
 def flip_point(flipped: Callable[[int], bool], lo: int, hi: int) -> int:

@@ -6,15 +6,19 @@ claims made for it: the paper's, and the corrected accounting where the digest s
 wrong, each naming the accountant that gives it. Every claim states what the audit should find
 (`expect`): a sound claim must come out "consistent"; a claim the digests show to be wrong (or a
 known-buggy variant run against the paper's claim) must come out "violation". Entries are registered
-in `dpaudit.registry.AUDITS` by the modules of this package; `audits/run.py` executes them.
+in `dpaudit.registry.AUDITS` by the modules of this package; `audits/run.py` executes them (this
+module imports it; it never imports this one at run time).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
+from dpaudit.audits.run import run_entry
 from dpaudit.validation import check_choice, check_delta, check_epsilon, check_positive_int
 
 __all__ = [
@@ -24,12 +28,13 @@ __all__ = [
     "NeighbourPair",
     "Claim",
     "RegretRun",
+    "LazyClaims",
     "AuditEntry",
 ]
 
 RELATIONS = ("reward-only", "context-only", "both", "one-user")
 """Which part of one user's data differs between the two inputs ("one-user": a whole record of a
-setting without contexts, e.g. one user's reward in seed 004 or one round's reward vector in seed 001)."""
+setting without contexts, e.g. one user's reward in Chowdhury & Zhou (ICLR 2023) or one round's reward vector in Hu, Huang, Mehta (arXiv:2102.07929))."""
 
 OBSERVABLES = ("white-box", "black-box")
 """white-box: the statistics the algorithm releases (noisy sums, tree nodes, aggregates);
@@ -111,6 +116,57 @@ class Claim:
         return out
 
 
+def _expect_of(claims: Sequence[Claim]) -> str:
+    return "violation" if any(c.expect == "violation" for c in claims) else "consistent"
+
+
+def _check_claims(claims: Sequence[Claim]) -> tuple[Claim, ...]:
+    claims = tuple(claims)
+    if not claims or not all(isinstance(c, Claim) for c in claims):
+        raise ValueError(f"claims must hold at least one Claim, got {claims!r}")
+    return claims
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LazyClaims(Sequence[Claim]):
+    """An entry's claims, built on first use and then kept.
+
+    Building a claim can mean accounting (seconds for an exact binomial privacy profile), so the
+    catalog registers `LazyClaims(build, expect)` and pays only when an entry is audited or its
+    claims are listed. `expect` is the outcome the claims will declare ("violation" if any claim
+    expects one); building checks it, so a listing read before building cannot disagree with it.
+    """
+
+    build: Callable[[], Sequence[Claim]]
+    expect: str
+
+    def __post_init__(self) -> None:
+        if not callable(self.build):
+            raise ValueError(f"build must be a zero-argument callable returning claims, got {self.build!r}")
+        check_choice(self.expect, EXPECTS, "expect")
+
+    @functools.cached_property
+    def claims(self) -> tuple[Claim, ...]:
+        claims = _check_claims(self.build())
+        if _expect_of(claims) != self.expect:
+            raise ValueError(f"expect={self.expect!r} was declared but the built claims expect {_expect_of(claims)!r}")
+        return claims
+
+    @property
+    def built(self) -> bool:
+        """Whether the claims have been built (read without building them)."""
+        return "claims" in self.__dict__
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self.claims[index]
+
+    def __len__(self) -> int:
+        return len(self.claims)
+
+    def __iter__(self) -> Iterator[Claim]:
+        return iter(self.claims)
+
+
 @dataclasses.dataclass(frozen=True)
 class RegretRun:
     """A `dpaudit regret` run: ALGORITHMS[algorithm].simulate(horizon=, runs=, seed=, **params)."""
@@ -132,8 +188,8 @@ class RegretRun:
 class AuditEntry:
     """One catalog entry: run `target` on each neighbouring pair, compare with every claim.
 
-    `target` is a zero-argument builder returning `target(data, rng, size)`, so building costs
-    nothing until the entry is audited. `samples` is the number of runs per input for a full
+    `target` is a zero-argument builder returning `target(data, rng, size)`, and `claims` may be
+    `LazyClaims`, so registering an entry costs nothing until it is audited. `samples` is the number of runs per input for a full
     audit; `quick_samples` the number used in the default suite (`quick=True` entries only).
     `audit_options` are passed to `dpaudit.audit.audit` (for example a score function).
     """
@@ -145,7 +201,7 @@ class AuditEntry:
     pairs: tuple[NeighbourPair, ...]
     observable: str
     observable_description: str
-    claims: tuple[Claim, ...]
+    claims: tuple[Claim, ...] | LazyClaims
     samples: int = 100_000
     quick: bool = False
     quick_samples: int | None = None
@@ -162,11 +218,10 @@ class AuditEntry:
         if not callable(self.target):
             raise ValueError("target must be a zero-argument builder returning target(data, rng, size)")
         object.__setattr__(self, "pairs", tuple(self.pairs))
-        object.__setattr__(self, "claims", tuple(self.claims))
+        if not isinstance(self.claims, LazyClaims):
+            object.__setattr__(self, "claims", _check_claims(self.claims))
         if not self.pairs or not all(isinstance(p, NeighbourPair) for p in self.pairs):
             raise ValueError("pairs must hold at least one NeighbourPair")
-        if not self.claims or not all(isinstance(c, Claim) for c in self.claims):
-            raise ValueError("claims must hold at least one Claim")
         check_choice(self.observable, OBSERVABLES, "observable")
         check_positive_int(self.samples, "samples")
         if self.quick_samples is not None:
@@ -174,8 +229,11 @@ class AuditEntry:
 
     @property
     def expect(self) -> str:
-        """"violation" if some claim is expected to be violated, else "consistent"."""
-        return "violation" if any(c.expect == "violation" for c in self.claims) else "consistent"
+        """"violation" if some claim is expected to be violated, else "consistent" (declared by
+        `LazyClaims`, so reading it does not build them)."""
+        if isinstance(self.claims, LazyClaims):
+            return self.claims.expect
+        return _expect_of(self.claims)
 
     @property
     def relations(self) -> tuple[str, ...]:
@@ -187,8 +245,6 @@ class AuditEntry:
 
     def run(self, **options: Any) -> dict[str, Any]:
         """Audit this entry; see `dpaudit.audits.run.run_entry` for the options and the record returned."""
-        from dpaudit.audits.run import run_entry
-
         return run_entry(self, **options)
 
     def summary(self) -> dict[str, Any]:

@@ -4,6 +4,7 @@ The result of `run_entry` is the JSON-ready record that `dpaudit.report` renders
 the report's "entries"). Confidence: each call of `dpaudit.audit.audit` gets `confidence`; the
 caller (the CLI) splits a family-wise level across all calls of a suite (Bonferroni), so that the
 whole report's lower bounds hold together with the stated probability.
+The entries' data model (`catalog`) imports this module, not the other way round.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import math
 import time
 import traceback
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpaudit.validation import check_open_unit, check_positive_int
 
-from dpaudit.audits.catalog import AuditEntry, Claim
+if TYPE_CHECKING:  # annotations only: `catalog` imports this module (AuditEntry.run), never the reverse
+    from dpaudit.audits.catalog import AuditEntry, Claim
 
 __all__ = ["entry_seed", "run_entry"]
 
@@ -185,7 +187,9 @@ def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = Fa
     }
     try:
         target = entry.target()
-        record["target"] = _describe(target)
+        from dpaudit.audit import describe_target  # module.qualname, no memory addresses
+
+        record["target"] = describe_target(target)
         record["audit_options"] = {k: _describe(v) for k, v in entry.audit_options.items()}
         deltas = _deltas(entry)
         for i in range(len(entry.pairs)):

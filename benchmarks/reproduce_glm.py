@@ -1,14 +1,14 @@
-"""Reproduce seed 002's probit regret table (κ sweep) and seed 000's error-versus-regret trade-off.
+"""Reproduce Sarmasarkar's (shuffle/joint DP GLM bandits) probit regret table (κ sweep) and Li, Shi, Simchi-Levi's (ICML 2024) error-versus-regret trade-off.
 
     /tmp/venv/bin/python benchmarks/reproduce_glm.py [--part glm|conse|all] [--runs-glm 10] [--runs-conse 50]
                                                      [--horizon-glm 5000] [--json]
 
-Part glm (seed 002 §8 Table 2): probit, d = 3, K = 20, T = 5000, δ = ζ = 0.02, S ∈ {2, 2.5, 3} on the
+Part glm (Sarmasarkar, §8 Table 2): probit, d = 3, K = 20, T = 5000, δ = ζ = 0.02, S ∈ {2, 2.5, 3} on the
 authors' generator (env seed 109832), Private-GLM at ε ∈ {4, 6, 8} and its non-private counterpart
 (noiseless trees, exact optimiser: the RS-GLinUCB column's role). Figures: benchmarks/figures/
 glm_probit_kappa.png (regret at T against κ, ours solid, the paper's dashed) and glm_probit_curves.png
 (regret curves with 95% bands at S = 2).
-Part conse (seed 000 §4-5): n = 20000, 50 replications, α ∈ {0, 0.25, 0.5, 0.75, 1}, ConSE and DP-ConSE
+Part conse (Li, Shi, Simchi-Levi, §4-5): n = 20000, 50 replications, α ∈ {0, 0.25, 0.5, 0.75, 1}, ConSE and DP-ConSE
 (ε ∈ {0.5, 1, 2}) on M = 1 (the paper's experiments) and M = 4 types with Bernoulli outcomes, |Δ| = 0.4.
 Figures: conse_tradeoff.png (max-type MSE against regret, log-log; Theorems 2.3/3.5 predict
 error × regret = Θ(M)) and conse_privacy_vs_types.png (DP-ConSE's claimed ε against the corrected
@@ -29,14 +29,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpaudit.algorithms.conse import ConSEParams, run_conse  # noqa: E402
-from dpaudit.algorithms.conse_privacy import conse_privacy  # noqa: E402
-from dpaudit.algorithms.conse_regret import default_experiment  # noqa: E402
-from dpaudit.algorithms.glm_env import paper_glm_environment  # noqa: E402
-from dpaudit.algorithms.glm_private import PrivateGLMParams, run_private_glm  # noqa: E402
+from dpaudit.algorithms.conse.algorithm import ConSEParams, run_conse  # noqa: E402
+from dpaudit.algorithms.conse.privacy import conse_privacy  # noqa: E402
+from dpaudit.algorithms.conse.regret import default_experiment  # noqa: E402
+from dpaudit.algorithms.glm.environment import paper_glm_environment  # noqa: E402
+from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, run_private_glm  # noqa: E402
 
 FIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "figures")
-PAPER_TABLE2 = {  # seed 002 Table 2 (probit, d=3, K=20, T=5000): S -> (κ, {ε: regret}, RS-GLinUCB)
+PAPER_TABLE2 = {  # Sarmasarkar, Table 2 (probit, d=3, K=20, T=5000): S -> (κ, {ε: regret}, RS-GLinUCB)
     2.0: (18.39, {4.0: 369.53, 6.0: 289.67, 8.0: 300.32}, 295.27),
     2.5: (56.44, {4.0: 382.25, 6.0: 299.33, 8.0: 295.49}, 168.83),
     3.0: (222.15, {4.0: 384.91, 6.0: 296.41, 8.0: 301.73}, 194.53),
@@ -81,7 +81,7 @@ def part_glm(runs: int, horizon: int) -> dict:
     ax.set_xscale("log")
     ax.set_xlabel("kappa (S = 2, 2.5, 3)")
     ax.set_ylabel(f"cumulative regret at T={horizon}")
-    ax.set_title("Seed 002 Table 2: probit, d=3, K=20")
+    ax.set_title("Sarmasarkar, Table 2: probit, d=3, K=20")
     ax.legend(fontsize=7, ncol=2)
     f1 = _save(fig, "glm_probit_kappa.png")
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -129,7 +129,7 @@ def part_conse(runs: int) -> dict:
         ax.set_yscale("log")
         ax.set_xlabel("regret at n=20000")
         ax.set_ylabel("max over types of MSE")
-        ax.set_title(f"Seed 000 trade-off, M={m} (labels: alpha)")
+        ax.set_title(f"Li, Shi, Simchi-Levi (ICML 2024) trade-off, M={m} (labels: alpha)")
         ax.legend(fontsize=7)
     f1 = _save(fig, "conse_tradeoff.png")
     claims = []
@@ -170,7 +170,7 @@ def main() -> int:
         print(json.dumps(out, indent=2, default=str))
         return 0
     if "glm" in out:
-        print("Seed 002 Table 2 (probit, d=3, K=20): mean regret at T (paper in brackets)")
+        print("Sarmasarkar, Table 2 (probit, d=3, K=20): mean regret at T (paper in brackets)")
         for r in out["glm"]["rows"]:
             kappa, table, rs = PAPER_TABLE2[r["S"]]
             paper = table[r["epsilon"]] if r["epsilon"] else rs
@@ -178,7 +178,7 @@ def main() -> int:
             print(f"  S={r['S']:<4} kappa={r['kappa']:7.2f} {name:12s} {r['regret']:8.1f} +- {1.96 * r['se']:6.1f}"
                   f"  [{paper:.1f}]")
     if "conse" in out:
-        print("Seed 000 trade-off (n=20000): types, eps, alpha -> regret, max MSE, product")
+        print("Li, Shi, Simchi-Levi (ICML 2024) trade-off (n=20000): types, eps, alpha -> regret, max MSE, product")
         for r in out["conse"]["rows"]:
             name = f"{r['epsilon']:g}" if r["epsilon"] else "none"
             print(f"  M={r['types']} eps={name:5s} alpha={r['alpha']:<5} regret {r['regret']:9.1f}"

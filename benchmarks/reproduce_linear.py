@@ -1,4 +1,4 @@
-"""Reproduce seed 003's simulations (Chowdhury & Zhou, ICML 2022, §5 and App. G). Not a test.
+"""Reproduce Chowdhury & Zhou's (ICML 2022) simulations (Chowdhury & Zhou, ICML 2022, §5 and App. G). Not a test.
 
     /tmp/venv/bin/python benchmarks/reproduce_linear.py [--runs 50] [--horizon 20000] [--sweep-runs 20]
 
@@ -33,10 +33,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpaudit.algorithms.linucb import LinUCB, simulate_linear  # noqa: E402
-from dpaudit.algorithms.linucb_jdp import LinUCBJDP  # noqa: E402
-from dpaudit.algorithms.linucb_ldp import LinUCBLDP  # noqa: E402
-from dpaudit.algorithms.shuffle_linucb import LinUCBSDPAmp, LinUCBSDPVec  # noqa: E402
+from dpaudit.algorithms.linear.linucb import LinUCB, simulate_linear  # noqa: E402
+from dpaudit.algorithms.linear.linucb_jdp import LinUCBJDP  # noqa: E402
+from dpaudit.algorithms.linear.linucb_ldp import LinUCBLDP  # noqa: E402
+from dpaudit.algorithms.linear.shuffle_linucb import LinUCBSDPAmp, LinUCBSDPVec  # noqa: E402
 
 FIGURES = pathlib.Path(__file__).resolve().parent / "figures"
 DELTA = 0.1
@@ -63,7 +63,7 @@ def algorithms(epsilon: float, noise: str) -> list:
 
 def run_one(alg, horizon: int, runs: int, dim: int, seed: int) -> dict:
     t0 = time.perf_counter()
-    curves = simulate_linear(alg, horizon, runs, seed, dim=dim, arms=100)
+    curves = simulate_linear(alg, horizon, runs, seed, dim=dim, n_arms=100)
     cp = curves.checkpoints
     mean = curves.mean()
     se = curves.regret.std(axis=0, ddof=1) / np.sqrt(runs)
@@ -111,7 +111,7 @@ def _write_json(path: pathlib.Path, obj) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="reproduce seed 003's simulations")
+    ap = argparse.ArgumentParser(description="reproduce Chowdhury & Zhou's (ICML 2022) simulations")
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--horizon", type=int, default=20000)
     ap.add_argument("--sweep-runs", type=int, default=20)

@@ -2,7 +2,7 @@
 
     /tmp/venv/bin/python benchmarks/simulate_contextual.py [--horizon T] [--runs R] [--dim d] [--json]
 
-Seed 003's instances (K = 100 fixed arms per run, unit-norm features), batch B = 20, epsilon = 1,
+Chowdhury & Zhou's (ICML 2022) instances (K = 100 fixed arms per run, unit-norm features), batch B = 20, epsilon = 1,
 delta = 0.1, the authors' noise constant (the cost does not depend on sigma). Two passes: one timed
 as is (wall time), one under cProfile to split the time into
 - linear algebra: the batched solve of the stacked (R, d, d) systems at batch ends
@@ -21,8 +21,8 @@ import pstats
 import sys
 import time
 
-from dpaudit.algorithms.linucb import simulate_linear
-from dpaudit.algorithms.shuffle_linucb import LinUCBSDPAmp
+from dpaudit.algorithms.linear.linucb import simulate_linear
+from dpaudit.algorithms.linear.shuffle_linucb import LinUCBSDPAmp
 
 
 def _cumulative(stats: pstats.Stats, predicate) -> float:
@@ -32,12 +32,12 @@ def _cumulative(stats: pstats.Stats, predicate) -> float:
 def measure(horizon: int, runs: int, dim: int, batch: int = 20) -> dict:
     alg = LinUCBSDPAmp(batch=batch, epsilon=1.0, delta=0.1, noise="code")
     t0 = time.perf_counter()
-    curves = simulate_linear(alg, horizon, runs, seed=0, dim=dim, arms=100)
+    curves = simulate_linear(alg, horizon, runs, seed=0, dim=dim, n_arms=100)
     wall = time.perf_counter() - t0
 
     prof = cProfile.Profile()
     prof.enable()
-    simulate_linear(alg, horizon, runs, seed=0, dim=dim, arms=100)
+    simulate_linear(alg, horizon, runs, seed=0, dim=dim, n_arms=100)
     prof.disable()
     st = pstats.Stats(prof)
     total = _cumulative(st, lambda k: k[2] == "run_batched_linucb")

@@ -1,4 +1,4 @@
-"""Wall time of seed 002's GLM bandits at the paper's size (not part of the test suite).
+"""Wall time of Sarmasarkar's (shuffle/joint DP GLM bandits) GLM bandits at the paper's size (not part of the test suite).
 
     /tmp/venv/bin/python benchmarks/simulate_glm.py [--runs 10] [--horizon 5000] [--epsilon 4] [--json]
 
@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
-from dpaudit.algorithms.glm_env import paper_glm_environment
-from dpaudit.algorithms.glm_private import PrivateGLMParams, run_private_glm
-from dpaudit.algorithms.glm_shuffle import ShuffleGLMParams, run_shuffle_glm
+from dpaudit.algorithms.glm.environment import paper_glm_environment
+from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, run_private_glm
+from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams, run_shuffle_glm
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -68,7 +68,7 @@ class CountLaw:
     """Poisson(lam) (kind 'poisson') or Pólya(r, theta) (kind 'polya') at exact rationals.
 
     Poisson: p(k) = e^-lam lam^k / k!.
-    Pólya:   p(k) = Gamma(k+r) / (k! Gamma(r)) theta^k (1-theta)^r (seed 004, Fact 1), the negative
+    Pólya:   p(k) = Gamma(k+r) / (k! Gamma(r)) theta^k (1-theta)^r (Chowdhury & Zhou (ICLR 2023), Fact 1), the negative
              binomial NB(r, 1-theta) with mean r theta/(1-theta).
     """
 

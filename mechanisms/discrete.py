@@ -190,7 +190,7 @@ def discrete_laplace(rng: np.random.Generator, scale: Any, size: Size | None = N
     |X| = max{k : W < 2 q^k / (1+q)} with q = exp(-1/scale), and the sign from an independent
     bit (the top bit of the same 53-bit uniform, W its remaining 52 bits). Same law as the
     difference of two i.i.d. geometric variables and as Canonne-Kamath-Steinke's Algorithm 2.
-    Variance 2q/(1-q)^2; seed 004, Definition 4.
+    Variance 2q/(1-q)^2; Chowdhury & Zhou (ICLR 2023), Definition 4.
     """
     lam = exact_rational(scale, "scale")
     if lam > _MAX_SCALE:
@@ -258,7 +258,7 @@ def discrete_gaussian(rng: np.random.Generator, sigma: Any, size: Size | None = 
     t = 5 sigma / 4 below (exact rationals, which the exact discrete Laplace accepts), raising the
     acceptance rate from 0.45-0.73 to 0.6-0.76. Proposals are drawn in vectorised rounds;
     acceptance is decided exactly (module docstring) for the rational sigma^2 = Fraction(sigma)^2.
-    Seed 004, Definition 11.
+    Chowdhury & Zhou (ICLR 2023), Definition 11.
     """
     sig = exact_rational(sigma, "sigma")
     if sig > _MAX_SCALE:

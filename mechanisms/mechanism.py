@@ -97,7 +97,7 @@ class GaussianMechanism:
 @attr.s(frozen=True, slots=True)
 class DiscreteLaplaceMechanism:
     """v + DLap(scale) on integers: pure (sensitivity/scale)-DP, tight for a shift of exactly
-    `sensitivity` (seed 004, Fact 3 / Thm 1: DLap(g/eps) at sensitivity g is eps-DP).
+    `sensitivity` (Chowdhury & Zhou (ICLR 2023), Fact 3 / Thm 1: DLap(g/eps) at sensitivity g is eps-DP).
 
     `scale` is kept as an exact rational (int, Fraction, or a float's exact binary value).
     """
@@ -152,7 +152,7 @@ class DiscreteGaussianMechanism:
 
 @attr.s(frozen=True, slots=True)
 class SkellamMechanism:
-    """v + Sk(0, variance) on integers: RDP of Agarwal, Kairouz, Liu 2021, Thm 3.5 (seed 004's
+    """v + Sk(0, variance) on integers: RDP of Agarwal, Kairouz, Liu 2021, Thm 3.5 (Chowdhury & Zhou's (ICLR 2023)
     Lemma 3): eps(a) = a D2^2/(2 var) + min(((2a-1) D2^2 + 6 D1)/(4 var^2), 3 D1/(2 var))."""
 
     variance: float = attr.ib(converter=lambda v: check_positive(v, "variance"))

@@ -114,7 +114,7 @@ def polya(rng: np.random.Generator, r: Any, theta: Any, size: Size | None = None
 
     The negative binomial NB(r, 1-theta) with real shape r > 0 and theta in [0, 1) (theta = 0
     gives 0), mean r theta/(1-theta); drawn *exactly* by inversion (`dpaudit.mechanisms.counts`).
-    Seed 004, Fact 1 (Goryczka & Xiong 2015): n i.i.d. Pólya(1/n, theta) sum to Pólya(1, theta)
+    Chowdhury & Zhou (ICLR 2023), Fact 1 (Goryczka & Xiong 2015): n i.i.d. Pólya(1/n, theta) sum to Pólya(1, theta)
     = Geometric(1-theta), so n differences of shares sum to DLap(-1/log theta).
     """
     if _is_scalar(r):
@@ -139,7 +139,7 @@ def poisson(rng: np.random.Generator, lam: Any, size: Size | None = None) -> np.
 def skellam(rng: np.random.Generator, variance: Any, size: Size | None = None) -> np.ndarray:
     """Symmetric Skellam Sk(0, variance) = N1 - N2 with N1, N2 i.i.d. Poisson(variance/2), exact.
 
-    P(X = x) = exp(-variance) I_x(variance) (modified Bessel function); seed 004, Definition 5;
+    P(X = x) = exp(-variance) I_x(variance) (modified Bessel function); Chowdhury & Zhou (ICLR 2023), Definition 5;
     Agarwal, Kairouz, Liu (NeurIPS 2021). Closed under sums: variances add. The two Poisson
     draws are exact for the rational variance/2 (`dpaudit.mechanisms.counts`).
     """

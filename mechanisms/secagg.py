@@ -1,4 +1,4 @@
-"""Secure-aggregation protocols of seed 004 (Chowdhury & Zhou, "Distributed Differential Privacy
+"""Secure-aggregation protocols of Chowdhury & Zhou ("Distributed Differential Privacy
 in Multi-Armed Bandits", ICLR 2023): local randomizer R -> secure aggregation S -> analyzer A.
 
 One release aggregates the rewards x_i in [0, 1] of the n users of one (batch, arm):
@@ -6,7 +6,7 @@ One release aggregates the rewards x_i in [0, 1] of the n users of one (batch, a
      y_i = (x̂_i + eta_i) mod m                               (Alg. 1 lines 18-22)
   S: ŷ = (sum_i y_i) mod m                                     (lines 23-25; the server's view)
   A: z = (ŷ - m)/g if ŷ > n g + tau else ŷ/g                   (lines 26-31; underflow correction)
-Variants (the noise eta and where it is added; parameters of seed 004 §3.3 / digest 004 §3.3):
+Variants (the noise eta and where it is added; parameters of Chowdhury & Zhou 2023, §3.3 / digest 004 §3.3):
   PolyaSecAgg            Dist-DP-SE, Thm 1: eta_i = Pólya(1/n, θ) - Pólya(1/n, θ), θ = e^(-eps/g);
                          sum = DLap(g/eps): pure eps-DP for the server's view.
   SkellamSecAgg          Dist-RDP-SE, Thm 2: eta_i ~ Sk(0, g²/(n eps²)); sum = Sk(0, g²/eps²): RDP.
@@ -135,7 +135,7 @@ class SecAggRelease:
 
 
 def encode(rng: np.random.Generator, x: Any, g: int, off_by_one: bool = False) -> np.ndarray:
-    """x̂ = floor(x g) + Bernoulli(x g - floor(x g)) in 0..g (seed 004, Alg. 1 line 20).
+    """x̂ = floor(x g) + Bernoulli(x g - floor(x g)) in 0..g (Chowdhury & Zhou (ICLR 2023), Alg. 1 line 20).
 
     Unbiased: E x̂ = x g. `off_by_one` is bug B8 (ceil instead of floor).
     """
@@ -192,7 +192,7 @@ def _check_int_override(value: Any, name: str, minimum: int) -> int | None:
 
 
 def pure_dp_tau(g: int, epsilon: float, p: float) -> int:
-    """tau = ceil((g/eps) log(2/p)): the (1-p)-bound on |DLap(g/eps)| (seed 004, Thm 1, Thm 5)."""
+    """tau = ceil((g/eps) log(2/p)): the (1-p)-bound on |DLap(g/eps)| (Chowdhury & Zhou (ICLR 2023), Thm 1, Thm 5)."""
     return math.ceil(g / epsilon * _log_term(p))
 
 
@@ -205,7 +205,7 @@ def derive_parameters(
     m: Any,
     default_tau: Callable[[int], int],
 ) -> SecAggParameters:
-    """The protocol parameters of seed 004 §3.3, each overridable:
+    """The protocol parameters of Chowdhury & Zhou 2023, §3.3, each overridable:
     g = ceil(s eps sqrt(n)), tau = default_tau(g) (the variant's tail bound, evaluated only when
     tau is not given), m = n g + 2 tau + 1."""
     n = check_int_at_least(n, 1, "n")
@@ -219,7 +219,7 @@ def derive_parameters(
 
 def polya_difference(rng: np.random.Generator, r: Any, theta: float, shape: tuple[int, ...]) -> np.ndarray:
     """Pólya(r, θ) - Pólya(r, θ), independent and exact: n such shares with r = 1/n sum to
-    DLap(-1/log θ) (seed 004, Fact 1; Goryczka & Xiong 2015)."""
+    DLap(-1/log θ) (Chowdhury & Zhou (ICLR 2023), Fact 1; Goryczka & Xiong 2015)."""
     return samplers.polya(rng, r, theta, shape) - samplers.polya(rng, r, theta, shape)
 
 
@@ -338,7 +338,7 @@ def _dlap_scale_from_theta(theta: float) -> float:
 
 
 class _PureProtocol(_Protocol):
-    """The pure-DP variants' parameters (seed 004, Thm 1 and App. H.1 Thm 5): g = ceil(eps sqrt(n)),
+    """The pure-DP variants' parameters (Chowdhury & Zhou (ICLR 2023), Thm 1 and App. H.1 Thm 5): g = ceil(eps sqrt(n)),
     tau = ceil((g/eps) log(2/p)), m = n g + 2 tau + 1, each overridable."""
 
     def __init__(
@@ -357,7 +357,7 @@ class _PureProtocol(_Protocol):
 
 
 class PolyaSecAgg(_PureProtocol):
-    """Dist-DP-SE (seed 004, Sec. 4, Thm 1): pure eps-DP for the server's view.
+    """Dist-DP-SE (Chowdhury & Zhou (ICLR 2023), Sec. 4, Thm 1): pure eps-DP for the server's view.
 
     eta_i = Pólya(1/n, θ) - Pólya(1/n, θ), θ = exp(-eps/g); n shares sum to DLap(g/eps)
     (Fact 1, Goryczka & Xiong 2015). g = ceil(eps sqrt(n)), tau = ceil((g/eps) log(2/p)),
@@ -397,7 +397,7 @@ class PolyaSecAgg(_PureProtocol):
 
 
 class SkellamSecAgg(_Protocol):
-    """Dist-RDP-SE (seed 004, Sec. 5, Thm 2): RDP for the server's view.
+    """Dist-RDP-SE (Chowdhury & Zhou (ICLR 2023), Sec. 5, Thm 2): RDP for the server's view.
 
     eta_i ~ Sk(0, g²/(n eps²)), sum Sk(0, g²/eps²); g = ceil(s eps sqrt(n)),
     tau = ceil((2g/eps) sqrt(log(2/p)) + sqrt(2) log(2/p)) (Prop. 1; `tau_formula="code"` is the
@@ -456,7 +456,7 @@ class SkellamSecAgg(_Protocol):
 
 
 def skellam_paper_rdp(alpha: float, epsilon: float, s: float) -> float:
-    """Seed 004, Thm 2 as printed: eps(a) = a eps²/2 + min((2a-1) eps²/(4 s²) + 3 eps/(2 s³),
+    """Chowdhury & Zhou (ICLR 2023), Thm 2 as printed: eps(a) = a eps²/2 + min((2a-1) eps²/(4 s²) + 3 eps/(2 s³),
     3 eps²/(2 s)), integer a >= 2. Digest 004 §4.2 flags the last term as a possible typo
     (3 eps/(2 s sqrt(n)) from g >= s eps sqrt(n)): it can fall slightly below Lemma 3 at the
     actual g; use the event (Lemma 3) for accounting and this only as "the paper's claim".
@@ -473,7 +473,7 @@ def kairouz_epsilon_hat(sensitivity: float, sigma: float, n: int) -> float:
     eps_hat = min(sqrt(D²/(n sigma²) + xi/2), D/(sqrt(n) sigma) + xi),
     xi = 10 sum_{k=1}^{n-1} exp(-2 pi² sigma² k/(k+1)); requires sigma >= 1/2.
     Kairouz, Liu, Steinke, "The Distributed Discrete Gaussian Mechanism for Federated Learning
-    with Secure Aggregation" (ICML 2021), Prop. 13; seed 004, Lemma 4.
+    with Secure Aggregation" (ICML 2021), Prop. 13; Chowdhury & Zhou (ICLR 2023), Lemma 4.
     """
     d = check_positive(sensitivity, "sensitivity")
     sig = check_positive(sigma, "sigma")
@@ -487,7 +487,7 @@ def kairouz_epsilon_hat(sensitivity: float, sigma: float, n: int) -> float:
 
 
 class DiscreteGaussianSecAgg(_Protocol):
-    """Dist-CDP-SE (seed 004, App. F, Thm 4): zCDP for the server's view.
+    """Dist-CDP-SE (Chowdhury & Zhou (ICLR 2023), App. F, Thm 4): zCDP for the server's view.
 
     eta_i ~ N_Z(0, sigma_i²), sigma_i = g/(eps sqrt(n)) taken as the float it rounds to (exact
     sampler at that rational value); g = ceil(s eps sqrt(n)),
@@ -550,7 +550,7 @@ class DiscreteGaussianSecAgg(_Protocol):
 
 
 class CentralSecAgg(_PureProtocol):
-    """CDP-SE (seed 004, App. H.1, Algs. 2-3, Thm 5): pure eps-DP in the central model.
+    """CDP-SE (Chowdhury & Zhou (ICLR 2023), App. H.1, Algs. 2-3, Thm 5): pure eps-DP in the central model.
 
     R: y_i = x̂_i mod m (no noise); S: any secure sum; A: eta ~ DLap(g/eps) (exact sampler),
     y = (ŷ + eta mod m) mod m, then the usual decoding. g = ceil(eps sqrt(n)),
@@ -588,7 +588,7 @@ def _dlap_sum_tail_tau(scale: float, n: int, p: float) -> int:
     """Smallest integer t with P(|sum of n i.i.d. DLap(scale)| > t) <= p by the Chernoff bound
     2 min_u exp(n log M(u) - u (t+1)), M(u) = (1-q)² / ((1 - q e^u)(1 - q e^-u)), q = e^(-1/scale).
 
-    Replaces the unspecified constant c of seed 004's Lemma 5 (digest 004 §2, implementation hint).
+    Replaces the unspecified constant c of Chowdhury & Zhou's (ICLR 2023) Lemma 5 (digest 004 §2, implementation hint).
     """
     gamma = 1.0 / scale
     log1mq = math.log(-math.expm1(-gamma))
@@ -609,7 +609,7 @@ def _dlap_sum_tail_tau(scale: float, n: int, p: float) -> int:
 
 
 class LocalSecAgg(_Protocol):
-    """LDP-SE (seed 004, App. H.2, Algs. 4-5, Thm 6): every message is eps-LDP.
+    """LDP-SE (Chowdhury & Zhou (ICLR 2023), App. H.2, Algs. 4-5, Thm 6): every message is eps-LDP.
 
     R: y_i = (x̂_i + DLap(g/eps)) mod m (exact sampler); S: the sum mod m; A: the usual decoding.
     g = ceil(eps sqrt(n)); tau: the paper's ceil((c g/eps) sqrt(2 n log(2/p))) has an unspecified

@@ -1,6 +1,6 @@
-"""The shuffler, and seed 003's amplification protocol P_Amp (local Gaussian randomizer + shuffle).
+"""The shuffler, and Chowdhury & Zhou's (ICML 2022) amplification protocol P_Amp (local Gaussian randomizer + shuffle).
 
-Shuffle model (seed 003 Def. 2.3; seed 002 Def. B.3): users apply a local randomizer R, a trusted
+Shuffle model (Chowdhury & Zhou 2022, Def. 2.3; Sarmasarkar, Def. B.3): users apply a local randomizer R, a trusted
 shuffler S permutes all messages uniformly at random, the analyzer A sees only the shuffled multiset.
 The protocol is (ε, δ)-shuffle DP when S∘R^n is (ε, δ)-DP (the analyzer's output is post-processing).
 
@@ -66,7 +66,7 @@ def shuffle(rng: np.random.Generator, messages: np.ndarray) -> np.ndarray:
 
 
 def gaussian_ldp_sigma(epsilon0: float, delta0: float) -> float:
-    """σ = 4√(2 log(2.5/δ0))/ε0: seed 003 Cor. B.3 / Prop. F.1 (Zheng et al. 2020's randomizer).
+    """σ = 4√(2 log(2.5/δ0))/ε0: Chowdhury & Zhou 2022, Cor. B.3 / Prop. F.1 (Zheng et al. 2020's randomizer).
 
     The classical Gaussian mechanism (Dwork-Roth Thm A.1, valid for ε < 1) for two releases, the
     vector and the matrix, each with L2 sensitivity 2 at budget (ε0/2, δ0/2):
@@ -80,25 +80,25 @@ def gaussian_ldp_sigma(epsilon0: float, delta0: float) -> float:
 
 
 def pamp_local_budget(epsilon: float, delta: float, batch_size: int) -> tuple[float, float]:
-    """Seed 003 Thm 3.2 / B.1 (proof): ε0 = ε√(B/log(2/δ)), δ0 = δ/B, for ε <= √(log(2/δ)/B)."""
+    """Chowdhury & Zhou 2022, Thm 3.2 / B.1 (proof): ε0 = ε√(B/log(2/δ)), δ0 = δ/B, for ε <= √(log(2/δ)/B)."""
     epsilon = check_epsilon(epsilon)
     delta = check_open_unit(delta, "delta")
     batch_size = check_positive_int(batch_size, "batch_size")
     limit = math.sqrt(math.log(2.0 / delta) / batch_size)
     if epsilon > limit:
         raise ValueError(
-            f"epsilon must be <= sqrt(log(2/delta)/batch_size) = {limit:.6g} (seed 003 Thm B.1), got {epsilon!r}"
+            f"epsilon must be <= sqrt(log(2/delta)/batch_size) = {limit:.6g} (Chowdhury & Zhou 2022, Thm B.1), got {epsilon!r}"
         )
     return epsilon * math.sqrt(batch_size / math.log(2.0 / delta)), delta / batch_size
 
 
 def pamp_sigma(epsilon: float, delta: float, batch_size: int) -> float:
-    """σ1 = σ2 = 4√(2 log(2.5B/δ))·√(log(2/δ))/(ε√B): seed 003 Thm 3.2 / B.1 (unique users)."""
+    """σ1 = σ2 = 4√(2 log(2.5B/δ))·√(log(2/δ))/(ε√B): Chowdhury & Zhou 2022, Thm 3.2 / B.1 (unique users)."""
     return gaussian_ldp_sigma(*pamp_local_budget(epsilon, delta, batch_size))
 
 
 def fmt20_amplification_applies(epsilon0: float, n: int, delta_prime: float) -> bool:
-    """Condition of seed 003 Lemma B.4: ε0 <= log(n / (16 log(2/δ')))."""
+    """Condition of Chowdhury & Zhou 2022, Lemma B.4: ε0 <= log(n / (16 log(2/δ')))."""
     epsilon0 = check_epsilon(epsilon0, "epsilon0")
     n = check_positive_int(n, "n")
     delta_prime = check_open_unit(delta_prime, "delta_prime")
@@ -107,7 +107,7 @@ def fmt20_amplification_applies(epsilon0: float, n: int, delta_prime: float) -> 
 
 
 def fmt20_amplification(epsilon0: float, delta0: float, n: int, delta_prime: float) -> tuple[float, float]:
-    """The paper's amplification formula, seed 003 Lemma B.4 (Feldman, McMillan, Talwar, "Hiding
+    """The paper's amplification formula, Chowdhury & Zhou 2022, Lemma B.4 (Feldman, McMillan, Talwar, "Hiding
     Among the Clones", arXiv 2020, Thm 3.8), as stated:
 
         ε̃ = log(1 + (e^ε0 − 1)/(e^ε0 + 1)·(8√(e^ε0 log(4/δ'))/√n + 8e^ε0/n))
@@ -120,7 +120,7 @@ def fmt20_amplification(epsilon0: float, delta0: float, n: int, delta_prime: flo
     if not fmt20_amplification_applies(epsilon0, n, delta_prime):
         raise ValueError(
             f"epsilon0={epsilon0!r} exceeds log(n/(16 log(2/delta_prime))) for n={n}, "
-            f"delta_prime={delta_prime}: seed 003 Lemma B.4 does not apply"
+            f"delta_prime={delta_prime}: Chowdhury & Zhou 2022, Lemma B.4 does not apply"
         )
     delta0 = check_delta(delta0, "delta0")
     e0 = math.exp(epsilon0)
@@ -133,7 +133,7 @@ def fmt21_local_delta_term(epsilon: float, epsilon0: float, delta0: float, n: in
     """Extra δ of shuffling an (ε0, δ0)-LDP (not pure) randomizer: (e^ε + 1)(1 + e^−ε0/2)·n·δ0.
 
     Feldman, McMillan, Talwar (FOCS 2021), Thm 3.8: if shuffling pure ε0-LDP randomizers gives
-    (ε, δ), shuffling (ε0, δ0)-LDP ones gives (ε, δ + this term); the δ̃ of seed 003 Lemma B.4.
+    (ε, δ), shuffling (ε0, δ0)-LDP ones gives (ε, δ + this term); the δ̃ of Chowdhury & Zhou 2022, Lemma B.4.
     The accountants already add it for `ShuffledDpEvent(..., local_delta=δ0)` (`central_event`);
     this is the formula on its own, for reports and for checking the paper's arithmetic.
     """
@@ -146,10 +146,10 @@ def fmt21_local_delta_term(epsilon: float, epsilon0: float, delta0: float, n: in
 
 @dataclasses.dataclass(frozen=True)
 class GaussianShuffleProtocol:
-    """P_Amp of seed 003 on one batch of `num_users` users: R_Amp -> S_Amp -> A_Amp (Algs. 2-4).
+    """P_Amp of Chowdhury & Zhou (ICML 2022) on one batch of `num_users` users: R_Amp -> S_Amp -> A_Amp (Algs. 2-4).
 
     Inputs per user: a vector v (‖v‖₂ <= 1) and a symmetric matrix X (‖X‖_F <= 1), e.g. v = φ·y and
-    X = φφᵀ with ‖φ‖ <= 1, |y| <= 1 (seed 003 Assumption 3.1). Noise: v + N(0, σ²I), X + N with
+    X = φφᵀ with ‖φ‖ <= 1, |y| <= 1 (Chowdhury & Zhou (ICML 2022) Assumption 3.1). Noise: v + N(0, σ²I), X + N with
     N_ij = N_ji ~ N(0, σ_M²) i.i.d. for i <= j. `sigma_matrix` defaults to `sigma` (the paper's σ1 = σ2).
     """
 
@@ -167,14 +167,14 @@ class GaussianShuffleProtocol:
 
     @classmethod
     def from_privacy(cls, epsilon: float, delta: float, dim: int, batch_size: int) -> "GaussianShuffleProtocol":
-        """σ of seed 003 Thm 3.2 / B.1 for a target (ε, δ) per batch of `batch_size` users."""
+        """σ of Chowdhury & Zhou 2022, Thm 3.2 / B.1 for a target (ε, δ) per batch of `batch_size` users."""
         return cls(dim=dim, num_users=batch_size, sigma=pamp_sigma(epsilon, delta, batch_size))
 
     @classmethod
     def from_local_privacy(
         cls, epsilon0: float, delta0: float, dim: int, batch_size: int
     ) -> "GaussianShuffleProtocol":
-        """σ = 4√(2 log(2.5/δ0))/ε0 for a target local (ε0, δ0) (seed 003 Cor. B.3, any B)."""
+        """σ = 4√(2 log(2.5/δ0))/ε0 for a target local (ε0, δ0) (Chowdhury & Zhou 2022, Cor. B.3, any B)."""
         return cls(dim=dim, num_users=batch_size, sigma=gaussian_ldp_sigma(epsilon0, delta0))
 
     # -- the three parts of the protocol -------------------------------------------------------
@@ -193,9 +193,9 @@ class GaussianShuffleProtocol:
             raise ValueError("matrices must be symmetric")
         bound = (1.0 + 1e-9) ** 2  # squared norms, one fused pass each (no sqrt, no temporaries)
         if np.einsum("rni,rni->rn", vectors, vectors).max() > bound:
-            raise ValueError("vectors must have L2 norm <= 1 (seed 003 Assumption 3.1); clip them first")
+            raise ValueError("vectors must have L2 norm <= 1 (Chowdhury & Zhou (ICML 2022) Assumption 3.1); clip them first")
         if np.einsum("rnij,rnij->rn", matrices, matrices).max() > bound:
-            raise ValueError("matrices must have Frobenius norm <= 1 (seed 003 Assumption 3.1); clip them first")
+            raise ValueError("matrices must have Frobenius norm <= 1 (Chowdhury & Zhou (ICML 2022) Assumption 3.1); clip them first")
         return vectors, matrices
 
     def _matrix_noise(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
@@ -283,7 +283,7 @@ class GaussianShuffleProtocol:
     def claimed_central_event(self, epsilon0: float, delta0: float, delta_prime: float) -> EpsilonDeltaDpEvent:
         """The paper's certified central guarantee (ε̃, δ̃) of Lemma B.4 for the claimed (ε0, δ0).
 
-        With seed 003's choice δ' = δ/2 (proof of Thm B.1). Raises ValueError outside the lemma's range
+        With Chowdhury & Zhou's (ICML 2022) choice δ' = δ/2 (proof of Thm B.1). Raises ValueError outside the lemma's range
         (e.g. the paper's experiments, B = 20: digest 003 §3.2 (a)).
         """
         eps, delta = fmt20_amplification(epsilon0, delta0, self.num_users, delta_prime)

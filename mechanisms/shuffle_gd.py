@@ -1,6 +1,6 @@
-"""P_GD: multi-round shuffle-private projected gradient descent (seed 002 App. T, Alg. 7).
+"""P_GD: multi-round shuffle-private projected gradient descent (Sarmasarkar, App. T, Alg. 7).
 
-Cheu, Joseph, Mao, Peng (2021), Lemma B.4, as used by seed 002 (Sarmasarkar, "Shuffle and Joint
+Cheu, Joseph, Mao, Peng (2021), Lemma B.4, as used by Sarmasarkar ("Shuffle and Joint
 Differential Privacy for Generalized Linear Contextual Bandits") for θ̂_k of ShuffleGLM:
 
     T_it = ε² n² / (d log³(n d / δ))            (iterations; at least 1, rounded down)
@@ -41,7 +41,6 @@ __all__ = [
     "pgd_step_size",
     "pgd_round_privacy",
     "advanced_composition",
-    "pgd_claimed_guarantee",
     "project_ball",
     "clip_rows",
     "PgdRelease",
@@ -53,9 +52,9 @@ Gradients = Callable[[np.ndarray], np.ndarray]
 
 
 def pgd_iterations(epsilon: float, delta: float, num_users: int, dim: int, log_power: int = 3) -> int:
-    """T_it = max(1, ⌊ε² n² / (d log^k(n d/δ))⌋) with k = 3 (seed 002 Alg. 7 / Lemma T.2).
+    """T_it = max(1, ⌊ε² n² / (d log^k(n d/δ))⌋) with k = 3 (Sarmasarkar, Alg. 7 / Lemma T.2).
 
-    Seed 002's Lemma E.4 writes a single log (k = 1); `log_power` selects that reading.
+    Sarmasarkar's (shuffle/joint DP GLM bandits) Lemma E.4 writes a single log (k = 1); `log_power` selects that reading.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_open_unit(delta, "delta")
@@ -66,14 +65,14 @@ def pgd_iterations(epsilon: float, delta: float, num_users: int, dim: int, log_p
 
 
 def pgd_step_size(diameter: float, lipschitz: float, iterations: int) -> float:
-    """η = 2D/(L√T) (seed 002 Lemma T.2, with D the diameter of Θ and L the gradient bound)."""
+    """η = 2D/(L√T) (Sarmasarkar, Lemma T.2, with D the diameter of Θ and L the gradient bound)."""
     return 2.0 * check_positive(diameter, "diameter") / (
         check_positive(lipschitz, "lipschitz") * math.sqrt(check_positive_int(iterations, "iterations"))
     )
 
 
 def pgd_round_privacy(epsilon: float, delta: float, iterations: int) -> tuple[float, float]:
-    """Per-round budget of seed 002 Alg. 7: ε_it = ε/(2√(2T log(1/δ))), δ_it = δ/(T+1)."""
+    """Per-round budget of Sarmasarkar, Alg. 7: ε_it = ε/(2√(2T log(1/δ))), δ_it = δ/(T+1)."""
     epsilon = check_epsilon(epsilon)
     delta = check_open_unit(delta, "delta")
     t = check_positive_int(iterations, "iterations")
@@ -89,15 +88,6 @@ def advanced_composition(epsilon0: float, delta0: float, count: int, delta_prime
     delta_prime = check_open_unit(delta_prime, "delta_prime")
     eps = epsilon0 * math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) + k * epsilon0 * math.expm1(epsilon0)
     return eps, k * delta0 + delta_prime
-
-
-def pgd_claimed_guarantee(epsilon: float, delta: float, iterations: int) -> tuple[float, float]:
-    """The paper's overall claim for P_GD, evaluated: advanced composition of T_it rounds of
-    (ε_it, δ_it) with δ' = δ_it, so the total δ is exactly δ (seed 002 Lemma T.2). The ε it gives is
-    ≈ (ε/2)√(log((T+1)/δ)/log(1/δ)) + O(ε²/T); Lemma T.2 states it as ε (digest 002 §3.2 recipe:
-    compute it, because ε_it uses log(1/δ) where the composition needs log(1/δ'))."""
-    eps_it, delta_it = pgd_round_privacy(epsilon, delta, iterations)
-    return advanced_composition(eps_it, delta_it, iterations, delta_it)
 
 
 def _shrink(norm: np.ndarray, limit: float) -> np.ndarray:
@@ -134,7 +124,7 @@ class PgdRelease:
 
 @dataclasses.dataclass(frozen=True)
 class ShuffleGradientDescent:
-    """P_GD over `num_users` users in dimension `dim` for a target (ε, δ) (seed 002 App. T).
+    """P_GD over `num_users` users in dimension `dim` for a target (ε, δ) (Sarmasarkar, App. T).
 
     lipschitz: L, the bound on each user's gradient norm (gradients are clipped to it, so the
     sensitivity holds whatever the data); radius: S, Θ = {‖θ‖ <= S} (D = 2S). iterations and
@@ -239,15 +229,11 @@ class ShuffleGradientDescent:
         round_claim = self.protocol.claimed_event(self.dim, self.round_privacy[1])
         return dp_accounting.SelfComposedDpEvent(round_claim, self.iterations)
 
-    def claimed_guarantee(self) -> tuple[float, float]:
-        """`pgd_claimed_guarantee(ε, δ, T_it)`: the paper's advanced-composition total."""
-        return pgd_claimed_guarantee(self.epsilon, self.delta, self.iterations)
-
 
 def glm_gradients(
     features: np.ndarray, rewards: np.ndarray, link: Callable[[np.ndarray], np.ndarray]
 ) -> Gradients:
-    """Per-user gradients of the GLM negative log-likelihood, ∇θ ℓ = (μ(⟨x, θ⟩) − r)·x (seed 002 §4).
+    """Per-user gradients of the GLM negative log-likelihood, ∇θ ℓ = (μ(⟨x, θ⟩) − r)·x (Sarmasarkar, §4).
 
     features (runs, n, d) or (n, d), rewards (runs, n) or (n,); link μ, e.g. a sigmoid.
     """

@@ -1,4 +1,4 @@
-"""P_Shuffle of seed 004 (Chowdhury & Zhou, ICLR 2023, App. D.2, Theorem 3): pure DP via shuffling.
+"""P_Shuffle of Chowdhury & Zhou (ICLR 2023, App. D.2, Theorem 3): pure DP via shuffling.
 
 The protocol is Dist-DP-SE's R with the shuffle-model parameters of Thm 3, followed by a relaxed
 secure aggregation S = S~ o R~^n simulated by shuffling (digest 004 §3.3 "P_Shuffle"):
@@ -75,7 +75,7 @@ class ShuffleSumRelease:
 
 
 class ShuffleSum:
-    """P_Shuffle (seed 004, Thm 3) for one release per batch entry; module docstring.
+    """P_Shuffle (Chowdhury & Zhou (ICLR 2023), Thm 3) for one release per batch entry; module docstring.
 
     Give the horizon T (q = p' = 1/(2T)) or p' directly; g, tau, m and the flip probability are
     overridable. theta_reading: "digest" (θ = exp(-eps'/g), default) or "printed" (exp(-eps/g)).

@@ -12,10 +12,9 @@ Privacy: a leaf lies in at most ``tree_depth(T) = ⌊log2 T⌋ + 1`` released no
 so one changed leaf is an adaptive composition of that many Laplace or Gaussian node releases.
 dp-accounting counts the same depth for its `SingleEpochTreeAggregationDpEvent` (ceil(log2(T+1))).
 
-Used by seed 001's Hybrid-UCB (Laplace node noise), seed 002's Private-GLM design-matrix trees and
-Shariff & Sheffet's JDP LinUCB (Gaussian noise on symmetric d×d matrices). Where a paper calibrates
-its tree wrongly, the module keeps the paper's claimed accounting next to the corrected one:
-`hybrid_ucb_tree_events` (seed 001) and `glm_tree_events` (seed 002).
+Used by Hybrid-UCB (Hu, Huang, Mehta; Laplace node noise), Private-GLM (Sarmasarkar; design-matrix
+trees) and Shariff & Sheffet's JDP LinUCB (Gaussian noise on symmetric d×d matrices). A paper's own
+calibration of its trees, and its claimed accounting, live with the algorithm (`dpaudit.algorithms`).
 """
 
 from __future__ import annotations
@@ -30,10 +29,8 @@ import numpy as np
 from dpaudit.mechanisms.samplers import gaussian, laplace
 from dpaudit.validation import (
     check_choice,
-    check_epsilon,
     check_finite_array,
     check_nonnegative,
-    check_open_unit,
     check_positive,
     check_positive_int,
 )
@@ -49,10 +46,6 @@ __all__ = [
     "TreeRelease",
     "TreeStream",
     "symmetric_noise",
-    "hybrid_ucb_node_scale",
-    "hybrid_ucb_tree_events",
-    "glm_tree_sigma",
-    "glm_tree_events",
 ]
 
 TREE_NOISES = ("gaussian", "laplace")
@@ -70,8 +63,8 @@ def tree_depth(horizon: int) -> int:
 
 
 def paper_tree_depth(horizon: int) -> int:
-    """The papers' count of nodes per leaf, m = ⌈log2 T + 1⌉ = ⌈log2 T⌉ + 1 (seed 002 §6, App. I.1;
-    seed 003 §6.5). Always >= `tree_depth(T)`, so accounting with it is safe (never optimistic)."""
+    """The papers' count of nodes per leaf, m = ⌈log2 T + 1⌉ = ⌈log2 T⌉ + 1 (Sarmasarkar, §6, App. I.1;
+    Chowdhury & Zhou 2022, §6.5). Always >= `tree_depth(T)`, so accounting with it is safe (never optimistic)."""
     horizon = check_positive_int(horizon, "horizon")
     return (horizon - 1).bit_length() + 1
 
@@ -122,8 +115,8 @@ def symmetric_noise(
     """Noise matrices of shape size + (dim, dim) that are symmetric.
 
     symmetrize="upper": entries i <= j i.i.d. (Laplace or Gaussian with `scale`), copied to j > i
-    (seed 003 Alg. 2 / App. B.1); the release is a mechanism on the d(d+1)/2 upper entries.
-    symmetrize="average": Z = (Z' + Z'ᵀ)/2 with Z' i.i.d. Gaussian (seed 002 Lemma I.4): diagonal
+    (Chowdhury & Zhou 2022, Alg. 2 / App. B.1); the release is a mechanism on the d(d+1)/2 upper entries.
+    symmetrize="average": Z = (Z' + Z'ᵀ)/2 with Z' i.i.d. Gaussian (Sarmasarkar, Lemma I.4): diagonal
     std `scale`, off-diagonal std scale/√2; the release is a Gaussian mechanism whose sensitivity is
     the Frobenius norm of the change (digest 002 §3.1). Gaussian only (a sum of two Laplaces is not
     Laplace).
@@ -518,64 +511,3 @@ class TreeStream:
         self.prefix[mask] = 0.0
         self.last_node[mask] = 0.0
         self.counts[mask] = 0
-
-
-# ---------------------------------------------------------------------------------------------
-# Papers' own tree calibrations (kept as claimed, next to the corrected accounting).
-
-
-def hybrid_ucb_node_scale(epsilon: float, tree_index: int) -> float:
-    """Seed 001 (Hu, Huang, Mehta), Alg. 4 / App. E.2: node noise Lap(log2(λ)/(0.5ε)) = Lap(r/(0.5ε))
-    for tree r with λ = 2^r leaves."""
-    epsilon = check_epsilon(epsilon)
-    r = check_positive_int(tree_index, "tree_index")
-    return r / (0.5 * epsilon)
-
-
-def hybrid_ucb_tree_events(
-    epsilon: float, tree_index: int, node_scale: float | None = None
-) -> tuple[dp_accounting.DpEvent, dp_accounting.DpEvent]:
-    """(claimed, corrected) events of Hybrid-UCB's tree r (seed 001, Thm 5 / App. E.3.1).
-
-    Claimed: the paper counts log2(λ) = r nodes per leaf, so Lap(r/(0.5ε)) nodes cost 0.5ε.
-    Corrected: leaf 1 of a tree of 2^r leaves lies in r + 1 released nodes (levels 0..r, the root
-    included; digest 001 §3.2), so the tree part costs 0.5ε(r+1)/r (1.5× at r = 1 with the array
-    part). Rewards lie in [0, 1]: leaf sensitivity 1. `node_scale` defaults to the paper's.
-    """
-    r = check_positive_int(tree_index, "tree_index")
-    scale = hybrid_ucb_node_scale(epsilon, r) if node_scale is None else check_positive(node_scale, "node_scale")
-    tree = BinaryTree(horizon=1 << r, noise="laplace", scale=scale)
-    return tree.event(1.0, nodes_per_leaf=r), tree.event(1.0)
-
-
-def glm_tree_sigma(epsilon: float, delta: float, horizon: int, kappa_star: float) -> float:
-    """Seed 002 Lemma I.4 node noise: σ² = 36·m·log²(32/δ)/(κ*² ε²), m = ⌈log2 T + 1⌉.
-
-    The paper calibrates both Private-GLM trees (V and H) to leaf sensitivity 1/κ*.
-    """
-    epsilon = check_epsilon(epsilon)
-    delta = check_open_unit(delta, "delta")
-    kappa_star = check_positive(kappa_star, "kappa_star")
-    m = paper_tree_depth(horizon)
-    return 6.0 * math.sqrt(m) * math.log(32.0 / delta) / (kappa_star * epsilon)
-
-
-def glm_tree_events(
-    sigma: float, horizon: int, dim: int, kappa_star: float, tree: str = "V"
-) -> tuple[dp_accounting.DpEvent, dp_accounting.DpEvent]:
-    """(claimed, corrected) events of one of Private-GLM's design-matrix trees (seed 002 §6, App. I.1).
-
-    Node noise (Z'+Z'ᵀ)/2 with std `sigma` (Lemma I.4), so the node release is a Gaussian mechanism
-    of Frobenius sensitivity. Claimed: leaf change 1/κ* for both trees (Lemma I.4, operator norm).
-    Corrected (digest 002 §3.3 (a), (c)): the V tree's leaves are x xᵀ with ‖x‖ <= 1, so a
-    replace-one change has ‖xxᵀ − x'x'ᵀ‖_F <= √2; the H tree's leaves are scaled by at most 1/κ*,
-    so √2/κ*. κ* >= 1 is a lower bound (leaf scalars must be clipped to 1/κ*).
-    """
-    check_choice(tree, ("V", "H"), "tree")
-    kappa_star = check_positive(kappa_star, "kappa_star")
-    agg = BinaryTree(
-        horizon=horizon, noise="gaussian", scale=sigma, shape=(dim, dim), symmetric=True, symmetrize="average"
-    )
-    claimed = agg.event(1.0 / kappa_star, nodes_per_leaf=paper_tree_depth(horizon))
-    corrected = agg.event(math.sqrt(2.0) * (1.0 if tree == "V" else 1.0 / kappa_star))
-    return claimed, corrected

@@ -1,7 +1,7 @@
 """Shuffle-private vector and matrix summation with bit messages and binomial noise.
 
 Cheu, Joseph, Mao, Peng, "Shuffle private stochastic convex optimization" (ICLR 2022, arXiv 2021),
-their vector-sum protocol as used by seed 002 (App. S, Algs. 4-6, eq. 127) and seed 003 (P_Vec, §3.3,
+their vector-sum protocol as used by Sarmasarkar (shuffle/joint DP GLM bandits) (App. S, Algs. 4-6, eq. 127) and Chowdhury & Zhou (ICML 2022) (P_Vec, §3.3,
 App. C.1, Algs. 5-7). Per user and per coordinate ("label") k, with the entry v_k ∈ [−Δ, Δ]:
 
     w = v_k + Δ ∈ [0, 2Δ];  x̄ = ⌊w·g/Δ'⌋;  γ1 ~ Bernoulli(w·g/Δ' − x̄);  x̂ = x̄ + γ1   (randomized rounding)
@@ -9,9 +9,9 @@ App. C.1, Algs. 5-7). Per user and per coordinate ("label") k, with the entry v_
     message: (x̂ + γ2) one-bits and (cap + b) − (x̂ + γ2) zero-bits, all labelled k
 
 The shuffler permutes all labelled bits of all n users; the analyzer counts the ones of label k,
-C_k, and outputs (Δ'/g)(C_k − p·b·n) − n·Δ, an unbiased estimate of Σ_users v_k (seed 003 App. C.1
+C_k, and outputs (Δ'/g)(C_k − p·b·n) − n·Δ, an unbiased estimate of Σ_users v_k (Chowdhury & Zhou 2022, App. C.1
 corrects Cheu et al.'s "− Δ" to "− nΔ"). Symmetric matrices send only the labels i <= j, mirrored by
-the analyzer (seed 003 Alg. 5 R2; seed 002 Alg. 4 R2).
+the analyzer (Chowdhury & Zhou 2022, Alg. 5 R2; Sarmasarkar, Alg. 4 R2).
 
 Range (digest 003 §2.3 / 002 §2.2, an ambiguity of both papers): the pseudocode calls R(w, Δ) on
 w ∈ [0, 2Δ], so x̂ ∈ [0, 2g] and a message needs cap = 2g one-slots (range="paper", the default:
@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 VECTOR_SUM_RANGES = ("paper", "normalized")
-CHEU_CONSTANT = 24.0e4  # seed 003 Thm C.1 / seed 002 eq. 127
+CHEU_CONSTANT = 24.0e4  # Chowdhury & Zhou 2022, Thm C.1 / Sarmasarkar, eq. 127
 _INT64_SAFE = 2**62
 _PLD_MAX_SUPPORT = 2_000_000
 # outcomes with log-mass below this go to the +∞ privacy loss (pessimistic): at most 2·10⁶ of them,
@@ -67,18 +67,18 @@ _PLD_LOG_MASS_TRUNCATION = -40.0
 
 def _check_claim_range(epsilon: float, delta: float) -> None:
     if epsilon > 15.0:
-        raise ValueError(f"epsilon must be <= 15 for the claimed guarantee (seed 002 Lemma S.1), got {epsilon!r}")
+        raise ValueError(f"epsilon must be <= 15 for the claimed guarantee (Sarmasarkar, Lemma S.1), got {epsilon!r}")
     if delta >= 0.5:
-        raise ValueError(f"delta must lie in (0, 1/2) for the claimed guarantee (seed 002 Lemma S.1), got {delta!r}")
+        raise ValueError(f"delta must lie in (0, 1/2) for the claimed guarantee (Sarmasarkar, Lemma S.1), got {delta!r}")
 
 
 def cheu_parameters(epsilon: float, delta: float, num_users: int, dim: int) -> tuple[int, int, float]:
-    """(g, b, p) of seed 002 eq. 127 = seed 003 Thm 3.5 / C.1, rounded up to integers:
+    """(g, b, p) of Sarmasarkar, eq. 127 = Chowdhury & Zhou 2022, Thm 3.5 / C.1, rounded up to integers:
 
         g = ⌈max{2√n, d, 4}⌉,  b = ⌈24·10⁴ · g² · log²(4(d²+1)/δ) / (ε² n)⌉,  p = 1/4,
 
     for ε ∈ (0, 15], δ ∈ (0, 1/2); d is the data dimension (the same d is used for the vector and
-    for the d×d matrix invocation). n = users in this invocation (seed 003: the batch size B).
+    for the d×d matrix invocation). n = users in this invocation (Chowdhury & Zhou (ICML 2022): the batch size B).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_open_unit(delta, "delta")
@@ -212,7 +212,7 @@ class BitSumProtocol:
         return xhat + binomial(rng, self.num_users * self.b, self.p, xhat.shape)
 
     def analyze(self, counts: np.ndarray) -> np.ndarray:
-        """A*: (Δ'/g)(C_k − p·b·n) − n·Δ, the estimate of Σ_users v_k (seed 003 Alg. 7, lines 11/19)."""
+        """A*: (Δ'/g)(C_k − p·b·n) − n·Δ, the estimate of Σ_users v_k (Chowdhury & Zhou 2022, Alg. 7, lines 11/19)."""
         n = self.num_users
         return (self.unit / self.g) * (np.asarray(counts, dtype=float) - self.p * self.b * n) - n * self.bound
 
@@ -246,7 +246,7 @@ class BitSumProtocol:
 
     def noise_variance_bound(self) -> float:
         """Per-entry error variance <= (Δ'/g)² · n · (1/4 + b·p(1−p)) (rounding Bernoullis have
-        variance <= 1/4; the binomial n·b·p(1−p)). Digest 002 §2.2; seed 003 proof of Thm C.1."""
+        variance <= 1/4; the binomial n·b·p(1−p)). Digest 002 §2.2; Chowdhury & Zhou (ICML 2022) proof of Thm C.1."""
         return (self.unit / self.g) ** 2 * self.num_users * (0.25 + self.b * self.p * (1.0 - self.p))
 
     def count_sensitivity(self) -> int:
@@ -288,8 +288,8 @@ class BitSumProtocol:
         return cheu_claimed_epsilon(self.cap, self.b, self.num_users, dim, delta)
 
     def claimed_event(self, dim: int, delta: float) -> EpsilonDeltaDpEvent:
-        """The papers' claim for one invocation: (`claimed_epsilon`, δ) (seed 002 Lemma S.1/S.2,
-        seed 003 Thm C.1, Cheu et al. Thm 4.2)."""
+        """The papers' claim for one invocation: (`claimed_epsilon`, δ) (Sarmasarkar, Lemma S.1/S.2,
+        Chowdhury & Zhou 2022, Thm C.1, Cheu et al. Thm 4.2)."""
         return EpsilonDeltaDpEvent(epsilon=self.claimed_epsilon(dim, delta), delta=delta)
 
     def label_event(self) -> BinomialDpEvent:
@@ -329,7 +329,7 @@ class BitSumProtocol:
 def pvec_protocols(
     epsilon: float, delta: float, batch_size: int, dim: int, range: str = "paper"
 ) -> tuple[BitSumProtocol, BitSumProtocol]:
-    """Seed 003's P_Vec for one batch (Thm 3.5 / C.1, unique users): (vector protocol over the d
+    """Chowdhury & Zhou's (ICML 2022) P_Vec for one batch (Thm 3.5 / C.1, unique users): (vector protocol over the d
     labels of φ·y, matrix protocol over the d(d+1)/2 labels i <= j of φφᵀ), both with the eq. 127
     parameters at (ε, δ) and n = B, Δ1 = Δ2 = 1 (use `sum_vectors` and `sum_matrices`)."""
     d = check_positive_int(dim, "dim")

@@ -20,6 +20,31 @@ def test_every_package_folder_is_listed():
     assert found == listed
 
 
+FAMILIES = ("mab", "linear", "glm", "conse")
+
+
 def test_subpackages_import():
     for name in ("dpaudit.mechanisms", "dpaudit.algorithms", "dpaudit.audits", "dpaudit.accounting"):
         importlib.import_module(name)
+
+
+def test_families_are_mirrored_in_algorithms_audits_and_tests():
+    """Each algorithm family has its package, its catalog entries and its tests (issue 13 item 2)."""
+    for family in FAMILIES:
+        importlib.import_module(f"dpaudit.algorithms.{family}.registration")
+        importlib.import_module(f"dpaudit.audits.{family}.entries")
+        assert list((ROOT / "tests" / "algorithms" / family).glob("test_*.py")), family
+    assert not list((ROOT / "algorithms").glob("register_*.py"))
+
+
+def test_paper_specific_accounting_lives_with_its_algorithm_family():
+    """Mechanisms stay generic: a paper's own calibration and claims are in dpaudit.algorithms.<family>."""
+    import dpaudit.mechanisms as mechanisms
+    import dpaudit.mechanisms.shuffle_gd as shuffle_gd
+    import dpaudit.mechanisms.tree as tree
+
+    moved = {"hybrid_ucb_node_scale": "mab.hybrid_ucb", "hybrid_ucb_tree_events": "mab.hybrid_ucb",
+             "glm_tree_sigma": "glm.claims", "glm_tree_events": "glm.claims", "pgd_claimed_guarantee": "glm.claims"}
+    for name, module in moved.items():
+        assert not any(hasattr(m, name) for m in (mechanisms, tree, shuffle_gd)), name
+        assert callable(getattr(importlib.import_module(f"dpaudit.algorithms.{module}"), name))

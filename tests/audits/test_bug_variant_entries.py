@@ -9,7 +9,7 @@ a true claim with probability at most 5% (confidence 0.95), per claim.
 import dataclasses
 import functools
 
-from dpaudit.algorithms.lazy_ucb import lazy_array_releases
+from dpaudit.algorithms.mab.lazy_ucb import lazy_array_releases
 from dpaudit.audits.build import Releases
 from dpaudit.audits.run import run_entry
 from dpaudit.registry import AUDITS, load_plugins

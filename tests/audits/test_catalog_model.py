@@ -1,13 +1,16 @@
 """The catalog's data model and building blocks: validation, expectations, claims, flip search (exact tests)."""
 
 import dataclasses
+import json
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from dpaudit.audits.build import Observe, claims_from_privacy, flip_point
-from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, RegretRun
+from dpaudit.audits.catalog import AuditEntry, Claim, LazyClaims, NeighbourPair, RegretRun
 
 
 def _target():
@@ -162,3 +165,57 @@ def test_releases_runs_one_stream_per_run():
     obs = Releases(release, 0.5, (("scale", 2.0),), (0, 2))
     out = obs(np.array([1.0, 0.0, 1.0]), np.random.default_rng(0), 3)
     assert out.shape == (3, 2) and out[0].tolist() == [2.5, 4.5]
+
+
+def test_lazy_claims_build_once_on_first_use():
+    calls = []
+
+    def build():
+        calls.append(1)
+        return (Claim("paper", epsilon=1.0, expect="violation"), Claim("corrected", epsilon=2.0))
+
+    e = _entry(claims=LazyClaims(build, expect="violation"))
+    assert e.expect == "violation" and e.relations == ("one-user",) and not e.claims.built and not calls
+    assert [c.label for c in e.claims] == ["paper", "corrected"] and e.audit_calls() == 1
+    assert len(e.claims) == 2 and e.claims[1].epsilon == 2.0 and calls == [1]
+
+
+def test_lazy_claims_refuse_a_wrong_declared_expectation():
+    e = _entry(claims=LazyClaims(lambda: (Claim("paper", epsilon=1.0),), expect="violation"))
+    with pytest.raises(ValueError, match="expect='violation' was declared"):
+        list(e.claims)
+    with pytest.raises(ValueError, match="expect"):
+        LazyClaims(lambda: (), expect="maybe")
+    with pytest.raises(ValueError, match="at least one Claim"):
+        list(LazyClaims(lambda: (), expect="consistent"))
+
+
+def test_importing_the_catalog_builds_no_claims():
+    """Regression: importing dpaudit.audits accounted every claim (seconds of exact binomial profiles)."""
+    code = ("import json, dpaudit.audits\nfrom dpaudit.audits.catalog import LazyClaims\n"
+            "from dpaudit.registry import AUDITS\nentries = [AUDITS.get(n) for n in AUDITS.names()]\n"
+            "print(json.dumps({e.name: e.claims.built if isinstance(e.claims, LazyClaims) else None "
+            "for e in entries}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    built = json.loads(out)
+    assert not any(built.values())
+    for name in ("linucb-sdp-vec.batch-sum", "linucb-sdp-amp.batch-sum", "dp-conse.rct-lengths", "ftnl.rnm"):
+        assert built[name] is False  # declared lazily: accounted when audited, not when imported
+
+
+def test_catalog_imports_run_in_one_direction():
+    """Regression: catalog.py and run.py imported each other inside functions; now only catalog -> run."""
+    import ast
+    import pathlib
+
+    import dpaudit.audits.catalog as catalog
+    import dpaudit.audits.run as run
+
+    def runtime_imports(module) -> set[str]:
+        tree = ast.parse(pathlib.Path(module.__file__).read_text())
+        skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                and getattr(node.test, "id", "") == "TYPE_CHECKING" for n in ast.walk(node)}
+        return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and id(n) not in skip and n.module}
+
+    assert "dpaudit.audits.run" in runtime_imports(catalog)
+    assert "dpaudit.audits.catalog" not in runtime_imports(run)

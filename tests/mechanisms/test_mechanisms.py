@@ -39,7 +39,7 @@ def renyi(logp: np.ndarray, logq: np.ndarray, alpha: float) -> float:
 
 @pytest.mark.parametrize("eps,g", [(1.0, 8), (0.5, 16), (0.1, 32), (Fraction(1, 3), 4)])
 def test_discrete_laplace_g_over_eps_at_shift_g_is_exactly_eps(eps, g):
-    """Seed 004, Thm 1 / Fact 3: DLap(g/eps) on a sum of sensitivity g is eps-DP, tightly."""
+    """Chowdhury & Zhou (ICLR 2023), Thm 1 / Fact 3: DLap(g/eps) on a sum of sensitivity g is eps-DP, tightly."""
     mech = DiscreteLaplaceMechanism.for_epsilon(eps, g)
     assert mech.scale == Fraction(g) / Fraction(eps)
     xs = np.arange(-400 * g, 400 * g + 1)
@@ -98,7 +98,7 @@ def test_discrete_gaussian_event_rho_dominates_exact_renyi():
 
 @pytest.mark.parametrize("eps,s,n,alpha,exact", [(0.5, 1, 16, 8, 0.873), (1.0, 1, 64, 2, 0.991)])
 def test_skellam_event_lemma3_dominates_exact_renyi(eps, s, n, alpha, exact):
-    """Seed 004 digest §4.2 (checked values): exact RDP of Sk(0, g^2/eps^2) shifted by g <= Lemma 3."""
+    """Chowdhury & Zhou (ICLR 2023) digest §4.2 (checked values): exact RDP of Sk(0, g^2/eps^2) shifted by g <= Lemma 3."""
     g = math.ceil(s * eps * math.sqrt(n))
     var = g**2 / eps**2
     mech = SkellamMechanism(var)

@@ -146,7 +146,7 @@ def test_polya_twin_rejects_inverted_theta():
 
 
 def test_polya_shares_sum_to_a_geometric():
-    """Seed 004 Fact 1: 16 i.i.d. Pólya(1/16, theta) sum to Pólya(1, theta) = Geometric(1-theta)."""
+    """Chowdhury & Zhou (ICLR 2023) Fact 1: 16 i.i.d. Pólya(1/16, theta) sum to Pólya(1, theta) = Geometric(1-theta)."""
     x = mech.polya(np.random.default_rng(25), Fraction(1, 16), 0.8, (20_000, 16)).sum(axis=1)
     assert chi2_pvalue(x, lambda k: 0.2 * 0.8**k if k >= 0 else 0.0, 0, 40) > ALPHA
 

@@ -1,4 +1,4 @@
-"""Secure aggregation of seed 004: parameters, modular arithmetic (hypothesis, exact), fast path
+"""Secure aggregation of Chowdhury & Zhou (ICLR 2023): parameters, modular arithmetic (hypothesis, exact), fast path
 against the user-by-user run (two-sample tests with twins), accuracy, events, buggy variants.
 
 Statistical tests use fixed seeds and reject at ALPHA = 1e-3: a correct implementation fails
@@ -235,7 +235,7 @@ def test_total_noise_of_polya_shares_is_discrete_laplace():
     ids=["polya", "skellam", "dgauss", "central", "local"],
 )
 def test_analyzer_recovers_the_sum_up_to_the_stated_noise(proto):
-    """|z - sum x| <= tau/g + sqrt(2 n log(2/p))/g holds w.p. >= 1 - 2p = 0.9 (seed 004 §3.2);
+    """|z - sum x| <= tau/g + sqrt(2 n log(2/p))/g holds w.p. >= 1 - 2p = 0.9 (Chowdhury & Zhou 2023, §3.2);
     with 2000 runs a rate above 0.86 fails with probability < 1e-7 for a correct protocol."""
     rng = np.random.default_rng(7)
     x = rng.random((2000, 64))

@@ -1,4 +1,4 @@
-"""The shuffler and seed 003's P_Amp: exact properties, the paper's formulas, seeded statistics."""
+"""The shuffler and Chowdhury & Zhou's (ICML 2022) P_Amp: exact properties, the paper's formulas, seeded statistics."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""P_Shuffle of seed 004 (Thm 3): parameters, per-message vs fast path, analyzer, noise law, events.
+"""P_Shuffle of Chowdhury & Zhou (ICLR 2023) (Thm 3): parameters, per-message vs fast path, analyzer, noise law, events.
 
 Statistical tests: fixed seeds; each asserts a chi-square p-value above ALPHA = 1e-3 (false
 failure probability 1e-3 per test over seeds, about 0.3% for the three of this file); each has a

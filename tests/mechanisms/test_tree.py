@@ -14,10 +14,6 @@ from scipy import stats
 from dpaudit.mechanisms.tree import (
     BinaryTree,
     TreeStream,
-    glm_tree_events,
-    glm_tree_sigma,
-    hybrid_ucb_node_scale,
-    hybrid_ucb_tree_events,
     nodes_containing_leaf,
     paper_tree_depth,
     prefix_cover,
@@ -310,28 +306,6 @@ def test_leaf_sensitivity_norms():
     assert lap.leaf_sensitivity(e1 - e2 + off) == pytest.approx(3.0)
 
 
-def test_hybrid_ucb_claimed_vs_corrected():
-    # seed 001: tree r, node Lap(r / (0.5 eps)); claimed 0.5 eps, corrected 0.5 eps (r+1)/r
-    for r in (1, 2, 5):
-        assert hybrid_ucb_node_scale(1.0, r) == 2.0 * r
-        claimed, corrected = hybrid_ucb_tree_events(1.0, r)
-        pure = lambda ev: (ev.count if hasattr(ev, "count") else 1) / (ev.event if hasattr(ev, "count") else ev).noise_multiplier
-        assert pure(claimed) == pytest.approx(0.5)
-        assert pure(corrected) == pytest.approx(0.5 * (r + 1) / r)
-
-
-def test_glm_tree_claimed_vs_corrected():
-    # seed 002 Lemma I.4: sigma = 6 sqrt(m) log(32/delta) / (kappa* eps), m = ceil(log2 T) + 1
-    sigma = glm_tree_sigma(2.0, 0.02, 5000, 4.0)
-    assert sigma == pytest.approx(6 * math.sqrt(14) * math.log(1600) / 8.0)
-    claimed, corrected = glm_tree_events(sigma, 5000, 3, 4.0, "V")
-    mu = lambda ev: math.sqrt(ev.count) / ev.event.noise_multiplier
-    assert mu(claimed) == pytest.approx(math.sqrt(14) * 0.25 / sigma)
-    assert mu(corrected) == pytest.approx(math.sqrt(13) * math.sqrt(2) / sigma)
-    _, corrected_h = glm_tree_events(sigma, 5000, 3, 4.0, "H")
-    assert mu(corrected_h) == pytest.approx(mu(corrected) / 4.0)
-
-
 # ---------------------------------------------------------------- validation
 
 
@@ -373,10 +347,6 @@ def test_bad_inputs_raise():
         tree.event(0.0)
     with pytest.raises(ValueError, match="diff"):
         tree.leaf_sensitivity(np.zeros(3))
-    with pytest.raises(ValueError, match="delta"):
-        glm_tree_sigma(1.0, 0.0, 10, 4.0)
-    with pytest.raises(ValueError, match="tree_index"):
-        hybrid_ucb_node_scale(1.0, 0)
 
 
 # ---------------------------------------------------------------- statistical
@@ -483,14 +453,3 @@ def test_twin_masked_stream_wrong_scale_or_redrawn_noise_is_detected():
     assert stats.kstest(node / 1.1, "laplace").pvalue < ALPHA
     _, prod = _masked_stream_noise(1.5, 20_000, seed=21, redraw=True)
     assert _shared_node_pvalue(prod) < ALPHA
-
-
-def test_events_read_through_the_accounting_engine():
-    from dpaudit import accounting
-
-    claimed, corrected = hybrid_ucb_tree_events(1.0, 1)
-    assert accounting.epsilon(claimed, 0.0) == pytest.approx(0.5)
-    assert accounting.epsilon(corrected, 0.0) == pytest.approx(1.0)  # 1.5 eps with the array part
-    sigma = glm_tree_sigma(2.0, 0.02, 5000, 4.0)
-    claimed, corrected = glm_tree_events(sigma, 5000, 3, 4.0, "V")
-    assert accounting.epsilon(claimed, 0.02) < accounting.epsilon(corrected, 0.02)

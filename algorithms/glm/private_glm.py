@@ -1,0 +1,402 @@
+"""Private-GLM: the jointly private GLM bandit for adversarial contexts (Sarmasarkar, Algorithm 2, §6).
+
+A rarely-switching GLM-UCB (Sawarni et al.'s RS-GLinUCB) whose design matrices come from two binary-tree
+mechanisms with symmetric Gaussian node noise (`dpaudit.mechanisms.BinaryTree`), one leaf per round each:
+    Criterion I (exploration): if max_x ‖x‖²_{V⁻¹} ≥ threshold, play argmax_x ‖x‖_{V⁻¹}, V-leaf x xᵀ, H-leaf 0,
+        and refit θ̂_o on the exploration rounds T_o (at most count1_cutoff private optimiser calls);
+    otherwise: if the running max of det H_s has doubled since the last switch τ (and count2 < count2_cutoff),
+        switch: τ ← t, H_τ ← H_t, refit θ̂_τ on the other rounds; keep the arms with UCB_o ≥ max LCB_o
+        (eqs. 16-17, radius γ√κ‖x‖_{V⁻¹} around θ̂_o) and play argmax ⟨x, θ̂⟩ + β‖x‖_{H_τ⁻¹} (eq. 18);
+        H-leaf min(μ̇(⟨x, θ̂_o⟩)/e, 1/κ*)·x xᵀ (clipped so the sensitivity holds unconditionally), V-leaf 0.
+Constants are those of the authors' experiment code (digest §5.4, the regime of Table 2); the paper's
+theoretical constants make exploration last beyond T at these sizes. The optimiser is noisy projected
+full-batch gradient descent with Gaussian noise on the clipped gradient sum (a central DP-GD standing in
+for the experiments' DP-SGD, Remark A.1), each call at the (ε_o, δ_o) of the advanced-composition split
+of ε/3 over the cap (the authors' `per_step_budget_auto`). Runs are vectorised; rounds are sequential.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable
+
+import numpy as np
+
+from dpaudit.algorithms.glm.claims import glm_tree_sigma
+from dpaudit.algorithms.glm.environment import GLMData, GLMEnvironment, get_link
+from dpaudit.mechanisms import BinaryTree, gaussian
+from dpaudit.mechanisms.shuffle_gd import advanced_composition, project_ball
+from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
+
+__all__ = [
+    "PrivateGLMParams",
+    "PrivateGLMConstants",
+    "PrivateGLMResult",
+    "split_budget",
+    "zcdp_rho",
+    "private_glm_constants",
+    "run_private_glm",
+    "dp_gd_sigma",
+    "private_glm_target",
+    "PRIVATE_GLM_OBSERVABLES",
+]
+
+PRIVATE_GLM_OBSERVABLES = ("actions_after", "explore_count_after", "released_v", "released_h", "theta")
+
+
+def split_budget(epsilon: float, delta: float, count: int, switch: int = 10) -> tuple[float, float]:
+    """Per-call (ε0, δ0) so that `count` calls compose to (ε, δ) (the authors' per_step_budget_auto):
+    basic composition (ε/k, δ/k) for k ≤ switch, else the largest ε0 with advanced composition
+    ε0√(2k ln(2/δ)) + kε0(e^ε0 − 1) ≤ ε at δ' = δ/2, δ0 = δ/(2k) (bisection, rounded down)."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_open_unit(delta, "delta")
+    k = check_positive_int(count, "count")
+    if k <= switch:
+        return epsilon / k, delta / k
+    lo, hi = 0.0, epsilon
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if mid > 0 and advanced_composition(mid, delta / (2 * k), k, delta / 2)[0] <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo, delta / (2 * k)
+
+
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """The ρ with ρ + 2√(ρ ln(1/δ)) = ε (zCDP → (ε, δ), Bun-Steinke 2016 Prop. 1.3), so ρ-zCDP ⇒ (ε, δ)."""
+    epsilon = check_epsilon(epsilon)
+    log_inv = math.log(1.0 / check_open_unit(delta, "delta"))
+    return (math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)) ** 2
+
+
+def dp_gd_sigma(epsilon: float, delta: float, iterations: int, clip: float) -> float:
+    """Std of the Gaussian noise on each clipped-gradient sum so that `iterations` steps are (ε, δ)-DP:
+    replace-one sensitivity 2·clip, ρ per step = (2 clip)²/(2σ²), total ρ = zcdp_rho(ε, δ)."""
+    rho = zcdp_rho(epsilon, delta)
+    return 2.0 * clip * math.sqrt(iterations / (2.0 * rho))
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivateGLMParams:
+    """Parameters of Private-GLM; `epsilon=None` gives the non-private counterpart (noiseless trees, exact
+    optimiser, no call caps: an RS-GLinUCB-style baseline with the same rules).
+
+    tree_calibration: "code" — each tree zCDP-calibrated to (ε/3, δ/3) with leaf bound C_V = 1, C_H = 1/κ*
+    (authors' code); "paper" — σ² = 36 m log²(32/δ)/(κ*² ε²) for both trees (Lemma I.4: calibrated to 1/κ*,
+    which under-noises the V tree by κ*). centre: "code" uses (θ̂_o + θ̂_τ)/2 as the UCB centre, "paper" θ̂_τ.
+    v_leaf: "paper" x xᵀ, "code" x xᵀ/(1 + ‖x‖²_{V⁻¹}). exploration_in_exploit_data: the code also feeds
+    T_o rounds to θ̂_τ. optimizer_iterations, clip: the DP-GD (clip ≥ 1 never binds: ‖(μ − r)x‖ ≤ 1).
+    switching: "determinant" (Alg. 2: the running max of det H_s doubles since τ) or "eigenvalue" (the
+    authors' code at HEAD: λ_max(H_τ^{-1/2} H_t H_τ^{-1/2}) > 1 + 5/(8√d) + 0.05). Both read released H's only.
+    """
+
+    epsilon: float | None = 4.0
+    delta: float = 0.02
+    zeta: float = 0.02
+    tree_calibration: str = "code"
+    centre: str = "code"
+    v_leaf: str = "paper"
+    exploration_in_exploit_data: bool = True
+    optimizer_iterations: int = 100
+    clip: float = 1.0
+    switching: str = "determinant"
+
+    def __post_init__(self) -> None:
+        if self.epsilon is not None:
+            check_epsilon(self.epsilon)
+        check_open_unit(self.delta, "delta")
+        check_open_unit(self.zeta, "zeta")
+        check_choice(self.tree_calibration, ("code", "paper"), "tree_calibration")
+        check_choice(self.centre, ("code", "paper"), "centre")
+        check_choice(self.v_leaf, ("paper", "code"), "v_leaf")
+        check_choice(self.switching, ("determinant", "eigenvalue"), "switching")
+        check_positive_int(self.optimizer_iterations, "optimizer_iterations")
+        if not (math.isfinite(self.clip) and self.clip > 0):
+            raise ValueError(f"clip must be positive and finite, got {self.clip!r}")
+
+    @property
+    def private(self) -> bool:
+        return self.epsilon is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivateGLMConstants:
+    """λ, λ_min, γ, β, Criterion I threshold, call caps, per-call budgets, tree σ's, optimiser σ's."""
+
+    lam: float
+    lam_min: float
+    lam_max: float
+    gamma: float
+    beta: float
+    threshold: float
+    count1_cutoff: int
+    count2_cutoff: int
+    call_budget_o: tuple[float, float]
+    call_budget_tau: tuple[float, float]
+    sigma_v: float
+    sigma_h: float
+    sigma_opt_o: float
+    sigma_opt_tau: float
+    depth: int
+
+
+def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kappa: float, kappa_star: float,
+                          S: float, R: float = 1.0) -> PrivateGLMConstants:
+    """The authors' experiment constants (digest §5.4), for horizon T, dimension d and the instance's κ, κ*, S:
+    λ = 2 ln(4/δ) ln²(4T/ζ)/(εκ*) + 0.75 d ln(4T/ζ)/R², λ_max/min = λ ± 1.5 ln(4/δ) ln²(4T/ζ)/(εκ*),
+    γ = RS√(d ln(T/ζ)), β = 4√(d ln(T/ζ)), Criterion I at ‖x‖²_{V⁻¹} > 1/(0.01 κ R⁴ S² d),
+    count1 = max(1, ⌊d R² κ γ² ln T/20000⌋), count2 = max(1, ⌊3 log2(λ_max/λ_min + T/(κ*² λ_min d))⌋).
+    """
+    T = check_positive_int(horizon, "horizon")
+    d = check_positive_int(dim, "dim")
+    p = params
+    base = 0.75 * d * math.log(4 * T / p.zeta) / R**2
+    gamma = R * S * math.sqrt(d * math.log(T / p.zeta))
+    beta = 4.0 * math.sqrt(d * math.log(T / p.zeta))
+    threshold = 1.0 / (0.01 * kappa * R**4 * S**2 * d)
+    depth = math.ceil(math.log2(T)) + 1
+    if not p.private:
+        big = 10 * T
+        return PrivateGLMConstants(base, base, base, gamma, beta, threshold, big, big, (math.inf, 0.0),
+                                   (math.inf, 0.0), 0.0, 0.0, 0.0, 0.0, depth)
+    eps, delta = p.epsilon, p.delta
+    noise_term = math.log(4 / delta) * math.log(4 * T / p.zeta) ** 2 / (eps * kappa_star)
+    lam = 2.0 * noise_term + base
+    lam_max, lam_min = lam + 1.5 * noise_term, lam - 1.5 * noise_term
+    c1 = max(1, math.floor(d * R**2 * kappa * gamma**2 * math.log(T) / 20000))
+    c2 = max(1, math.floor(3 * math.log2(lam_max / lam_min + T / (kappa_star**2 * lam_min * d))))
+    b_o = split_budget(eps / 3, delta / 3, c1)
+    b_tau = split_budget(eps / 3, delta / 3, c2)
+    if p.tree_calibration == "code":
+        rho_node = zcdp_rho(eps / 3, delta / 3) / depth
+        sigma_v = 1.0 / math.sqrt(2 * rho_node)
+        sigma_h = (1.0 / kappa_star) / math.sqrt(2 * rho_node)
+    else:
+        sigma_v = sigma_h = glm_tree_sigma(eps, delta, T, kappa_star)
+    it = p.optimizer_iterations
+    return PrivateGLMConstants(
+        lam, lam_min, lam_max, gamma, beta, threshold, c1, c2, b_o, b_tau, sigma_v, sigma_h,
+        dp_gd_sigma(b_o[0], b_o[1], it, p.clip), dp_gd_sigma(b_tau[0], b_tau[1], it, p.clip), depth,
+    )
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PrivateGLMResult:
+    """actions (runs, T) arm indices; regret (runs, T) cumulative; explore (runs, T) whether t ∈ T_o;
+    switches (runs, T) whether θ̂_τ was refitted at t; calls_o, calls_tau (runs,); theta_o, theta_tau
+    (runs, d) final estimates; with release=True also V, H (runs, T, d, d): the released noisy prefix sums
+    (plus λI, before projection) each round used."""
+
+    actions: np.ndarray
+    regret: np.ndarray
+    explore: np.ndarray
+    switches: np.ndarray
+    calls_o: np.ndarray
+    calls_tau: np.ndarray
+    theta_o: np.ndarray
+    theta_tau: np.ndarray
+    constants: PrivateGLMConstants
+    released: dict[str, np.ndarray] | None = None
+
+
+def _project_psd(m: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetrise, clip eigenvalues at `floor` (post-processing); return the matrix and its inverse."""
+    w, u = np.linalg.eigh((m + np.swapaxes(m, -1, -2)) / 2)
+    w = np.maximum(w, floor)
+    return (u * w[..., None, :]) @ np.swapaxes(u, -1, -2), (u / w[..., None, :]) @ np.swapaxes(u, -1, -2)
+
+
+def _fit(rng, link, theta0, X, y, mask, sigma, iterations, clip, radius, private):
+    """Noisy projected GD on the average loss over masked rows, warm-started at theta0 (runs, d).
+
+    Step η = 1/sup μ̇ (the loss's public smoothness bound for ‖x‖ ≤ 1); the average of the iterates after
+    the first half is returned (post-processing of the noisy steps)."""
+    n = np.maximum(mask.sum(axis=1), 1.0)[:, None]
+    eta = 1.0 / link.sup_derivative
+    theta = theta0.copy()
+    avg = np.zeros_like(theta)
+    keep = 0
+    for i in range(iterations):
+        z = np.einsum("rnd,rd->rn", X, theta)
+        g = ((link.mean(z) - y) * mask)[..., None] * X
+        norm = np.linalg.norm(g, axis=2, keepdims=True)
+        g = g * np.minimum(1.0, clip / np.maximum(norm, 1e-300))
+        s = g.sum(axis=1)
+        if private:
+            s = s + gaussian(rng, sigma, s.shape)
+        theta = project_ball(theta - eta * s / n, radius)
+        if i >= iterations // 2:
+            avg += theta
+            keep += 1
+    return avg / keep
+
+
+@dataclasses.dataclass
+class _Rounds:
+    """Private-GLM's per-run state over the rounds (mutated in place by the steps below)."""
+
+    v_prefix: np.ndarray
+    h_prefix: np.ndarray
+    h_tau_inv: np.ndarray
+    maxdet_cur: np.ndarray
+    maxdet_tau: np.ndarray
+    theta_o: np.ndarray
+    theta_tau: np.ndarray
+    calls_o: np.ndarray
+    calls_tau: np.ndarray
+    X: np.ndarray
+    Y: np.ndarray
+    explore: np.ndarray
+    switches: np.ndarray
+    actions: np.ndarray
+    inst: np.ndarray
+
+    @classmethod
+    def start(cls, runs: int, T: int, d: int, lam: float) -> "_Rounds":
+        maxdet = np.full(runs, lam**d)
+        return cls(np.zeros((runs, d, d)), np.zeros((runs, d, d)), np.broadcast_to(np.eye(d) / lam, (runs, d, d)).copy(),
+                   maxdet, maxdet.copy(), np.zeros((runs, d)), np.zeros((runs, d)), np.zeros(runs, dtype=np.int64),
+                   np.zeros(runs, dtype=np.int64), np.zeros((runs, T, d)), np.zeros((runs, T)),
+                   np.zeros((runs, T), dtype=bool), np.zeros((runs, T), dtype=bool), np.zeros((runs, T), dtype=np.int64),
+                   np.zeros((runs, T)))
+
+
+def _switching(st: _Rounds, params: PrivateGLMParams, c: PrivateGLMConstants, h_now: np.ndarray,
+               exp_now: np.ndarray, d: int) -> np.ndarray:
+    """Criterion II on exploitation rounds: the running max of det H_s doubled since τ (or the
+    eigenvalue variant), while the count of θ̂_τ refits stays below its cutoff."""
+    st.maxdet_cur = np.maximum(st.maxdet_cur, np.linalg.det(h_now))
+    if params.switching == "determinant":
+        grown = st.maxdet_cur > 2.0 * st.maxdet_tau
+    else:
+        grown = np.linalg.eigvals(st.h_tau_inv @ h_now).real.max(axis=1) > 1 + 5 / (8 * math.sqrt(d)) + 0.05
+    return (~exp_now) & grown & (st.calls_tau < c.count2_cutoff)
+
+
+def _switch(st: _Rounds, sw: np.ndarray, t: int, h_now: np.ndarray, rng: np.random.Generator, link,
+            params: PrivateGLMParams, c: PrivateGLMConstants, S: float) -> None:
+    """At a switch: τ = t, H_τ = H_t, and θ̂_τ refit on the exploitation rounds so far (noisy optimiser)."""
+    idx = np.nonzero(sw)[0]
+    st.maxdet_tau[idx] = st.maxdet_cur[idx]
+    st.h_tau_inv[idx] = np.linalg.inv(h_now[idx])
+    mask = (~st.explore[idx, :t]) if not params.exploration_in_exploit_data else np.ones((idx.size, t), bool)
+    if t > 0:
+        start = st.theta_tau[idx] if params.centre == "paper" else (st.theta_o[idx] + st.theta_tau[idx]) / 2
+        st.theta_tau[idx] = _fit(rng, link, start, st.X[idx, :t], st.Y[idx, :t], mask.astype(float), c.sigma_opt_tau,
+                                 params.optimizer_iterations, params.clip, S, params.private)
+    st.calls_tau[idx] += 1
+    st.switches[idx, t] = True
+
+
+def _choose(st: _Rounds, arms: np.ndarray, norms2: np.ndarray, exp_now: np.ndarray, params: PrivateGLMParams,
+            c: PrivateGLMConstants, kappa: float) -> np.ndarray:
+    """Exploration: the arm of largest ‖x‖_{V⁻¹}; exploitation: eliminate with θ̂_o, then UCB on H_τ."""
+    width_v = np.sqrt(np.maximum(norms2, 0.0))
+    lin_o = st.theta_o @ arms.T
+    rad = c.gamma * math.sqrt(kappa) * width_v
+    keep = (lin_o + rad) >= (lin_o - rad).max(axis=1, keepdims=True)
+    centre = st.theta_tau if params.centre == "paper" else (st.theta_o + st.theta_tau) / 2
+    width_h = np.sqrt(np.maximum(np.einsum("kd,rde,ke->rk", arms, st.h_tau_inv, arms), 0.0))
+    ucb = np.where(keep, centre @ arms.T + c.beta * width_h, -np.inf)
+    return np.where(exp_now, norms2.argmax(axis=1), ucb.argmax(axis=1))
+
+
+def _refit_o(st: _Rounds, exp_now: np.ndarray, t: int, rng: np.random.Generator, link, params: PrivateGLMParams,
+             c: PrivateGLMConstants, S: float) -> None:
+    """θ̂_o refit on the exploration rounds after every exploration round, up to count1_cutoff calls."""
+    fit_o = exp_now & (st.calls_o < c.count1_cutoff)
+    if fit_o.any():
+        idx = np.nonzero(fit_o)[0]
+        mask = st.explore[idx, : t + 1].astype(float)
+        start = (st.theta_o[idx] + st.theta_tau[idx]) / 2
+        st.theta_o[idx] = _fit(rng, link, start, st.X[idx, : t + 1], st.Y[idx, : t + 1], mask, c.sigma_opt_o,
+                               params.optimizer_iterations, params.clip, S, params.private)
+        st.calls_o[idx] += 1
+
+
+def run_private_glm(env: GLMEnvironment, data: GLMData, params: PrivateGLMParams, rng: np.random.Generator,
+                    release: bool = False, S: float | None = None) -> PrivateGLMResult:
+    """Private-GLM (Sarmasarkar, Alg. 2) on every run of `data`; S defaults to ‖θ*‖ (the known bound).
+
+    Each round: project the released V and H, decide exploration, test the switching criterion (and
+    refit θ̂_τ), choose the arm, insert the round's leaves into the V and H trees, refit θ̂_o.
+    """
+    link = get_link(env.link)
+    runs, T = data.seeds.shape
+    if T != env.horizon:
+        raise ValueError(f"data must hold horizon {env.horizon} rounds, got {T}")
+    d, S = env.dim, env.S if S is None else S
+    kappa, kappa_star = env.kappa, env.kappa_star
+    c = private_glm_constants(params, T, d, kappa, kappa_star, S)
+    tv = BinaryTree(T, "gaussian", c.sigma_v, (d, d), symmetric=True, symmetrize="average").start(rng, runs)
+    th = BinaryTree(T, "gaussian", c.sigma_h, (d, d), symmetric=True, symmetrize="average").start(rng, runs)
+    eye = np.eye(d)
+    st = _Rounds.start(runs, T, d, c.lam)
+    rel_v = np.zeros((runs, T, d, d)) if release else None
+    rel_h = np.zeros((runs, T, d, d)) if release else None
+    rows = np.arange(runs)
+    kappa_cap = 1.0 / kappa_star
+    for t in range(T):
+        arms = env.contexts[t]  # (K, d)
+        v_raw = st.v_prefix + c.lam * eye
+        h_raw = st.h_prefix + c.lam * eye
+        if release:
+            rel_v[:, t], rel_h[:, t] = v_raw, h_raw
+        _, v_inv = _project_psd(v_raw, c.lam_min)
+        h_now, _ = _project_psd(h_raw, c.lam_min)
+        norms2 = np.einsum("kd,rde,ke->rk", arms, v_inv, arms)
+        exp_now = norms2.max(axis=1) >= c.threshold
+        sw = _switching(st, params, c, h_now, exp_now, d)
+        if sw.any():
+            _switch(st, sw, t, h_now, rng, link, params, c, S)
+        a = _choose(st, arms, norms2, exp_now, params, c, kappa)
+        x = arms[a]
+        st.actions[:, t] = a
+        st.inst[:, t] = env.regret(t, a)
+        st.X[:, t], st.Y[:, t] = x, env.rewards(data, t, a)
+        st.explore[:, t] = exp_now
+        outer = x[:, :, None] * x[:, None, :]
+        outer_v = outer / (1.0 + norms2[rows, a])[:, None, None] if params.v_leaf == "code" else outer
+        scal = np.minimum(link.derivative(np.einsum("rd,rd->r", x, st.theta_o)) / math.e, kappa_cap)
+        st.v_prefix = tv.insert(np.where(exp_now[:, None, None], outer_v, 0.0))
+        st.h_prefix = th.insert(np.where(exp_now[:, None, None], 0.0, scal[:, None, None] * outer))
+        _refit_o(st, exp_now, t, rng, link, params, c, S)
+    released = {"V": rel_v, "H": rel_h} if release else None
+    return PrivateGLMResult(st.actions, np.cumsum(st.inst, axis=1), st.explore, st.switches, st.calls_o, st.calls_tau,
+                            st.theta_o, st.theta_tau, c, released)
+
+
+def private_glm_target(
+    params: PrivateGLMParams, observable: str = "actions_after", after: int = 0
+) -> Callable[[tuple[GLMEnvironment, GLMData], np.random.Generator, int], np.ndarray]:
+    """An audit target `target(data, rng, size) -> array` with first axis `size`.
+
+    data: a pair (GLMEnvironment, GLMData) whose first run's reward seeds are the users' data (build the
+    neighbour with `GLMEnvironment.neighbour`). observable: "actions_after" (the arms given to users
+    after+1..T, the JDP observable: never user `after`'s own), "explore_count_after" (|T_o ∩ (after, T]|,
+    what Lemma 6.1 protects), "released_v" / "released_h" (white-box: every released prefix sum, flattened),
+    "theta" (final θ̂_o and θ̂_τ).
+    """
+    check_choice(observable, PRIVATE_GLM_OBSERVABLES, "observable")
+    if isinstance(after, bool) or not isinstance(after, (int, np.integer)) or after < 0:
+        raise ValueError(f"after must be a non-negative integer, got {after!r}")
+
+    def target(data: tuple[GLMEnvironment, GLMData], rng: np.random.Generator, size: int) -> np.ndarray:
+        env, users = data
+        size = check_positive_int(size, "size")
+        if after >= env.horizon:
+            raise ValueError(f"after must be < horizon {env.horizon}, got {after}")
+        rep = GLMData(np.repeat(users.seeds[:1], size, axis=0), np.repeat(users.pinned[:1], size, axis=0))
+        res = run_private_glm(env, rep, params, rng, release=observable.startswith("released"))
+        if observable == "actions_after":
+            return res.actions[:, after + 1:]
+        if observable == "explore_count_after":
+            return res.explore[:, after + 1:].sum(axis=1)
+        if observable == "theta":
+            return np.concatenate([res.theta_o, res.theta_tau], axis=1)
+        return res.released["V" if observable == "released_v" else "H"].reshape(size, -1)
+
+    target.__name__ = f"private-glm_{observable}"
+    return target

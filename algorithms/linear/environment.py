@@ -1,0 +1,300 @@
+"""Linear contextual environments: the papers' instance generator and fixed tables for audits.
+
+A linear contextual bandit (Chowdhury & Zhou, ICML 2022, §1/§3.1): at round t user t
+arrives with context c_t; every action a has a feature vector phi(c_t, a) in R^d and the reward
+satisfies E[y_t | c_t, a_t] = <theta*, phi(c_t, a_t)>. Here a context *is* its (K, d) array of
+action features. Every environment serves R independent runs at once (leading axis).
+
+Two sources of rounds:
+- `LinearEnvironment`: random instances by the generator of Chowdhury & Zhou 2022, §5 (following Vaswani et al.
+  2020): theta* and every feature vector are a uniformly random (d-1)-dim vector of norm 1/sqrt(2)
+  with 1/sqrt(2) appended, so all have norm 1 and every mean <theta*, x> lies in [0, 1]; rewards
+  are Bernoulli(mean). `contexts="fixed"` keeps one feature set per run for all rounds (what the
+  authors' code simulates, digest 003 §5.2); `contexts="iid"` draws a fresh set every round.
+- `ContextTable`: a fixed table of users (features and the reward each action would get), the
+  same for all runs; `neighbour` replaces one user's context, rewards or both (digest 003 §1.2:
+  a user's data is her context and her reward responses to all actions).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Protocol
+
+import numpy as np
+
+from dpaudit.validation import (
+    check_choice,
+    check_finite_array,
+    check_int_at_least,
+    check_positive_int,
+)
+
+__all__ = [
+    "Block",
+    "Environment",
+    "LinearEnvironment",
+    "ContextTable",
+    "paper_vectors",
+    "linear_environment",
+    "NEIGHBOUR_KINDS",
+]
+
+NEIGHBOUR_KINDS = ("context", "reward", "both")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Block:
+    """Rounds t0 .. t0+n-1 of R runs: features (R, n, K, d) and means (R, n, K).
+
+    `table_rewards` (R or 1, n, K) holds fixed reward responses (tables); when it is None the
+    reward of an action is Bernoulli(mean).
+    """
+
+    t0: int
+    features: np.ndarray
+    means: np.ndarray
+    table_rewards: np.ndarray | None = None
+
+    @property
+    def rounds(self) -> int:
+        return self.features.shape[1]
+
+    def rewards(self, actions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Rewards (R, n) of the chosen `actions` (R, n)."""
+        if self.table_rewards is not None:
+            return _gather(self.table_rewards, actions)
+        mu = _gather(self.means, actions)
+        return (rng.random(mu.shape) < mu).astype(float)
+
+    def chosen_features(self, actions: np.ndarray) -> np.ndarray:
+        """Features (R, n, d) of the chosen `actions` (R, n)."""
+        return _gather(self.features, actions)
+
+    def regret(self, actions: np.ndarray) -> np.ndarray:
+        """Per-round pseudo-regret (R, n): max_a mean - mean of the chosen action."""
+        means = np.broadcast_to(self.means, actions.shape + self.means.shape[2:])
+        chosen = _gather(means, actions)
+        if means.strides[1] == 0:  # the same means at every round of the block
+            return np.broadcast_to(means[:, :1].max(axis=2), chosen.shape) - chosen
+        return means.max(axis=2) - chosen
+
+
+def _gather(values: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """values[r, j, actions[r, j], ...] for values (R or 1, n, K, ...) and actions (R, n).
+
+    A block whose rounds share their values (stride 0 on the round axis) is read from round 0.
+    """
+    runs, n = actions.shape
+    rows = np.arange(runs)[:, None] if values.shape[0] == runs else np.zeros((1, 1), dtype=np.intp)
+    if values.strides[1] == 0:
+        return values[:, 0][rows, actions]
+    return values[rows, np.arange(n)[None, :], actions]
+
+
+class Environment(Protocol):
+    """What the linear-bandit algorithms read: dimension, number of actions, runs and blocks of rounds."""
+
+    dim: int
+    n_arms: int
+    runs: int
+    horizon: int
+
+    def block(self, t0: int, n: int, rng: np.random.Generator) -> Block: ...
+
+
+def paper_vectors(rng: np.random.Generator, shape: tuple[int, ...], dim: int) -> np.ndarray:
+    """Unit vectors of Chowdhury & Zhou 2022, §5: a uniform (d-1)-dim direction scaled to 1/sqrt(2), then 1/sqrt(2).
+
+    For d = 1 the vector is (1,). Returns an array of shape `shape + (dim,)`.
+    """
+    dim = check_positive_int(dim, "dim")
+    half = 1.0 / np.sqrt(2.0)
+    if dim == 1:
+        return np.ones(shape + (1,))
+    g = rng.standard_normal(shape + (dim - 1,))
+    norms = np.linalg.norm(g, axis=-1, keepdims=True)
+    norms[norms == 0.0] = 1.0  # a zero draw has probability 0; avoid 0/0 in that case
+    head = half * g / norms
+    return np.concatenate([head, np.full(shape + (1,), half)], axis=-1)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LinearEnvironment:
+    """R random linear-bandit instances (theta* of shape (R, d)) with Bernoulli rewards.
+
+    `fixed_features` (R, K, d) is used at every round when `contexts == "fixed"`; with
+    `contexts == "iid"` each block draws fresh features by `paper_vectors`.
+    """
+
+    theta: np.ndarray
+    horizon: int
+    n_arms: int
+    contexts: str = "fixed"
+    fixed_features: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        theta = check_finite_array(self.theta, "theta", ndim=2)
+        check_choice(self.contexts, ("fixed", "iid"), "contexts")
+        check_positive_int(self.horizon, "horizon")
+        check_int_at_least(self.n_arms, 2, "n_arms")
+        if self.contexts == "fixed":
+            if self.fixed_features is None:
+                raise ValueError("fixed_features must be given when contexts='fixed'")
+            f = check_finite_array(self.fixed_features, "fixed_features", ndim=3)
+            if f.shape != (theta.shape[0], self.n_arms, theta.shape[1]):
+                raise ValueError(
+                    f"fixed_features must have shape {(theta.shape[0], self.n_arms, theta.shape[1])}, got {f.shape}"
+                )
+            object.__setattr__(self, "fixed_features", f)
+        object.__setattr__(self, "theta", theta)
+
+    @property
+    def runs(self) -> int:
+        return self.theta.shape[0]
+
+    @property
+    def dim(self) -> int:
+        return self.theta.shape[1]
+
+    def block(self, t0: int, n: int, rng: np.random.Generator) -> Block:
+        """Rounds t0..t0+n-1: fixed features broadcast over rounds, or fresh i.i.d. features."""
+        if self.contexts == "fixed":
+            feats = np.broadcast_to(self.fixed_features[:, None], (self.runs, n, self.n_arms, self.dim))
+            means = np.broadcast_to(self._fixed_means[:, None], (self.runs, n, self.n_arms))
+        else:
+            feats = paper_vectors(rng, (self.runs, n, self.n_arms), self.dim)
+            means = (feats.reshape(self.runs, n * self.n_arms, self.dim) @ self.theta[:, :, None]).reshape(
+                self.runs, n, self.n_arms
+            )
+        return Block(t0, feats, means)
+
+    @functools.cached_property
+    def _fixed_means(self) -> np.ndarray:
+        return (self.fixed_features @ self.theta[:, :, None])[..., 0]
+
+
+def linear_environment(
+    rng: np.random.Generator, runs: int, horizon: int, dim: int = 5, n_arms: int = 100, contexts: str = "fixed"
+) -> LinearEnvironment:
+    """Chowdhury & Zhou's (ICML 2022) simulation instances (§5, App. G): one random theta* (and arm set) per run.
+
+    Defaults are the paper's d = 5, K = 100; it uses T = 20000 and 50 runs.
+    """
+    runs = check_positive_int(runs, "runs")
+    dim = check_positive_int(dim, "dim")
+    n_arms = check_int_at_least(n_arms, 2, "n_arms")
+    check_choice(contexts, ("fixed", "iid"), "contexts")
+    theta = paper_vectors(rng, (runs,), dim)
+    fixed = paper_vectors(rng, (runs, n_arms), dim) if contexts == "fixed" else None
+    return LinearEnvironment(theta=theta, horizon=horizon, n_arms=n_arms, contexts=contexts, fixed_features=fixed)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ContextTable:
+    """A fixed input of `horizon` users, identical in every run (for audits).
+
+    features (T, K, d): user t's action features; rewards (T, K): the reward user t would give
+    to each action; means (T, K) for pseudo-regret (defaults to the rewards).
+    """
+
+    features: np.ndarray
+    rewards: np.ndarray
+    means: np.ndarray | None = None
+    runs: int = 1
+
+    def __post_init__(self) -> None:
+        f = check_finite_array(self.features, "features", ndim=3)
+        r = check_finite_array(self.rewards, "rewards", ndim=2)
+        if r.shape != f.shape[:2]:
+            raise ValueError(f"rewards must have shape {f.shape[:2]}, got {r.shape}")
+        if f.shape[1] < 2:
+            raise ValueError(f"features must offer at least 2 actions (arms), got {f.shape[1]}")
+        m = r if self.means is None else check_finite_array(self.means, "means", ndim=2)
+        if m.shape != r.shape:
+            raise ValueError(f"means must have shape {r.shape}, got {m.shape}")
+        check_positive_int(self.runs, "runs")
+        object.__setattr__(self, "features", f)
+        object.__setattr__(self, "rewards", r)
+        object.__setattr__(self, "means", m)
+
+    @property
+    def horizon(self) -> int:
+        return self.features.shape[0]
+
+    @property
+    def n_arms(self) -> int:
+        return self.features.shape[1]
+
+    @property
+    def dim(self) -> int:
+        return self.features.shape[2]
+
+    def with_runs(self, runs: int) -> "ContextTable":
+        """The same table served to `runs` independent runs."""
+        return dataclasses.replace(self, runs=check_positive_int(runs, "runs"))
+
+    def block(self, t0: int, n: int, rng: np.random.Generator) -> Block:
+        """Rounds t0..t0+n-1 of the table, broadcast over the runs (rng unused: the table is fixed)."""
+        sl = slice(t0, t0 + n)
+        shape = (self.runs, n)
+        feats = np.broadcast_to(self.features[None, sl], shape + self.features.shape[1:])
+        means = np.broadcast_to(self.means[None, sl], shape + (self.n_arms,))
+        return Block(t0, feats, means, table_rewards=self.rewards[None, sl])
+
+    def neighbour(
+        self,
+        user: int,
+        kind: str = "both",
+        features: np.ndarray | None = None,
+        rewards: np.ndarray | None = None,
+    ) -> "ContextTable":
+        """The table with the user of round `user` replaced: her context, her rewards, or both.
+
+        Replace-one, unique users (Chowdhury & Zhou 2022, Def 2.1). `features` (K, d) and `rewards` (K,) give the
+        replacement; by default the features are negated and the rewards mapped y -> 1 - y (inside
+        [0, 1]) or y -> -y (otherwise).
+        """
+        user = check_int_at_least(user, 0, "user")
+        return self.neighbour_rounds((user,), kind, features, rewards)
+
+    def neighbour_rounds(
+        self,
+        rounds: tuple[int, ...] | list[int],
+        kind: str = "both",
+        features: np.ndarray | None = None,
+        rewards: np.ndarray | None = None,
+    ) -> "ContextTable":
+        """The table with one returning user replaced at every round in `rounds` (user level,
+        Chowdhury & Zhou (ICML 2022) Assumption 4.1 / Def D.4); replacement as in `neighbour`, the same at each round."""
+        check_choice(kind, NEIGHBOUR_KINDS, "kind")
+        idx = sorted({check_int_at_least(t, 0, "user") for t in rounds})
+        if not idx:
+            raise ValueError("rounds must name at least one round")
+        if idx[-1] >= self.horizon:
+            raise ValueError(f"user must be < {self.horizon}, got {idx[-1]}")
+        if features is not None:
+            features = check_finite_array(features, "features", ndim=2)
+            if features.shape != self.features.shape[1:]:
+                raise ValueError(f"features must have shape {self.features.shape[1:]}, got {features.shape}")
+        if rewards is not None:
+            rewards = check_finite_array(rewards, "rewards", ndim=1)
+            if rewards.shape != self.rewards.shape[1:]:
+                raise ValueError(f"rewards must have shape {self.rewards.shape[1:]}, got {rewards.shape}")
+        f = self.features.copy()
+        r = self.rewards.copy()
+        m = self.means.copy()
+        tie_means = np.array_equal(self.means, self.rewards)  # means are the rewards: keep them equal
+        for t in idx:
+            if kind in ("context", "both"):
+                f[t] = -self.features[t] if features is None else features
+            if kind in ("reward", "both"):
+                old = self.rewards[t]
+                if rewards is None:
+                    r[t] = 1.0 - old if np.all((old >= 0) & (old <= 1)) else -old
+                else:
+                    r[t] = rewards
+                if tie_means:
+                    m[t] = r[t]
+        return ContextTable(features=f, rewards=r, means=m, runs=self.runs)

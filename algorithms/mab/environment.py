@@ -1,0 +1,329 @@
+"""Stochastic K-armed environments, the papers' instances, and a fixed reward table.
+
+Every environment serves R independent runs at once. Means may be shared, shape (K,), or
+per run, shape (R, K) (Chowdhury & Zhou (ICLR 2023) averages over random instances, one per run). Rewards lie
+in [0, 1], the sensitivity assumption of both papers (Hu, Huang, Mehta, §2, Chowdhury & Zhou 2023, §2).
+
+An environment answers three kinds of requests, all vectorised over runs:
+- `stream(rng, size)`: a callable (t, arms) -> rewards of round t (0-based) for each run,
+  for algorithms that decide every round;
+- `segment_sums(rng, arms, start, length, rows=None)`: the sum of one arm's rewards over
+  rounds [start, start + length) in each of the runs `rows` (default: all, in order), drawn directly from the sum's exact law where one
+  exists (binomial for Bernoulli arms, prefix sums for a table);
+- `vector_sums(rng, start, length, size)`: all K coordinates summed over a block (full
+  information, Hu, Huang, Mehta's (arXiv:2102.07929) FTNL).
+`rounded_segment_sums` does the same for the randomized-rounding encoding of Chowdhury & Zhou (ICLR 2023), and
+`window(rng, arms, start, width)` gives one arm's rewards over the next rounds of each run.
+
+`RewardTable` is a fixed dataset: row t is user/round t's reward vector X(t) in [0,1]^K.
+`RewardTable.neighbour(t, row)` changes exactly one user (Hu, Huang, Mehta (arXiv:2102.07929): one round's whole reward
+vector; Chowdhury & Zhou (ICLR 2023): one user's reward, i.e. the coordinate the schedule reads).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from dpaudit.validation import check_choice, check_finite_array, check_int_at_least, check_positive
+
+__all__ = [
+    "BernoulliArms",
+    "ClippedGaussianArms",
+    "RewardTable",
+    "Environment",
+    "SEED001_SETTINGS",
+    "seed004_means",
+    "make_environment",
+    "check_means",
+    "INSTANCES",
+    "REWARD_MODELS",
+]
+
+# Hu, Huang, Mehta, §6 / App. I: three mean vectors, K = 5 (settings 1 and 2 from Sajed & Sheffet 2019).
+SEED001_SETTINGS: dict[str, tuple[float, ...]] = {
+    "s001-1": (0.75, 0.70, 0.70, 0.70, 0.70),
+    "s001-2": (0.75, 0.625, 0.5, 0.375, 0.25),
+    "s001-3": (0.75, 0.15, 0.15, 0.15, 0.15),
+}
+# Chowdhury & Zhou 2023, §7 / App. J: mu_a ~ U[0.5 - gap/2, 0.5 + gap/2], gap 0.5 (easy) or 0.1 (hard), K = 10.
+SEED004_GAPS: dict[str, float] = {"easy": 0.5, "hard": 0.1}
+INSTANCES: tuple[str, ...] = (*SEED001_SETTINGS, *SEED004_GAPS)
+REWARD_MODELS: tuple[str, ...] = ("bernoulli", "gaussian")
+_CHUNK = 1 << 22  # elements per chunk when rewards must be drawn user by user
+
+
+def check_means(means, name: str = "means") -> np.ndarray:
+    """Means as a float array of shape (K,) or (R, K) with K >= 2 and every entry in [0, 1]."""
+    arr = check_finite_array(means, name)
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"{name} must have shape (K,) or (runs, K), got shape {arr.shape}")
+    if arr.shape[-1] < 2:
+        raise ValueError(f"{name} must describe K >= 2 arms, got K = {arr.shape[-1]}")
+    if np.any(arr < 0) or np.any(arr > 1):
+        raise ValueError(f"{name} must lie in [0, 1], got values in [{arr.min()}, {arr.max()}]")
+    return arr
+
+
+def seed004_means(rng: np.random.Generator, instance: str, runs: int, n_arms: int = 10) -> np.ndarray:
+    """One random instance per run, shape (runs, n_arms): mu ~ U[0.5 - gap/2, 0.5 + gap/2].
+
+    Chowdhury & Zhou 2023, App. J and the authors' code: `mu = gap*rand(K) + (0.5 - gap/2)`, gap 0.5 / 0.1.
+    """
+    check_choice(instance, tuple(SEED004_GAPS), "instance")
+    check_int_at_least(n_arms, 2, "n_arms")
+    gap = SEED004_GAPS[instance]
+    return gap * rng.random((runs, n_arms)) + (0.5 - gap / 2)
+
+
+def _arm_means(means: np.ndarray, arms, rows) -> np.ndarray:
+    """mu of `arms` in runs `rows` (all runs 0..len(arms)-1 when rows is None)."""
+    arms = np.asarray(arms)
+    if means.ndim == 1:
+        return means[arms]
+    rows = np.arange(arms.shape[0]) if rows is None else np.asarray(rows)
+    return means[rows, arms]
+
+
+def _rows(means: np.ndarray, size: int) -> np.ndarray:
+    """Means broadcast to (size, K); per-run means must have exactly `size` rows."""
+    if means.ndim == 2 and means.shape[0] != size:
+        raise ValueError(f"per-run means have {means.shape[0]} rows but size is {size}")
+    return np.broadcast_to(means, (size, means.shape[-1]))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BernoulliArms:
+    """Arm a pays Bernoulli(mu_a); a block sum of n pulls is Binomial(n, mu_a) exactly."""
+
+    means: np.ndarray
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "means", check_means(self.means))
+
+    @property
+    def n_arms(self) -> int:
+        return self.means.shape[-1]
+
+    def stream(self, rng: np.random.Generator, size: int) -> Callable[[int, np.ndarray], np.ndarray]:
+        mu = _rows(self.means, size)
+        rows = np.arange(size)
+        block = max(1, _CHUNK // max(size, 1))
+        cache = {"start": -(1 << 62), "u": None}
+
+        def draw(t: int, arms: np.ndarray) -> np.ndarray:
+            if not cache["start"] <= t < cache["start"] + block:
+                cache["start"], cache["u"] = t, rng.random((block, size))
+            return (cache["u"][t - cache["start"]] < mu[rows, arms]).astype(float)
+
+        return draw
+
+    def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
+        return rng.binomial(np.asarray(length), _arm_means(self.means, arms, rows)).astype(float)
+
+    def window(self, rng, arms, start, width: int) -> np.ndarray:
+        """Rewards of `arms[i]` at rounds start[i] .. start[i]+width-1, shape (runs, width)."""
+        mu = _arm_means(self.means, arms, None)
+        return (rng.random((mu.size, width)) < mu[:, None]).astype(float)
+
+    def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
+        return rng.binomial(length, _rows(self.means, size)).astype(float)
+
+    def rounded_segment_sums(self, rng, arms, start, length, g: int, rows=None) -> np.ndarray:
+        """Sum of x_hat = floor(x g) + Ber(frac(x g)): for x in {0, 1} this is g * Binomial."""
+        return (g * self.segment_sums(rng, arms, start, length, rows)).astype(np.int64)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ClippedGaussianArms:
+    """Arm a pays clip(N(mu_a, std^2), 0, 1) (Chowdhury & Zhou's (ICLR 2023) experiments, std 0.1, clipped as in its code).
+
+    No closed form exists for a block sum, so block sums are drawn user by user (in chunks).
+    """
+
+    means: np.ndarray
+    std: float = 0.1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "means", check_means(self.means))
+        check_positive(self.std, "std")
+
+    @property
+    def n_arms(self) -> int:
+        return self.means.shape[-1]
+
+    def _draw(self, rng, mu: np.ndarray) -> np.ndarray:
+        return np.clip(mu + self.std * rng.standard_normal(mu.shape), 0.0, 1.0)
+
+    def stream(self, rng: np.random.Generator, size: int):
+        mu = _rows(self.means, size)
+        rows = np.arange(size)
+        block = max(1, _CHUNK // max(size, 1))
+        cache = {"start": -(1 << 62), "z": None}
+
+        def draw(t: int, arms: np.ndarray) -> np.ndarray:
+            if not cache["start"] <= t < cache["start"] + block:
+                cache["start"], cache["z"] = t, rng.standard_normal((block, size))
+            return np.clip(mu[rows, arms] + self.std * cache["z"][t - cache["start"]], 0.0, 1.0)
+
+        return draw
+
+    def _per_user(self, rng, mu: np.ndarray, length: np.ndarray, transform) -> np.ndarray:
+        """sum_{i < length[j]} transform(X_ij) with X_ij ~ clip(N(mu[j], std^2)), in chunks of runs."""
+        out = np.zeros(mu.shape[0], dtype=float)
+        length = np.broadcast_to(np.asarray(length, dtype=np.int64), mu.shape)
+        j = 0
+        while j < mu.shape[0]:
+            csum = np.cumsum(length[j:])
+            k = max(1, int(np.searchsorted(csum, _CHUNK, side="right")))
+            lens = length[j : j + k]
+            total = int(lens.sum())
+            if total:
+                x = transform(self._draw(rng, np.repeat(mu[j : j + k], lens)))
+                idx = np.repeat(np.arange(k), lens)
+                out[j : j + k] = np.bincount(idx, weights=x, minlength=k)
+            j += k
+        return out
+
+    def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
+        return self._per_user(rng, _arm_means(self.means, arms, rows), length, lambda x: x)
+
+    def window(self, rng, arms, start, width: int) -> np.ndarray:
+        """Rewards of `arms[i]` at rounds start[i] .. start[i]+width-1, shape (runs, width)."""
+        mu = _arm_means(self.means, arms, None)
+        return self._draw(rng, np.repeat(mu[:, None], width, axis=1))
+
+    def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
+        mu = _rows(self.means, size)
+        flat = self._per_user(rng, mu.reshape(-1), np.full(mu.size, length), lambda x: x)
+        return flat.reshape(mu.shape)
+
+    def rounded_segment_sums(self, rng, arms, start, length, g: int, rows=None) -> np.ndarray:
+        mu = _arm_means(self.means, arms, rows)
+
+        def encode(x: np.ndarray) -> np.ndarray:
+            xg = x * g
+            low = np.floor(xg)
+            return low + (rng.random(x.shape) < xg - low)
+
+        return np.rint(self._per_user(rng, mu, length, encode)).astype(np.int64)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RewardTable:
+    """A fixed dataset: rewards[t, a] in [0, 1] is round/user t's reward for arm a.
+
+    The same table serves every run (the audits' D and D'); runs differ only in the
+    algorithm's coins. Pseudo-regret uses the column means as the arms' means.
+    """
+
+    rewards: np.ndarray
+
+    def __post_init__(self) -> None:
+        arr = check_finite_array(self.rewards, "rewards", ndim=2)
+        if arr.shape[1] < 2:
+            raise ValueError(f"rewards must have K >= 2 columns, got {arr.shape[1]}")
+        if np.any(arr < 0) or np.any(arr > 1):
+            raise ValueError("rewards must lie in [0, 1]")
+        arr = arr.copy()
+        arr.setflags(write=False)
+        object.__setattr__(self, "rewards", arr)
+        prefix = np.vstack([np.zeros((1, arr.shape[1])), np.cumsum(arr, axis=0)])
+        object.__setattr__(self, "_prefix", prefix)
+
+    @property
+    def n_arms(self) -> int:
+        return self.rewards.shape[1]
+
+    @property
+    def horizon(self) -> int:
+        return self.rewards.shape[0]
+
+    @property
+    def means(self) -> np.ndarray:
+        return self.rewards.mean(axis=0)
+
+    def neighbour(self, t: int, row) -> "RewardTable":
+        """The table with round t's reward vector replaced by `row` (scalar or length K)."""
+        t = check_int_at_least(t, 0, "t")
+        if t >= self.horizon:
+            raise ValueError(f"t must be < {self.horizon}, got {t}")
+        new = self.rewards.copy()
+        new[t] = np.broadcast_to(np.asarray(row, dtype=float), (self.n_arms,))
+        return RewardTable(new)
+
+    def _check_end(self, end) -> None:
+        if np.any(np.asarray(end) > self.horizon):
+            raise ValueError(f"the algorithm needs more than the table's {self.horizon} rounds")
+
+    def stream(self, rng, size: int):
+        def draw(t: int, arms: np.ndarray) -> np.ndarray:
+            self._check_end(t + 1)
+            return self.rewards[t, arms]
+
+        return draw
+
+    def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
+        start = np.asarray(start, dtype=np.int64)
+        end = start + np.asarray(length, dtype=np.int64)
+        self._check_end(end)
+        return self._prefix[end, arms] - self._prefix[start, arms]
+
+    def window(self, rng, arms, start, width: int) -> np.ndarray:
+        """rewards[start[i] + k, arms[i]] for k < width; rounds past the table read its last row."""
+        pos = np.minimum(np.asarray(start)[:, None] + np.arange(width), self.horizon - 1)
+        return self.rewards[pos, np.asarray(arms)[:, None]]
+
+    def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
+        self._check_end(start + length)
+        return np.broadcast_to(self._prefix[start + length] - self._prefix[start], (size, self.n_arms)).copy()
+
+    def rounded_segment_sums(self, rng, arms, start, length, g: int, rows=None) -> np.ndarray:
+        """Randomized rounding user by user (Chowdhury & Zhou 2023, Alg. 1 line 20) on the table's entries."""
+        start = np.broadcast_to(np.asarray(start, dtype=np.int64), np.shape(arms))
+        length = np.broadcast_to(np.asarray(length, dtype=np.int64), np.shape(arms))
+        self._check_end(start + length)
+        idx = np.repeat(np.arange(len(arms)), length)
+        rounds = np.repeat(start - np.cumsum(length) + length, length) + np.arange(int(length.sum()))
+        xg = self.rewards[rounds, np.repeat(arms, length)] * g
+        low = np.floor(xg)
+        enc = low + (rng.random(xg.shape) < xg - low)
+        return np.rint(np.bincount(idx, weights=enc, minlength=len(arms))).astype(np.int64)
+
+
+Environment = BernoulliArms | ClippedGaussianArms | RewardTable
+
+
+def make_environment(
+    rng: np.random.Generator,
+    runs: int,
+    *,
+    instance: str | None = None,
+    means=None,
+    n_arms: int | None = None,
+    rewards: str = "bernoulli",
+    std: float = 0.1,
+) -> BernoulliArms | ClippedGaussianArms:
+    """Build the environment the CLI and the reproduction scripts name.
+
+    `means` (explicit vector) wins over `instance`; `instance` is one of Hu, Huang, Mehta's (arXiv:2102.07929)
+    settings ('s001-1', 's001-2', 's001-3', K = 5) or Chowdhury & Zhou's (ICLR 2023) random 'easy' / 'hard'
+    instances (one per run, K = `n_arms`, default 10). `rewards` is 'bernoulli' or
+    'gaussian' (clipped N(mu, std^2)).
+    """
+    check_choice(rewards, REWARD_MODELS, "rewards")
+    if means is not None:
+        mu = check_means(means)
+        if n_arms is not None and mu.shape[-1] != n_arms:
+            raise ValueError(f"n_arms = {n_arms} does not match the {mu.shape[-1]} means given")
+    else:
+        instance = check_choice(instance or "s001-1", INSTANCES, "instance")
+        if instance in SEED001_SETTINGS:
+            mu = np.array(SEED001_SETTINGS[instance])
+            if n_arms is not None and n_arms != mu.size:
+                raise ValueError(f"instance {instance!r} has K = {mu.size} arms, got n_arms = {n_arms}")
+        else:
+            mu = seed004_means(rng, instance, runs, 10 if n_arms is None else n_arms)
+    return BernoulliArms(mu) if rewards == "bernoulli" else ClippedGaussianArms(mu, std)

@@ -1,0 +1,146 @@
+"""Registers the multi-armed and full-information algorithms (Hu, Huang, Mehta; Chowdhury & Zhou 2023 baselines) for `dpaudit regret`."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from dpaudit.algorithms.mab.environment import INSTANCES, REWARD_MODELS, make_environment
+from dpaudit.algorithms.mab.batch_se import PATHS, POLYA_VARIANTS, BatchSE
+from dpaudit.algorithms.mab.elimination import DPSE, DPSE_NOISES, SuccessiveElimination
+from dpaudit.algorithms.mab.ftnl import FTNL, FTNL_NOISES
+from dpaudit.algorithms.mab.hybrid_ucb import HYBRID_NODE_SCALES, HybridUCB
+from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
+from dpaudit.algorithms.mab.outcome import checkpoint_grid
+from dpaudit.algorithms.mab.ucb import UCB1
+from dpaudit.algorithms.params import float_list
+from dpaudit.algorithms.privacy import Privacy
+from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param
+from dpaudit.regret import RegretCurves
+from dpaudit.validation import check_int_at_least
+
+__all__ = ["simulate_regret", "declared_privacy", "MAB_ENTRIES"]
+
+
+def _optional_float(text: str) -> float | None:
+    return None if str(text).lower() == "none" else float(text)
+
+
+def _env_params(instance: str, rewards: str) -> tuple[Param, ...]:
+    return (
+        Param("instance", str, instance, "arm means: Hu, Huang, Mehta (arXiv:2102.07929) settings s001-1..3 (K=5) or Chowdhury & Zhou (ICLR 2023) random easy/hard (K=--arms)", INSTANCES),
+        Param("means", float_list, None, "explicit arm means, comma-separated (overrides --instance)"),
+        Param("arms", int, None, "number of arms K for the random easy/hard instances (default 10)"),
+        Param("rewards", str, rewards, "reward law: bernoulli or gaussian (N(mu, 0.1^2) clipped to [0,1])", REWARD_MODELS),
+        Param("checkpoints", int, 200, "number of rounds at which the regret curve is recorded"),
+    )
+
+
+EPSILON = Param("epsilon", float, 1.0, "privacy parameter epsilon > 0")
+P_CONF = Param("p", _optional_float, None, "confidence level p in (0,1) of the radii and tau; default 1/T (experiments: 0.1)")
+BASE = Param("base", int, 2, "batch sizes l(b) = base^b (paper 2; authors' code 4 for Dist-DP/RDP)")
+RETURNING = Param("returning", int, 1, "B: batches a returning user may join (App. I); per-batch eps/B or eps/sqrt(B)")
+PATH = Param("path", str, "batch", "batch: draw each batch's noise total from its exact law; users: every share", PATHS)
+SCALE_S = Param("s", float, 10.0, "scaling factor s >= 1 of the precision g = ceil(s eps sqrt(n))")
+
+
+def _batch(protocol: str):
+    def factory(**kw: Any) -> BatchSE:
+        return BatchSE(protocol=protocol, **kw)
+
+    return factory
+
+
+def simulate_regret(
+    name: str,
+    factory: Callable[..., Any],
+    *,
+    horizon: int,
+    runs: int,
+    seed: int,
+    instance: str,
+    means=None,
+    arms: int | None = None,
+    rewards: str = "bernoulli",
+    checkpoints: int = 200,
+    **params: Any,
+) -> RegretCurves:
+    """Build the environment and the algorithm, run `runs` runs, return the regret curves."""
+    runs = check_int_at_least(runs, 1, "runs")
+    horizon = check_int_at_least(horizon, 1, "horizon")
+    check_int_at_least(checkpoints, 1, "checkpoints")
+    env_ss, algo_ss = np.random.SeedSequence(seed).spawn(2)
+    env = make_environment(np.random.default_rng(env_ss), runs, instance=instance, means=means, n_arms=arms, rewards=rewards)
+    algo = factory(**params)
+    out = algo.run(env, np.random.default_rng(algo_ss), runs, horizon)
+    cp = checkpoint_grid(horizon, checkpoints)
+    record = {"instance": instance if means is None else None, "means": None if means is None else list(means),
+              "arms": env.n_arms, "rewards": rewards, "seed": seed, **params}
+    privacy = algo.privacy(horizon, n_arms=env.n_arms) if isinstance(algo, FTNL) else algo.privacy(horizon)
+    return RegretCurves(name, cp, out.regret(env.means, cp), privacy.to_json(), record)
+
+
+def declared_privacy(factory: Callable[..., Any], horizon: int, *, instance: str, means=None, arms: int | None = None,
+                     rewards: str = "bernoulli", checkpoints: int = 200, **params: Any) -> Privacy:
+    """The algorithm's declared privacy over `horizon` rounds on the instance's K arms, without simulating;
+    the horizon must reach K (every arm is pulled once before any comparison)."""
+    horizon = check_int_at_least(horizon, 1, "horizon")
+    env = make_environment(np.random.default_rng(0), 1, instance=instance, means=means, n_arms=arms, rewards=rewards)
+    if horizon < env.n_arms:
+        raise ValueError(f"horizon must be at least the number of arms K = {env.n_arms}, got {horizon}")
+    algo = factory(**params)
+    return algo.privacy(horizon, n_arms=env.n_arms) if isinstance(algo, FTNL) else algo.privacy(horizon)
+
+
+def _entry(name: str, summary: str, factory, params: tuple[Param, ...], instance: str, rewards: str) -> AlgorithmEntry:
+    def simulate(horizon: int, runs: int, seed: int, **kw: Any) -> RegretCurves:
+        env = {p.name: kw.pop(p.name, p.default) for p in _env_params(instance, rewards)}
+        return simulate_regret(name, factory, horizon=horizon, runs=runs, seed=seed, **env, **kw)
+
+    def privacy(horizon: int, **kw: Any) -> Privacy:
+        env = {p.name: kw.pop(p.name, p.default) for p in _env_params(instance, rewards)}
+        return declared_privacy(factory, horizon, **env, **kw)
+
+    simulate.__name__ = f"simulate_{name.replace('-', '_')}"
+    privacy.__name__ = f"privacy_{name.replace('-', '_')}"
+    tuned = "epsilon" if any(p.name == "epsilon" for p in params) else None
+    return AlgorithmEntry(name, summary, simulate, (*_env_params(instance, rewards), *params), privacy, tuned)
+
+
+MAB_ENTRIES = (
+    _entry("ucb1", "UCB1 (Auer et al. 2002), non-private baseline", UCB1, (), "s001-1", "bernoulli"),
+    _entry("se", "successive elimination, doubling epochs, non-private baseline", SuccessiveElimination,
+           (Param("beta", _optional_float, None, "confidence parameter in (0,1); default 1/T"),), "s001-1", "bernoulli"),
+    _entry("dp-se", "DP-SE (Sajed & Sheffet 2019), central pure eps-DP", DPSE,
+           (EPSILON, Param("beta", _optional_float, None, "confidence parameter in (0,1); default 1/T"),
+            Param("noise", str, "per-arm", "per-arm (correct) or shared (authors' seed-004 code, bug B7)", DPSE_NOISES)),
+           "s001-1", "bernoulli"),
+    _entry("anytime-lazy-ucb", "Anytime-Lazy-UCB (Hu, Huang, Mehta, Alg. 1), central pure eps-DP", AnytimeLazyUCB,
+           (EPSILON,), "s001-1", "bernoulli"),
+    _entry("hybrid-ucb", "Hybrid-UCB (Hu, Huang, Mehta, Alg. 4), arrays + binary tree; claims eps, sound 1.5 eps", HybridUCB,
+           (EPSILON, Param("node_scale", str, "paper", "paper: Lap(r/(0.5eps)) nodes; fixed: Lap((r+1)/(0.5eps))", HYBRID_NODE_SCALES)),
+           "s001-1", "bernoulli"),
+    _entry("ftnl", "Follow-the-Noisy-Leader with Report Noisy Max (Hu, Huang, Mehta, Alg. 2-3), full information", FTNL,
+           (EPSILON, Param("noise", str, "paper", "RNM scale: paper 1/eps (sound 2eps), fixed 2/eps, naive K/eps", FTNL_NOISES)),
+           "s001-1", "bernoulli"),
+    _entry("dist-dp-se", "Dist-DP-SE (Chowdhury & Zhou 2023, Thm 1): Polya shares + secure aggregation, pure eps-DP", _batch("dist-dp"),
+           (EPSILON, P_CONF, BASE, RETURNING, PATH,
+            Param("polya", str, "correct", "correct Polya(1/n, theta) or inverted (authors' code, bug B1)", POLYA_VARIANTS)),
+           "easy", "gaussian"),
+    _entry("dist-rdp-se", "Dist-RDP-SE (Chowdhury & Zhou 2023, Thm 2): Skellam shares + secure aggregation, RDP", _batch("dist-rdp"),
+           (EPSILON, SCALE_S, P_CONF, BASE, RETURNING, PATH), "easy", "gaussian"),
+    _entry("dist-cdp-se", "Dist-CDP-SE (Chowdhury & Zhou 2023, Thm 4): discrete Gaussian shares + secure aggregation, zCDP", _batch("dist-cdp"),
+           (EPSILON, SCALE_S, P_CONF, BASE, RETURNING), "easy", "gaussian"),
+    _entry("cdp-se", "CDP-SE (Chowdhury & Zhou 2023, Thm 5): central discrete Laplace, pure eps-DP", _batch("central"),
+           (EPSILON, P_CONF, BASE, RETURNING, PATH), "easy", "gaussian"),
+    _entry("shuffle-se", "Shuffle-SE (Chowdhury & Zhou 2023, Thm 3, P_Shuffle): Polya shares, unary RR bits, shuffler; claims pure eps",
+           _batch("shuffle"), (EPSILON, P_CONF, BASE, RETURNING), "easy", "gaussian"),
+    _entry("ldp-se", "LDP-SE (Chowdhury & Zhou 2023, Thm 6): local discrete Laplace per user, pure eps-LDP", _batch("local"),
+           (EPSILON, P_CONF, BASE, RETURNING, PATH,
+            Param("c", float, 2.0, "constant c of Lemma 5 in tau and the radius (unspecified by the paper)")),
+           "easy", "gaussian"),
+)
+
+for _e in MAB_ENTRIES:
+    ALGORITHMS.register(_e.name, _e)

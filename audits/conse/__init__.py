@@ -1,0 +1,1 @@
+"""Catalog entries of the adaptive-experiment family (`entries`): DP-ConSE."""

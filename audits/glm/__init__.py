@@ -1,0 +1,1 @@
+"""Catalog entries of the GLM family (`entries`): Private-GLM and ShuffleGLM."""

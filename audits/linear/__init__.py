@@ -1,0 +1,1 @@
+"""Catalog entries of the linear contextual family (`entries`): shuffle private LinUCB and its baselines."""

@@ -1,0 +1,1 @@
+"""Catalog entries of the multi-armed family (`entries`): DP-SE, Anytime-Lazy-UCB, Hybrid-UCB, FTNL, the SE protocols."""

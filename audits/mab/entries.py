@@ -1,0 +1,376 @@
+"""Catalog entries for the multi-armed algorithms: DP-SE (baseline), Hu, Huang, Mehta; Chowdhury & Zhou 2023.
+
+Inputs are fixed reward tables (`RewardTable`): rewards[t, a] is round t's reward for arm a, the
+same in every run, so the two inputs differ in exactly one round (Hu, Huang, Mehta's (arXiv:2102.07929) relation: one round's
+reward vector; Chowdhury & Zhou's (ICLR 2023): one user's reward). Epoch geometry (how many pulls epoch 1 gives each
+arm) is read from the algorithm's own output, not recomputed here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+
+from dpaudit.algorithms.mab.environment import RewardTable
+from dpaudit.algorithms.mab.batch_se import BatchSE
+from dpaudit.algorithms.mab.elimination import DPSE
+from dpaudit.algorithms.mab.ftnl import FTNL
+from dpaudit.algorithms.mab.hybrid_ucb import HybridUCB, hybrid_arm_releases
+from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB, lazy_array_releases
+from dpaudit.mechanisms.secagg import BUGS, LocalSecAgg, PolyaSecAgg
+from dpaudit.registry import AUDITS
+
+from dpaudit.audits.build import Observe, Releases, flip_point, lazy_claims
+from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, RegretRun
+
+__all__ = ["ENTRIES"]
+
+DPSE_EPS = 1.0
+DPSE_BETA = 0.5  # large beta keeps epoch 1 short (444 pulls per arm at eps = 1); the claim holds for any beta
+TAIL = 4  # extra ones for arm 0 beyond the flip point: the elimination test then sits in the noise tail
+
+
+def _dpse_table(length: int, ones: int) -> RewardTable:
+    """K = 2, epoch 1 of length `length` per arm: arm 1's rounds all 1, arm 0's first `ones` rounds 1."""
+    tab = np.zeros((2 * length + 10, 2))
+    tab[length:2 * length, 1] = 1.0
+    tab[:ones, 0] = 1.0
+    return RewardTable(tab)
+
+
+@functools.cache
+def _dpse_geometry() -> tuple[int, int]:
+    """(epoch-1 length l, flip point k): with one shared noise draw, arm 0 survives epoch 1 iff it has >= k ones."""
+    probe = DPSE(DPSE_EPS, DPSE_BETA, noise="shared")
+    rng = np.random.default_rng(0)
+    length = int(probe.run(_dpse_table(2000, 0), rng, 1, 4010).lengths[0, 0])
+
+    def survives(k: int) -> bool:
+        pulls = probe.run(_dpse_table(length, k), rng, 1).pulls()[0]
+        return bool(pulls[0] > length)  # arm 0 is pulled again in epoch 2
+
+    return length, flip_point(survives, 0, length)
+
+
+def _dpse_pair(shift: int) -> NeighbourPair:
+    length, k = _dpse_geometry()
+    return NeighbourPair(
+        "one-user", _dpse_table(length, k + shift), _dpse_table(length, k + shift - 1),
+        f"K=2, epoch 1 = {length} pulls per arm; arm 1 all ones; arm 0 has {k + shift} vs {k + shift - 1} ones "
+        f"(round {k + shift - 1} differs; {'at' if shift == 0 else f'{shift} above'} the noise-free flip point)")
+
+
+def dpse_entries() -> list[AuditEntry]:
+    """DP-SE: the released epoch sum, the elimination decision, and the public code's shared noise draw."""
+    correct = DPSE(DPSE_EPS, DPSE_BETA)
+    shared = DPSE(DPSE_EPS, DPSE_BETA, noise="shared")
+    length, _ = _dpse_geometry()
+    horizon = 2 * length + 10
+    regret = RegretRun("dp-se", horizon=20_000, runs=20, params={"epsilon": DPSE_EPS, "instance": "s001-1"})
+    source = "Sajed & Sheffet (ICML 2019), DP-SE: the baseline of Hu, Huang, Mehta (arXiv:2102.07929) and Chowdhury & Zhou (ICLR 2023)"
+    return [
+        AuditEntry(
+            name="dp-se.epoch-sum", algorithm="dp-se",
+            description="DP-SE (Sajed & Sheffet 2019), central pure ε-DP: arm 0's epoch-1 sum plus Lap(1/ε).",
+            target=functools.partial(Observe, correct, horizon, "noisy_sums", (0,)),
+            pairs=(_dpse_pair(0),), observable="white-box",
+            observable_description="arm 0's released noisy epoch-1 sum",
+            claims=lazy_claims(functools.partial(correct.privacy, horizon)), samples=400_000, quick=True, quick_samples=100_000,
+            regret=regret, source=source),
+        AuditEntry(
+            name="dp-se.decisions", algorithm="dp-se",
+            description="DP-SE elimination decisions after epoch 1, with the test placed in the noise tail.",
+            target=functools.partial(Observe, correct, horizon, "pulls"),
+            pairs=(_dpse_pair(TAIL),), observable="black-box", observable_description="pull counts of both arms",
+            claims=lazy_claims(functools.partial(correct.privacy, horizon)), samples=400_000, quick=True, quick_samples=50_000,
+            source=source),
+        AuditEntry(
+            name="dp-se.shared-noise", algorithm="dp-se", variant="one noise draw shared by all arms (public code)",
+            description="DP-SE as in Chowdhury & Zhou's (ICLR 2023) public code: one Laplace draw per epoch added to every arm's sum; "
+                        "it cancels in the elimination test, so decisions are a deterministic function of the rewards.",
+            target=functools.partial(Observe, shared, horizon, "pulls"),
+            pairs=(_dpse_pair(0),), observable="black-box", observable_description="pull counts of both arms",
+            claims=lazy_claims(functools.partial(shared.privacy, horizon), paper_expect="violation"), samples=100_000, quick=True,
+            quick_samples=5_000, source="the public code of Chowdhury & Zhou (ICLR 2023): one Laplace draw per epoch shared by all arms"),
+    ]
+
+
+def seed001_entries() -> list[AuditEntry]:
+    """Anytime-Lazy-UCB, Hybrid-UCB and FTNL (Hu, Huang, Mehta (arXiv:2102.07929)), on small instances built to isolate each release."""
+    eps = 1.0
+    lazy = AnytimeLazyUCB(eps)
+    stream0 = np.zeros(15)
+    stream1 = stream0.copy()
+    stream1[1] = 1.0
+    stream_pair = NeighbourPair("one-user", stream0, stream1,
+                                "K=1 arm's observations all 0 vs the 2nd one 1 (it lies in array 1 / tree 1)")
+    lazy_t = 60
+    lazy_tab = np.zeros((lazy_t, 2))
+    lazy_tab[:, 1] = 1.0
+    lazy_tab1 = lazy_tab.copy()
+    lazy_tab1[0, 0] = 1.0
+    hyb_stream0, hyb_stream1 = np.zeros(7), np.zeros(7)
+    hyb_stream1[1] = 1.0
+    hybrid, hybrid_fixed = HybridUCB(eps), HybridUCB(eps, node_scale="fixed")
+    ftnl_t = 8  # epochs of 1, 2, 4 rounds, then the action of epoch 3 (round 8) is the observable
+    ftnl_tab = np.zeros((ftnl_t, 2))
+    ftnl_tab[3:7, 1] = 1.0
+    ftnl_tab1 = ftnl_tab.copy()
+    ftnl_tab1[3] = (1.0, 0.0)
+    ftnl_pair = NeighbourPair("one-user", RewardTable(ftnl_tab), RewardTable(ftnl_tab1),
+                              "K=2, epoch 2 (rounds 4-7): every X(t)=(0,1) vs round 4 X(t)=(1,0); other rounds 0")
+    paper_ftnl, fixed_ftnl, naive_ftnl = FTNL(eps), FTNL(eps, noise="fixed"), FTNL(eps, noise="naive")
+    regret = {"epsilon": eps, "instance": "s001-1"}
+    return [
+        AuditEntry(
+            name="anytime-lazy-ucb.array-sums", algorithm="anytime-lazy-ucb",
+            description="Anytime-Lazy-UCB (Hu, Huang, Mehta, Alg. 1): each array's sum is released once with Lap(1/ε); "
+                        "older arrays are forgotten.",
+            target=functools.partial(Releases, lazy_array_releases, eps), pairs=(stream_pair,),
+            observable="white-box", observable_description="the released noisy array sums of one arm (arrays 0-3)",
+            claims=lazy_claims(functools.partial(lazy.privacy, stream0.size)), samples=400_000, quick=True, quick_samples=50_000,
+            regret=RegretRun("anytime-lazy-ucb", horizon=20_000, runs=20, params=regret), source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 1 (Anytime-Lazy-UCB), Theorem 2"),
+        AuditEntry(
+            name="anytime-lazy-ucb.noise-on-mean", algorithm="anytime-lazy-ucb",
+            variant="noise Lap(1/ε) on the mean instead of the sum",
+            description="Anytime-Lazy-UCB with the noise added to the array mean at scale 1/ε, i.e. Lap(1/(ελ)) on "
+                        "the sum of an array of λ items. Emulated for array 1 (λ = 2) by the algorithm's own release "
+                        "function at 2ε, whose array-1 output has exactly that law.",
+            target=functools.partial(Releases, lazy_array_releases, 2 * eps, (), (1,)), pairs=(stream_pair,),
+            observable="white-box", observable_description="the released noisy sum of array 1 (2 items)",
+            claims=(Claim("paper", epsilon=eps, expect="violation", source="Hu, Huang, Mehta, Thm 2"),), samples=200_000,
+            quick=False, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 1: Lap(1/ε) on each array sum, forgotten once released"),
+        AuditEntry(
+            name="anytime-lazy-ucb.no-forgetting", algorithm="anytime-lazy-ucb",
+            variant="forgetting not done",
+            description="Anytime-Lazy-UCB with forget=False: each fill releases the sum of ALL the arm's observations "
+                        "so far with fresh Lap(1/ε), so the 2nd observation enters the releases of arrays 1, 2 and 3.",
+            target=functools.partial(Releases, lazy_array_releases, eps, (("forget", False),)), pairs=(stream_pair,),
+            observable="white-box", observable_description="the released noisy (cumulative) sums at fills 0-3",
+            claims=(Claim("paper", epsilon=eps, expect="violation", source="Hu, Huang, Mehta, Thm 2"),
+                    Claim("corrected", epsilon=3 * eps,
+                          source="three Lap(1/ε) releases of sensitivity 1 contain the changed observation")),
+            samples=200_000, quick=False, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 1: Lap(1/ε) on each array sum, forgotten once released"),
+        AuditEntry(
+            name="anytime-lazy-ucb.decisions", algorithm="anytime-lazy-ucb",
+            description="Anytime-Lazy-UCB decisions: arm 1's init noise alone decides whether it is re-pulled early.",
+            target=functools.partial(Observe, lazy, lazy_t, "actions", tuple(range(2, 8))),
+            pairs=(NeighbourPair("one-user", RewardTable(lazy_tab), RewardTable(lazy_tab1),
+                                 "K=2, T=60, arm 2 always 1, arm 1 always 0 except round 1 (its init pull): 0 vs 1"),),
+            observable="black-box", observable_description="the arms pulled in rounds 3-8",
+            claims=lazy_claims(functools.partial(lazy.privacy, lazy_t)), samples=400_000, quick=False, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 1 (Anytime-Lazy-UCB), Theorem 2"),
+        AuditEntry(
+            name="hybrid-ucb.releases", algorithm="hybrid-ucb",
+            description="Hybrid-UCB (Hu, Huang, Mehta, Alg. 4) with the paper's node noise Lap(r/(0.5ε)): a leaf of tree r "
+                        "lies in r+1 released nodes, so the tree costs 0.5ε(r+1)/r, not 0.5ε.",
+            target=functools.partial(Releases, hybrid_arm_releases, eps, (("node_scale", "paper"),), (0, 1, 2, 3)),
+            pairs=(NeighbourPair("one-user", hyb_stream0, hyb_stream1,
+                                 "K=1 arm's observations all 0 vs the 2nd one 1 (leaf 1 of tree 1, array 1)"),),
+            observable="white-box", observable_description="released totals R_1..R_4 after each pull",
+            claims=lazy_claims(functools.partial(hybrid.privacy, 1 << 10), paper_expect="violation", paper_label="paper-proof"),
+            samples=800_000, quick=True, quick_samples=400_000, audit_options={"score": hybrid_conjunction_score},
+            regret=RegretRun("hybrid-ucb", horizon=5_000, runs=10, params=regret), source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 4 (Hybrid-UCB), Theorem 5 / App. E.3.1"),
+        AuditEntry(
+            name="hybrid-ucb.fixed", algorithm="hybrid-ucb",
+            description="Hybrid-UCB with the corrected node noise Lap((r+1)/(0.5ε)) (each leaf of tree r lies in r+1 released nodes).",
+            target=functools.partial(Releases, hybrid_arm_releases, eps, (("node_scale", "fixed"),), (0, 1, 2, 3)),
+            pairs=(NeighbourPair("one-user", hyb_stream0, hyb_stream1,
+                                 "K=1 arm's observations all 0 vs the 2nd one 1 (leaf 1 of tree 1, array 1)"),),
+            observable="white-box", observable_description="released totals R_1..R_4 after each pull",
+            claims=lazy_claims(functools.partial(hybrid_fixed.privacy, 1 << 10)), samples=800_000, quick=False,
+            audit_options={"score": hybrid_conjunction_score}, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 4 (Hybrid-UCB), Theorem 5 / App. E.3.1"),
+        AuditEntry(
+            name="ftnl.rnm", algorithm="ftnl",
+            description="FTNL (Hu, Huang, Mehta, Alg. 2-3): Report Noisy Max with Lap(1/ε) on per-action epoch sums. Under "
+                        "the paper's neighbouring one sum rises while another falls, so RNM is only 2ε-DP.",
+            target=functools.partial(Observe, paper_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
+            observable="black-box", observable_description="the action played in epoch 3 (round 8)",
+            claims=lazy_claims(functools.partial(paper_ftnl.privacy, ftnl_t, n_arms=2), paper_expect="violation"),
+            samples=200_000, quick=True, quick_samples=20_000,
+            regret=RegretRun("ftnl", horizon=20_000, runs=20, params=regret), source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithms 2-3 (FTNL), Theorem 6"),
+        AuditEntry(
+            name="ftnl.fixed", algorithm="ftnl",
+            description="FTNL with RNM noise Lap(2/ε), ε-DP under the paper's neighbouring (RNM over sums that may move in opposite directions).",
+            target=functools.partial(Observe, fixed_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
+            observable="black-box", observable_description="the action played in epoch 3 (round 8)",
+            claims=lazy_claims(functools.partial(fixed_ftnl.privacy, ftnl_t, n_arms=2)), samples=200_000, quick=True, quick_samples=20_000,
+            source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithms 2-3 (FTNL), Theorem 6"),
+        AuditEntry(
+            name="ftnl.naive", algorithm="ftnl",
+            description="The paper's naive FTNL (§5 intro): Lap(K/ε) on every per-action epoch sum, ε by basic composition.",
+            target=functools.partial(Observe, naive_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
+            observable="black-box", observable_description="the action played in epoch 3 (round 8)",
+            claims=lazy_claims(functools.partial(naive_ftnl.privacy, ftnl_t, n_arms=2)), samples=200_000, quick=False,
+            source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithms 2-3 (FTNL), Theorem 6"),
+    ]
+
+
+def hybrid_conjunction_score(out: np.ndarray) -> np.ndarray:
+    """min(R_2 - R_1, R_3 - R_1, R_4 - R_1 - 5): {score > 1} is the event
+    {R_2 - R_1 > 1, R_3 - R_1 > 1, R_4 - R_1 > 6}, where all three noises covering the 2nd
+    observation (leaf, root, array 1) are in their tails at once."""
+    d = out[:, 1:4] - out[:, :1]
+    return np.minimum(np.minimum(d[:, 0], d[:, 1]), d[:, 2] - 5.0)
+
+
+PROTOCOL_THEOREMS = {"dist-dp": "Theorem 1", "dist-rdp": "Theorem 2", "dist-cdp": "Theorem 4", "local": "Theorem 6"}
+"""The privacy theorem of Chowdhury & Zhou (ICLR 2023) for each protocol audited through its aggregate."""
+
+SECAGG_N = 16
+SECAGG_P = 0.01
+SECAGG_BUGS = {"noise_ignores_precision": (16, 1.0), "shared_user_noise": (16, 1.0), "encoding_off_by_one": (4, 0.99)}
+"""(users per release, changed reward) for each bug. Off-by-one (ceil(xg) + Bernoulli(frac)) reaches g + 1
+only for a fractional x g: x = 0.99 encodes to g + 1 with probability 0.98, so the sensitivity is g + 1
+and the loss eps (g+1)/g, largest for a small n (g = 2)."""
+
+
+def _secagg_pair(n: int = SECAGG_N, reward: float = 1.0) -> NeighbourPair:
+    x0 = np.zeros(n)
+    x1 = x0.copy()
+    x1[0] = reward
+    return NeighbourPair("one-user", x0, x1, f"one release of n={n} users: rewards all 0 vs user 1's reward {reward:g}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerView:
+    """target(data, rng, size): the SecAgg output ŷ (server's view) of `protocol` on the users' rewards `data`,
+    run user by user (`protocol.run`) so per-user bugs act as they would."""
+
+    protocol: PolyaSecAgg
+
+    def __call__(self, data, rng: np.random.Generator, size: int) -> np.ndarray:
+        return self.protocol.run(rng, np.broadcast_to(np.asarray(data, dtype=float), (size, np.size(data)))).aggregate
+
+
+@dataclasses.dataclass(frozen=True)
+class UserMessage:
+    """target(data, rng, size): user 1's message y_1 = (x̂_1 + η_1) mod m in `protocol` (the local model's view)."""
+
+    protocol: LocalSecAgg
+
+    def __call__(self, data, rng: np.random.Generator, size: int) -> np.ndarray:
+        x = np.broadcast_to(np.asarray(data, dtype=float), (size, np.size(data)))
+        return self.protocol.run(rng, x).messages[:, 0]
+
+
+@dataclasses.dataclass(frozen=True)
+class ShuffleDecoded:
+    """target(data, rng, size): the analyzer's decoded sum ŷ = decode(C) (mod m) of one Shuffle-SE release of
+    `users` users, read from the server's count C at flattened `column` of the aggregates (-1: not released)."""
+
+    algorithm: BatchSE
+    horizon: int
+    column: int
+    users: int
+
+    def __call__(self, data, rng: np.random.Generator, size: int) -> np.ndarray:
+        ones = Observe(self.algorithm, self.horizon, "aggregates", (self.column,), -1.0)(data, rng, size)
+        decoded = self.algorithm.secagg(self.users, self.horizon).decode(np.maximum(ones, 0).astype(np.int64), self.users)
+        return np.where(ones < 0, -1, decoded)
+
+
+def seed004_entries() -> list[AuditEntry]:
+    """Chowdhury & Zhou (ICLR 2023): the server's view of each protocol's release, decisions, and the known bugs of the public code."""
+    eps = 1.0
+    horizon = 40  # base 4: batch 1 gives each arm 4 users (rounds 0-7), batch 2 gives 16 (rounds 8-39)
+    tab0 = np.zeros((horizon, 2))
+    tab1 = tab0.copy()
+    tab1[8, 0] = 1.0
+    batch_pair = NeighbourPair("one-user", RewardTable(tab0), RewardTable(tab1),
+                               "K=2, base 4: all rewards 0 vs arm 1's first batch-2 user (round 9) 1")
+    out = []
+    regret = {"epsilon": eps, "instance": "easy", "base": 4, "p": 0.1}
+    # CDP-SE's server is trusted: its SecAgg output is the exact sum and only the analyzer's noisy z is
+    # released, so CDP-SE is audited through its decisions below
+    for protocol in ("dist-dp", "dist-rdp", "dist-cdp", "local"):
+        algo = BatchSE(protocol, eps, base=4, path="users")
+        name = algo.name
+        out.append(AuditEntry(
+            name=f"{name}.aggregate", algorithm=name,
+            description=f"{name} (Chowdhury & Zhou 2023, Alg. 1): the release of one (batch, arm) as the server sees it.",
+            target=functools.partial(Observe, algo, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
+            observable="white-box",
+            observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
+            claims=lazy_claims(functools.partial(algo.privacy, horizon)), samples=400_000,
+            quick=protocol == "dist-dp", quick_samples=50_000,
+            regret=RegretRun(name, horizon=20_000, runs=20, params=regret) if protocol == "dist-dp" else None,
+            source=f"Chowdhury & Zhou (ICLR 2023), Algorithm 1, {PROTOCOL_THEOREMS[protocol]}"))
+    decisions_pair = NeighbourPair("one-user", RewardTable(np.vstack([tab0, np.zeros((16, 2))])),
+                                   RewardTable(np.vstack([tab1, np.zeros((16, 2))])),
+                                   "K=2, base 4: all rewards 0 vs arm 1's first batch-2 user (round 9) 1")
+    for protocol in ("dist-dp", "central"):
+        algo = BatchSE(protocol, eps, base=4, path="users")
+        out.append(AuditEntry(
+            name=f"{algo.name}.decisions", algorithm=algo.name,
+            description=f"{algo.name} eliminations: pull counts after batch 2 (a post-processing of the released sums).",
+            target=functools.partial(Observe, algo, horizon + 16, "pulls"), pairs=(decisions_pair,),
+            observable="black-box", observable_description="pull counts of both arms at T=56",
+            claims=lazy_claims(functools.partial(algo.privacy, horizon)), samples=200_000, quick=False,
+            source="Chowdhury & Zhou (ICLR 2023), Algorithm 1: eliminations post-process the released sums"))
+    inverted = BatchSE("dist-dp", eps, base=4, path="users", polya="inverted")
+    out.append(AuditEntry(
+        name="dist-dp-se.inverted-polya", algorithm="dist-dp-se", variant="inverted Pólya parameter (public code, B1)",
+        description="Dist-DP-SE as in Chowdhury & Zhou's (ICLR 2023) public code: per-user Pólya(1/n, 1-θ) shares instead of Pólya(1/n, θ).",
+        target=functools.partial(Observe, inverted, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
+        observable="white-box",
+        observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
+        claims=lazy_claims(functools.partial(inverted.privacy, horizon), paper_expect="violation"), samples=100_000,
+        quick=True, quick_samples=20_000, source="the public code of Chowdhury & Zhou (ICLR 2023): Pólya(1/n, 1-θ) shares"))
+    shuffled = BatchSE("shuffle", eps, base=4)
+    out.append(AuditEntry(
+        name="shuffle-se.server-count", algorithm="shuffle-se",
+        description="Shuffle-SE (Chowdhury & Zhou 2023, Thm 3, P_Shuffle via mechanisms.ShuffleSum): the server's whole view of "
+                    "one (batch, arm) release, the count of ones among the shuffled unary randomized-response bits. "
+                    "The count is sum_i y_i over the integers, so it shows which users' noise wrapped around mod m, "
+                    "which the modular sum of Thm 3's proof hides. The bit encoding is dpaudit's (the paper cites "
+                    "Cheu & Yan without giving one): a violation contradicts Thm 3 for this instantiation.",
+        target=functools.partial(Observe, shuffled, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
+        observable="white-box",
+        observable_description="arm 1's batch-2 count of ones C (16 users; -1 if arm 1 was already eliminated)",
+        claims=lazy_claims(functools.partial(shuffled.privacy, horizon), paper_expect="violation"), samples=200_000,
+        quick=False, regret=RegretRun("shuffle-se", horizon=20_000, runs=20, params=regret),
+        source="Chowdhury & Zhou (ICLR 2023), Theorem 3 (P_Shuffle); mechanisms/shuffle_sum.py"))
+    out.append(AuditEntry(
+        name="shuffle-se.analyzer", algorithm="shuffle-se",
+        description="Shuffle-SE: the analyzer's decoded modular sum ŷ = round((C - k d f)/(1 - 2f)) mod m of the "
+                    "same release, what Thm 3's proof simulates (Pólya total noise at ε' = ε/2).",
+        target=functools.partial(ShuffleDecoded, shuffled, horizon, 2, 16), pairs=(batch_pair,),
+        observable="white-box", observable_description="arm 1's batch-2 decoded sum ŷ in Z_m (-1 if not released)",
+        claims=(Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 3 (P_Shuffle)"),), samples=200_000, quick=False,
+        source="Chowdhury & Zhou (ICLR 2023), Theorem 3 (P_Shuffle); mechanisms/shuffle_sum.py"))
+    local = LocalSecAgg(eps, SECAGG_N, SECAGG_P)
+    out.append(AuditEntry(
+        name="ldp-se.message", algorithm="ldp-se",
+        description=f"LDP-SE's local randomizer (Chowdhury & Zhou 2023, App. H.2, Thm 6): each user adds DLap(g/ε), n={SECAGG_N}.",
+        target=functools.partial(UserMessage, local), pairs=(_secagg_pair(),), observable="white-box",
+        observable_description="user 1's message y_1 in Z_m (what an untrusted server sees in the local model)",
+        claims=(Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 6: ε-LDP"),
+                Claim("accounted", event=local.event, accountant="best", source="LocalSecAgg.event()")),
+        samples=400_000, quick=False, source="Chowdhury & Zhou (ICLR 2023), App. H.2, Theorem 6"))
+    correct = PolyaSecAgg(eps, SECAGG_N, SECAGG_P)
+    out.append(AuditEntry(
+        name="dist-dp-se.secagg", algorithm="dist-dp-se",
+        description=f"Pólya shares + secure aggregation (Chowdhury & Zhou 2023, Thm 1), user by user, n={SECAGG_N}.",
+        target=functools.partial(ServerView, correct), pairs=(_secagg_pair(),), observable="white-box",
+        observable_description="the SecAgg output ŷ of one release",
+        claims=(Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 1"),
+                Claim("accounted", event=correct.event, accountant="best", source="PolyaSecAgg.event()")),
+        samples=400_000, quick=False, source="Chowdhury & Zhou (ICLR 2023), Theorem 1"))
+    for bug, (n, reward) in SECAGG_BUGS.items():
+        proto = PolyaSecAgg(eps, n, SECAGG_P, bug=bug)
+        out.append(AuditEntry(
+            name=f"dist-dp-se.secagg-{bug.replace('_', '-')}", algorithm="dist-dp-se",
+            variant=f"{BUGS[bug][:2]}: {bug.replace('_', ' ')}",
+            description=f"Pólya secure aggregation with bug {BUGS[bug]}",
+            target=functools.partial(ServerView, proto), pairs=(_secagg_pair(n, reward),), observable="white-box",
+            observable_description="the SecAgg output ŷ of one release",
+            claims=(Claim("paper", epsilon=eps, expect="violation", source="Chowdhury & Zhou 2023, Thm 1"),),
+            samples=400_000, quick=bug == "shared_user_noise", quick_samples=20_000, source="bugs of the public code of Chowdhury & Zhou (ICLR 2023) (mechanisms.secagg.BUGS)"))
+    return out
+
+
+ENTRIES = dpse_entries() + seed001_entries() + seed004_entries()
+for _entry in ENTRIES:
+    AUDITS.register(_entry.name, _entry)
