@@ -142,6 +142,9 @@ class UserAuditEntry:
             "pairs": [{"relation": self.relation, "description": "d0 vs d1 as declared"}],
             "audits": [], "claims": [], "regret": None, "error": None,
         }
+        from dpaudit.audit import describe_target
+
+        record["target"] = describe_target(self.target)
         try:
             record["claims"] = [self._judge(n, confidence, base, executor, record["audits"])]
         except Exception as exc:  # recorded in the report (ok = False) so the rest of the suite still runs
@@ -194,10 +197,10 @@ def epsilon_upper(result: Any) -> float:
     return float(epsilon_from_rates(p0, p1, result.claim_delta))
 
 
-def _target_of(obj: Any, name: str, observable: str | None, horizon: int | None) -> Callable[..., Any]:
+def _target_of(obj: Any, name: str, observable: str | None, target_args: dict[str, Any]) -> Callable[..., Any]:
     """`obj` as `target(data, rng, size)`: a function or callable object as it is; an algorithm object
-    (one with a `target(horizon=..., observable=...)` audit hook, as `dpaudit.algorithms` classes
-    have) through its hook; a class is instantiated with no arguments first."""
+    (`dpaudit.algorithms.interface.PrivateAlgorithm`: one with a `target(...)` audit hook) through
+    `obj.target(observable=..., **target_args)`; a class is instantiated with no arguments first."""
     if inspect.isclass(obj):
         try:
             obj = obj()
@@ -206,30 +209,35 @@ def _target_of(obj: Any, name: str, observable: str | None, horizon: int | None)
                                     f"arguments ({exc}); register an instance instead") from None
     hook = getattr(obj, "target", None)
     if callable(hook) and not inspect.isfunction(obj):
-        kwargs: dict[str, Any] = {}
-        if observable is not None:
-            kwargs["observable"] = observable
-        if horizon is not None:
-            kwargs["horizon"] = horizon
-        return hook(**kwargs)
+        kwargs = dict(target_args, **({"observable": observable} if observable is not None else {}))
+        try:
+            target = hook(**kwargs)
+        except TypeError as exc:
+            raise RegistrationError(f"entry {name!r}: {type(obj).__name__}.target({', '.join(kwargs)}) "
+                                    f"failed: {exc}") from None
+        if not callable(target):
+            raise RegistrationError(f"entry {name!r}: {type(obj).__name__}.target() must return "
+                                    f"target(data, rng, size), got {target!r}")
+        return target
     if not callable(obj):
         raise RegistrationError(f"entry {name!r}: target must be callable as target(data, rng, size) or an "
                                 f"algorithm object with a target() hook, got {obj!r}")
-    if observable is not None or horizon is not None:
-        raise RegistrationError(f"entry {name!r}: observable and horizon apply to algorithm objects only")
+    if observable is not None or target_args:
+        raise RegistrationError(f"entry {name!r}: observable and target_args apply to algorithm objects only")
     return obj
 
 
 def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None = None, claim_delta: float = 0.0,
                    claim: Any = None, claim_accountant: str = "best", samples: int = 20_000,
                    expect: str = "consistent", algorithm: str | None = None, description: str = "",
-                   observable: str | None = None, horizon: int | None = None, relation: str = "one-user",
+                   observable: str | None = None, target_args: dict[str, Any] | None = None,
+                   relation: str = "one-user",
                    source: str = "", **audit_options: Any) -> Callable[[Any], Any]:
     """Decorator registering an audit of the decorated target in `dpaudit.registry.AUDITS`.
 
     The target is `target(data, rng, size)` returning `size` runs on `data` (a function or callable
-    object), or an algorithm object whose `target(horizon=, observable=)` hook gives one (pass
-    `observable`, `horizon`). The claim is `claim_epsilon` at `claim_delta`, or a
+    object), or an algorithm object (`dpaudit.algorithms.interface.PrivateAlgorithm`) whose hook
+    `target(observable=observable, **target_args)` gives one (e.g. `target_args={"horizon": 50}`). The claim is `claim_epsilon` at `claim_delta`, or a
     `dp_accounting.DpEvent` `claim` whose epsilon at `claim_delta` under `claim_accountant` is the
     claim (exactly one of the two). `samples` runs per input; `expect="violation"` declares a
     known-broken twin the audit must catch. Other keywords go to `dpaudit.audit.audit` (e.g. `score`).
@@ -274,7 +282,7 @@ def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None =
     def decorate(obj: Any) -> Any:
         from dpaudit.registry import AUDITS
 
-        target = _target_of(obj, name, observable, horizon)
+        target = _target_of(obj, name, observable, dict(target_args or {}))
         entry = UserAuditEntry(
             name=name, target=target, d0=d0, d1=d1, claim=user_claim, samples=n,
             algorithm=algorithm or module or "user", description=description,

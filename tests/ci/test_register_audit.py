@@ -73,9 +73,9 @@ class _Algorithm:
 
 def test_algorithm_object_through_its_hook(registry):
     dpaudit.register_audit(name="t.algo", claim_epsilon=1.0, d0=D0, d1=D1, samples=1000, observable="actions",
-                           horizon=2)(_Algorithm())
+                           target_args={"horizon": 2})(_Algorithm())
     dpaudit.register_audit(name="t.algo-class", claim_epsilon=1.0, d0=D0, d1=D1, samples=1000, observable="actions",
-                           horizon=2)(_Algorithm)
+                           target_args={"horizon": 2})(_Algorithm)
     for name in ("t.algo", "t.algo-class"):
         entry = registry.get(name)
         assert entry.observable == "actions"
@@ -96,6 +96,7 @@ def test_algorithm_object_through_its_hook(registry):
     (dict(claim_epsilon=1.0, samples=5), laplace(1.0), "samples"),
     (dict(claim_epsilon=1.0, expect="maybe"), laplace(1.0), "expect"),
     (dict(claim_epsilon=1.0, observable="actions"), laplace(1.0), "algorithm objects only"),
+    (dict(claim_epsilon=1.0, target_args={"dimension": 3}), _Algorithm(), "_Algorithm.target(dimension) failed"),
 ])
 def test_bad_arguments_name_the_entry(registry, kwargs, target, message):
     with pytest.raises(ValueError, match="entry 't.bad'") as err:
@@ -126,3 +127,21 @@ def test_import_dpaudit_stays_cheap():
     code = "import sys, dpaudit; assert 'numpy' not in sys.modules; dpaudit.register_audit; print('ok')"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.stdout.strip() == "ok", res.stderr
+
+
+def test_a_catalog_algorithm_through_the_interface(registry):
+    # a dpaudit.algorithms.interface.PrivateAlgorithm (DP-SE), its actions audited against its own pure claim
+    from dpaudit.algorithms.interface import PrivateAlgorithm
+    from dpaudit.algorithms.mab.environment import RewardTable
+    from dpaudit.algorithms.mab.elimination import DPSE
+
+    algorithm = DPSE(1.0)
+    assert isinstance(algorithm, PrivateAlgorithm)
+    rewards = np.zeros((8, 2))
+    d1 = rewards.copy()
+    d1[0, 0] = 1.0
+    dpaudit.register_audit(name="t.dpse", claim_epsilon=1.0, d0=RewardTable(rewards), d1=RewardTable(d1),
+                           samples=200, observable="actions")(algorithm)
+    rec = registry.get("t.dpse").run(samples=200)
+    assert rec["error"] is None, rec.get("traceback")
+    assert rec["target"].startswith("dpaudit.algorithms")
