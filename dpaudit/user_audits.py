@@ -134,17 +134,17 @@ class UserAuditEntry:
         n = check_int_at_least(self.samples if samples is None else samples, MIN_SAMPLES, "samples")
         start = time.perf_counter()
         base = entry_seed(seed, self.name)
+        from dpaudit.audit import describe_target
+
+        target = describe_target(self.target)
         record: dict[str, Any] = {
             "name": self.name, "algorithm": self.algorithm, "variant": self.variant,
-            "description": self.description or f"{self.module}.{getattr(self.target, '__qualname__', self.name)}",
+            "description": self.description or target, "target": target,
             "observable": self.observable, "observable_description": self.observable, "expect": self.expect,
             "source": self.source or self.file, "seed": base, "origin": "user", "module": self.module,
             "pairs": [{"relation": self.relation, "description": "d0 vs d1 as declared"}],
             "audits": [], "claims": [], "regret": None, "error": None,
         }
-        from dpaudit.audit import describe_target
-
-        record["target"] = describe_target(self.target)
         try:
             record["claims"] = [self._judge(n, confidence, base, executor, record["audits"])]
         except Exception as exc:  # recorded in the report (ok = False) so the rest of the suite still runs
