@@ -128,6 +128,7 @@ def _probe_scheduler(address: str) -> None:
 
 def _run_suite(args: argparse.Namespace, entries: list, quick: bool, confidence: float, executor: Any) -> int:
     from dpaudit.report import build_report, write_report
+    from dpaudit.report.model import one_run_note
 
     calls = sum(e.audit_calls() for e in entries)
     per_call = 1.0 - (1.0 - confidence) / calls
@@ -154,14 +155,16 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, confidence:
             "entries": [{"name": r["name"], "algorithm": r["algorithm"], "expect": r["expect"], "ok": r["ok"],
                          "error": r["error"],
                          "claims": [{k: c[k] for k in ("label", "epsilon", "delta", "accountant", "epsilon_lower",
-                                                       "verdict", "expect", "ok")} for c in r["claims"]]}
+                                                       "verdict", "expect", "ok", "mode", "num_canaries", "guesses",
+                                                       "correct") if k in c} for c in r["claims"]]}
                         for r in records],
         }, indent=1, default=str))
     else:
         for r in records:
             for c in r["claims"]:
                 print(f"{r['name']:<34} {c['label']:<10} claim ε={c['epsilon']:<8.4g} δ={c['delta']:<8.2g} "
-                      f"ε_lower={c['epsilon_lower']:<8.4g} {c['verdict']:<10} {'ok' if c['ok'] else 'UNEXPECTED'}")
+                      f"ε_lower={c['epsilon_lower']:<8.4g} {c['verdict']:<10} {'ok' if c['ok'] else 'UNEXPECTED'}"
+                      f"{one_run_note(c)}")
             if r["error"]:
                 print(f"{r['name']:<34} ERROR {r['error']}")
         print(f"gate: {'PASS' if summ['ok'] else 'FAIL'}; report: {paths['html']}")
