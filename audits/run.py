@@ -192,7 +192,9 @@ def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = Fa
             run_one_run_entry(entry, record, confidence=confidence, base_seed=base, regret=regret)
             return _finish(record, start)
         target = entry.target()
-        record["target"] = _describe(target)
+        from dpaudit.audit import describe_target  # module.qualname, no memory addresses
+
+        record["target"] = describe_target(target)
         record["audit_options"] = {k: _describe(v) for k, v in entry.audit_options.items()}
         deltas = _deltas(entry)
         for i in range(len(entry.pairs)):
