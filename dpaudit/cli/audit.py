@@ -182,6 +182,7 @@ def _probe_scheduler(address: str) -> None:
 def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: Any, *, catalog: str,
                config: str | None, baseline: dict[str, Any] | None, junit: pathlib.Path | None) -> int:
     from dpaudit.report import build_report, write_report
+    from dpaudit.report.model import one_run_note
 
     confidence = args.confidence
     calls = sum(e.audit_calls() for e in entries)
@@ -220,14 +221,16 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
             "entries": [{"name": r["name"], "algorithm": r["algorithm"], "expect": r["expect"], "ok": r["ok"],
                          "error": r["error"],
                          "claims": [{k: c[k] for k in ("label", "epsilon", "delta", "accountant", "epsilon_lower",
-                                                       "verdict", "expect", "ok")} for c in r["claims"]]}
+                                                       "verdict", "expect", "ok", "mode", "num_canaries", "guesses",
+                                                       "correct") if k in c} for c in r["claims"]]}
                         for r in records],
         }, indent=1, default=str))
     else:
         for r in records:
             for c in r["claims"]:
                 print(f"{r['name']:<34} {c['label']:<10} claim ε={c['epsilon']:<8.4g} δ={c['delta']:<8.2g} "
-                      f"ε_lower={c['epsilon_lower']:<8.4g} {c['verdict']:<10} {'ok' if c['ok'] else 'UNEXPECTED'}")
+                      f"ε_lower={c['epsilon_lower']:<8.4g} {c['verdict']:<10} {'ok' if c['ok'] else 'UNEXPECTED'}"
+                      f"{one_run_note(c)}")
             if r["error"]:
                 print(f"{r['name']:<34} ERROR {r['error']}")
         if baseline is not None:
