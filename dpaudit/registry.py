@@ -59,6 +59,10 @@ class Registry(Generic[T]):
         self._entries[name] = entry
         return entry
 
+    def remove(self, name: str) -> None:
+        """Forget `name` (no error if it is unknown); used when a user's audit module is imported afresh."""
+        self._entries.pop(name, None)
+
     def get(self, name: str) -> T:
         try:
             return self._entries[name]
