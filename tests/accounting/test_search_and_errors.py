@@ -70,3 +70,29 @@ def test_backend_cache_keys_are_typed():
     backend.reason(leaf_key(one), one)
     backend.reason(leaf_key(true), true)
     assert backend._reason.cache_info().currsize == 2
+
+
+@settings(deadline=None)
+@given(st.integers(1, 5000), st.integers(0, 6000))
+def test_largest_accepted_count_is_exact_and_evaluated(max_count, answer):
+    from dpaudit.accounting.search import largest_accepted_count
+
+    seen = {}
+
+    def accept(k):
+        assert 1 <= k <= max_count
+        seen[k] = k <= answer
+        return seen[k]
+
+    k = largest_accepted_count(accept, max_count)
+    assert k == min(answer, max_count)
+    assert k == 0 or seen[k]  # the count returned was evaluated and accepted
+    assert max(seen) <= max(2 * k, 2) or max(seen) == max_count  # no count far past the answer
+
+
+@given(st.integers(-50, 50), st.integers(-1, 60), st.integers(-60, 120))
+def test_smallest_accepted_int(lo, width, threshold):
+    from dpaudit.accounting.search import smallest_accepted_int
+
+    hi = lo + width
+    assert smallest_accepted_int(lambda y: y >= threshold, lo, hi) == min(max(lo, threshold), hi + 1)
