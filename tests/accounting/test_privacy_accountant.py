@@ -27,7 +27,9 @@ def gaussian_delta(mu: float, eps: float) -> float:
 
 def laplace_delta(eps0: float, eps: float) -> float:
     """Exact delta(eps) of one Laplace release of pure epsilon eps0: 1 - exp((eps - eps0)/2) for
-    eps < eps0 (Balle, Barthe, Gaboardi, "Privacy amplification by subsampling", NeurIPS 2018, §3)."""
+    eps < eps0, the hockey-stick divergence of two Laplace laws one sensitivity apart (the Laplace
+    privacy profile of Balle, Barthe, Gaboardi, "Privacy profiles and amplification by
+    subsampling", J. Privacy and Confidentiality 2020)."""
     return max(0.0, -math.expm1((eps - eps0) / 2))
 
 
