@@ -64,10 +64,11 @@ def test_dp_se_easy_eps1_matches_the_authors_code():
     """The authors' code on its instances 0-3 (T = 10^6, eps = 1) gives DP-SE 2715 +- 241 (mean +- s.e.);
     `dpaudit regret dp-se --instance easy` on the same 4 instances must agree. Fixed seed 0 (deterministic);
     tolerance 3 standard errors of the difference (sqrt(241^2 + 250^2) ~ 350, our s.e. on 4 runs ~ 250):
-    false-failure rate < 0.3% across seeds under the normal approximation. Before, Bernoulli rewards on other
-    random instances gave ~10500, far outside (the twin below)."""
+    false-failure rate < 0.3% across seeds under the normal approximation. Twin: the old default confidence
+    beta = 1/T (no longer implied by --instance easy) gives ~6800 on the same instances, far outside. (The reward
+    law alone moves little: Bernoulli rewards give ~2400 here; the old 4601/10497 came from other instances.)"""
     entry = ALGORITHMS.get("dp-se")
     ours = entry.simulate(horizon=10**6, runs=4, seed=0, instance="easy", epsilon=1.0).final_mean
     assert abs(ours - 2715) < 3 * 350
-    bernoulli = entry.simulate(horizon=10**6, runs=4, seed=0, instance="easy", epsilon=1.0, rewards="bernoulli")
-    assert abs(bernoulli.final_mean - 2715) > 3 * 350
+    old_beta = entry.simulate(horizon=10**6, runs=4, seed=0, instance="easy", epsilon=1.0, beta=None)
+    assert abs(old_beta.final_mean - 2715) > 3 * 350
