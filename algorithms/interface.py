@@ -16,6 +16,10 @@ An algorithm is an object with
 `PrivateAlgorithm` states this as a `typing.Protocol`; `isinstance(obj, PrivateAlgorithm)` checks that
 the four members exist. Implement it for your own algorithm to audit it with the catalog's building
 blocks (`dpaudit.audits.build.Observe`, `lazy_claims`) and to account it with `dpaudit.accounting`.
+To give it `dpaudit budget`, `calibrate` and `tradeoff`, register a `dpaudit.registry.AlgorithmEntry`
+whose `privacy(horizon=T, **params)` returns this `privacy(...)` and whose `tuned` names its epsilon
+input (the parameter calibrate searches); the trust model, the neighbouring relation and the reason the
+corrected guarantee differs from the claim (`Privacy.note`, `Guarantee.source`) come from the `Privacy`.
 """
 
 from __future__ import annotations

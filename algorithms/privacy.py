@@ -178,6 +178,7 @@ class Privacy:
             "relation": self.relation,
             "relation_text": RELATIONS[self.relation],
             "trust_model": self.trust_model,
+            "trust_model_text": TRUST_MODELS[self.trust_model],
             "event": ev(self.event),
             "claim": self.claim.to_json(),
             "corrected": None if self.corrected is None else self.corrected.to_json(),

@@ -13,7 +13,8 @@ import importlib
 from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair
 from dpaudit.registry import AUDITS
 
-CATALOG_MODULES = ("mab.entries", "conse.entries", "linear.entries", "glm.entries")
+CATALOG_MODULES = ("mab.entries", "conse.entries", "linear.entries", "glm.entries", "mab.one_run_entries",
+                   "linear.one_run_entries")
 
 
 def _failing_target(module: str, error: str):

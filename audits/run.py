@@ -186,8 +186,15 @@ def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = Fa
         "error": None,
     }
     try:
+        if getattr(entry, "mode", None) == "one-run":  # audited in one run with canaries (audits/one_run.py)
+            from dpaudit.audits.one_run import run_one_run_entry
+
+            run_one_run_entry(entry, record, confidence=confidence, base_seed=base, regret=regret)
+            return _finish(record, start)
         target = entry.target()
-        record["target"] = _describe(target)
+        from dpaudit.audit import describe_target  # module.qualname, no memory addresses
+
+        record["target"] = describe_target(target)
         record["audit_options"] = {k: _describe(v) for k, v in entry.audit_options.items()}
         deltas = _deltas(entry)
         for i in range(len(entry.pairs)):
@@ -206,6 +213,10 @@ def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = Fa
     except Exception as exc:  # recorded in the report (ok = False) so the rest of the suite still runs
         record["error"] = f"{type(exc).__name__}: {exc}"
         record["traceback"] = traceback.format_exc(limit=6)
+    return _finish(record, start)
+
+
+def _finish(record: dict[str, Any], start: float) -> dict[str, Any]:
     record["ok"] = record["error"] is None and all(c["ok"] for c in record["claims"])
     record["seconds"] = round(time.perf_counter() - start, 3)
     return record

@@ -13,7 +13,11 @@
 2. Tightness at 95% confidence: epsilon_lower / epsilon_true at 10^5 and 10^6 runs per side for
    Laplace, randomized response and discrete Laplace at epsilon = 1 (mean over 3 seeds), and
    mu_lower / mu for a Gaussian mechanism (mu = 1) at 10^6.
-3. Coverage (with --coverage N): N audits per mechanism (Laplace, randomized response, discrete
+3. Clopper-Pearson bounds at large n (with --bounds): cp_lower(k, n, 0.0125) / (k/n) for k = 1000
+   at n = 1e6 ... 1e10 (statsmodels' proportion_confint(method="beta"), i.e. scipy's betaincinv,
+   for comparison: above 1 is a "lower" bound above the observed rate), and the time to bound all
+   k = 0..n-1 step 7 at n = 1e6 and 1e5 counts at n = 2e8 (where the bisection fallback runs).
+4. Coverage (with --coverage N): N audits per mechanism (Laplace, randomized response, discrete
    Laplace at epsilon = 1, and the Gaussian with mu = 1 against its exact (1, delta(1))) at 2000 and
    20000 runs per side; how many gave epsilon_lower > the true epsilon (nominal: at most 5%).
 """
@@ -127,6 +131,26 @@ def coverage(audits: int) -> list[dict]:
     return rows
 
 
+def bounds() -> dict:
+    from statsmodels.stats.proportion import proportion_confint
+
+    from dpaudit.audit.bounds import cp_lower, cp_upper
+
+    ratios = []
+    for n in (10**6, 10**8, 1.3e8, 2e8, 10**9, 10**10):
+        low, _ = proportion_confint(1000, n, alpha=0.025, method="beta")
+        ratios.append({"n": n, "dpaudit": float(cp_lower(1000, n, 0.0125)) * n / 1000,
+                       "statsmodels": float(low) * n / 1000})
+    timings = {}
+    for name, k, n in (("n=1e6, 142858 counts", np.arange(0, 10**6, 7), 10**6),
+                       ("n=2e8, 1e5 counts", np.arange(10**5), 2 * 10**8)):
+        start = time.perf_counter()
+        cp_lower(k, n, 0.0125)
+        cp_upper(k, n, 0.0125)
+        timings[name] = time.perf_counter() - start
+    return {"ratio_to_rate": ratios, "seconds": timings}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10**6, 10**7])
@@ -134,9 +158,12 @@ def main() -> None:
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-tightness", action="store_true")
     parser.add_argument("--coverage", type=int, default=0, metavar="AUDITS")
+    parser.add_argument("--bounds", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     out = {}
+    if args.bounds:
+        out["bounds"] = bounds()
     if not args.skip_speed:
         out["speed"] = speed(args.sizes, args.repeat)
         out["overlap"] = overlap(args.repeat)
@@ -147,6 +174,12 @@ def main() -> None:
     if args.json:
         print(json.dumps(out, indent=2))
         return
+    if "bounds" in out:
+        for r in out["bounds"]["ratio_to_rate"]:
+            print(f"cp_lower(1000, {r['n']:.1e}, 0.0125) / rate: dpaudit {r['dpaudit']:.6f} | "
+                  f"statsmodels {r['statsmodels']:.6f}")
+        for name, sec in out["bounds"]["seconds"].items():
+            print(f"cp_lower + cp_upper, {name}: {sec:.2f}s")
     for r in out.get("speed", []):
         print(f"Laplace, {r['samples_per_side']:.0e} runs/side: draw {r['draw_s']:.3f}s | audit serial "
               f"{r['audit_serial_s']:.3f}s (x{r['ratio_serial']:.2f}) | 1 worker {r['audit_1_worker_s']:.3f}s | "

@@ -33,12 +33,17 @@ class AlgorithmEntry:
 
     `simulate(horizon=T, runs=R, seed=S, **params)` returns a `dpaudit.regret.RegretCurves`.
     `params` names the keyword parameters it accepts beyond horizon, runs and seed.
+    `privacy(horizon=T, **params)`, when given, returns the declared `Privacy` of a run without
+    simulating it (`dpaudit budget`); `tuned` names the parameter `dpaudit calibrate` searches
+    (an epsilon input: the guarantee weakens as it grows).
     """
 
     name: str
     summary: str
     simulate: Callable[..., Any]
     params: tuple[Param, ...] = ()
+    privacy: Callable[..., Any] | None = None
+    tuned: str | None = None
 
 
 class Registry(Generic[T]):
@@ -53,6 +58,10 @@ class Registry(Generic[T]):
             raise ValueError(f"{self._kind} {name!r} is registered twice")
         self._entries[name] = entry
         return entry
+
+    def remove(self, name: str) -> None:
+        """Forget `name` (no error if it is unknown); used when a user's audit module is imported afresh."""
+        self._entries.pop(name, None)
 
     def get(self, name: str) -> T:
         try:

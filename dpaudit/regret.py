@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import tempfile
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -133,22 +132,11 @@ def _jsonable(value: Any) -> Any:
 
 
 def _save(fig, path: str | os.PathLike) -> None:
-    """Write the figure atomically: render to a temporary file beside `path`, then os.replace."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    suffix = os.path.splitext(path)[1] or ".png"
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=suffix)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=fig.dpi, bbox_inches="tight")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual permissions
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """Write the figure atomically (`dpaudit._io.atomic_write`): a reader never sees half a plot."""
+    from dpaudit._io import atomic_write
 
+    fmt = os.path.splitext(os.fspath(path))[1].lstrip(".") or "png"
+    atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=fig.dpi, bbox_inches="tight"))
 
 def plot_curves(
     curves: Sequence[RegretCurves],

@@ -14,6 +14,7 @@ from dpaudit.algorithms.linear.shuffle_linucb import (
 from dpaudit.algorithms.params import optional_float
 from dpaudit.mechanisms.vector_sum import VECTOR_SUM_RANGES
 from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param
+from dpaudit.validation import check_int_at_least, check_positive_int
 
 
 def _linear_params(batch: int) -> tuple[Param, ...]:
@@ -38,7 +39,13 @@ def _linear_entry(cls, summary: str, params: tuple[Param, ...]) -> AlgorithmEntr
     def simulate(horizon, runs, seed, dim=5, arms=100, contexts="fixed", **kw):  # --arms is K, `n_arms` in the API
         return simulate_linear(cls(**kw), horizon, runs, seed, dim=dim, n_arms=arms, contexts=contexts)
 
-    return AlgorithmEntry(cls.name, summary, simulate, params)
+    def privacy(horizon, dim=5, arms=100, contexts="fixed", **kw):
+        """The declared privacy of `horizon` users at dimension `dim` (K and the contexts do not enter it)."""
+        check_int_at_least(arms, 2, "arms")
+        return cls(**kw).privacy(check_positive_int(horizon, "horizon"), dim=check_positive_int(dim, "dim"))
+
+    tuned = "epsilon" if any(p.name == "epsilon" for p in params) else None
+    return AlgorithmEntry(cls.name, summary, simulate, params, privacy, tuned)
 
 
 ALGORITHMS.register("linucb", _linear_entry(

@@ -15,11 +15,12 @@ from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
 from dpaudit.algorithms.mab.outcome import checkpoint_grid
 from dpaudit.algorithms.mab.ucb import UCB1
 from dpaudit.algorithms.params import float_list
+from dpaudit.algorithms.privacy import Privacy
 from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param
 from dpaudit.regret import RegretCurves
 from dpaudit.validation import check_int_at_least
 
-__all__ = ["simulate_regret", "MAB_ENTRIES"]
+__all__ = ["simulate_regret", "declared_privacy", "MAB_ENTRIES"]
 
 
 def _optional_float(text: str) -> float | None:
@@ -94,17 +95,40 @@ def simulate_regret(
     return RegretCurves(name, cp, out.regret(getattr(env, "reward_means", env.means), cp), privacy.to_json(), record)
 
 
+def declared_privacy(factory: Callable[..., Any], horizon: int, *, instance: str, means=None, arms: int | None = None,
+                     rewards: str | None = None, checkpoints: int = 200, **params: Any) -> Privacy:
+    """The algorithm's declared privacy over `horizon` rounds on the instance's K arms, without simulating;
+    the horizon must reach K (every arm is pulled once before any comparison)."""
+    horizon = check_int_at_least(horizon, 1, "horizon")
+    env = make_environment(np.random.default_rng(0), 1, instance=instance, means=means, n_arms=arms, rewards=rewards)
+    if horizon < env.n_arms:
+        raise ValueError(f"horizon must be at least the number of arms K = {env.n_arms}, got {horizon}")
+    algo = factory(**params)
+    return algo.privacy(horizon, n_arms=env.n_arms) if isinstance(algo, FTNL) else algo.privacy(horizon)
+
+
 def _entry(name: str, summary: str, factory, params: tuple[Param, ...], instance: str) -> AlgorithmEntry:
     confidence = [p.name for p in params if p.name in ("beta", "p")]
 
-    def simulate(horizon: int, runs: int, seed: int, **kw: Any) -> RegretCurves:
+    def _setting(kw: dict[str, Any]) -> dict[str, Any]:
+        """Pops the environment options; the paper's confidence 0.1 comes with Chowdhury & Zhou's instances."""
         env = {p.name: kw.pop(p.name, p.default) for p in _env_params(instance)}
-        if env["means"] is None and env["instance"] in SEED004_GAPS:  # the paper's constants come with its instances
+        if env["means"] is None and env["instance"] in SEED004_GAPS:
             kw.update({c: PAPER_CONFIDENCE for c in confidence if c not in kw})
+        return env
+
+    def simulate(horizon: int, runs: int, seed: int, **kw: Any) -> RegretCurves:
+        env = _setting(kw)
         return simulate_regret(name, factory, horizon=horizon, runs=runs, seed=seed, **env, **kw)
 
+    def privacy(horizon: int, **kw: Any) -> Privacy:
+        env = _setting(kw)
+        return declared_privacy(factory, horizon, **env, **kw)
+
     simulate.__name__ = f"simulate_{name.replace('-', '_')}"
-    return AlgorithmEntry(name, summary, simulate, (*_env_params(instance), *params))
+    privacy.__name__ = f"privacy_{name.replace('-', '_')}"
+    tuned = "epsilon" if any(p.name == "epsilon" for p in params) else None
+    return AlgorithmEntry(name, summary, simulate, (*_env_params(instance), *params), privacy, tuned)
 
 
 MAB_ENTRIES = (

@@ -56,16 +56,24 @@ def _backend(name: str) -> backends.Backend:
     return _SHARED[name]
 
 
-_validated: set = set()
-
-
 def _validate(flat: Flattened) -> None:
-    for key, leaf in flat.leaves.items():
-        if key not in _validated:
-            validate_leaf(leaf)
-            if len(_validated) >= 4096:
-                _validated.clear()
-            _validated.add(key)
+    """Validate every leaf (a few comparisons each: no cache, so no cache can be fooled by
+    GaussianDpEvent(True) == GaussianDpEvent(1.0))."""
+    for leaf in flat.leaves.values():
+        validate_leaf(leaf)
+
+
+_OPTIONS = {"pld": ("value_discretization_interval",), "rdp": ("orders",)}
+
+
+def _make_backend(name: str, options: dict) -> backends.Backend:
+    """A private backend with `options` (each validated by the backend, naming the option)."""
+    allowed = _OPTIONS.get(name, ())
+    for option in options:
+        if option not in allowed:
+            takes = ", ".join(allowed) if allowed else "no options"
+            raise ValueError(f"accountant {name!r} has no option {option!r}; it takes {takes}")
+    return _CLASSES[name](**options)
 
 
 def _check_name(accountant: str) -> str:
@@ -157,6 +165,14 @@ def zcdp_guarantee(event: dp_accounting.DpEvent) -> Zcdp:
     return Zcdp(rho=max(p[0] for p in pairs), xi=max(p[1] for p in pairs))
 
 
+def _public(key: Hashable, leaf: dp_accounting.DpEvent) -> Hashable:
+    try:
+        hash(leaf)
+        return leaf
+    except TypeError:
+        return key
+
+
 _COMPOSITE = (dp_accounting.ComposedDpEvent, dp_accounting.SelfComposedDpEvent, ParallelComposedDpEvent, dp_accounting.NoOpDpEvent)
 
 
@@ -176,7 +192,7 @@ class Accountant:
         self.name = _check_name(name)
         if options and self.name == "best":
             raise ValueError("options need a named accountant, not 'best'")
-        self._overrides = {self.name: _CLASSES[self.name](**options)} if options else {}
+        self._overrides = {self.name: _make_backend(self.name, options)} if options else {}
         self._state = Flattened()
         self._cache: dict[tuple, float] = {}
 
@@ -213,8 +229,10 @@ class Accountant:
 
     @property
     def branches(self) -> list[dict[Hashable, int]]:
-        """The merged state: parallel alternatives, each a {leaf: count} mapping."""
-        return [dict(b) for b in self._state.branches]
+        """The merged state: parallel alternatives, each a {leaf: count} mapping (an unhashable
+        leaf appears as its key, `tree.leaf_key`)."""
+        leaves = self._state.leaves
+        return [{_public(k, leaves[k]): c for k, c in b.items()} for b in self._state.branches]
 
     def supporting(self) -> list[str]:
         """The accountants that can account for everything composed so far."""

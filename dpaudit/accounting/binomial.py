@@ -27,6 +27,8 @@ import math
 import numpy as np
 from scipy.special import betainc
 
+from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted
+
 __all__ = ["binomial_delta", "binomial_epsilon"]
 
 # Relative slack added to each computed delta: the two tails come from scipy's incomplete beta
@@ -105,18 +107,13 @@ def binomial_epsilon(trials: int, probability: float, sensitivity: int, delta: f
     """Smallest eps found (bisection, rounded up) with `binomial_delta` <= delta; inf when even
     eps -> inf leaves more than delta (the mass only one side can produce)."""
     args = (int(trials), float(probability), int(sensitivity))
-    if binomial_delta(*args, 0.0) <= delta:
+
+    def accept(e: float) -> bool:
+        return binomial_delta(*args, e) <= delta
+
+    if accept(0.0):
         return 0.0
-    hi = 1.0
-    while binomial_delta(*args, hi) > delta:
-        hi *= 2.0
-        if hi > 1e4:
-            return math.inf
-    lo = 0.0
-    while hi - lo > rtol * hi:
-        mid = 0.5 * (lo + hi)
-        if binomial_delta(*args, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    hi = first_accepted_doubling(accept, 1.0, 1e4)
+    if math.isinf(hi):
+        return hi
+    return smallest_accepted(accept, 0.0 if hi == 1.0 else hi / 2, hi, rtol=rtol)

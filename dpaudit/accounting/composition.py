@@ -14,8 +14,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 from scipy.special import gammaln, logsumexp
+
+from dpaudit.accounting.guarantees import positive_delta
+from dpaudit.accounting.search import smallest_accepted
 
 __all__ = [
     "basic",
@@ -24,6 +26,7 @@ __all__ = [
     "kov_heterogeneous_epsilon",
     "kov_heterogeneous_delta",
     "OptimalHomogeneous",
+    "log_binomial_lower_tail_bound",
 ]
 
 
@@ -41,11 +44,13 @@ def drv_epsilon(eps0: float, delta0: float, k: int, delta: float) -> float:
         return math.inf
     if eps0 > 700:  # e^eps0 overflows; the bound is then far above basic composition anyway
         return math.inf
-    return eps0 * math.sqrt(2 * k * math.log(1 / slack)) + k * eps0 * math.expm1(eps0)
+    return eps0 * math.sqrt(2 * k * -math.log(slack)) + k * eps0 * math.expm1(eps0)
 
 
 def drv_delta(eps0: float, delta0: float, k: int, epsilon: float) -> float:
     """delta at `epsilon` from the DRV bound (1 when it does not reach `epsilon`)."""
+    if epsilon >= k * eps0:  # basic composition already gives (k eps0, k delta0)
+        return min(1.0, k * delta0)
     if eps0 > 700:
         return 1.0
     drift = k * eps0 * math.expm1(eps0)
@@ -53,7 +58,8 @@ def drv_delta(eps0: float, delta0: float, k: int, epsilon: float) -> float:
         return min(1.0, k * delta0)
     if epsilon <= drift:
         return 1.0
-    return min(1.0, k * delta0 + math.exp(-((epsilon - drift) / eps0) ** 2 / (2 * k)))
+    z = (epsilon - drift) / eps0  # may be inf for a tiny eps0: the term is then the smallest double
+    return min(1.0, k * delta0 + positive_delta(-(z * z) / (2 * k)))
 
 
 def _het_parts(epsilons: np.ndarray, counts: np.ndarray) -> tuple[float, float, float]:
@@ -83,7 +89,7 @@ def kov_heterogeneous_epsilon(epsilons, deltas, counts, delta: float) -> float:
     cands = [total]
     if sq > 0:
         cands.append(drift + math.sqrt(2 * sq * math.log(math.e + math.sqrt(sq) / dt)))
-        cands.append(drift + math.sqrt(2 * sq * math.log(1 / dt)))
+        cands.append(drift + math.sqrt(2 * sq * -math.log(dt)))
     return min(cands)
 
 
@@ -97,11 +103,35 @@ def kov_heterogeneous_delta(epsilons, deltas, counts, epsilon: float) -> float:
         return 1.0
     else:
         x = (epsilon - drift) ** 2 / (2 * sq)
-        dt = math.exp(-x)
+        dt = positive_delta(-x)  # never 0 below eps < total: e^-x may underflow
         if x > 1.0 + 1e-12:  # log(e + sqrt(S)/d~) = x  <=>  d~ = sqrt(S)/(e^x - e)
             dt = min(dt, math.sqrt(sq) / (math.exp(x) - math.e)) if x < 700 else dt
-        dt = min(dt, 1.0)
-    return float(min(1.0, -math.expm1(math.log1p(-dt) + keep) if dt < 1 else 1.0))
+        dt = max(min(dt, 1.0), math.ulp(0.0))
+    if dt >= 1:
+        return 1.0
+    return float(min(1.0, max(-math.expm1(math.log1p(-dt) + keep), dt)))  # >= dt: no 1 - tiny cancellation
+
+
+def log_binomial_lower_tail_bound(k: int, log_p: float, log_q: float, j: int) -> float:
+    """An upper bound on log P(Bin(k, q) <= j), q = e^log_q, p = e^log_p = 1 - q, in log space.
+
+    The smaller of the Chernoff bound -k KL(j/k || q) (valid for j <= k q; Hoeffding 1963,
+    Thm 1) and the geometric bound: below the mode the pmf ratio w_{i-1}/w_i = i p / ((k-i+1) q)
+    is at most r = j p/((k-j+1) q) < 1, so P(I <= j) <= w_j / (1 - r). 0 (log 1) otherwise.
+    """
+    if j < 0:
+        return -math.inf
+    a = j / k
+    q = math.exp(log_q)
+    if a >= q:
+        return 0.0
+    kl = (a * (math.log(a) - log_q) if a > 0 else 0.0) + (1 - a) * (math.log1p(-a) - log_p)
+    best = -k * kl
+    log_r = math.log(j) + log_p - math.log(k - j + 1) - log_q if j > 0 else -math.inf
+    if log_r < 0:
+        log_wj = float(gammaln(k + 1) - gammaln(j + 1) - gammaln(k - j + 1)) + (k - j) * log_p + j * log_q
+        best = min(best, log_wj - math.log(-math.expm1(log_r)))
+    return min(0.0, best)
 
 
 class OptimalHomogeneous:
@@ -109,60 +139,82 @@ class OptimalHomogeneous:
 
     delta(eps) = 1 - (1-delta0)^k + (1-delta0)^k * sum_{i: (k-2i) eps0 > eps} C(k,i) p^(k-i) q^i
                  (1 - e^(eps - (k-2i) eps0)),  p = e^eps0/(1+e^eps0), q = 1 - p.
-    Kairouz, Oh, Viswanath, ICML 2015, Thm 3.3 (optimal), evaluated in log space at real eps
-    (the binary-RR pair dominates every eps0-DP mechanism, their Thm 2.1, so the formula holds
-    between the grid points (k-2i) eps0 too; Murtagh, Vadhan 2016).
+    Kairouz, Oh, Viswanath, "The Composition Theorem for Differential Privacy", ICML 2015,
+    Thm 3.3 (optimal), evaluated in log space at real eps (the binary-RR pair dominates every
+    eps0-DP mechanism, their Thm 2.1, so the formula holds between the grid points (k-2i) eps0
+    too; Murtagh, Vadhan 2016). Everything is compared in log space, so a delta far below the
+    smallest double (1e-308) is still told apart from 0: at delta = 0 the answer is k eps0 for
+    delta0 = 0 (pure composition is tight) and inf otherwise.
+
+    Cost: at most `WINDOW` terms per query whatever k. The sum runs over the `WINDOW` indices just
+    below the largest index with a positive term (where the terms peak whenever delta is small);
+    the indices below the window are bounded by the binomial lower tail
+    (`log_binomial_lower_tail_bound`), so the answer is an upper bound for every k, exact
+    (to round-off) when k < 2 WINDOW.
     """
 
-    # Above this many compositions only the central window of Bin(k, q) (all but 1e-18 of its
-    # mass on each side) is summed; the mass outside is added to delta in full (pessimistic).
-    _FULL_UP_TO = 200_000
-    _TAIL = 1e-18
+    WINDOW = 8192
 
     def __init__(self, eps0: float, delta0: float, k: int) -> None:
         self.eps0, self.delta0, self.k = float(eps0), float(delta0), int(k)
-        log_p = -float(np.logaddexp(0.0, -self.eps0))
-        log_q = -float(np.logaddexp(0.0, self.eps0))
-        self._outside = 0.0
-        if self.k <= self._FULL_UP_TO:
-            i = np.arange(self.k + 1, dtype=float)
-        else:
-            dist = stats.binom(self.k, math.exp(log_q))
-            lo, hi = int(dist.ppf(self._TAIL)), int(dist.isf(self._TAIL))
-            i = np.arange(lo, hi + 1, dtype=float)
-            self._outside = float(dist.cdf(lo - 1) + dist.sf(hi))
-        self._logw = gammaln(self.k + 1) - gammaln(i + 1) - gammaln(self.k - i + 1) + (self.k - i) * log_p + i * log_q
-        self._loss = (self.k - 2 * i) * self.eps0
+        self._log_p = -float(np.logaddexp(0.0, -self.eps0))
+        self._log_q = -float(np.logaddexp(0.0, self.eps0))
         self._log_keep = self.k * math.log1p(-self.delta0) if self.delta0 < 1 else -math.inf
+        self._log_lost = math.log(-math.expm1(self._log_keep)) if self.delta0 > 0 else -math.inf
+        self._log_k_fact = float(gammaln(self.k + 1))
+        # round-off of a log term: gammaln and the two products, each a few ulp of its magnitude
+        mag = self._log_k_fact + self.k * (abs(self._log_p) + abs(self._log_q)) + 1.0
+        self._slack = 16 * np.finfo(float).eps * mag
+
+    def _i_max(self, epsilon: float) -> int:
+        """The largest i with (k - 2i) eps0 > eps (-1 when there is none)."""
+        if self.eps0 == 0.0:
+            return -1
+        i = min(self.k, max(-1, math.ceil((self.k - epsilon / self.eps0) / 2) - 1))
+        while i >= 0 and not ((self.k - 2 * i) * self.eps0 > epsilon):
+            i -= 1
+        while i + 1 <= self.k and (self.k - 2 * (i + 1)) * self.eps0 > epsilon:
+            i += 1
+        return i
 
     def _log_delta_rr(self, epsilon: float) -> float:
-        m = self._loss > epsilon
-        if not np.any(m):
+        """log of the binary-RR sum (an upper bound, see the class docstring)."""
+        top = self._i_max(epsilon)
+        if top < 0:
             return -math.inf
-        return float(logsumexp(self._logw[m] + np.log(-np.expm1(epsilon - self._loss[m]))))
+        lo = max(0, top - self.WINDOW + 1)
+        i = np.arange(lo, top + 1, dtype=float)
+        loss = (self.k - 2 * i) * self.eps0
+        logw = self._log_k_fact - gammaln(i + 1) - gammaln(self.k - i + 1) + (self.k - i) * self._log_p + i * self._log_q
+        total = float(logsumexp(logw + np.log(-np.expm1(epsilon - loss))))
+        if lo > 0:
+            total = float(np.logaddexp(total, log_binomial_lower_tail_bound(self.k, self._log_p, self._log_q, lo - 1)))
+        return total + self._slack
+
+    def log_delta(self, epsilon: float) -> float:
+        """log delta(eps), rounded up (-inf when delta is exactly 0)."""
+        if self.eps0 == 0.0:
+            return self._log_lost
+        return min(0.0, float(np.logaddexp(self._log_lost, self._log_keep + self._log_delta_rr(epsilon))))
 
     def delta(self, epsilon: float) -> float:
-        """Exact delta at `epsilon` (>= 0)."""
-        if self.eps0 == 0.0:
-            return -math.expm1(self._log_keep)
-        lost = -math.expm1(self._log_keep)  # 1 - (1 - delta0)^k
-        rr = math.exp(self._log_delta_rr(epsilon)) + self._outside
-        return float(min(1.0, lost + math.exp(self._log_keep) * rr))
+        """delta at `epsilon` (>= 0); a positive delta below the smallest double is reported as
+        the smallest positive double, never as 0."""
+        ld = self.log_delta(epsilon)
+        if ld == -math.inf:
+            return 0.0
+        return max(math.exp(ld), math.ulp(0.0))
 
     def epsilon(self, delta: float) -> float:
         """Smallest epsilon (to relative 1e-10, rounded up) with delta(epsilon) <= `delta`; inf if none."""
+        target = math.log(delta) if delta > 0 else -math.inf
+
+        def accept(e: float) -> bool:
+            return self.log_delta(e) <= target
+
         total = self.k * self.eps0
-        if self.delta(total) > delta:
+        if not accept(total):
             return math.inf
-        if self.delta(0.0) <= delta:
+        if accept(0.0):
             return 0.0
-        lo, hi = 0.0, total
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            if self.delta(mid) <= delta:
-                hi = mid
-            else:
-                lo = mid
-            if hi - lo <= 1e-10 * hi:
-                break
-        return hi
+        return smallest_accepted(accept, 0.0, total, rtol=1e-10)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import dp_accounting
+
 __all__ = ["UnsupportedEventError"]
 
 
-class UnsupportedEventError(ValueError):
-    """An accountant cannot account for (a leaf of) an event tree.
+class UnsupportedEventError(dp_accounting.UnsupportedEventError, ValueError):
+    """An accountant cannot account for (a leaf of) an event tree: both dp-accounting's error of
+    that name (code written against dp-accounting's accountants catches it) and a ValueError.
 
     Raised before anything is computed or any state changes. `event` is the offending leaf,
     `accountant` the name that refused it, `supported_by` the accountants that can account

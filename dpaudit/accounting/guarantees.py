@@ -20,6 +20,7 @@ from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 from dpaudit.validation import check_delta, check_epsilon, check_nonnegative
 
 __all__ = [
+    "positive_delta",
     "PureDp",
     "ApproxDp",
     "RdpCurve",
@@ -32,6 +33,15 @@ __all__ = [
     "zcdp_epsilon",
     "zcdp_delta",
 ]
+
+
+def positive_delta(log_delta: float) -> float:
+    """delta from its logarithm: exp, except that a positive delta below the smallest double is
+    reported as the smallest positive double (exp underflows to 0 below log = -745, and a delta
+    of 0 would claim more than the bound gives)."""
+    if log_delta == -math.inf:
+        return 0.0
+    return min(1.0, max(math.exp(log_delta), math.ulp(0.0)))
 
 
 def pure_delta(pure_eps: float, epsilon: float) -> float:
@@ -132,6 +142,8 @@ def rdp_delta(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> float:
     if np.all(np.isinf(rdp)):
         return 1.0
     d, _ = _rdp.compute_delta(np.asarray(orders, dtype=float), rdp, epsilon)
+    if d == 0.0 and np.any(rdp > 0):  # exp underflowed: the bound is positive, below 1e-308
+        return math.ulp(0.0)
     return float(min(d, 1.0))
 
 
@@ -177,7 +189,7 @@ def zcdp_delta(rho: float, epsilon: float, xi: float = 0.0) -> float:
     if rho == 0.0 and xi == 0.0:
         return 0.0
     ld = _zcdp_log_delta(rho, xi, epsilon, _ZCDP_ALPHA_M1)
-    return float(min(1.0, math.exp(min(0.0, float(np.min(ld))))))
+    return positive_delta(float(min(0.0, float(np.min(ld)))))
 
 
 def zcdp_epsilon(rho: float, delta: float, xi: float = 0.0) -> float:

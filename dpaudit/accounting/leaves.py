@@ -12,9 +12,9 @@ import dp_accounting
 from dp_accounting import dp_event
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
-from dpaudit.validation import check_int_at_least, check_positive, check_probability
+from dpaudit.validation import check_int_at_least, check_nonnegative, check_positive, check_probability
 
-__all__ = ["validate_leaf", "pure_epsilon", "rr_epsilon"]
+__all__ = ["validate_leaf", "pure_epsilon", "rr_epsilon", "nonprivate", "trivially_private", "TINY"]
 
 
 def validate_leaf(leaf: dp_accounting.DpEvent) -> None:
@@ -35,10 +35,8 @@ def validate_leaf(leaf: dp_accounting.DpEvent) -> None:
             raise ValueError("RandomizedResponseDpEvent.noise_parameter must lie in (0, 1], got 0 (no noise)")
         check_int_at_least(leaf.num_buckets, 1, "RandomizedResponseDpEvent.num_buckets")
     elif isinstance(leaf, dp_accounting.ZCDpEvent):
-        if not (leaf.rho >= 0 and math.isfinite(leaf.rho)):
-            raise ValueError(f"ZCDpEvent.rho must be non-negative and finite, got {leaf.rho!r}")
-        if not (leaf.xi >= 0 and math.isfinite(leaf.xi)):
-            raise ValueError(f"ZCDpEvent.xi must be non-negative and finite, got {leaf.xi!r}")
+        check_nonnegative(leaf.rho, "ZCDpEvent.rho")
+        check_nonnegative(leaf.xi, "ZCDpEvent.xi")
     elif isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
         check_probability(leaf.sampling_probability, "PoissonSampledDpEvent.sampling_probability")
     inner = getattr(leaf, "event", None)  # sampled / repeated events wrap one inner event
@@ -77,3 +75,20 @@ def pure_epsilon(leaf: dp_accounting.DpEvent) -> float | None:
     if isinstance(leaf, EpsilonDeltaDpEvent) and leaf.delta == 0.0:
         return float(leaf.epsilon)
     return None
+
+
+def nonprivate(leaf: dp_accounting.DpEvent) -> bool:
+    """A `NonPrivateDpEvent`: no guarantee at all."""
+    return isinstance(leaf, dp_accounting.NonPrivateDpEvent)
+
+
+TINY = math.ulp(0.0)  # the smallest positive double: what a positive quantity that underflowed is raised to
+
+
+def trivially_private(leaf: dp_accounting.DpEvent) -> bool:
+    """The release does not depend on the data (every divergence is exactly 0)."""
+    if isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
+        return leaf.sampling_probability == 0.0 or trivially_private(leaf.event)
+    if isinstance(leaf, dp_accounting.ZCDpEvent):
+        return leaf.rho == 0.0 and leaf.xi == 0.0
+    return pure_epsilon(leaf) == 0.0

@@ -29,6 +29,7 @@ from scipy import stats
 from scipy.special import betainc
 
 from dpaudit.accounting.guarantees import pure_delta
+from dpaudit.accounting.search import smallest_accepted
 
 __all__ = [
     "closed_form_applies",
@@ -149,16 +150,9 @@ def numerical_epsilon(local_epsilon: float, num_users: int, delta: float, rtol: 
         hi = min(hi, closed_form_epsilon(local_epsilon, num_users, delta))
     if num.delta(hi) > delta:
         hi = float(local_epsilon)
-    lo = 0.0
     if num.delta(0.0) <= delta:
         return 0.0
-    while hi - lo > rtol * hi:
-        mid = 0.5 * (lo + hi)
-        if num.delta(mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return smallest_accepted(lambda e: num.delta(e) <= delta, 0.0, hi, rtol=rtol)
 
 
 def local_delta_term(epsilon: float, local_epsilon: float, local_delta: float, num_users: int) -> float:
@@ -220,14 +214,8 @@ class _Amplified:
         j = int(ok[0])
         if j == 0:
             return 0.0
-        lo, hi = float(self.grid[j - 1]), float(self.grid[j])  # g(lo) > delta >= g(hi)
-        while hi - lo > rtol * hi:
-            mid = 0.5 * (lo + hi)
-            if self.g(mid) <= delta:
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        # g(grid[j-1]) > delta >= g(grid[j])
+        return smallest_accepted(lambda e: self.g(e) <= delta, float(self.grid[j - 1]), float(self.grid[j]), rtol=rtol)
 
 
 @functools.lru_cache(maxsize=256)

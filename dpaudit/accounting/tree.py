@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Iterable
 
+import attr
 import dp_accounting
 import numpy as np
 
@@ -27,11 +28,20 @@ MAX_BRANCHES = 4096
 Branch = dict  # leaf key -> count (int >= 1)
 
 
+def _field_types(value: Any) -> tuple:
+    """The types of an event's fields, recursively: attrs equality says
+    GaussianDpEvent(True) == GaussianDpEvent(1.0) (and their hashes agree), the key must not."""
+    if not attr.has(type(value)):
+        return (type(value),)
+    return (type(value),) + tuple(_field_types(getattr(value, f.name)) for f in attr.fields(type(value)))
+
+
 def leaf_key(event: dp_accounting.DpEvent) -> Hashable:
-    """A hashable key equal for equal leaves (the event itself when it is hashable)."""
+    """A hashable key equal for equal leaves of equal field types (the event itself when it is
+    hashable, with its field types)."""
     try:
         hash(event)
-        return event
+        return (event, _field_types(event))
     except TypeError:  # attrs events with list fields (e.g. step_counts) are unhashable
         return (type(event).__module__, type(event).__qualname__, repr(event))
 

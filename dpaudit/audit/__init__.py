@@ -1,5 +1,8 @@
 """The empirical auditor: a confidence lower bound on epsilon for a black-box mechanism.
 
+(Not to be confused with `dpaudit.audits`, one letter longer: the catalog pairing the papers'
+algorithms with accountants and this auditor.)
+
     from dpaudit.audit import audit
     result = audit(target, d0, d1, claim_epsilon=1.0, claim_delta=0.0,
                    samples=100_000, confidence=0.95, seed=0)
@@ -13,8 +16,8 @@ Method.  For any event E, an (epsilon, delta)-DP mechanism has P[M(d0) in E] <= 
 + delta, so epsilon >= log((p0 - delta)/p1).  The runs on each input are split: on the selection
 split the auditor fits score functions and chooses, per direction (d0 vs d1 and d1 vs d0), one event
 {sign * score > t} by a predicted-lower-bound objective; on the estimation split it counts the runs
-in the chosen events and replaces p0, p1 by one-sided Clopper-Pearson bounds (statsmodels
-`proportion_confint(method="beta")`), with 1 - confidence split by Bonferroni over both directions
+in the chosen events and replaces p0, p1 by one-sided Clopper-Pearson bounds (scipy's incomplete
+beta inverse, checked by a round trip and solved again where it fails: `dpaudit.audit.bounds`), with 1 - confidence split by Bonferroni over both directions
 and both proportions.  Because the event is chosen on other runs, the search costs nothing on the
 estimation split.  Score families: the output itself for scalars; for discrete outputs the
 estimated likelihood ratio of each distinct row (thresholding it gives the likelihood-ratio sets of
@@ -43,11 +46,26 @@ to the curve test (a/(4E) per proportion for E scanned events).  mu_lower uses a
 Scale.  Runs are drawn in chunks seeded from one `numpy.random.SeedSequence` via `spawn`, so the
 result is bit-identical in this process, a local process pool or a Dask cluster (the default
 `executor=None` runs short work here and moves long work to a process pool); finished chunks can
-be checkpointed and resumed.  Estimation chunks return only event counts; the selection split keeps
+be checkpointed and resumed (each chunk file carries its seed, index, sizes, target and inputs and a
+checksum, checked on resume).  Pool workers exit with the audit process.  Options can be gathered
+in an `AuditOptions` and run with `run_audit`; results name the target by `describe_target`
+(module.qualname, no memory addresses).  Estimation chunks return only event counts; the selection split keeps
 its raw rows (selection_fraction x samples rows per input).
 """
 
-from dpaudit.audit.auditor import audit
+from dpaudit.audit.auditor import AuditOptions, audit, run_audit
+from dpaudit.audit.describe import describe_target
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
+from dpaudit.audit.one_run import OneRunResult, one_run
 
-__all__ = ["audit", "AuditResult", "CurveCheck", "DirectionResult"]
+__all__ = [
+    "audit",
+    "run_audit",
+    "AuditOptions",
+    "describe_target",
+    "AuditResult",
+    "CurveCheck",
+    "DirectionResult",
+    "one_run",
+    "OneRunResult",
+]

@@ -12,21 +12,33 @@ Procedure (sources in the package docstring):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import os
 import pickle
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import dp_accounting
 import numpy as np
 
 import dpaudit
-from dpaudit.audit.bounds import best_case_epsilon, cp_lower, cp_upper, epsilon_from_rates, mu_from_rates
+from dpaudit.audit.bounds import (
+    best_case_epsilon,
+    cp_lower,
+    cp_upper,
+    epsilon_from_rates,
+    mu_from_rates,
+    probit_cp_lower,
+    probit_cp_upper,
+)
+from dpaudit.audit.describe import describe_target
 from dpaudit.audit.execution import (
     CheckpointStore,
     OutputSpec,
+    check_executor,
     draw,
     estimation_chunk,
     fingerprint_data,
@@ -47,11 +59,13 @@ from dpaudit.validation import (
     check_open_unit,
 )
 
-__all__ = ["audit"]
+__all__ = ["audit", "AuditOptions", "run_audit"]
 
 _PROBE_SIZE = 2
 _MIN_SAMPLES = 10
 _MAX_SAMPLES = 2**50
+#: At most this many chunks (each a task, a checkpoint file and a seed).
+_MAX_CHUNKS = 2**20
 
 
 def _claim_curve(claim: Any, accountant: str) -> tuple[Any, Callable[[float], float], str]:
@@ -142,7 +156,7 @@ def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n:
     p1_low = float(cp_lower(k1, n, level_eps))
     p2_upp = float(cp_upper(k2, n, level_eps))
     m1, m2 = int(first[1]), int(second[1])
-    mu_low = float(mu_from_rates(cp_lower(m1, n, level_mu), cp_upper(m2, n, level_mu)))
+    mu_low = max(float(probit_cp_lower(m1, n, level_mu) - probit_cp_upper(m2, n, level_mu)), 0.0)
     if len(first) > 2:
         split, grid_first, grid_second = "estimation", first[2:] / n, second[2:] / n
     else:
@@ -173,6 +187,20 @@ def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n:
     )
 
 
+def _claimed_deltas(delta_of: Callable[[float], float], epsilons: np.ndarray) -> np.ndarray:
+    """delta_of at each epsilon, checked to lie in [0, 1] (NaN included in the check)."""
+    claimed = np.empty(len(epsilons))
+    for i, e in enumerate(epsilons):
+        try:
+            claimed[i] = float(delta_of(float(e)))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"claim: the claimed curve failed at epsilon={float(e)!r} ({exc})") from None
+        if not 0.0 <= claimed[i] <= 1.0:  # false for NaN too
+            raise ValueError(f"claim: the claimed curve returned delta={float(claimed[i])!r} at epsilon={float(e)!r}; "
+                             "a delta must lie in [0, 1]")
+    return claimed
+
+
 def _curve_check(delta_of: Callable[[float], float], name: str, rates: list[tuple[np.ndarray, np.ndarray]],
                  n: int, alpha: float, points: int, claim_epsilon: float) -> CurveCheck:
     """Test delta(eps) at every scanned event; Bonferroni over all events and both proportions.
@@ -188,9 +216,7 @@ def _curve_check(delta_of: Callable[[float], float], name: str, rates: list[tupl
         reach = np.where(lows > 0, np.log(np.maximum(lows, 1e-300)) - np.log(upps), 0.0)
     # Grid on (0, max]: accountants define delta(epsilon) for epsilon > 0 only.
     eps_grid = np.linspace(0.0, max(float(reach.max()), claim_epsilon), points + 1)[1:]
-    claimed = np.array([float(delta_of(float(e))) for e in eps_grid])
-    if not np.all((claimed >= 0) & (claimed <= 1)):
-        raise ValueError(f"the claimed curve returned delta values outside [0, 1]: {claimed[(claimed < 0) | (claimed > 1)][:3]}")
+    claimed = _claimed_deltas(delta_of, eps_grid)
     delta_low = np.maximum((lows[None, :] - np.exp(eps_grid)[:, None] * upps[None, :]).max(axis=1), 0.0)
     excess = delta_low - claimed
     i = int(np.argmax(excess))
@@ -207,6 +233,222 @@ def _curve_check(delta_of: Callable[[float], float], name: str, rates: list[tupl
     )
 
 
+@dataclass(frozen=True)
+class AuditOptions:
+    """Everything `audit` takes besides the target and the inputs, validated (see `audit` for each).
+
+    `AuditOptions.create(**keywords)` checks every value (ValueError naming the parameter) and
+    derives the claim curve; `run_audit(target, d0, d1, options)` runs an audit with them.
+    """
+
+    claim_epsilon: float
+    claim_delta: float = 0.0
+    samples: int = 100_000
+    confidence: float = 0.95
+    seed: int = 0
+    claim: Any = None
+    claim_accountant: str = "best"
+    score: Callable[[np.ndarray], Any] | None = None
+    selection_fraction: float = 0.1
+    grid_size: int = 32
+    curve_points: int = 64
+    executor: Any = None
+    workers: int | None = None
+    chunk_size: int = 250_000
+    checkpoint_dir: str | None = None
+    progress: bool | None = None
+    target_name: str | None = None
+    #: (claim object, its delta(epsilon), its name): the claim prepared once (a DpEvent composed once).
+    claim_parts: tuple[Any, Callable[[float], float], str] | None = dataclasses.field(default=None, repr=False,
+                                                                                      compare=False)
+
+    def __post_init__(self) -> None:
+        self._check()
+
+    @classmethod
+    def create(cls, claim_epsilon: float | None = None, claim_delta: float = 0.0, **options: Any) -> "AuditOptions":
+        """Validated options; `claim_epsilon` may be derived from `claim` (a DpEvent or accountant result)."""
+        allowed = {f.name for f in dataclasses.fields(cls)} - {"claim_parts"}
+        unknown = sorted(set(options) - allowed)
+        if unknown:
+            raise TypeError(f"audit() got unexpected keyword arguments: {', '.join(unknown)}")
+        claim_delta = check_delta(claim_delta, "claim_delta")
+        claim = options.get("claim")
+        if claim is not None:
+            options["claim_parts"] = _claim_curve(claim, options.get("claim_accountant", "best"))
+            if claim_epsilon is None:
+                claim_epsilon = _claim_epsilon_of(options["claim_parts"][0], claim_delta)
+        elif claim_epsilon is None:
+            raise ValueError("claim_epsilon is required (or pass claim=<DpEvent>)")
+        return cls(claim_epsilon=claim_epsilon, claim_delta=claim_delta, **options)
+
+    def _check(self) -> None:
+        def put(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)  # the checked, normalised value (frozen dataclass)
+
+        put("claim_epsilon", check_epsilon(self.claim_epsilon, "claim_epsilon"))
+        put("claim_delta", check_delta(self.claim_delta, "claim_delta"))
+        put("confidence", check_open_unit(self.confidence, "confidence"))
+        put("samples", check_int_at_least(self.samples, _MIN_SAMPLES, "samples"))
+        if self.samples > _MAX_SAMPLES:
+            raise ValueError(f"samples must be at most 2**50 runs per input, got {self.samples}")
+        put("seed", check_int_at_least(self.seed, 0, "seed"))
+        put("selection_fraction", check_open_unit(self.selection_fraction, "selection_fraction"))
+        put("grid_size", check_int_at_least(self.grid_size, 2, "grid_size"))
+        put("curve_points", check_int_at_least(self.curve_points, 2, "curve_points"))
+        put("chunk_size", check_int_at_least(self.chunk_size, 1, "chunk_size"))
+        if -(-self.samples // self.chunk_size) > _MAX_CHUNKS:
+            raise ValueError(f"chunk_size={self.chunk_size} splits samples={self.samples} into more than {_MAX_CHUNKS} "
+                             f"chunks; use chunk_size >= {-(-self.samples // _MAX_CHUNKS)}")
+        if self.workers is not None:
+            put("workers", check_int_at_least(self.workers, 1, "workers"))
+        if self.score is not None and not callable(self.score):
+            raise ValueError(f"score must be a function of a batch of outputs, got {self.score!r}")
+        if self.progress is not None and not isinstance(self.progress, bool):
+            raise ValueError(f"progress must be True, False or None, got {self.progress!r}")
+        if self.checkpoint_dir is not None:
+            if not isinstance(self.checkpoint_dir, (str, os.PathLike)):
+                raise ValueError(f"checkpoint_dir must be a path, got {self.checkpoint_dir!r}")
+            put("checkpoint_dir", os.fspath(self.checkpoint_dir))
+        if self.target_name is not None:
+            describe_target(None, self.target_name)
+        check_executor(self.executor)
+        if self.claim is not None and self.claim_parts is None:
+            put("claim_parts", _claim_curve(self.claim, self.claim_accountant))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the validated options imply: error levels, split sizes and the claimed curve."""
+
+    alpha: float
+    alpha_point: float
+    level_eps: float  # per proportion, for epsilon_lower: two directions x two proportions
+    level_mu: float
+    n_sel: int
+    n_est: int
+    delta_of: Callable[[float], float] | None
+    claim_name: str | None
+
+
+def _validate(target: Any, o: AuditOptions) -> _Plan:
+    """Check what the options cannot check alone (target, sample size, the claimed curve); no runs yet."""
+    if not callable(target):
+        raise ValueError(f"target must be callable as target(data, rng, size), got {target!r}")
+    alpha = 1.0 - o.confidence
+    alpha_point = alpha / 2 if o.claim is not None else alpha
+    level_eps = alpha_point / 4
+    n_sel = max(4, round(o.selection_fraction * o.samples))
+    n_est = o.samples - n_sel
+    if n_est < 1 or best_case_epsilon(n_est, o.claim_delta, level_eps) <= o.claim_epsilon:
+        need = _samples_needed(o.claim_epsilon, o.claim_delta, level_eps, o.selection_fraction)
+        raise ValueError(
+            f"samples={o.samples} is too few: even a perfectly distinguishing event could not give an epsilon "
+            f"lower bound above claim_epsilon={o.claim_epsilon} at confidence={o.confidence}; use samples >= {need}"
+        )
+    delta_of = claim_name = None
+    if o.claim is not None:
+        _, delta_of, claim_name = o.claim_parts
+        _claimed_deltas(delta_of, np.array([o.claim_epsilon]))  # a broken curve fails before any run
+    return _Plan(alpha, alpha_point, level_eps, alpha / 4, n_sel, n_est, delta_of, claim_name)
+
+
+def _checkpoints(target: Any, d0: Any, d1: Any, o: AuditOptions, spec: OutputSpec,
+                 user_score: UserScore | None) -> CheckpointStore | None:
+    if o.checkpoint_dir is None:
+        return None
+    identity = {
+        "seed": o.seed, "target": describe_target(target, o.target_name), "data": fingerprint_data((d0, d1)),
+        "score": None if user_score is None else describe_target(user_score.fn),
+        "output_shape": list(spec.row_shape), "discrete": spec.discrete,
+    }
+    manifest = {**identity, "samples": o.samples, "chunk_size": o.chunk_size,
+                "selection_fraction": o.selection_fraction, "confidence": o.confidence, "claim_delta": o.claim_delta}
+    return CheckpointStore(o.checkpoint_dir, manifest, identity)
+
+
+def _run(target: Any, d0: Any, d1: Any, o: AuditOptions, p: _Plan):
+    """Draw the runs, choose the events on the selection split, count them on the estimation split."""
+    user_score = UserScore(o.score) if o.score is not None else None
+    spec = _probe(target, d0, d1, o.seed, user_score)
+    chunks = plan_chunks(p.n_sel, p.n_est, o.chunk_size)
+    seeds = np.random.SeedSequence(o.seed).spawn(len(chunks))
+    sel_chunks = [c for c in chunks if c.phase == "selection"]
+    est_chunks = [c for c in chunks if c.phase == "estimation"]
+    store = _checkpoints(target, d0, d1, o, spec, user_score)
+    payload = (target, d0, d1, user_score)
+    with open_runner(o.executor, o.workers, max(len(sel_chunks), len(est_chunks)), payload) as runner, \
+            progress_bar(o.progress, 2 * o.samples) as bar:
+        sel = run_chunks(
+            runner, sel_chunks,
+            lambda c: (selection_chunk, (target, d0, d1, seeds[c.index], c.size, spec)),
+            store, "", bar,
+        )
+        sel0 = np.concatenate([sel[c.index][0] for c in sel_chunks])
+        sel1 = np.concatenate([sel[c.index][1] for c in sel_chunks])
+        plans = choose_events(_families(user_score, sel0, sel1), p.n_est, o.claim_delta, p.level_eps, o.grid_size)
+        del sel, sel0, sel1
+        # The grid is counted on the estimation split only when a claimed curve is tested on it;
+        # otherwise the trade-off points are read off the selection split (cheaper chunks).
+        with_grid = o.claim is not None
+        plan_args = [(plans[d].score, plans[d].sign, plans[d].thresholds(with_grid)) for d in DIRECTIONS]
+        est = run_chunks(
+            runner, est_chunks,
+            lambda c: (estimation_chunk, (target, d0, d1, seeds[c.index], c.size, spec, plan_args)),
+            store, _events_key(plans, with_grid), bar,
+        )
+    counts = [sum(est[c.index][i] for c in est_chunks) for i in range(len(DIRECTIONS))]
+    return spec, plans, counts
+
+
+def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: dict[str, EventPlan],
+              counts: list[np.ndarray]) -> AuditResult:
+    """Bounds from the counts, the verdict and the result record."""
+    directions = []
+    rates = []
+    for i, d in enumerate(DIRECTIONS):
+        first, second = (counts[i][0], counts[i][1]) if d == "d0>d1" else (counts[i][1], counts[i][0])
+        directions.append(_direction_result(plans[d], first, second, p.n_est, o.claim_delta, p.level_eps, p.level_mu))
+        rates.append((first[2:], second[2:]))
+    best = max(directions, key=lambda r: r.epsilon_lower)
+    best_mu = max(directions, key=lambda r: r.mu_lower)
+    curve = None
+    if p.delta_of is not None:
+        curve = _curve_check(p.delta_of, p.claim_name, rates, p.n_est, p.alpha - p.alpha_point, o.curve_points,
+                             o.claim_epsilon)
+    violation = best.epsilon_lower > o.claim_epsilon or (curve is not None and curve.violation)
+    return AuditResult(
+        epsilon_lower=best.epsilon_lower,
+        verdict="violation" if violation else "consistent",
+        claim_epsilon=o.claim_epsilon,
+        claim_delta=o.claim_delta,
+        confidence=o.confidence,
+        samples=o.samples,
+        seed=o.seed,
+        chunk_size=o.chunk_size,
+        selection_fraction=o.selection_fraction,
+        selection_samples=p.n_sel,
+        estimation_samples=p.n_est,
+        output_shape=spec.row_shape,
+        discrete=spec.discrete,
+        direction=best.direction,
+        directions=tuple(directions),
+        mu_lower=best_mu.mu_lower,
+        mu_point=best_mu.mu_point,
+        curve=curve,
+        version=dpaudit.__version__,
+        target=describe_target(target, o.target_name),
+    )
+
+
+def run_audit(target: Callable[[Any, np.random.Generator, int], Any], d0: Any, d1: Any,
+              options: AuditOptions) -> AuditResult:
+    """`audit` with its options already gathered (and validated) in an `AuditOptions`."""
+    plan = _validate(target, options)
+    spec, plans, counts = _run(target, d0, d1, options, plan)
+    return _assemble(target, options, plan, spec, plans, counts)
+
+
 def audit(
     target: Callable[[Any, np.random.Generator, int], Any],
     d0: Any,
@@ -216,18 +458,7 @@ def audit(
     samples: int = 100_000,
     confidence: float = 0.95,
     seed: int = 0,
-    *,
-    claim: Any = None,
-    claim_accountant: str = "best",
-    score: Callable[[np.ndarray], Any] | None = None,
-    selection_fraction: float = 0.1,
-    grid_size: int = 32,
-    curve_points: int = 64,
-    executor: Any = None,
-    workers: int | None = None,
-    chunk_size: int = 250_000,
-    checkpoint_dir: str | os.PathLike | None = None,
-    progress: bool | None = None,
+    **options: Any,
 ) -> AuditResult:
     """Lower-bound the privacy loss of `target` between neighbouring inputs `d0` and `d1`.
 
@@ -235,123 +466,21 @@ def audit(
     or real vectors.  `samples` runs per input; the result's `epsilon_lower` is a lower bound on
     epsilon at `claim_delta` valid with probability >= `confidence`, taking both directions.
 
-    Options: `claim` a DpEvent (composed once into a dpaudit.accounting.Accountant), an accountant
-    result with a delta(epsilon) method, or a callable eps -> delta,
-    whose whole curve is tested at `curve_points` epsilons (half of 1 - confidence is then spent on
-    it; `claim_accountant` names the dpaudit.accounting accountant for a DpEvent); `score` a function of
-    a batch of outputs replacing the built-in score families; `selection_fraction` of the runs used
-    to choose events; `grid_size` thresholds scanned for the trade-off curve; `executor` None (auto),
-    "serial", "process" (with `workers`), a Dask scheduler address ("dask://host:port",
-    "dask://tcp://host:port", "tcp://host:port", "inproc://..."; a client of its own is opened and
-    closed), a distributed.Client (default or not) or a concurrent.futures.Executor; `chunk_size` runs per side per chunk (part of what the result
+    Keyword options (the fields of `AuditOptions`): `claim` a DpEvent (composed once into a
+    dpaudit.accounting.Accountant), an accountant result with a delta(epsilon) method, or a callable
+    eps -> delta, whose whole curve is tested at `curve_points` epsilons (half of 1 - confidence is
+    then spent on it; `claim_accountant` names the dpaudit.accounting accountant for a DpEvent);
+    `score` a function of a batch of outputs replacing the built-in score families;
+    `selection_fraction` of the runs used to choose events; `grid_size` thresholds scanned for the
+    trade-off curve; `executor` None (auto), "serial", "process" (with `workers`), a Dask scheduler
+    address ("dask://host:port", "dask://tcp://host:port", "tcp://host:port", "inproc://..."; a
+    client of its own is opened and closed), a distributed.Client (default or not) or a
+    concurrent.futures.Executor; `chunk_size` runs per side per chunk (part of what the result
     depends on, like `seed`); `checkpoint_dir` to store finished chunks and resume; `progress`
-    True/False/None (None: a bar when stderr is a terminal).
+    True/False/None (None: a bar when stderr is a terminal); `target_name` the name the result and
+    checkpoints give the target (default: its module and qualified name, see `describe_target`).
+    Every value is checked before the target runs (ValueError naming the parameter).
     """
-    if not callable(target):
-        raise ValueError(f"target must be callable as target(data, rng, size), got {target!r}")
-    claim_delta = check_delta(claim_delta, "claim_delta")
-    if claim is not None:
-        claim_obj, delta_of, claim_name = _claim_curve(claim, claim_accountant)
-        if claim_epsilon is None:
-            claim_epsilon = _claim_epsilon_of(claim_obj, claim_delta)
-    elif claim_epsilon is None:
-        raise ValueError("claim_epsilon is required (or pass claim=<DpEvent>)")
-    claim_epsilon = check_epsilon(claim_epsilon, "claim_epsilon")
-    confidence = check_open_unit(confidence, "confidence")
-    samples = check_int_at_least(samples, _MIN_SAMPLES, "samples")
-    seed = check_int_at_least(seed, 0, "seed")
-    selection_fraction = check_open_unit(selection_fraction, "selection_fraction")
-    grid_size = check_int_at_least(grid_size, 2, "grid_size")
-    curve_points = check_int_at_least(curve_points, 2, "curve_points")
-    chunk_size = check_int_at_least(chunk_size, 1, "chunk_size")
-    if workers is not None:
-        workers = check_int_at_least(workers, 1, "workers")
-    if score is not None and not callable(score):
-        raise ValueError(f"score must be a function of a batch of outputs, got {score!r}")
-
-    alpha = 1.0 - confidence
-    alpha_point = alpha / 2 if claim is not None else alpha
-    level_eps = alpha_point / 4  # two directions x two proportions
-    level_mu = alpha / 4
-    n_sel = max(4, round(selection_fraction * samples))
-    n_est = samples - n_sel
-    if n_est < 1 or best_case_epsilon(n_est, claim_delta, level_eps) <= claim_epsilon:
-        need = _samples_needed(claim_epsilon, claim_delta, level_eps, selection_fraction)
-        raise ValueError(
-            f"samples={samples} is too few: even a perfectly distinguishing event could not give an epsilon "
-            f"lower bound above claim_epsilon={claim_epsilon} at confidence={confidence}; use samples >= {need}"
-        )
-
-    user_score = UserScore(score) if score is not None else None
-    spec = _probe(target, d0, d1, seed, user_score)
-
-    chunks = plan_chunks(n_sel, n_est, chunk_size)
-    seeds = np.random.SeedSequence(seed).spawn(len(chunks))
-    sel_chunks = [c for c in chunks if c.phase == "selection"]
-    est_chunks = [c for c in chunks if c.phase == "estimation"]
-    store = None
-    if checkpoint_dir is not None:
-        manifest = {
-            "format": 1, "seed": seed, "samples": samples, "chunk_size": chunk_size,
-            "selection_fraction": selection_fraction, "confidence": confidence, "claim_delta": claim_delta,
-            "target": getattr(target, "__qualname__", type(target).__qualname__),
-            "data": fingerprint_data((d0, d1)), "score": None if score is None else user_score.describe()["function"],
-        }
-        store = CheckpointStore(checkpoint_dir, manifest)
-
-    payload = (target, d0, d1, user_score)
-    with open_runner(executor, workers, max(len(sel_chunks), len(est_chunks)), payload) as runner, \
-            progress_bar(progress, 2 * samples) as bar:
-        sel = run_chunks(
-            runner, sel_chunks,
-            lambda c: (selection_chunk, (target, d0, d1, seeds[c.index], c.size, spec)),
-            store, "", bar,
-        )
-        sel0 = np.concatenate([sel[c.index][0] for c in sel_chunks])
-        sel1 = np.concatenate([sel[c.index][1] for c in sel_chunks])
-        plans = choose_events(_families(user_score, sel0, sel1), n_est, claim_delta, level_eps, grid_size)
-        del sel, sel0, sel1
-        # The grid is counted on the estimation split only when a claimed curve is tested on it;
-        # otherwise the trade-off points are read off the selection split (cheaper chunks).
-        with_grid = claim is not None
-        plan_args = [(plans[d].score, plans[d].sign, plans[d].thresholds(with_grid)) for d in DIRECTIONS]
-        est = run_chunks(
-            runner, est_chunks,
-            lambda c: (estimation_chunk, (target, d0, d1, seeds[c.index], c.size, spec, plan_args)),
-            store, _events_key(plans, with_grid), bar,
-        )
-    counts = [sum(est[c.index][i] for c in est_chunks) for i in range(len(DIRECTIONS))]
-
-    directions = []
-    rates = []
-    for i, d in enumerate(DIRECTIONS):
-        first, second = (counts[i][0], counts[i][1]) if d == "d0>d1" else (counts[i][1], counts[i][0])
-        directions.append(_direction_result(plans[d], first, second, n_est, claim_delta, level_eps, level_mu))
-        rates.append((first[2:], second[2:]))
-    best = max(directions, key=lambda r: r.epsilon_lower)
-    best_mu = max(directions, key=lambda r: r.mu_lower)
-    curve = None
-    if claim is not None:
-        curve = _curve_check(delta_of, claim_name, rates, n_est, alpha - alpha_point, curve_points, claim_epsilon)
-    violation = best.epsilon_lower > claim_epsilon or (curve is not None and curve.violation)
-    return AuditResult(
-        epsilon_lower=best.epsilon_lower,
-        verdict="violation" if violation else "consistent",
-        claim_epsilon=claim_epsilon,
-        claim_delta=claim_delta,
-        confidence=confidence,
-        samples=samples,
-        seed=seed,
-        chunk_size=chunk_size,
-        selection_fraction=selection_fraction,
-        selection_samples=n_sel,
-        estimation_samples=n_est,
-        output_shape=spec.row_shape,
-        discrete=spec.discrete,
-        direction=best.direction,
-        directions=tuple(directions),
-        mu_lower=best_mu.mu_lower,
-        mu_point=best_mu.mu_point,
-        curve=curve,
-        version=dpaudit.__version__,
-    )
+    opts = AuditOptions.create(claim_epsilon, claim_delta, samples=samples, confidence=confidence, seed=seed,
+                               **options)
+    return run_audit(target, d0, d1, opts)

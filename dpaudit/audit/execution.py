@@ -12,18 +12,23 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import ctypes
 import hashlib
 import json
 import os
 import pickle
+import signal
 import sys
-import tempfile
+import threading
 import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import numpy as np
+
+from dpaudit._io import atomic_write, atomic_write_text
+from dpaudit.audit.describe import describe_target
 
 #: Above this many thresholds a chunk's scores are sorted once; below, each is a single pass.
 _SORT_ABOVE = 12
@@ -43,8 +48,10 @@ __all__ = [
     "CheckpointStore",
     "fingerprint_data",
     "dask_address",
+    "check_executor",
     "open_runner",
     "run_chunks",
+    "process_pool",
     "progress_bar",
 ]
 
@@ -90,21 +97,33 @@ def _side_generator(chunk_seed: np.random.SeedSequence, side: int) -> np.random.
 
 def normalise(raw: Any, size: int, which: str) -> tuple[np.ndarray, OutputSpec]:
     """Check one batch of target outputs and bring it to float64/int64, 1-D or 2-D."""
-    out = np.asarray(raw)
+    call = f"target({which}, rng, size={size})"
+    try:
+        out = np.asarray(raw)
+    except ValueError:  # numpy's "inhomogeneous shape": rows of different lengths
+        raise ValueError(f"{call} returned rows of different lengths; every run must give an output of the same "
+                         "shape") from None
     if out.ndim == 0 or out.shape[0] != size:
         got = "a scalar" if out.ndim == 0 else f"{out.shape[0]} rows"
-        raise ValueError(f"target({which}, rng, size={size}) returned {got}; expected first axis of length {size}")
+        raise ValueError(f"{call} returned {got}; expected first axis of length {size}")
     kind = out.dtype.kind
+    if kind == "O" and out.ndim == 1 and any(np.ndim(row) > 0 for row in out):
+        raise ValueError(f"{call} returned rows of different lengths; every run must give an output of the same shape")
+    if out.ndim > 1 and 0 in out.shape[1:]:
+        raise ValueError(f"{call} returned rows with no entries (shape {out.shape}); each run must output something")
+    if kind == "u" and out.dtype.itemsize == 8 and out.size and int(out.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"{call} returned unsigned integers >= 2**63, which the auditor's int64 cannot hold "
+                         "exactly; return them as int64 (e.g. subtract 2**63) or as float")
     if kind in "biu":
         out = out.astype(np.int64, copy=False)
         discrete = True
     elif kind == "f":
         out = out.astype(np.float64, copy=False)
         if not np.all(np.isfinite(out)):
-            raise ValueError(f"target({which}, rng, size={size}) returned NaN or infinite values")
+            raise ValueError(f"{call} returned NaN or infinite values")
         discrete = False
     else:
-        raise ValueError(f"target({which}, ...) must return numbers (bool, int or float), got dtype {out.dtype}")
+        raise ValueError(f"{call} must return numbers (bool, int or float), got dtype {out.dtype}")
     spec = OutputSpec(tuple(int(s) for s in out.shape[1:]), discrete)
     out = out.reshape(size) if spec.width == 1 else out.reshape(size, spec.width)
     return out, spec
@@ -169,77 +188,143 @@ def estimation_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec, pl
 
 
 def fingerprint_data(obj: Any) -> str:
-    """A stable digest of the inputs, for checkpoint manifests (pickle bytes, else repr)."""
+    """A stable digest of the inputs, for checkpoints (pickle bytes, else their address-free description)."""
     try:
         payload = pickle.dumps(obj, protocol=4)
     except Exception:  # unpicklable inputs: fall back to their text form
-        payload = repr(obj).encode()
+        payload = describe_target(obj).encode()
     return hashlib.sha256(payload).hexdigest()
 
 
-def _atomic_write(path: str, write: Callable[[Any], None], mode: str = "wb") -> None:
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(fd, mode) as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+def _checksum(meta: str, arrays: list[np.ndarray]) -> str:
+    h = hashlib.sha256(meta.encode())
+    for a in arrays:
+        h.update(f"|{a.dtype.str}{a.shape}|".encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
 
 
 class CheckpointStore:
-    """Finished chunks on disk, one file per chunk, written atomically (temp file + os.replace).
+    """Finished chunks on disk, one file per chunk, written atomically (`dpaudit._io.atomic_write`).
 
-    A manifest records what the audit is (seed, sizes, inputs); reusing the folder for a different
-    audit is refused.  Estimation chunks also record the chosen events, so counts made for other
-    events are never mixed in.
+    Every chunk file carries what its result depends on (`identity`: seed, target, inputs, score,
+    output shape; plus the chunk's phase, index, size and, for estimation chunks, the chosen events)
+    and a SHA-256 checksum of that record and the arrays, both checked when the chunk is read back:
+    a chunk of another audit or a damaged file raises ValueError naming the file.  The manifest
+    (`manifest.json`) describes the audit for people and refuses a folder of a different audit early;
+    the chunk records do not depend on it being there.
     """
 
-    def __init__(self, directory: str | os.PathLike, manifest: dict[str, Any]):
+    FORMAT = 2
+
+    def __init__(self, directory: str | os.PathLike, manifest: dict[str, Any], identity: dict[str, Any]):
         self.directory = os.fspath(directory)
+        if os.path.exists(self.directory) and not os.path.isdir(self.directory):
+            raise ValueError(f"checkpoint_dir {self.directory!r} is not a folder")
         os.makedirs(self.directory, exist_ok=True)
+        self.identity = {"format": self.FORMAT, **identity}
         path = os.path.join(self.directory, "manifest.json")
         if os.path.exists(path):
-            with open(path) as fh:
-                existing = json.load(fh)
+            try:
+                with open(path) as fh:
+                    existing = json.load(fh)
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"checkpoint manifest {path!r} is unreadable ({exc}); delete it or use an empty folder") from None
             if existing != manifest:
-                diff = sorted(k for k in set(existing) | set(manifest) if existing.get(k) != manifest.get(k))
+                keys = set(existing) | set(manifest) if isinstance(existing, dict) else set(manifest)
+                diff = sorted(k for k in keys if not isinstance(existing, dict) or existing.get(k) != manifest.get(k))
                 raise ValueError(
                     f"checkpoint_dir {self.directory!r} holds chunks of a different audit (differs in: {', '.join(diff)}); "
                     "use an empty folder"
                 )
         else:
-            _atomic_write(path, lambda fh: json.dump(manifest, fh, sort_keys=True), mode="w")
+            atomic_write_text(path, json.dumps(manifest, sort_keys=True))
 
     def _path(self, chunk: Chunk) -> str:
         return os.path.join(self.directory, f"{chunk.phase}-{chunk.index:06d}.npz")
 
+    def _meta(self, chunk: Chunk, events_key: str) -> dict[str, Any]:
+        return {**self.identity, "phase": chunk.phase, "index": chunk.index, "size": chunk.size,
+                "events": events_key}
+
     def load(self, chunk: Chunk, events_key: str = "") -> Any:
-        """The stored result of `chunk`, or None if it has not finished."""
+        """The stored result of `chunk`, or None if it has not finished; ValueError if it is not this audit's."""
         path = self._path(chunk)
         if not os.path.exists(path):
             return None
-        with np.load(path, allow_pickle=False) as z:
-            if str(z["events_key"]) != events_key:
-                raise ValueError(
-                    f"checkpoint {path!r} was counted for different events than this audit chose; use an empty folder"
-                )
-            n = int(z["count"])
-            arrays = [z[f"a{i}"] for i in range(n)]
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta_text = str(z["meta"])
+                checksum = str(z["checksum"])
+                arrays = [z[f"a{i}"] for i in range(int(z["count"]))]
+            meta = json.loads(meta_text)
+        except Exception as exc:  # truncated zip, missing member, bad JSON: all mean a damaged file
+            raise ValueError(f"checkpoint file {path!r} is damaged or not a dpaudit chunk ({type(exc).__name__}: {exc}); "
+                             "delete it to recompute the chunk") from None
+        if checksum != _checksum(meta_text, arrays):
+            raise ValueError(f"checkpoint file {path!r} fails its checksum (edited or damaged); delete it to recompute "
+                             "the chunk")
+        expected = self._meta(chunk, events_key)
+        if meta != expected:
+            diff = sorted(k for k in set(meta) | set(expected) if meta.get(k) != expected.get(k))
+            what = "different events than this audit chose" if diff == ["events"] else f"a different audit (differs in: {', '.join(diff)})"
+            raise ValueError(f"checkpoint file {path!r} belongs to {what}; use an empty folder")
         return tuple(arrays) if chunk.phase == "selection" else arrays
 
     def save(self, chunk: Chunk, result, events_key: str = "") -> None:
-        """Store the result of a finished chunk atomically."""
-        arrays = {f"a{i}": np.asarray(a) for i, a in enumerate(result)}
-        _atomic_write(
+        """Store the result of a finished chunk atomically, with its record and checksum."""
+        arrays = [np.asarray(a) for a in result]
+        meta_text = json.dumps(self._meta(chunk, events_key), sort_keys=True)
+        members = {f"a{i}": a for i, a in enumerate(arrays)}
+        atomic_write(
             self._path(chunk),
-            lambda fh: np.savez(fh, events_key=np.array(events_key), count=np.array(len(arrays)), **arrays),
+            lambda fh: np.savez(fh, meta=np.array(meta_text), checksum=np.array(_checksum(meta_text, arrays)),
+                                count=np.array(len(arrays)), **members),
         )
+
+
+#: Seconds between a pool worker's checks that the audit process is still alive.
+_WATCH_SECONDS = 0.5
+_PR_SET_PDEATHSIG = 1  # prctl(2) option: a signal delivered to this process when its parent dies
+
+
+def _parent_gone(parent: int, ppid: int) -> bool:
+    if os.getppid() != ppid:  # reparented: the process that started this worker has died
+        return True
+    if os.name != "posix":  # os.kill(pid, 0) would terminate the process on Windows
+        return False
+    try:
+        os.kill(parent, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # the pid exists (owned by another user after reuse): keep running
+        return False
+    return False
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Process-pool initializer: end this worker when the audit process `parent` dies, even by SIGKILL.
+
+    On Linux prctl(PR_SET_PDEATHSIG, SIGKILL) asks the kernel to kill the worker with its parent;
+    everywhere, a daemon thread checks every `_WATCH_SECONDS` that the parent is still there (and
+    covers a parent that died before the prctl call, or a pool started by a fork server).
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    ppid = os.getppid()
+
+    def watch() -> None:
+        while not _parent_gone(parent, ppid):
+            time.sleep(_WATCH_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dpaudit-parent-watch", daemon=True).start()
+
+
+def process_pool(workers: int) -> cf.ProcessPoolExecutor:
+    """A process pool whose workers exit when this process dies (see `_exit_with_parent`)."""
+    return cf.ProcessPoolExecutor(max_workers=workers, initializer=_exit_with_parent, initargs=(os.getpid(),))
 
 
 class _Serial:
@@ -317,7 +402,7 @@ class _Auto:
             left = len(keys)
             if self.done and left > 1 and self.spent / self.done * left > _POOL_MIN_SECONDS and self._want_pool():
                 if self.pool is None:
-                    self.pool = cf.ProcessPoolExecutor(max_workers=min(self.workers, self.n_chunks))
+                    self.pool = process_pool(min(self.workers, self.n_chunks))
                 _Futures(self.pool).run({k: tasks[k] for k in keys}, on_done)
                 return
             key = keys.pop(0)
@@ -371,6 +456,19 @@ def _picklable(obj: Any) -> str | None:
     return None
 
 
+_EXECUTOR_HELP = ("use None, 'serial', 'process', 'dask://host:port', 'tcp://host:port', a distributed.Client or a "
+                  "concurrent.futures.Executor")
+
+
+def check_executor(executor: Any) -> None:
+    """Raise ValueError naming `executor` unless `open_runner` accepts it (nothing is opened here)."""
+    if executor is None or isinstance(executor, cf.Executor) or _is_dask_client(executor):
+        return
+    if isinstance(executor, str) and (executor in ("auto", "serial", "process") or dask_address(executor) is not None):
+        return
+    raise ValueError(f"unknown executor {executor!r}; {_EXECUTOR_HELP}")
+
+
 @contextlib.contextmanager
 def open_runner(executor: Any, workers: int | None, n_chunks: int, payload: Any) -> Iterator[Any]:
     """Yield a runner for `executor`.
@@ -378,9 +476,10 @@ def open_runner(executor: Any, workers: int | None, n_chunks: int, payload: Any)
     None ("auto"): see `_Auto` (this process for short work, else a local pool of `workers`).
     "serial"; "process" (a pool of `workers`); a Dask scheduler address (see `dask_address`), for
     which a `distributed.Client` of its own is opened (never made the default client) and closed at
-    the end; a `distributed.Client`; or any `concurrent.futures.Executor`.
+    the end; a `distributed.Client`; or any `concurrent.futures.Executor`.  Pools started here
+    end with this process (`process_pool`).
     """
-    address = dask_address(executor) if isinstance(executor, str) else None
+    check_executor(executor)
     if executor is None or executor == "auto":
         auto = _Auto(workers, n_chunks, payload)
         try:
@@ -394,24 +493,19 @@ def open_runner(executor: Any, workers: int | None, n_chunks: int, payload: Any)
         if problem is not None:
             raise ValueError(f"executor='process' needs a picklable target, inputs and score: {problem}")
         n = workers or os.cpu_count() or 1
-        with cf.ProcessPoolExecutor(max_workers=max(1, min(n, n_chunks))) as pool:
+        with process_pool(max(1, min(n, n_chunks))) as pool:
             yield _Futures(pool)
-    elif address is not None:
+    elif isinstance(executor, str):
         try:
             import distributed
         except ImportError:
             raise ValueError(f"executor {executor!r} needs the 'distributed' package (pip install 'dpaudit[dask]')") from None
-        with distributed.Client(address, set_as_default=False) as client:
+        with distributed.Client(dask_address(executor), set_as_default=False) as client:
             yield _Dask(client)
     elif _is_dask_client(executor):
         yield _Dask(executor)
-    elif isinstance(executor, cf.Executor):
-        yield _Futures(executor)
     else:
-        raise ValueError(
-            f"unknown executor {executor!r}; use None, 'serial', 'process', 'dask://host:port', "
-            "'tcp://host:port', a distributed.Client or a concurrent.futures.Executor"
-        )
+        yield _Futures(executor)
 
 
 def progress_bar(enabled: bool | None, total: int):

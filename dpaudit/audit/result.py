@@ -10,7 +10,8 @@ from typing import Any
 
 __all__ = ["DirectionResult", "CurveCheck", "AuditResult"]
 
-RESULT_SCHEMA = 1
+#: 2: `target` added (schema-1 results read back with target "").
+RESULT_SCHEMA = 2
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ class AuditResult:
     probability >= `confidence` (both directions together); `verdict` is "violation" when it exceeds
     `claim_epsilon` (or when a claimed curve is contradicted), else "consistent".  `mu_lower` is a
     lower bound on the Gaussian-DP mu, a separate statement valid with probability >= `confidence`.
+    `target` names the audited target without memory addresses (`dpaudit.audit.describe_target`),
+    so two results of the same audit are equal and their JSON is byte-identical.
     """
 
     epsilon_lower: float
@@ -111,6 +114,7 @@ class AuditResult:
     mu_point: float
     curve: CurveCheck | None
     version: str
+    target: str = ""
     schema: int = RESULT_SCHEMA
 
     @property

@@ -103,7 +103,7 @@ def choose_events(
     `families` holds (score, scores of d0 selection runs, scores of d1 selection runs); `level` is
     the one-sided level each Clopper-Pearson bound will use on the estimation split.
     """
-    z = float(ndtri(1.0 - level))
+    z = -float(ndtri(level))  # not ndtri(1 - level): 1 - level rounds to 1 below level ~ 1e-17
     best: dict[str, tuple] = {}
     for score, s0, s1 in families:
         n_sel = min(len(s0), len(s1))

@@ -4,7 +4,9 @@ Each module in this package defines `NAME`, `HELP`, `add_arguments(parser)` and
 `run(args) -> int`, and imports nothing heavy at module level. A subcommand's arguments are
 added only when that subcommand is parsed (or its help printed), so `dpaudit --help` loads no
 accountant, catalog or plugin. Exit status: 0 success, 1 a finding (violation, failed gate),
-2 usage error (argparse's, or a `ValueError` raised by a command, reworded here to name flags).
+2 usage error (argparse's, or a `ValueError` raised by a command, reworded here to name flags; a
+`dpaudit.user_config.ConfigError` names its file and entry and is printed as it is), 3 internal error
+(any other exception: printed with its traceback).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import pkgutil
 import re
 import sys
+import traceback
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
@@ -135,12 +138,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handlers[args.command](args))
     except ValueError as exc:  # bad input that passed argparse: a usage error
-        message = name_flags(str(exc), subparsers[args.command])
+        from dpaudit.user_config import ConfigError
+
+        message = str(exc) if isinstance(exc, ConfigError) else name_flags(str(exc), subparsers[args.command])
         print(f"dpaudit {args.command}: error: {message}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into a reader that stopped early (e.g. `| head`)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as exc:  # a bug (in dpaudit or a user's code it calls): exit 3 with the traceback
+        traceback.print_exc(file=sys.stderr)
+        print(f"dpaudit {args.command}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,8 +1,16 @@
-"""`dpaudit audit`: run catalog entries, write report.json/.md/.html, exit 1 unless every claim is as expected.
+"""`dpaudit audit`: run audit entries, write report.json/.md/.html (and JUnit XML), exit with the gate's status.
 
-With no names the quick default suite runs (the entries marked quick, at their quick sample sizes);
-`--all` runs the whole catalog at full sizes. The family-wise confidence is split evenly over all
-audit calls of the run (Bonferroni), so every reported lower bound holds simultaneously.
+Which entries: with a `[tool.dpaudit]` table in ./pyproject.toml (or `--config FILE`) the user's own
+entries (`dpaudit.register_audit`), else the built-in catalog; `--catalog builtin|user|all` chooses.
+With no names the built-in catalog runs its quick default suite (the entries marked quick, at their
+quick sample sizes) and the user's entries all run; `--all` runs the whole built-in catalog at full
+sizes. The family-wise confidence is split evenly over all audit calls of the run (Bonferroni), so
+every reported lower bound holds simultaneously.
+
+Exit status: 0 every claim as expected; 1 a claim failed (with `--baseline`: a claim newly failed or
+an epsilon_lower rose beyond the baseline's interval); 2 usage error, found before any audit runs
+(flags, the config, the user's modules and `register_audit` calls); 3 internal error (an audit could
+not run: an exception in a target, an accountant or dpaudit itself).
 """
 
 from __future__ import annotations
@@ -10,22 +18,34 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import pathlib
 import sys
 import time
 from typing import Any, Iterator
 
+from dpaudit.cli._catalog import add_catalog_arguments, load_entries
 from dpaudit.cli._types import FlagError, check_reachable, int_at_least, real_in, seed, writable_folder
 
+EXIT_OK, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 3  # 2 (usage error) is dpaudit.cli.main's
+
 NAME = "audit"
-HELP = "audit catalog entries against their claims and write a report (exit 1 on an unexpected outcome)"
+HELP = ("audit your entries ([tool.dpaudit] in pyproject.toml) or the built-in catalog against their claims and "
+        "write a report (exit 0 pass, 1 a claim failed, 2 usage error, 3 internal error)")
 DEFAULT_OUT = "dpaudit-report"
 CONNECT_TIMEOUT = 10.0  # seconds
 MIN_SAMPLES = 10  # the fewest runs per input `dpaudit.audit.audit` accepts
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("names", nargs="*", metavar="NAME", help="catalog entries (see `dpaudit list`); default: the quick suite")
-    parser.add_argument("--all", action="store_true", help="every catalog entry at its full sample size")
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help="entries (see `dpaudit list`); default: all of yours, or the built-in quick suite")
+    parser.add_argument("--all", action="store_true", help="every built-in catalog entry at its full sample size")
+    add_catalog_arguments(parser)
+    parser.add_argument("--junit-xml", default=None, metavar="FILE",
+                        help="also write JUnit XML (one testcase per claim) to FILE")
+    parser.add_argument("--baseline", default=None, metavar="REPORT",
+                        help="an earlier report.json (or its folder): exit 1 only when a claim newly fails or an "
+                             "epsilon_lower rose beyond its interval; report.md lists what changed")
     parser.add_argument("--samples", type=int_at_least(MIN_SAMPLES, " (the auditor's minimum)"), default=None,
                         help=f"runs per input for every audit, >= {MIN_SAMPLES} (default: each entry's)")
     parser.add_argument("--confidence", type=real_in(0.0, 1.0, low_open=True, high_open=True), default=0.95,
@@ -39,22 +59,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the summary, findings and per-claim results as JSON")
 
 
-def _select(args: argparse.Namespace) -> tuple[list, bool]:
+def _select(args: argparse.Namespace, catalog: str, builtin: list[str], user: list[str]) -> tuple[list, bool]:
+    """The entries to run, and whether the built-in ones run at their quick sizes."""
     from dpaudit.registry import AUDITS
 
-    if args.all:
-        return [AUDITS.get(n) for n in AUDITS.names()], False
     if args.names:
+        known = set(builtin) | set(user)
+        for name in args.names:
+            if name not in known:
+                hint = " (a built-in entry: add --catalog builtin or all)" if catalog == "user" and name in AUDITS else ""
+                raise ValueError(f"unknown audit entry {name!r}{hint}; known: {', '.join(sorted(known)) or 'none'}")
         return [AUDITS.get(n) for n in dict.fromkeys(args.names)], False
-    quick = [AUDITS.get(n) for n in AUDITS.names() if AUDITS.get(n).quick]
-    if not quick:
+    users = [AUDITS.get(n) for n in user]
+    if args.all or catalog == "user":
+        return [AUDITS.get(n) for n in builtin] + users, False
+    quick = [AUDITS.get(n) for n in builtin if AUDITS.get(n).quick]
+    if not quick and not users:
         raise ValueError("the catalog has no quick entries; name entries or use --all")
-    return quick, True
+    return quick + users, True
 
 
 def _command(args: argparse.Namespace) -> list[str]:
     """The command line that reproduces this run."""
     cmd = ["dpaudit", NAME, *args.names] + (["--all"] if args.all else [])
+    for flag, value in (("--config", args.config), ("--catalog", args.catalog), ("--junit-xml", args.junit_xml),
+                        ("--baseline", args.baseline)):
+        if value is not None:
+            cmd += [flag, str(value)]
     if args.samples is not None:
         cmd += ["--samples", str(args.samples)]
     cmd += ["--confidence", str(args.confidence), "--seed", str(args.seed), "--executor", args.executor,
@@ -62,11 +93,28 @@ def _command(args: argparse.Namespace) -> list[str]:
     return cmd + (["--no-regret"] if args.no_regret else [])
 
 
+def _junit_path(path: str) -> pathlib.Path:
+    p = pathlib.Path(path)
+    if p.is_dir():
+        raise FlagError("--junit-xml", f"{path!r} is a folder; give a file name such as {str(p / 'dpaudit.xml')!r}")
+    writable_folder(str(p.absolute().parent), "--junit-xml")
+    return p
+
+
+def _baseline(path: str) -> dict[str, Any]:
+    from dpaudit.report import load_report
+
+    try:
+        return load_report(path)
+    except ValueError as exc:
+        raise FlagError("--baseline", str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
-    """Check every flag (the output folder, the scheduler's reachability) before any work, then run
-    the suite holding the output folder's lock, so two runs never mix their files."""
+    """Check every flag (the output folder, the scheduler's reachability), then the config and the
+    user's modules, before any audit runs; then run the suite holding the output folder's lock, so
+    two runs never mix their files."""
     from dpaudit.audit.execution import dask_address
-    from dpaudit.registry import load_plugins
     from dpaudit.report import lock_folder
 
     if args.all and args.names:
@@ -74,13 +122,18 @@ def run(args: argparse.Namespace) -> int:
     address = None if args.executor == "local" else dask_address(args.executor)
     if args.executor != "local" and address is None:
         raise ValueError(f"--executor must be 'local' or 'dask://host:port', got {args.executor!r}")
+    baseline = _baseline(args.baseline) if args.baseline is not None else None
+    junit = _junit_path(args.junit_xml) if args.junit_xml is not None else None
     if address is not None:
         check_reachable(address, "--executor")
     writable_folder(args.out, "--out")
-    with lock_folder(args.out), _executor(address) as executor:
-        load_plugins()
-        entries, quick = _select(args)
-        return _run_suite(args, entries, quick, args.confidence, executor)
+    with lock_folder(args.out):
+        catalog, config, builtin, user = load_entries(args, whole_catalog=args.all)
+        entries, quick = _select(args, catalog, builtin, user)
+        with _executor(address) as executor:
+            return _run_suite(args, entries, quick, executor, catalog=catalog,
+                              config=str(config.file) if config is not None else None, baseline=baseline,
+                              junit=junit)
 
 
 @contextlib.contextmanager
@@ -126,9 +179,12 @@ def _probe_scheduler(address: str) -> None:
         raise FlagError("--executor", f"{address} answered, but not as a Dask scheduler")
 
 
-def _run_suite(args: argparse.Namespace, entries: list, quick: bool, confidence: float, executor: Any) -> int:
+def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: Any, *, catalog: str,
+               config: str | None, baseline: dict[str, Any] | None, junit: pathlib.Path | None) -> int:
     from dpaudit.report import build_report, write_report
+    from dpaudit.report.model import one_run_note
 
+    confidence = args.confidence
     calls = sum(e.audit_calls() for e in entries)
     per_call = 1.0 - (1.0 - confidence) / calls
     start = time.perf_counter()
@@ -142,27 +198,55 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, confidence:
         records.append(rec)
     settings = {"seed": args.seed, "samples": args.samples, "quick": quick, "confidence": confidence,
                 "per_audit_confidence": per_call, "audit_calls": calls, "executor": args.executor,
-                "regret": not args.no_regret, "names": [e.name for e in entries]}
+                "regret": not args.no_regret, "names": [e.name for e in entries], "catalog": catalog,
+                "config": config}
     report = build_report(records, settings=settings, command=_command(args),
                           seconds=round(time.perf_counter() - start, 2))
+    if baseline is not None:
+        from dpaudit.baseline import compare
+
+        report["baseline"] = compare(baseline, report, source=str(args.baseline))
     paths = write_report(report, args.out)
+    if junit is not None:
+        from dpaudit.junit import write_junit
+
+        write_junit(report, junit)
     summ = report["summary"]
+    code = exit_status(report)
     if args.json:
         print(json.dumps({
-            "ok": summ["ok"], "out": str(args.out), "summary": summ,
+            "ok": summ["ok"], "exit_status": code, "out": str(args.out), "summary": summ,
+            "regressions": report["baseline"]["regressions"] if baseline is not None else None,
             "findings": [f["text"] for f in report["findings"]],
             "entries": [{"name": r["name"], "algorithm": r["algorithm"], "expect": r["expect"], "ok": r["ok"],
                          "error": r["error"],
                          "claims": [{k: c[k] for k in ("label", "epsilon", "delta", "accountant", "epsilon_lower",
-                                                       "verdict", "expect", "ok")} for c in r["claims"]]}
+                                                       "verdict", "expect", "ok", "mode", "num_canaries", "guesses",
+                                                       "correct") if k in c} for c in r["claims"]]}
                         for r in records],
         }, indent=1, default=str))
     else:
         for r in records:
             for c in r["claims"]:
                 print(f"{r['name']:<34} {c['label']:<10} claim ε={c['epsilon']:<8.4g} δ={c['delta']:<8.2g} "
-                      f"ε_lower={c['epsilon_lower']:<8.4g} {c['verdict']:<10} {'ok' if c['ok'] else 'UNEXPECTED'}")
+                      f"ε_lower={c['epsilon_lower']:<8.4g} {c['verdict']:<10} {'ok' if c['ok'] else 'UNEXPECTED'}"
+                      f"{one_run_note(c)}")
             if r["error"]:
                 print(f"{r['name']:<34} ERROR {r['error']}")
-        print(f"gate: {'PASS' if summ['ok'] else 'FAIL'}; report: {paths['html']}")
-    return 0 if summ["ok"] else 1
+        if baseline is not None:
+            print(f"baseline {args.baseline}: {len(report['baseline']['regressions'])} regression(s)"
+                  + (": " + ", ".join(report["baseline"]["regressions"]) if report["baseline"]["regressions"] else ""))
+        gate = {EXIT_OK: "PASS", EXIT_FAILED: "FAIL", EXIT_INTERNAL: "ERROR (an audit could not run)"}[code]
+        print(f"gate: {gate}; report: {paths['html']}")
+    return code
+
+
+def exit_status(report: dict[str, Any]) -> int:
+    """3 if an entry could not run; else with a baseline comparison 1 on a regression, without one
+    1 unless every claim is as expected; else 0."""
+    summ = report["summary"]
+    if summ["errors"]:
+        return EXIT_INTERNAL
+    if report.get("baseline") is not None:
+        return EXIT_FAILED if report["baseline"]["regressions"] else EXIT_OK
+    return EXIT_OK if summ["ok"] else EXIT_FAILED

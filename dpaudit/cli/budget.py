@@ -1,8 +1,16 @@
-"""`dpaudit budget`: the guarantee of a named mechanism, composed `--count` times, under every
-accountant (epsilon at --delta, or delta at --epsilon); `--json` for scripts.
+"""`dpaudit budget`: the guarantee of a named mechanism composed `--count` times, of a whole algorithm
+run over `--horizon` rounds, or of a plan of several releases, under every accountant; `--json` for scripts.
 
-With no mechanism it runs the embedded default: Gaussian noise sigma = 10 on a sensitivity-1
-query, released 100 times, epsilon at delta = 1e-5.
+    dpaudit budget MECHANISM [--sigma ...] [--count N] [--delta D | --epsilon E]
+    dpaudit budget ALGORITHM [its parameters] --horizon T [--at-delta D | --at-epsilon E]
+    dpaudit budget --plan FILE [--at-delta D | --at-epsilon E]
+
+An algorithm (any in `dpaudit.registry.ALGORITHMS`, a user's own plugin included) is reported with
+its trust model and neighbouring relation, the paper's claim, the corrected guarantee and why it
+differs, and every accountant's answer for the event it declares (`dpaudit.budgets`). Its own
+`--epsilon`/`--delta` are its parameters, hence `--at-delta`/`--at-epsilon` for the point at which
+the guarantee is reported. With no mechanism it runs the embedded default: Gaussian noise sigma = 10
+on a sensitivity-1 query, released 100 times, epsilon at delta = 1e-5.
 """
 
 from __future__ import annotations
@@ -13,48 +21,157 @@ import math
 import sys
 from typing import Callable
 
-from dpaudit.cli._types import int_at_least, integer, real, real_in
+from dpaudit.cli._types import help_text, int_at_least, integer, real, real_in
 
 NAME = "budget"
-HELP = "epsilon (at delta) or delta (at epsilon) of a mechanism under every accountant"
+HELP = ("epsilon (at delta) or delta (at epsilon) of a mechanism, a whole algorithm run, or a plan of "
+        "releases, under every accountant")
 
 DEFAULT = {"mechanism": "gaussian", "params": {"sigma": 10.0}, "count": 100, "delta": 1e-5}
+
+
+
+def integer_or_word(text: str) -> int | str:
+    """`--users`: an integer for the mechanisms, a word (unique, returning) for the shuffle LinUCBs."""
+    try:
+        return integer(text)
+    except argparse.ArgumentTypeError:
+        if text.replace("-", "").isalpha():
+            return text
+        raise
+
 
 # every parameter any named mechanism takes: option name -> type (ranges are checked by the mechanism)
 PARAM_TYPES = {
     "sigma": real, "scale": real, "sensitivity": real, "variance": real, "l1": real, "l2": real,
-    "epsilon0": real, "delta0": real, "buckets": integer, "users": integer, "trials": real, "probability": real,
+    "epsilon0": real, "delta0": real, "buckets": integer, "users": integer_or_word, "trials": real, "probability": real,
 }
 DELTA = real_in(0.0, 1.0, low_open=False, high_open=True)
 EPSILON = real_in(0.0, math.inf, low_open=True, high_open=True)
+# options of budget/calibrate/tradeoff themselves: an algorithm parameter of the same name is not added twice
+OWN = {"mechanism", "count", "json", "delta", "epsilon", "horizon", "plan", "at_delta", "at_epsilon", "accountant",
+       "target_epsilon", "target_delta", "regret_runs", "seed", "help", "epsilons", "runs", "plot"}
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
 def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
-    """The mechanism and its parameters (shared with `dpaudit calibrate`)."""
+    """The mechanism or algorithm, and their parameters (shared with `dpaudit calibrate`). Loads the
+    plugins, so that every registered algorithm's parameters are options."""
     from dpaudit.accounting.named import MECHANISMS
 
     lines = [f"{m.name}: {m.summary} ({', '.join('--' + p for p in m.params)})" for m in MECHANISMS.values()]
-    parser.add_argument("mechanism", nargs="?", choices=list(MECHANISMS), metavar="MECHANISM",
-                        help="one of: " + "; ".join(lines))
+    parser.add_argument("mechanism", nargs="?", metavar="MECHANISM|ALGORITHM",
+                        help=help_text("a mechanism, one of: " + "; ".join(lines)
+                                       + "; or an algorithm of `dpaudit regret --list`"))
     for name, typ in PARAM_TYPES.items():
         helps = sorted({f"{m.name}: {m.params[name][1]}" for m in MECHANISMS.values() if name in m.params})
-        parser.add_argument(f"--{name}", type=typ, default=None, help="; ".join(helps))
+        parser.add_argument(f"--{name}", type=typ, default=None, help=help_text("; ".join(helps)))
     parser.add_argument("--count", type=int_at_least(1), default=None,
                         help="number of releases composed, e.g. 100 or 1e12 (default 1; 100 for the embedded default)")
+    parser.add_argument("--horizon", type=integer, default=None, help="an algorithm's horizon T (rounds or users)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_algorithm_arguments(parser, skip=set(PARAM_TYPES))
+
+
+def add_algorithm_arguments(parser: argparse.ArgumentParser, skip: set[str] = frozenset()) -> None:
+    """Every registered algorithm's parameters as `--name VALUE` (dest `param_name`, read by the algorithm)."""
+    from dpaudit.registry import ALGORITHMS, load_plugins
+
+    load_plugins()
+    owners: dict[str, list[str]] = {}
+    for name in ALGORITHMS:
+        for p in ALGORITHMS.get(name).params:
+            owners.setdefault(p.name, []).append(name)
+    group = parser.add_argument_group("algorithm parameters (each algorithm takes its own; see dpaudit regret --list)")
+    for pname in sorted(set(owners) - OWN - skip):
+        group.add_argument(flag(pname), dest=f"param_{pname}", default=argparse.SUPPRESS, metavar="VALUE",
+                           help=help_text(f"[{', '.join(sorted(owners[pname]))}]"))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_mechanism_arguments(parser)
-    target = parser.add_mutually_exclusive_group()
-    target.add_argument("--delta", type=DELTA, default=None, help="report epsilon at this delta in [0, 1) (default 1e-5)")
-    target.add_argument("--epsilon", type=EPSILON, default=None, help="report delta at this epsilon > 0")
+    parser.add_argument("--delta", type=DELTA, default=None,
+                        help="mechanism: report epsilon at this delta in [0, 1) (default 1e-5); algorithm: its delta parameter")
+    parser.add_argument("--epsilon", type=EPSILON, default=None,
+                        help="mechanism: report delta at this epsilon > 0; algorithm: its epsilon parameter")
+    at = parser.add_mutually_exclusive_group()
+    at.add_argument("--at-delta", type=DELTA, default=None,
+                    help="algorithm or plan: report epsilon at this delta (default: the claim's delta; 1e-5 for "
+                         "zCDP/RDP claims and plans)")
+    at.add_argument("--at-epsilon", type=EPSILON, default=None, help="algorithm or plan: report delta at this epsilon")
+    parser.add_argument("--plan", metavar="FILE", default=None,
+                        help="a TOML or JSON file listing the releases and algorithm runs one user takes part in "
+                             "(with counts): one epsilon per user under each accountant")
+
+
+def is_mechanism(name: str | None) -> bool:
+    from dpaudit.accounting.named import MECHANISMS
+
+    return name is None or name in MECHANISMS
+
+
+def check_target(name: str) -> None:
+    """`name` is a mechanism or a registered algorithm; ValueError listing both otherwise."""
+    from dpaudit.accounting.named import MECHANISMS
+    from dpaudit.registry import ALGORITHMS
+
+    if name not in MECHANISMS and name not in ALGORITHMS:
+        raise ValueError(f"unknown MECHANISM|ALGORITHM {name!r}; mechanisms: {', '.join(MECHANISMS)}; "
+                         f"algorithms: {', '.join(ALGORITHMS.names())}")
+
+
+def given_algorithm_params(args: argparse.Namespace, *, extra: tuple[str, ...] = ()) -> dict[str, str]:
+    """The `--name VALUE` algorithm options given, as text, plus the shared options named in `extra`
+    (`epsilon`, `delta`, `users`) when given."""
+    given = {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")}
+    for name in extra:
+        value = getattr(args, name, None)
+        if value is not None:
+            given[name] = value if isinstance(value, str) else repr(value)
+    return given
+
+
+def reject_mechanism_params(args: argparse.Namespace) -> None:
+    """Mechanism parameters given with an algorithm (other than the shared --users): a usage error."""
+    given = [f"--{n}" for n in PARAM_TYPES if n != "users" and getattr(args, n, None) is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)} {'is a mechanism parameter' if len(given) == 1 else 'are mechanism parameters'}"
+                         f"; the algorithm {args.mechanism!r} does not take it")
+
+
+def algorithm_params(name: str, given: dict[str, str]) -> dict:
+    """Convert the given options with the algorithm's own parameter types; ValueError naming the flag."""
+    from dpaudit.registry import ALGORITHMS
+
+    own = {p.name: p for p in ALGORITHMS.get(name).params}
+    foreign = sorted(set(given) - set(own))
+    if foreign:
+        raise ValueError(f"{name} does not take {', '.join(flag(f) for f in foreign)}; "
+                         f"its parameters: {', '.join(flag(p) for p in own) or 'none'}")
+    params = {}
+    for pname, text in given.items():
+        p = own[pname]
+        try:
+            value = p.type(text)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{flag(pname)}: cannot read {text!r} ({exc})") from None
+        if p.choices is not None and value not in p.choices:
+            raise ValueError(f"{flag(pname)} must be one of {', '.join(map(str, p.choices))}, got {text!r}")
+        params[pname] = value
+    return params
 
 
 def mechanism_params(args: argparse.Namespace) -> dict:
     from dpaudit.accounting.named import MECHANISMS
 
     mech = MECHANISMS[args.mechanism]
+    algo_flags = [flag(k[len("param_"):]) for k in vars(args) if k.startswith("param_")]
+    if algo_flags or getattr(args, "horizon", None) is not None:
+        raise ValueError(f"mechanism {args.mechanism!r} takes no {', '.join(algo_flags) or '--horizon'} "
+                         "(algorithm parameters need an ALGORITHM)")
     params = {}
     for name in PARAM_TYPES:
         value = getattr(args, name)
@@ -63,6 +180,8 @@ def mechanism_params(args: argparse.Namespace) -> dict:
         if name not in mech.params:
             raise ValueError(f"mechanism {args.mechanism!r} takes no parameter --{name}; it takes "
                              + ", ".join("--" + p for p in mech.params))
+        if PARAM_TYPES[name] is integer_or_word and isinstance(value, str):
+            raise ValueError(f"--{name}: expected an integer, got {value!r}")
         params[name] = value
     return params
 
@@ -156,10 +275,105 @@ def _print_footer(out: dict) -> None:
         print(f"FMT 2021 numerical bound {b['fmt_numerical']:.6g}; closed form (Thm 3.1) {cf}")
 
 
+def _at(args: argparse.Namespace) -> tuple[float | None, float | None]:
+    return args.at_delta, args.at_epsilon
+
+
+def _guarantee_text(g: dict | None) -> str:
+    if g is None:
+        return "-"
+    if g["notion"] == "none":
+        return "none"
+    parts = [g["notion"]] + [f"{k}={g[k]:.6g}" if isinstance(g[k], float) else f"{k}={g[k]}"
+                             for k in ("epsilon", "delta", "rho") if k in g]
+    return " ".join(parts) + (f"  ({g['source']})" if g.get("source") else "")
+
+
+def _print_rows_header(key: str) -> None:
+    print(f"{'accountant':<10}  {key:>14}  note", flush=True)
+
+
+def run_algorithm(args: argparse.Namespace) -> int:
+    """An algorithm's budget: claim, corrected guarantee with the reason, every accountant's answer."""
+    from dpaudit import budgets
+
+    if args.count is not None:
+        raise ValueError("--count applies to mechanisms; for repeated algorithm runs use --plan")
+    if args.horizon is None:
+        raise ValueError(f"--horizon is required for the algorithm {args.mechanism!r}")
+    reject_mechanism_params(args)
+    params = algorithm_params(args.mechanism, given_algorithm_params(args, extra=("epsilon", "delta", "users")))
+    at_delta, at_epsilon = _at(args)
+    privacy = budgets.declared_privacy(args.mechanism, args.horizon, params)
+    if args.json:
+        out = {"algorithm": args.mechanism, "horizon": args.horizon, "params": params,
+               **budgets.privacy_budget(privacy, delta=at_delta, epsilon=at_epsilon)}
+        print(json.dumps(budgets.json_number(out), indent=1))
+        return 0
+    declared = privacy.to_json()
+    shown = ", ".join(f"{k}={v}" for k, v in params.items())
+    print(f"{args.mechanism}({shown}) over T = {args.horizon}")
+    print(f"trust model: {declared['trust_model']} ({declared['trust_model_text']})")
+    print(f"neighbours:  {declared['relation']} ({declared['relation_text']})")
+    print(f"paper claim: {_guarantee_text(declared['claim'])}")
+    if declared["corrected"] is not None:
+        print(f"corrected:   {_guarantee_text(declared['corrected'])}")
+        print(f"why:         {budgets.correction_reason(privacy)}")
+    key = "epsilon" if at_epsilon is None else "delta"
+    point = (f"delta = {budgets.default_delta(privacy) if at_delta is None else at_delta:g}" if at_epsilon is None
+             else f"epsilon = {at_epsilon:g}")
+    print(f"declared event, {key} at {point}:")
+    _print_rows_header(key)
+    out = budgets.privacy_budget(privacy, delta=at_delta, epsilon=at_epsilon, on_row=_print_row)
+    if out["best"] is not None:
+        print(f"best: {out['best']['accountant']} ({key} {out['best'][key]:.6g})")
+    return 0
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    """A plan's budget: every release composed sequentially, one answer per accountant."""
+    from dpaudit import budgets
+    from dpaudit.cli._types import FlagError
+
+    if args.mechanism is not None or args.count is not None or args.horizon is not None:
+        raise ValueError("--plan takes no MECHANISM|ALGORITHM, --count or --horizon (the file lists them)")
+    try:
+        releases = budgets.load_plan(args.plan)
+    except ValueError as exc:
+        raise FlagError("--plan", str(exc)) from None
+    at_delta, at_epsilon = _at(args)
+    if args.json:
+        print(json.dumps(budgets.json_number(budgets.plan_budget(releases, delta=at_delta, epsilon=at_epsilon)),
+                         indent=1))
+        return 0
+    key = "epsilon" if at_epsilon is None else "delta"
+    point = f"delta = {budgets.DEFAULT_DELTA if at_delta is None else at_delta:g}" if at_epsilon is None \
+        else f"epsilon = {at_epsilon:g}"
+    print(f"plan {args.plan}: {len(releases)} releases composed per user, {key} at {point}")
+    for r in releases:
+        print(f"  {r.count} x {r.label}")
+    _print_rows_header(key)
+    out = budgets.plan_budget(releases, delta=at_delta, epsilon=at_epsilon, on_row=_print_row)
+    if out["best"] is not None:
+        print(f"best: {out['best']['accountant']} ({key} {out['best'][key]:.6g})")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Rows are printed as each accountant finishes, so a slow accountant never hides the others."""
+    if args.plan is not None:
+        return run_plan(args)
+    if args.mechanism is not None:
+        check_target(args.mechanism)
+        if not is_mechanism(args.mechanism):
+            return run_algorithm(args)
+    if args.at_delta is not None or args.at_epsilon is not None:
+        raise ValueError("--at-delta and --at-epsilon apply to algorithms and plans; for a mechanism use --delta or --epsilon")
+    if args.delta is not None and args.epsilon is not None:
+        raise ValueError("argument --epsilon: not allowed with argument --delta")
     if args.mechanism is None:
-        if any(getattr(args, n) is not None for n in PARAM_TYPES):
+        if any(getattr(args, n) is not None for n in PARAM_TYPES) or args.horizon is not None \
+                or any(k.startswith("param_") for k in vars(args)):
             raise ValueError("parameters need a MECHANISM (e.g. dpaudit budget gaussian --sigma 2)")
         mechanism, params = DEFAULT["mechanism"], dict(DEFAULT["params"])
         count = DEFAULT["count"] if args.count is None else args.count

@@ -1,5 +1,11 @@
-"""`dpaudit calibrate`: the smallest noise (or largest local epsilon) of a named mechanism such
-that `--count` releases meet a target (--epsilon, --delta), under every accountant that supports it.
+"""`dpaudit calibrate`: the smallest noise (or largest local epsilon) of a named mechanism such that
+`--count` releases meet a target (--epsilon, --delta), or the largest epsilon input of an algorithm
+such that its run over `--horizon` rounds meets (--target-epsilon, --target-delta), under every
+accountant that supports it (or `--accountant`). Every value printed was evaluated by that accountant
+and meets the target; `--regret-runs N` adds the simulated regret of an algorithm at the value found.
+
+    dpaudit calibrate MECHANISM [--count N] [--epsilon E] [--delta D]
+    dpaudit calibrate ALGORITHM --target-epsilon E [--target-delta D] --horizon T [--accountant A] [--regret-runs N]
 
 With no mechanism it runs the embedded default: Gaussian noise for 100 releases at (1, 1e-5).
 """
@@ -10,19 +16,40 @@ import argparse
 import json
 import sys
 
-from dpaudit.cli.budget import DELTA, EPSILON, PARAM_TYPES, add_mechanism_arguments, mechanism_params
+from dpaudit.cli._types import FlagError, int_at_least, seed
+from dpaudit.cli.budget import (
+    DELTA,
+    EPSILON,
+    PARAM_TYPES,
+    add_mechanism_arguments,
+    algorithm_params,
+    check_target,
+    given_algorithm_params,
+    is_mechanism,
+    mechanism_params,
+    reject_mechanism_params,
+)
 
 NAME = "calibrate"
-HELP = "smallest noise (or largest local epsilon) meeting a target (epsilon, delta) under every accountant"
+HELP = ("smallest noise (or largest local epsilon) of a mechanism, or largest epsilon input of an algorithm, "
+        "meeting a target (epsilon, delta) under every accountant")
 
 DEFAULT = {"mechanism": "gaussian", "count": 100, "epsilon": 1.0, "delta": 1e-5}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_mechanism_arguments(parser)
-    parser.add_argument("--epsilon", type=EPSILON, default=None, help="target epsilon > 0 (default 1)")
-    parser.add_argument("--delta", type=DELTA, default=None, help="target delta in [0, 1) (default 1e-5)")
+    parser.add_argument("--epsilon", type=EPSILON, default=None, help="mechanism: target epsilon > 0 (default 1)")
+    parser.add_argument("--delta", type=DELTA, default=None,
+                        help="mechanism: target delta in [0, 1) (default 1e-5); algorithm: its delta parameter")
+    parser.add_argument("--target-epsilon", type=EPSILON, default=None,
+                        help="target epsilon > 0 (required for an algorithm; for a mechanism the same as --epsilon)")
+    parser.add_argument("--target-delta", type=DELTA, default=None,
+                        help="target delta in [0, 1) (algorithm default: the claim's delta, 1e-5 for zCDP/RDP claims)")
     parser.add_argument("--accountant", default=None, help="only this accountant (default: every one that applies)")
+    parser.add_argument("--regret-runs", type=int_at_least(2, " (the 95% interval needs two runs)"), default=None,
+                        help="algorithm: simulate this many runs at the calibrated value and report the final regret")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the regret simulation (default 0)")
 
 
 def _explain(mechanism: str, params: dict, count: int, eps: float, delta: float, accountant: str) -> str:
@@ -49,14 +76,97 @@ def _explain(mechanism: str, params: dict, count: int, eps: float, delta: float,
     return f"needs a {word} {flag} than the searched range reaches"
 
 
+def _target(args: argparse.Namespace, name: str, default: float) -> float:
+    """--target-X, or its mechanism synonym --X; both given is a usage error."""
+    plain, target = getattr(args, name), getattr(args, f"target_{name}")
+    if plain is not None and target is not None:
+        raise ValueError(f"argument --target-{name}: not allowed with argument --{name}")
+    return default if plain is None and target is None else (target if target is not None else plain)
+
+
+def run_algorithm(args: argparse.Namespace) -> int:
+    """The largest epsilon input of an algorithm meeting the target, per accountant, each evaluated."""
+    from dpaudit import accounting, budgets
+    from dpaudit.validation import check_choice
+
+    name = args.mechanism
+    if args.count is not None:
+        raise ValueError("--count applies to mechanisms; an algorithm's releases follow from --horizon")
+    if args.horizon is None:
+        raise ValueError(f"--horizon is required for the algorithm {name!r}")
+    if args.target_epsilon is None:
+        raise ValueError(f"--target-epsilon is required for the algorithm {name!r}")
+    reject_mechanism_params(args)
+    entry = budgets.algorithm_entry(name)
+    params = algorithm_params(name, given_algorithm_params(args, extra=("epsilon", "delta", "users")))
+    privacy = budgets.declared_privacy(name, args.horizon, {k: v for k, v in params.items() if k != entry.tuned})
+    eps = args.target_epsilon
+    delta = budgets.default_delta(privacy) if args.target_delta is None else args.target_delta
+    if entry.tuned is None:
+        raise ValueError(f"{name} is not private: it has no privacy parameter to calibrate")
+    if entry.tuned in params:
+        raise FlagError(f"--{entry.tuned}", f"is what calibrate computes for {name}; do not give it (to check a "
+                                            f"given value, use `dpaudit budget {name} --{entry.tuned} ...`)")
+    names = accounting.supporting_accountants(privacy.event)
+    if args.accountant is not None:
+        check_choice(args.accountant, accounting.ACCOUNTANTS, "accountant")
+        if args.accountant not in names:
+            raise accounting.UnsupportedEventError(args.accountant, privacy.event, "see `dpaudit budget`", names)
+        names = [args.accountant]
+    rows = []
+    for acct in names:
+        print(f"calibrating under {acct} ...", file=sys.stderr)
+        try:
+            rows.append(budgets.calibrate_algorithm(name, args.horizon, eps, delta, params, accountant=acct))
+        except ValueError as exc:
+            rows.append({"accountant": acct, entry.tuned: None, "reason": str(exc)})
+    found = [r for r in rows if r[entry.tuned] is not None]
+    if not found:
+        raise FlagError("--target-epsilon", f"no accountant reaches (epsilon={eps:g}, delta={delta:g}) for {name} "
+                                            f"over T={args.horizon}: " + "; ".join(r["reason"] for r in rows))
+    best = max(found, key=lambda r: r[entry.tuned])
+    out = {"algorithm": name, "horizon": args.horizon, "params": params, "tuned": entry.tuned,
+           "target_epsilon": eps, "target_delta": delta, "results": rows, "best": best}
+    if args.regret_runs is not None:
+        print(f"simulating {args.regret_runs} runs at {entry.tuned}={best[entry.tuned]:.6g} ...", file=sys.stderr)
+        curves = entry.simulate(horizon=args.horizon, runs=args.regret_runs, seed=args.seed,
+                                **params, **{entry.tuned: best[entry.tuned]})
+        summary = curves.to_json()
+        out["regret"] = {"runs": summary["runs"], "seed": args.seed, "final_mean": summary["final_mean"],
+                         "final_ci": summary["final_ci"]}
+    if args.json:
+        print(json.dumps(budgets.json_number(out), indent=1))
+        return 0
+    print(f"{name} over T = {args.horizon}: largest {entry.tuned} meeting (epsilon={eps:g}, delta={delta:g})")
+    print(f"{'accountant':<10}  {entry.tuned:>14}  {'achieved eps':>14}  note")
+    for r in rows:
+        if r[entry.tuned] is None:
+            print(f"{r['accountant']:<10}  {'-':>14}  {'-':>14}  {r['reason']}")
+        else:
+            print(f"{r['accountant']:<10}  {r[entry.tuned]:>14.6g}  {r['achieved_epsilon']:>14.6g}  "
+                  f"{'best' if r is best else ''}")
+    if "regret" in out:
+        g = out["regret"]
+        print(f"final regret at {entry.tuned}={best[entry.tuned]:.6g}: {g['final_mean']:.6g} "
+              f"(95% interval [{g['final_ci'][0]:.6g}, {g['final_ci'][1]:.6g}], {g['runs']} runs, seed {g['seed']})")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from dpaudit import accounting
     from dpaudit.accounting.calibration import calibrate_parameter
     from dpaudit.accounting.named import MECHANISMS, event_for
     from dpaudit.validation import check_choice
 
+    if args.mechanism is not None:
+        check_target(args.mechanism)
+        if not is_mechanism(args.mechanism):
+            return run_algorithm(args)
+    if args.regret_runs is not None:
+        raise ValueError("--regret-runs applies to algorithms, not mechanisms")
     if args.mechanism is None:
-        if any(getattr(args, n) is not None for n in PARAM_TYPES):
+        if any(getattr(args, n) is not None for n in PARAM_TYPES) or args.horizon is not None \
+                or any(k.startswith("param_") for k in vars(args)):
             raise ValueError("parameters need a MECHANISM (e.g. dpaudit calibrate laplace --count 10)")
         mechanism, params = DEFAULT["mechanism"], {}
         count = DEFAULT["count"] if args.count is None else args.count
@@ -64,8 +174,8 @@ def run(args: argparse.Namespace) -> int:
               " --epsilon 1 --delta 1e-5", file=sys.stderr)
     else:
         mechanism, params, count = args.mechanism, mechanism_params(args), 1 if args.count is None else args.count
-    eps = DEFAULT["epsilon"] if args.epsilon is None else args.epsilon
-    delta = DEFAULT["delta"] if args.delta is None else args.delta
+    eps = _target(args, "epsilon", DEFAULT["epsilon"])
+    delta = _target(args, "delta", DEFAULT["delta"])
     mech = MECHANISMS[mechanism]
     if mech.tuned in params:
         raise ValueError(f"--{mech.tuned} is what calibrate computes for {mechanism}; do not give it "

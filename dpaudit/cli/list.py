@@ -1,6 +1,8 @@
-"""`dpaudit list`: the audit catalog's entries (name, algorithm, expected outcome, observable).
+"""`dpaudit list`: audit entries (name, algorithm, expected outcome, observable).
 
-The listing reads each entry's metadata only; the claimed epsilons (which may need an accountant
+Which entries: as for `dpaudit audit`, the user's own (declared in a `[tool.dpaudit]` table of
+./pyproject.toml or `--config FILE`) when there is a config, else the built-in catalog;
+`--catalog builtin|user|all` chooses. The listing reads each entry's metadata only; the claimed epsilons (which may need an accountant
 to compute) are added with `--claims`.
 """
 
@@ -10,8 +12,10 @@ import argparse
 import json
 from typing import Any
 
+from dpaudit.cli._catalog import add_catalog_arguments, load_entries
+
 NAME = "list"
-HELP = "list the audit catalog's entries"
+HELP = "list audit entries: yours ([tool.dpaudit] in pyproject.toml) or the built-in catalog's"
 
 FIELDS = ("name", "algorithm", "expect", "variant", "observable", "relations", "quick", "samples", "description",
           "source")
@@ -19,14 +23,16 @@ FIELDS = ("name", "algorithm", "expect", "variant", "observable", "relations", "
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="only the entries of the default (quick) suite")
+    add_catalog_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print a JSON list of objects")
     parser.add_argument("--claims", action="store_true",
                         help="with --json, add each entry's claims (label, epsilon, delta, accountant, expect)")
 
 
-def _row(entry: Any, claims: bool) -> dict[str, Any]:
+def _row(entry: Any, claims: bool, origin: str) -> dict[str, Any]:
     row = {f: getattr(entry, f) for f in FIELDS}
     row["relations"] = list(row["relations"])
+    row["origin"] = origin
     if claims:
         row["claims"] = [{"label": c.label, "epsilon": c.epsilon, "delta": c.delta, "accountant": c.accountant,
                           "expect": c.expect} for c in entry.claims]
@@ -34,21 +40,19 @@ def _row(entry: Any, claims: bool) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpaudit.registry import AUDITS, load_plugins
+    from dpaudit.registry import AUDITS
 
     if args.claims and not args.json:
         raise ValueError("--claims applies to --json output only")
-    load_plugins()
-    entries = [AUDITS.get(name) for name in AUDITS.names()]
-    if args.quick:
-        entries = [e for e in entries if e.quick]
-    rows = [_row(e, args.claims) for e in entries]
+    _, _, builtin, user = load_entries(args)
+    entries = [(AUDITS.get(name), "builtin") for name in builtin] + [(AUDITS.get(name), "user") for name in user]
+    rows = [_row(e, args.claims, origin) for e, origin in entries if e.quick or not args.quick]
     if args.json:
         print(json.dumps(rows, indent=1, default=str))
         return 0
-    header = ("name", "algorithm", "expect", "observable", "relations", "quick")
+    header = ("name", "algorithm", "expect", "observable", "relations", "quick", "origin")
     table = [(r["name"], r["algorithm"], r["expect"], r["observable"], ",".join(r["relations"]),
-              "yes" if r["quick"] else "") for r in rows]
+              "yes" if r["quick"] else "", r["origin"]) for r in rows]
     widths = [max(len(h), *(len(t[i]) for t in table)) if table else len(h) for i, h in enumerate(header)]
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     for t in table:

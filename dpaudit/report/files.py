@@ -15,9 +15,9 @@ import json
 import math
 import os
 import pathlib
-import tempfile
 from typing import Any, Iterator
 
+from dpaudit._io import atomic_write_text
 from dpaudit.report.html import render_html
 from dpaudit.report.markdown import render_markdown
 from dpaudit.report.model import SCHEMA, SCHEMA_VERSION
@@ -52,29 +52,6 @@ def lock_folder(out_dir: str | os.PathLike[str]) -> Iterator[pathlib.Path]:
         yield out
     finally:
         os.close(fd)  # closing the descriptor releases the lock
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> pathlib.Path:
-    """Write `text` to `path` atomically: a temporary file in the same folder, fsync, os.replace."""
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a report is an ordinary file
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
 
 
 def _json_default(value: Any) -> Any:

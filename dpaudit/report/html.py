@@ -40,6 +40,13 @@ def _md_code(text: str) -> str:
     return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
 
 
+def _runs(e: dict[str, Any]) -> str:
+    """How the entry was run: samples per side, or one run at T with m canaries."""
+    if e.get("mode") == "one-run":
+        return f"one run at T = {e['one_run']['horizon']} with {e['one_run']['num_canaries']} canaries"
+    return f"{e['audits'][0]['samples'] if e.get('audits') else '–'} samples per side"
+
+
 def render_html(report: dict[str, Any]) -> str:
     """The report page: summary, findings, a table and notes per algorithm, and the figures."""
     esc = html.escape
@@ -94,8 +101,7 @@ def render_html(report: dict[str, Any]) -> str:
             pairs = "; ".join(f"{p['relation']}: {p['description']}" for p in e["pairs"])
             out.append(f"<li><code>{esc(e['name'])}</code>: {esc(e['description'])} Observable ({esc(e['observable'])}): "
                        f"{esc(e['observable_description'])}. Neighbours: {esc(pairs)}. Source: {esc(e['source'] or '–')}. "
-                       f"Seed {e.get('seed')}, {esc(str(e['audits'][0]['samples']) if e.get('audits') else '–')} "
-                       f"samples per side, {e.get('seconds')} s.</li>")
+                       f"Seed {e.get('seed')}, {esc(_runs(e))}, {e.get('seconds')} s.</li>")
         out.append("</ul>")
         for e in entries:
             out.append(_img(tradeoff_png(e), f"trade-off curve {e['name']}",

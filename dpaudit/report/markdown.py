@@ -22,6 +22,10 @@ def render_markdown(report: dict[str, Any]) -> str:
                        ("errors", "Entries that failed to run")):
         if summ[key]:
             lines.append(f"- {title}: " + ", ".join(summ[key]))
+    if report.get("baseline"):
+        from dpaudit.baseline import markdown_lines
+
+        lines += markdown_lines(report["baseline"])
     lines += ["", "## Findings: paper claims the audits contradict", ""]
     paper = [f for f in report["findings"] if f["kind"] == "paper"]
     lines += [f"{i}. {f['text']}" for i, f in enumerate(paper, 1)] or ["None in this run."]

@@ -27,6 +27,7 @@ __all__ = [
     "COLUMNS",
     "SUMMARY_COLUMNS",
     "fmt",
+    "one_run_note",
 ]
 
 SCHEMA = "dpaudit.report"
@@ -168,7 +169,7 @@ def claim_rows(entry: dict[str, Any]) -> list[dict[str, str]]:
             "claimed": f"{fmt(c['epsilon'])} ({c['accountant']})",
             "accountants": accs or "–",
             "delta": fmt(c["delta"]),
-            "lower": f"{fmt(c['epsilon_lower'])} @{fmt(100 * c['confidence'], 4)}%",
+            "lower": f"{fmt(c['epsilon_lower'])} @{fmt(100 * c['confidence'], 4)}%" + one_run_note(c),
             "verdict": c["verdict"],
             "expect": c["expect"],
             "tightness": fmt(c["tightness"], 2),
@@ -176,6 +177,13 @@ def claim_rows(entry: dict[str, Any]) -> list[dict[str, str]]:
             "status": "ok" if c["ok"] else "UNEXPECTED",
         })
     return rows
+
+
+def one_run_note(claim: dict[str, Any]) -> str:
+    """" (one run: m canaries, r guesses, w correct)" for a claim judged by a one-run audit, else ""."""
+    if claim.get("mode") != "one-run":
+        return ""
+    return f" (one run: {claim['num_canaries']} canaries, {claim['guesses']} guesses, {claim['correct']} correct)"
 
 
 COLUMNS = (

@@ -33,9 +33,11 @@ def test_rdp_equals_dp_accounting(event, k):
 )
 @pytest.mark.parametrize("k", [1, 30])
 def test_pld_equals_dp_accounting(event, k):
-    ref = pld_privacy_accountant.PLDAccountant().compose(event, k)
+    """Equal to dp-accounting's PLD accountant, up to the FFT round-off slack dpaudit reserves
+    from delta when it composes (`PldBackend.fft_slack`), which can only raise epsilon."""
+    ref = pld_privacy_accountant.PLDAccountant().compose(event, k).get_epsilon(1e-6)
     ours = A.epsilon(dpa.SelfComposedDpEvent(event, k), 1e-6, "pld")
-    assert ours == pytest.approx(ref.get_epsilon(1e-6), rel=1e-9)
+    assert ref * (1 - 1e-12) <= ours <= ref * (1 + 1e-4)
 
 
 @pytest.mark.parametrize("sigma,k", [(1.0, 1), (5.0, 30), (50.0, 2000)])
@@ -60,7 +62,7 @@ def test_zcdp_event_rdp_equals_dp_accounting():
 
 
 def test_skellam_rdp_formula_and_gaussian_limit():
-    from dpaudit.accounting.backends import skellam_rdp
+    from dpaudit.accounting.curves import skellam_rdp
 
     # AKL 2021 Thm 3.5 at integer orders, by hand
     var, l1, l2 = 50.0, 3.0, 2.0

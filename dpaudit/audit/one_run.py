@@ -1,0 +1,199 @@
+"""Auditing in one run: a confidence lower bound on epsilon from a single run with m random canaries.
+
+    from dpaudit.audit import one_run
+    result = one_run(mechanism, num_canaries=10_000, score=score, claim_epsilon=1.0)
+    result.epsilon_lower   # lower bound on epsilon at claim_delta, valid with prob. >= confidence
+    result.verdict         # "violation" if epsilon_lower > claim_epsilon else "consistent"
+
+`mechanism(inclusion, rng)` runs the algorithm once with canary i present iff inclusion[i]
+(booleans, shape (m,)); `score(output)` returns m floats, higher meaning "more likely included".  A
+family that hosts canaries exposes `one_run_target(horizon, num_canaries, ...)` returning this
+(mechanism, score) pair, so `one_run(*target, ...)` style calls need no glue.
+
+Method (Steinke, Nasr, Jagielski, "Privacy Auditing with One (1) Training Run", NeurIPS 2023,
+Algorithm 1 and Theorem 3.1): dpaudit draws the inclusion vector with a fair coin per canary, runs
+the mechanism once, guesses "in" for the k_+ highest and "out" for the k_- lowest scores (ties
+broken by canary index, which the output does not influence), and turns the number of correct
+guesses into a lower bound on epsilon with `dpaudit.audit.one_run_bound` (Theorem 3.1).
+The pair (k_+, k_-) is either fixed by the caller (no correction: it does not look at the
+outcome) or the best of a grid of pairs, each tested at (1 - confidence) / grid size (Bonferroni);
+`selection` in the result says which.  The default grid pairs every k in
+{0} U {ceil(m / 2^j): j >= 1} on both sides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import dpaudit
+from dpaudit.audit.one_run_bound import best_one_run_epsilon
+
+__all__ = ["one_run", "OneRunResult", "default_guess_grid"]
+
+Mechanism = Callable[[np.ndarray, np.random.Generator], Any]
+Score = Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class OneRunResult:
+    """Outcome of `dpaudit.audit.one_run`.
+
+    `epsilon_lower` is a lower bound on the epsilon of the mechanism at `claim_delta`, valid with
+    probability >= `confidence` over the canary coins and the mechanism's noise; `verdict` is
+    "violation" when it exceeds `claim_epsilon`, else "consistent".  The attacker guessed "in" for
+    `guessed_in` (the k_plus highest scores, `correct_plus` of them right) and "out" for
+    `guessed_out` (the k_minus lowest, `correct_minus` right).  `selection` is "fixed" (the caller's
+    pair, tested at 1 - confidence) or "grid" (the best of `grid_size` pairs, each tested at
+    `level` = (1 - confidence) / grid_size).
+    """
+
+    epsilon_lower: float
+    verdict: str
+    claim_epsilon: float
+    claim_delta: float
+    confidence: float
+    seed: int
+    num_canaries: int
+    selection: str
+    grid_size: int
+    level: float
+    k_plus: int
+    k_minus: int
+    guesses: int
+    correct: int
+    correct_plus: int
+    correct_minus: int
+    guessed_in: tuple[int, ...]
+    guessed_out: tuple[int, ...]
+    version: str
+
+    @property
+    def accuracy(self) -> float:
+        """correct / guesses (nan when no guess was made)."""
+        return self.correct / self.guesses if self.guesses else math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (all fields, plus "type": "OneRunResult")."""
+        out = dataclasses.asdict(self)
+        out["guessed_in"] = list(self.guessed_in)
+        out["guessed_out"] = list(self.guessed_out)
+        out["type"] = "OneRunResult"
+        return out
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The result as strict JSON text."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+
+def default_guess_grid(num_canaries: int) -> tuple[tuple[int, int], ...]:
+    """Every (k_+, k_-) with k in {0} U {ceil(m / 2^j): j >= 1}, k_+ + k_- <= m, not both 0."""
+    m = _positive_int("num_canaries", num_canaries)
+    ks, j = {0}, 1
+    while 1 not in ks:
+        ks.add(-(-m // 2**j))
+        j += 1
+    ks = sorted(ks)
+    return tuple((a, b) for a in ks for b in ks if 0 < a + b <= m)
+
+
+def one_run(mechanism: Mechanism, num_canaries: int, score: Score, claim_epsilon: float,
+            claim_delta: float = 0.0, confidence: float = 0.95, seed: int = 0,
+            guesses: tuple[int, int] | Sequence[tuple[int, int]] | None = None) -> OneRunResult:
+    """Audit `mechanism` in one run with `num_canaries` canaries (module docstring).
+
+    `guesses`: a pair (k_plus, k_minus) fixed in advance, a sequence of pairs to search (Bonferroni
+    over its length), or None for `default_guess_grid(num_canaries)`.  The coins come from
+    `numpy.random.SeedSequence(seed)`; the mechanism gets an independent child generator.
+    """
+    m = _positive_int("num_canaries", num_canaries)
+    _check_claim(claim_epsilon, claim_delta, confidence)
+    pairs, selection = _pairs(guesses, m)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+
+    coin_seq, mech_seq = np.random.SeedSequence(int(seed)).spawn(2)
+    inclusion = np.random.default_rng(coin_seq).random(m) < 0.5
+    output = mechanism(inclusion.copy(), np.random.default_rng(mech_seq))
+    scores = _scores(score(output), m)
+
+    order = np.argsort(-scores, kind="stable")  # highest first; ties by canary index
+    rev = order[::-1]  # lowest first: the k_+ top and k_- bottom never overlap when k_+ + k_- <= m
+    hits_in = np.concatenate(([0], np.cumsum(inclusion[order])))
+    hits_out = np.concatenate(([0], np.cumsum(~inclusion[rev])))
+
+    kp = np.array([p[0] for p in pairs], dtype=np.int64)
+    km = np.array([p[1] for p in pairs], dtype=np.int64)
+    level = (1.0 - float(confidence)) / len(pairs)
+    best, epsilon_lower = best_one_run_epsilon(m, kp + km, hits_in[kp] + hits_out[km], float(claim_delta), level)
+    k_plus, k_minus = int(kp[best]), int(km[best])
+    return OneRunResult(
+        epsilon_lower=epsilon_lower,
+        verdict="violation" if epsilon_lower > claim_epsilon else "consistent",
+        claim_epsilon=float(claim_epsilon),
+        claim_delta=float(claim_delta),
+        confidence=float(confidence),
+        seed=int(seed),
+        num_canaries=m,
+        selection=selection,
+        grid_size=len(pairs),
+        level=level,
+        k_plus=k_plus,
+        k_minus=k_minus,
+        guesses=k_plus + k_minus,
+        correct=int(hits_in[k_plus] + hits_out[k_minus]),
+        correct_plus=int(hits_in[k_plus]),
+        correct_minus=int(hits_out[k_minus]),
+        guessed_in=tuple(int(i) for i in np.sort(order[:k_plus])),
+        guessed_out=tuple(int(i) for i in np.sort(rev[:k_minus])),
+        version=dpaudit.__version__,
+    )
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_claim(claim_epsilon: float, claim_delta: float, confidence: float) -> None:
+    if not (isinstance(claim_epsilon, (int, float, np.floating)) and math.isfinite(claim_epsilon)
+            and claim_epsilon > 0):
+        raise ValueError(f"claim_epsilon must be a finite number > 0, got {claim_epsilon!r}")
+    if not (isinstance(claim_delta, (int, float, np.floating)) and 0.0 <= claim_delta < 1.0):
+        raise ValueError(f"claim_delta must be in [0, 1), got {claim_delta!r}")
+    if not (isinstance(confidence, (int, float, np.floating)) and 0.0 < confidence < 1.0):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+
+
+def _pairs(guesses: Any, m: int) -> tuple[tuple[tuple[int, int], ...], str]:
+    if guesses is None:
+        return default_guess_grid(m), "grid"
+    arr = np.asarray(guesses)
+    if arr.shape == (2,):
+        pairs, selection = (tuple(guesses),), "fixed"
+    elif arr.ndim == 2 and arr.shape[1] == 2 and arr.shape[0] >= 1:
+        pairs, selection = tuple(tuple(p) for p in guesses), "grid"
+    else:
+        raise ValueError(f"guesses must be a pair (k_plus, k_minus) or a sequence of pairs, got {guesses!r}")
+    for kp, km in pairs:
+        ok = all(not isinstance(k, bool) and isinstance(k, (int, np.integer)) and k >= 0 for k in (kp, km))
+        if not ok or not 0 < kp + km <= m:
+            raise ValueError(f"guesses must hold non-negative integers with 0 < k_plus + k_minus <= "
+                             f"num_canaries = {m}, got ({kp!r}, {km!r})")
+    return tuple((int(a), int(b)) for a, b in pairs), selection
+
+
+def _scores(raw: Any, m: int) -> np.ndarray:
+    scores = np.asarray(raw, dtype=float)
+    if scores.shape != (m,):
+        raise ValueError(f"score(output) must have shape ({m},) (one score per canary), got {scores.shape}")
+    if np.isnan(scores).any():
+        raise ValueError(f"score(output) must not contain NaN, got {int(np.isnan(scores).sum())} NaN value(s)")
+    return scores

@@ -1,0 +1,332 @@
+"""epsilon budgets of whole algorithms and of deployment plans, from their declared privacy.
+
+An algorithm declares (`dpaudit.algorithms.privacy.Privacy`) the `DpEvent` of what one run releases
+about one user, the paper's claim and, where the paper's accounting fails, the corrected guarantee.
+Here that event is handed to every accountant of `dpaudit.accounting` (epsilon at delta, or delta at
+epsilon), next to the claim; `calibrate_algorithm` searches the algorithm's epsilon input for a
+target; a plan composes several releases one user takes part in, sequentially (basic composition of
+the events, Dwork & Roth, "The Algorithmic Foundations of Differential Privacy", FnT TCS 2014, Thm 3.16;
+every accountant then composes by its own theorem). Algorithms are found through `dpaudit.registry`,
+which the plugins fill: this module never imports `dpaudit.algorithms`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import pathlib
+import tomllib
+from typing import Any, Callable
+
+import dp_accounting
+
+from dpaudit import accounting
+from dpaudit.registry import ALGORITHMS, AlgorithmEntry, load_plugins
+
+__all__ = [
+    "DEFAULT_DELTA",
+    "Release",
+    "accountant_rows",
+    "algorithm_budget",
+    "best_row",
+    "algorithm_entry",
+    "calibrate_algorithm",
+    "correction_reason",
+    "declared_privacy",
+    "default_delta",
+    "load_plan",
+    "plan_budget",
+    "plan_event",
+    "privacy_budget",
+    "json_number",
+]
+
+DEFAULT_DELTA = 1e-5
+"""delta at which epsilon is reported when the claim names none (zCDP, RDP, no privacy)."""
+
+CALIBRATION_RANGE = (1e-6, 100.0)
+"""The searched range of an algorithm's epsilon input."""
+
+
+def accountant_rows(event: dp_accounting.DpEvent, delta: float | None, epsilon: float | None,
+                    on_row: Callable[[dict], None] | None = None, accountants: list[str] | None = None) -> list[dict]:
+    """One row per accountant: epsilon of `event` at `delta` (or delta at `epsilon`).
+
+    An accountant that does not support the event, or runs out of memory or range on it, gives a row
+    without a number (supported False, with the reason), never a guessed one.
+    """
+    rows = []
+    for name in accounting.ACCOUNTANTS if accountants is None else accountants:
+        row: dict[str, Any] = {"accountant": name}
+        try:
+            if epsilon is None:
+                row["epsilon"] = float(accounting.epsilon(event, delta, name))
+            else:
+                row["delta"] = float(accounting.delta(event, epsilon, name))
+            row["supported"] = True
+        except accounting.UnsupportedEventError as exc:
+            row["supported"] = False
+            row["reason"] = exc.reason
+        except (MemoryError, OverflowError) as exc:
+            row["supported"] = False
+            row["reason"] = f"this accountant failed on this event ({type(exc).__name__})"
+            row["failed"] = True
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+    return rows
+
+
+def best_row(rows: list[dict]) -> dict | None:
+    """The smallest supported answer (every accountant's answer is a valid bound, so the least is too)."""
+    key = "epsilon" if any("epsilon" in r for r in rows) else "delta"
+    supported = [r for r in rows if r["supported"]]
+    if not supported:
+        return None
+    best = min(supported, key=lambda r: r[key])
+    return {"accountant": best["accountant"], key: best[key]}
+
+
+def algorithm_entry(name: str) -> AlgorithmEntry:
+    """The registered algorithm `name` (plugins loaded); ValueError naming the known ones on a miss,
+    or when it declares no privacy for budgets."""
+    load_plugins()
+    entry = ALGORITHMS.get(name)
+    if entry.privacy is None:
+        raise ValueError(f"algorithm {name!r} registers no privacy declaration (AlgorithmEntry.privacy)")
+    return entry
+
+
+def declared_privacy(name: str, horizon: int, params: dict | None = None) -> Any:
+    """The `Privacy` algorithm `name` declares for a run of `horizon` rounds with `params`."""
+    entry = algorithm_entry(name)
+    known = {p.name for p in entry.params}
+    unknown = sorted(set(params or {}) - known)
+    if unknown:
+        raise ValueError(f"{name} does not take {', '.join('--' + u.replace('_', '-') for u in unknown)}; "
+                         f"its parameters: {', '.join('--' + k.replace('_', '-') for k in sorted(known)) or 'none'}")
+    return entry.privacy(horizon=horizon, **(params or {}))
+
+
+def default_delta(privacy: Any) -> float:
+    """The claim's delta for a pure or (epsilon, delta) claim; DEFAULT_DELTA otherwise."""
+    claim = privacy.claim
+    return float(claim.delta) if claim.notion in ("pure", "approx") else DEFAULT_DELTA
+
+
+def _event(privacy: Any) -> dp_accounting.DpEvent:
+    return dp_accounting.NonPrivateDpEvent() if privacy.event is None else privacy.event
+
+
+def privacy_budget(privacy: Any, *, delta: float | None = None, epsilon: float | None = None,
+                   on_row: Callable[[dict], None] | None = None) -> dict:
+    """The budget of one declared `Privacy` (any algorithm's, a user's own included): relation, trust
+    model, the paper's claim, the corrected guarantee with the reason, and every accountant's answer for
+    the declared event (epsilon at `delta`, default `default_delta`, or delta at `epsilon`)."""
+    if delta is not None and epsilon is not None:
+        raise ValueError("give delta or epsilon, not both")
+    if epsilon is None and delta is None:
+        delta = default_delta(privacy)
+    declared = privacy.to_json()
+    rows = accountant_rows(_event(privacy), delta, epsilon, on_row)
+    out: dict[str, Any] = {
+        **{k: declared[k] for k in ("relation", "relation_text", "trust_model", "trust_model_text")},
+        "claim": declared["claim"],
+        "corrected": declared["corrected"],
+        "reason": correction_reason(privacy),
+        ("delta" if epsilon is None else "epsilon"): delta if epsilon is None else epsilon,
+        "results": rows,
+        "best": best_row(rows),
+    }
+    return out
+
+
+def correction_reason(privacy: Any) -> str | None:
+    """Why the corrected guarantee differs from the claim, in one line with the paper it cites."""
+    if privacy.corrected is None:
+        return None
+    text = privacy.note or "the paper's accounting does not hold for the implementation"
+    return f"{text} [{privacy.corrected.source}]" if privacy.corrected.source else text
+
+
+def algorithm_budget(name: str, horizon: int, params: dict | None = None, *, delta: float | None = None,
+                     epsilon: float | None = None, on_row: Callable[[dict], None] | None = None) -> dict:
+    """`privacy_budget` of the registered algorithm `name` run for `horizon` rounds with `params`."""
+    privacy = declared_privacy(name, horizon, params)
+    return {"algorithm": name, "horizon": horizon, "params": dict(params or {}),
+            **privacy_budget(privacy, delta=delta, epsilon=epsilon, on_row=on_row)}
+
+
+def _tuned(entry: AlgorithmEntry, params: dict) -> str:
+    if entry.tuned is None:
+        raise ValueError(f"algorithm {entry.name!r} has no privacy parameter to calibrate (it is not private)")
+    if entry.tuned in params:
+        raise ValueError(f"--{entry.tuned} is what calibrate computes for {entry.name}; do not give it "
+                         f"(to check a given value, use `dpaudit budget {entry.name} --{entry.tuned} ...`)")
+    return entry.tuned
+
+
+def calibrate_algorithm(name: str, horizon: int, target_epsilon: float, target_delta: float,
+                        params: dict | None = None, *, accountant: str = "best") -> dict:
+    """The largest value of algorithm `name`'s epsilon input (`AlgorithmEntry.tuned`) in CALIBRATION_RANGE
+    whose declared event meets (target_epsilon, target_delta) under `accountant`.
+
+    A walk over a half-decade grid of the range, from the grid value nearest the parameter's default
+    (up while the target is met, down while it is not), finds the largest grid value that meets the
+    target without evaluating far-off values (an accountant may be slow or give inf at an extreme);
+    bracketing search (`dpaudit.accounting.calibration.calibrate`) then refines it towards the next grid
+    value. The value returned was evaluated: its epsilon is recomputed here as `achieved_epsilon`
+    (<= target). A parameter value the algorithm rejects counts as missing the target. ValueError when
+    no grid value meets the target.
+    """
+    import numpy as np
+
+    from dpaudit.accounting.calibration import calibrate
+    from dpaudit.validation import check_delta, check_epsilon
+
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    target_delta = check_delta(target_delta, "target_delta")
+    entry = algorithm_entry(name)
+    params = dict(params or {})
+    tuned = _tuned(entry, params)
+    declared_privacy(name, horizon, params)  # checks the other parameters and the horizon up front
+
+    def make(x: float) -> dp_accounting.DpEvent:
+        try:
+            return _event(entry.privacy(horizon=horizon, **params, **{tuned: x}))
+        except ValueError:  # outside the algorithm's domain: no guarantee, so it cannot meet the target
+            return dp_accounting.NonPrivateDpEvent()
+
+    def eps_at(x: float) -> float:
+        try:
+            return float(accounting.epsilon(make(x), target_delta, accountant))
+        except (accounting.UnsupportedEventError, MemoryError, OverflowError):
+            return math.inf
+
+    lower, upper = CALIBRATION_RANGE
+    grid = [float(x) for x in np.geomspace(lower, upper, 2 * round(math.log10(upper / lower)) + 1)]
+    default = next((p.default for p in entry.params if p.name == tuned), None)
+    start = default if isinstance(default, (int, float)) and default > 0 else 1.0
+    i = min(range(len(grid)), key=lambda k: abs(math.log(grid[k] / start)))
+    if eps_at(grid[i]) <= target_epsilon:
+        while i + 1 < len(grid) and eps_at(grid[i + 1]) <= target_epsilon:
+            i += 1
+    else:
+        while i > 0 and not eps_at(grid[i - 1]) <= target_epsilon:
+            i -= 1
+        if i == 0:
+            raise ValueError(f"no {tuned} in [{lower:g}, {upper:g}] meets the target (epsilon {target_epsilon:g}, "
+                             f"delta {target_delta:g}) for {name} under accountant {accountant!r}: even "
+                             f"{tuned}={lower:g} gives epsilon {eps_at(lower):.6g}")
+        i -= 1
+    value = grid[i]
+    if i + 1 < len(grid):
+        value = calibrate(make, target_epsilon, target_delta, lower=grid[i], upper=grid[i + 1],
+                          larger_is_private=False, accountant=accountant, rtol=1e-3)
+    achieved = eps_at(value)
+    if not achieved <= target_epsilon:  # calibrate returns an evaluated safe end; re-checked, never assumed
+        raise ArithmeticError(f"calibration returned {tuned}={value!r} with epsilon {achieved!r} > {target_epsilon!r}")
+    return {"accountant": accountant, tuned: value, "achieved_epsilon": achieved}
+
+
+@dataclasses.dataclass(frozen=True)
+class Release:
+    """One line of a plan: `count` runs of an algorithm (`algorithm`, `horizon`, `params`) or `count`
+    releases of a named mechanism (`mechanism`, `params`), each about the same user."""
+
+    label: str
+    event: dp_accounting.DpEvent
+    count: int
+    claim: dict | None = None
+
+
+def _plan_error(where: str, message: str) -> ValueError:
+    return ValueError(f"plan {where}: {message}")
+
+
+def load_plan(path: str | pathlib.Path) -> list[Release]:
+    """Read a plan: TOML (`[[releases]]` tables) or JSON (`{"releases": [...]}`), each release with
+    `algorithm` (+ `horizon`) or `mechanism`, optional `params` (a table) and `count` (default 1)."""
+    from dpaudit.accounting.named import MECHANISMS, event_for
+
+    p = pathlib.Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise _plan_error(str(path), f"cannot read the file ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        kind = "JSON" if p.suffix.lower() == ".json" else "TOML"
+        raise _plan_error(str(path), f"not valid {kind} ({exc})") from None
+    items = data.get("releases") if isinstance(data, dict) else None
+    if not isinstance(items, list) or not items:
+        raise _plan_error(str(path), "needs a non-empty list `releases`")
+    out = []
+    for i, item in enumerate(items):
+        where = f"releases[{i}]"
+        if not isinstance(item, dict):
+            raise _plan_error(where, f"must be a table, got {item!r}")
+        extra = sorted(set(item) - {"algorithm", "mechanism", "horizon", "params", "count", "label"})
+        if extra:
+            raise _plan_error(where, f"unknown keys {', '.join(extra)}")
+        params = item.get("params", {})
+        count = item.get("count", 1)
+        if not isinstance(params, dict):
+            raise _plan_error(where, f"params must be a table, got {params!r}")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise _plan_error(where, f"count must be an integer >= 1, got {count!r}")
+        try:
+            if ("algorithm" in item) == ("mechanism" in item):
+                raise ValueError("give exactly one of algorithm, mechanism")
+            if "algorithm" in item:
+                horizon = item.get("horizon")
+                if isinstance(horizon, bool) or not isinstance(horizon, int):
+                    raise ValueError(f"horizon must be an integer, got {horizon!r}")
+                privacy = declared_privacy(str(item["algorithm"]), horizon, params)
+                label = item.get("label", f"{item['algorithm']} T={horizon}")
+                out.append(Release(str(label), _event(privacy), count, privacy.claim.to_json()))
+            else:
+                if "horizon" in item:
+                    raise ValueError("horizon applies to algorithms only")
+                mech = str(item["mechanism"])
+                if mech not in MECHANISMS:
+                    raise ValueError(f"unknown mechanism {mech!r}; choose one of {', '.join(MECHANISMS)}")
+                out.append(Release(str(item.get("label", mech)), event_for(mech, params), count))
+        except ValueError as exc:
+            raise _plan_error(where, str(exc)) from None
+    return out
+
+
+def plan_event(releases: list[Release]) -> dp_accounting.DpEvent:
+    """Every release about one user, composed sequentially (each `count` times)."""
+    return dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(r.event, r.count) for r in releases])
+
+
+def plan_budget(releases: list[Release], *, delta: float | None = None, epsilon: float | None = None,
+                on_row: Callable[[dict], None] | None = None) -> dict:
+    """One epsilon per user (at `delta`, default DEFAULT_DELTA) or delta (at `epsilon`) under every
+    accountant for all of `releases`, with each release's own best answer alongside."""
+    if delta is not None and epsilon is not None:
+        raise ValueError("give delta or epsilon, not both")
+    if delta is None and epsilon is None:
+        delta = DEFAULT_DELTA
+    parts = []
+    for r in releases:
+        own = best_row(accountant_rows(dp_accounting.SelfComposedDpEvent(r.event, r.count), delta, epsilon))
+        parts.append({"label": r.label, "count": r.count, "claim": r.claim, "best": own})
+    rows = accountant_rows(plan_event(releases), delta, epsilon, on_row)
+    return {"releases": parts, ("delta" if epsilon is None else "epsilon"): delta if epsilon is None else epsilon,
+            "results": rows, "best": best_row(rows)}
+
+
+def json_number(x: Any) -> Any:
+    """JSON has no infinity: inf (and nan) are written as strings, recursively."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    if isinstance(x, dict):
+        return {k: json_number(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [json_number(v) for v in x]
+    return x

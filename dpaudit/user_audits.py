@@ -1,0 +1,297 @@
+"""Audits of the user's own mechanisms: `register_audit` and the entries it puts in `dpaudit.registry.AUDITS`.
+
+    import dpaudit
+
+    @dpaudit.register_audit(name="shop.count", claim_epsilon=1.0, d0=np.array([0, 1]), d1=np.array([1, 1]),
+                            samples=20_000)
+    def noisy_count(data, rng, size):
+        return data.sum() + rng.laplace(0.0, 1.0, size)
+
+A `UserAuditEntry` has the interface `dpaudit audit` and `dpaudit list` use for catalog entries
+(name, algorithm, claims, audit_calls(), run(...) -> report record), so user entries and the
+built-in catalog share one registry, one report and one gate. Running one is one call of the core
+auditor `dpaudit.audit.audit` (Jagielski, Ullman, Oprea, "Auditing Differentially Private Machine
+Learning: How Private is Private SGD?", NeurIPS 2020): the claim is violated when the lower bound
+on epsilon, valid with the stated confidence, exceeds the claimed epsilon at the claimed delta.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import time
+import traceback
+import zlib
+from typing import Any, Callable
+
+from dpaudit.validation import check_choice, check_delta, check_epsilon, check_int_at_least, check_open_unit
+
+__all__ = ["UserClaim", "UserAuditEntry", "register_audit", "entry_seed", "MIN_SAMPLES"]
+
+MIN_SAMPLES = 10  # the fewest runs per input `dpaudit.audit.audit` accepts
+EXPECTS = ("consistent", "violation")
+
+
+class RegistrationError(ValueError):
+    """A bad `register_audit(...)` call; names the entry (the loader adds the file)."""
+
+
+def entry_seed(seed: int, name: str) -> int:
+    """The seed of one entry's audit: SeedSequence([seed, crc32(name)]), the derivation the built-in
+    catalog uses, so an entry's result does not depend on which other entries run."""
+    import numpy as np
+
+    state = np.random.SeedSequence([int(seed), zlib.crc32(name.encode())]).generate_state(1, dtype=np.uint32)
+    return int(state[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class UserClaim:
+    """The claim of a user entry: `epsilon` as stated, or the epsilon at `delta` that `accountant`
+    (a `dpaudit.accounting` accountant name, or "best") gives for the DpEvent `event`."""
+
+    delta: float
+    epsilon: float | None = None
+    event: Any = None
+    accountant: str = "stated"
+    expect: str = "consistent"
+    label: str = "declared"
+
+    def value(self) -> float:
+        """The claimed epsilon at `delta`."""
+        if self.epsilon is not None:
+            return float(self.epsilon)
+        from dpaudit.accounting import epsilon as account
+
+        return float(account(self.event, self.delta, accountant=self.accountant))
+
+    def by_accountant(self) -> dict[str, float | None]:
+        """Epsilon at `delta` under every accountant that supports the event (None where one cannot)."""
+        if self.event is None:
+            return {}
+        from dpaudit.accounting import ACCOUNTANTS
+        from dpaudit.accounting import epsilon as account
+
+        out: dict[str, float | None] = {}
+        for name in ACCOUNTANTS:
+            try:
+                value = float(account(self.event, self.delta, accountant=name))
+            except (ValueError, NotImplementedError, TypeError, ArithmeticError):
+                value = None  # this accountant cannot account for the event (or at this delta)
+            out[name] = value if value is None or math.isfinite(value) else None
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class UserAuditEntry:
+    """One audit of a user's mechanism: `target(data, rng, size)` on the neighbouring inputs d0, d1
+    against one claim, with `samples` runs per input. `module` and `file` say where it was declared
+    (the module that called `register_audit`; `algorithm` defaults to its name)."""
+
+    name: str
+    target: Callable[..., Any]
+    d0: Any
+    d1: Any
+    claim: UserClaim
+    samples: int
+    algorithm: str
+    description: str = ""
+    observable: str = "output"
+    relation: str = "one-user"
+    source: str = ""
+    module: str = ""
+    file: str = ""
+    audit_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    variant: str = ""
+    quick: bool = True
+
+    @property
+    def claims(self) -> tuple[UserClaim, ...]:
+        return (self.claim,)
+
+    @property
+    def expect(self) -> str:
+        return self.claim.expect
+
+    @property
+    def relations(self) -> tuple[str, ...]:
+        return (self.relation,)
+
+    def audit_calls(self) -> int:
+        """Number of `dpaudit.audit.audit` calls `run` makes."""
+        return 1
+
+    def run(self, *, samples: int | None = None, quick: bool = False, confidence: float = 0.95, seed: int = 0,
+            executor: Any = None, regret: bool = True) -> dict[str, Any]:
+        """Audit the entry; return its report record (the shape of a catalog entry's record).
+
+        `quick` and `regret` are accepted for the catalog's interface and change nothing (a user entry
+        has one sample size and no regret run). An exception inside the audit (the user's target, the
+        accountant) is recorded as `error` with ok = False, so one broken entry cannot hide the others.
+        """
+        confidence = check_open_unit(confidence, "confidence")
+        n = check_int_at_least(self.samples if samples is None else samples, MIN_SAMPLES, "samples")
+        start = time.perf_counter()
+        base = entry_seed(seed, self.name)
+        from dpaudit.audit import describe_target
+
+        target = describe_target(self.target)
+        record: dict[str, Any] = {
+            "name": self.name, "algorithm": self.algorithm, "variant": self.variant,
+            "description": self.description or target, "target": target,
+            "observable": self.observable, "observable_description": self.observable, "expect": self.expect,
+            "source": self.source or self.file, "seed": base, "origin": "user", "module": self.module,
+            "pairs": [{"relation": self.relation, "description": "d0 vs d1 as declared"}],
+            "audits": [], "claims": [], "regret": None, "error": None,
+        }
+        try:
+            record["claims"] = [self._judge(n, confidence, base, executor, record["audits"])]
+        except Exception as exc:  # recorded in the report (ok = False) so the rest of the suite still runs
+            record["error"] = f"{type(exc).__name__}: {exc}"
+            record["traceback"] = traceback.format_exc(limit=6)
+        record["ok"] = record["error"] is None and all(c["ok"] for c in record["claims"])
+        record["seconds"] = round(time.perf_counter() - start, 3)
+        return record
+
+    def _judge(self, samples: int, confidence: float, seed: int, executor: Any,
+               audits: list[dict[str, Any]]) -> dict[str, Any]:
+        from dpaudit.audit import audit
+
+        claimed = self.claim.value()
+        options = dict(self.audit_options)
+        if executor is not None:
+            options["executor"] = executor
+        start = time.perf_counter()
+        result = audit(self.target, self.d0, self.d1, claim_epsilon=claimed, claim_delta=self.claim.delta,
+                       samples=samples, confidence=confidence, seed=seed, **options)
+        lower = float(result.epsilon_lower)
+        upper = epsilon_upper(result)
+        audits.append({"delta": self.claim.delta, "claim_epsilon": claimed, "samples": samples,
+                       "confidence": confidence, "seed": seed, "epsilon_lower": lower, "epsilon_upper": upper,
+                       "verdict": str(result.verdict), "direction": result.direction,
+                       "mu_lower": float(result.mu_lower), "mu_point": float(result.mu_point), "pair": 0,
+                       "seconds": round(time.perf_counter() - start, 3)})
+        verdict = "violation" if lower > claimed else "consistent"
+        return {"label": self.claim.label, "epsilon": claimed, "delta": self.claim.delta,
+                "accountant": self.claim.accountant, "by_accountant": self.claim.by_accountant(), "source": "",
+                "expect": self.claim.expect, "epsilon_lower": lower, "epsilon_upper": upper,
+                "confidence": confidence, "pair": 0, "verdict": verdict,
+                "tightness": lower / claimed, "ok": verdict == self.claim.expect}
+
+
+def epsilon_upper(result: Any) -> float:
+    """An upper confidence bound on the epsilon of the event the audit chose (its reported direction):
+    log((p0_upper - delta) / p1_lower) with one-sided Clopper-Pearson bounds on the estimation split's
+    counts at the level the lower bound used per proportion, (1 - confidence)/4 (two directions x two
+    proportions). With `epsilon_lower` it brackets that event's epsilon; `dpaudit audit --baseline`
+    calls a later lower bound above it a rise beyond the interval. +inf when p1_lower is 0."""
+    from dpaudit.audit.bounds import cp_lower, cp_upper, epsilon_from_rates
+
+    chosen = next(d for d in result.directions if d.direction == result.direction)
+    level = (1.0 - result.confidence) / 4
+    p0 = float(cp_upper(chosen.count_first, chosen.nobs, level))
+    p1 = float(cp_lower(chosen.count_second, chosen.nobs, level))
+    if p1 <= 0.0:
+        return math.inf
+    return float(epsilon_from_rates(p0, p1, result.claim_delta))
+
+
+def _target_of(obj: Any, name: str, observable: str | None, target_args: dict[str, Any]) -> Callable[..., Any]:
+    """`obj` as `target(data, rng, size)`: a function or callable object as it is; an algorithm object
+    (`dpaudit.algorithms.interface.PrivateAlgorithm`: one with a `target(...)` audit hook) through
+    `obj.target(observable=..., **target_args)`; a class is instantiated with no arguments first."""
+    if inspect.isclass(obj):
+        try:
+            obj = obj()
+        except TypeError as exc:
+            raise RegistrationError(f"entry {name!r}: the class {obj.__qualname__} cannot be built without "
+                                    f"arguments ({exc}); register an instance instead") from None
+    hook = getattr(obj, "target", None)
+    if callable(hook) and not inspect.isfunction(obj):
+        kwargs = dict(target_args, **({"observable": observable} if observable is not None else {}))
+        try:
+            target = hook(**kwargs)
+        except TypeError as exc:
+            raise RegistrationError(f"entry {name!r}: {type(obj).__name__}.target({', '.join(kwargs)}) "
+                                    f"failed: {exc}") from None
+        if not callable(target):
+            raise RegistrationError(f"entry {name!r}: {type(obj).__name__}.target() must return "
+                                    f"target(data, rng, size), got {target!r}")
+        return target
+    if not callable(obj):
+        raise RegistrationError(f"entry {name!r}: target must be callable as target(data, rng, size) or an "
+                                f"algorithm object with a target() hook, got {obj!r}")
+    if observable is not None or target_args:
+        raise RegistrationError(f"entry {name!r}: observable and target_args apply to algorithm objects only")
+    return obj
+
+
+def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None = None, claim_delta: float = 0.0,
+                   claim: Any = None, claim_accountant: str = "best", samples: int = 20_000,
+                   expect: str = "consistent", algorithm: str | None = None, description: str = "",
+                   observable: str | None = None, target_args: dict[str, Any] | None = None,
+                   relation: str = "one-user",
+                   source: str = "", **audit_options: Any) -> Callable[[Any], Any]:
+    """Decorator registering an audit of the decorated target in `dpaudit.registry.AUDITS`.
+
+    The target is `target(data, rng, size)` returning `size` runs on `data` (a function or callable
+    object), or an algorithm object (`dpaudit.algorithms.interface.PrivateAlgorithm`) whose hook
+    `target(observable=observable, **target_args)` gives one (e.g. `target_args={"horizon": 50}`). The claim is `claim_epsilon` at `claim_delta`, or a
+    `dp_accounting.DpEvent` `claim` whose epsilon at `claim_delta` under `claim_accountant` is the
+    claim (exactly one of the two). `samples` runs per input; `expect="violation"` declares a
+    known-broken twin the audit must catch. Other keywords go to `dpaudit.audit.audit` (e.g. `score`).
+    Returns the target unchanged. Raises ValueError naming the entry on bad arguments.
+    """
+    def fail(message: str) -> RegistrationError:
+        return RegistrationError(f"entry {name!r}: {message}")
+
+    if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+        raise RegistrationError(f"register_audit: name must be a non-empty word, got {name!r}")
+    try:
+        delta = check_delta(claim_delta, "claim_delta")
+        check_choice(expect, EXPECTS, "expect")
+        if (claim_epsilon is None) == (claim is None):
+            raise ValueError("give exactly one of claim_epsilon (a number) or claim (a DpEvent)")
+        if claim is not None:
+            import dp_accounting
+
+            from dpaudit.accounting import ACCOUNTANTS
+
+            if not isinstance(claim, dp_accounting.DpEvent):
+                raise ValueError(f"claim must be a dp_accounting.DpEvent, got {claim!r}")
+            if claim_accountant != "best":
+                check_choice(claim_accountant, tuple(ACCOUNTANTS), "claim_accountant")
+            user_claim = UserClaim(delta=delta, event=claim, accountant=claim_accountant, expect=expect)
+            value = user_claim.value()
+            if not 0.0 < value < math.inf:
+                raise ValueError(f"claim gives epsilon = {value!r} at claim_delta = {delta!r} under the "
+                                 f"{claim_accountant!r} accountant; an audit needs a positive, finite claim")
+        else:
+            user_claim = UserClaim(delta=delta, epsilon=check_epsilon(claim_epsilon, "claim_epsilon"), expect=expect)
+        n = check_int_at_least(samples, MIN_SAMPLES, "samples")
+    except RegistrationError:
+        raise
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+
+    caller = inspect.currentframe().f_back  # the declaring module names and groups the entry
+    module = caller.f_globals.get("__name__", "") if caller is not None else ""
+    file = caller.f_globals.get("__file__", "") if caller is not None else ""
+
+    def decorate(obj: Any) -> Any:
+        from dpaudit.registry import AUDITS
+
+        target = _target_of(obj, name, observable, dict(target_args or {}))
+        entry = UserAuditEntry(
+            name=name, target=target, d0=d0, d1=d1, claim=user_claim, samples=n,
+            algorithm=algorithm or module or "user", description=description,
+            observable=observable or "output", relation=relation, source=source, module=module,
+            variant=(description or "known-broken twin") if expect == "violation" else "",
+            file=file or "", audit_options=dict(audit_options))
+        if name in AUDITS:
+            raise fail("is registered twice (entry names must be unique across all audit modules and the catalog)")
+        AUDITS.register(name, entry)
+        return obj
+
+    return decorate

@@ -1,0 +1,143 @@
+"""The `[tool.dpaudit]` table of a user's pyproject.toml: which modules declare audits, and loading them.
+
+    [tool.dpaudit]
+    modules = ["shop_audits"]   # imported in order; each registers entries with dpaudit.register_audit
+    paths = ["."]               # optional: folders put on sys.path, relative to the file (default ".")
+
+Loading imports every module afresh (entries it registered before are forgotten first), so a
+module edited between two runs in one process is read again. Every problem (a missing table or
+module, a module that raises on import, a bad `register_audit` call, a duplicate name) raises
+`ConfigError` naming the file and the module or entry, before any audit runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+import pathlib
+import sys
+import tomllib
+from typing import Any
+
+__all__ = ["ConfigError", "UserConfig", "CONFIG_FILE", "find_config", "read_config", "load_user_audits"]
+
+CONFIG_FILE = "pyproject.toml"
+_KEYS = ("modules", "paths")
+_registered: dict[str, list[str]] = {}  # module name -> entry names its last import registered
+
+
+class ConfigError(ValueError):
+    """A problem with the user's audit declarations; the message names the file and the module or entry."""
+
+
+@dataclasses.dataclass(frozen=True)
+class UserConfig:
+    """A parsed `[tool.dpaudit]` table: `file` it came from, `modules` to import, `paths` (absolute)."""
+
+    file: pathlib.Path
+    modules: tuple[str, ...]
+    paths: tuple[pathlib.Path, ...]
+
+
+def _string_list(table: dict[str, Any], key: str, file: pathlib.Path) -> list[str]:
+    value = table[key]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ConfigError(f"{file}: [tool.dpaudit] {key} must be a non-empty list of strings, got {value!r}")
+    return value
+
+
+def read_config(path: str | pathlib.Path) -> UserConfig:
+    """Parse the `[tool.dpaudit]` table of the TOML file `path`."""
+    file = pathlib.Path(path).absolute()
+    if not file.is_file():
+        raise ConfigError(f"{file}: no such file")
+    try:
+        doc = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: not valid TOML ({exc})") from None
+    table = doc.get("tool", {}).get("dpaudit")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{file}: no [tool.dpaudit] table")
+    unknown = sorted(set(table) - set(_KEYS))
+    if unknown:
+        raise ConfigError(f"{file}: [tool.dpaudit] has unknown key(s) {', '.join(unknown)}; known: {', '.join(_KEYS)}")
+    if "modules" not in table:
+        raise ConfigError(f"{file}: [tool.dpaudit] needs modules = [\"your_audits\", ...]")
+    modules = _string_list(table, "modules", file)
+    paths = _string_list(table, "paths", file) if "paths" in table else ["."]
+    folders = []
+    for p in paths:
+        folder = (file.parent / p).resolve()
+        if not folder.is_dir():
+            raise ConfigError(f"{file}: [tool.dpaudit] paths entry {p!r} is not a folder ({folder})")
+        folders.append(folder)
+    return UserConfig(file=file, modules=tuple(dict.fromkeys(modules)), paths=tuple(folders))
+
+
+def find_config(path: str | pathlib.Path | None = None) -> UserConfig | None:
+    """The config of `path` (an error if it has no `[tool.dpaudit]` table), or else of ./pyproject.toml
+    if that file has the table (an error if it is not valid TOML); None when neither applies."""
+    if path is not None:
+        return read_config(path)
+    here = pathlib.Path(CONFIG_FILE)
+    if not here.is_file():
+        return None
+    try:
+        doc = tomllib.loads(here.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        # unreadable, it might declare audits: running the built-in catalog instead would pass CI silently
+        raise ConfigError(f"{here.absolute()}: not valid TOML ({exc})") from None
+    if "dpaudit" not in doc.get("tool", {}):
+        return None
+    return read_config(here)
+
+
+def _origin(module: str) -> str:
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return module
+    return spec.origin if spec is not None and spec.origin else module
+
+
+def load_user_audits(config: UserConfig) -> list[str]:
+    """Import the config's modules afresh; return the names of the entries they registered (by module,
+    then by name)."""
+    from dpaudit.registry import AUDITS
+
+    for folder in reversed(config.paths):
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
+    importlib.invalidate_caches()
+    names: list[str] = []
+    for module in config.modules:
+        for name in _registered.pop(module, []):
+            AUDITS.remove(name)
+        sys.modules.pop(module, None)
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError) as exc:
+            raise ConfigError(f"{config.file}: [tool.dpaudit] modules: cannot find module {module!r} ({exc})") from None
+        if spec is None:
+            searched = ", ".join(str(p) for p in config.paths)
+            raise ConfigError(f"{config.file}: [tool.dpaudit] modules: no module named {module!r} "
+                              f"(searched {searched} and the installed packages)")
+        before = set(AUDITS.names())
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            for name in set(AUDITS.names()) - before:  # a half-imported module leaves no entries behind
+                AUDITS.remove(name)
+            sys.modules.pop(module, None)
+            if isinstance(exc, ValueError):  # a bad register_audit call (it names the entry) or the module's own check
+                raise ConfigError(f"{_origin(module)}: {exc}") from None
+            raise ConfigError(f"{_origin(module)}: importing module {module!r} (listed in {config.file}) "
+                              f"raised {type(exc).__name__}: {exc}") from None
+        mine = sorted(set(AUDITS.names()) - before)
+        _registered[module] = mine
+        names += mine
+    if not names:
+        raise ConfigError(f"{config.file}: the modules {', '.join(config.modules)} register no audit "
+                          "(decorate a target with @dpaudit.register_audit(...))")
+    return names

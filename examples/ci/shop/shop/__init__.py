@@ -1,0 +1,1 @@
+"""The shop's private statistics."""

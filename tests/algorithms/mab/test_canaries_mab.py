@@ -1,0 +1,121 @@
+"""One-run canaries of DP-SE, Dist-DP-SE and Anytime-Lazy-UCB (`dpaudit.algorithms.mab.canaries`).
+
+Exact properties (hypothesis): the canary environment answers every request like the equivalent
+reward table; placement fills every release before any gets a second canary; with negligible
+noise each canary's score is its own inclusion bit (the score reads the release it entered).
+
+Statistical tests, fixed seeds: `one_run` at 95% confidence, so a correct algorithm's bound exceeds
+its claim with probability <= 5% per seeded run (false-failure rate <= 5% per validity case; the
+seeds are fixed, so the outcome is reproducible).  Twins that must be caught: the shared noise
+draw of DP-SE's public code, Dist-DP-SE's inverted Pólya parameter, and Anytime-Lazy-UCB with its
+noise halved, each against the claim eps = 1.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpaudit.algorithms.mab.batch_se import BatchSE
+from dpaudit.algorithms.mab.canaries import CanaryRounds, one_run_target, place_canaries
+from dpaudit.algorithms.mab.elimination import DPSE
+from dpaudit.algorithms.mab.environment import RewardTable
+from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
+from dpaudit.audit import one_run
+
+HORIZON = 200_000
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 5), st.lists(st.integers(0, 59), max_size=20, unique=True), st.data())
+def test_canary_rounds_match_the_reward_table(k, on, data):
+    table = np.zeros((60, k))
+    table[on] = 1.0
+    ref, env = RewardTable(table), CanaryRounds(k, np.array(on))
+    rng = np.random.default_rng(0)
+    n = data.draw(st.integers(1, 6))
+    arms = np.array(data.draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
+    start = np.array(data.draw(st.lists(st.integers(0, 50), min_size=n, max_size=n)))
+    length = np.array(data.draw(st.lists(st.integers(0, 10), min_size=n, max_size=n)))
+    assert np.array_equal(env.segment_sums(rng, arms, start, length), ref.segment_sums(rng, arms, start, length))
+    assert np.array_equal(env.rounded_segment_sums(rng, arms, start, length, 7),
+                          ref.rounded_segment_sums(rng, arms, start, length, 7))
+    assert np.array_equal(env.window(rng, arms, start, 5), ref.window(rng, arms, start, 5))
+    assert np.array_equal(env.vector_sums(rng, 3, 40, 2), ref.vector_sums(rng, 3, 40, 2))
+    t = int(start[0])
+    assert np.array_equal(env.stream(rng, n)(t, arms), ref.stream(rng, n)(t, arms))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-1, 6), min_size=1, max_size=80), st.data())
+def test_placement_fills_every_release_before_doubling_up(blocks, data):
+    block = np.array(blocks)
+    released = int((block >= 0).sum())
+    if released == 0:
+        with pytest.raises(ValueError, match="num_canaries"):
+            place_canaries(block, 1)
+        return
+    m = data.draw(st.integers(1, released))
+    rounds = place_canaries(block, m)
+    assert rounds.size == m == np.unique(rounds).size and np.all(block[rounds] >= 0)
+    counts = np.bincount(block[rounds], minlength=7)
+    sizes = np.bincount(block[block >= 0], minlength=7)
+    full = counts == sizes  # a block may hold fewer canaries than another only if it has no round left
+    assert np.all(full | (counts >= counts.max() - 1))
+    with pytest.raises(ValueError, match="num_canaries"):
+        place_canaries(block, released + 1)
+
+
+@pytest.mark.parametrize("algo, arms", [
+    (DPSE(1e6, 0.5), 50),
+    (AnytimeLazyUCB(1e6), 20),
+])
+def test_score_is_the_canarys_own_release(algo, arms):
+    # Lap(1e-6): each release is its canary count; one canary per release, so the score is the bit
+    target = one_run_target(algo, 100_000, 40, n_arms=arms)
+    inclusion = np.random.default_rng(1).random(40) < 0.5
+    scores = target.score(target.mechanism(inclusion, np.random.default_rng(2)))
+    if isinstance(algo, DPSE):  # minus the mean of the epoch's releases: ranks are kept
+        assert np.all(scores[inclusion][:, None] > scores[~inclusion][None, :])
+    else:
+        np.testing.assert_allclose(scores, inclusion, atol=1e-4)
+
+
+def test_batch_aggregate_score_ranks_included_canaries_first():
+    target = one_run_target(BatchSE("central", 1e4), 100_000, 40, n_arms=20)
+    inclusion = np.random.default_rng(3).random(40) < 0.5
+    scores = target.score(target.mechanism(inclusion, np.random.default_rng(4)))
+    assert np.all(scores[inclusion][:, None] > scores[~inclusion][None, :])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(algorithm=BatchSE("shuffle"), horizon=1000, num_canaries=10), "shuffle"),
+    (dict(algorithm=DPSE(), horizon=1000, num_canaries=0), "num_canaries"),
+    (dict(algorithm=DPSE(), horizon=10, num_canaries=1, n_arms=20), "horizon"),
+    (dict(algorithm=DPSE(), horizon=1000, num_canaries=1, n_arms=1), "n_arms"),
+    (dict(algorithm="dp-se", horizon=1000, num_canaries=1), "algorithm"),
+    (dict(algorithm=DPSE(1.0, 0.5), horizon=100_000, num_canaries=10**6, n_arms=50), "num_canaries"),
+])
+def test_bad_input_names_the_parameter(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        one_run_target(**kwargs)
+
+
+CASES = [  # (algorithm, arms, canaries, expect a violation of eps = 1)
+    (DPSE(1.0, 0.5), 100, 300, False),
+    (DPSE(1.0, 0.5, noise="shared"), 100, 300, True),
+    (BatchSE("dist-dp", 1.0), 50, 500, False),
+    (BatchSE("dist-dp", 1.0, polya="inverted"), 50, 500, True),
+    (AnytimeLazyUCB(1.0), 30, 300, False),
+    (AnytimeLazyUCB(2.0), 30, 300, True),
+]
+
+
+@pytest.mark.parametrize("algo, arms, canaries, caught", CASES, ids=lambda v: getattr(v, "name", str(v)))
+def test_one_run_validity_and_twins(algo, arms, canaries, caught):
+    result = one_run(*one_run_target(algo, HORIZON, canaries, n_arms=arms), claim_epsilon=1.0, seed=0)
+    assert result.num_canaries == canaries
+    if caught:
+        assert result.verdict == "violation" and result.epsilon_lower > 1.0, result
+    else:
+        assert result.verdict == "consistent" and result.epsilon_lower <= 1.0, result

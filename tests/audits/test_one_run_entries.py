@@ -1,0 +1,81 @@
+"""One-run catalog entries: registration, the runner's record, the report rows.
+
+The quick one-run entries' verdicts are checked with the rest of the quick suite
+(tests/audits/test_catalog_entries.py, 5% false-failure rate per consistent claim, fixed seeds).
+Here a small copy of an entry (T = 2 10^5) checks the record; its twin must fail its gate.
+"""
+
+import dataclasses
+import functools
+
+import pytest
+
+from dpaudit.algorithms.mab.canaries import one_run_target
+from dpaudit.algorithms.mab.elimination import DPSE
+from dpaudit.audits.catalog import Claim
+from dpaudit.audits.one_run import OneRunEntry
+from dpaudit.audits.run import run_entry
+from dpaudit.registry import AUDITS
+from dpaudit.report.model import claim_rows
+
+ONE_RUN = [n for n in AUDITS.names() if getattr(AUDITS.get(n), "mode", None) == "one-run"]
+
+
+def test_the_four_algorithms_have_one_run_entries_at_the_deployment_horizon():
+    algorithms = {AUDITS.get(n).algorithm for n in ONE_RUN}
+    assert {"dp-se", "dist-dp-se", "anytime-lazy-ucb", "linucb-sdp-amp"} <= algorithms
+    for name in ONE_RUN:
+        entry = AUDITS.get(name)
+        assert entry.horizon == 1_000_000 and 1_000 <= entry.num_canaries <= 100_000
+        assert entry.summary()["mode"] == "one-run"
+    assert AUDITS.get("dp-se.one-run").quick  # next to the many-run dp-se entries in the default report
+    assert {AUDITS.get(n).expect for n in ONE_RUN} == {"consistent", "violation"}
+
+
+def _small(name: str, algo: DPSE, claims=None) -> OneRunEntry:
+    entry = AUDITS.get(name)
+    return dataclasses.replace(entry, target=functools.partial(one_run_target, algo, 200_000, 300, n_arms=100),
+                               horizon=200_000, num_canaries=300, **({"claims": claims} if claims else {}))
+
+
+def test_record_has_one_run_fields_and_report_rows_say_one_run():
+    claims = (Claim("paper", epsilon=1.0), Claim("loose", delta=1e-6, epsilon=1.0))
+    rec = run_entry(_small("dp-se.one-run", DPSE(1.0, 0.5), claims), confidence=0.95, seed=0, regret=False)
+    assert rec["error"] is None, rec.get("traceback")
+    assert rec["mode"] == "one-run" and rec["one_run"] == {"horizon": 200_000, "num_canaries": 300}
+    assert [a["delta"] for a in rec["audits"]] == [0.0, 1e-6]
+    for c in rec["claims"]:
+        assert c["num_canaries"] == 300 and 0 < c["correct"] <= c["guesses"] <= 300
+    assert rec["ok"]
+    rows = claim_rows(rec)
+    assert all("one run: 300 canaries" in r["lower"] and f"{rec['claims'][0]['guesses']} guesses" in rows[0]["lower"]
+               for r in rows)
+
+
+def test_both_deltas_are_judged_on_one_run():
+    calls = []
+    target = one_run_target(DPSE(1.0, 0.5), 200_000, 300, n_arms=100)
+
+    def counted():
+        def mechanism(inclusion, rng):
+            calls.append(1)
+            return target.mechanism(inclusion, rng)
+        return target._replace(mechanism=mechanism)
+
+    entry = dataclasses.replace(_small("dp-se.one-run", DPSE(1.0, 0.5)), target=counted,
+                                claims=(Claim("paper", epsilon=1.0), Claim("other", delta=1e-6, epsilon=1.0)))
+    assert run_entry(entry, regret=False)["error"] is None
+    assert len(calls) == 1
+
+
+def test_twin_fails_the_gate():
+    rec = run_entry(_small("dp-se.one-run", DPSE(1.0, 0.5, noise="shared"), (Claim("paper", epsilon=1.0),)),
+                    confidence=0.95, seed=0, regret=False)
+    (claim,) = rec["claims"]
+    assert claim["verdict"] == "violation" and not rec["ok"]
+
+
+@pytest.mark.parametrize("field, value", [("horizon", 0), ("num_canaries", -1)])
+def test_bad_entry_fields_are_named(field, value):
+    with pytest.raises(ValueError, match=field):
+        dataclasses.replace(AUDITS.get("dp-se.one-run"), **{field: value})
