@@ -207,6 +207,58 @@ class ShuffleGradientDescent:
             theta = project_ball(theta - self.step_size * mean_grad, self.radius)
         return PgdRelease(iterates.mean(axis=1), iterates, sums)
 
+    def run_glm(
+        self, rng: np.random.Generator, features: np.ndarray, rewards: np.ndarray,
+        link: Callable[[np.ndarray], np.ndarray],
+    ) -> PgdRelease:
+        """`run` with `glm_gradients(features, rewards, link)`, fused: the same law, and on the same rng the
+        same draws (per round one uniform per user and label, then the binomial noise), so the same release.
+
+        A GLM gradient is c_i·x_i with c_i = μ(⟨x_i, θ⟩) − r_i, so clipping it to norm L scales c_i by
+        min(1, L/(|c_i|‖x_i‖)) with ‖x_i‖ computed once; each label's count Σ_i x̂_i + Bin(n·b, p) takes
+        x̂_i = ⌈s_i − U_i⌉ = ⌊s_i⌋ + 1{U_i < s_i − ⌊s_i⌋} for s_i = (v_i + Δ)g/Δ' ∈ [0, cap] (Cheu, Joseph,
+        Mao, Peng, "Shuffle private stochastic convex optimization", ICLR 2022, randomized rounding of the
+        vector-sum randomizer), summed by a matrix product. features (runs, n, d) or (n, d); rewards likewise.
+        """
+        features = check_finite_array(features, "features")
+        rewards = check_finite_array(rewards, "rewards")
+        if features.shape[:-1] != rewards.shape:
+            raise ValueError(f"rewards must have shape {features.shape[:-1]}, got {rewards.shape}")
+        n, d, t_it = self.num_users, self.dim, self.iterations
+        if features.shape[-2:] != (n, d):
+            raise ValueError(f"features must end in shape {(n, d)}, got {features.shape}")
+        runs = features.shape[0] if features.ndim == 3 else 1
+        x = np.broadcast_to(features, (runs, n, d))
+        r = np.broadcast_to(rewards, (runs, n))
+        proto, lip = self.protocol, self.lipschitz
+        scale = proto.g / proto.unit
+        x_norm = np.linalg.norm(x, axis=-1)
+        x_norm_max = float(x_norm.max())
+        x_t = np.ascontiguousarray(np.swapaxes(x, 1, 2))  # (runs, d, n)
+        x_scaled = x_t * scale
+        ones = np.ones((n, 1))
+        noise_trials = n * proto.b  # Σ_users Bin(b, p) = Bin(n·b, p), drawn as `BitSumProtocol.counts` draws it
+        s = np.empty((runs, d, n))
+        theta = project_ball(np.zeros((runs, d)), self.radius)
+        iterates = np.empty((runs, t_it, d))
+        sums = np.empty((runs, t_it, d))
+        for t in range(t_it):
+            iterates[:, t] = theta
+            c = link(np.matmul(theta[:, None, :], x_t)[:, 0]) - r
+            if max(c.max(), -c.min()) * x_norm_max > lip:  # else no gradient is clipped
+                c *= lip / np.maximum(np.abs(c) * x_norm, lip)  # = _shrink(‖c x‖, L): exactly 1 if unclipped
+            np.multiply(x_scaled, c[:, None, :], out=s)
+            s += lip * scale
+            np.clip(s, 0.0, proto.cap, out=s)
+            s -= np.swapaxes(rng.random((runs, n, d)), 1, 2)
+            np.ceil(s, out=s)
+            counts = np.matmul(s, ones)[..., 0] + rng.binomial(noise_trials, proto.p, (runs, d))
+            released = proto.analyze(counts)
+            sums[:, t] = released
+            theta = project_ball(theta - self.step_size * (released / n + (self.regularization / n) * theta),
+                                 self.radius)
+        return PgdRelease(iterates.mean(axis=1), iterates, sums)
+
     # -- privacy ------------------------------------------------------------------------------
 
     def round_event(self) -> dp_accounting.DpEvent:

@@ -203,18 +203,20 @@ def _leaf_weights(x: np.ndarray, k: int, thetas: np.ndarray, inv_mats: np.ndarra
     return np.minimum(c / np.exp(R * np.minimum(2 * S, gamma * math.sqrt(kappa) * wv_t)), 1.0 / kappa_star)
 
 
-def _estimate(grads, params: ShuffleGLMParams, n: int, d: int, lam: float, S: float, link, rng: np.random.Generator,
-              runs: int) -> tuple[np.ndarray, int]:
-    """(θ̄, rounds): P_GD over the shuffled gradients (private), or exact projected GD on the mean gradient."""
+def _estimate(x: np.ndarray, r: np.ndarray, params: ShuffleGLMParams, n: int, d: int, lam: float, S: float, link,
+              rng: np.random.Generator, runs: int) -> tuple[np.ndarray, int]:
+    """(θ̄, rounds): P_GD over the shuffled GLM gradients of the users' (x, r) (private, the fused
+    `ShuffleGradientDescent.run_glm`), or exact projected GD on the mean gradient."""
     eps, delta = params.epsilon, params.delta
     if params.private:
         it = params.pgd_iterations or pgd_iterations(eps / 2, delta / 2, n, d)
         pgd = ShuffleGradientDescent(n, d, eps / 2, delta / 2, params.lipschitz, S, iterations=it, regularization=lam)
-        return pgd.run(rng, grads, runs).theta_bar, it
+        return pgd.run_glm(rng, x, r, link.mean).theta_bar, it
     it = params.pgd_iterations or 200
     theta = np.zeros((runs, d))
     total = np.zeros_like(theta)
     eta = 1.0 / link.sup_derivative
+    grads = glm_gradients(x, r, link.mean)
     for _ in range(it):
         g = grads(theta).mean(axis=1) + lam / n * theta
         theta = project_ball(theta - eta * g, S)
@@ -269,7 +271,7 @@ def run_shuffle_glm(env: GLMEnvironment, data: GLMData, params: ShuffleGLMParams
         w_eig, u_eig = np.linalg.eigh(mats[:, k])
         w_eig = np.maximum(w_eig, lam * 1e-3)  # post-processing: keep the released matrix invertible
         inv_mats[:, k] = (u_eig / w_eig[:, None, :]) @ np.swapaxes(u_eig, -1, -2)
-        thetas[:, k], it = _estimate(glm_gradients(x, r, link.mean), params, n, d, lam, S, link, rng, runs)
+        thetas[:, k], it = _estimate(x, r, params, n, d, lam, S, link, rng, runs)
         iters.append(int(it))
     return ShuffleGLMResult(actions, np.cumsum(inst, axis=1), ends, thetas, mats, float(lam), float(gamma),
                             tuple(iters))

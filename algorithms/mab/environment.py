@@ -26,6 +26,7 @@ import dataclasses
 from typing import Callable
 
 import numpy as np
+from scipy import stats
 
 from dpaudit.validation import check_choice, check_finite_array, check_int_at_least, check_positive
 
@@ -36,6 +37,8 @@ __all__ = [
     "Environment",
     "SEED001_SETTINGS",
     "seed004_means",
+    "authors_instances",
+    "instance_rewards",
     "make_environment",
     "check_means",
     "INSTANCES",
@@ -76,6 +79,20 @@ def seed004_means(rng: np.random.Generator, instance: str, runs: int, n_arms: in
     check_int_at_least(n_arms, 2, "n_arms")
     gap = SEED004_GAPS[instance]
     return gap * rng.random((runs, n_arms)) + (0.5 - gap / 2)
+
+
+def authors_instances(instance: str, runs: int, n_arms: int = 10) -> np.ndarray:
+    """Chowdhury & Zhou's (ICLR 2023) instances exactly as their public code draws them, shape (runs, n_arms).
+
+    Run r (0-based) uses `np.random.seed(r); mu = gap * np.random.rand(K) + (0.5 - gap/2)` (gap 0.5 easy,
+    0.1 hard; the authors' MABPrivate.py), i.e. `RandomState(r).rand(K)`: the first runs are the
+    instances behind the authors' figures, whatever the simulation's seed.
+    """
+    check_choice(instance, tuple(SEED004_GAPS), "instance")
+    check_int_at_least(runs, 1, "runs")
+    check_int_at_least(n_arms, 2, "n_arms")
+    gap = SEED004_GAPS[instance]
+    return np.stack([gap * np.random.RandomState(r).rand(n_arms) + (0.5 - gap / 2) for r in range(runs)])
 
 
 def _arm_means(means: np.ndarray, arms, rows) -> np.ndarray:
@@ -153,6 +170,15 @@ class ClippedGaussianArms:
     @property
     def n_arms(self) -> int:
         return self.means.shape[-1]
+
+    @property
+    def reward_means(self) -> np.ndarray:
+        """E[clip(N(mu, std^2), 0, 1)] = mu + std(phi(a) - phi(b)) - mu Phi(-a) + (1 - mu) Phi(-b), a = mu/std,
+        b = (1 - mu)/std: the arms' real mean rewards (clipping moves mu = 0.25 by 2e-4 at std 0.1), so the
+        pseudo-regret built on them is the expected realised regret the authors report."""
+        mu, sd = self.means, self.std
+        a, b = mu / sd, (1.0 - mu) / sd
+        return mu + sd * (stats.norm.pdf(a) - stats.norm.pdf(b)) - mu * stats.norm.sf(a) + (1.0 - mu) * stats.norm.sf(b)
 
     def _draw(self, rng, mu: np.ndarray) -> np.ndarray:
         return np.clip(mu + self.std * rng.standard_normal(mu.shape), 0.0, 1.0)
@@ -296,6 +322,12 @@ class RewardTable:
 Environment = BernoulliArms | ClippedGaussianArms | RewardTable
 
 
+def instance_rewards(instance: str | None, means=None) -> str:
+    """The reward law an instance comes with: 'gaussian' (clip(N(mu, 0.1^2), 0, 1)) for Chowdhury & Zhou's
+    (ICLR 2023) easy/hard instances, as in their experiments and code; 'bernoulli' otherwise."""
+    return "gaussian" if means is None and instance in SEED004_GAPS else "bernoulli"
+
+
 def make_environment(
     rng: np.random.Generator,
     runs: int,
@@ -303,16 +335,18 @@ def make_environment(
     instance: str | None = None,
     means=None,
     n_arms: int | None = None,
-    rewards: str = "bernoulli",
+    rewards: str | None = None,
     std: float = 0.1,
 ) -> BernoulliArms | ClippedGaussianArms:
     """Build the environment the CLI and the reproduction scripts name.
 
     `means` (explicit vector) wins over `instance`; `instance` is one of Hu, Huang, Mehta's (arXiv:2102.07929)
-    settings ('s001-1', 's001-2', 's001-3', K = 5) or Chowdhury & Zhou's (ICLR 2023) random 'easy' / 'hard'
-    instances (one per run, K = `n_arms`, default 10). `rewards` is 'bernoulli' or
-    'gaussian' (clipped N(mu, std^2)).
+    settings ('s001-1', 's001-2', 's001-3', K = 5) or Chowdhury & Zhou's (ICLR 2023) 'easy' / 'hard'
+    instances: run r gets the authors' instance r (`authors_instances`, K = `n_arms`, default 10; `rng` is
+    then unused). `rewards` is 'bernoulli' or 'gaussian' (clipped N(mu, std^2)); None takes the instance's
+    own law (`instance_rewards`).
     """
+    rewards = instance_rewards(instance, means) if rewards is None else rewards
     check_choice(rewards, REWARD_MODELS, "rewards")
     if means is not None:
         mu = check_means(means)
@@ -325,5 +359,5 @@ def make_environment(
             if n_arms is not None and n_arms != mu.size:
                 raise ValueError(f"instance {instance!r} has K = {mu.size} arms, got n_arms = {n_arms}")
         else:
-            mu = seed004_means(rng, instance, runs, 10 if n_arms is None else n_arms)
+            mu = authors_instances(instance, runs, 10 if n_arms is None else n_arms)
     return BernoulliArms(mu) if rewards == "bernoulli" else ClippedGaussianArms(mu, std)

@@ -127,6 +127,18 @@ def file_in_existing_folder(path: str, flag: str) -> pathlib.Path:
     return p
 
 
+def plot_file(path: str, flag: str = "--plot") -> pathlib.Path:
+    """`file_in_existing_folder`, with a file type matplotlib can write (checked before any simulation)."""
+    p = file_in_existing_folder(path, flag)
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if p.suffix and p.suffix[1:].lower() not in formats:
+        raise FlagError(flag, f"matplotlib cannot write {p.suffix!r} files; use one of "
+                              + ", ".join("." + f for f in sorted(formats)))
+    return p
+
+
 def check_reachable(address: str, flag: str, timeout: float = 3.0) -> None:
     """Open and close a TCP connection to a `host:port` or `tcp://host:port` address within `timeout`
     seconds; other schemes (inproc://, ucx://, ...) are left to the client to check."""

@@ -200,29 +200,11 @@ def compute(mechanism: str, params: dict, count: int, delta: float | None, epsil
     """
     import dp_accounting
 
-    from dpaudit import accounting
     from dpaudit.accounting.named import event_for
+    from dpaudit.budgets import accountant_rows
 
     event = dp_accounting.SelfComposedDpEvent(event_for(mechanism, params), count)
-    rows = []
-    for name in accounting.ACCOUNTANTS:
-        row = {"accountant": name}
-        try:
-            if epsilon is None:
-                row["epsilon"] = accounting.epsilon(event, delta, name)
-            else:
-                row["delta"] = accounting.delta(event, epsilon, name)
-            row["supported"] = True
-        except accounting.UnsupportedEventError as exc:
-            row["supported"] = False
-            row["reason"] = exc.reason
-        except (MemoryError, OverflowError) as exc:
-            row["supported"] = False
-            row["reason"] = f"this accountant failed on {count} releases ({type(exc).__name__})"
-            row["failed"] = True
-        rows.append(row)
-        if on_row is not None:
-            on_row(row)
+    rows = accountant_rows(event, delta, epsilon, on_row)
     key = "epsilon" if epsilon is None else "delta"
     supported = [r for r in rows if r["supported"]]
     if not supported:

@@ -15,7 +15,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.cli._types import FlagError, file_in_existing_folder, help_text, int_at_least, integer, seed
+from dpaudit.cli._types import FlagError, plot_file, help_text, int_at_least, integer, seed
 
 if TYPE_CHECKING:
     from dpaudit.registry import Param
@@ -124,13 +124,7 @@ def _check_flags(args: argparse.Namespace) -> None:
     if args.time_average and not args.plot:
         raise FlagError("--time-average", "applies to the plot only; give --plot FILE too")
     if args.plot:
-        path = file_in_existing_folder(args.plot, "--plot")
-        from matplotlib.backend_bases import FigureCanvasBase
-
-        formats = FigureCanvasBase.get_supported_filetypes()
-        if path.suffix and path.suffix[1:].lower() not in formats:
-            raise FlagError("--plot", f"matplotlib cannot write {path.suffix!r} files; use one of "
-                                      + ", ".join("." + f for f in sorted(formats)))
+        plot_file(args.plot)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ import math
 import sys
 from typing import Any
 
-from dpaudit.cli._types import FlagError, file_in_existing_folder, int_at_least, integer, seed
+from dpaudit.cli._types import FlagError, plot_file, int_at_least, integer, seed
 
 NAME = "tradeoff"
 HELP = "final regret (mean, 95% interval) against the corrected epsilon of one or several algorithms"
@@ -101,13 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if len(set(args.algorithms)) != len(args.algorithms):
         raise ValueError(f"ALGORITHM: each algorithm once, got {', '.join(args.algorithms)}")
     if args.plot:
-        path = file_in_existing_folder(args.plot, "--plot")
-        from matplotlib.backend_bases import FigureCanvasBase
-
-        formats = FigureCanvasBase.get_supported_filetypes()
-        if path.suffix and path.suffix[1:].lower() not in formats:
-            raise FlagError("--plot", f"matplotlib cannot write {path.suffix!r} files; use one of "
-                                      + ", ".join("." + f for f in sorted(formats)))
+        plot_file(args.plot)
     params = _params_per_algorithm(args)
     # every setting's privacy first (cheap, and it checks the parameters and the horizon before any simulation)
     points = []
