@@ -10,7 +10,8 @@ from dp_accounting import dp_event
 from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
-from dpaudit.accounting.backends.base import BRANCH_PLD_CACHE_LIMIT, PLD_CACHE_LIMIT, Backend, Keyed, cached
+from dpaudit.accounting.backends.base import (BRANCH_PLD_CACHE_LIMIT, CACHE_LIMIT, PLD_CACHE_LIMIT, Backend, Keyed,
+                                              cached)
 from dpaudit.accounting.curves import MAX_ENUMERATED, ULP, binomial_pld, gaussian_delta, gaussian_epsilon, skellam_pld
 from dpaudit.accounting.events import BinomialDpEvent, DiscreteGaussianDpEvent, EpsilonDeltaDpEvent, SkellamDpEvent
 from dpaudit.accounting.leaves import nonprivate, pure_epsilon
@@ -40,6 +41,12 @@ class PldBackend(Backend):
         # composed PLD per branch, keyed by the branch's (leaf key, count) pairs: a later
         # composition changes a count or adds a leaf, hence the key, so a stale PLD is never read
         self._branch_pld = cached(lambda keyed: self._compose_branch(*keyed.value), BRANCH_PLD_CACHE_LIMIT)
+        # the cost check's FFT length per (leaf key, count, interval): dp-accounting's tail bounds
+        # take seconds on a wide PMF, and every query of any accountant asks for the check
+        self._points = cached(
+            lambda keyed: self._composed_points(self.leaf_pld(keyed.key[0], keyed.value, 1, keyed.key[2]), keyed.key[1]),
+            CACHE_LIMIT,
+        )
 
     def unsupported_reason(self, leaf):
         if nonprivate(leaf):
@@ -156,7 +163,7 @@ class PldBackend(Backend):
                 if width / vdi > self.MAX_POINTS_COMPOSED:  # even one such PLD would be too large to build
                     costs[k] = width / vdi
                     continue
-            costs[k] = self._composed_points(self.leaf_pld(k, leaf, 1, vdi), c) if c > 1 else 0.0
+            costs[k] = self._points(Keyed((k, c, vdi), leaf)) if c > 1 else 0.0
         total = math.fsum(costs.values()) + (self._gaussian_width(mu) / vdi if mu > 0 else 0.0)
         if total <= self.MAX_POINTS_COMPOSED:
             return None
