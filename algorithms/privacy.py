@@ -4,7 +4,7 @@ The algorithm *describes* (STYLE.md "Describe, then compute"): `event` is the dp
 `DpEvent` tree of what the implementation really releases about one user, built from its
 parameters and its composition structure (parallel over disjoint users, sequential where a
 user repeats); accountants turn it into numbers. `claim` is the paper's own guarantee as
-stated; `corrected` is the guarantee the digest's analysis supports where the paper's is wrong
+stated; `corrected` is the guarantee dpaudit's analysis supports where the paper's is wrong
 (or where a named buggy variant of the authors' code is selected), so reports can show both.
 Where the paper's accounting is in doubt, its own composition (`paper_event`) and the proof step
 redone on the real ranges (`proof_step`) are kept next to the implementation's event.

@@ -1,10 +1,10 @@
 """The catalog's data model: an algorithm, its hardest neighbours, what the auditor sees, and its claims.
 
 An `AuditEntry` pairs one observable of one algorithm (a `target(data, rng, size)` in the sense of
-`dpaudit.audit.audit`) with the worst-case neighbouring inputs its digest proposes and the privacy
-claims made for it: the paper's, and the corrected accounting where the digest shows the paper's is
+`dpaudit.audit.audit`) with the worst-case neighbouring inputs dpaudit's analysis of the paper proposes and the privacy
+claims made for it: the paper's, and the corrected accounting where dpaudit's analysis shows the paper's is
 wrong, each naming the accountant that gives it. Every claim states what the audit should find
-(`expect`): a sound claim must come out "consistent"; a claim the digests show to be wrong (or a
+(`expect`): a sound claim must come out "consistent"; a claim dpaudit's analysis shows to be wrong (or a
 known-buggy variant run against the paper's claim) must come out "violation". Entries are registered
 in `dpaudit.registry.AUDITS` by the modules of this package; `audits/run.py` executes them (this
 module imports it; it never imports this one at run time).

@@ -2,14 +2,14 @@
 
     /tmp/venv/bin/python benchmarks/reproduce_linear.py [--runs 50] [--horizon 20000] [--sweep-runs 20]
 
-Setting (digest 003 §5.1-5.2): K = 100 arms fixed per run (the authors' code), unit-norm features and
+Setting (Chowdhury & Zhou (ICML 2022)): K = 100 arms fixed per run (the authors' code), unit-norm features and
 theta* built as a (d-1)-dim vector of norm 1/sqrt(2) plus a 1/sqrt(2) entry, Bernoulli rewards, delta = 0.1,
 batch B = 20 for both shuffle variants, T = 20000, 50 random instances.
 - Fig. 1: cumulative regret vs round, d = 5, epsilon in {0.2, 1, 10};
 - Fig. 2: epsilon = 1, d in {10, 15};
 - regret at T vs epsilon (a sweep over epsilon, d = 5).
 Each in two noise calibrations: "code" (the constants of the authors' simulation code, which made the
-paper's figures) and "paper" (the theorems' constants; digest 003 §5.3 expects P_Vec at B = 20 to be
+paper's figures) and "paper" (the theorems' constants; Chowdhury & Zhou (ICML 2022) expects P_Vec at B = 20 to be
 pure noise). Curves are pseudo-regret means with +-1 standard error (the paper plots realized regret
 with the same band). The log-log slope of R(t) over t in [T/4, T] is printed for each curve.
 

@@ -3,7 +3,7 @@
     /tmp/venv/bin/python benchmarks/reproduce_mab.py [--part s001|s004|all] [--hybrid-horizon T]
 
 Hu, Huang, Mehta (arXiv:2102.07929) (§6, App. I): K = 5, settings 1-3, eps in {0.1, 0.25, 0.5, 1, 8, 64, 128}, 15 runs,
-Bernoulli rewards (the paper does not say; digest 001 §5), DP-SE with beta = 1/T.
+Bernoulli rewards (the paper does not say; Hu, Huang, Mehta (arXiv 2021)), DP-SE with beta = 1/T.
 - Anytime-Lazy-UCB and DP-SE at the paper's T = 2 * 2^21;
 - Hybrid-UCB with Anytime-Lazy-UCB, DP-SE and UCB1 (one round per step) at T = --hybrid-horizon
   (default 2^18) for the comparison of all four;

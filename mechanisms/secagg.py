@@ -6,7 +6,7 @@ One release aggregates the rewards x_i in [0, 1] of the n users of one (batch, a
      y_i = (x̂_i + eta_i) mod m                               (Alg. 1 lines 18-22)
   S: ŷ = (sum_i y_i) mod m                                     (lines 23-25; the server's view)
   A: z = (ŷ - m)/g if ŷ > n g + tau else ŷ/g                   (lines 26-31; underflow correction)
-Variants (the noise eta and where it is added; parameters of Chowdhury & Zhou 2023, §3.3 / digest 004 §3.3):
+Variants (the noise eta and where it is added; parameters of Chowdhury & Zhou 2023, §3.3 /):
   PolyaSecAgg            Dist-DP-SE, Thm 1: eta_i = Pólya(1/n, θ) - Pólya(1/n, θ), θ = e^(-eps/g);
                          sum = DLap(g/eps): pure eps-DP for the server's view.
   SkellamSecAgg          Dist-RDP-SE, Thm 2: eta_i ~ Sk(0, g²/(n eps²)); sum = Sk(0, g²/eps²): RDP.
@@ -19,7 +19,7 @@ noise at once where its law is the same (a sum of Pólya shares is a discrete La
 the exact sampler; a sum of Skellam shares is a Skellam; a sum of discrete Laplace shares is a
 difference of two negative binomials). The server's view ŷ has the same law on both paths.
 
-Known-buggy variants (digest 004 §6 and "implementation bugs"), selected by `bug=`, keep the
+Known-buggy variants (Chowdhury & Zhou (ICLR 2023) and "implementation bugs"), selected by `bug=`, keep the
 *claimed* event of the correct protocol, so that an audit shows the gap; see `BUGS`.
 """
 
@@ -457,7 +457,7 @@ class SkellamSecAgg(_Protocol):
 
 def skellam_paper_rdp(alpha: float, epsilon: float, s: float) -> float:
     """Chowdhury & Zhou (ICLR 2023), Thm 2 as printed: eps(a) = a eps²/2 + min((2a-1) eps²/(4 s²) + 3 eps/(2 s³),
-    3 eps²/(2 s)), integer a >= 2. Digest 004 §4.2 flags the last term as a possible typo
+    3 eps²/(2 s)), integer a >= 2. Chowdhury & Zhou (ICLR 2023) flags the last term as a possible typo
     (3 eps/(2 s sqrt(n)) from g >= s eps sqrt(n)): it can fall slightly below Lemma 3 at the
     actual g; use the event (Lemma 3) for accounting and this only as "the paper's claim".
     """
@@ -588,7 +588,7 @@ def _dlap_sum_tail_tau(scale: float, n: int, p: float) -> int:
     """Smallest integer t with P(|sum of n i.i.d. DLap(scale)| > t) <= p by the Chernoff bound
     2 min_u exp(n log M(u) - u (t+1)), M(u) = (1-q)² / ((1 - q e^u)(1 - q e^-u)), q = e^(-1/scale).
 
-    Replaces the unspecified constant c of Chowdhury & Zhou's (ICLR 2023) Lemma 5 (digest 004 §2, implementation hint).
+    Replaces the unspecified constant c of Chowdhury & Zhou's (ICLR 2023) Lemma 5 (Chowdhury & Zhou (ICLR 2023), implementation hint).
     """
     gamma = 1.0 / scale
     log1mq = math.log(-math.expm1(-gamma))

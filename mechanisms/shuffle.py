@@ -256,7 +256,7 @@ class GaussianShuffleProtocol:
         """The analyzer's output (ũ, Ṽ) alone: a Gaussian mechanism with noise σ√n on the sums
         (noise multiplier 1/√((Δv/(σ√n))² + (ΔM/(σ_M√n))²)). It is post-processing of the shuffled
         view, so its ε is a lower bound on the shuffled view's and the exact target for audits that
-        observe the released sums (digest 003 §6.1: ε_sum <= ε_true <= ε_LDP)."""
+        observe the released sums (Chowdhury & Zhou (ICML 2022): ε_sum <= ε_true <= ε_LDP)."""
         local = self.local_event(vector_sensitivity, matrix_sensitivity)
         return dp_accounting.GaussianDpEvent(noise_multiplier=local.noise_multiplier * math.sqrt(self.num_users))
 
@@ -284,7 +284,7 @@ class GaussianShuffleProtocol:
         """The paper's certified central guarantee (ε̃, δ̃) of Lemma B.4 for the claimed (ε0, δ0).
 
         With Chowdhury & Zhou's (ICML 2022) choice δ' = δ/2 (proof of Thm B.1). Raises ValueError outside the lemma's range
-        (e.g. the paper's experiments, B = 20: digest 003 §3.2 (a)).
+        (e.g. the paper's experiments, B = 20: Chowdhury & Zhou (ICML 2022)).
         """
         eps, delta = fmt20_amplification(epsilon0, delta0, self.num_users, delta_prime)
         if delta >= 1.0:

@@ -1,12 +1,12 @@
 """P_Shuffle of Chowdhury & Zhou (ICLR 2023, App. D.2, Theorem 3): pure DP via shuffling.
 
 The protocol is Dist-DP-SE's R with the shuffle-model parameters of Thm 3, followed by a relaxed
-secure aggregation S = S~ o R~^n simulated by shuffling (digest 004 §3.3 "P_Shuffle"):
+secure aggregation S = S~ o R~^n simulated by shuffling (Chowdhury & Zhou (ICLR 2023)):
   eps~ = eps/4, eps' = eps/2, q = p' = 1/(2T)
   g = ceil(eps' sqrt(n)),  tau = ceil((g/eps') log(2/p')),  m = n g + 2 tau + 1
   R:  x̂_i = floor(x_i g) + Bernoulli(frac),  eta_i = Pólya(1/n, θ) - Pólya(1/n, θ),
       y_i = (x̂_i + eta_i) mod m,  θ = exp(-eps'/g)  (the text prints exp(-eps/g); the proof needs
-      the modular sum to be eps'-DP, so the digest reads the prime as lost: `theta_reading`)
+      the modular sum to be eps'-DP, so dpaudit reads the prime as lost: `theta_reading`)
   R~: y_i -> d = m - 1 bit messages, the first y_i of them 1 (unary), each passed through binary
       randomized response (flipped with probability `flip`)
   S~: shuffles all k d bits of a release (k <= n users); the server sees the multiset, i.e. the
@@ -125,7 +125,7 @@ class ShuffleSum:
 
     @property
     def theta(self) -> float:
-        """The Pólya parameter of the shares: exp(-eps'/g) (digest) or exp(-eps/g) (as printed)."""
+        """The Pólya parameter of the shares: exp(-eps'/g) (theta_reading="digest": the prime read as lost) or exp(-eps/g) (as printed)."""
         eps = self.eps_prime if self.theta_reading == "digest" else self.epsilon
         return math.exp(-eps / self.params.g)
 
@@ -135,7 +135,7 @@ class ShuffleSum:
         return EpsilonDeltaDpEvent(self.epsilon, 0.0)
 
     def modular_sum_event(self) -> dp_event.DiscreteLaplaceDpEvent:
-        """What (sum_i y_i) mod m reveals: DLap(-1/log θ) at sensitivity g (eps' under the digest's
+        """What (sum_i y_i) mod m reveals: DLap(-1/log θ) at sensitivity g (eps' under theta_reading="digest"'s
         reading, eps under the printed one); SIM(Sigma(y)) in the proof of Thm 3."""
         g = self.params.g
         return dp_event.DiscreteLaplaceDpEvent(noise_parameter=-math.log(self.theta), sensitivity=g)

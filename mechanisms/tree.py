@@ -118,7 +118,7 @@ def symmetric_noise(
     (Chowdhury & Zhou 2022, Alg. 2 / App. B.1); the release is a mechanism on the d(d+1)/2 upper entries.
     symmetrize="average": Z = (Z' + Z'ᵀ)/2 with Z' i.i.d. Gaussian (Sarmasarkar, Lemma I.4): diagonal
     std `scale`, off-diagonal std scale/√2; the release is a Gaussian mechanism whose sensitivity is
-    the Frobenius norm of the change (digest 002 §3.1). Gaussian only (a sum of two Laplaces is not
+    the Frobenius norm of the change (Sarmasarkar (shuffle/joint-DP GLM bandits)). Gaussian only (a sum of two Laplaces is not
     Laplace).
     """
     if symmetrize == "upper":
@@ -240,7 +240,7 @@ class BinaryTree:
         """Norm of a change `diff` of one leaf in the coordinates the noise protects.
 
         Gaussian: L2 norm; Laplace: L1 norm. Symmetric leaves with symmetrize="upper": over the
-        upper triangle (the released coordinates); with "average": the Frobenius norm (digest 002
+        upper triangle (the released coordinates); with "average": the Frobenius norm (Sarmasarkar (shuffle/joint-DP GLM bandits)
         §3.1: the (Z'+Z'ᵀ)/2 release is a Gaussian mechanism of sensitivity ‖Δ‖_F).
         """
         diff = check_finite_array(diff, "diff")

@@ -13,7 +13,7 @@ C_k, and outputs (Δ'/g)(C_k − p·b·n) − n·Δ, an unbiased estimate of Σ_
 corrects Cheu et al.'s "− Δ" to "− nΔ"). Symmetric matrices send only the labels i <= j, mirrored by
 the analyzer (Chowdhury & Zhou 2022, Alg. 5 R2; Sarmasarkar, Alg. 4 R2).
 
-Range (digest 003 §2.3 / 002 §2.2, an ambiguity of both papers): the pseudocode calls R(w, Δ) on
+Range (Chowdhury & Zhou (ICML 2022); Sarmasarkar (shuffle/joint-DP GLM bandits), an ambiguity of both papers): the pseudocode calls R(w, Δ) on
 w ∈ [0, 2Δ], so x̂ ∈ [0, 2g] and a message needs cap = 2g one-slots (range="paper", the default:
 Δ' = Δ, per-entry count sensitivity 2g). range="normalized" passes 2Δ instead (Δ' = 2Δ, x̂ ∈ [0, g],
 cap = g, sensitivity g). Either way no message ever truncates.
@@ -96,7 +96,7 @@ def cheu_claimed_epsilon(g: int, b: int, num_users: int, dim: int, delta: float)
         ε = √(24·10⁴ · g² · log²(4(d²+1)/δ) / (b·n)),
 
     valid only for p = 1/4, g >= max{2√n, d, 4}, ε <= 15, δ < 1/2 (raises otherwise). A sufficient
-    condition of the papers, very loose (digest 002 §3.2, 003 §3.2 (b)).
+    condition of the papers, very loose (Sarmasarkar (shuffle/joint-DP GLM bandits); Chowdhury & Zhou (ICML 2022)).
     """
     g = check_positive_int(g, "g")
     b = check_positive_int(b, "b")
@@ -246,7 +246,7 @@ class BitSumProtocol:
 
     def noise_variance_bound(self) -> float:
         """Per-entry error variance <= (Δ'/g)² · n · (1/4 + b·p(1−p)) (rounding Bernoullis have
-        variance <= 1/4; the binomial n·b·p(1−p)). Digest 002 §2.2; Chowdhury & Zhou (ICML 2022) proof of Thm C.1."""
+        variance <= 1/4; the binomial n·b·p(1−p)). Sarmasarkar (shuffle/joint-DP GLM bandits); Chowdhury & Zhou (ICML 2022) proof of Thm C.1."""
         return (self.unit / self.g) ** 2 * self.num_users * (0.25 + self.b * self.p * (1.0 - self.p))
 
     def count_sensitivity(self) -> int:
@@ -266,7 +266,7 @@ class BitSumProtocol:
     def exact_epsilon(self, delta: float, labels: int | None = None) -> float:
         """ε at δ of one user's whole message set when each of `labels` labels (default all) can
         shift by cap: the per-label PLD self-composed (labels are independent). The mechanism-exact
-        target of the audits (digest 002 §6.4, 003 §6.2), far below the papers' claim."""
+        target of the audits (Sarmasarkar (shuffle/joint-DP GLM bandits); Chowdhury & Zhou (ICML 2022)), far below the papers' claim."""
         delta = check_open_unit(delta, "delta")
         k = self.num_labels if labels is None else check_positive_int(labels, "labels")
         pld = self.label_pld()
@@ -281,7 +281,7 @@ class BitSumProtocol:
     def corrected_epsilon(self, dim: int, delta: float) -> float:
         """The same theorem applied to what the randomizer really does: the input w = v + Δ spans
         [0, 2Δ] and x̂ spans [0, cap], i.e. Cheu et al.'s protocol with precision g' = cap on range
-        cap·Δ'/g. With range="paper" cap = 2g, so ε doubles (the count shift is 2g, digest 003
+        cap·Δ'/g. With range="paper" cap = 2g, so ε doubles (the count shift is 2g, Chowdhury & Zhou (ICML 2022)
         §2.3); with range="normalized" it equals the claim."""
         if self.p != 0.25:
             raise ValueError(f"the claimed guarantee needs p = 1/4, got p={self.p}")
@@ -304,7 +304,7 @@ class BitSumProtocol:
         `num_labels` labels (one user's entry on every label may move by up to cap; the labels'
         noises are independent), `SelfComposedDpEvent(label_event(), num_labels)`;
         NonPrivateDpEvent when b = 0. The exact mechanism, not the papers' theorem: its `pld`
-        answer is `exact_epsilon` (digest 002 App. S / 003 §2.3, §3.2 (b)); `approx` accounts for it
+        answer is `exact_epsilon` (Sarmasarkar (shuffle/joint-DP GLM bandits); Chowdhury & Zhou (ICML 2022)); `approx` accounts for it
         from the exact per-label profile at any b. `dim` and `delta` belong to the theorem
         (`theorem_event`) and are not needed here; they are accepted so callers can switch freely.
         """

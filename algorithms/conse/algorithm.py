@@ -1,7 +1,7 @@
 """ConSE and DP-ConSE: the two-arm adaptive experiment over M patient types (Li, Shi, Simchi-Levi (ICML 2024)).
 
 Li, Shi, Simchi-Levi, "Privacy Preserving Adaptive Experiment Design" (ICML 2024): Algorithm 1 (ConSE, §2)
-and Algorithm 2 (DP-ConSE, App. A.4), as reconstructed in the digest `000_adaptive_experiment.md` §2.
+and Algorithm 2 (DP-ConSE, App. A.4), as reconstructed by dpaudit from the paper
 
 Phase 1 (units 1..⌊n/2⌋): per-type successive elimination in epochs e = 1, 2, ... of length R_e
 (DP: a noisy length R^j_e = Lap+_ε(2 R_e)); at each epoch end the arm means of that epoch (DP: plus
@@ -46,10 +46,10 @@ class ConSEParams:
     R_e = max{a1 log(b1 n e^2)/Δ_e^2, a2 log(b2 n e^2)/(ε Δ_e)}, Δ_e = 2^-e, constants (a1, b1, a2, b2) =
     (32, 16, 8, 8) (Li, Shi, Simchi-Levi, App. A.4; without ε for ConSE); h_e = sqrt(log(b1 n e^2)/(2 R_e));
     c_e = c_factor log(b2 n e^2)/(ε R_e) with c_factor 2 (the listing; 1 is the proof of Lemma 3.1).
-    length_centre: R^j_e = Lap+_ε(length_centre R_e) (digest's reconstruction, default 2).
+    length_centre: R^j_e = Lap+_ε(length_centre R_e) (dpaudit's reconstruction, default 2).
     tmin_floor "log_n" (listing) or "log_n_over_eps" (Thm 3.3-3.5). undecided: the phase-2 arm of a type
-    whose phase 1 ended with both arms is a fair coin fixed per type (data-independent, digest §2.4).
-    reset_means False is the known bug "means not zeroed at the epoch end" (digest 000 §6 bug 1, line 15
+    whose phase 1 ended with both arms is a fair coin fixed per type (data-independent).
+    reset_means False is the known bug "means not zeroed at the epoch end" (Li, Shi, Simchi-Levi (ICML 2024), line 15
     forgotten): epoch e's mean of an arm is over all the type's phase-1 rewards of that arm up to epoch e,
     still with noise Lap(2/(ε R_e)), so a reward enters every later epoch's released mean.
     """
@@ -98,7 +98,7 @@ def epoch_schedule(params: ConSEParams, n: int, epochs: int) -> tuple[np.ndarray
 def lap_plus(rng: np.random.Generator, epsilon: float, centre: np.ndarray | float, size: tuple[int, ...]) -> np.ndarray:
     """Lap+_ε(m): two-sided geometric with P ∝ exp(-(ε/2)|k|) around ⌈m⌉, renormalised to {0, 1, ...}.
 
-    Li, Shi, Simchi-Levi, App. A.4 (digest §2.2); exact by rejection of negative draws (renormalised truncation, not
+    Li, Shi, Simchi-Levi, App. A.4; exact by rejection of negative draws (renormalised truncation, not
     clamping), using the exact discrete Laplace sampler of dpaudit.mechanisms with scale 2/ε.
     """
     centre = np.broadcast_to(np.ceil(np.asarray(centre, dtype=float)), size).astype(np.int64)

@@ -1,7 +1,7 @@
 """Inference on the CATE estimates of ConSE / DP-ConSE: Wald intervals, z-tests, coverage by simulation.
 
 Propositions 2.6 and 3.6 of Li, Shi, Simchi-Levi (ICML 2024): Δ̂(X_j) is asymptotically normal with the same variance with and
-without privacy. The paper gives no interval; following the digest (§7) the standard error is the Neyman
+without privacy. The paper gives no interval; as dpaudit chooses, the standard error is the Neyman
 plug-in V̂ = σ̂²_{j1}/N_{j1} + σ̂²_{j0}/N_{j0} ("plugin", computed from raw outcomes, so *not* private), or
 the free bound σ² ≤ 1/4 for [0, 1] outcomes ("bound", private), plus for DP-ConSE the variance
 2 (2/(ε T_j))² of the Laplace noise on the estimate. Intervals Δ̂ ± z_{1-γ/2} sqrt(V̂); two-sided z-test of

@@ -3,7 +3,7 @@
 Claim (Theorem 3.5, App. A.5.4): DP-ConSE is (ε, 1/n)-private (anticipating DP on the actions after t and
 DP of the CATE vector), with ε/2 for the phase-1 releases and ε/2 for the phase-2 releases.
 
-Corrected (digest `000_adaptive_experiment.md` §3.3, with coupling arguments written out here): for each
+Corrected (dpaudit's analysis of Li, Shi, Simchi-Levi (ICML 2024), with coupling arguments written out here): for each
 neighbour kind the worst unit t touches these releases, composed sequentially:
 - reward: one Laplace-noised mean (an epoch mean or Δ̂) with sensitivity 1/N, N ≥ ν·(length): ε/(2ν);
 - context, phase 1: two epoch lengths (the unit leaves type j, joins type k; coupling R'^j_e = R^j_e ∓ 1
@@ -51,7 +51,7 @@ def lap_plus_pmf(epsilon: float, centre: float, values: np.ndarray) -> np.ndarra
 
 
 def lap_plus_shift_loss(epsilon: float, centre: int) -> float:
-    """max_v |log P_c(v)/P_{c+1}(v)| = ε/2 + log(1 + q^{c+1}(1-q)/(1+q-q^{c+1})), q = e^{-ε/2} (digest §2.2)."""
+    """max_v |log P_c(v)/P_{c+1}(v)| = ε/2 + log(1 + q^{c+1}(1-q)/(1+q-q^{c+1})), q = e^{-ε/2}."""
     check_epsilon(epsilon)
     c = check_int_at_least(centre, 0, "centre")
     q = math.exp(-epsilon / 2)

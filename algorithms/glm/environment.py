@@ -1,5 +1,5 @@
 """GLM contextual environments (Sarmasarkar, "Shuffle and Joint DP for Generalized Linear
-Contextual Bandits", §4 and App. A; digest `002_shuffle_joint_glm.md` §1 and §5.4).
+Contextual Bandits", §4 and App. A; Sarmasarkar (shuffle/joint-DP GLM bandits)).
 
 Round t shows a set X_t of K arms in the unit ball of R^d; pulling x gives r ~ Bernoulli(μ(⟨x, θ*⟩)) with
 the logistic link μ = sigmoid or the probit link μ = Φ (R = 1). Instance constants (eqs. 3-4):
@@ -181,7 +181,7 @@ class GLMEnvironment:
 def paper_glm_environment(
     rng: np.random.Generator, dim: int, n_arms: int, horizon: int, S: float, link: str = "probit"
 ) -> GLMEnvironment:
-    """The authors' generator (digest 002 §5.4): every arm uniform in the unit ball (a Gaussian direction
+    """The authors' generator (Sarmasarkar (shuffle/joint-DP GLM bandits)): every arm uniform in the unit ball (a Gaussian direction
     scaled by U^{1/d}), fresh for every round; θ* = S·u/‖u‖ with u ~ U[−1, 1]^d."""
     d = check_positive_int(dim, "dim")
     k = check_positive_int(n_arms, "n_arms")

@@ -1,10 +1,10 @@
 """Declared privacy of Sarmasarkar's (shuffle/joint DP GLM bandits) algorithms: the paper's claim next to the corrected accounting.
 
-Neighbouring relation (digest 002 §1.3): replace one user t's (context set X_t, reward r_t).
+Neighbouring relation (Sarmasarkar (shuffle/joint-DP GLM bandits)): replace one user t's (context set X_t, reward r_t).
 
 Private-GLM (Alg. 2, joint DP, central trusted learner). Claim (Thm 6.2): (ε, δ)-JDP, composed as
 ε/3 trees + ε/3 switching indicators + ε/3 optimisers, with the V and H trees (and the θ̂_o and θ̂_τ
-optimiser sequences) treated as acting on disjoint users (parallel). Corrected (digest §3.3 (a)-(c)):
+optimiser sequences) treated as acting on disjoint users (parallel). Corrected:
 - the V tree's leaves x xᵀ have norm up to 1, not 1/κ* (Lemma I.4 calibrates both trees to 1/κ*);
 - replace-one moves a leaf by ‖xxᵀ − x'x'ᵀ‖_F ≤ √2 (the Gaussian mechanism needs Frobenius, not operator);
 - one user can move from T_o to its complement, so it touches both trees and both optimiser sequences
@@ -53,7 +53,7 @@ def _declare(trust_model: str, eps: float, delta: float, theorem: str, event: dp
 
 def private_glm_privacy(params: PrivateGLMParams, horizon: int, dim: int, kappa: float, kappa_star: float,
                         S: float) -> Privacy:
-    """Claimed vs corrected privacy of Private-GLM run with `params` (Sarmasarkar, Thm 6.2; digest §3.3)."""
+    """Claimed vs corrected privacy of Private-GLM run with `params` (Sarmasarkar, Thm 6.2)."""
     if not params.private:
         raise ValueError("private_glm_privacy needs params.epsilon (the non-private variant claims nothing)")
     T = check_positive_int(horizon, "horizon")

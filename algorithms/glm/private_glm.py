@@ -8,7 +8,7 @@ mechanisms with symmetric Gaussian node noise (`dpaudit.mechanisms.BinaryTree`),
         switch: τ ← t, H_τ ← H_t, refit θ̂_τ on the other rounds; keep the arms with UCB_o ≥ max LCB_o
         (eqs. 16-17, radius γ√κ‖x‖_{V⁻¹} around θ̂_o) and play argmax ⟨x, θ̂⟩ + β‖x‖_{H_τ⁻¹} (eq. 18);
         H-leaf min(μ̇(⟨x, θ̂_o⟩)/e, 1/κ*)·x xᵀ (clipped so the sensitivity holds unconditionally), V-leaf 0.
-Constants are those of the authors' experiment code (digest §5.4, the regime of Table 2); the paper's
+Constants are those of the authors' experiment code (the regime of Table 2); the paper's
 theoretical constants make exploration last beyond T at these sizes. The optimiser is noisy projected
 full-batch gradient descent with Gaussian noise on the clipped gradient sum (a central DP-GD standing in
 for the experiments' DP-SGD, Remark A.1), each call at the (ε_o, δ_o) of the advanced-composition split
@@ -144,7 +144,7 @@ class PrivateGLMConstants:
 
 def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kappa: float, kappa_star: float,
                           S: float, R: float = 1.0) -> PrivateGLMConstants:
-    """The authors' experiment constants (digest §5.4), for horizon T, dimension d and the instance's κ, κ*, S:
+    """The authors' experiment constants, for horizon T, dimension d and the instance's κ, κ*, S:
     λ = 2 ln(4/δ) ln²(4T/ζ)/(εκ*) + 0.75 d ln(4T/ζ)/R², λ_max/min = λ ± 1.5 ln(4/δ) ln²(4T/ζ)/(εκ*),
     γ = RS√(d ln(T/ζ)), β = 4√(d ln(T/ζ)), Criterion I at ‖x‖²_{V⁻¹} > 1/(0.01 κ R⁴ S² d),
     count1 = max(1, ⌊d R² κ γ² ln T/20000⌋), count2 = max(1, ⌊3 log2(λ_max/λ_min + T/(κ*² λ_min d))⌋).

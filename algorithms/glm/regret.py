@@ -1,7 +1,7 @@
 """`dpaudit regret shuffle-glm | private-glm`: regret of Sarmasarkar's (shuffle/joint DP GLM bandits) algorithms on the authors' GLM generator.
 
 The instance (arms in the unit ball, θ* of norm S) is drawn once from `env_seed` (the authors fix it, 109832)
-and shared by all runs, which differ in their reward seeds and the algorithms' noise (digest 002 §5.4).
+and shared by all runs, which differ in their reward seeds and the algorithms' noise (Sarmasarkar (shuffle/joint-DP GLM bandits)).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Batched LinUCB over R runs at once: the template of Chowdhury & Zhou's (ICML 2022) Algorithm 1 and plain LinUCB.
 
-Algorithm 1 of Chowdhury & Zhou (ICML 2022, §3.1; digest 003 §2.1): rounds are grouped in
+Algorithm 1 of Chowdhury & Zhou (ICML 2022, §3.1): rounds are grouped in
 batches of B users; inside batch m every user plays
 
     a_t = argmax_a <phi(c_t,a), theta_{m-1}> + beta_{m-1} * ||phi(c_t,a)||_{V_{m-1}^{-1}}
@@ -61,7 +61,7 @@ class Release(Protocol):
     nodes); `release(phis (R,n,d), ys (R,n), rng)` ingests one batch and returns (u (R,d), G (R,d,d),
     stats) where u, G are the current cumulative estimates and stats a dict of released arrays.
     `noise_std` is the std of one entry of the accumulated noise after `horizon` rounds (sigma~ of
-    digest 003 §7), used for the regularizer; 0 for exact sums.
+    Chowdhury & Zhou (ICML 2022)), used for the regularizer; 0 for exact sums.
     """
 
     exact: bool
@@ -110,7 +110,7 @@ class ExactSums(RunningSums):
 def clip_data(phis: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Enforce Assumption 3.1 of Chowdhury & Zhou (ICML 2022) before any randomiser: ||phi||_2 <= 1, |y| <= 1.
 
-    Digest 003 §6.6 item 10: without clipping the sensitivity is unbounded.
+    Chowdhury & Zhou (ICML 2022): without clipping the sensitivity is unbounded.
     """
     norms = np.sqrt((phis * phis).sum(axis=-1, keepdims=True))
     phis = phis / np.maximum(norms, 1.0)
@@ -120,7 +120,7 @@ def clip_data(phis: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 def private_regularizer(noise_std: float, dim: int, batches: int, alpha: float) -> float:
     """lambda = max(1, 2 Sigma_N), Sigma_N = sigma~ (sqrt(d) + sqrt(2 log(M/alpha))).
 
-    Chowdhury & Zhou 2022, Lemma A.4 (digest 003 §4.1): lambda = 2 Sigma_N with Sigma_N = c2 sigma~ (sqrt d +
+    Chowdhury & Zhou 2022, Lemma A.4: lambda = 2 Sigma_N with Sigma_N = c2 sigma~ (sqrt d +
     sqrt log(M/alpha)), the operator-norm bound of a symmetric sub-Gaussian noise matrix
     (Vershynin Cor 4.4.8); here c2 = 1 and the sqrt(2 log) form of a Gaussian tail. lambda >= 1
     keeps the non-private case dimension-free (Remark A.5).
@@ -134,7 +134,7 @@ def confidence_radius(
 ) -> float:
     """beta_m = scale * (R sqrt(2 log(1/alpha) + d log(1 + t/(d lam_min))) + sqrt(lam_max) + nu).
 
-    Chowdhury & Zhou 2022, Lemma A.2 (digest 003 §2.1) with ||theta*|| <= 1 and noise regularity from Lemma A.4:
+    Chowdhury & Zhou 2022, Lemma A.2 with ||theta*|| <= 1 and noise regularity from Lemma A.4:
     lam_min = lam/2, lam_max = 3 lam/2, nu = sqrt(lam/2) when private (lambda = 2 Sigma_N); lam_min =
     lam_max = lam, nu = 0 when exact. R is the sub-Gaussian scale of the reward noise (1/2 for
     Bernoulli rewards).
@@ -157,7 +157,7 @@ class LinUCBResult:
     actions (R, T): chosen actions; regret (R, len(checkpoints)): cumulative pseudo-regret;
     released: per-batch released statistics stacked on axis 1 (only when recorded), e.g.
     "u" (R, M, d) and "V" (R, M, d, d); nonpd_batches: how many batch models had a direction with
-    negative x^T V^{-1} x or a singular V (V not positive definite, digest 003 §6.6 item 12; a
+    negative x^T V^{-1} x or a singular V (V not positive definite, Chowdhury & Zhou (ICML 2022); a
     singular V is solved by pseudo-inverse), counted once per batch over all runs.
     """
 
@@ -250,7 +250,7 @@ def run_batched_linucb(
                 rhs = np.concatenate([u[..., None], np.broadcast_to(eye, (runs, dim, dim))], axis=2)
                 try:
                     sol = np.linalg.solve(v, rhs)
-                except np.linalg.LinAlgError:  # an exactly singular noisy V (digest 003 §6.6 item 12)
+                except np.linalg.LinAlgError:  # an exactly singular noisy V (Chowdhury & Zhou (ICML 2022))
                     sol = np.linalg.pinv(v) @ rhs
                     nonpd += 1
                 theta, vinv = sol[..., 0], sol[..., 1:]

@@ -5,12 +5,12 @@ R^{d+1}, in a binary tree (`dpaudit.mechanisms.tree.BinaryTree`, Chan-Shi-Song /
 with fresh symmetric Gaussian noise per node, and plays LinUCB on the noisy prefix:
 V = lambda I + M[:d, :d], u = M[:d, d]. Each user's action depends on her own context and the
 noisy prefix only (billboard lemma, Hsu et al. 2016): (epsilon, delta)-JDP. With batch B > 1 the
-leaves are batch sums (Batched-Central-LinUCB, Chowdhury & Zhou 2022, Prop. F.3; digest 003 §2.5).
+leaves are batch sums (Batched-Central-LinUCB, Chowdhury & Zhou 2022, Prop. F.3).
 
 Node noise (Shariff & Sheffet §4.2, Gaussian variant, as we read it): Z = (Z' + Z'^T)/sqrt(2),
 Z'_ij ~ N(0, sigma^2), sigma^2 = 16 m L~^4 ln(4/delta)^2 / epsilon^2, m = ceil(log2 n) + 1 tree levels,
 L~^2 = ||phi||^2 + y^2 <= 2. The authors of Chowdhury & Zhou (ICML 2022) simulate it with sigma = sqrt(ln T) ln(2.5/delta)/epsilon
-(digest 003 §2.6, `noise="code"`; their code pre-draws the noise instead of running a tree; here the
+(Chowdhury & Zhou (ICML 2022), `noise="code"`; their code pre-draws the noise instead of running a tree; here the
 tree is real).
 """
 
@@ -36,7 +36,7 @@ def jdp_sigma(epsilon: float, delta: float, leaves: int, noise: str = "paper") -
     """Std sigma of Z' in Z = (Z'+Z'^T)/sqrt(2) per tree node.
 
     "paper": sigma = 4 sqrt(m) L~^2 ln(4/delta)/epsilon (Shariff & Sheffet 2018 §4.2), m = ceil(log2 n)+1;
-    "code": sigma = sqrt(ln T) ln(2.5/delta)/epsilon (Chowdhury & Zhou's (ICML 2022) simulation code, digest 003 §2.6),
+    "code": sigma = sqrt(ln T) ln(2.5/delta)/epsilon (Chowdhury & Zhou's (ICML 2022) simulation code),
     with T the number of leaves.
     """
     epsilon = check_epsilon(epsilon)
@@ -108,7 +108,7 @@ class LinUCBJDP(LinearAlgorithm):
         return self.user_rounds * jdp_sigma(self.epsilon, self.delta, self.leaves(horizon), self.noise)
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
-        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(ln T) sqrt(d) (digest 003 §2.6)."""
+        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(ln T) sqrt(d) (Chowdhury & Zhou (ICML 2022))."""
         if self.noise != "code":
             return None
         return 2.0 * self.sigma(horizon) * math.sqrt(math.log(max(horizon, 2))) * math.sqrt(dim)

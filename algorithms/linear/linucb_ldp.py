@@ -8,7 +8,7 @@ Batched-Local-LinUCB of Chowdhury & Zhou 2022, Prop. F.1).
 
 Noise: "paper": sigma = 4 sqrt(2 ln(2.5/delta0))/epsilon0 (Chowdhury & Zhou 2022, Prop. F.1 / Cor. B.3; the classical
 Gaussian mechanism, claimed (epsilon0, delta0)-LDP only for epsilon0 <= 1); "code": sigma =
-sqrt(ln(2.5/delta))/epsilon (Chowdhury & Zhou's (ICML 2022) simulation code, digest 003 §2.6; the code also symmetrises the
+sqrt(ln(2.5/delta))/epsilon (Chowdhury & Zhou's (ICML 2022) simulation code; the code also symmetrises the
 matrix noise as (N+N^T)/2, which halves the off-diagonal variance: here the matrix noise keeps the
 paper's copy-the-upper-triangle form at the same sigma).
 """
@@ -78,7 +78,7 @@ class LocalGaussianSums(RunningSums):
         return u, g, {"messages_u": m1, "messages_V": m2}
 
     def noise_std(self, horizon: int, batch: int, dim: int) -> float:
-        """sigma~ = sigma sqrt(T): T users' noises are summed (digest 003 §7)."""
+        """sigma~ = sigma sqrt(T): T users' noises are summed (Chowdhury & Zhou (ICML 2022))."""
         return self.sigma * math.sqrt(horizon)
 
 
@@ -102,7 +102,7 @@ class LinUCBLDP(LinearAlgorithm):
         return ldp_sigma(self.epsilon, self.delta, self.noise)
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
-        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(T) sqrt(d) (digest 003 §2.6)."""
+        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(T) sqrt(d) (Chowdhury & Zhou (ICML 2022))."""
         if self.noise != "code":
             return None
         return 2.0 * self.sigma * math.sqrt(horizon) * math.sqrt(dim)

@@ -8,14 +8,14 @@ users' (phi*y, phi phi^T) go through a shuffle protocol of `dpaudit.mechanisms`:
   noise; fast path draws the per-label counts), once for the d-vector and once for the d(d+1)/2
   upper-triangle labels of the matrix.
 
-Users (digest 003 §1.2, §2.4): "unique" (each user in one round; parallel composition over batches,
+Users (Chowdhury & Zhou (ICML 2022)): "unique" (each user in one round; parallel composition over batches,
 Thm 3.2 / 3.5) or "returning" (a user may appear once in every batch; the per-batch budget is
 eps_m = eps/(2 sqrt(2M log(2/delta))), delta_m = delta/(2M) for advanced composition over M = T/B batches,
 Thm 4.2 = E.3 / E.5).
 
 Noise (`noise`): "paper" = the theorems' constants, evaluated even outside their stated range (the
 privacy declaration then says the claim is not backed); "code" = the constants of the authors'
-simulation code (digest 003 §2.6, §5.3), which generated the paper's figures.
+simulation code (Chowdhury & Zhou (ICML 2022)), which generated the paper's figures.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def amp_sigma(epsilon: float, delta: float, batch: int, horizon: int, users: str
     eps <= sqrt(log(2/delta)/B), i.e. eps0 <= 1, which `mechanisms.shuffle.pamp_sigma` enforces);
     returning, "paper": 16 log(2/delta) sqrt(T log(5T/delta))/(eps B) (Thm 4.2 = E.3 as printed);
     returning, "derived": Thm B.1's sigma at (eps_m, delta_m) without the paper's log(2/delta_m) ~ log(2/delta)
-    simplification, 16 sqrt(T log(5T/delta) log(4T/(B delta)) log(2/delta))/(eps B) (digest 003 §2.4, bug 11);
+    simplification, 16 sqrt(T log(5T/delta) log(4T/(B delta)) log(2/delta))/(eps B) (Chowdhury & Zhou (ICML 2022));
     "code": sqrt(ln(2.5B/delta))/(eps sqrt(B)) (authors' code; it ignores returning users).
     """
     epsilon = check_epsilon(epsilon)
@@ -98,7 +98,7 @@ def vec_parameters(
     returning, "paper": g as above, b = ceil(10^7 log(2/delta) g^2 T log^2(8T(d^2+1)/delta)/(eps^2 B^2))
     (Thm 4.2 = E.5 as printed);
     "code": g = ceil(max(2 sqrt(B), d, 4)) (the code keeps it fractional), b = floor(s g^2 ln^2(d/delta)/(eps^2 B))
-    with the code's tuned s = 1 for eps < 1 and s = 10 otherwise (digest 003 §2.6); raises if b = 0 (the
+    with the code's tuned s = 1 for eps < 1 and s = 10 otherwise (Chowdhury & Zhou (ICML 2022)); raises if b = 0 (the
     code's truncation to no noise at all).
     """
     epsilon = check_epsilon(epsilon)
@@ -152,7 +152,7 @@ class AmpSums(RunningSums):
         return (*self.accumulate(u, v), stats)
 
     def noise_std(self, horizon: int, batch: int, dim: int) -> float:
-        """sigma~ = sigma sqrt(T) (digest 003 §7: T per-user noises summed)."""
+        """sigma~ = sigma sqrt(T) (Chowdhury & Zhou (ICML 2022): T per-user noises summed)."""
         return self.protocol.sigma * math.sqrt(horizon)
 
 
@@ -176,7 +176,7 @@ class VecSums(RunningSums):
         return (*self.accumulate(u, v), {"u": u, "V": v})
 
     def noise_std(self, horizon: int, batch: int, dim: int) -> float:
-        """sigma~ = sqrt(M * per-batch variance bound) (digest 003 §7)."""
+        """sigma~ = sqrt(M * per-batch variance bound) (Chowdhury & Zhou (ICML 2022))."""
         return math.sqrt(max(horizon // batch, 1) * self.vector.noise_variance_bound())
 
 
@@ -217,7 +217,7 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
         return amp_sigma(self.epsilon, self.delta, self.batch, horizon, self.users, self.noise)
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
-        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(T) sqrt(d) (digest 003 §2.6)."""
+        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(T) sqrt(d) (Chowdhury & Zhou (ICML 2022))."""
         if self.noise != "code":
             return None
         return 2.0 * self.sigma(horizon) * math.sqrt(horizon) * math.sqrt(dim)
@@ -300,7 +300,7 @@ class LinUCBSDPVec(_ShuffleLinUCB):
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
         """noise='code': the authors' Lambda = 2 Gamma, Gamma = (1/4) log(d/delta)/(eps sqrt(B)) sqrt(T) sqrt(d)
-        (digest 003 §2.6)."""
+        (Chowdhury & Zhou (ICML 2022))."""
         if self.noise != "code":
             return None
         proxy = math.log(dim / self.delta) / (self.epsilon * math.sqrt(self.batch))

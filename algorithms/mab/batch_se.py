@@ -10,7 +10,7 @@ mu_hat_a + beta(b) >= max (mu_hat - beta(b)),
 (Lemma 2 / App. C; (sigma, h) per protocol in `_sigma_h`). p defaults to 1/T (theory); the
 experiments use 0.1.
 
-Protocols (digest 004 §3.3; g, tau, m as in mechanisms.secagg):
+Protocols (Chowdhury & Zhou (ICLR 2023); g, tau, m as in mechanisms.secagg):
 - 'dist-dp'  Dist-DP-SE (Thm 1), PolyaSecAgg; polya='inverted' is the authors' public code (bug B1).
 - 'dist-rdp' Dist-RDP-SE (Thm 2), SkellamSecAgg with scaling s.
 - 'dist-cdp' Dist-CDP-SE (Thm 4), DiscreteGaussianSecAgg with scaling s (shares always drawn one by one).
@@ -139,11 +139,11 @@ class BatchSE(Algorithm):
         return LocalSecAgg(eps, n, p, c=self.c)
 
     def batch_params(self, n: int, horizon: int) -> SecAggParameters:
-        """g, tau, m for a batch of n users (digest 004 §3.3)."""
+        """g, tau, m for a batch of n users (Chowdhury & Zhou (ICLR 2023))."""
         return self.secagg(n, horizon).params
 
     def _sigma_h(self, n: int) -> tuple[float, float]:
-        """(sigma, h) of Assumption 1 for this protocol (Lemma 2 table, digest 004 §3.2)."""
+        """(sigma, h) of Assumption 1 for this protocol (Lemma 2 table, Chowdhury & Zhou (ICLR 2023))."""
         eps, s = self.batch_epsilon, self.s
         if self.protocol == "dist-rdp":
             return 2 / eps + math.sqrt(2) / (s * eps), 1 / (s * eps)  # as in the authors' code

@@ -141,9 +141,9 @@ class DPSE(Algorithm):
     Epoch e: Delta_e = 2^-e,
       l_e = 1 + floor(max(32 log(8|S|e^2/beta)/Delta_e^2, 8 log(4|S|e^2/beta)/(eps Delta_e))),
       noisy sum S_a + Lap(1/eps) per arm, radius c_e = sqrt(log(8|S|e^2/beta)/(2 l_e)) + log(4|S|e^2/beta)/(l_e eps).
-    Digest 001 §2.6, digest 004 §3.4. Hu, Huang, Mehta's (arXiv:2102.07929) experiments use beta = 1/T (default), Chowdhury & Zhou's (ICLR 2023) beta = 0.1.
+    Hu, Huang, Mehta's (arXiv:2102.07929) experiments use beta = 1/T (default), Chowdhury & Zhou's (ICLR 2023) beta = 0.1.
 
-    noise='shared' is the authors' public code (digest 004 bug B7 / caveat ii): one Laplace draw per
+    noise='shared' is the authors' public code (Chowdhury & Zhou (ICLR 2023)): one Laplace draw per
     epoch added to every arm's sum; it cancels in the comparisons, so the decisions are noise-free.
     """
 

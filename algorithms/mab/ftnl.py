@@ -9,8 +9,8 @@ sums directly (binomial for Bernoulli arms). The truncated last epoch releases n
 Noise scale b (`noise`):
 - 'paper': b = 1/eps, the paper's Thm 6 claim eps. Under the paper's neighbouring (a whole
   reward vector changes, so one sum may rise while another falls) RNM with Lap(1/eps) is only
-  2eps-DP, and the loss does exceed eps (digest 001 §3.3, §6.5): corrected guarantee 2eps.
-- 'fixed': b = 2/eps, eps-DP under the paper's relation (digest 001 §3.3 fix).
+  2eps-DP, and the loss does exceed eps (Hu, Huang, Mehta (arXiv 2021)): corrected guarantee 2eps.
+- 'fixed': b = 2/eps, eps-DP under the paper's relation (Hu, Huang, Mehta (arXiv 2021) fix).
 - 'naive': b = K/eps, the paper's "naive FTNL" (§5 intro): the K noisy sums themselves are eps-DP.
 """
 
@@ -63,7 +63,7 @@ class FTNL(Algorithm):
             # RNM over sensitivity-1 sums that may move in opposite directions: (2/b)-DP, tight.
             per_epoch = EpsilonDeltaDpEvent(2.0 / b)
             note = ("RNM with Lap(b) over per-action sums that may move in opposite directions under the "
-                    "paper's neighbouring is (2/b)-DP, tight as the epoch grows (digest 001 §3.3)")
+                    "paper's neighbouring is (2/b)-DP, tight as the epoch grows (Hu, Huang, Mehta (arXiv 2021))")
         corrected = Guarantee("pure", 2 * eps, source="RNM over per-action sums that move in opposite directions under Hu, Huang, Mehta's neighbouring (their Thm 6 cites RNM as ε-DP)") if self.noise == "paper" else None
         return Privacy("round-vector", "central", ParallelComposedDpEvent([per_epoch]), claim, corrected, note)
 

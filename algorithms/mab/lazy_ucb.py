@@ -3,7 +3,7 @@
 Arm j keeps arrays of sizes 2^0, 2^1, ...; each new observation goes into the current array;
 when array r fills, the private mean becomes (array sum + Lap(1/eps)) / 2^r (eq. 3): noise
 on the SUM, drawn once, data of older arrays forgotten. Rounds 1..K pull each arm once
-(array 0, size 1, with its own Lap(1/eps); digest 001 §2.1 note a). Afterwards
+(array 0, size 1, with its own Lap(1/eps); Hu, Huang, Mehta (arXiv 2021) note a). Afterwards
     A_t = argmax_j  mu_j + sqrt(3 ln t / 2^{r_j}) + 3 ln t / (eps 2^{r_j})        (eq. 4)
 with r_j the last filled array (ties: lowest index).
 
@@ -19,7 +19,7 @@ the event engine (benchmarks/simulate.py).
 Privacy (Thm 2): pure eps-DP, central, under replace-one round's reward vector; every round's
 reward enters exactly one Laplace(1/eps) release of a sensitivity-1 sum (parallel composition).
 
-`forget=False` is the known bug "forgetting not done" (digest 001 §6.2 bug 2): at each fill the
+`forget=False` is the known bug "forgetting not done" (Hu, Huang, Mehta (arXiv 2021)): at each fill the
 released sum covers ALL the arm's observations so far (arrays 0..r, 2^{r+1} - 1 items) with fresh
 Lap(1/eps), and the mean divides by that count. A reward then enters every later release of its
 arm, about log2 T of them: the loss grows to (#later fills) * eps, unbounded over an anytime horizon.
@@ -51,8 +51,8 @@ def lazy_array_releases(rng: np.random.Generator, rewards: np.ndarray, epsilon: 
 
     rewards[i, n] is the arm's (n+1)-th observation in run i. Array r holds observations
     2^r .. 2^{r+1}-1 (1-based) and is released as its sum + Lap(1/eps) once full; only full
-    arrays are returned. The white-box observable of digest 001 §6.1 (K = 1 variant).
-    forget=False: release r is the sum of observations 1 .. 2^{r+1}-1 instead (digest 001 §6.2 bug 2).
+    arrays are returned. The white-box observable of Hu, Huang, Mehta (arXiv 2021) (K = 1 variant).
+    forget=False: release r is the sum of observations 1 .. 2^{r+1}-1 instead (Hu, Huang, Mehta (arXiv 2021)).
     """
     epsilon = check_epsilon(epsilon)
     x = check_finite_array(rewards, "rewards", ndim=2)
@@ -83,7 +83,7 @@ def _first_crossing(C: np.ndarray, B: np.ndarray, A: np.ndarray, u0: np.ndarray)
 
 @dataclasses.dataclass(frozen=True)
 class AnytimeLazyUCB(Algorithm):
-    """Anytime-Lazy-UCB with privacy parameter `epsilon` (Hu, Huang, Mehta, Alg. 1); forget=False is bug 2 of digest 001 §6.2."""
+    """Anytime-Lazy-UCB with privacy parameter `epsilon` (Hu, Huang, Mehta, Alg. 1); forget=False is bug 2 of"""
 
     epsilon: float = 1.0
     engine: str = "events"

@@ -30,7 +30,7 @@ class SkellamDpEvent(dp_accounting.DpEvent):
 
     RDP at order a: a*l2^2/(2*var) + min(((2a-1)*l2^2 + 6*l1)/(4*var^2), 3*l1/(2*var)).
     Agarwal, Kairouz, Liu, "The Skellam Mechanism for Differentially Private Federated
-    Learning" (NeurIPS 2021), Theorem 3.5; seed 004's Dist-RDP-SE (its Theorem 2).
+    Learning" (NeurIPS 2021), Theorem 3.5; Chowdhury & Zhou (ICLR 2023)'s Dist-RDP-SE (its Theorem 2).
     """
 
     variance: float

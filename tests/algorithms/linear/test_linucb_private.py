@@ -25,7 +25,7 @@ from dpaudit.registry import ALGORITHMS
 PRIVATE = (LinUCBJDP, LinUCBLDP, LinUCBSDPAmp, LinUCBSDPVec)
 
 
-# -- constants: the digest's test vectors (digest 003 §3.2 (a), §2.4, §2.6) ---------------------------
+# -- constants: test vectors (Chowdhury & Zhou (ICML 2022), §2.4, §2.6) ---------------------------
 
 
 def test_amp_sigma_matches_digest_vectors():
@@ -159,7 +159,7 @@ def _table(users, dim=3, arms=2, seed=0, zero=False):
 
 
 def test_each_user_enters_exactly_one_batch_release():
-    """Only user 17 has data; with negligible noise only batch 17 // B's release moves (digest 003 §6.6 item 8)."""
+    """Only user 17 has data; with negligible noise only batch 17 // B's release moves (Chowdhury & Zhou (ICML 2022))."""
     feats = np.zeros((40, 2, 3))
     feats[17] = [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
     tab = ContextTable(features=feats, rewards=np.ones((40, 2))).with_runs(2)

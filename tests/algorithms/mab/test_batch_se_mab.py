@@ -14,7 +14,7 @@ from dpaudit.algorithms.mab.elimination import SuccessiveElimination
 
 @pytest.mark.parametrize("n, g, tau, m", [(16, 4, 59, 183), (1024, 32, 465, 33699), (65536, 256, 3715, 16784647)])
 def test_dist_dp_parameters_match_the_digest_table(n, g, tau, m):
-    """Digest 004 §3.3 worked example: T = 10^6, eps = 1, p = 1/T."""
+    """Chowdhury & Zhou (ICLR 2023) worked example: T = 10^6, eps = 1, p = 1/T."""
     assert BatchSE("dist-dp", 1.0).batch_params(n, 10**6) == SecAggParameters(n, g, tau, m)
 
 
@@ -53,7 +53,7 @@ def test_noise_variances_match_the_central_mechanisms():
     vs = BatchSE("dist-rdp", 1.0).noise_total(rng, 40_000, 64, 10**6).var()
     assert abs(vs / bps.g**2 - 1) < 0.15
     vb = BatchSE("dist-dp", 1.0, polya="inverted").noise_total(rng, 40_000, 64, 10**6).var()
-    assert vb < 1.0  # digest 004: 0.30 instead of 127.8 at n = 64
+    assert vb < 1.0  # Chowdhury & Zhou (ICLR 2023): 0.30 instead of 127.8 at n = 64
 
 
 def test_inverted_polya_and_per_batch_events():

@@ -18,7 +18,7 @@ def test_epochs_double_and_epoch_zero_plays_action_one():
 
 def _table(n_epoch: int, flip: bool) -> RewardTable:
     """K = 2; epoch s0 (length n_epoch, rounds n_epoch..2n_epoch-1, 1-based) holds (0, 1) rewards;
-    the neighbour replaces one of its rounds by (1, 0) (digest 001 §6.5)."""
+    the neighbour replaces one of its rounds by (1, 0) (Hu, Huang, Mehta (arXiv 2021))."""
     T = 4 * n_epoch - 1
     x = np.zeros((T, 2))
     x[n_epoch - 1 : 2 * n_epoch - 1] = [0.0, 1.0]

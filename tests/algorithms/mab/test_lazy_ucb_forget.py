@@ -1,4 +1,4 @@
-"""Anytime-Lazy-UCB's "forgetting not done" variant (digest 001 §6.2 bug 2): exact structure of its releases."""
+"""Anytime-Lazy-UCB's "forgetting not done" variant (Hu, Huang, Mehta (arXiv 2021)): exact structure of its releases."""
 
 import math
 
