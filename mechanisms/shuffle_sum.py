@@ -6,7 +6,7 @@ secure aggregation S = S~ o R~^n simulated by shuffling (Chowdhury & Zhou (ICLR 
   g = ceil(eps' sqrt(n)),  tau = ceil((g/eps') log(2/p')),  m = n g + 2 tau + 1
   R:  x̂_i = floor(x_i g) + Bernoulli(frac),  eta_i = Pólya(1/n, θ) - Pólya(1/n, θ),
       y_i = (x̂_i + eta_i) mod m,  θ = exp(-eps'/g)  (the text prints exp(-eps/g); the proof needs
-      the modular sum to be eps'-DP, so dpaudit reads the prime as lost: `theta_reading`)
+      the modular sum to be eps'-DP, so dpaudit reads the prime as lost: `theta_reading="proof"`)
   R~: y_i -> d = m - 1 bit messages, the first y_i of them 1 (unary), each passed through binary
       randomized response (flipped with probability `flip`)
   S~: shuffles all k d bits of a release (k <= n users); the server sees the multiset, i.e. the
@@ -33,6 +33,7 @@ C = Bin(S, 1-f) + Bin(k d - S, f) with S = sum_i y_i: the same law of the server
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -54,7 +55,9 @@ from dpaudit.mechanisms.secagg import (
 from dpaudit.mechanisms.shuffle import shuffle
 from dpaudit.validation import check_choice, check_epsilon, check_int_at_least, check_open_unit
 
-__all__ = ["ShuffleSumRelease", "ShuffleSum"]
+__all__ = ["THETA_READINGS", "ShuffleSumRelease", "ShuffleSum"]
+
+THETA_READINGS = ("proof", "printed")  # θ = exp(-eps'/g) as the proof of Thm 3 needs, or exp(-eps/g) as printed
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,9 @@ class ShuffleSum:
     """P_Shuffle (Chowdhury & Zhou (ICLR 2023), Thm 3) for one release per batch entry; module docstring.
 
     Give the horizon T (q = p' = 1/(2T)) or p' directly; g, tau, m and the flip probability are
-    overridable. theta_reading: "digest" (θ = exp(-eps'/g), default) or "printed" (exp(-eps/g)).
+    overridable. theta_reading: "proof" (θ = exp(-eps'/g), default: what the proof of Thm 3 needs,
+    the modular sum eps'-DP) or "printed" (θ = exp(-eps/g), as App. D.2 prints it). The old name of
+    "proof", "digest", is still accepted with a DeprecationWarning.
     """
 
     trust_model = "shuffle"
@@ -93,7 +98,7 @@ class ShuffleSum:
         tau: int | None = None,
         m: int | None = None,
         flip: float | None = None,
-        theta_reading: str = "digest",
+        theta_reading: str = "proof",
     ) -> None:
         self.epsilon = check_epsilon(epsilon)
         n = check_int_at_least(n, 1, "n")
@@ -102,7 +107,11 @@ class ShuffleSum:
         if horizon is not None:
             p = 1.0 / (2 * check_int_at_least(horizon, 1, "horizon"))
         self.p = check_open_unit(p, "p")
-        self.theta_reading = check_choice(theta_reading, ("digest", "printed"), "theta_reading")
+        if theta_reading == "digest":  # the old name of "proof" (it named dpaudit's notes, not the paper)
+            warnings.warn('theta_reading="digest" is deprecated; use theta_reading="proof" (the same reading)',
+                          DeprecationWarning, stacklevel=2)
+            theta_reading = "proof"
+        self.theta_reading = check_choice(theta_reading, THETA_READINGS, "theta_reading")
         self.eps_tilde = self.epsilon / 4
         self.eps_prime = self.epsilon / 2
         self.params = derive_parameters(
@@ -125,8 +134,8 @@ class ShuffleSum:
 
     @property
     def theta(self) -> float:
-        """The Pólya parameter of the shares: exp(-eps'/g) (theta_reading="digest": the prime read as lost) or exp(-eps/g) (as printed)."""
-        eps = self.eps_prime if self.theta_reading == "digest" else self.epsilon
+        """The Pólya parameter of the shares: exp(-eps'/g) (theta_reading="proof": the prime read as lost) or exp(-eps/g) (as printed)."""
+        eps = self.eps_prime if self.theta_reading == "proof" else self.epsilon
         return math.exp(-eps / self.params.g)
 
     # ---- guarantees
@@ -135,8 +144,8 @@ class ShuffleSum:
         return EpsilonDeltaDpEvent(self.epsilon, 0.0)
 
     def modular_sum_event(self) -> dp_event.DiscreteLaplaceDpEvent:
-        """What (sum_i y_i) mod m reveals: DLap(-1/log θ) at sensitivity g (eps' under theta_reading="digest"'s
-        reading, eps under the printed one); SIM(Sigma(y)) in the proof of Thm 3."""
+        """What (sum_i y_i) mod m reveals: DLap(-1/log θ) at sensitivity g (eps' under theta_reading="proof",
+        eps under "printed"); SIM(Sigma(y)) in the proof of Thm 3."""
         g = self.params.g
         return dp_event.DiscreteLaplaceDpEvent(noise_parameter=-math.log(self.theta), sensitivity=g)
 
