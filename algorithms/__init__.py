@@ -3,7 +3,8 @@
 `mab/` (multi-armed), `linear/` (linear contextual), `glm/` (GLM contextual), `conse/` (adaptive
 experiments): each holds its environment, algorithms, privacy declarations and `registration`.
 Every algorithm has the shape of `interface.PrivateAlgorithm` (`run`, `target`, `privacy(horizon, ...)`),
-the one a user's own algorithm implements too; `privacy` holds the declaration model (`Privacy`, `Guarantee`).
+the one a user's own algorithm implements too; `privacy` holds the declaration model (`Privacy`, `Guarantee`);
+`shuffle_claims` holds what the linear and GLM papers state about the shuffled bit sum they share.
 Importing this package registers every algorithm in `dpaudit.registry.ALGORITHMS`.
 """
 

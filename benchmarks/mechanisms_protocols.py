@@ -25,6 +25,7 @@ import numpy as np
 
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol
 from dpaudit.mechanisms.tree import BinaryTree
+from dpaudit.algorithms.shuffle_claims import bit_sum_protocol
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
 
 
@@ -50,7 +51,7 @@ def vector_sum_rows(repeat: int) -> list[dict]:
             bits_per_run=n * d * proto.message_bits,
             fast_runs_per_s=runs / fast, per_message_runs_per_s=runs / slow, speedup=slow / fast,
         ))
-    proto = BitSumProtocol.from_privacy(1.0, 1e-3, 1000, 5)
+    proto = bit_sum_protocol(1.0, 1e-3, 1000, 5)
     runs = 1000
     vals = rng.uniform(-1, 1, (runs, 1000, 5))
     fast = _best(lambda: proto.run(rng, vals), repeat)

@@ -52,9 +52,6 @@ from dpaudit.mechanisms.shuffle_sum import ShuffleSum, ShuffleSumRelease
 from dpaudit.mechanisms.vector_sum import (
     BitSumProtocol,
     binomial_count_pld,
-    cheu_claimed_epsilon,
-    cheu_parameters,
-    pvec_protocols,
 )
 from dpaudit.mechanisms.shuffle_gd import (
     PgdRelease,

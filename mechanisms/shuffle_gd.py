@@ -128,8 +128,9 @@ class ShuffleGradientDescent:
 
     lipschitz: L, the bound on each user's gradient norm (gradients are clipped to it, so the
     sensitivity holds whatever the data); radius: S, Θ = {‖θ‖ <= S} (D = 2S). iterations and
-    step_size default to the paper's formulas; protocol defaults to eq. 127 at (ε_it, δ_it) with
-    bound L (pass a `BitSumProtocol` with fewer noise bits, e.g. an author-code b, to audit it).
+    step_size default to the paper's formulas; protocol: the per-round `BitSumProtocol` (d labels,
+    bound L), required: `dpaudit.algorithms.shuffle_claims.shuffle_gradient_descent` gives the paper's
+    eq. 127 at (ε_it, δ_it); pass one with fewer noise bits, e.g. an author-code b, to audit it.
     regularization λ adds (λ/n)·θ to the averaged gradient on the analyzer side (data independent,
     so post-processing; the paper folds λ_max/(2n)‖θ‖² into ℓ and L instead).
     """
@@ -164,18 +165,16 @@ class ShuffleGradientDescent:
         eta = pgd_step_size(2.0 * self.radius, self.lipschitz, t) if self.step_size is None else self.step_size
         object.__setattr__(self, "step_size", check_positive(eta, "step_size"))
         if self.protocol is None:
-            eps_it, delta_it = self.round_privacy
-            proto = BitSumProtocol.from_privacy(
-                eps_it, delta_it, self.num_users, self.dim, bound=self.lipschitz, range=self.range
+            raise ValueError(
+                "protocol is required (a BitSumProtocol with num_labels = dim and bound = lipschitz); "
+                "dpaudit.algorithms.shuffle_claims.shuffle_gradient_descent builds the paper's eq. 127 protocol"
             )
-            object.__setattr__(self, "protocol", proto)
-        else:
-            p = self.protocol
-            if (p.num_users, p.num_labels, p.bound) != (self.num_users, self.dim, self.lipschitz):
-                raise ValueError(
-                    "protocol must have num_users, num_labels, bound = "
-                    f"{(self.num_users, self.dim, self.lipschitz)}, got {(p.num_users, p.num_labels, p.bound)}"
-                )
+        p = self.protocol
+        if (p.num_users, p.num_labels, p.bound) != (self.num_users, self.dim, self.lipschitz):
+            raise ValueError(
+                "protocol must have num_users, num_labels, bound = "
+                f"{(self.num_users, self.dim, self.lipschitz)}, got {(p.num_users, p.num_labels, p.bound)}"
+            )
 
     @property
     def round_privacy(self) -> tuple[float, float]:
@@ -269,17 +268,6 @@ class ShuffleGradientDescent:
     def event(self) -> dp_accounting.DpEvent:
         """All rounds: SelfComposedDpEvent(round_event, T_it) (each user is in every round)."""
         return dp_accounting.SelfComposedDpEvent(self.round_event(), self.iterations)
-
-    def theorem_event(self) -> dp_accounting.DpEvent:
-        """T_it rounds, each the papers' theorem applied to the real count range at δ_it
-        (`BitSumProtocol.theorem_event`: doubled ε for range="paper")."""
-        round_theorem = self.protocol.theorem_event(self.dim, self.round_privacy[1])
-        return dp_accounting.SelfComposedDpEvent(round_theorem, self.iterations)
-
-    def claimed_event(self) -> dp_accounting.DpEvent:
-        """The paper's description: T_it rounds, each (claimed ε of the protocol, δ_it)."""
-        round_claim = self.protocol.claimed_event(self.dim, self.round_privacy[1])
-        return dp_accounting.SelfComposedDpEvent(round_claim, self.iterations)
 
 
 def glm_gradients(

@@ -21,6 +21,9 @@ cap = g, sensitivity g). Either way no message ever truncates.
 Fast path: the shuffled view is equivalent to the per-label counts (bits within a label are
 exchangeable), and Σ_users γ2 ~ Binomial(n·b, p); so `counts` draws C_k = Σ_u x̂_{u,k} + Bin(n·b, p)
 directly, never materialising the n·d·(cap+b) bits (tested against the per-message path).
+
+The papers' parameter rule (eq. 127) and their claimed ε for given (g, b) are the bandit papers'
+statements, not the mechanism's: they live in `dpaudit.algorithms.shuffle_claims`.
 """
 
 from __future__ import annotations
@@ -33,12 +36,11 @@ import numpy as np
 from dp_accounting.pld import privacy_loss_distribution
 from scipy import stats
 
-from dpaudit.accounting.events import BinomialDpEvent, EpsilonDeltaDpEvent
+from dpaudit.accounting.events import BinomialDpEvent
 from dpaudit.mechanisms.samplers import binomial
 from dpaudit.mechanisms.shuffle import permutations
 from dpaudit.validation import (
     check_choice,
-    check_epsilon,
     check_finite_array,
     check_int_at_least,
     check_open_unit,
@@ -48,66 +50,16 @@ from dpaudit.validation import (
 
 __all__ = [
     "VECTOR_SUM_RANGES",
-    "CHEU_CONSTANT",
-    "cheu_parameters",
-    "cheu_claimed_epsilon",
     "BitSumProtocol",
-    "pvec_protocols",
     "binomial_count_pld",
 ]
 
 VECTOR_SUM_RANGES = ("paper", "normalized")
-CHEU_CONSTANT = 24.0e4  # Chowdhury & Zhou 2022, Thm C.1 / Sarmasarkar, eq. 127
 _INT64_SAFE = 2**62
 _PLD_MAX_SUPPORT = 2_000_000
 # outcomes with log-mass below this go to the +∞ privacy loss (pessimistic): at most 2·10⁶ of them,
 # so at most ~10⁻¹¹ added to δ, and the PLD's support (hence its composition) stays small
 _PLD_LOG_MASS_TRUNCATION = -40.0
-
-
-def _check_claim_range(epsilon: float, delta: float) -> None:
-    if epsilon > 15.0:
-        raise ValueError(f"epsilon must be <= 15 for the claimed guarantee (Sarmasarkar, Lemma S.1), got {epsilon!r}")
-    if delta >= 0.5:
-        raise ValueError(f"delta must lie in (0, 1/2) for the claimed guarantee (Sarmasarkar, Lemma S.1), got {delta!r}")
-
-
-def cheu_parameters(epsilon: float, delta: float, num_users: int, dim: int) -> tuple[int, int, float]:
-    """(g, b, p) of Sarmasarkar, eq. 127 = Chowdhury & Zhou 2022, Thm 3.5 / C.1, rounded up to integers:
-
-        g = ⌈max{2√n, d, 4}⌉,  b = ⌈24·10⁴ · g² · log²(4(d²+1)/δ) / (ε² n)⌉,  p = 1/4,
-
-    for ε ∈ (0, 15], δ ∈ (0, 1/2); d is the data dimension (the same d is used for the vector and
-    for the d×d matrix invocation). n = users in this invocation (Chowdhury & Zhou (ICML 2022): the batch size B).
-    """
-    epsilon = check_epsilon(epsilon)
-    delta = check_open_unit(delta, "delta")
-    _check_claim_range(epsilon, delta)
-    n = check_positive_int(num_users, "num_users")
-    d = check_positive_int(dim, "dim")
-    g = math.ceil(max(2.0 * math.sqrt(n), d, 4))
-    b = math.ceil(CHEU_CONSTANT * g * g * math.log(4.0 * (d * d + 1) / delta) ** 2 / (epsilon**2 * n))
-    return g, b, 0.25
-
-
-def cheu_claimed_epsilon(g: int, b: int, num_users: int, dim: int, delta: float) -> float:
-    """The ε the papers certify for given (g, b) at δ: eq. 127 inverted,
-
-        ε = √(24·10⁴ · g² · log²(4(d²+1)/δ) / (b·n)),
-
-    valid only for p = 1/4, g >= max{2√n, d, 4}, ε <= 15, δ < 1/2 (raises otherwise). A sufficient
-    condition of the papers, very loose (Sarmasarkar (shuffle/joint-DP GLM bandits); Chowdhury & Zhou (ICML 2022)).
-    """
-    g = check_positive_int(g, "g")
-    b = check_positive_int(b, "b")
-    n = check_positive_int(num_users, "num_users")
-    d = check_positive_int(dim, "dim")
-    delta = check_open_unit(delta, "delta")
-    if g < max(2.0 * math.sqrt(n), d, 4):
-        raise ValueError(f"g must be >= max(2 sqrt(n), d, 4) = {max(2 * math.sqrt(n), d, 4):.4g}, got {g}")
-    eps = math.sqrt(CHEU_CONSTANT * g * g * math.log(4.0 * (d * d + 1) / delta) ** 2 / (b * n))
-    _check_claim_range(eps, delta)
-    return eps
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,16 +90,6 @@ class BitSumProtocol:
             raise ValueError(
                 f"num_users*(cap+b) = {self.num_users * (self.cap + self.b)} would overflow int64 counts"
             )
-
-    @classmethod
-    def from_privacy(
-        cls, epsilon: float, delta: float, num_users: int, dim: int, num_labels: int | None = None,
-        bound: float = 1.0, range: str = "paper",
-    ) -> "BitSumProtocol":
-        """Parameters of eq. 127 (`cheu_parameters`); num_labels defaults to dim (a vector)."""
-        g, b, p = cheu_parameters(epsilon, delta, num_users, dim)
-        labels = dim if num_labels is None else num_labels
-        return cls(num_users=num_users, num_labels=labels, g=g, b=b, p=p, bound=bound, range=range)
 
     @property
     def unit(self) -> float:
@@ -272,26 +214,6 @@ class BitSumProtocol:
         pld = self.label_pld()
         return float(pld.self_compose(k).get_epsilon_for_delta(delta) if k > 1 else pld.get_epsilon_for_delta(delta))
 
-    def claimed_epsilon(self, dim: int, delta: float) -> float:
-        """The papers' certified ε at δ for these (g, b): `cheu_claimed_epsilon` (p must be 1/4)."""
-        if self.p != 0.25:
-            raise ValueError(f"the claimed guarantee needs p = 1/4, got p={self.p}")
-        return cheu_claimed_epsilon(self.g, self.b, self.num_users, dim, delta)
-
-    def corrected_epsilon(self, dim: int, delta: float) -> float:
-        """The same theorem applied to what the randomizer really does: the input w = v + Δ spans
-        [0, 2Δ] and x̂ spans [0, cap], i.e. Cheu et al.'s protocol with precision g' = cap on range
-        cap·Δ'/g. With range="paper" cap = 2g, so ε doubles (the count shift is 2g, Chowdhury & Zhou (ICML 2022)
-        §2.3); with range="normalized" it equals the claim."""
-        if self.p != 0.25:
-            raise ValueError(f"the claimed guarantee needs p = 1/4, got p={self.p}")
-        return cheu_claimed_epsilon(self.cap, self.b, self.num_users, dim, delta)
-
-    def claimed_event(self, dim: int, delta: float) -> EpsilonDeltaDpEvent:
-        """The papers' claim for one invocation: (`claimed_epsilon`, δ) (Sarmasarkar, Lemma S.1/S.2,
-        Chowdhury & Zhou 2022, Thm C.1, Cheu et al. Thm 4.2)."""
-        return EpsilonDeltaDpEvent(epsilon=self.claimed_epsilon(dim, delta), delta=delta)
-
     def label_event(self) -> BinomialDpEvent:
         """One label's count: `BinomialDpEvent(n·b, p, cap)` (Bin(n·b, p) noise on an integer count
         that one user moves by at most `count_sensitivity()`). Requires b >= 1."""
@@ -305,8 +227,9 @@ class BitSumProtocol:
         noises are independent), `SelfComposedDpEvent(label_event(), num_labels)`;
         NonPrivateDpEvent when b = 0. The exact mechanism, not the papers' theorem: its `pld`
         answer is `exact_epsilon` (Sarmasarkar (shuffle/joint-DP GLM bandits); Chowdhury & Zhou (ICML 2022)); `approx` accounts for it
-        from the exact per-label profile at any b. `dim` and `delta` belong to the theorem
-        (`theorem_event`) and are not needed here; they are accepted so callers can switch freely.
+        from the exact per-label profile at any b. `dim` and `delta` belong to the papers' statement
+        (`dpaudit.algorithms.shuffle_claims.theorem_event`) and are not needed here; they are accepted
+        so callers can switch freely.
         """
         if dim is not None:
             check_positive_int(dim, "dim")
@@ -316,26 +239,6 @@ class BitSumProtocol:
             return dp_accounting.NonPrivateDpEvent()
         label = self.label_event()
         return label if self.num_labels == 1 else dp_accounting.SelfComposedDpEvent(label, self.num_labels)
-
-    def theorem_event(self, dim: int, delta: float) -> dp_accounting.DpEvent:
-        """The papers' theorem applied to the real count range: (`corrected_epsilon`, δ) as a black
-        box (a sufficient condition, very loose); NonPrivateDpEvent when b = 0. Raises outside
-        the theorem's range."""
-        if self.b == 0:
-            return dp_accounting.NonPrivateDpEvent()
-        return EpsilonDeltaDpEvent(epsilon=self.corrected_epsilon(dim, delta), delta=delta)
-
-
-def pvec_protocols(
-    epsilon: float, delta: float, batch_size: int, dim: int, range: str = "paper"
-) -> tuple[BitSumProtocol, BitSumProtocol]:
-    """Chowdhury & Zhou's (ICML 2022) P_Vec for one batch (Thm 3.5 / C.1, unique users): (vector protocol over the d
-    labels of φ·y, matrix protocol over the d(d+1)/2 labels i <= j of φφᵀ), both with the eq. 127
-    parameters at (ε, δ) and n = B, Δ1 = Δ2 = 1 (use `sum_vectors` and `sum_matrices`)."""
-    d = check_positive_int(dim, "dim")
-    vec = BitSumProtocol.from_privacy(epsilon, delta, batch_size, d, range=range)
-    mat = BitSumProtocol.from_privacy(epsilon, delta, batch_size, d, num_labels=d * (d + 1) // 2, range=range)
-    return vec, mat
 
 
 def binomial_count_pld(

@@ -14,7 +14,7 @@ optimiser sequences) treated as acting on disjoint users (parallel). Corrected:
 ShuffleGLM (Alg. 1, multi-round shuffle DP). Claim (Thm 5.1): (ε, δ), per batch (ε/2, δ/2) for the
 covariance sum plus (ε/2, δ/2) for P_GD, batches in parallel (disjoint users). The proof step fails: the
 randomizer's input spans [0, 2Δ], so the summation theorem applied to the real count range doubles ε
-(`proof_step`, `BitSumProtocol.theorem_event`). Corrected: the exact binomial-count accounting of what is
+(`proof_step`, `shuffle_claims.theorem_event`). Corrected: the exact binomial-count accounting of what is
 released (`BitSumProtocol.event`, P_GD as the composition of its T_it rounds), which at the paper's
 noise levels is far below the claim: the claim holds, its proof does not.
 """
@@ -31,7 +31,7 @@ from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, private_glm_con
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
 from dpaudit.algorithms.privacy import RELATIONS, Guarantee, Privacy
 from dpaudit.mechanisms import BinaryTree, paper_tree_depth
-from dpaudit.mechanisms.shuffle_gd import ShuffleGradientDescent
+from dpaudit.algorithms.shuffle_claims import bit_sum_protocol, pgd_theorem_event, shuffle_gradient_descent, theorem_event
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
 from dpaudit.validation import check_positive, check_positive_int
 
@@ -113,12 +113,12 @@ def shuffle_glm_privacy(params: ShuffleGLMParams, batch_sizes: list[int], dim: i
     paper, corrected, proof = [], [], []
     for n, it in zip(sizes, iters):
         bound = 1.0  # V (k = 0); H_k's leaves are bounded by 1/κ*, the same protocol up to scale
-        proto = BitSumProtocol.from_privacy(eps / 2, delta / 2, n, d, num_labels=d * (d + 1) // 2, bound=bound)
-        pgd = ShuffleGradientDescent(n, d, eps / 2, delta / 2, params.lipschitz, 1.0, iterations=it)
+        proto = bit_sum_protocol(eps / 2, delta / 2, n, d, num_labels=d * (d + 1) // 2, bound=bound)
+        pgd = shuffle_gradient_descent(n, d, eps / 2, delta / 2, params.lipschitz, 1.0, iterations=it)
         paper.append(dp_accounting.ComposedDpEvent([EpsilonDeltaDpEvent(eps / 2, delta / 2),
                                                     EpsilonDeltaDpEvent(eps / 2, delta / 2)]))
         corrected.append(dp_accounting.ComposedDpEvent([proto.event(), pgd.event()]))
-        proof.append(dp_accounting.ComposedDpEvent([proto.theorem_event(d, delta / 2), pgd.theorem_event()]))
+        proof.append(dp_accounting.ComposedDpEvent([theorem_event(proto, d, delta / 2), pgd_theorem_event(pgd)]))
     return _declare("shuffle", eps, delta, "Theorem 5.1", ParallelComposedDpEvent(corrected),
                     ParallelComposedDpEvent(paper),
                     "exact binomial-count accounting of each invocation; batches on disjoint users; "

@@ -24,7 +24,8 @@ from typing import Callable
 import numpy as np
 
 from dpaudit.algorithms.glm.environment import GLMData, GLMEnvironment, get_link
-from dpaudit.mechanisms.shuffle_gd import ShuffleGradientDescent, glm_gradients, pgd_iterations, project_ball
+from dpaudit.algorithms.shuffle_claims import bit_sum_protocol, shuffle_gradient_descent
+from dpaudit.mechanisms.shuffle_gd import glm_gradients, pgd_iterations, project_ball
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive, check_positive_int
 
@@ -133,7 +134,7 @@ class ShuffleGLMResult:
 
 
 def _matrix_protocol(epsilon: float, delta: float, n: int, d: int, bound: float) -> BitSumProtocol:
-    return BitSumProtocol.from_privacy(epsilon, delta, n, d, num_labels=d * (d + 1) // 2, bound=bound)
+    return bit_sum_protocol(epsilon, delta, n, d, num_labels=d * (d + 1) // 2, bound=bound)
 
 
 def _sample(rng: np.random.Generator, pi: np.ndarray) -> np.ndarray:
@@ -210,7 +211,7 @@ def _estimate(x: np.ndarray, r: np.ndarray, params: ShuffleGLMParams, n: int, d:
     eps, delta = params.epsilon, params.delta
     if params.private:
         it = params.pgd_iterations or pgd_iterations(eps / 2, delta / 2, n, d)
-        pgd = ShuffleGradientDescent(n, d, eps / 2, delta / 2, params.lipschitz, S, iterations=it, regularization=lam)
+        pgd = shuffle_gradient_descent(n, d, eps / 2, delta / 2, params.lipschitz, S, iterations=it, regularization=lam)
         return pgd.run_glm(rng, x, r, link.mean).theta_bar, it
     it = params.pgd_iterations or 200
     theta = np.zeros((runs, d))

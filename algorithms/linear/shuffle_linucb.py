@@ -30,7 +30,8 @@ from dpaudit.algorithms.linear.linucb import LinearAlgorithm, Release, RunningSu
 from dpaudit.algorithms.linear.linucb_ldp import MATRIX_SENSITIVITY, VECTOR_SENSITIVITY
 from dpaudit.algorithms.privacy import Guarantee, Privacy, accounted
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol, pamp_local_budget
-from dpaudit.mechanisms.vector_sum import VECTOR_SUM_RANGES, BitSumProtocol, cheu_parameters
+from dpaudit.algorithms.shuffle_claims import cheu_parameters, theorem_event
+from dpaudit.mechanisms.vector_sum import VECTOR_SUM_RANGES, BitSumProtocol
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
 
 __all__ = [
@@ -94,7 +95,7 @@ def vec_parameters(
 ) -> tuple[int, int, float]:
     """(g, b, p) of P_Vec.
 
-    unique, "paper": `mechanisms.vector_sum.cheu_parameters` (Thm 3.5 / C.1, eps <= 15, delta < 1/2);
+    unique, "paper": `algorithms.shuffle_claims.cheu_parameters` (Thm 3.5 / C.1, eps <= 15, delta < 1/2);
     returning, "paper": g as above, b = ceil(10^7 log(2/delta) g^2 T log^2(8T(d^2+1)/delta)/(eps^2 B^2))
     (Thm 4.2 = E.5 as printed);
     "code": g = ceil(max(2 sqrt(B), d, 4)) (the code keeps it fractional), b = floor(s g^2 ln^2(d/delta)/(eps^2 B))
@@ -338,7 +339,7 @@ class LinUCBSDPVec(_ShuffleLinUCB):
         ]
         theorem = None
         try:
-            parts = [rel.vector.theorem_event(dim, delta_b), rel.matrix.theorem_event(dim, delta_b)]
+            parts = [theorem_event(rel.vector, dim, delta_b), theorem_event(rel.matrix, dim, delta_b)]
         except ValueError as exc:
             notes.append(f"the papers' theorem gives no guarantee for these (g, b) ({exc})")
         else:

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy.special import expit, ndtr
 
-from dpaudit.algorithms.glm import shuffle_glm
 from dpaudit.algorithms.glm.environment import paper_glm_environment
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams, run_shuffle_glm
+from dpaudit.algorithms.shuffle_claims import shuffle_gradient_descent
 from dpaudit.mechanisms.shuffle_gd import ShuffleGradientDescent, glm_gradients
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
 
@@ -26,7 +26,7 @@ def _users(seed, runs, n, d, scale):
 @pytest.mark.parametrize("link", [expit, ndtr])
 def test_run_glm_equals_run_on_the_same_seed(range_, lipschitz, link):
     x, r = _users(3, 4, 250, 3, 0.8)
-    pgd = ShuffleGradientDescent(250, 3, 2.0, 0.01, lipschitz, 2.0, iterations=40, regularization=5.0, range=range_)
+    pgd = shuffle_gradient_descent(250, 3, 2.0, 0.01, lipschitz, 2.0, iterations=40, regularization=5.0, range=range_)
     slow = pgd.run(np.random.default_rng(7), glm_gradients(x, r, link), 4)
     fast = pgd.run_glm(np.random.default_rng(7), x, r, link)
     assert np.array_equal(fast.gradient_sums, slow.gradient_sums)
@@ -61,7 +61,7 @@ def test_run_glm_twin_differs_when_the_noise_changes():
     (np.full((2, 10, 3), np.nan), np.zeros((2, 10)), "features"),
 ])
 def test_run_glm_rejects_bad_input(features, rewards, match):
-    pgd = ShuffleGradientDescent(10, 3, 1.0, 0.01, 1.0, 1.0, iterations=2)
+    pgd = shuffle_gradient_descent(10, 3, 1.0, 0.01, 1.0, 1.0, iterations=2)
     with pytest.raises(ValueError, match=match):
         pgd.run_glm(np.random.default_rng(0), features, rewards, expit)
 
@@ -76,7 +76,7 @@ def test_shuffle_glm_release_unchanged_by_the_fused_pgd(monkeypatch):
     def generic(self, rng, features, rewards, link):
         return self.run(rng, glm_gradients(features, rewards, link), features.shape[0])
 
-    monkeypatch.setattr(shuffle_glm.ShuffleGradientDescent, "run_glm", generic)
+    monkeypatch.setattr(ShuffleGradientDescent, "run_glm", generic)
     slow = run_shuffle_glm(env, data, params, np.random.default_rng(2))
     assert fast.batch_ends.size == 3
     for name in ("actions", "thetas", "matrices", "regret"):

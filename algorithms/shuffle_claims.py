@@ -1,0 +1,178 @@
+"""The papers' calibration and claimed guarantee of the shuffled bit-sum protocol (linear and GLM families).
+
+`dpaudit.mechanisms.vector_sum.BitSumProtocol` is Cheu, Joseph, Mao, Peng's shuffled vector sum
+("Shuffle private stochastic convex optimization", ICLR 2022) for any (g, b, p), with its exact
+accounting (`BitSumProtocol.event`). What lives here is what two bandit papers *state* about it:
+
+- Chowdhury & Zhou, "Shuffle Private Linear Contextual Bandits" (ICML 2022), §3.3 (P_Vec) and
+  Thm 3.5, restated as Thm C.1: p = 1/4, g = max{2√B, d, 4}, b = 24·10⁴ g² log²(4(d²+1)/δ)/(ε² B)
+  make one batch (ε, δ)-SDP for ε ∈ (0, 15], δ ∈ (0, 1/2);
+- Sarmasarkar, "Shuffle and Joint Differential Privacy for Generalized Linear Contextual Bandits"
+  (arXiv), App. S, eq. 127 and Lemmas S.1/S.2 (the same parameters for ShuffleGLM's matrix sum),
+  and App. T, Alg. 7 / Lemma T.2 (P_GD: one such vector sum per round at (ε_it, δ_it)).
+
+The claim is a sufficient condition, very loose; `corrected_epsilon` applies the same statement to
+the count range the randomizer really uses (w = v + Δ ∈ [0, 2Δ], so x̂ ∈ [0, cap]).
+"""
+
+from __future__ import annotations
+
+import math
+
+import dp_accounting
+
+from dpaudit.accounting.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.shuffle_gd import ShuffleGradientDescent, pgd_iterations, pgd_round_privacy
+from dpaudit.mechanisms.vector_sum import BitSumProtocol
+from dpaudit.validation import check_epsilon, check_open_unit, check_positive, check_positive_int
+
+__all__ = [
+    "CHEU_CONSTANT",
+    "cheu_parameters",
+    "cheu_claimed_epsilon",
+    "bit_sum_protocol",
+    "pvec_protocols",
+    "claimed_epsilon",
+    "corrected_epsilon",
+    "claimed_event",
+    "theorem_event",
+    "shuffle_gradient_descent",
+    "pgd_claimed_event",
+    "pgd_theorem_event",
+]
+
+CHEU_CONSTANT = 24.0e4  # Chowdhury & Zhou (ICML 2022), Thm C.1; Sarmasarkar (arXiv), eq. 127
+
+
+def _check_claim_range(epsilon: float, delta: float) -> None:
+    if epsilon > 15.0:
+        raise ValueError(f"epsilon must be <= 15 for the claimed guarantee (Sarmasarkar, Lemma S.1), got {epsilon!r}")
+    if delta >= 0.5:
+        raise ValueError(f"delta must lie in (0, 1/2) for the claimed guarantee (Sarmasarkar, Lemma S.1), got {delta!r}")
+
+
+def cheu_parameters(epsilon: float, delta: float, num_users: int, dim: int) -> tuple[int, int, float]:
+    """(g, b, p) of Sarmasarkar, eq. 127 = Chowdhury & Zhou (ICML 2022), Thm 3.5 / C.1, rounded up to integers:
+
+        g = ⌈max{2√n, d, 4}⌉,  b = ⌈24·10⁴ · g² · log²(4(d²+1)/δ) / (ε² n)⌉,  p = 1/4,
+
+    for ε ∈ (0, 15], δ ∈ (0, 1/2); d is the data dimension (the same d is used for the vector and
+    for the d×d matrix invocation). n = users in this invocation (Chowdhury & Zhou (ICML 2022), Thm C.1:
+    the batch size B).
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_open_unit(delta, "delta")
+    _check_claim_range(epsilon, delta)
+    n = check_positive_int(num_users, "num_users")
+    d = check_positive_int(dim, "dim")
+    g = math.ceil(max(2.0 * math.sqrt(n), d, 4))
+    b = math.ceil(CHEU_CONSTANT * g * g * math.log(4.0 * (d * d + 1) / delta) ** 2 / (epsilon**2 * n))
+    return g, b, 0.25
+
+
+def cheu_claimed_epsilon(g: int, b: int, num_users: int, dim: int, delta: float) -> float:
+    """The ε the papers certify for given (g, b) at δ: eq. 127 inverted,
+
+        ε = √(24·10⁴ · g² · log²(4(d²+1)/δ) / (b·n)),
+
+    valid only for p = 1/4, g >= max{2√n, d, 4}, ε <= 15, δ < 1/2 (raises otherwise). A sufficient
+    condition of the papers, very loose (Sarmasarkar, Lemma S.1; Chowdhury & Zhou (ICML 2022), Thm C.1).
+    """
+    g = check_positive_int(g, "g")
+    b = check_positive_int(b, "b")
+    n = check_positive_int(num_users, "num_users")
+    d = check_positive_int(dim, "dim")
+    delta = check_open_unit(delta, "delta")
+    if g < max(2.0 * math.sqrt(n), d, 4):
+        raise ValueError(f"g must be >= max(2 sqrt(n), d, 4) = {max(2 * math.sqrt(n), d, 4):.4g}, got {g}")
+    eps = math.sqrt(CHEU_CONSTANT * g * g * math.log(4.0 * (d * d + 1) / delta) ** 2 / (b * n))
+    _check_claim_range(eps, delta)
+    return eps
+
+
+def bit_sum_protocol(
+    epsilon: float, delta: float, num_users: int, dim: int, num_labels: int | None = None,
+    bound: float = 1.0, range: str = "paper",
+) -> BitSumProtocol:
+    """A `BitSumProtocol` with the eq. 127 parameters (`cheu_parameters`); num_labels defaults to dim (a vector)."""
+    g, b, p = cheu_parameters(epsilon, delta, num_users, dim)
+    labels = dim if num_labels is None else num_labels
+    return BitSumProtocol(num_users=num_users, num_labels=labels, g=g, b=b, p=p, bound=bound, range=range)
+
+
+def pvec_protocols(
+    epsilon: float, delta: float, batch_size: int, dim: int, range: str = "paper"
+) -> tuple[BitSumProtocol, BitSumProtocol]:
+    """Chowdhury & Zhou's (ICML 2022) P_Vec for one batch (§3.3, Thm 3.5 / C.1, unique users): (vector
+    protocol over the d labels of φ·y, matrix protocol over the d(d+1)/2 labels i <= j of φφᵀ), both with
+    the eq. 127 parameters at (ε, δ) and n = B, Δ1 = Δ2 = 1 (use `sum_vectors` and `sum_matrices`)."""
+    d = check_positive_int(dim, "dim")
+    vec = bit_sum_protocol(epsilon, delta, batch_size, d, range=range)
+    mat = bit_sum_protocol(epsilon, delta, batch_size, d, num_labels=d * (d + 1) // 2, range=range)
+    return vec, mat
+
+
+def _check_quarter(protocol: BitSumProtocol) -> None:
+    if protocol.p != 0.25:
+        raise ValueError(f"the claimed guarantee needs p = 1/4, got p={protocol.p}")
+
+
+def claimed_epsilon(protocol: BitSumProtocol, dim: int, delta: float) -> float:
+    """The papers' certified ε at δ for the protocol's (g, b): `cheu_claimed_epsilon` (p must be 1/4)."""
+    _check_quarter(protocol)
+    return cheu_claimed_epsilon(protocol.g, protocol.b, protocol.num_users, dim, delta)
+
+
+def corrected_epsilon(protocol: BitSumProtocol, dim: int, delta: float) -> float:
+    """The same statement applied to what the randomizer really does: the input w = v + Δ spans
+    [0, 2Δ] and x̂ spans [0, cap], i.e. Cheu et al.'s protocol with precision g' = cap on range
+    cap·Δ'/g. With range="paper" cap = 2g, so ε doubles (the count shift is 2g; Chowdhury & Zhou
+    (ICML 2022), Alg. 5 calls R(w, Δ) on w ∈ [0, 2Δ]); with range="normalized" it equals the claim."""
+    _check_quarter(protocol)
+    return cheu_claimed_epsilon(protocol.cap, protocol.b, protocol.num_users, dim, delta)
+
+
+def claimed_event(protocol: BitSumProtocol, dim: int, delta: float) -> EpsilonDeltaDpEvent:
+    """The papers' claim for one invocation: (`claimed_epsilon`, δ) (Sarmasarkar, Lemmas S.1/S.2;
+    Chowdhury & Zhou (ICML 2022), Thm C.1; Cheu et al., Thm 4.2)."""
+    return EpsilonDeltaDpEvent(epsilon=claimed_epsilon(protocol, dim, delta), delta=delta)
+
+
+def theorem_event(protocol: BitSumProtocol, dim: int, delta: float) -> dp_accounting.DpEvent:
+    """The papers' statement applied to the real count range: (`corrected_epsilon`, δ) as a black
+    box (a sufficient condition, very loose); NonPrivateDpEvent when b = 0. Raises outside the
+    statement's range. The exact mechanism is `protocol.event()`."""
+    if protocol.b == 0:
+        return dp_accounting.NonPrivateDpEvent()
+    return EpsilonDeltaDpEvent(epsilon=corrected_epsilon(protocol, dim, delta), delta=delta)
+
+
+def shuffle_gradient_descent(
+    num_users: int, dim: int, epsilon: float, delta: float, lipschitz: float, radius: float,
+    iterations: int | None = None, step_size: float | None = None, regularization: float = 0.0,
+    range: str = "paper", protocol: BitSumProtocol | None = None,
+) -> ShuffleGradientDescent:
+    """Sarmasarkar's P_GD (App. T, Alg. 7) with the paper's per-round protocol: eq. 127 at
+    (ε_it, δ_it) = `pgd_round_privacy` (ε_it = ε/(2√(2 T_it log(1/δ))), δ_it = δ/(T_it + 1)) with
+    bound L, unless `protocol` is given (e.g. an author-code b). T_it defaults to `pgd_iterations`."""
+    if iterations is None:
+        iterations = pgd_iterations(epsilon, delta, num_users, dim)
+    if protocol is None:
+        eps_it, delta_it = pgd_round_privacy(epsilon, delta, iterations)
+        protocol = bit_sum_protocol(eps_it, delta_it, num_users, dim, bound=check_positive(lipschitz, "lipschitz"),
+                                    range=range)
+    return ShuffleGradientDescent(num_users, dim, epsilon, delta, lipschitz, radius, iterations, step_size,
+                                  regularization, range, protocol)
+
+
+def pgd_theorem_event(pgd: ShuffleGradientDescent) -> dp_accounting.DpEvent:
+    """T_it rounds, each the papers' statement applied to the real count range at δ_it
+    (`theorem_event`: doubled ε for range="paper")."""
+    round_theorem = theorem_event(pgd.protocol, pgd.dim, pgd.round_privacy[1])
+    return dp_accounting.SelfComposedDpEvent(round_theorem, pgd.iterations)
+
+
+def pgd_claimed_event(pgd: ShuffleGradientDescent) -> dp_accounting.DpEvent:
+    """The paper's description (Sarmasarkar, Lemma T.2): T_it rounds, each (claimed ε of the protocol, δ_it)."""
+    round_claim = claimed_event(pgd.protocol, pgd.dim, pgd.round_privacy[1])
+    return dp_accounting.SelfComposedDpEvent(round_claim, pgd.iterations)
