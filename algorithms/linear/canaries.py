@@ -1,4 +1,4 @@
-"""Canaries for one-run audits of batched LinUCB, in particular LinUCB-SDP (Chowdhury & Zhou, ICML 2022).
+"""Canaries for one-run audits of batched LinUCB, in particular LinUCB-SDP (Chowdhury & Zhou, ICML 2022, Alg. 1).
 
     target = one_run_target(LinUCBSDPAmp(epsilon=1.0, delta=1e-6), horizon=1_000_000, num_canaries=10_000)
     result = dpaudit.audit.one_run(*target, claim_epsilon=1.0, claim_delta=1e-6)

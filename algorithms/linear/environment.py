@@ -252,7 +252,7 @@ class ContextTable:
     ) -> "ContextTable":
         """The table with the user of round `user` replaced: her context, her rewards, or both.
 
-        Replace-one, unique users (Chowdhury & Zhou 2022, Def 2.1). `features` (K, d) and `rewards` (K,) give the
+        Replace-one, unique users (Chowdhury & Zhou 2022, Def. 2.1). `features` (K, d) and `rewards` (K,) give the
         replacement; by default the features are negated and the rewards mapped y -> 1 - y (inside
         [0, 1]) or y -> -y (otherwise).
         """

@@ -61,7 +61,7 @@ class Release(Protocol):
     nodes); `release(phis (R,n,d), ys (R,n), rng)` ingests one batch and returns (u (R,d), G (R,d,d),
     stats) where u, G are the current cumulative estimates and stats a dict of released arrays.
     `noise_std` is the std of one entry of the accumulated noise after `horizon` rounds (sigma~ of
-    Chowdhury & Zhou (ICML 2022)), used for the regularizer; 0 for exact sums.
+    Chowdhury & Zhou (ICML 2022), Assumption A.3 / Lemma A.4), used for the regularizer; 0 for exact sums.
     """
 
     exact: bool
@@ -110,7 +110,7 @@ class ExactSums(RunningSums):
 def clip_data(phis: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Enforce Assumption 3.1 of Chowdhury & Zhou (ICML 2022) before any randomiser: ||phi||_2 <= 1, |y| <= 1.
 
-    Chowdhury & Zhou (ICML 2022): without clipping the sensitivity is unbounded.
+    Chowdhury & Zhou (ICML 2022), Assumption 3.1: without clipping the sensitivity is unbounded.
     """
     norms = np.sqrt((phis * phis).sum(axis=-1, keepdims=True))
     phis = phis / np.maximum(norms, 1.0)
@@ -157,7 +157,7 @@ class LinUCBResult:
     actions (R, T): chosen actions; regret (R, len(checkpoints)): cumulative pseudo-regret;
     released: per-batch released statistics stacked on axis 1 (only when recorded), e.g.
     "u" (R, M, d) and "V" (R, M, d, d); nonpd_batches: how many batch models had a direction with
-    negative x^T V^{-1} x or a singular V (V not positive definite, Chowdhury & Zhou (ICML 2022); a
+    negative x^T V^{-1} x or a singular V (V not positive definite, Chowdhury & Zhou (ICML 2022), Assumption A.1; a
     singular V is solved by pseudo-inverse), counted once per batch over all runs.
     """
 

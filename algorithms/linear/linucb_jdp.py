@@ -10,7 +10,7 @@ leaves are batch sums (Batched-Central-LinUCB, Chowdhury & Zhou 2022, Prop. F.3)
 Node noise (Shariff & Sheffet §4.2, Gaussian variant, as we read it): Z = (Z' + Z'^T)/sqrt(2),
 Z'_ij ~ N(0, sigma^2), sigma^2 = 16 m L~^4 ln(4/delta)^2 / epsilon^2, m = ceil(log2 n) + 1 tree levels,
 L~^2 = ||phi||^2 + y^2 <= 2. The authors of Chowdhury & Zhou (ICML 2022) simulate it with sigma = sqrt(ln T) ln(2.5/delta)/epsilon
-(Chowdhury & Zhou (ICML 2022), `noise="code"`; their code pre-draws the noise instead of running a tree; here the
+(their public code for §5, footnote 7: `noise="code"`; the code pre-draws the noise instead of running a tree; here the
 tree is real).
 """
 
@@ -108,7 +108,7 @@ class LinUCBJDP(LinearAlgorithm):
         return self.user_rounds * jdp_sigma(self.epsilon, self.delta, self.leaves(horizon), self.noise)
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
-        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(ln T) sqrt(d) (Chowdhury & Zhou (ICML 2022))."""
+        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(ln T) sqrt(d) (public code of Chowdhury & Zhou (ICML 2022), §5 footnote 7)."""
         if self.noise != "code":
             return None
         return 2.0 * self.sigma(horizon) * math.sqrt(math.log(max(horizon, 2))) * math.sqrt(dim)
@@ -138,6 +138,6 @@ class LinUCBJDP(LinearAlgorithm):
             "actions are post-processing plus the user's own data (billboard lemma)"
         )
         if self.noise == "code":
-            note += "; noise='code' is Chowdhury & Zhou's (ICML 2022) simulation constant, the claim is not backed: account the event"
+            note += "; noise='code' is the simulation constant of Chowdhury & Zhou's (ICML 2022) code for §5, the claim is not backed: account the event"
         corrected = accounted(event, self.delta, "the tree release's epsilon by dpaudit's accountant (JDP via billboard)")
         return Privacy(relation, "joint", event, claim, corrected, note)

@@ -1,6 +1,6 @@
 """Locally private LinUCB (Zheng, Cheng, Ye, Shen, Jin 2020) as Chowdhury & Zhou (ICML 2022) runs it (App. F, §5).
 
-Every user perturbs her own (phi*y, phi phi^T) with the Gaussian randomizer R_Amp of Chowdhury & Zhou (ICML 2022)
+Every user perturbs her own (phi*y, phi phi^T) with the Gaussian randomizer R_Amp of Chowdhury & Zhou (ICML 2022, Alg. 2)
 (`dpaudit.mechanisms.shuffle.GaussianShuffleProtocol.randomize`: N(0, sigma^2 I) on the vector,
 symmetric noise with i.i.d. upper triangle on the matrix) and sends it to the server unshuffled;
 the server sums and plays LinUCB (batch B = 1: Zheng et al.'s sequential algorithm; B > 1: the
@@ -8,7 +8,7 @@ Batched-Local-LinUCB of Chowdhury & Zhou 2022, Prop. F.1).
 
 Noise: "paper": sigma = 4 sqrt(2 ln(2.5/delta0))/epsilon0 (Chowdhury & Zhou 2022, Prop. F.1 / Cor. B.3; the classical
 Gaussian mechanism, claimed (epsilon0, delta0)-LDP only for epsilon0 <= 1); "code": sigma =
-sqrt(ln(2.5/delta))/epsilon (Chowdhury & Zhou's (ICML 2022) simulation code; the code also symmetrises the
+sqrt(ln(2.5/delta))/epsilon (the simulation code of Chowdhury & Zhou (ICML 2022), §5 footnote 7; the code also symmetrises the
 matrix noise as (N+N^T)/2, which halves the off-diagonal variance: here the matrix noise keeps the
 paper's copy-the-upper-triangle form at the same sigma).
 """
@@ -78,7 +78,7 @@ class LocalGaussianSums(RunningSums):
         return u, g, {"messages_u": m1, "messages_V": m2}
 
     def noise_std(self, horizon: int, batch: int, dim: int) -> float:
-        """sigma~ = sigma sqrt(T): T users' noises are summed (Chowdhury & Zhou (ICML 2022))."""
+        """sigma~ = sigma sqrt(T): T users' noises are summed (Chowdhury & Zhou (ICML 2022), proof of Thm B.1)."""
         return self.sigma * math.sqrt(horizon)
 
 
@@ -102,7 +102,7 @@ class LinUCBLDP(LinearAlgorithm):
         return ldp_sigma(self.epsilon, self.delta, self.noise)
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
-        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(T) sqrt(d) (Chowdhury & Zhou (ICML 2022))."""
+        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(T) sqrt(d) (public code of Chowdhury & Zhou (ICML 2022), §5 footnote 7)."""
         if self.noise != "code":
             return None
         return 2.0 * self.sigma * math.sqrt(horizon) * math.sqrt(dim)
@@ -117,7 +117,7 @@ class LinUCBLDP(LinearAlgorithm):
         claim = Guarantee("approx", self.epsilon, self.delta, source="Zheng et al. 2020; Chowdhury & Zhou 2022, Prop. F.1 (LDP)")
         notes = ["each user's messages are a Gaussian mechanism of L2 sensitivity (2, sqrt 2); unique users"]
         if self.noise == "code":
-            notes.append("noise='code' (Chowdhury & Zhou's (ICML 2022) simulation constant) does not back the claim: account the event")
+            notes.append("noise='code' (the simulation constant of Chowdhury & Zhou's (ICML 2022) code for §5) does not back the claim: account the event")
         elif self.epsilon > 1.0:
             notes.append("epsilon > 1: outside the classical Gaussian mechanism's range, the claim is not backed")
         event = local_message_event(self.sigma)

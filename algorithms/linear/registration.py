@@ -1,6 +1,6 @@
 """Registers LinUCB and its private variants for `dpaudit regret`: jointly private (Shariff & Sheffet 2018),
 locally private (Zheng et al. 2020) and shuffle private (Chowdhury & Zhou, "Shuffle Private Linear Contextual
-Bandits", ICML 2022)."""
+Bandits", ICML 2022, Alg. 1 with P_Amp (§3.2) or P_Vec (§3.3)); defaults follow its experiments (§5, App. G)."""
 
 from dpaudit.algorithms.linear.linucb import LinUCB, simulate_linear
 from dpaudit.algorithms.linear.linucb_jdp import JDP_NOISES, LinUCBJDP
@@ -19,19 +19,19 @@ from dpaudit.validation import check_int_at_least, check_positive_int
 
 def _linear_params(batch: int) -> tuple[Param, ...]:
     return (
-        Param("dim", int, 5, "feature dimension d (Chowdhury & Zhou (ICML 2022): 5, 10, 15)"),
-        Param("arms", int, 100, "actions per round K (Chowdhury & Zhou (ICML 2022): 100)"),
+        Param("dim", int, 5, "feature dimension d (Chowdhury & Zhou (ICML 2022), Fig. 1: 5; Fig. 2: 10, 15)"),
+        Param("arms", int, 100, "actions per round K (Chowdhury & Zhou (ICML 2022), §5: 100)"),
         Param("contexts", str, "fixed", "fixed: one arm set per run (authors' code); iid: fresh features every round",
               ("fixed", "iid")),
-        Param("batch", int, batch, "users per batch B (1 = sequential; Chowdhury & Zhou's (ICML 2022) SDP runs use 20)"),
+        Param("batch", int, batch, "users per batch B (1 = sequential; Chowdhury & Zhou's (ICML 2022) SDP runs in §5 use 20)"),
         Param("regularizer", optional_float, None, "ridge lambda (default: max(1, 2 sigma~ (sqrt d + sqrt(2 log(M/alpha)))))"),
         Param("width_scale", float, 1.0, "multiplier of the confidence radius beta_m (1 = theory radius)"),
     )
 
 
 _PRIVATE_PARAMS = (
-    Param("epsilon", float, 1.0, "privacy parameter epsilon > 0 (Chowdhury & Zhou (ICML 2022): 0.2, 1, 10)"),
-    Param("delta", float, 0.1, "privacy parameter delta in (0, 1) (Chowdhury & Zhou (ICML 2022): 0.1)"),
+    Param("epsilon", float, 1.0, "privacy parameter epsilon > 0 (Chowdhury & Zhou (ICML 2022), Fig. 1: 0.2, 1, 10)"),
+    Param("delta", float, 0.1, "privacy parameter delta in (0, 1) (Chowdhury & Zhou (ICML 2022), §5: 0.1)"),
 )
 
 

@@ -99,7 +99,7 @@ def vec_parameters(
     returning, "paper": g as above, b = ceil(10^7 log(2/delta) g^2 T log^2(8T(d^2+1)/delta)/(eps^2 B^2))
     (Thm 4.2 = E.5 as printed);
     "code": g = ceil(max(2 sqrt(B), d, 4)) (the code keeps it fractional), b = floor(s g^2 ln^2(d/delta)/(eps^2 B))
-    with the code's tuned s = 1 for eps < 1 and s = 10 otherwise (Chowdhury & Zhou (ICML 2022)); raises if b = 0 (the
+    with the code's tuned s = 1 for eps < 1 and s = 10 otherwise (public code of Chowdhury & Zhou (ICML 2022), §5 footnote 7); raises if b = 0 (the
     code's truncation to no noise at all).
     """
     epsilon = check_epsilon(epsilon)
@@ -153,7 +153,7 @@ class AmpSums(RunningSums):
         return (*self.accumulate(u, v), stats)
 
     def noise_std(self, horizon: int, batch: int, dim: int) -> float:
-        """sigma~ = sigma sqrt(T) (Chowdhury & Zhou (ICML 2022): T per-user noises summed)."""
+        """sigma~ = sigma sqrt(T) (Chowdhury & Zhou (ICML 2022), proof of Thm B.1: T per-user noises summed)."""
         return self.protocol.sigma * math.sqrt(horizon)
 
 
@@ -177,7 +177,7 @@ class VecSums(RunningSums):
         return (*self.accumulate(u, v), {"u": u, "V": v})
 
     def noise_std(self, horizon: int, batch: int, dim: int) -> float:
-        """sigma~ = sqrt(M * per-batch variance bound) (Chowdhury & Zhou (ICML 2022))."""
+        """sigma~ = sqrt(M * per-batch variance bound) (Chowdhury & Zhou (ICML 2022), proof of Thm C.1)."""
         return math.sqrt(max(horizon // batch, 1) * self.vector.noise_variance_bound())
 
 
@@ -218,7 +218,7 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
         return amp_sigma(self.epsilon, self.delta, self.batch, horizon, self.users, self.noise)
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
-        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(T) sqrt(d) (Chowdhury & Zhou (ICML 2022))."""
+        """noise='code': the authors' Lambda = 2 Gamma, Gamma = sigma sqrt(T) sqrt(d) (public code of Chowdhury & Zhou (ICML 2022), §5 footnote 7)."""
         if self.noise != "code":
             return None
         return 2.0 * self.sigma(horizon) * math.sqrt(horizon) * math.sqrt(dim)
@@ -301,7 +301,7 @@ class LinUCBSDPVec(_ShuffleLinUCB):
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
         """noise='code': the authors' Lambda = 2 Gamma, Gamma = (1/4) log(d/delta)/(eps sqrt(B)) sqrt(T) sqrt(d)
-        (Chowdhury & Zhou (ICML 2022))."""
+        (public code of Chowdhury & Zhou (ICML 2022), §5 footnote 7)."""
         if self.noise != "code":
             return None
         proxy = math.log(dim / self.delta) / (self.epsilon * math.sqrt(self.batch))

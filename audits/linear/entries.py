@@ -23,7 +23,7 @@ from dpaudit.audits.catalog import AuditEntry, NeighbourPair, RegretRun
 __all__ = ["ENTRIES"]
 
 DIM = 2
-EPS, DELTA = 1.0, 0.1  # Chowdhury & Zhou's (ICML 2022) experiments use delta = 0.1
+EPS, DELTA = 1.0, 0.1  # Chowdhury & Zhou's (ICML 2022) experiments (§5) use delta = 0.1
 
 
 def _table(horizon: int, phi: np.ndarray, y: float) -> ContextTable:

@@ -1,4 +1,4 @@
-"""One-run catalog entries for shuffle-private LinUCB (Chowdhury & Zhou, ICML 2022) at T = 10^6.
+"""One-run catalog entries for shuffle-private LinUCB (Chowdhury & Zhou, ICML 2022, Alg. 1 with P_Amp, §3.2) at T = 10^6.
 
 LinUCB-SDP-Amp, batches of B = 20 users (the paper's), d = 5, K = 100, delta = 1e-6 (the one-run
 bound needs m delta << 1: its (eps, delta) term grows with 2 m delta, Steinke, Nasr, Jagielski,
