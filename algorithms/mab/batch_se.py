@@ -264,6 +264,6 @@ class BatchSE(Algorithm):
             if self.polya == "inverted":
                 worst = max(self.batch_event(self.base**b, horizon).noise_parameter * self.batch_params(self.base**b, horizon).g
                             for b in self._batches(horizon))
-                corrected = Guarantee("pure", B * worst, source="Pólya(1/n, 1-θ) shares in the public code of Chowdhury & Zhou (ICLR 2023): total noise DLap(-1/log(1-θ))")
+                corrected = Guarantee("pure", B * worst, source="Pólya(1/n, 1-θ) shares in the public code of Chowdhury & Zhou (ICLR 2023, Sec. 7 footnote 5; footnote 3 wants Pólya(1/n, θ)): total noise DLap(-1/log(1-θ))")
                 note = "authors' code draws Polya(1/n, 1-theta): the total is DLap(-1/log(1-theta)), eps_eff = g log(1/(1-e^{-eps/g}))"
         return Privacy("user-reward", trust, event, claim, corrected, note)

@@ -141,9 +141,9 @@ class DPSE(Algorithm):
     Epoch e: Delta_e = 2^-e,
       l_e = 1 + floor(max(32 log(8|S|e^2/beta)/Delta_e^2, 8 log(4|S|e^2/beta)/(eps Delta_e))),
       noisy sum S_a + Lap(1/eps) per arm, radius c_e = sqrt(log(8|S|e^2/beta)/(2 l_e)) + log(4|S|e^2/beta)/(l_e eps).
-    Hu, Huang, Mehta's (arXiv:2102.07929) experiments use beta = 1/T (default), Chowdhury & Zhou's (ICLR 2023) beta = 0.1.
+    Hu, Huang, Mehta's (arXiv:2102.07929) experiments (§6) use beta = 1/T (default), Chowdhury & Zhou's (ICLR 2023, Sec. 7) beta = 0.1.
 
-    noise='shared' is the authors' public code (Chowdhury & Zhou (ICLR 2023)): one Laplace draw per
+    noise='shared' is the authors' public code (Chowdhury & Zhou (ICLR 2023), Sec. 7, footnote 5): one Laplace draw per
     epoch added to every arm's sum; it cancels in the comparisons, so the decisions are noise-free.
     """
 
@@ -166,7 +166,7 @@ class DPSE(Algorithm):
         if self.noise == "shared":
             return Privacy(
                 "round-vector", "central", dp_accounting.NonPrivateDpEvent(), claim,
-                Guarantee("pure", math.inf, source="one noise draw shared by all arms cancels in the elimination test (public code of Chowdhury & Zhou, ICLR 2023)"),
+                Guarantee("pure", math.inf, source="one noise draw shared by all arms cancels in the elimination test (public code of Chowdhury & Zhou, ICLR 2023, Sec. 7 footnote 5)"),
                 "one Laplace draw shared by all arms cancels in the elimination test: decisions are a "
                 "deterministic function of the rewards (authors' public code)",
             )

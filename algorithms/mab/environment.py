@@ -11,8 +11,8 @@ An environment answers three kinds of requests, all vectorised over runs:
   rounds [start, start + length) in each of the runs `rows` (default: all, in order), drawn directly from the sum's exact law where one
   exists (binomial for Bernoulli arms, prefix sums for a table);
 - `vector_sums(rng, start, length, size)`: all K coordinates summed over a block (full
-  information, Hu, Huang, Mehta's (arXiv:2102.07929) FTNL).
-`rounded_segment_sums` does the same for the randomized-rounding encoding of Chowdhury & Zhou (ICLR 2023), and
+  information, Hu, Huang, Mehta's (arXiv:2102.07929) FTNL, Alg. 2).
+`rounded_segment_sums` does the same for the randomized-rounding encoding of Chowdhury & Zhou (ICLR 2023, Alg. 1), and
 `window(rng, arms, start, width)` gives one arm's rewards over the next rounds of each run.
 
 `RewardTable` is a fixed dataset: row t is user/round t's reward vector X(t) in [0,1]^K.
@@ -155,7 +155,7 @@ class BernoulliArms:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ClippedGaussianArms:
-    """Arm a pays clip(N(mu_a, std^2), 0, 1) (Chowdhury & Zhou's (ICLR 2023) experiments, std 0.1, clipped as in its code).
+    """Arm a pays clip(N(mu_a, std^2), 0, 1) (Chowdhury & Zhou's (ICLR 2023) experiments, Sec. 7 and App. J, std 0.1, clipped as in its code).
 
     No closed form exists for a block sum, so block sums are drawn user by user (in chunks).
     """
@@ -341,7 +341,7 @@ def make_environment(
     """Build the environment the CLI and the reproduction scripts name.
 
     `means` (explicit vector) wins over `instance`; `instance` is one of Hu, Huang, Mehta's (arXiv:2102.07929)
-    settings ('s001-1', 's001-2', 's001-3', K = 5) or Chowdhury & Zhou's (ICLR 2023) 'easy' / 'hard'
+    settings ('s001-1', 's001-2' of §6, 's001-3' of App. I.3, K = 5) or Chowdhury & Zhou's (ICLR 2023, Sec. 7) 'easy' / 'hard'
     instances: run r gets the authors' instance r (`authors_instances`, K = `n_arms`, default 10; `rng` is
     then unused). `rewards` is 'bernoulli' or 'gaussian' (clipped N(mu, std^2)); None takes the instance's
     own law (`instance_rewards`).

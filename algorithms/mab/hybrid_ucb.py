@@ -10,8 +10,9 @@ Chan, Shi & Song 2011); its prefix B~ is the sum of the nodes at the set bits of
 
 Node scale s_r (`node_scale`): 'paper' s_r = r/(0.5 eps) (log2 of the tree size; Thm 5 claims
 eps); a leaf, however, lies in r+1 released nodes (levels 0..r), so the tree costs 0.5eps(r+1)/r
-and the whole 1.5 eps at r = 1 (Hu, Huang, Mehta (arXiv 2021)). 'fixed' s_r = (r+1)/(0.5 eps) restores eps.
-The scales and the claimed/corrected tree events come from `dpaudit.mechanisms.tree`.
+and the whole 1.5 eps at r = 1 (Hu, Huang, Mehta (arXiv 2021), Alg. 4). 'fixed' s_r = (r+1)/(0.5 eps) restores eps.
+The scales and the claimed/corrected tree events are `hybrid_ucb_node_scale` and `hybrid_ucb_tree_events`
+below (a `dpaudit.mechanisms.tree.BinaryTree` per tree).
 
 Simulation (`engine`): both engines keep B~ in one `TreeStream` of mechanisms.tree with a
 counter per (run, arm) (node noise Lap(1) times the run scale s_r; a full tree r restarts as tree
@@ -82,7 +83,8 @@ def hybrid_arm_releases(
 
     rewards[i, n-1] is the n-th observation in run i. Observation 1 is array 0; observations
     2^r .. 2^{r+1}-1 are tree r (prefix releases through `BinaryTree.run`) and array r, whose
-    Lap(2/eps) is added once the tree is full. Hu, Huang, Mehta (arXiv 2021)'s white-box observable.
+    Lap(2/eps) is added once the tree is full: the statistics Hybrid-UCB releases (Hu, Huang, Mehta (arXiv 2021),
+    Alg. 4, App. E.2), observed white-box.
     """
     epsilon = check_epsilon(epsilon)
     check_choice(node_scale, HYBRID_NODE_SCALES, "node_scale")

@@ -19,7 +19,7 @@ the event engine (benchmarks/simulate.py).
 Privacy (Thm 2): pure eps-DP, central, under replace-one round's reward vector; every round's
 reward enters exactly one Laplace(1/eps) release of a sensitivity-1 sum (parallel composition).
 
-`forget=False` is the known bug "forgetting not done" (Hu, Huang, Mehta (arXiv 2021)): at each fill the
+`forget=False` is the known bug "forgetting not done" (Hu, Huang, Mehta (arXiv 2021), Alg. 1 forgets, §4.1): at each fill the
 released sum covers ALL the arm's observations so far (arrays 0..r, 2^{r+1} - 1 items) with fresh
 Lap(1/eps), and the mean divides by that count. A reward then enters every later release of its
 arm, about log2 T of them: the loss grows to (#later fills) * eps, unbounded over an anytime horizon.
@@ -51,8 +51,8 @@ def lazy_array_releases(rng: np.random.Generator, rewards: np.ndarray, epsilon: 
 
     rewards[i, n] is the arm's (n+1)-th observation in run i. Array r holds observations
     2^r .. 2^{r+1}-1 (1-based) and is released as its sum + Lap(1/eps) once full; only full
-    arrays are returned. The white-box observable of Hu, Huang, Mehta (arXiv 2021) (K = 1 variant).
-    forget=False: release r is the sum of observations 1 .. 2^{r+1}-1 instead (Hu, Huang, Mehta (arXiv 2021)).
+    arrays are returned: the releases of Anytime-Lazy-UCB (Hu, Huang, Mehta (arXiv 2021), Alg. 1), observed
+    white-box (K = 1). forget=False: release r is the sum of observations 1 .. 2^{r+1}-1 instead (no forgetting).
     """
     epsilon = check_epsilon(epsilon)
     x = check_finite_array(rewards, "rewards", ndim=2)
