@@ -34,7 +34,8 @@ __all__ = [
 
 RELATIONS = ("reward-only", "context-only", "both", "one-user")
 """Which part of one user's data differs between the two inputs ("one-user": a whole record of a
-setting without contexts, e.g. one user's reward in Chowdhury & Zhou (ICLR 2023) or one round's reward vector in Hu, Huang, Mehta (arXiv:2102.07929))."""
+setting without contexts, e.g. one user's reward in Chowdhury & Zhou (ICLR 2023, Sec. 2) or one round's reward vector in
+Hu, Huang, Mehta (arXiv:2102.07929, §2.2))."""
 
 OBSERVABLES = ("white-box", "black-box")
 """white-box: the statistics the algorithm releases (noisy sums, tree nodes, aggregates);

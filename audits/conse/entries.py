@@ -1,4 +1,4 @@
-"""Catalog entries for Li, Shi, Simchi-Levi's (ICML 2024) adaptive experiment: DP-ConSE.
+"""Catalog entries for Li, Shi, Simchi-Levi's (ICML 2024) adaptive experiment: DP-ConSE (Alg. 2, App. A.4).
 
 Inputs are fixed typed-patient datasets (`PatientData` with one row, repeated for every run): the
 arrival types and both potential outcomes of each unit, so neighbours differ in one unit's type

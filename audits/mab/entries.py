@@ -98,7 +98,8 @@ def dpse_entries() -> list[AuditEntry]:
 
 
 def seed001_entries() -> list[AuditEntry]:
-    """Anytime-Lazy-UCB, Hybrid-UCB and FTNL (Hu, Huang, Mehta (arXiv:2102.07929)), on small instances built to isolate each release."""
+    """Anytime-Lazy-UCB (Alg. 1), Hybrid-UCB (Alg. 4) and FTNL (Algs. 2-3) of Hu, Huang, Mehta (arXiv:2102.07929), on small
+    instances built to isolate each release."""
     eps = 1.0
     lazy = AnytimeLazyUCB(eps)
     stream0 = np.zeros(15)
@@ -272,7 +273,8 @@ class ShuffleDecoded:
 
 
 def seed004_entries() -> list[AuditEntry]:
-    """Chowdhury & Zhou (ICLR 2023): the server's view of each protocol's release, decisions, and the known bugs of the public code."""
+    """Chowdhury & Zhou (ICLR 2023), Alg. 1 with the protocols of Thms 1-6: the server's view of each protocol's release,
+    decisions, and the known bugs of the public code (Sec. 7, footnote 5)."""
     eps = 1.0
     horizon = 40  # base 4: batch 1 gives each arm 4 users (rounds 0-7), batch 2 gives 16 (rounds 8-39)
     tab0 = np.zeros((horizon, 2))
