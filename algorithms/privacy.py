@@ -35,9 +35,9 @@ __all__ = [
 NOTIONS = ("pure", "approx", "rdp", "zcdp", "none")
 TRUST_MODELS = {
     "central": "a trusted curator sees the raw data",
-    "joint": "a trusted curator; joint DP of the other users' actions (billboard lemma, Chowdhury & Zhou 2022, §1.3)",
+    "joint": "a trusted curator; joint DP of the other users' actions (billboard lemma; Chowdhury & Zhou 2022, Def. D.3)",
     "distributed": "secure aggregation: the server sees only the noisy sum (Chowdhury & Zhou (ICLR 2023))",
-    "shuffle": "users' local messages pass an anonymous shuffler before the analyzer (Sarmasarkar; Chowdhury & Zhou 2022)",
+    "shuffle": "users' local messages pass an anonymous shuffler before the analyzer (Sarmasarkar, Def. B.3; Chowdhury & Zhou 2022, Def. 2.3)",
     "local": "each user randomizes its own data before sending it",
     "none": "no privacy",
 }
@@ -45,7 +45,7 @@ RELATIONS = {
     "round-vector": "replace one round's whole reward vector X(t) in [0,1]^K (Hu, Huang, Mehta, §2.2)",
     "user-reward": "replace one user's reward in [0,1] (Chowdhury & Zhou 2023, §2; the user's arm is fixed by the schedule)",
     "user": "replace one user's context (set) and reward responses; each user acts in one round "
-            "(Chowdhury & Zhou 2022, Def 2.1; Sarmasarkar, §1.3, Def B.1/B.4)",
+            "(Chowdhury & Zhou 2022, Def. 2.1; Sarmasarkar, Defs. B.1/B.4)",
     "returning-user": "replace all rounds of one user, present at most once per batch (Chowdhury & Zhou (ICML 2022) Assumption 4.1)",
     "unit": "one unit (patient) differs: its type, its potential outcomes, or both (Li, Shi, Simchi-Levi, §1.2)",
     "none": "no privacy",

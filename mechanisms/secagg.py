@@ -1,12 +1,12 @@
 """Secure-aggregation protocols of Chowdhury & Zhou ("Distributed Differential Privacy
-in Multi-Armed Bandits", ICLR 2023): local randomizer R -> secure aggregation S -> analyzer A.
+in Multi-Armed Bandits", ICLR 2023, Alg. 1): local randomizer R -> secure aggregation S -> analyzer A.
 
 One release aggregates the rewards x_i in [0, 1] of the n users of one (batch, arm):
   R: x̂_i = floor(x_i g) + Bernoulli(x_i g - floor(x_i g))   (unbiased randomized rounding, in 0..g)
      y_i = (x̂_i + eta_i) mod m                               (Alg. 1 lines 18-22)
   S: ŷ = (sum_i y_i) mod m                                     (lines 23-25; the server's view)
   A: z = (ŷ - m)/g if ŷ > n g + tau else ŷ/g                   (lines 26-31; underflow correction)
-Variants (the noise eta and where it is added; parameters of Chowdhury & Zhou 2023, §3.3 /):
+Variants (the noise eta and where it is added; parameters of Chowdhury & Zhou 2023, Thms 1, 2, 4, 5, 6):
   PolyaSecAgg            Dist-DP-SE, Thm 1: eta_i = Pólya(1/n, θ) - Pólya(1/n, θ), θ = e^(-eps/g);
                          sum = DLap(g/eps): pure eps-DP for the server's view.
   SkellamSecAgg          Dist-RDP-SE, Thm 2: eta_i ~ Sk(0, g²/(n eps²)); sum = Sk(0, g²/eps²): RDP.
@@ -19,7 +19,8 @@ noise at once where its law is the same (a sum of Pólya shares is a discrete La
 the exact sampler; a sum of Skellam shares is a Skellam; a sum of discrete Laplace shares is a
 difference of two negative binomials). The server's view ŷ has the same law on both paths.
 
-Known-buggy variants (Chowdhury & Zhou (ICLR 2023) and "implementation bugs"), selected by `bug=`, keep the
+Known-buggy variants (bugs of the authors' public code, Chowdhury & Zhou (ICLR 2023), Sec. 7 footnote 5, and
+implementation bugs an audit must catch), selected by `bug=`, keep the
 *claimed* event of the correct protocol, so that an audit shows the gap; see `BUGS`.
 """
 
@@ -205,7 +206,7 @@ def derive_parameters(
     m: Any,
     default_tau: Callable[[int], int],
 ) -> SecAggParameters:
-    """The protocol parameters of Chowdhury & Zhou 2023, §3.3, each overridable:
+    """The protocol parameters of Chowdhury & Zhou 2023 (Thms 1, 2, 4, 5, 6), each overridable:
     g = ceil(s eps sqrt(n)), tau = default_tau(g) (the variant's tail bound, evaluated only when
     tau is not given), m = n g + 2 tau + 1."""
     n = check_int_at_least(n, 1, "n")

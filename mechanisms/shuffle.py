@@ -256,7 +256,7 @@ class GaussianShuffleProtocol:
         """The analyzer's output (ũ, Ṽ) alone: a Gaussian mechanism with noise σ√n on the sums
         (noise multiplier 1/√((Δv/(σ√n))² + (ΔM/(σ_M√n))²)). It is post-processing of the shuffled
         view, so its ε is a lower bound on the shuffled view's and the exact target for audits that
-        observe the released sums (Chowdhury & Zhou (ICML 2022): ε_sum <= ε_true <= ε_LDP)."""
+        observe the released sums (Chowdhury & Zhou (ICML 2022), Remark 3.4: ε_sum <= ε_true <= ε_LDP)."""
         local = self.local_event(vector_sensitivity, matrix_sensitivity)
         return dp_accounting.GaussianDpEvent(noise_multiplier=local.noise_multiplier * math.sqrt(self.num_users))
 

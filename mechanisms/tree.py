@@ -64,7 +64,7 @@ def tree_depth(horizon: int) -> int:
 
 def paper_tree_depth(horizon: int) -> int:
     """The papers' count of nodes per leaf, m = ⌈log2 T + 1⌉ = ⌈log2 T⌉ + 1 (Sarmasarkar, §6, App. I.1;
-    Chowdhury & Zhou 2022, §6.5). Always >= `tree_depth(T)`, so accounting with it is safe (never optimistic)."""
+    the tree of Shariff & Sheffet 2018 behind Chowdhury & Zhou 2022, Prop. F.3). Always >= `tree_depth(T)`, so accounting with it is safe (never optimistic)."""
     horizon = check_positive_int(horizon, "horizon")
     return (horizon - 1).bit_length() + 1
 
@@ -118,7 +118,7 @@ def symmetric_noise(
     (Chowdhury & Zhou 2022, Alg. 2 / App. B.1); the release is a mechanism on the d(d+1)/2 upper entries.
     symmetrize="average": Z = (Z' + Z'ᵀ)/2 with Z' i.i.d. Gaussian (Sarmasarkar, Lemma I.4): diagonal
     std `scale`, off-diagonal std scale/√2; the release is a Gaussian mechanism whose sensitivity is
-    the Frobenius norm of the change (Sarmasarkar (shuffle/joint-DP GLM bandits)). Gaussian only (a sum of two Laplaces is not
+    the Frobenius norm of the change (Sarmasarkar (shuffle/joint-DP GLM bandits), Lemma I.4). Gaussian only (a sum of two Laplaces is not
     Laplace).
     """
     if symmetrize == "upper":

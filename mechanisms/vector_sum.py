@@ -13,7 +13,8 @@ C_k, and outputs (Δ'/g)(C_k − p·b·n) − n·Δ, an unbiased estimate of Σ_
 corrects Cheu et al.'s "− Δ" to "− nΔ"). Symmetric matrices send only the labels i <= j, mirrored by
 the analyzer (Chowdhury & Zhou 2022, Alg. 5 R2; Sarmasarkar, Alg. 4 R2).
 
-Range (Chowdhury & Zhou (ICML 2022); Sarmasarkar (shuffle/joint-DP GLM bandits), an ambiguity of both papers): the pseudocode calls R(w, Δ) on
+Range (Chowdhury & Zhou (ICML 2022), Alg. 5; Sarmasarkar (shuffle/joint-DP GLM bandits), Alg. 4; an ambiguity of both
+papers): the pseudocode calls R(w, Δ) on
 w ∈ [0, 2Δ], so x̂ ∈ [0, 2g] and a message needs cap = 2g one-slots (range="paper", the default:
 Δ' = Δ, per-entry count sensitivity 2g). range="normalized" passes 2Δ instead (Δ' = 2Δ, x̂ ∈ [0, g],
 cap = g, sensitivity g). Either way no message ever truncates.
@@ -208,7 +209,8 @@ class BitSumProtocol:
     def exact_epsilon(self, delta: float, labels: int | None = None) -> float:
         """ε at δ of one user's whole message set when each of `labels` labels (default all) can
         shift by cap: the per-label PLD self-composed (labels are independent). The mechanism-exact
-        target of the audits (Sarmasarkar (shuffle/joint-DP GLM bandits); Chowdhury & Zhou (ICML 2022)), far below the papers' claim."""
+        target of the audits (Sarmasarkar (shuffle/joint-DP GLM bandits), Lemma S.1; Chowdhury & Zhou (ICML 2022), Thm C.1),
+        far below the papers' claim."""
         delta = check_open_unit(delta, "delta")
         k = self.num_labels if labels is None else check_positive_int(labels, "labels")
         pld = self.label_pld()

@@ -49,8 +49,8 @@ class ConSEParams:
     length_centre: R^j_e = Lap+_ε(length_centre R_e) (dpaudit's reconstruction, default 2).
     tmin_floor "log_n" (listing) or "log_n_over_eps" (Thm 3.3-3.5). undecided: the phase-2 arm of a type
     whose phase 1 ended with both arms is a fair coin fixed per type (data-independent).
-    reset_means False is the known bug "means not zeroed at the epoch end" (Li, Shi, Simchi-Levi (ICML 2024), line 15
-    forgotten): epoch e's mean of an arm is over all the type's phase-1 rewards of that arm up to epoch e,
+    reset_means False is the known bug "means not zeroed at the epoch end" (Li, Shi, Simchi-Levi (ICML 2024), Alg. 2
+    line 16 "Zero means" forgotten; line 15 of Alg. 1): epoch e's mean of an arm is over all the type's phase-1 rewards of that arm up to epoch e,
     still with noise Lap(2/(ε R_e)), so a reward enters every later epoch's released mean.
     """
 

@@ -3,7 +3,8 @@
 Claim (Theorem 3.5, App. A.5.4): DP-ConSE is (ε, 1/n)-private (anticipating DP on the actions after t and
 DP of the CATE vector), with ε/2 for the phase-1 releases and ε/2 for the phase-2 releases.
 
-Corrected (dpaudit's analysis of Li, Shi, Simchi-Levi (ICML 2024), with coupling arguments written out here): for each
+Corrected (dpaudit's analysis of Li, Shi, Simchi-Levi (ICML 2024), Alg. 2 and the proof of Thm 3.5 in App. A.5.4, with
+coupling arguments written out here): for each
 neighbour kind the worst unit t touches these releases, composed sequentially:
 - reward: one Laplace-noised mean (an epoch mean or Δ̂) with sensitivity 1/N, N ≥ ν·(length): ε/(2ν);
 - context, phase 1: two epoch lengths (the unit leaves type j, joins type k; coupling R'^j_e = R^j_e ∓ 1

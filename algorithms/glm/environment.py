@@ -181,7 +181,7 @@ class GLMEnvironment:
 def paper_glm_environment(
     rng: np.random.Generator, dim: int, n_arms: int, horizon: int, S: float, link: str = "probit"
 ) -> GLMEnvironment:
-    """The authors' generator (Sarmasarkar (shuffle/joint-DP GLM bandits)): every arm uniform in the unit ball (a Gaussian direction
+    """The authors' generator (public code of Sarmasarkar (shuffle/joint-DP GLM bandits), for its §8 experiments): every arm uniform in the unit ball (a Gaussian direction
     scaled by U^{1/d}), fresh for every round; θ* = S·u/‖u‖ with u ~ U[−1, 1]^d."""
     d = check_positive_int(dim, "dim")
     k = check_positive_int(n_arms, "n_arms")

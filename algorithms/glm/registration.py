@@ -62,7 +62,7 @@ _GLM_PARAMS = (
     Param("link", str, "probit", "GLM link", tuple(LINKS)),
     Param("S", float, 2.0, "‖θ*‖ (Sarmasarkar, Table 2: 2, 2.5, 3; κ grows with S)"),
     Param("epsilon", float, 4.0, "privacy ε (0 = the non-private counterpart)"),
-    Param("delta", float, 0.02, "privacy δ (Sarmasarkar's experiments: 0.02)"),
+    Param("delta", float, 0.02, "privacy δ (Sarmasarkar's experiments, §8 Table 2: 0.02)"),
     Param("env_seed", int, 109832, "seed of the instance (the authors' 109832)"),
 )
 ALGORITHMS.register("private-glm", AlgorithmEntry(

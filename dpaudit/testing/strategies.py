@@ -6,16 +6,16 @@ structured data) so they feed any implementation; dpaudit's own environment clas
 directly (e.g. `RewardTable(pair.d0)`, `ContextTable(**pair.d0)`).
 
 - `reward_tables`: rewards (T, K) in [0, 1]. relation "vector" replaces one round's whole reward
-  vector (the event-level relation of Hu, Huang, Mehta's Anytime-Lazy-UCB and Hybrid-UCB);
+  vector (the event-level relation of Hu, Huang, Mehta's Anytime-Lazy-UCB and Hybrid-UCB, §2.2);
   "entry" changes one user's single reward (Chowdhury, Zhou, "Distributed Differential Privacy in
-  Multi-Armed Bandits", ICLR 2023).
+  Multi-Armed Bandits", ICLR 2023, Sec. 2).
 - `contextual_datasets`: features (T, K, d) with ||x||_2 <= 1 and rewards (T, K) in [0, 1];
   relation "reward-only", "context-only" or "both" (Chowdhury, Zhou, "Shuffle Private Linear
-  Contextual Bandits", ICML 2022; Sarmasarkar, "Shuffle and Joint Differential Privacy for
-  Generalized Linear Contextual Bandits").
+  Contextual Bandits", ICML 2022, Def. 2.1; Sarmasarkar, "Shuffle and Joint Differential Privacy for
+  Generalized Linear Contextual Bandits", Defs. B.1/B.4).
 - `typed_patients`: types (n,) in {0..M-1} and potential outcomes y0, y1 (n,) in [0, 1];
   relation "reward-only" (outcomes), "context-only" (type) or "both" (Li, Shi, Simchi-Levi,
-  "Privacy Preserving Adaptive Experiment Design", ICML 2024).
+  "Privacy Preserving Adaptive Experiment Design", ICML 2024, §1.2, Defs. 1.3/1.4).
 """
 
 from __future__ import annotations
