@@ -7,8 +7,8 @@ then each sampler, and the figure kept is the best of `--repeat` rounds (the mac
 the best round is the least disturbed one). The ratio column is (sampler time per sample) /
 (numpy Laplace time per sample, same round structure): issue 3 targets the exact discrete
 samplers (discrete Laplace, discrete Gaussian) within 5x. Also timed: one secure-aggregation
-release of Chowdhury & Zhou (ICLR 2023) (n = 1024 users) user by user against its fast path, and Chowdhury & Zhou's (ICLR 2023) shuffle
-protocol P_Shuffle (n = 64, every bit message shuffled) against its binomial-count fast path.
+release of Chowdhury & Zhou (ICLR 2023, Alg. 1 with Thm 1's Pólya shares) (n = 1024 users) user by user against its
+fast path, and Chowdhury & Zhou's (ICLR 2023, App. D.2, Thm 3) shuffle protocol P_Shuffle (n = 64, every bit message shuffled) against its binomial-count fast path.
 Not part of the test suite.
 """
 

@@ -2,7 +2,7 @@
 
     /tmp/venv/bin/python benchmarks/reproduce_linear.py [--runs 50] [--horizon 20000] [--sweep-runs 20]
 
-Setting (Chowdhury & Zhou (ICML 2022)): K = 100 arms fixed per run (the authors' code), unit-norm features and
+Setting (Chowdhury & Zhou (ICML 2022), §5): K = 100 arms fixed per run (the authors' code), unit-norm features and
 theta* built as a (d-1)-dim vector of norm 1/sqrt(2) plus a 1/sqrt(2) entry, Bernoulli rewards, delta = 0.1,
 batch B = 20 for both shuffle variants, T = 20000, 50 random instances.
 - Fig. 1: cumulative regret vs round, d = 5, epsilon in {0.2, 1, 10};

@@ -1,4 +1,5 @@
-"""Reproduce the bandit experiments of Hu, Huang, Mehta; Chowdhury & Zhou 2023 (reduced where this machine needs it).
+"""Reproduce the bandit experiments of Hu, Huang, Mehta (§6, App. I); Chowdhury & Zhou 2023 (Sec. 7, App. J) (reduced
+where this machine needs it).
 
     /tmp/venv/bin/python benchmarks/reproduce_mab.py [--part s001|s004|all] [--hybrid-horizon T]
 

@@ -2,15 +2,15 @@
 
     /tmp/venv/bin/python benchmarks/simulate.py [--prefix ROUNDS] [--json FILE] [--contextual]
 
-Cases (issue 5): DP-SE and Dist-DP-SE with K = 10 (Chowdhury & Zhou (ICLR 2023) easy instance, Bernoulli rewards),
-T = 10^6, 1000 runs; Anytime-Lazy-UCB with K = 5 (Hu, Huang, Mehta (arXiv:2102.07929) setting 1), T = 10^6, 100 runs.
+Cases (issue 5): DP-SE and Dist-DP-SE with K = 10 (Chowdhury & Zhou (ICLR 2023), Sec. 7, easy instance, Bernoulli rewards),
+T = 10^6, 1000 runs; Anytime-Lazy-UCB with K = 5 (Hu, Huang, Mehta (arXiv:2102.07929), §6, setting 1), T = 10^6, 100 runs.
 The per-round references run all runs as numpy arrays but advance one round at a time (a
 reward per run per round, users' shares drawn one by one); they are timed on the first
 `--prefix` rounds and extrapolated linearly to T (their cost per round is constant). The
 UCB-style target compares the event engine with the time numpy takes to draw the R*T rewards.
 `--contextual` then runs the contextual cases of issue 6: LinUCB-SDP-Amp at d = 10, T = 10^5,
 50 runs, with its linear-algebra share (simulate_contextual.py), and ShuffleGLM and Private-GLM
-at Sarmasarkar's (shuffle/joint DP GLM bandits) size (simulate_glm.py); each of those scripts also runs on its own.
+at the size of Sarmasarkar's (shuffle/joint DP GLM bandits) §8 experiments (simulate_glm.py); each of those scripts also runs on its own.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     /tmp/venv/bin/python benchmarks/simulate_contextual.py [--horizon T] [--runs R] [--dim d] [--json]
 
-Chowdhury & Zhou's (ICML 2022) instances (K = 100 fixed arms per run, unit-norm features), batch B = 20, epsilon = 1,
+Chowdhury & Zhou's (ICML 2022, §5) instances (K = 100 fixed arms per run, unit-norm features), batch B = 20, epsilon = 1,
 delta = 0.1, the authors' noise constant (the cost does not depend on sigma). Two passes: one timed
 as is (wall time), one under cProfile to split the time into
 - linear algebra: the batched solve of the stacked (R, d, d) systems at batch ends

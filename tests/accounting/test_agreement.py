@@ -69,7 +69,7 @@ def test_skellam_rdp_formula_and_gaussian_limit():
     for a in (2, 5, 40):
         expected = a * l2**2 / (2 * var) + min(((2 * a - 1) * l2**2 + 6 * l1) / (4 * var**2), 3 * l1 / (2 * var))
         assert skellam_rdp(np.array([float(a)]), var, l1, l2)[0] == pytest.approx(expected)
-    # Chowdhury & Zhou (ICLR 2023): epsilon = 1 at large scale g = 100 tends to the Gaussian limit 4.753 (delta = 1e-5)
+    # Chowdhury & Zhou (ICLR 2023), Thm 2 (Skellam): epsilon = 1 at large scale g = 100 tends to the Gaussian limit 4.753 (delta = 1e-5)
     g = 100.0
     sk = A.SkellamDpEvent(variance=g**2, l1_sensitivity=g, l2_sensitivity=g)
     e = A.epsilon(sk, 1e-5, "rdp")
@@ -77,8 +77,8 @@ def test_skellam_rdp_formula_and_gaussian_limit():
 
 
 @pytest.mark.parametrize("eps,s,n,expected", [(1.0, 10, 16, 4.370), (0.5, 10, 64, 1.992), (0.1, 10, 1024, 0.341)])
-def test_skellam_pld_matches_digest_004(eps, s, n, expected):
-    # Dist-RDP-SE per release: g = ceil(s eps sqrt(n)), Skellam variance g^2/eps^2, shift g
+def test_skellam_pld_matches_checked_values(eps, s, n, expected):
+    # Dist-RDP-SE (Chowdhury & Zhou (ICLR 2023), Thm 2) per release, values checked by brute force: g = ceil(s eps sqrt(n)), Skellam variance g^2/eps^2, shift g
     g = math.ceil(s * eps * math.sqrt(n))
     sk = A.SkellamDpEvent(variance=g * g / eps**2, l1_sensitivity=g, l2_sensitivity=g)
     pld = A.epsilon(sk, 1e-5, "pld")
@@ -89,8 +89,8 @@ def test_skellam_pld_matches_digest_004(eps, s, n, expected):
 
 
 @pytest.mark.parametrize("shift,expected", [(9, 0.42), (18, 0.88)])
-def test_binomial_count_pld_matches_digest_003(shift, expected):
-    # Chowdhury & Zhou (ICML 2022)'s P_Vec in the authors' code at eps = 0.2: one label, Bin(30600, 1/4), shift ~g or ~2g
+def test_binomial_count_pld_matches_checked_values(shift, expected):
+    # Chowdhury & Zhou (ICML 2022)'s P_Vec (§3.3) in the authors' code (§5 footnote 7) at eps = 0.2: one label, Bin(30600, 1/4), shift ~g or ~2g
     e = A.epsilon(A.BinomialDpEvent(trials=30600, probability=0.25, sensitivity=shift), 1e-5)
     assert e == pytest.approx(expected, abs=0.01)
     assert A.supporting_accountants(A.BinomialDpEvent(trials=30600, probability=0.25, sensitivity=shift)) == ["approx", "pld"]

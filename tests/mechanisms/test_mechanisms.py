@@ -98,7 +98,7 @@ def test_discrete_gaussian_event_rho_dominates_exact_renyi():
 
 @pytest.mark.parametrize("eps,s,n,alpha,exact", [(0.5, 1, 16, 8, 0.873), (1.0, 1, 64, 2, 0.991)])
 def test_skellam_event_lemma3_dominates_exact_renyi(eps, s, n, alpha, exact):
-    """Chowdhury & Zhou (ICLR 2023) digest §4.2 (checked values): exact RDP of Sk(0, g^2/eps^2) shifted by g <= Lemma 3."""
+    """Chowdhury & Zhou (ICLR 2023), Thm 2 (checked values): exact RDP of Sk(0, g^2/eps^2) shifted by g <= Lemma 3."""
     g = math.ceil(s * eps * math.sqrt(n))
     var = g**2 / eps**2
     mech = SkellamMechanism(var)

@@ -235,7 +235,7 @@ def test_total_noise_of_polya_shares_is_discrete_laplace():
     ids=["polya", "skellam", "dgauss", "central", "local"],
 )
 def test_analyzer_recovers_the_sum_up_to_the_stated_noise(proto):
-    """|z - sum x| <= tau/g + sqrt(2 n log(2/p))/g holds w.p. >= 1 - 2p = 0.9 (Chowdhury & Zhou 2023, §3.2);
+    """|z - sum x| <= tau/g + sqrt(2 n log(2/p))/g holds w.p. >= 1 - 2p = 0.9 (Chowdhury & Zhou 2023, Lemma 2 / App. C);
     with 2000 runs a rate above 0.86 fails with probability < 1e-7 for a correct protocol."""
     rng = np.random.default_rng(7)
     x = rng.random((2000, 64))
@@ -310,8 +310,8 @@ def test_central_and_local_views():
 
 # ---------------------------------------------------------------- buggy variants
 
-def test_inverted_polya_bug_has_the_digest_variance():
-    """Chowdhury & Zhou (ICLR 2023): eps = 1, n = 64: total noise variance 0.30 instead of 127.8."""
+def test_inverted_polya_bug_has_the_checked_variance():
+    """Pólya parameter inverted in the authors' code (Chowdhury & Zhou (ICLR 2023), Sec. 7 fn. 5): eps = 1, n = 64: total noise variance 0.30 instead of 127.8."""
     good = PolyaSecAgg(1.0, 64, p=0.01)
     bad = PolyaSecAgg(1.0, 64, p=0.01, bug="inverted_polya")
     assert bad.theta == pytest.approx(1 - good.theta)
@@ -376,7 +376,7 @@ def test_bug_catalogue_documents_every_supported_bug():
 
 
 def test_accountant_reads_the_protocol_events():
-    """Thm 1: eps exactly; Thm 2 at s=10: the digest's 4.370 (004 §4.2 table, rounded; the
+    """Thm 1: eps exactly; Thm 2 at s=10: 4.370 (checked values, rounded; the
     exact PLD value is 4.3699, checked by brute force over the support) up to the Gaussian
     limit 4.75 at delta=1e-5; the central server's view is not private."""
     from dpaudit import accounting

@@ -100,7 +100,7 @@ def test_target_message_lands_anywhere_uniformly():
         (5000, 1e-5, 0.02, 63.96, 0.0975, 3.3e-5),
     ],
 )
-def test_pamp_matches_digest_test_vectors(batch, delta, eps, sigma, eps_tilde, delta_tilde):
+def test_pamp_matches_the_test_vectors(batch, delta, eps, sigma, eps_tilde, delta_tilde):
     eps0, delta0 = pamp_local_budget(eps, delta, batch)
     assert delta0 == pytest.approx(delta / batch)
     assert pamp_sigma(eps, delta, batch) == pytest.approx(sigma, rel=2e-3)

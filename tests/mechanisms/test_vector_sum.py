@@ -195,7 +195,7 @@ def test_binomial_count_pld_is_monotone_in_the_shift():
     assert all(a <= b + 1e-12 for a, b in zip(deltas, deltas[1:]))
 
 
-def test_exact_epsilon_matches_the_digest_for_the_author_code_b():
+def test_exact_epsilon_matches_the_checked_value_for_the_author_code_b():
     # Chowdhury & Zhou (ICML 2022): Bin(30600, 1/4) shifted by 9 (~ g) or 18 (~ 2g): eps(1e-5) ~ 0.42, 0.88;
     # b = 61 (eps = 1, B = 20): eps(0.1) ~ 0.43 / 1.62
     assert binomial_count_pld(30600, 0.25, 9).get_epsilon_for_delta(1e-5) == pytest.approx(0.42, abs=0.02)
@@ -246,7 +246,7 @@ def test_accountant_reads_the_exact_epsilon(labels, g, b, rng_mode, delta):
         assert binomial_delta(20 * b, 0.25, proto.cap, best * (1 - 1e-6)) > delta
 
 
-def test_accountant_reproduces_the_digest_figures():
+def test_accountant_reproduces_the_checked_figures():
     # Chowdhury & Zhou (ICML 2022): Bin(30600, 1/4) shifted by 9 (~ g, range="normalized") or 18 (~ 2g,
     # range="paper"): eps(1e-5) ~ 0.42 and 0.88
     for rng_mode, figure in (("normalized", 0.42), ("paper", 0.88)):

@@ -1,4 +1,4 @@
-"""ConSE / DP-ConSE (Li, Shi, Simchi-Levi (ICML 2024)): exact agreement with the per-unit listing, shapes, validation, estimator."""
+"""ConSE / DP-ConSE (Li, Shi, Simchi-Levi (ICML 2024), Algs. 1-2): exact agreement with the per-unit listing, shapes, validation, estimator."""
 
 import math
 
@@ -12,7 +12,7 @@ from dpaudit.algorithms.conse.environment import PatientExperiment
 from dpaudit.registry import ALGORITHMS
 from dpaudit.regret import RegretCurves
 
-SMALL = (0.05, 16.0, 8.0, 8.0)  # reduced constants (digest §2.1): short epochs at small n
+SMALL = (0.05, 16.0, 8.0, 8.0)  # reduced constants (the number sequences before Alg. 1): short epochs at small n
 
 
 def reference_conse(env, data, params, coins, undecided):
@@ -105,7 +105,7 @@ def test_shapes_and_released_statistics():
 
 @pytest.mark.parametrize("epsilon", [None, 1.0])
 def test_phase2_rewards_never_move_actions(epsilon):
-    """Digest audit A5: phase-2 outcomes are used only for the estimate (exactly 0 privacy loss)."""
+    """Phase-2 outcomes are used only for the estimate (Alg. 2 lines 33-36): exactly 0 privacy loss for the actions."""
     env = PatientExperiment([0.3, 0.6], [0.6, 0.4])
     params = ConSEParams(alpha=0.3, epsilon=epsilon, constants=SMALL)
     data = env.sample(np.random.default_rng(3), 400, 5)
@@ -196,7 +196,7 @@ def test_audit_targets_shapes_and_phase2_reward_invariance():
         assert out.shape == shape
     white = conse_target(env, params, "epoch_means")(data, np.random.default_rng(0), 5)
     assert white.shape[0] == 5
-    # digest audit A5 through the target: identical coins give identical actions after a phase-2 unit
+    # the same through the target: identical coins give identical actions after a phase-2 unit
     nb = env.neighbour(data, 250, "reward")
     tgt = conse_target(env, params, "actions_after", after=250)
     np.testing.assert_array_equal(tgt(data, np.random.default_rng(9), 50), tgt(nb, np.random.default_rng(9), 50))

@@ -1,4 +1,4 @@
-"""DP-ConSE's RCT lengths through the empirical auditor (Li, Shi, Simchi-Levi (ICML 2024)). Slow: deselected by default."""
+"""DP-ConSE's RCT lengths through the empirical auditor (Li, Shi, Simchi-Levi (ICML 2024), Alg. 2 line 27). Slow: deselected by default."""
 
 import numpy as np
 import pytest
@@ -34,7 +34,7 @@ def test_rct_lengths_exceed_the_claim_for_many_types():
     above the paper's ε = 1 for the whole algorithm; the corrected bound for this release (M·λ(19)) holds.
 
     Each lower bound holds with probability 0.95: the second assertion fails falsely at most 5% of seeds
-    (the fixed seed makes the test deterministic); the first is the finding (Li, Shi, Simchi-Levi (ICML 2024)).
+    (the fixed seed makes the test deterministic); the first is the finding (Li, Shi, Simchi-Levi (ICML 2024), Thm 3.5's ε is exceeded).
     """
     m = 5
     env = PatientExperiment(np.zeros(m), np.ones(m))

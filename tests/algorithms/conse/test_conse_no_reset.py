@@ -1,4 +1,4 @@
-"""DP-ConSE's "means not zeroed at the epoch end" variant (Li, Shi, Simchi-Levi (ICML 2024)): exact structure of its releases."""
+"""DP-ConSE's "means not zeroed at the epoch end" variant (Li, Shi, Simchi-Levi (ICML 2024), Alg. 2 line 16 skipped): exact structure of its releases."""
 
 import numpy as np
 import pytest

@@ -16,14 +16,14 @@ from dpaudit.algorithms.conse.privacy import (
 
 
 @pytest.mark.parametrize("eps, c", [(1.0, 1), (1.0, 3), (1.0, 10), (0.3, 0), (2.0, 5)])
-def test_shift_loss_matches_brute_force_and_digest(eps, c):
+def test_shift_loss_matches_brute_force_and_checked_values(eps, c):
     v = np.arange(0, c + 400)
     brute = np.max(np.abs(np.log(lap_plus_pmf(eps, c, v) / lap_plus_pmf(eps, c + 1, v))))
     assert lap_plus_shift_loss(eps, c) == pytest.approx(brute, rel=1e-9)
     assert abs(lap_plus_pmf(eps, c, v).sum() - 1) < 1e-12
 
 
-def test_shift_loss_digest_values():
+def test_shift_loss_checked_values():
     for c, want in [(1, 0.6105), (3, 0.5356), (10, 0.5010), (50, 0.5000)]:
         assert lap_plus_shift_loss(1.0, c) == pytest.approx(want, abs=1e-4)
 
@@ -40,7 +40,7 @@ def test_lap_plus_sampler_goodness_of_fit():
 
     x = lap_plus(np.random.default_rng(0), 0.8, 2.5, (40000,))
     assert gof(x, 0.8, 2.5) > 1e-3
-    # twin: the scale-1/ε bug (digest §6 bug 4) is detected
+    # twin: the scale-1/ε bug (Lap+ with scale 1/ε instead of 2/ε) is detected
     assert gof(lap_plus(np.random.default_rng(0), 1.6, 2.5, (40000,)), 0.8, 2.5) < 1e-3
 
 
@@ -67,7 +67,7 @@ def test_corrected_never_below_claim_and_grows_with_types(eps):
         assert p.corrected.delta <= 1 / 20000
     lam = lap_plus_shift_loss(eps, 1000)
     ctx = [p.implied["context_phase1"].epsilon for p in by_m]
-    # all M RCT lengths share the centre ⌈T_min⌉: one more type adds λ(c) ≈ ε/2 (digest §3.3 item 3)
+    # all M RCT lengths share the centre ⌈T_min⌉: one more type adds λ(c) ≈ ε/2 (Alg. 2 lines 26-29)
     np.testing.assert_allclose(np.diff(ctx), np.array([1, 1, 2]) * lam, rtol=1e-9)
     assert ctx[2] - ctx[0] > eps / 2 * 1.99  # M = 3 already exceeds the paper's ε/2 for the lengths
 

@@ -1,8 +1,8 @@
-"""End-to-end audit of LinUCB-SDP-Amp's shuffled view (Chowdhury & Zhou (ICML 2022)) with dpaudit.audit.
+"""End-to-end audit of LinUCB-SDP-Amp's shuffled view (Chowdhury & Zhou (ICML 2022), Alg. 1 with P_Amp, Algs. 2-4) with dpaudit.audit.
 
 The target user is in batch 1 with (phi = e1, y = 1) vs (phi = -e1, y = 1); the other B - 1 users send
 phi = 0 (their messages are pure noise). Observable: the analyzer's whole view (the shuffled vector
-messages), scored by the likelihood-ratio statistic of Chowdhury & Zhou (ICML 2022),
+messages), scored by the likelihood-ratio statistic for P_Amp's Gaussian messages (Chowdhury & Zhou (ICML 2022), Alg. 2),
 L = logsumexp_k(<Y_k, e1>/sigma^2) - logsumexp_k(-<Y_k, e1>/sigma^2), which is order-invariant.
 """
 

@@ -25,10 +25,10 @@ from dpaudit.registry import ALGORITHMS
 PRIVATE = (LinUCBJDP, LinUCBLDP, LinUCBSDPAmp, LinUCBSDPVec)
 
 
-# -- constants: test vectors (Chowdhury & Zhou (ICML 2022), §2.4, §2.6) ---------------------------
+# -- constants: test vectors (Chowdhury & Zhou (ICML 2022), Thms B.1/E.3 and the authors' code, §5 fn. 7) ----------
 
 
-def test_amp_sigma_matches_digest_vectors():
+def test_amp_sigma_matches_the_test_vectors():
     assert amp_sigma(0.12045, 1e-6, 1000, 10**5) == pytest.approx(26.31, abs=0.01)
     assert amp_sigma(0.2, 0.1, 20, 20000) == pytest.approx(27.29, abs=0.01)
     assert amp_sigma(0.2, 0.1, 20, 20000, noise="code") == pytest.approx(2.787, abs=0.001)

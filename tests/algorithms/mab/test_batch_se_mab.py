@@ -1,4 +1,4 @@
-"""Chowdhury & Zhou's (ICLR 2023) batch SE: protocol parameters, analyzer, batch vs user-by-user noise, bugs, regret."""
+"""Chowdhury & Zhou's (ICLR 2023) batch SE (Alg. 1): protocol parameters, analyzer, batch vs user-by-user noise, bugs, regret."""
 
 import math
 
@@ -13,7 +13,7 @@ from dpaudit.algorithms.mab.elimination import SuccessiveElimination
 
 
 @pytest.mark.parametrize("n, g, tau, m", [(16, 4, 59, 183), (1024, 32, 465, 33699), (65536, 256, 3715, 16784647)])
-def test_dist_dp_parameters_match_the_digest_table(n, g, tau, m):
+def test_dist_dp_parameters_match_the_checked_table(n, g, tau, m):
     """Chowdhury & Zhou (ICLR 2023) worked example: T = 10^6, eps = 1, p = 1/T."""
     assert BatchSE("dist-dp", 1.0).batch_params(n, 10**6) == SecAggParameters(n, g, tau, m)
 
@@ -53,20 +53,20 @@ def test_noise_variances_match_the_central_mechanisms():
     vs = BatchSE("dist-rdp", 1.0).noise_total(rng, 40_000, 64, 10**6).var()
     assert abs(vs / bps.g**2 - 1) < 0.15
     vb = BatchSE("dist-dp", 1.0, polya="inverted").noise_total(rng, 40_000, 64, 10**6).var()
-    assert vb < 1.0  # Chowdhury & Zhou (ICLR 2023): 0.30 instead of 127.8 at n = 64
+    assert vb < 1.0  # Pólya parameter inverted in the authors' code (Chowdhury & Zhou (ICLR 2023), Sec. 7 fn. 5): 0.30 instead of 127.8 at n = 64
 
 
 def test_inverted_polya_and_per_batch_events():
     ev = BatchSE("dist-dp", 1.0).batch_event(64, 10**6)
     assert ev.noise_parameter * ev.sensitivity == pytest.approx(1.0)
     bug = BatchSE("dist-dp", 1.0, polya="inverted").batch_event(64, 10**6)
-    assert bug.noise_parameter * bug.sensitivity == pytest.approx(17.1, abs=0.05)  # digest: 17.1 at n = 64
+    assert bug.noise_parameter * bug.sensitivity == pytest.approx(17.1, abs=0.05)  # checked value: 17.1 at n = 64
     assert BatchSE("dist-dp", 1.0, polya="inverted").privacy(10**4).corrected.epsilon > 17
     sk = BatchSE("dist-rdp", 1.0, s=10).batch_event(16, 10**6)
     assert (sk.variance, sk.l1_sensitivity) == (40**2, 40)
     assert BatchSE("dist-cdp", 1.0).batch_event(16, 10**6).rho == pytest.approx(0.5)
     cdp = BatchSE("dist-cdp", 1.0, s=1).privacy(10**6).claim
-    assert math.sqrt(2 * cdp.rho) == pytest.approx(1.0035, abs=2e-4)  # digest: eps_hat(1) = 1.0035 at s=1, T=1e6
+    assert math.sqrt(2 * cdp.rho) == pytest.approx(1.0035, abs=2e-4)  # checked value: eps_hat(1) = 1.0035 at s=1, T=1e6
     ret = BatchSE("dist-dp", 1.0, returning=4).privacy(1000)
     assert ret.event.count == 4 and ret.event.event.events[0].noise_parameter * ret.event.event.events[0].sensitivity == pytest.approx(0.25)
     assert BatchSE("local", 1.0).privacy(10**6).trust_model == "local"

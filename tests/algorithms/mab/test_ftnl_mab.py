@@ -1,4 +1,4 @@
-"""FTNL with Report Noisy Max (Hu, Huang, Mehta (arXiv:2102.07929)): epochs, the RNM gap under the paper's neighbouring, privacy."""
+"""FTNL with Report Noisy Max (Hu, Huang, Mehta (arXiv:2102.07929), Algs. 2-3): epochs, the RNM gap under the paper's neighbouring, privacy."""
 
 import math
 
@@ -18,7 +18,7 @@ def test_epochs_double_and_epoch_zero_plays_action_one():
 
 def _table(n_epoch: int, flip: bool) -> RewardTable:
     """K = 2; epoch s0 (length n_epoch, rounds n_epoch..2n_epoch-1, 1-based) holds (0, 1) rewards;
-    the neighbour replaces one of its rounds by (1, 0) (Hu, Huang, Mehta (arXiv 2021))."""
+    the neighbour replaces one of its rounds by (1, 0) (Hu, Huang, Mehta (arXiv 2021), §2.2)."""
     T = 4 * n_epoch - 1
     x = np.zeros((T, 2))
     x[n_epoch - 1 : 2 * n_epoch - 1] = [0.0, 1.0]

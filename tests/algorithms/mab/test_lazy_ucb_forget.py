@@ -1,4 +1,4 @@
-"""Anytime-Lazy-UCB's "forgetting not done" variant (Hu, Huang, Mehta (arXiv 2021)): exact structure of its releases."""
+"""Anytime-Lazy-UCB's "forgetting not done" variant (Hu, Huang, Mehta (arXiv 2021), Alg. 1 without forgetting): exact structure of its releases."""
 
 import math
 
