@@ -5,7 +5,7 @@ Algorithms for Private Online Learning in a Stochastic Environment", arXiv 2021,
 Zhou, "Distributed Differential Privacy in Multi-Armed Bandits", ICLR 2023, §2), recorded on a grid
 of checkpoints, one row per independent run. Intervals are normal-approximation (CLT over runs):
 mean +- z_{(1+level)/2} * sd / sqrt(runs), which needs at least two runs (one run: NaN, no interval).
-Time-average regret R(t)/t is what Chowdhury & Zhou's figures plot.
+Time-average regret R(t)/t is what Chowdhury & Zhou's figures plot (ICLR 2023, Figs. 1-4).
 Plots use matplotlib's Agg backend and are written atomically (temp file + os.replace).
 """
 
@@ -149,7 +149,8 @@ def plot_curves(
 ) -> None:
     """Mean regret curves with shaded confidence bands, one line per `RegretCurves`.
 
-    time_average=True plots R(t)/t (Chowdhury & Zhou's figures); otherwise cumulative R(t) (Hu et al.'s).
+    time_average=True plots R(t)/t (Chowdhury & Zhou's figures, ICLR 2023, Figs. 1-4); otherwise cumulative R(t)
+    (Hu et al.'s, §6).
     """
     import matplotlib
 

@@ -284,7 +284,7 @@ class GaussianShuffleProtocol:
         """The paper's certified central guarantee (ε̃, δ̃) of Lemma B.4 for the claimed (ε0, δ0).
 
         With Chowdhury & Zhou's (ICML 2022) choice δ' = δ/2 (proof of Thm B.1). Raises ValueError outside the lemma's range
-        (e.g. the paper's experiments, B = 20: Chowdhury & Zhou (ICML 2022)).
+        (e.g. the paper's experiments, B = 20: Chowdhury & Zhou (ICML 2022), §5).
         """
         eps, delta = fmt20_amplification(epsilon0, delta0, self.num_users, delta_prime)
         if delta >= 1.0:

@@ -1,7 +1,7 @@
 """P_Shuffle of Chowdhury & Zhou (ICLR 2023, App. D.2, Theorem 3): pure DP via shuffling.
 
 The protocol is Dist-DP-SE's R with the shuffle-model parameters of Thm 3, followed by a relaxed
-secure aggregation S = S~ o R~^n simulated by shuffling (Chowdhury & Zhou (ICLR 2023)):
+secure aggregation S = S~ o R~^n simulated by shuffling (Chowdhury & Zhou (ICLR 2023), App. D.2):
   eps~ = eps/4, eps' = eps/2, q = p' = 1/(2T)
   g = ceil(eps' sqrt(n)),  tau = ceil((g/eps') log(2/p')),  m = n g + 2 tau + 1
   R:  x̂_i = floor(x_i g) + Bernoulli(frac),  eta_i = Pólya(1/n, θ) - Pólya(1/n, θ),

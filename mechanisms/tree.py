@@ -12,8 +12,8 @@ Privacy: a leaf lies in at most ``tree_depth(T) = ⌊log2 T⌋ + 1`` released no
 so one changed leaf is an adaptive composition of that many Laplace or Gaussian node releases.
 dp-accounting counts the same depth for its `SingleEpochTreeAggregationDpEvent` (ceil(log2(T+1))).
 
-Used by Hybrid-UCB (Hu, Huang, Mehta; Laplace node noise), Private-GLM (Sarmasarkar; design-matrix
-trees) and Shariff & Sheffet's JDP LinUCB (Gaussian noise on symmetric d×d matrices). A paper's own
+Used by Hybrid-UCB (Hu, Huang, Mehta, Alg. 4; Laplace node noise), Private-GLM (Sarmasarkar, Alg. 2, App. I.1;
+design-matrix trees) and Shariff & Sheffet's JDP LinUCB (Gaussian noise on symmetric d×d matrices). A paper's own
 calibration of its trees, and its claimed accounting, live with the algorithm (`dpaudit.algorithms`).
 """
 

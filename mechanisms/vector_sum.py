@@ -228,7 +228,8 @@ class BitSumProtocol:
         `num_labels` labels (one user's entry on every label may move by up to cap; the labels'
         noises are independent), `SelfComposedDpEvent(label_event(), num_labels)`;
         NonPrivateDpEvent when b = 0. The exact mechanism, not the papers' theorem: its `pld`
-        answer is `exact_epsilon` (Sarmasarkar (shuffle/joint-DP GLM bandits); Chowdhury & Zhou (ICML 2022)); `approx` accounts for it
+        answer is `exact_epsilon` (Sarmasarkar (shuffle/joint-DP GLM bandits), Alg. 4; Chowdhury & Zhou (ICML 2022), Alg. 5);
+        `approx` accounts for it
         from the exact per-label profile at any b. `dim` and `delta` belong to the papers' statement
         (`dpaudit.algorithms.shuffle_claims.theorem_event`) and are not needed here; they are accepted
         so callers can switch freely.

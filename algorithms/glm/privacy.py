@@ -1,6 +1,7 @@
-"""Declared privacy of Sarmasarkar's (shuffle/joint DP GLM bandits) algorithms: the paper's claim next to the corrected accounting.
+"""Declared privacy of Sarmasarkar's (shuffle/joint DP GLM bandits) algorithms (Algs. 1-2): the paper's claim next to the
+corrected accounting.
 
-Neighbouring relation (Sarmasarkar (shuffle/joint-DP GLM bandits)): replace one user t's (context set X_t, reward r_t).
+Neighbouring relation (Sarmasarkar (shuffle/joint-DP GLM bandits), Defs. B.1/B.4): replace one user t's (context set X_t, reward r_t).
 
 Private-GLM (Alg. 2, joint DP, central trusted learner). Claim (Thm 6.2): (ε, δ)-JDP, composed as
 ε/3 trees + ε/3 switching indicators + ε/3 optimisers, with the V and H trees (and the θ̂_o and θ̂_τ

@@ -1,7 +1,8 @@
-"""`dpaudit regret shuffle-glm | private-glm`: regret of Sarmasarkar's (shuffle/joint DP GLM bandits) algorithms on the authors' GLM generator.
+"""`dpaudit regret shuffle-glm | private-glm`: regret of Sarmasarkar's (shuffle/joint DP GLM bandits) algorithms (Algs. 1-2)
+on the authors' GLM generator (their code for the §8 experiments).
 
 The instance (arms in the unit ball, θ* of norm S) is drawn once from `env_seed` (the authors fix it, 109832)
-and shared by all runs, which differ in their reward seeds and the algorithms' noise (Sarmasarkar (shuffle/joint-DP GLM bandits)).
+and shared by all runs, which differ in their reward seeds and the algorithms' noise (as in the authors' code for Sarmasarkar (shuffle/joint-DP GLM bandits), §8).
 """
 
 from __future__ import annotations

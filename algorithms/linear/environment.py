@@ -10,10 +10,10 @@ Two sources of rounds:
   2020): theta* and every feature vector are a uniformly random (d-1)-dim vector of norm 1/sqrt(2)
   with 1/sqrt(2) appended, so all have norm 1 and every mean <theta*, x> lies in [0, 1]; rewards
   are Bernoulli(mean). `contexts="fixed"` keeps one feature set per run for all rounds (what the
-  authors' code simulates, Chowdhury & Zhou (ICML 2022)); `contexts="iid"` draws a fresh set every round.
+  authors' code simulates, Chowdhury & Zhou (ICML 2022), §5 footnote 7); `contexts="iid"` draws a fresh set every round.
 - `ContextTable`: a fixed table of users (features and the reward each action would get), the
-  same for all runs; `neighbour` replaces one user's context, rewards or both (Chowdhury & Zhou (ICML 2022):
-  a user's data is her context and her reward responses to all actions).
+  same for all runs; `neighbour` replaces one user's context, rewards or both (Chowdhury & Zhou (ICML 2022),
+  App. D footnote 10: a user's data is her context and her reward responses to all actions).
 """
 
 from __future__ import annotations

@@ -250,7 +250,7 @@ def run_batched_linucb(
                 rhs = np.concatenate([u[..., None], np.broadcast_to(eye, (runs, dim, dim))], axis=2)
                 try:
                     sol = np.linalg.solve(v, rhs)
-                except np.linalg.LinAlgError:  # an exactly singular noisy V (Chowdhury & Zhou (ICML 2022))
+                except np.linalg.LinAlgError:  # an exactly singular noisy V (Chowdhury & Zhou (ICML 2022), Assumption A.1 fails)
                     sol = np.linalg.pinv(v) @ rhs
                     nonpd += 1
                 theta, vinv = sol[..., 0], sol[..., 1:]
@@ -419,7 +419,7 @@ def simulate_linear(
     n_arms: int = 100,
     contexts: str = "fixed",
 ) -> RegretCurves:
-    """Regret of `algorithm` on Chowdhury & Zhou's (ICML 2022) random instances (one theta* and arm set per run).
+    """Regret of `algorithm` on Chowdhury & Zhou's (ICML 2022, §5) random instances (one theta* and arm set per run).
 
     Pseudo-regret curves; the privacy declaration (claim and corrected) rides along as JSON.
     """

@@ -36,7 +36,7 @@ def jdp_sigma(epsilon: float, delta: float, leaves: int, noise: str = "paper") -
     """Std sigma of Z' in Z = (Z'+Z'^T)/sqrt(2) per tree node.
 
     "paper": sigma = 4 sqrt(m) L~^2 ln(4/delta)/epsilon (Shariff & Sheffet 2018 §4.2), m = ceil(log2 n)+1;
-    "code": sigma = sqrt(ln T) ln(2.5/delta)/epsilon (Chowdhury & Zhou's (ICML 2022) simulation code),
+    "code": sigma = sqrt(ln T) ln(2.5/delta)/epsilon (Chowdhury & Zhou's (ICML 2022) simulation code, §5 footnote 7),
     with T the number of leaves.
     """
     epsilon = check_epsilon(epsilon)

@@ -15,7 +15,7 @@ Thm 4.2 = E.3 / E.5).
 
 Noise (`noise`): "paper" = the theorems' constants, evaluated even outside their stated range (the
 privacy declaration then says the claim is not backed); "code" = the constants of the authors'
-simulation code (Chowdhury & Zhou (ICML 2022)), which generated the paper's figures.
+simulation code (Chowdhury & Zhou (ICML 2022), §5 footnote 7), which generated the paper's figures.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def amp_sigma(epsilon: float, delta: float, batch: int, horizon: int, users: str
     eps <= sqrt(log(2/delta)/B), i.e. eps0 <= 1, which `mechanisms.shuffle.pamp_sigma` enforces);
     returning, "paper": 16 log(2/delta) sqrt(T log(5T/delta))/(eps B) (Thm 4.2 = E.3 as printed);
     returning, "derived": Thm B.1's sigma at (eps_m, delta_m) without the paper's log(2/delta_m) ~ log(2/delta)
-    simplification, 16 sqrt(T log(5T/delta) log(4T/(B delta)) log(2/delta))/(eps B) (Chowdhury & Zhou (ICML 2022));
+    simplification, 16 sqrt(T log(5T/delta) log(4T/(B delta)) log(2/delta))/(eps B) (Chowdhury & Zhou (ICML 2022), proof of Thm E.3);
     "code": sqrt(ln(2.5B/delta))/(eps sqrt(B)) (authors' code; it ignores returning users).
     """
     epsilon = check_epsilon(epsilon)

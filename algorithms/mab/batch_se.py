@@ -139,7 +139,7 @@ class BatchSE(Algorithm):
         return LocalSecAgg(eps, n, p, c=self.c)
 
     def batch_params(self, n: int, horizon: int) -> SecAggParameters:
-        """g, tau, m for a batch of n users (Chowdhury & Zhou (ICLR 2023))."""
+        """g, tau, m for a batch of n users (Chowdhury & Zhou (ICLR 2023), the parameters of Thms 1, 2, 4, 5, 6)."""
         return self.secagg(n, horizon).params
 
     def _sigma_h(self, n: int) -> tuple[float, float]:

@@ -136,7 +136,8 @@ DPSE_NOISES = ("per-arm", "shared")
 
 @dataclasses.dataclass(frozen=True)
 class DPSE(Algorithm):
-    """DP-SE (Sajed & Sheffet 2019), central pure epsilon-DP, as in Chowdhury & Zhou's (ICLR 2023) code (class DPSE).
+    """DP-SE (Sajed & Sheffet 2019), central pure epsilon-DP, as in Chowdhury & Zhou's (ICLR 2023) code (Sec. 7
+    footnote 5; class DPSE).
 
     Epoch e: Delta_e = 2^-e,
       l_e = 1 + floor(max(32 log(8|S|e^2/beta)/Delta_e^2, 8 log(4|S|e^2/beta)/(eps Delta_e))),

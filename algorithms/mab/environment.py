@@ -16,8 +16,8 @@ An environment answers three kinds of requests, all vectorised over runs:
 `window(rng, arms, start, width)` gives one arm's rewards over the next rounds of each run.
 
 `RewardTable` is a fixed dataset: row t is user/round t's reward vector X(t) in [0,1]^K.
-`RewardTable.neighbour(t, row)` changes exactly one user (Hu, Huang, Mehta (arXiv:2102.07929): one round's whole reward
-vector; Chowdhury & Zhou (ICLR 2023): one user's reward, i.e. the coordinate the schedule reads).
+`RewardTable.neighbour(t, row)` changes exactly one user (Hu, Huang, Mehta (arXiv:2102.07929), §2.2: one round's whole
+reward vector; Chowdhury & Zhou (ICLR 2023), Sec. 2: one user's reward, i.e. the coordinate the schedule reads).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def seed004_means(rng: np.random.Generator, instance: str, runs: int, n_arms: in
 
 
 def authors_instances(instance: str, runs: int, n_arms: int = 10) -> np.ndarray:
-    """Chowdhury & Zhou's (ICLR 2023) instances exactly as their public code draws them, shape (runs, n_arms).
+    """Chowdhury & Zhou's (ICLR 2023, Sec. 7) instances exactly as their public code (footnote 5) draws them, shape (runs, n_arms).
 
     Run r (0-based) uses `np.random.seed(r); mu = gap * np.random.rand(K) + (0.5 - gap/2)` (gap 0.5 easy,
     0.1 hard; the authors' MABPrivate.py), i.e. `RandomState(r).rand(K)`: the first runs are the
@@ -324,7 +324,7 @@ Environment = BernoulliArms | ClippedGaussianArms | RewardTable
 
 def instance_rewards(instance: str | None, means=None) -> str:
     """The reward law an instance comes with: 'gaussian' (clip(N(mu, 0.1^2), 0, 1)) for Chowdhury & Zhou's
-    (ICLR 2023) easy/hard instances, as in their experiments and code; 'bernoulli' otherwise."""
+    (ICLR 2023, Sec. 7) easy/hard instances, as in their experiments and code; 'bernoulli' otherwise."""
     return "gaussian" if means is None and instance in SEED004_GAPS else "bernoulli"
 
 

@@ -9,7 +9,7 @@ sums directly (binomial for Bernoulli arms). The truncated last epoch releases n
 Noise scale b (`noise`):
 - 'paper': b = 1/eps, the paper's Thm 6 claim eps. Under the paper's neighbouring (a whole
   reward vector changes, so one sum may rise while another falls) RNM with Lap(1/eps) is only
-  2eps-DP, and the loss does exceed eps (Hu, Huang, Mehta (arXiv 2021)): corrected guarantee 2eps.
+  2eps-DP, and the loss does exceed eps (Hu, Huang, Mehta (arXiv 2021), Alg. 3 under §2.2's neighbouring): corrected guarantee 2eps.
 - 'fixed': b = 2/eps, eps-DP under the paper's relation (Hu, Huang, Mehta (arXiv 2021) fix).
 - 'naive': b = K/eps, the paper's "naive FTNL" (§5 intro): the K noisy sums themselves are eps-DP.
 """

@@ -1,4 +1,5 @@
-"""Registers the multi-armed and full-information algorithms (Hu, Huang, Mehta; Chowdhury & Zhou 2023 baselines) for `dpaudit regret`."""
+"""Registers the multi-armed and full-information algorithms (Hu, Huang, Mehta, Algs. 1-4;
+Chowdhury & Zhou 2023, Alg. 1, and their baselines) for `dpaudit regret`."""
 
 from __future__ import annotations
 
@@ -111,7 +112,7 @@ def _entry(name: str, summary: str, factory, params: tuple[Param, ...], instance
     confidence = [p.name for p in params if p.name in ("beta", "p")]
 
     def _setting(kw: dict[str, Any]) -> dict[str, Any]:
-        """Pops the environment options; the paper's confidence 0.1 comes with Chowdhury & Zhou's instances."""
+        """Pops the environment options; the paper's confidence 0.1 comes with Chowdhury & Zhou's instances (ICLR 2023, Sec. 7)."""
         env = {p.name: kw.pop(p.name, p.default) for p in _env_params(instance)}
         if env["means"] is None and env["instance"] in SEED004_GAPS:
             kw.update({c: PAPER_CONFIDENCE for c in confidence if c not in kw})

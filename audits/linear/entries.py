@@ -1,4 +1,5 @@
-"""Catalog entries for the linear contextual bandits: Chowdhury & Zhou's (ICML 2022) shuffle LinUCB and its baselines.
+"""Catalog entries for the linear contextual bandits: Chowdhury & Zhou's (ICML 2022) shuffle LinUCB (Alg. 1) and its
+baselines (App. F).
 
 Inputs are fixed `ContextTable`s (designed for the audit): the auditor controls the contexts and gives
 every user the same feature on both offered actions, so phi_t is chosen directly. Neighbours replace

@@ -1,8 +1,9 @@
-"""Catalog entries for the multi-armed algorithms: DP-SE (baseline), Hu, Huang, Mehta; Chowdhury & Zhou 2023.
+"""Catalog entries for the multi-armed algorithms: DP-SE (baseline), Hu, Huang, Mehta (Algs. 1-4); Chowdhury & Zhou 2023
+(Alg. 1, Thms 1-6).
 
 Inputs are fixed reward tables (`RewardTable`): rewards[t, a] is round t's reward for arm a, the
-same in every run, so the two inputs differ in exactly one round (Hu, Huang, Mehta's (arXiv:2102.07929) relation: one round's
-reward vector; Chowdhury & Zhou's (ICLR 2023): one user's reward). Epoch geometry (how many pulls epoch 1 gives each
+same in every run, so the two inputs differ in exactly one round (Hu, Huang, Mehta's (arXiv:2102.07929) relation, §2.2: one round's
+reward vector; Chowdhury & Zhou's (ICLR 2023), Sec. 2: one user's reward). Epoch geometry (how many pulls epoch 1 gives each
 arm) is read from the algorithm's own output, not recomputed here.
 """
 
