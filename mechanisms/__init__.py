@@ -43,8 +43,6 @@ from dpaudit.mechanisms.shuffle import (
     fmt20_amplification,
     fmt21_local_delta_term,
     gaussian_ldp_sigma,
-    pamp_local_budget,
-    pamp_sigma,
     permutations,
     shuffle,
 )

@@ -7,10 +7,11 @@ The protocol is (ε, δ)-shuffle DP when S∘R^n is (ε, δ)-DP (the analyzer's 
 P_Amp (Chowdhury & Zhou, "Shuffle Private Linear Contextual Bandits", ICML 2022, §3.2, App. B.1,
 Algs. 2-4): each user adds N(0, σ²I_d) to its vector v = φ(c,a)·y and symmetric Gaussian noise (upper
 triangle incl. diagonal i.i.d. N(0, σ²), copied below) to its matrix X = φφᵀ; the shuffler permutes
-the vectors and the matrices (two independent uniform permutations); the analyzer sums. With unique
-users (Thm 3.2 / B.1): ε0 = ε√(B / log(2/δ)), δ0 = δ/B, σ = 4√(2 log(2.5/δ0))/ε0 (the classical
-Gaussian mechanism for the two releases, each with L2 sensitivity 2 at (ε0/2, δ0/2); valid for
-ε0 <= 1), and the shuffled batch is (ε̃, δ̃)-DP by Lemma B.4 (`fmt20_amplification`).
+the vectors and the matrices (two independent uniform permutations); the analyzer sums. Here for any
+σ, with its exact events; the paper's calibration of σ (Thm 3.2 / B.1) and its claimed local and
+central guarantees (Remark 3.4, Lemma B.4) are in `dpaudit.algorithms.linear.claims`. The classical
+Gaussian calibration for the two releases (`gaussian_ldp_sigma`) and Feldman-McMillan-Talwar's
+amplification bound as the paper states it (`fmt20_amplification`) stay here: they are not the paper's.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import dp_accounting
 import numpy as np
 from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
 
-from dpaudit.accounting.events import EpsilonDeltaDpEvent, ShuffledDpEvent
+from dpaudit.accounting.events import ShuffledDpEvent
 from dpaudit.accounting.shuffle import local_delta_term
 from dpaudit.mechanisms.samplers import gaussian
 from dpaudit.validation import (
@@ -38,8 +39,6 @@ __all__ = [
     "permutations",
     "shuffle",
     "gaussian_ldp_sigma",
-    "pamp_local_budget",
-    "pamp_sigma",
     "fmt20_amplification_applies",
     "fmt20_amplification",
     "fmt21_local_delta_term",
@@ -77,24 +76,6 @@ def gaussian_ldp_sigma(epsilon0: float, delta0: float) -> float:
     if epsilon0 > 1.0:
         raise ValueError(f"epsilon0 must be <= 1 for the classical Gaussian mechanism, got {epsilon0!r}")
     return 4.0 * math.sqrt(2.0 * math.log(2.5 / delta0)) / epsilon0
-
-
-def pamp_local_budget(epsilon: float, delta: float, batch_size: int) -> tuple[float, float]:
-    """Chowdhury & Zhou 2022, Thm 3.2 / B.1 (proof): ε0 = ε√(B/log(2/δ)), δ0 = δ/B, for ε <= √(log(2/δ)/B)."""
-    epsilon = check_epsilon(epsilon)
-    delta = check_open_unit(delta, "delta")
-    batch_size = check_positive_int(batch_size, "batch_size")
-    limit = math.sqrt(math.log(2.0 / delta) / batch_size)
-    if epsilon > limit:
-        raise ValueError(
-            f"epsilon must be <= sqrt(log(2/delta)/batch_size) = {limit:.6g} (Chowdhury & Zhou 2022, Thm B.1), got {epsilon!r}"
-        )
-    return epsilon * math.sqrt(batch_size / math.log(2.0 / delta)), delta / batch_size
-
-
-def pamp_sigma(epsilon: float, delta: float, batch_size: int) -> float:
-    """σ1 = σ2 = 4√(2 log(2.5B/δ))·√(log(2/δ))/(ε√B): Chowdhury & Zhou 2022, Thm 3.2 / B.1 (unique users)."""
-    return gaussian_ldp_sigma(*pamp_local_budget(epsilon, delta, batch_size))
 
 
 def fmt20_amplification_applies(epsilon0: float, n: int, delta_prime: float) -> bool:
@@ -164,11 +145,6 @@ class GaussianShuffleProtocol:
         object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
         sm = self.sigma if self.sigma_matrix is None else check_positive(self.sigma_matrix, "sigma_matrix")
         object.__setattr__(self, "sigma_matrix", sm)
-
-    @classmethod
-    def from_privacy(cls, epsilon: float, delta: float, dim: int, batch_size: int) -> "GaussianShuffleProtocol":
-        """σ of Chowdhury & Zhou 2022, Thm 3.2 / B.1 for a target (ε, δ) per batch of `batch_size` users."""
-        return cls(dim=dim, num_users=batch_size, sigma=pamp_sigma(epsilon, delta, batch_size))
 
     @classmethod
     def from_local_privacy(
@@ -267,10 +243,6 @@ class GaussianShuffleProtocol:
         nm = self.local_event(vector_sensitivity, matrix_sensitivity).noise_multiplier
         return float(get_epsilon_gaussian(nm, delta0)) + 1e-9
 
-    def claimed_local_event(self, epsilon0: float, delta0: float) -> EpsilonDeltaDpEvent:
-        """The paper's local claim: (ε0, δ0)-LDP (Remark 3.4 / Cor. B.3)."""
-        return EpsilonDeltaDpEvent(epsilon=epsilon0, delta=delta0)
-
     def central_event(self, delta0: float) -> ShuffledDpEvent:
         """The shuffled batch: `ShuffledDpEvent(ε0, n, local_delta=δ0)` with ε0 = `local_epsilon(δ0)`.
 
@@ -279,17 +251,6 @@ class GaussianShuffleProtocol:
         """
         delta0 = check_open_unit(delta0, "delta0")
         return ShuffledDpEvent(local_epsilon=self.local_epsilon(delta0), num_users=self.num_users, local_delta=delta0)
-
-    def claimed_central_event(self, epsilon0: float, delta0: float, delta_prime: float) -> EpsilonDeltaDpEvent:
-        """The paper's certified central guarantee (ε̃, δ̃) of Lemma B.4 for the claimed (ε0, δ0).
-
-        With Chowdhury & Zhou's (ICML 2022) choice δ' = δ/2 (proof of Thm B.1). Raises ValueError outside the lemma's range
-        (e.g. the paper's experiments, B = 20: Chowdhury & Zhou (ICML 2022), §5).
-        """
-        eps, delta = fmt20_amplification(epsilon0, delta0, self.num_users, delta_prime)
-        if delta >= 1.0:
-            raise ValueError(f"Lemma B.4 gives delta={delta:.3g} >= 1 here: no guarantee (lower delta0)")
-        return EpsilonDeltaDpEvent(epsilon=eps, delta=delta)
 
     def sum_noise_std(self) -> tuple[float, float]:
         """Std of each entry of the analyzer's error: σ√n (vector), σ_M√n (matrix)."""

@@ -29,7 +29,8 @@ import numpy as np
 from dpaudit.algorithms.linear.linucb import LinearAlgorithm, Release, RunningSums, user_statistics
 from dpaudit.algorithms.linear.linucb_ldp import MATRIX_SENSITIVITY, VECTOR_SENSITIVITY
 from dpaudit.algorithms.privacy import Guarantee, Privacy, accounted
-from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol, pamp_local_budget
+from dpaudit.algorithms.linear.claims import pamp_claimed_central_event, pamp_local_budget
+from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol
 from dpaudit.algorithms.shuffle_claims import cheu_parameters, theorem_event
 from dpaudit.mechanisms.vector_sum import VECTOR_SUM_RANGES, BitSumProtocol
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
@@ -67,7 +68,7 @@ def amp_sigma(epsilon: float, delta: float, batch: int, horizon: int, users: str
     """Per-user noise std of P_Amp.
 
     unique, "paper": 4 sqrt(2 log(2.5B/delta)) sqrt(log(2/delta))/(eps sqrt(B)) (Thm 3.2 / B.1; valid for
-    eps <= sqrt(log(2/delta)/B), i.e. eps0 <= 1, which `mechanisms.shuffle.pamp_sigma` enforces);
+    eps <= sqrt(log(2/delta)/B), i.e. eps0 <= 1, which `algorithms.linear.claims.pamp_sigma` enforces);
     returning, "paper": 16 log(2/delta) sqrt(T log(5T/delta))/(eps B) (Thm 4.2 = E.3 as printed);
     returning, "derived": Thm B.1's sigma at (eps_m, delta_m) without the paper's log(2/delta_m) ~ log(2/delta)
     simplification, 16 sqrt(T log(5T/delta) log(4T/(B delta)) log(2/delta))/(eps B) (Chowdhury & Zhou (ICML 2022), proof of Thm E.3);
@@ -261,7 +262,7 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
             else:
                 implied.append(("ldp", Guarantee("approx", eps0, delta0, source="Remark 3.4")))
                 try:
-                    cert = protocol.claimed_central_event(eps0, delta0, delta_b / 2.0)
+                    cert = pamp_claimed_central_event(protocol, eps0, delta0, delta_b / 2.0)
                 except ValueError as exc:
                     notes.append(f"Lemma B.4 does not apply ({exc})")
                 else:

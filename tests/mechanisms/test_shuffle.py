@@ -9,15 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpaudit.accounting.events import EpsilonDeltaDpEvent, ShuffledDpEvent
+from dpaudit.accounting.events import ShuffledDpEvent
 from dpaudit.mechanisms.shuffle import (
     GaussianShuffleProtocol,
     fmt20_amplification,
     fmt20_amplification_applies,
     fmt21_local_delta_term,
     gaussian_ldp_sigma,
-    pamp_local_budget,
-    pamp_sigma,
     permutations,
     shuffle,
 )
@@ -92,39 +90,12 @@ def test_target_message_lands_anywhere_uniformly():
 # ---------------------------------------------------------------- P_Amp formulas
 
 
-@pytest.mark.parametrize(
-    "batch, delta, eps, sigma, eps_tilde, delta_tilde",
-    [  # Chowdhury & Zhou (ICML 2022), test vectors (Lemma B.4 as reconstructed; delta' = delta/2)
-        (1000, 1e-6, 0.12045, 26.31, 0.576, 3.8e-6),
-        (10000, 1e-6, 0.01, 105.43, 0.0465, 3.3e-6),
-        (5000, 1e-5, 0.02, 63.96, 0.0975, 3.3e-5),
-    ],
-)
-def test_pamp_matches_the_test_vectors(batch, delta, eps, sigma, eps_tilde, delta_tilde):
-    eps0, delta0 = pamp_local_budget(eps, delta, batch)
-    assert delta0 == pytest.approx(delta / batch)
-    assert pamp_sigma(eps, delta, batch) == pytest.approx(sigma, rel=2e-3)
-    closed = 4 * math.sqrt(2 * math.log(2.5 * batch / delta)) * math.sqrt(math.log(2 / delta)) / (eps * math.sqrt(batch))
-    assert pamp_sigma(eps, delta, batch) == pytest.approx(closed, rel=1e-12)
-    et, dt = fmt20_amplification(eps0, delta0, batch, delta / 2)
-    assert et == pytest.approx(eps_tilde, rel=2e-3)
-    assert dt == pytest.approx(delta_tilde, rel=0.03)
-    claimed = GaussianShuffleProtocol(3, batch, pamp_sigma(eps, delta, batch)).claimed_central_event(eps0, delta0, delta / 2)
-    assert claimed == EpsilonDeltaDpEvent(epsilon=et, delta=dt)
-
-
-def test_pamp_outside_the_papers_range_is_refused():
-    # the paper's experiment (B = 20, delta = 0.1): eps > sqrt(log(2/delta)/B) and Lemma B.4 fails
-    with pytest.raises(ValueError, match="epsilon"):
-        pamp_local_budget(1.0, 0.1, 20)
-    eps0, delta0 = pamp_local_budget(0.2, 0.1, 20)
-    assert not fmt20_amplification_applies(eps0, 20, 0.05)
-    with pytest.raises(ValueError, match="Lemma B.4"):
-        fmt20_amplification(eps0, delta0, 20, 0.05)
+def test_gaussian_ldp_sigma_refuses_what_the_classical_mechanism_cannot_give():
     with pytest.raises(ValueError, match="epsilon0"):
         gaussian_ldp_sigma(1.5, 1e-6)
     with pytest.raises(ValueError, match="delta0"):
         gaussian_ldp_sigma(0.5, 0.0)
+    assert gaussian_ldp_sigma(0.5, 1e-6) == pytest.approx(4 * math.sqrt(2 * math.log(2.5e6)) / 0.5)
 
 
 @settings(max_examples=50, deadline=None)
@@ -150,8 +121,6 @@ def test_pamp_events():
     assert p.sum_event().noise_multiplier == pytest.approx(ev.noise_multiplier * math.sqrt(1000))
     central = p.central_event(1e-9)
     assert central == ShuffledDpEvent(local_epsilon=eps0, num_users=1000, local_delta=1e-9)
-    assert p.claimed_local_event(0.9, 1e-9) == EpsilonDeltaDpEvent(0.9, 1e-9)
-    assert GaussianShuffleProtocol.from_privacy(0.01, 1e-6, 4, 10000).sigma == pytest.approx(pamp_sigma(0.01, 1e-6, 10000))
     local = GaussianShuffleProtocol.from_local_privacy(0.5, 1e-6, 4, 20)
     assert local.sigma == pytest.approx(4 * math.sqrt(2 * math.log(2.5e6)) / 0.5)
     # the classical Gaussian calibration is valid: the exact local epsilon at delta0 is below 0.5
@@ -265,7 +234,7 @@ def test_twin_pamp_perturbed_noise_is_detected():
 def test_central_event_reads_through_the_accounting_engine():
     from dpaudit import accounting
 
-    p = GaussianShuffleProtocol.from_privacy(0.12045, 1e-6, 5, 1000)
+    p = GaussianShuffleProtocol(dim=5, num_users=1000, sigma=26.31)  # Thm B.1's sigma at eps = 0.12045, delta = 1e-6, B = 1000
     eps0 = p.local_epsilon(1e-9)
     shuffled = accounting.epsilon(p.central_event(1e-9), 1e-5)
     assert 0 < shuffled < eps0 / 5  # amplification
