@@ -65,7 +65,6 @@ __all__ = [
     "CentralSecAgg",
     "LocalSecAgg",
     "kairouz_epsilon_hat",
-    "skellam_paper_rdp",
 ]
 
 INT64_MAX = 2**63 - 1
@@ -451,22 +450,6 @@ class SkellamSecAgg(_Protocol):
         g = float(self.params.g)
         return SkellamDpEvent(self.total_variance, g, g)
 
-    def paper_rdp(self, alpha: float) -> float:
-        """The paper's uniform bound at this eps and s (Thm 2 as printed); see `skellam_paper_rdp`."""
-        return skellam_paper_rdp(alpha, self.epsilon, self.s)
-
-
-def skellam_paper_rdp(alpha: float, epsilon: float, s: float) -> float:
-    """Chowdhury & Zhou (ICLR 2023), Thm 2 as printed: eps(a) = a eps²/2 + min((2a-1) eps²/(4 s²) + 3 eps/(2 s³),
-    3 eps²/(2 s)), integer a >= 2. Chowdhury & Zhou (ICLR 2023) flags the last term as a possible typo
-    (3 eps/(2 s sqrt(n)) from g >= s eps sqrt(n)): it can fall slightly below Lemma 3 at the
-    actual g; use the event (Lemma 3) for accounting and this only as "the paper's claim".
-    """
-    a = check_int_at_least(alpha, 2, "alpha")
-    eps = check_epsilon(epsilon)
-    s = check_positive(s, "s")
-    return a * eps**2 / 2 + min((2 * a - 1) * eps**2 / (4 * s**2) + 3 * eps / (2 * s**3), 3 * eps**2 / (2 * s))
-
 
 def kairouz_epsilon_hat(sensitivity: float, sigma: float, n: int) -> float:
     """eps_hat with the sum of n i.i.d. N_Z(0, sigma²) at l2-sensitivity D being ½eps_hat²-CDP:
@@ -495,7 +478,7 @@ class DiscreteGaussianSecAgg(_Protocol):
     tau = ceil((g/eps) sqrt(2 log(2/p))), m = n g + 2 tau + 1. A sum of discrete Gaussians is
     not a discrete Gaussian: no fast path (run_fast draws the shares too).
     Event: ZCDpEvent(rho = eps_hat²/2) with eps_hat of Kairouz et al. Prop. 13 at the actual
-    n and sigma_i (`paper_event` uses the paper's uniform xi with n = T/2 and sigma = s).
+    n and sigma_i (Thm 4's uniform statement is `dpaudit.algorithms.mab.claims.dist_cdp_paper_event`).
     """
 
     supported_bugs = ("noise_ignores_precision", "shared_user_noise", "encoding_off_by_one")
@@ -538,15 +521,6 @@ class DiscreteGaussianSecAgg(_Protocol):
 
     def event(self) -> dp_accounting.ZCDpEvent:
         eps_hat = kairouz_epsilon_hat(self.params.g, self.sigma, self.params.n)
-        return dp_accounting.ZCDpEvent(rho=eps_hat**2 / 2)
-
-    def paper_event(self, horizon: int) -> dp_accounting.ZCDpEvent:
-        """Thm 4 as stated: eps_hat = min(sqrt(eps² + xi/2), eps + xi),
-        xi = 10 sum_{k=1}^{T/2-1} exp(-2 pi² s² k/(k+1))."""
-        t = check_int_at_least(horizon, 2, "horizon")
-        k = np.arange(1, t // 2, dtype=float)
-        xi = 10.0 * float(np.sum(np.exp(-2 * math.pi**2 * self.s**2 * k / (k + 1))))
-        eps_hat = min(math.sqrt(self.epsilon**2 + xi / 2), self.epsilon + xi)
         return dp_accounting.ZCDpEvent(rho=eps_hat**2 / 2)
 
 

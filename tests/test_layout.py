@@ -42,13 +42,16 @@ def test_paper_specific_accounting_lives_with_its_algorithm_family():
     import dpaudit.mechanisms as mechanisms
     import dpaudit.mechanisms.shuffle_gd as shuffle_gd
     import dpaudit.mechanisms.tree as tree
+    import dpaudit.mechanisms.secagg as secagg
     import dpaudit.mechanisms.shuffle as shuffle
     import dpaudit.mechanisms.vector_sum as vector_sum
 
     moved = {"hybrid_ucb_node_scale": "mab.hybrid_ucb", "hybrid_ucb_tree_events": "mab.hybrid_ucb",
              "glm_tree_sigma": "glm.claims", "glm_tree_events": "glm.claims", "pgd_claimed_guarantee": "glm.claims",
              "cheu_parameters": "shuffle_claims", "cheu_claimed_epsilon": "shuffle_claims",
-             "pvec_protocols": "shuffle_claims", "pamp_local_budget": "linear.claims", "pamp_sigma": "linear.claims"}
+             "pvec_protocols": "shuffle_claims", "pamp_local_budget": "linear.claims", "pamp_sigma": "linear.claims",
+             "skellam_paper_rdp": "mab.claims", "dist_cdp_paper_event": "mab.claims"}
     for name, module in moved.items():
-        assert not any(hasattr(m, name) for m in (mechanisms, tree, shuffle_gd, vector_sum, shuffle)), name
+        assert not any(hasattr(m, name) for m in (mechanisms, tree, shuffle_gd, vector_sum, shuffle, secagg)), name
         assert callable(getattr(importlib.import_module(f"dpaudit.algorithms.{module}"), name))
+    assert not hasattr(secagg.SkellamSecAgg, "paper_rdp") and not hasattr(secagg.DiscreteGaussianSecAgg, "paper_event")

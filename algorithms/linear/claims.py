@@ -1,4 +1,4 @@
-"""Chowdhury & Zhou's (ICML 2022) calibration and claims for P_Amp, the amplification protocol of LinUCB-SDP-Amp.
+"""Chowdhury & Zhou's (ICML 2022) calibration and claims for P_Amp (§3.2, App. B.1), the protocol of LinUCB-SDP-Amp.
 
 `dpaudit.mechanisms.shuffle.GaussianShuffleProtocol` is the protocol for any σ (local Gaussian
 randomizer, shuffler, summing analyzer) with its exact events. What lives here is what the paper

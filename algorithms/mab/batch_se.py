@@ -44,6 +44,7 @@ from dpaudit import accounting
 from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab.elimination import eliminate
 from dpaudit.algorithms.mab.base import Algorithm
+from dpaudit.algorithms.mab.claims import dist_cdp_paper_event
 from dpaudit.algorithms.mab.outcome import Outcome
 from dpaudit.algorithms.privacy import Guarantee, Privacy
 from dpaudit.mechanisms.secagg import (
@@ -256,7 +257,8 @@ class BatchSE(Algorithm):
             claim = Guarantee("rdp", eps, rho=eps * eps / 2,
                               source="Chowdhury & Zhou 2023, Thm 2: eps(a) = a eps^2/2 + min((2a-1)eps^2/(4s^2) + 3eps/(2s^3), 3eps^2/(2s)), integer a")
         elif self.protocol == "dist-cdp":
-            rho = self.secagg(self.base, horizon).paper_event(max(horizon, 2)).rho
+            proto = self.secagg(self.base, horizon)
+            rho = dist_cdp_paper_event(proto.epsilon, proto.s, max(horizon, 2)).rho
             claim = Guarantee("zcdp", rho=B * rho, source="Chowdhury & Zhou 2023, Thm 4 (xi over n <= T/2, sigma >= s)")
         else:
             thm = {"dist-dp": "Thm 1", "central": "Thm 5", "local": "Thm 6"}[self.protocol]

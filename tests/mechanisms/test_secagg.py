@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 from dpaudit.accounting.events import SkellamDpEvent
+from dpaudit.algorithms.mab.claims import dist_cdp_paper_event, skellam_paper_rdp
 from dpaudit.mechanisms import secagg
 from dpaudit.mechanisms.secagg import (
     CentralSecAgg,
@@ -275,8 +276,9 @@ def test_skellam_event_and_paper_bound():
     assert proto.event() == SkellamDpEvent(1600.0, 40.0, 40.0)
     a = 8
     lemma3 = a / 2 + min(((2 * a - 1) * 1600 + 240) / (4 * 1600**2), 120 / 3200)
-    assert proto.paper_rdp(a) == pytest.approx(a / 2 + min(15 / 400 + 3 / 2000, 3 / 20))
-    assert lemma3 <= proto.paper_rdp(a)  # g >= s eps sqrt(n) makes the paper bound looser here
+    paper = skellam_paper_rdp(a, proto.epsilon, proto.s)  # Thm 2 as printed
+    assert paper == pytest.approx(a / 2 + min(15 / 400 + 3 / 2000, 3 / 20))
+    assert lemma3 <= paper  # g >= s eps sqrt(n) makes the paper bound looser here
 
 
 def test_discrete_gaussian_event_dominates_exact_renyi_of_the_sum():
@@ -297,7 +299,7 @@ def test_discrete_gaussian_event_dominates_exact_renyi_of_the_sum():
         p_, q_ = logp[mid], np.roll(logp, g)[mid]
         d = special.logsumexp(alpha * p_ + (1 - alpha) * q_) / (alpha - 1)
         assert d <= rho * alpha + 1e-9
-    assert proto.paper_event(10**6).rho >= 0.5
+    assert dist_cdp_paper_event(proto.epsilon, proto.s, 10**6).rho >= 0.5  # Thm 4 as stated
 
 
 def test_central_and_local_views():

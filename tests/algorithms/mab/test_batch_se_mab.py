@@ -104,3 +104,17 @@ def test_regret_orderings():
 def test_validation(kw, name):
     with pytest.raises(ValueError, match=name):
         BatchSE(**kw)
+
+
+def test_paper_statements_of_dist_rdp_and_dist_cdp():
+    """Chowdhury & Zhou (ICLR 2023), Thm 2 as printed and Thm 4 as stated (dpaudit.algorithms.mab.claims)."""
+    from dpaudit.algorithms.mab.claims import dist_cdp_paper_event, skellam_paper_rdp
+
+    assert skellam_paper_rdp(2, 1.0, 10.0) == pytest.approx(1.0 + min(3 / 400 + 3 / 2000, 3 / 20))
+    with pytest.raises(ValueError, match="alpha"):
+        skellam_paper_rdp(1, 1.0, 10.0)
+    # s large: xi vanishes, eps_hat = eps, rho = eps^2/2
+    assert dist_cdp_paper_event(0.5, 10.0, 10**6).rho == pytest.approx(0.125, rel=1e-12)
+    assert dist_cdp_paper_event(0.5, 0.3, 10**4).rho > 0.125  # small s: the uniform xi adds to eps
+    with pytest.raises(ValueError, match="horizon"):
+        dist_cdp_paper_event(0.5, 10.0, 1)
