@@ -59,8 +59,9 @@ def rewards(batch: int, n: int) -> np.ndarray:
 # ---------------------------------------------------------------- parameters
 
 @pytest.mark.parametrize("n,g,tau,m", [(16, 4, 59, 183), (1024, 32, 465, 33699), (65536, 256, 3715, 16784647)])
-def test_polya_parameters_match_the_paper_table(n, g, tau, m):
-    """Chowdhury & Zhou (ICLR 2023) worked example (checked there): T = 1e6, eps = 1, p = 1/T."""
+def test_polya_parameters_match_the_checked_table(n, g, tau, m):
+    """The parameters of Chowdhury & Zhou (ICLR 2023), Thm 1, worked out by hand (not a table of the paper): T = 1e6,
+    eps = 1, p = 1/T."""
     params = PolyaSecAgg(1.0, n, p=1e-6).params
     assert (params.n, params.g, params.tau, params.m) == (n, g, tau, m)
 
