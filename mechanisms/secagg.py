@@ -137,7 +137,7 @@ class SecAggRelease:
 def encode(rng: np.random.Generator, x: Any, g: int, off_by_one: bool = False) -> np.ndarray:
     """x̂ = floor(x g) + Bernoulli(x g - floor(x g)) in 0..g (Chowdhury & Zhou (ICLR 2023), Alg. 1 line 20).
 
-    Unbiased: E x̂ = x g. `off_by_one` is bug B8 (ceil instead of floor).
+    Unbiased: E x̂ = x g. `off_by_one` is the bug "encoding_off_by_one" (ceil instead of floor).
     """
     arr = np.asarray(x, dtype=float)
     if not np.all((arr >= 0.0) & (arr <= 1.0)):
@@ -281,7 +281,7 @@ class _Protocol(abc.ABC):
 
     @property
     def noise_g(self) -> int:
-        """The precision the noise is calibrated to: g, or 1 under bug B2 (noise_ignores_precision)."""
+        """The precision the noise is calibrated to: g, or 1 under bug="noise_ignores_precision"."""
         return 1 if self.bug == "noise_ignores_precision" else self.params.g
 
     # --- protocol steps
@@ -382,7 +382,7 @@ class PolyaSecAgg(_PureProtocol):
         return polya_difference(rng, r, self.theta, shape)
 
     def total_noise(self, rng: np.random.Generator, batch: tuple[int, ...], k: int) -> np.ndarray:
-        if k < self.params.n:  # dropouts (bug B4 territory): a difference of Pólya(k/n) laws
+        if k < self.params.n:  # dropouts (fewer than n users report): a difference of Pólya(k/n) laws
             r = k / self.params.n
             return polya_difference(rng, r, self.theta, batch)
         if self.bug is None or self.bug == "encoding_off_by_one":
@@ -537,7 +537,7 @@ class CentralSecAgg(_PureProtocol):
 
     @property
     def scale(self) -> Fraction:
-        """The noise scale g/eps (1/eps under bug B2), exact rational."""
+        """The noise scale g/eps (1/eps under bug="noise_ignores_precision"), exact rational."""
         return Fraction(self.noise_g) / Fraction(self.epsilon)
 
     def user_noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -619,7 +619,7 @@ class LocalSecAgg(_Protocol):
 
     @property
     def scale(self) -> Fraction:
-        """The noise scale g/eps (1/eps under bug B2), exact rational."""
+        """The noise scale g/eps (1/eps under bug="noise_ignores_precision"), exact rational."""
         return Fraction(self.noise_g) / Fraction(self.epsilon)
 
     def user_noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:

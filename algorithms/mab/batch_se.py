@@ -11,7 +11,8 @@ mu_hat_a + beta(b) >= max (mu_hat - beta(b)),
 experiments use 0.1.
 
 Protocols (Chowdhury & Zhou (ICLR 2023); g, tau, m as in mechanisms.secagg):
-- 'dist-dp'  Dist-DP-SE (Thm 1), PolyaSecAgg; polya='inverted' is the authors' public code (bug B1).
+- 'dist-dp'  Dist-DP-SE (Thm 1), PolyaSecAgg; polya='inverted' is the authors' public code (Pólya parameter
+             inverted: Pólya(1/n, 1-θ) shares; Sec. 7 footnote 5).
 - 'dist-rdp' Dist-RDP-SE (Thm 2), SkellamSecAgg with scaling s.
 - 'dist-cdp' Dist-CDP-SE (Thm 4), DiscreteGaussianSecAgg with scaling s (shares always drawn one by one).
 - 'central'  CDP-SE (Thm 5), CentralSecAgg: the analyzer adds DLap(g/eps).
@@ -105,7 +106,7 @@ class BatchSE(Algorithm):
         check_choice(self.path, PATHS, "path")
         check_choice(self.polya, POLYA_VARIANTS, "polya")
         if self.polya == "inverted" and self.protocol != "dist-dp":
-            raise ValueError("polya='inverted' (bug B1) applies to protocol 'dist-dp' only")
+            raise ValueError("polya='inverted' (the authors' inverted Pólya parameter) applies to protocol 'dist-dp' only")
         if self.c is not None:
             check_positive(self.c, "c")
 

@@ -1,4 +1,4 @@
-"""Chowdhury & Zhou's (ICLR 2023) own privacy statements for Dist-RDP-SE and Dist-CDP-SE, as printed.
+"""Chowdhury & Zhou's (ICLR 2023) own privacy statements for Dist-RDP-SE (Thm 2) and Dist-CDP-SE (Thm 4), as printed.
 
 `dpaudit.mechanisms.secagg` holds the protocols with the events dpaudit accounts for (Skellam: the
 exact RDP of Lemma 3; discrete Gaussian: Kairouz et al.'s Prop. 13 at the actual n and σ). What lives

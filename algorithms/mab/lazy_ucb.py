@@ -83,7 +83,8 @@ def _first_crossing(C: np.ndarray, B: np.ndarray, A: np.ndarray, u0: np.ndarray)
 
 @dataclasses.dataclass(frozen=True)
 class AnytimeLazyUCB(Algorithm):
-    """Anytime-Lazy-UCB with privacy parameter `epsilon` (Hu, Huang, Mehta, Alg. 1); forget=False is bug 2 of"""
+    """Anytime-Lazy-UCB with privacy parameter `epsilon` (Hu, Huang, Mehta, Alg. 1); forget=False is the known bug
+    "forgetting not done" (module docstring)."""
 
     epsilon: float = 1.0
     engine: str = "events"
@@ -124,7 +125,7 @@ class AnytimeLazyUCB(Algorithm):
 
     def _close_filled(self, rng, filled, rows, J, acc, r, cnt, releases, mu) -> None:
         """Close the arrays that just filled (rows[filled], arm J): advance r, release the noisy sum
-        and the new mean (eq. 3, or bug 2), restart the count."""
+        and the new mean (eq. 3, or without forgetting), restart the count."""
         if not filled.any():
             return
         fr, fj = rows[filled], J[filled]

@@ -188,7 +188,7 @@ def test_fast_path_has_the_law_of_the_user_by_user_run(proto):
 
 def test_fast_path_with_dropouts_matches_user_by_user():
     proto = PolyaSecAgg(1.0, 16, p=0.01)
-    x = rewards(20_000, 16)[:, :8]  # only k = 8 of n = 16 users report (bug B4 territory)
+    x = rewards(20_000, 16)[:, :8]  # only k = 8 of n = 16 users report (dropouts)
     slow = proto.run(np.random.default_rng(4), x).aggregate
     fast = proto.run_fast(np.random.default_rng(5), x).aggregate
     assert two_sample_pvalue(slow, fast) > ALPHA

@@ -32,7 +32,7 @@ def _two_sample_p(a: np.ndarray, b: np.ndarray) -> float:
 def test_batch_path_and_user_path_have_the_same_noise_law(protocol):
     """Fast path (one draw from the total's exact law) vs every share drawn and summed.
     Seeded chi-square homogeneity test at level 1e-3: a correct pair fails for 0.1% of seeds.
-    Twin: the user path of the authors' inverted Pólya (bug B1) must be rejected."""
+    Twin: the user path of the authors' inverted Pólya parameter must be rejected."""
     fast = BatchSE(protocol, 1.0, path="batch").noise_total(np.random.default_rng(1), 20_000, 64, 10**6)
     slow = BatchSE(protocol, 1.0, path="users").noise_total(np.random.default_rng(2), 20_000, 64, 10**6)
     assert _two_sample_p(fast, slow) > 1e-3

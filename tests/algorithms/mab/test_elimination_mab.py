@@ -24,7 +24,7 @@ def test_dpse_first_epoch_length_and_release_shapes():
 
 
 def test_shared_noise_variant_decides_without_noise():
-    """Bug B7 of the authors' code: one Laplace draw for all arms cancels, so actions are a
+    """The shared-noise bug of the authors' code (Chowdhury & Zhou (ICLR 2023), Sec. 7 footnote 5): one Laplace draw for all arms cancels, so actions are a
     function of the rewards alone; with independent noise they are not."""
     rng = np.random.default_rng(1)
     table = RewardTable((rng.random((6000, 2)) < [0.6, 0.5]).astype(float))
