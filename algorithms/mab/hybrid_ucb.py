@@ -191,6 +191,15 @@ class HybridUCB(Algorithm):
         run_scale[flat] = scales[fr, tree_r[fr, fj]]
         stream.restart(done, run_scale)
 
+    @classmethod
+    def _release_arrays(cls, rng, stream, scales, arrays, raw, tree_r, fr, fj, eps_rows: np.ndarray, K: int) -> None:
+        """Runs fr filled arm fj's tree r: release array r's sum once with Lap(2/eps) (added to F~),
+        then start tree r+1 (Hu, Huang, Mehta, Alg. 4: the array mechanism at budget eps/2)."""
+        arrays[fr, fj] += raw[fr, fj] + rng.laplace(0.0, 1.0, fr.size) * 2.0 / eps_rows[fr]
+        tree_r[fr, fj] += 1
+        raw[fr, fj] = 0.0
+        cls._next_trees(stream, scales, tree_r, fr, fj, K)
+
     def _windows(self, env, rng, size: int, horizon: int, eps_rows: np.ndarray) -> Outcome:
         K = env.n_arms
         eps = eps_rows[:, None]
@@ -256,10 +265,7 @@ class HybridUCB(Algorithm):
             full = stream.counts[ru * K + ju] == (np.int64(1) << tree_r[ru, ju])
             if full.any():
                 fr, fj = ru[full], ju[full]
-                arrays[fr, fj] += raw[fr, fj] + rng.laplace(0.0, 1.0, fr.size) * 2.0 / eps_rows[fr]
-                tree_r[fr, fj] += 1
-                raw[fr, fj] = 0.0
-                self._next_trees(stream, scales, tree_r, fr, fj, K)
+                self._release_arrays(rng, stream, scales, arrays, raw, tree_r, fr, fj, eps_rows, K)
                 mu[fr, fj] = arrays[fr, fj] / count[fr, fj]
             t = t + n_pull
             used = n_pull[live]
@@ -304,10 +310,7 @@ class HybridUCB(Algorithm):
             full = stream.counts[flat] == (np.int64(1) << tree_r[rows, J])
             if full.any():
                 fr, fj = rows[full], J[full]
-                arrays[fr, fj] += raw[fr, fj] + rng.laplace(0.0, 1.0, fr.size) * 2.0 / eps_rows[fr]
-                tree_r[fr, fj] += 1
-                raw[fr, fj] = 0.0
-                self._next_trees(stream, scales, tree_r, fr, fj, K)
+                self._release_arrays(rng, stream, scales, arrays, raw, tree_r, fr, fj, eps_rows, K)
                 total[full] = arrays[fr, fj]
             mu[rows, J] = total / count[rows, J]
             if released is not None:
