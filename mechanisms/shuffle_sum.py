@@ -18,7 +18,8 @@ per user by Ghazi-Kumar-Manurangsi's count). The unary randomized-response encod
 module's explicit instantiation. Its default flip = q/(2 n d) makes a flip anywhere happen with
 probability <= q/2 and a flip-free count decode exactly, so S is q-relaxed correct; but the count
 reveals sum_i y_i over the integers, not only mod m, so the eps~-relaxed security the theorem
-assumes is *not* established for it. Hence two events:
+assumes is *not* established for it. Hence two events (the proof's own accounting, the modular sum plus 2 eps~ of two relaxed-security
+simulations, is `dpaudit.algorithms.mab.claims.shuffle_sum_proof_event`):
   `event()`              the claim of Thm 3, pure (eps, 0);
   `server_view_event()`  what this instantiation provably gives: each user's d randomized-response
                          bits are eps0-DP with eps0 = (m-1) log((1-f)/f) (unary vectors of two
@@ -148,12 +149,6 @@ class ShuffleSum:
         eps under "printed"); SIM(Sigma(y)) in the proof of Thm 3."""
         g = self.params.g
         return dp_event.DiscreteLaplaceDpEvent(noise_parameter=-math.log(self.theta), sensitivity=g)
-
-    def proof_event(self) -> dp_accounting.ComposedDpEvent:
-        """The proof's accounting: the modular sum composed with the 2 eps~ of two relaxed-security
-        simulations (triangle inequality); valid only if S~ o R~ is an eps~-relaxed SecAgg."""
-        relaxed = EpsilonDeltaDpEvent(2 * self.eps_tilde, 0.0)
-        return dp_accounting.ComposedDpEvent([self.modular_sum_event(), relaxed])
 
     def local_epsilon(self) -> float:
         """eps0 = (m-1) log((1-f)/f): one user's d randomized-response bits, unary inputs differing

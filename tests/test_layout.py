@@ -55,3 +55,6 @@ def test_paper_specific_accounting_lives_with_its_algorithm_family():
         assert not any(hasattr(m, name) for m in (mechanisms, tree, shuffle_gd, vector_sum, shuffle, secagg)), name
         assert callable(getattr(importlib.import_module(f"dpaudit.algorithms.{module}"), name))
     assert not hasattr(secagg.SkellamSecAgg, "paper_rdp") and not hasattr(secagg.DiscreteGaussianSecAgg, "paper_event")
+    import dpaudit.mechanisms.shuffle_sum as shuffle_sum
+    assert not hasattr(shuffle_sum.ShuffleSum, "proof_event")
+    assert callable(importlib.import_module("dpaudit.algorithms.mab.claims").shuffle_sum_proof_event)

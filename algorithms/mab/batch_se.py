@@ -45,7 +45,7 @@ from dpaudit import accounting
 from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab.elimination import eliminate
 from dpaudit.algorithms.mab.base import Algorithm
-from dpaudit.algorithms.mab.claims import dist_cdp_paper_event
+from dpaudit.algorithms.mab.claims import dist_cdp_paper_event, shuffle_sum_proof_event
 from dpaudit.algorithms.mab.outcome import Outcome
 from dpaudit.algorithms.privacy import Guarantee, Privacy
 from dpaudit.mechanisms.secagg import (
@@ -240,7 +240,7 @@ class BatchSE(Algorithm):
                                             "eps0 = (m-1) log((1-f)/f), shuffled (FMT amplification)"),
             "the count of ones reveals sum_i y_i over the integers, not only mod m: the eps~-relaxed security "
             "Thm 3 assumes is not established for this instantiation",
-            paper_event=self._composed([pr.proof_event() for pr in protos]),
+            paper_event=self._composed([shuffle_sum_proof_event(pr) for pr in protos]),
         )
 
     def privacy(self, horizon: int) -> Privacy:

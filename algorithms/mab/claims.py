@@ -1,4 +1,4 @@
-"""Chowdhury & Zhou's (ICLR 2023) own privacy statements for Dist-RDP-SE (Thm 2) and Dist-CDP-SE (Thm 4), as printed.
+"""Chowdhury & Zhou's (ICLR 2023) own privacy statements for Dist-RDP-SE (Thm 2), Dist-CDP-SE (Thm 4) and P_Shuffle (Thm 3).
 
 `dpaudit.mechanisms.secagg` holds the protocols with the events dpaudit accounts for (Skellam: the
 exact RDP of Lemma 3; discrete Gaussian: Kairouz et al.'s Prop. 13 at the actual n and σ). What lives
@@ -12,9 +12,11 @@ import math
 import dp_accounting
 import numpy as np
 
+from dpaudit.accounting.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.shuffle_sum import ShuffleSum
 from dpaudit.validation import check_epsilon, check_int_at_least, check_positive
 
-__all__ = ["skellam_paper_rdp", "dist_cdp_paper_event"]
+__all__ = ["skellam_paper_rdp", "dist_cdp_paper_event", "shuffle_sum_proof_event"]
 
 
 def skellam_paper_rdp(alpha: float, epsilon: float, s: float) -> float:
@@ -46,3 +48,12 @@ def dist_cdp_paper_event(epsilon: float, s: float, horizon: int) -> dp_accountin
     xi = 10.0 * float(np.sum(np.exp(-2 * math.pi**2 * s**2 * k / (k + 1))))
     eps_hat = min(math.sqrt(eps**2 + xi / 2), eps + xi)
     return dp_accounting.ZCDpEvent(rho=eps_hat**2 / 2)
+
+
+def shuffle_sum_proof_event(protocol: ShuffleSum) -> dp_accounting.ComposedDpEvent:
+    """The accounting of the proof of Chowdhury & Zhou (ICLR 2023), Thm 3 (App. D.2) for one P_Shuffle release:
+    the modular sum (`ShuffleSum.modular_sum_event`, eps' under theta_reading="proof") composed with the
+    2 eps~ of two relaxed-security simulations (triangle inequality). Valid only if S~ o R~ is an
+    eps~-relaxed secure aggregation, which `ShuffleSum`'s unary instantiation does not establish."""
+    relaxed = EpsilonDeltaDpEvent(2 * protocol.eps_tilde, 0.0)
+    return dp_accounting.ComposedDpEvent([protocol.modular_sum_event(), relaxed])
