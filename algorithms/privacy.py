@@ -36,7 +36,7 @@ NOTIONS = ("pure", "approx", "rdp", "zcdp", "none")
 TRUST_MODELS = {
     "central": "a trusted curator sees the raw data",
     "joint": "a trusted curator; joint DP of the other users' actions (billboard lemma; Chowdhury & Zhou 2022, Def. D.3)",
-    "distributed": "secure aggregation: the server sees only the noisy sum (Chowdhury & Zhou (ICLR 2023))",
+    "distributed": "secure aggregation: the server sees only the noisy sum (Chowdhury & Zhou (ICLR 2023), Alg. 1, Sec. 2)",
     "shuffle": "users' local messages pass an anonymous shuffler before the analyzer (Sarmasarkar, Def. B.3; Chowdhury & Zhou 2022, Def. 2.3)",
     "local": "each user randomizes its own data before sending it",
     "none": "no privacy",

@@ -53,12 +53,12 @@ ALGORITHMS.register("linucb", _linear_entry(
 ALGORITHMS.register("linucb-jdp", _linear_entry(
     LinUCBJDP, "jointly private LinUCB, tree-based Gram matrices (Shariff & Sheffet 2018)",
     _linear_params(1) + _PRIVATE_PARAMS + (
-        Param("noise", str, "paper", "paper: Shariff-Sheffet sigma; code: Chowdhury & Zhou's (ICML 2022) simulation constant", JDP_NOISES),
+        Param("noise", str, "paper", "paper: Shariff-Sheffet sigma; code: Chowdhury & Zhou's (ICML 2022) simulation constant (§5 fn. 7)", JDP_NOISES),
         Param("user_rounds", int, 1, "rounds per user M0 (user-level JDP, Chowdhury & Zhou 2022, Prop. 4.3: variance x M0^2)"),)))
 ALGORITHMS.register("linucb-ldp", _linear_entry(
-    LinUCBLDP, "locally private LinUCB (Zheng et al. 2020; Batched-Local-LinUCB of Chowdhury & Zhou (ICML 2022) when --batch > 1)",
+    LinUCBLDP, "locally private LinUCB (Zheng et al. 2020; Batched-Local-LinUCB of Chowdhury & Zhou (ICML 2022), Prop. F.1, when --batch > 1)",
     _linear_params(1) + _PRIVATE_PARAMS + (
-        Param("noise", str, "paper", "paper: 4 sqrt(2 ln(2.5/delta))/eps; code: Chowdhury & Zhou's (ICML 2022) simulation constant", LDP_NOISES),)))
+        Param("noise", str, "paper", "paper: 4 sqrt(2 ln(2.5/delta))/eps; code: Chowdhury & Zhou's (ICML 2022) simulation constant (§5 fn. 7)", LDP_NOISES),)))
 _SDP_PARAMS = _linear_params(20) + _PRIVATE_PARAMS + (
     Param("users", str, "unique", "unique users, or returning users present once per batch (Chowdhury & Zhou 2022, §4)", USERS),
 )

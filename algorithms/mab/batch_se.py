@@ -263,7 +263,7 @@ class BatchSE(Algorithm):
             claim = Guarantee("zcdp", rho=B * rho, source="Chowdhury & Zhou 2023, Thm 4 (xi over n <= T/2, sigma >= s)")
         else:
             thm = {"dist-dp": "Thm 1", "central": "Thm 5", "local": "Thm 6"}[self.protocol]
-            claim = Guarantee("pure", eps, source=f"Chowdhury & Zhou (ICLR 2023) {thm}" + (" + App. I basic composition" if B > 1 else ""))
+            claim = Guarantee("pure", eps, source=f"Chowdhury & Zhou (ICLR 2023), {thm}" + (" + App. I basic composition" if B > 1 else ""))
             if self.polya == "inverted":
                 worst = max(self.batch_event(self.base**b, horizon).noise_parameter * self.batch_params(self.base**b, horizon).g
                             for b in self._batches(horizon))

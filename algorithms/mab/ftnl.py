@@ -63,7 +63,7 @@ class FTNL(Algorithm):
             # RNM over sensitivity-1 sums that may move in opposite directions: (2/b)-DP, tight.
             per_epoch = EpsilonDeltaDpEvent(2.0 / b)
             note = ("RNM with Lap(b) over per-action sums that may move in opposite directions under the "
-                    "paper's neighbouring is (2/b)-DP, tight as the epoch grows (Hu, Huang, Mehta (arXiv 2021))")
+                    "paper's neighbouring (§2.2) is (2/b)-DP, tight as the epoch grows (Hu, Huang, Mehta (arXiv 2021), Alg. 3)")
         corrected = Guarantee("pure", 2 * eps, source="RNM over per-action sums that move in opposite directions under Hu, Huang, Mehta's neighbouring (their Thm 6 cites RNM as ε-DP)") if self.noise == "paper" else None
         return Privacy("round-vector", "central", ParallelComposedDpEvent([per_epoch]), claim, corrected, note)
 
