@@ -1,4 +1,5 @@
-"""Reproduce Sarmasarkar's (shuffle/joint DP GLM bandits) probit regret table (κ sweep) and Li, Shi, Simchi-Levi's (ICML 2024) error-versus-regret trade-off.
+"""Reproduce Sarmasarkar's (shuffle/joint DP GLM bandits) probit regret table (§8, Table 2: κ sweep) and Li, Shi,
+Simchi-Levi's (ICML 2024) error-versus-regret trade-off (§5).
 
     /tmp/venv/bin/python benchmarks/reproduce_glm.py [--part glm|conse|all] [--runs-glm 10] [--runs-conse 50]
                                                      [--horizon-glm 5000] [--json]

@@ -9,8 +9,8 @@ batch B = 20 for both shuffle variants, T = 20000, 50 random instances.
 - Fig. 2: epsilon = 1, d in {10, 15};
 - regret at T vs epsilon (a sweep over epsilon, d = 5).
 Each in two noise calibrations: "code" (the constants of the authors' simulation code, which made the
-paper's figures) and "paper" (the theorems' constants; Chowdhury & Zhou (ICML 2022) expects P_Vec at B = 20 to be
-pure noise). Curves are pseudo-regret means with +-1 standard error (the paper plots realized regret
+paper's figures) and "paper" (the theorems' constants; with Chowdhury & Zhou's (ICML 2022) Thm C.1 b, dpaudit expects
+P_Vec at B = 20 to be pure noise). Curves are pseudo-regret means with +-1 standard error (the paper plots realized regret
 with the same band). The log-log slope of R(t) over t in [T/4, T] is printed for each curve.
 
 Outputs: benchmarks/figures/linear_fig1_{code,paper}.png, linear_fig2_{code,paper}.png,

@@ -4,7 +4,7 @@ where this machine needs it).
     /tmp/venv/bin/python benchmarks/reproduce_mab.py [--part s001|s004|all] [--hybrid-horizon T]
 
 Hu, Huang, Mehta (arXiv:2102.07929) (§6, App. I): K = 5, settings 1-3, eps in {0.1, 0.25, 0.5, 1, 8, 64, 128}, 15 runs,
-Bernoulli rewards (the paper does not say; Hu, Huang, Mehta (arXiv 2021)), DP-SE with beta = 1/T.
+Bernoulli rewards (Hu, Huang, Mehta (arXiv 2021), §6, do not say), DP-SE with beta = 1/T.
 - Anytime-Lazy-UCB and DP-SE at the paper's T = 2 * 2^21;
 - Hybrid-UCB with Anytime-Lazy-UCB, DP-SE and UCB1 (one round per step) at T = --hybrid-horizon
   (default 2^18) for the comparison of all four;
@@ -59,7 +59,7 @@ def summary(c: RegretCurves) -> dict:
 
 
 def seed001_settings(seed: int) -> Iterator[tuple[int, str, np.ndarray, BernoulliArms, np.random.Generator]]:
-    """(k, setting, means, environment, rng) for Hu, Huang, Mehta's (arXiv:2102.07929) settings 1..3; each setting's rng is
+    """(k, setting, means, environment, rng) for Hu, Huang, Mehta's (arXiv:2102.07929) settings 1..3 (§6, App. I.3); each setting's rng is
     spawned from SeedSequence(seed) in turn."""
     ss = np.random.SeedSequence(seed)
     for k, (setting, mu) in enumerate(SEED001_SETTINGS.items(), start=1):

@@ -63,7 +63,8 @@ def _unlocated(text: str) -> list[str]:
 
 
 def test_every_paper_citation_in_docstrings_and_comments_says_where():
-    files = [p for p in _tracked("dpaudit", "mechanisms", "algorithms", "audits") if p.suffix == ".py"]
+    files = [p for p in _tracked("dpaudit", "mechanisms", "algorithms", "audits", "tests", "benchmarks", "examples")
+             if p.suffix == ".py"]
     assert files, "git ls-files found nothing: run from a checkout"
     hits = [f"{p.relative_to(ROOT)}:{line}: {bad!r}" for p in files
             for line, text in _docstrings_and_comments(p.read_text(encoding="utf-8")) for bad in _unlocated(text)]

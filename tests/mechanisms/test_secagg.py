@@ -1,4 +1,4 @@
-"""Secure aggregation of Chowdhury & Zhou (ICLR 2023): parameters, modular arithmetic (hypothesis, exact), fast path
+"""Secure aggregation of Chowdhury & Zhou (ICLR 2023), Alg. 1 with the protocols of Thms 1-6: parameters, modular arithmetic (hypothesis, exact), fast path
 against the user-by-user run (two-sample tests with twins), accuracy, events, buggy variants.
 
 Statistical tests use fixed seeds and reject at ALPHA = 1e-3: a correct implementation fails

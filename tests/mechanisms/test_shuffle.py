@@ -1,4 +1,4 @@
-"""The shuffler and Chowdhury & Zhou's (ICML 2022) P_Amp: exact properties, the paper's formulas, seeded statistics."""
+"""The shuffler and Chowdhury & Zhou's (ICML 2022) P_Amp (§3.2, Algs. 2-4): exact properties, the paper's formulas, seeded statistics."""
 
 import math
 
@@ -77,7 +77,7 @@ def test_twin_non_uniform_shuffler_is_detected():
 
 
 def test_target_message_lands_anywhere_uniformly():
-    # no-shuffle detection (Chowdhury & Zhou (ICML 2022)): a marked message at position 0 is found uniformly over
+    # no-shuffle detection (the shuffler S_Amp, Chowdhury & Zhou (ICML 2022), Alg. 3): a marked message at position 0 is found uniformly over
     # the n positions; false-failure rate <= ALPHA; twin: the identity "shuffler" is detected.
     n, runs = 8, 16_000
     msgs = np.zeros((runs, n), dtype=int)

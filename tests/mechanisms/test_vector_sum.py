@@ -167,7 +167,7 @@ def test_analyzer_recovers_the_sum_up_to_the_stated_noise():
 
 
 def test_twin_cheu_debias_bug_is_detected():
-    # twin (Chowdhury & Zhou (ICML 2022)): de-biasing by Δ instead of n·Δ must fail the mean check
+    # twin (Chowdhury & Zhou (ICML 2022), App. C.1 corrects Cheu et al.): de-biasing by Δ instead of n·Δ must fail the mean check
     proto, vals = _fixture(4000)
     est = proto.run(np.random.default_rng(4), vals) + (proto.num_users - 1) * proto.bound
     assert _error_stats(proto, vals, est)[0] < ALPHA
@@ -196,7 +196,7 @@ def test_binomial_count_pld_is_monotone_in_the_shift():
 
 
 def test_exact_epsilon_matches_the_checked_value_for_the_author_code_b():
-    # Chowdhury & Zhou (ICML 2022): Bin(30600, 1/4) shifted by 9 (~ g) or 18 (~ 2g): eps(1e-5) ~ 0.42, 0.88;
+    # P_Vec (Chowdhury & Zhou (ICML 2022), §3.3) with the authors' code's b: Bin(30600, 1/4) shifted by 9 (~ g) or 18 (~ 2g): eps(1e-5) ~ 0.42, 0.88;
     # b = 61 (eps = 1, B = 20): eps(0.1) ~ 0.43 / 1.62
     assert binomial_count_pld(30600, 0.25, 9).get_epsilon_for_delta(1e-5) == pytest.approx(0.42, abs=0.02)
     assert binomial_count_pld(30600, 0.25, 18).get_epsilon_for_delta(1e-5) == pytest.approx(0.88, abs=0.02)
@@ -247,7 +247,7 @@ def test_accountant_reads_the_exact_epsilon(labels, g, b, rng_mode, delta):
 
 
 def test_accountant_reproduces_the_checked_figures():
-    # Chowdhury & Zhou (ICML 2022): Bin(30600, 1/4) shifted by 9 (~ g, range="normalized") or 18 (~ 2g,
+    # P_Vec (Chowdhury & Zhou (ICML 2022), §3.3) with the authors' code's b: Bin(30600, 1/4) shifted by 9 (~ g, range="normalized") or 18 (~ 2g,
     # range="paper"): eps(1e-5) ~ 0.42 and 0.88
     for rng_mode, figure in (("normalized", 0.42), ("paper", 0.88)):
         proto = BitSumProtocol(20, 1, 9, 1530, range=rng_mode)

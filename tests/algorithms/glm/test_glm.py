@@ -1,4 +1,4 @@
-"""Sarmasarkar (shuffle/joint DP GLM bandits) GLM bandits: environment, G-optimal design, Private-GLM and ShuffleGLM (shapes, exactness, learning)."""
+"""Sarmasarkar (shuffle/joint DP GLM bandits) GLM bandits: environment, G-optimal design (§4.2), Private-GLM (Alg. 2) and ShuffleGLM (Alg. 1) (shapes, exactness, learning)."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,6 @@
 """The GLM paper's own accounting: Lemma I.4 tree noise, the trees' claimed vs corrected events, P_GD's claim
-(Sarmasarkar, "Shuffle and Joint Differential Privacy for Generalized Linear Contextual Bandits"; exact tests)."""
+(Sarmasarkar, "Shuffle and Joint Differential Privacy for Generalized Linear Contextual Bandits", App. I.1 and
+App. T, Lemma T.2; exact tests)."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Sarmasarkar (shuffle/joint DP GLM bandits) privacy declarations: the paper's claim next to the corrected accounting."""
+"""Sarmasarkar (shuffle/joint DP GLM bandits) privacy declarations (Thms 5.1 and 6.2): the paper's claim next to the corrected accounting."""
 
 import math
 

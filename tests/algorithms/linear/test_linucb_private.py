@@ -159,7 +159,8 @@ def _table(users, dim=3, arms=2, seed=0, zero=False):
 
 
 def test_each_user_enters_exactly_one_batch_release():
-    """Only user 17 has data; with negligible noise only batch 17 // B's release moves (Chowdhury & Zhou (ICML 2022))."""
+    """Only user 17 has data; with negligible noise only batch 17 // B's release moves (Chowdhury & Zhou (ICML 2022),
+    Alg. 1: a batch's shuffled messages are its own users')."""
     feats = np.zeros((40, 2, 3))
     feats[17] = [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
     tab = ContextTable(features=feats, rewards=np.ones((40, 2))).with_runs(2)

@@ -14,7 +14,7 @@ from dpaudit.algorithms.mab.elimination import SuccessiveElimination
 
 @pytest.mark.parametrize("n, g, tau, m", [(16, 4, 59, 183), (1024, 32, 465, 33699), (65536, 256, 3715, 16784647)])
 def test_dist_dp_parameters_match_the_checked_table(n, g, tau, m):
-    """Chowdhury & Zhou (ICLR 2023) worked example: T = 10^6, eps = 1, p = 1/T."""
+    """Chowdhury & Zhou (ICLR 2023), Thm 1's parameters worked out by hand: T = 10^6, eps = 1, p = 1/T."""
     assert BatchSE("dist-dp", 1.0).batch_params(n, 10**6) == SecAggParameters(n, g, tau, m)
 
 

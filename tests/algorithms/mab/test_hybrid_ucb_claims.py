@@ -6,7 +6,7 @@ from dpaudit.algorithms.mab.hybrid_ucb import hybrid_ucb_node_scale, hybrid_ucb_
 
 
 def test_hybrid_ucb_claimed_vs_corrected():
-    # Hu, Huang, Mehta (arXiv:2102.07929): tree r, node Lap(r / (0.5 eps)); claimed 0.5 eps, corrected 0.5 eps (r+1)/r
+    # Hu, Huang, Mehta (arXiv:2102.07929), Alg. 4 and Thm 5: tree r, node Lap(r / (0.5 eps)); claimed 0.5 eps, corrected 0.5 eps (r+1)/r
     for r in (1, 2, 5):
         assert hybrid_ucb_node_scale(1.0, r) == 2.0 * r
         claimed, corrected = hybrid_ucb_tree_events(1.0, r)

@@ -1,4 +1,4 @@
-"""UCB-style algorithms of Hu, Huang, Mehta (arXiv:2102.07929) (Anytime-Lazy-UCB, Hybrid-UCB) and UCB1: exactness and statistics."""
+"""UCB-style algorithms of Hu, Huang, Mehta (arXiv:2102.07929) (Anytime-Lazy-UCB, Alg. 1; Hybrid-UCB, Alg. 4) and UCB1: exactness and statistics."""
 
 import math
 
@@ -76,7 +76,7 @@ def _hybrid_event(node_scale, seed, n):
 
 
 def test_hybrid_tree_exceeds_the_claimed_epsilon_and_the_fix_does_not():
-    """Hu, Huang, Mehta (arXiv 2021): at claimed eps = 1 the event's log-ratio is about 1.26 (sound bound 1.5).
+    """Hu, Huang, Mehta (arXiv 2021), Alg. 4 / Thm 5: at claimed eps = 1 the event's log-ratio is about 1.26 (sound bound 1.5).
     With 2e5 runs per side the counts are ~2500 vs ~9000; the log-ratio's s.e. is ~0.025, so
     asserting > 1.1 fails with probability < 1e-9. Twin: with the fixed node scale (r+1)/(0.5eps)
     the same event stays below eps (true ratio ~0.9; assert < 1.05, failure probability < 1e-6)."""
@@ -150,7 +150,7 @@ def test_ucb_validation():
 
 
 def test_lazy_black_box_decisions_reach_epsilon():
-    """Hu, Huang, Mehta (arXiv 2021): K = 2, T = 60, arm 2 always pays 1, arm 1 pays 0 except its init pull,
+    """Hu, Huang, Mehta (arXiv 2021), Alg. 1: K = 2, T = 60, arm 2 always pays 1, arm 1 pays 0 except its init pull,
     which differs between D (0) and D' (1). E = {arm 1 not pulled in rounds 3..6}: P_D = 0.0597,
     P_D' = 0.0221, log-ratio 0.994 at eps = 1 (tight). With 1e5 runs per side the log-ratio's
     s.e. is 0.025: the band [0.85, 1.15] fails with probability < 1e-8. Twin: at eps = 0.5
