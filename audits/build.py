@@ -17,7 +17,8 @@ import numpy as np
 from dpaudit.audits.catalog import Claim, LazyClaims
 from dpaudit.mechanisms.discrete import bisect_last_true
 
-__all__ = ["Observe", "ObserveLinear", "Releases", "claims_from_privacy", "lazy_claims", "flip_point", "APPROX_DELTA"]
+__all__ = ["Observe", "ObserveLinear", "Releases", "claims_from_privacy", "lazy_claims", "flip_point", "APPROX_DELTA",
+           "gaussian_mu"]
 
 APPROX_DELTA = 1e-5
 """delta at which RDP and zCDP claims are turned into (epsilon, delta) claims for the auditor."""
@@ -151,3 +152,19 @@ def flip_point(flipped: Callable[[int], bool], lo: int, hi: int) -> int:
     if flipped(lo) or not flipped(hi):
         raise ValueError(f"no decision flip in ({lo}, {hi}]")
     return bisect_last_true(lambda k: not flipped(k), lo, hi) + 1
+
+
+def gaussian_mu(event: Any) -> float:
+    """Gaussian-DP μ of a dp-accounting event built from Gaussian mechanisms.
+
+    GaussianDpEvent(σ/Δ): μ = 1/noise_multiplier; k-fold and heterogeneous composition: μ² adds
+    (Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022, Cor. 3.3). Any other event
+    raises ValueError naming it (its trade-off curve is not a Gaussian one).
+    """
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return math.inf if event.noise_multiplier == 0 else 1.0 / event.noise_multiplier
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return math.sqrt(event.count) * gaussian_mu(event.event)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return math.sqrt(math.fsum(gaussian_mu(e) ** 2 for e in event.events))
+    raise ValueError(f"event must be composed of GaussianDpEvents to have a Gaussian-DP mu, got {type(event).__name__}")
