@@ -18,7 +18,7 @@ from dpaudit.audits.catalog import Claim, LazyClaims
 from dpaudit.mechanisms.discrete import bisect_last_true
 
 __all__ = ["Observe", "ObserveLinear", "Releases", "claims_from_privacy", "lazy_claims", "flip_point", "APPROX_DELTA",
-           "gaussian_mu"]
+           "gaussian_mu", "VIEW_ACCOUNTANT"]
 
 APPROX_DELTA = 1e-5
 """delta at which RDP and zCDP claims are turned into (epsilon, delta) claims for the auditor."""
@@ -132,15 +132,21 @@ def claims_from_privacy(privacy: Any, *, paper_expect: str = "consistent", corre
 
 
 def lazy_claims(privacy: Callable[[], Any], *, paper_expect: str = "consistent",
-                paper_label: str = "paper") -> LazyClaims:
+                paper_label: str = "paper", extra: tuple[Claim, ...] = ()) -> LazyClaims:
     """`claims_from_privacy(privacy(), ...)` built when the entry is first audited or listed in full.
 
     `privacy` is a zero-argument callable returning the algorithm's declaration (e.g.
     `functools.partial(algorithm.privacy, horizon)`): declarations may account exactly (seconds),
-    which importing the catalog must not pay for.
+    which importing the catalog must not pay for. `extra` claims (e.g. the exact ε of the audited
+    view, `VIEW_ACCOUNTANT`) are appended.
     """
-    return LazyClaims(lambda: claims_from_privacy(privacy(), paper_expect=paper_expect, paper_label=paper_label),
-                      expect=paper_expect)
+    return LazyClaims(lambda: claims_from_privacy(privacy(), paper_expect=paper_expect, paper_label=paper_label)
+                      + tuple(extra), expect=paper_expect)
+
+
+VIEW_ACCOUNTANT = "exact-view"
+"""The `accountant` of a claim that is the exact ε of the audited view over all neighbouring inputs
+(derived in the entry's module): no smaller upper bound holds for what the auditor sees."""
 
 
 def flip_point(flipped: Callable[[int], bool], lo: int, hi: int) -> int:

@@ -17,15 +17,15 @@ from dpaudit.algorithms.mab.environment import RewardTable
 from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.algorithms.mab.elimination import DPSE
 from dpaudit.algorithms.mab.ftnl import FTNL
-from dpaudit.algorithms.mab.hybrid_ucb import HybridUCB, hybrid_arm_releases
+from dpaudit.algorithms.mab.hybrid_ucb import HybridUCB, _node_scale, hybrid_arm_releases
 from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB, lazy_array_releases
 from dpaudit.mechanisms.secagg import BUGS, LocalSecAgg, PolyaSecAgg
 from dpaudit.registry import AUDITS
 
-from dpaudit.audits.build import Observe, Releases, flip_point, lazy_claims
-from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, RegretRun
+from dpaudit.audits.build import VIEW_ACCOUNTANT, Observe, Releases, flip_point, lazy_claims
+from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, PinNote, RegretRun
 
-__all__ = ["ENTRIES"]
+__all__ = ["ENTRIES", "hybrid_view_epsilon", "laplace_sum_tail_rate", "no_forgetting_llr_score"]
 
 DPSE_EPS = 1.0
 DPSE_BETA = 0.5  # large beta keeps epoch 1 short (444 pulls per arm at eps = 1); the claim holds for any beta
@@ -152,7 +152,7 @@ def seed001_entries() -> list[AuditEntry]:
             claims=(Claim("paper", epsilon=eps, expect="violation", source="Hu, Huang, Mehta, Thm 2"),
                     Claim("corrected", epsilon=3 * eps,
                           source="three Lap(1/ε) releases of sensitivity 1 contain the changed observation")),
-            samples=200_000, quick=False, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 1: Lap(1/ε) on each array sum, forgotten once released"),
+            samples=200_000, quick=False, audit_options={"score": no_forgetting_llr_score}, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 1: Lap(1/ε) on each array sum, forgotten once released"),
         AuditEntry(
             name="anytime-lazy-ucb.decisions", algorithm="anytime-lazy-ucb",
             description="Anytime-Lazy-UCB decisions: arm 1's init noise alone decides whether it is re-pulled early.",
@@ -169,7 +169,8 @@ def seed001_entries() -> list[AuditEntry]:
             pairs=(NeighbourPair("one-user", hyb_stream0, hyb_stream1,
                                  "K=1 arm's observations all 0 vs the 2nd one 1 (leaf 1 of tree 1, array 1)"),),
             observable="white-box", observable_description="released totals R_1..R_4 after each pull",
-            claims=lazy_claims(functools.partial(hybrid.privacy, 1 << 10), paper_expect="violation", paper_label="paper-proof"),
+            claims=lazy_claims(functools.partial(hybrid.privacy, 1 << 10), paper_expect="violation", paper_label="paper-proof",
+                               extra=(_hybrid_view_claim(eps, "paper"),)),
             samples=800_000, quick=True, quick_samples=400_000, audit_options={"score": hybrid_conjunction_score},
             regret=RegretRun("hybrid-ucb", horizon=5_000, runs=10, params=regret), source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 4 (Hybrid-UCB), Theorem 5 / App. E.3.1"),
         AuditEntry(
@@ -179,7 +180,8 @@ def seed001_entries() -> list[AuditEntry]:
             pairs=(NeighbourPair("one-user", hyb_stream0, hyb_stream1,
                                  "K=1 arm's observations all 0 vs the 2nd one 1 (leaf 1 of tree 1, array 1)"),),
             observable="white-box", observable_description="released totals R_1..R_4 after each pull",
-            claims=lazy_claims(functools.partial(hybrid_fixed.privacy, 1 << 10)), samples=800_000, quick=False,
+            claims=lazy_claims(functools.partial(hybrid_fixed.privacy, 1 << 10), extra=(_hybrid_view_claim(eps, "fixed"),)),
+            samples=800_000, quick=False,
             audit_options={"score": hybrid_conjunction_score}, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 4 (Hybrid-UCB), Theorem 5 / App. E.3.1"),
         AuditEntry(
             name="ftnl.rnm", algorithm="ftnl",
@@ -207,12 +209,56 @@ def seed001_entries() -> list[AuditEntry]:
     ]
 
 
+def laplace_sum_tail_rate(*scales: float) -> float:
+    """Pure ε of a shift by 1 of Z = sum of independent Laplace(b_i): sup_z log f(z)/f(z+1) = 1/max b_i.
+
+    f is log-concave (a convolution of log-concave densities), so log f(z) - log f(z+1) is
+    nondecreasing in z and its supremum is the limit z -> inf, the tail rate of the widest Laplace
+    (f(z) ~ C z^k e^{-z/b_max}); by symmetry the same holds for z -> -inf.
+    """
+    return 1.0 / max(scales)
+
+
+def hybrid_view_epsilon(epsilon: float, node_scale: str) -> float:
+    """Exact pure ε of the audited Hybrid-UCB view R_1..R_4 (an arm's released totals after its pulls
+    1-4, any longer stream) over every change of one observation in [0, 1].
+
+    By a bijective linear map the view is (R_1, R_2 - R_1, R_3 - R_1, R_4 - R_1) = (x_1 + A_0,
+    x_2 + n_leaf, x_2 + x_3 + n_root, x_2 + x_3 + x_4 + A_1 + n'_leaf) (1-based observations), four
+    independent noises: A_0, A_1 ~ Lap(2/ε) (arrays 0, 1), n_leaf, n_root ~ Lap(s_1) (tree 1), n'_leaf ~
+    Lap(s_2) (tree 2) (Hu, Huang, Mehta (arXiv:2102.07929), Alg. 4; s_r = `_node_scale`). Pure ε adds over
+    independent components, each a shift by at most 1:
+    x_1: ε/2; x_2: 2/s_1 + r; x_3: 1/s_1 + r; x_4: r; with r = `laplace_sum_tail_rate`(2/ε, s_2).
+    The view's ε is the largest, max(ε/2, 2/s_1 + r): 2ε/3 for node_scale "fixed", 5ε/4 for "paper"
+    (attained in the limit of all three noises of x_2 deep in their tails).
+    The theorem's ε (and 1.5ε corrected for "paper") bounds the whole run, whose array noise A_1 is
+    never released alone; this is the least upper bound for what the audit sees.
+    """
+    s1, s2 = _node_scale(epsilon, 1, node_scale), _node_scale(epsilon, 2, node_scale)
+    rate = laplace_sum_tail_rate(2.0 / epsilon, s2)
+    return max(epsilon / 2.0, 2.0 / s1 + rate)
+
+
+def no_forgetting_llr_score(out: np.ndarray) -> np.ndarray:
+    """The log-likelihood ratio (times 1/ε, up to an affine map) of the no-forgetting pair: releases 1-3
+    contain the 2nd observation (0 vs 1) under independent Lap(1/ε), so log f_1/f_0 = ε Σ_r
+    clip(2 y_r - 1, -1, 1), i.e. Σ_r clip(y_r, 0, 1) up to scale and shift. Its top value 3 is the event
+    {all three releases >= 1}, of probability 1/8 vs e^{-3}/8: the full loss 3ε (Neyman–Pearson)."""
+    return np.clip(np.asarray(out, dtype=float)[:, 1:4], 0.0, 1.0).sum(axis=1)
+
+
 def hybrid_conjunction_score(out: np.ndarray) -> np.ndarray:
     """min(R_2 - R_1, R_3 - R_1, R_4 - R_1 - 5): {score > 1} is the event
     {R_2 - R_1 > 1, R_3 - R_1 > 1, R_4 - R_1 > 6}, where all three noises covering the 2nd
     observation (leaf, root, array 1) are in their tails at once."""
     d = out[:, 1:4] - out[:, :1]
     return np.minimum(np.minimum(d[:, 0], d[:, 1]), d[:, 2] - 5.0)
+
+
+def _hybrid_view_claim(eps: float, node_scale: str) -> Claim:
+    return Claim("view", accountant=VIEW_ACCOUNTANT, epsilon=hybrid_view_epsilon(eps, node_scale),
+                 source="exact ε of the released totals R_1..R_4 (four independent Laplace components; "
+                        "Hu, Huang, Mehta (arXiv:2102.07929), Alg. 4)")
 
 
 PROTOCOL_THEOREMS = {"dist-dp": "Theorem 1", "dist-rdp": "Theorem 2", "dist-cdp": "Theorem 4", "local": "Theorem 6"}
