@@ -196,6 +196,9 @@ def linear_entries() -> list[AuditEntry]:
         target=functools.partial(ObserveLinear, vec, "released", _batch1_columns(4, 2)), pairs=_pairs(4),
         observable="white-box", observable_description="batch 1's released sums u and V over its B=2 users",
         claims=lazy_claims(functools.partial(vec.privacy, 4, dim=DIM)), samples=200_000, quick=False,
+        pin_note=PinNote("both", "every proven claim is ε = 0 at δ = 0.1 (the binomial counts' δ(0) is below 0.1), so "
+                                 "the ε-interval only says the view is (0, 0.1)-DP; the counts are not Gaussian, so no "
+                                 "μ is declared: a pin needs the binomial PLD's trade-off curve against the auditor's"),
         regret=RegretRun("linucb-sdp-vec", horizon=2000, runs=5, params={**regret, "batch": 20}),
         source="Chowdhury & Zhou (ICML 2022), Algorithm 1 with P_Vec, Theorem 3.5"))
     jdp = LinUCBJDP(epsilon=EPS, delta=DELTA)

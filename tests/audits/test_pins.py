@@ -164,3 +164,21 @@ def test_no_forgetting_score_reaches_the_full_loss():
                     regret=False)
     corrected = next(c for c in rec["claims"] if c["label"] == "corrected")
     assert 2.5 < corrected["epsilon_lower"] <= 3.0
+
+
+def test_pin_note_and_mu_upper_are_validated_and_recorded():
+    from dpaudit.audits.catalog import PinNote
+    from dpaudit.audits.run import run_entry
+
+    with pytest.raises(ValueError, match="loose"):
+        PinNote("sideways", "why")
+    with pytest.raises(ValueError, match="reason"):
+        PinNote("audit", "")
+    entry = AUDITS.get("dp-se.epoch-sum")
+    with pytest.raises(ValueError, match="pin_note"):
+        dataclasses.replace(entry, pin_note="a string")
+    with pytest.raises(ValueError, match="mu_upper"):
+        dataclasses.replace(entry, mu_upper=0.5)
+    noted = dataclasses.replace(entry, pin_note=PinNote("audit", "the tail"), mu_upper=lambda: 1.0)
+    rec = run_entry(noted, samples=2_000, seed=0, regret=False)
+    assert rec["pin_note"] == {"loose": "audit", "reason": "the tail"} and rec["mu_upper"] == 1.0
