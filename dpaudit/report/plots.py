@@ -122,8 +122,9 @@ def tradeoff_png(entry: dict[str, Any]) -> bytes | None:
 
 def interval_png(entries: list[dict[str, Any]]) -> bytes | None:
     """One line per entry from its audited ε_lower to its smallest sound upper bound ε_upper (green
-    where pinned within 10%, orange otherwise, red where a sound claim is violated), every claim marked
-    (x: claims expected to hold, +: claims known to be wrong); None if no entry has an interval."""
+    where ε_lower/ε_upper >= 0.9, orange otherwise, red where a sound claim is violated; entries pinned on
+    Gaussian-DP μ carry their μ pin in the label), every claim marked (x: claims expected to hold,
+    +: claims known to be wrong); None if no entry has an interval."""
     from dpaudit.report.model import PIN_TARGET, interval
 
     rows = []
@@ -143,8 +144,9 @@ def interval_png(entries: list[dict[str, Any]]) -> bytes | None:
     cap = 1.15 * max(float(np.max(lows[np.isfinite(lows)], initial=0.0)) * 2.0,
                      float(np.median(finite)) if finite.size else 0.0, 1.0)
     for yi, (e, iv), lo, up in zip(y, rows, lows, ups):
+        eps_pin = iv.get("epsilon_pin", iv["pin"])  # the bar is the ε interval: coloured by its own ratio
         color = ("tab:red" if iv["tight"] == "violated" else
-                 "tab:green" if iv["pin"] is not None and iv["pin"] >= PIN_TARGET else "tab:orange")
+                 "tab:green" if eps_pin is not None and eps_pin >= PIN_TARGET else "tab:orange")
         ax.plot([min(lo, cap), min(up, cap)], [yi, yi], "-", color=color, lw=3, alpha=0.7, solid_capstyle="butt")
         ax.plot([min(lo, cap)], [yi], "o", color=color, ms=4)
         if up > cap:
@@ -158,7 +160,9 @@ def interval_png(entries: list[dict[str, Any]]) -> bytes | None:
     ax.plot([], [], "+", color="k", label="claim known to be wrong")
     ax.plot([], [], ">", color="k", label="ε_upper beyond the axis")
     ax.set_xlim(0, cap * 1.02)
-    ax.set_yticks(y, [f"{e['name']} (δ={iv['delta']:.2g})" for e, iv in rows], fontsize=7)
+    ax.set_yticks(y, [f"{e['name']} (δ={iv['delta']:.2g})"
+                      + (f" μ-pin {iv['pin']:.2f}" if iv.get("pin_kind") == "mu" and iv["pin"] is not None else "")
+                      for e, iv in rows], fontsize=7)
     ax.set_xlabel("ε")
     ax.set_title("Where the true ε lies: audited lower bound to smallest sound upper bound")
     ax.grid(axis="x", alpha=0.3)
