@@ -121,6 +121,15 @@ def seed001_entries() -> list[AuditEntry]:
     ftnl_tab1[3] = (1.0, 0.0)
     ftnl_pair = NeighbourPair("one-user", RewardTable(ftnl_tab), RewardTable(ftnl_tab1),
                               "K=2, epoch 2 (rounds 4-7): every X(t)=(0,1) vs round 4 X(t)=(1,0); other rounds 0")
+    # the sound variants on a longer table: epoch 3 (rounds 8-15) moves the sum difference from 8 to 6, deeper in
+    # the noise tail than 4 to 2 (exact loss of the decision 0.81 instead of 0.71 at ε = 1, see FTNL_NOTE)
+    tail_t = 16
+    tail_tab = np.zeros((tail_t, 2))
+    tail_tab[7:15, 1] = 1.0
+    tail_tab1 = tail_tab.copy()
+    tail_tab1[7] = (1.0, 0.0)
+    tail_pair = NeighbourPair("one-user", RewardTable(tail_tab), RewardTable(tail_tab1),
+                              "K=2, epoch 3 (rounds 8-15): every X(t)=(0,1) vs round 8 X(t)=(1,0); other rounds 0")
     paper_ftnl, fixed_ftnl, naive_ftnl = FTNL(eps), FTNL(eps, noise="fixed"), FTNL(eps, noise="naive")
     regret = {"epsilon": eps, "instance": "s001-1"}
     return [
@@ -199,17 +208,17 @@ def seed001_entries() -> list[AuditEntry]:
         AuditEntry(
             name="ftnl.fixed", algorithm="ftnl",
             description="FTNL with RNM noise Lap(2/ε), ε-DP under the paper's neighbouring (RNM over sums that may move in opposite directions).",
-            target=functools.partial(Observe, fixed_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
-            observable="black-box", observable_description="the action played in epoch 3 (round 8)",
-            claims=lazy_claims(functools.partial(fixed_ftnl.privacy, ftnl_t, n_arms=2)), samples=200_000, quick=True, quick_samples=20_000,
+            target=functools.partial(Observe, fixed_ftnl, tail_t, "actions", (tail_t - 1,)), pairs=(tail_pair,),
+            observable="black-box", observable_description="the action played in epoch 4 (round 16)",
+            claims=lazy_claims(functools.partial(fixed_ftnl.privacy, tail_t, n_arms=2)), samples=200_000, quick=True, quick_samples=20_000,
             pin_note=FTNL_NOTE,
             source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithms 2-3 (FTNL), Theorem 6"),
         AuditEntry(
             name="ftnl.naive", algorithm="ftnl",
             description="The paper's naive FTNL (§5 intro): Lap(K/ε) on every per-action epoch sum, ε by basic composition.",
-            target=functools.partial(Observe, naive_ftnl, ftnl_t, "actions", (7,)), pairs=(ftnl_pair,),
-            observable="black-box", observable_description="the action played in epoch 3 (round 8)",
-            claims=lazy_claims(functools.partial(naive_ftnl.privacy, ftnl_t, n_arms=2)), samples=200_000, quick=False,
+            target=functools.partial(Observe, naive_ftnl, tail_t, "actions", (tail_t - 1,)), pairs=(tail_pair,),
+            observable="black-box", observable_description="the action played in epoch 4 (round 16)",
+            claims=lazy_claims(functools.partial(naive_ftnl.privacy, tail_t, n_arms=2)), samples=200_000, quick=False,
             pin_note=FTNL_NOTE,
             source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithms 2-3 (FTNL), Theorem 6"),
     ]
@@ -256,8 +265,8 @@ def no_forgetting_llr_score(out: np.ndarray) -> np.ndarray:
 FTNL_NOTE = PinNote(
     "audit", "Report Noisy Max over two Lap(2/ε) sums that move in opposite directions: the decision's loss at "
              "sum difference x is ε + log((2 + ε(x - 2)/2)/(2 + εx/2)), reaching the accountant's ε only as x -> inf; "
-             "the audited pair (x = 4 vs 2) has exact loss 0.71 (the audit reaches 95% of it), and 0.9 needs x ≈ 18, "
-             "an event of probability 3·10^-4 (≳ 10^7 runs per side)")
+             "the audited pair (x = 8 vs 6) has exact loss 0.81 (the audit reaches ≈ 94% of it; x = 4 vs 2 gave "
+             "0.71), and 0.9 needs x ≈ 18, an event of probability 3·10^-4 (≳ 10^7 runs per side)")
 
 
 def hybrid_conjunction_score(out: np.ndarray) -> np.ndarray:
