@@ -165,6 +165,8 @@ def interval(entry: dict[str, Any]) -> dict[str, Any] | None:
     claim, else the side the entry's `pin_note` shows to be tight ("upper" when the audit is the
     loose side, "lower" when the accounting is, "neither"), "unknown" without a note; `reason`
     says why the pin is below PIN_TARGET. None for an entry that did not run.
+    The entry-level `epsilon_upper` is this proven bound; it is not the claim-level `epsilon_upper` of
+    user audits (the Clopper-Pearson upper bound on the chosen event's ε that `dpaudit.baseline` reads).
     """
     if entry.get("error") or not entry.get("claims"):
         return None
