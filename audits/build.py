@@ -17,7 +17,8 @@ import numpy as np
 from dpaudit.audits.catalog import Claim, LazyClaims
 from dpaudit.mechanisms.discrete import bisect_last_true
 
-__all__ = ["Observe", "ObserveLinear", "Releases", "claims_from_privacy", "lazy_claims", "flip_point", "APPROX_DELTA"]
+__all__ = ["Observe", "ObserveLinear", "Releases", "claims_from_privacy", "lazy_claims", "flip_point", "APPROX_DELTA",
+           "gaussian_mu", "VIEW_ACCOUNTANT"]
 
 APPROX_DELTA = 1e-5
 """delta at which RDP and zCDP claims are turned into (epsilon, delta) claims for the auditor."""
@@ -131,15 +132,21 @@ def claims_from_privacy(privacy: Any, *, paper_expect: str = "consistent", corre
 
 
 def lazy_claims(privacy: Callable[[], Any], *, paper_expect: str = "consistent",
-                paper_label: str = "paper") -> LazyClaims:
+                paper_label: str = "paper", extra: tuple[Claim, ...] = ()) -> LazyClaims:
     """`claims_from_privacy(privacy(), ...)` built when the entry is first audited or listed in full.
 
     `privacy` is a zero-argument callable returning the algorithm's declaration (e.g.
     `functools.partial(algorithm.privacy, horizon)`): declarations may account exactly (seconds),
-    which importing the catalog must not pay for.
+    which importing the catalog must not pay for. `extra` claims (e.g. the exact ε of the audited
+    view, `VIEW_ACCOUNTANT`) are appended.
     """
-    return LazyClaims(lambda: claims_from_privacy(privacy(), paper_expect=paper_expect, paper_label=paper_label),
-                      expect=paper_expect)
+    return LazyClaims(lambda: claims_from_privacy(privacy(), paper_expect=paper_expect, paper_label=paper_label)
+                      + tuple(extra), expect=paper_expect)
+
+
+VIEW_ACCOUNTANT = "exact-view"
+"""The `accountant` of a claim that is the exact ε of the audited view over all neighbouring inputs
+(derived in the entry's module): no smaller upper bound holds for what the auditor sees."""
 
 
 def flip_point(flipped: Callable[[int], bool], lo: int, hi: int) -> int:
@@ -151,3 +158,19 @@ def flip_point(flipped: Callable[[int], bool], lo: int, hi: int) -> int:
     if flipped(lo) or not flipped(hi):
         raise ValueError(f"no decision flip in ({lo}, {hi}]")
     return bisect_last_true(lambda k: not flipped(k), lo, hi) + 1
+
+
+def gaussian_mu(event: Any) -> float:
+    """Gaussian-DP μ of a dp-accounting event built from Gaussian mechanisms.
+
+    GaussianDpEvent(σ/Δ): μ = 1/noise_multiplier; k-fold and heterogeneous composition: μ² adds
+    (Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022, Cor. 3.3). Any other event
+    raises ValueError naming it (its trade-off curve is not a Gaussian one).
+    """
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return math.inf if event.noise_multiplier == 0 else 1.0 / event.noise_multiplier
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return math.sqrt(event.count) * gaussian_mu(event.event)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return math.sqrt(math.fsum(gaussian_mu(e) ** 2 for e in event.events))
+    raise ValueError(f"event must be composed of GaussianDpEvents to have a Gaussian-DP mu, got {type(event).__name__}")

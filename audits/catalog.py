@@ -30,6 +30,8 @@ __all__ = [
     "RegretRun",
     "LazyClaims",
     "AuditEntry",
+    "PinNote",
+    "PIN_SIDES",
 ]
 
 RELATIONS = ("reward-only", "context-only", "both", "one-user")
@@ -185,6 +187,30 @@ class RegretRun:
             raise ValueError("algorithm must be a `dpaudit regret` name")
 
 
+PIN_SIDES = ("audit", "accounting", "both")
+"""Which side of an entry's interval [ε_lower, ε_upper] is known to be loose: the audit (the upper
+bound is exact for the view, the auditor cannot reach it at a feasible size), the accounting (the
+audit is near the view's true loss, the proven bound is not), or both."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PinNote:
+    """Why an entry's interval cannot be pinned within 10% at a feasible size, and which side is loose.
+
+    `reason` is the sentence the report prints where the pin ratio ε_lower/ε_upper is below 0.9
+    (e.g. "the released view's exact loss needs the full horizon; the audit at T = 48 sees 2 of 6
+    releases"); `loose` is one of `PIN_SIDES`.
+    """
+
+    loose: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        check_choice(self.loose, PIN_SIDES, "loose")
+        if not self.reason:
+            raise ValueError("reason must say why the interval stays wide")
+
+
 @dataclasses.dataclass(frozen=True)
 class AuditEntry:
     """One catalog entry: run `target` on each neighbouring pair, compare with every claim.
@@ -193,6 +219,10 @@ class AuditEntry:
     `LazyClaims`, so registering an entry costs nothing until it is audited. `samples` is the number of runs per input for a full
     audit; `quick_samples` the number used in the default suite (`quick=True` entries only).
     `audit_options` are passed to `dpaudit.audit.audit` (for example a score function).
+    `mu_upper` is a zero-argument callable giving a Gaussian-DP μ the accountant proves for the
+    audited view (Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022): when given, the
+    report pins the auditor's `mu_lower` against it, the useful interval for claims at a large δ.
+    `pin_note` states why the interval stays wider than 10% (see `PinNote`).
     """
 
     name: str
@@ -210,6 +240,8 @@ class AuditEntry:
     audit_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     source: str = ""
     variant: str = ""
+    mu_upper: Callable[[], float] | None = None
+    pin_note: PinNote | None = None
 
     def __post_init__(self) -> None:
         if not self.name or any(c.isspace() for c in self.name):
@@ -227,6 +259,10 @@ class AuditEntry:
         check_positive_int(self.samples, "samples")
         if self.quick_samples is not None:
             check_positive_int(self.quick_samples, "quick_samples")
+        if self.mu_upper is not None and not callable(self.mu_upper):
+            raise ValueError(f"mu_upper must be a zero-argument callable returning mu, got {self.mu_upper!r}")
+        if self.pin_note is not None and not isinstance(self.pin_note, PinNote):
+            raise ValueError(f"pin_note must be a PinNote or None, got {self.pin_note!r}")
 
     @property
     def expect(self) -> str:

@@ -186,6 +186,7 @@ def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = Fa
         "error": None,
     }
     try:
+        _pin_fields(entry, record)
         if getattr(entry, "mode", None) == "one-run":  # audited in one run with canaries (audits/one_run.py)
             from dpaudit.audits.one_run import run_one_run_entry
 
@@ -214,6 +215,16 @@ def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = Fa
         record["error"] = f"{type(exc).__name__}: {exc}"
         record["traceback"] = traceback.format_exc(limit=6)
     return _finish(record, start)
+
+
+def _pin_fields(entry: AuditEntry, record: dict[str, Any]) -> None:
+    """What the entry declares about its interval: the accountant's Gaussian-DP mu of the view
+    (`mu_upper`) and why the interval stays wide (`pin_note`); `dpaudit.report` computes the
+    interval itself (`epsilon_upper`, `pin`) from the claims and audits."""
+    note = getattr(entry, "pin_note", None)
+    record["pin_note"] = None if note is None else {"loose": note.loose, "reason": note.reason}
+    mu = getattr(entry, "mu_upper", None)
+    record["mu_upper"] = None if mu is None else _float(mu())
 
 
 def _finish(record: dict[str, Any], start: float) -> dict[str, Any]:

@@ -9,6 +9,7 @@ the target user (user 1, in batch 1) in the three ways of `_pairs` (vector, rewa
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -18,13 +19,31 @@ from dpaudit.algorithms.linear.linucb_ldp import LinUCBLDP
 from dpaudit.algorithms.linear.shuffle_linucb import LinUCBSDPAmp, LinUCBSDPVec
 from dpaudit.registry import AUDITS
 
-from dpaudit.audits.build import ObserveLinear, lazy_claims
-from dpaudit.audits.catalog import AuditEntry, NeighbourPair, RegretRun
+from dpaudit.audits.build import ObserveLinear, gaussian_mu, lazy_claims
+from dpaudit.audits.catalog import AuditEntry, NeighbourPair, PinNote, RegretRun
 
-__all__ = ["ENTRIES"]
+__all__ = ["ENTRIES", "JOINT_SENSITIVITY", "WORST_COSINE", "joint_pair", "joint_llr_score"]
 
 DIM = 2
 EPS, DELTA = 1.0, 0.1  # Chowdhury & Zhou's (ICML 2022) experiments (§5) use delta = 0.1
+
+JOINT_SENSITIVITY = math.sqrt(4.5)
+"""L2 sensitivity of one user's two messages (yφ, upper triangle of φφᵀ) taken together, for ‖φ‖ <= 1
+and |y| <= 1 (Chowdhury & Zhou (ICML 2022), Alg. 1's randomizer input): the declared event bounds the
+two separately (2 and √2, joint √6); jointly
+
+    ‖yφ - y'φ'‖² + ‖φφᵀ - φ'φ'ᵀ‖²_F <= a² + b² + 2abt + a⁴ + b⁴ - 2a²b²t²,
+
+a = ‖φ‖, b = ‖φ'‖, t = |cos ∠(φ, φ')|. In t the bound is largest at t = 1/(2ab) (value 1/2 added to
+a² + b² + a⁴ + b⁴ <= 4) when ab >= 1/2, and at t = 1 otherwise ((a + b)² + (a² - b²)² <= 2.81 for ab <
+1/2, a, b <= 1), so the joint sensitivity is at most √4.5 (the upper triangle is part of the
+Frobenius norm). The Gaussian-DP μ of a message pair with noise σ per entry is then √4.5/σ
+(Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022, Thm 2.7)."""
+
+WORST_COSINE = (math.sqrt(3.0) - 1.0) / 2.0
+"""cos ∠(φ, φ') of the pair (e1, y = 1) vs (φ', y' = -1) that maximises the released shift
+2 + 2c + (1 - c²)(2 - c²) on the upper triangle (its derivative 2 - 6c + 4c³ vanishes at (√3 - 1)/2):
+4.348, 98% of the joint bound 4.5."""
 
 
 def _table(horizon: int, phi: np.ndarray, y: float) -> ContextTable:
@@ -53,6 +72,39 @@ def _pairs(horizon: int, which: str = "all") -> tuple[NeighbourPair, ...]:
         NeighbourPair("context-only", _table(horizon, e1, 0.0), _table(horizon, e2, 0.0),
                       f"d={DIM}, T={horizon}; user 1 (φ, y) = (e1, 0) vs (e2, 0): φφᵀ moves by √2"),
     )
+
+
+def joint_pair(horizon: int) -> NeighbourPair:
+    """The worst-case pair found for the joint messages: user 1 (e1, 1) vs (φ', -1), φ' at `WORST_COSINE`
+    from e1, so that yφ and φφᵀ move together (squared shift 4.35 of at most 4.5)."""
+    c = WORST_COSINE
+    phi = np.array([c, math.sqrt(1.0 - c * c)])
+    return NeighbourPair("both", _table(horizon, np.eye(DIM)[0], 1.0), _table(horizon, phi, -1.0),
+                         f"d={DIM}, T={horizon}; user 1 (φ, y) = (e1, 1) vs ((0.366, 0.931), -1): yφ and φφᵀ move "
+                         "together (the worst case of the joint sensitivity)")
+
+
+def _joint_shift() -> np.ndarray:
+    """Mean of d0 minus mean of d1 for `joint_pair` in the layout of `_batch1_columns`: V (d x d, row
+    major) then u, i.e. (e1e1ᵀ - φ'φ'ᵀ, e1 + φ')."""
+    c = WORST_COSINE
+    phi = np.array([c, math.sqrt(1.0 - c * c)])
+    return np.concatenate([(np.outer(np.eye(DIM)[0], np.eye(DIM)[0]) - np.outer(phi, phi)).ravel(), np.eye(DIM)[0] + phi])
+
+
+def joint_llr_score(out: np.ndarray) -> np.ndarray:
+    """The log-likelihood ratio of `joint_pair`, up to an affine map: <out, w> with w the mean shift, the
+    duplicated off-diagonal of V halved (V_12 = V_21 is one noise draw), every entry's noise being
+    N(0, σ²) and independent (the randomizer of Chowdhury & Zhou (ICML 2022), Alg. 1). Thresholding it
+    gives the Neyman–Pearson tests of the pair (most powerful at every level), so the auditor's μ_lower
+    approaches the pair's μ = ‖shift‖/σ."""
+    w = _joint_shift()
+    w[1:DIM * DIM - 1] *= 0.5  # d = 2: V_12 and V_21
+    return np.asarray(out, dtype=float) @ w
+
+
+_CODE_NOTE = PinNote("audit", "this variant is audited on the vector pair only (it moves yφ alone: μ = 2/σ, 94% of "
+                               "the joint bound √4.5/σ); the joint worst case is audited in the paper-noise entry")
 
 
 def _returning_table(horizon: int, batch: int, sign: float) -> ContextTable:
@@ -84,10 +136,13 @@ def linear_entries() -> list[AuditEntry]:
                         + ("with the authors' simulation σ = sqrt(ln(2.5/δ))/ε, far below the theorem's." if code
                            else "σ = 4 sqrt(2 ln(2.5/δ))/ε (classical Gaussian mechanism)."),
             target=functools.partial(ObserveLinear, algo, "released", _batch1_columns(horizon, 1)),
-            pairs=_pairs(horizon, "vector" if code else "all"), observable="white-box",
+            pairs=_pairs(horizon, "vector") + (() if code else (joint_pair(horizon),)), observable="white-box",
             observable_description="user 1's noisy messages y·φ and φφᵀ",
             claims=lazy_claims(functools.partial(algo.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
-            samples=400_000, quick=code, quick_samples=50_000,
+            samples=400_000 if code else 800_000, quick=code, quick_samples=50_000,
+            mu_upper=functools.partial(_ratio, JOINT_SENSITIVITY, algo.sigma),
+            audit_options={} if code else {"score": joint_llr_score},
+            pin_note=_CODE_NOTE if code else None,
             regret=None if code else RegretRun("linucb-ldp", horizon=2000, runs=5, params=regret),
             source="Zheng et al. (NeurIPS 2020), locally private LinUCB; the baseline of Chowdhury & Zhou (ICML 2022)" + ("; the authors' simulation noise constant" if code else "")))
     for noise in ("paper", "code"):
@@ -102,10 +157,16 @@ def linear_entries() -> list[AuditEntry]:
                         "Gaussian messages, a post-processing of the shuffled view"
                         + (", with the authors' simulation σ (missing √log(2/δ) and 4√2)." if code else "."),
             target=functools.partial(ObserveLinear, algo, "released", _batch1_columns(horizon, batch)),
-            pairs=_pairs(horizon, "vector" if code else "all"), observable="white-box",
+            pairs=_pairs(horizon, "vector") + (() if code else (joint_pair(horizon),)), observable="white-box",
             observable_description=f"batch 1's released sums u and V over its B={batch} users",
             claims=lazy_claims(functools.partial(algo.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
-            samples=1_000_000 if code else 400_000, quick=False,
+            samples=1_000_000, quick=False,
+            mu_upper=functools.partial(_ratio, JOINT_SENSITIVITY, algo.sigma(horizon) * math.sqrt(batch)),
+            audit_options={} if code else {"score": joint_llr_score},
+            pin_note=_CODE_NOTE if code else PinNote(
+                "audit", "the batch sum's μ is 0.11 (noise σ√B on B = 2 users' messages) and the worst-case pair "
+                         "reaches 0.107 of it; the auditor's μ_lower trails its point estimate by ≈ 0.01 at 10^6 runs "
+                         "per side, so the pin sits at 0.9 ± 0.01"),
             regret=None if code else RegretRun("linucb-sdp-amp", horizon=2000, runs=5, params={**regret, "batch": 20}),
             source="Chowdhury & Zhou (ICML 2022), Algorithm 1 with P_Amp" + ("; the authors' simulation noise constant" if code else "")))
     for noise in ("paper", "code"):
@@ -127,6 +188,10 @@ def linear_entries() -> list[AuditEntry]:
                                  "φ = e1 vs -e1 in all her rounds, reward 1"),),
             observable="white-box", observable_description=f"every batch's released vector sum u (M={batches})",
             claims=lazy_claims(functools.partial(algo.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
+            mu_upper=functools.partial(_ratio, 2.0 * math.sqrt(batches), algo.sigma(horizon) * math.sqrt(batch)),
+            pin_note=None if code else PinNote(
+                "audit", f"the returning user's {batches} batch sums have μ = 2√M/(σ√B) ≈ 0.017 in all: below the "
+                         "auditor's μ resolution at 2·10⁵ runs per side (≈ 0.02); a pin within 10% needs ≈ 10⁸ runs"),
             samples=200_000, quick=code, quick_samples=50_000, source="Chowdhury & Zhou (ICML 2022), §4 (returning users), Theorem 4.2" + ("; the authors' simulation noise constant" if code else "")))
     vec = LinUCBSDPVec(epsilon=EPS, delta=DELTA, batch=2)
     out.append(AuditEntry(
@@ -136,6 +201,9 @@ def linear_entries() -> list[AuditEntry]:
         target=functools.partial(ObserveLinear, vec, "released", _batch1_columns(4, 2)), pairs=_pairs(4),
         observable="white-box", observable_description="batch 1's released sums u and V over its B=2 users",
         claims=lazy_claims(functools.partial(vec.privacy, 4, dim=DIM)), samples=200_000, quick=False,
+        pin_note=PinNote("both", "every proven claim is ε = 0 at δ = 0.1 (the binomial counts' δ(0) is below 0.1), so "
+                                 "the ε-interval only says the view is (0, 0.1)-DP; the counts are not Gaussian, so no "
+                                 "μ is declared: a pin needs the binomial PLD's trade-off curve against the auditor's"),
         regret=RegretRun("linucb-sdp-vec", horizon=2000, runs=5, params={**regret, "batch": 20}),
         source="Chowdhury & Zhou (ICML 2022), Algorithm 1 with P_Vec, Theorem 3.5"))
     jdp = LinUCBJDP(epsilon=EPS, delta=DELTA)
@@ -146,8 +214,22 @@ def linear_entries() -> list[AuditEntry]:
         target=functools.partial(ObserveLinear, jdp, "released"), pairs=_pairs(horizon), observable="white-box",
         observable_description="every released prefix and node of the tree over T=4 users",
         claims=lazy_claims(functools.partial(jdp.privacy, horizon, dim=DIM)), samples=200_000, quick=False,
+        mu_upper=functools.partial(_event_mu, jdp, horizon),
+        pin_note=PinNote("audit", "the tree view's μ is 0.068 (three nodes per leaf at σ = 25.6 per unit "
+                                  "of sensitivity); the auditor's μ resolution at 2·10⁵ runs per side is ≈ 0.02, "
+                                  "so a pin within 10% needs ≈ 5·10⁶ runs per side"),
         regret=RegretRun("linucb-jdp", horizon=2000, runs=5, params=regret), source="Shariff & Sheffet (NeurIPS 2018), jointly private LinUCB; the baseline of Chowdhury & Zhou (ICML 2022)"))
     return out
+
+
+def _event_mu(algo: LinUCBJDP, horizon: int) -> float:
+    """Gaussian-DP μ of the algorithm's declared event (its tree nodes holding the user's leaf)."""
+    return gaussian_mu(algo.privacy(horizon, dim=DIM).event)
+
+
+def _ratio(sensitivity: float, sigma: float) -> float:
+    """μ = sensitivity/σ of a Gaussian mechanism (Dong, Roth, Su, JRSS-B 2022, Thm 2.7)."""
+    return sensitivity / sigma
 
 
 ENTRIES = linear_entries()

@@ -10,13 +10,14 @@ from dpaudit.report.files import (FILES, LOCK_FILE, FolderBusyError, atomic_writ
                                   write_report)
 from dpaudit.report.html import render_html
 from dpaudit.report.markdown import render_markdown
-from dpaudit.report.model import (COLUMNS, SCHEMA, SCHEMA_VERSION, SUMMARY_COLUMNS, build_report, by_algorithm,
-                                  claim_rows, findings, fmt, settings_lines, summarize, versions)
-from dpaudit.report.plots import epsilon_png, regret_png, tradeoff_png
+from dpaudit.report.model import (COLUMNS, INTERVAL_COLUMNS, PIN_TARGET, SCHEMA, SCHEMA_VERSION, SUMMARY_COLUMNS,
+                                  build_report, by_algorithm, claim_rows, findings, fmt, interval, interval_rows,
+                                  settings_lines, summarize, versions)
+from dpaudit.report.plots import epsilon_png, interval_png, regret_png, tradeoff_png
 
 __all__ = [
     "SCHEMA", "SCHEMA_VERSION", "FILES", "LOCK_FILE", "FolderBusyError", "versions", "build_report", "summarize",
     "findings", "atomic_write_text", "lock_folder", "write_report", "load_report", "render_markdown", "render_html",
     "settings_lines", "by_algorithm", "claim_rows", "COLUMNS", "SUMMARY_COLUMNS", "fmt", "regret_png",
-    "epsilon_png", "tradeoff_png",
+    "epsilon_png", "tradeoff_png", "interval_png", "interval", "interval_rows", "INTERVAL_COLUMNS", "PIN_TARGET",
 ]

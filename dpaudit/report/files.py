@@ -17,14 +17,15 @@ import os
 import pathlib
 from typing import Any, Iterator
 
-from dpaudit._io import atomic_write_text
+from dpaudit._io import atomic_write_bytes, atomic_write_text
 from dpaudit.report.html import render_html
-from dpaudit.report.markdown import render_markdown
+from dpaudit.report.markdown import INTERVAL_PLOT, render_markdown
 from dpaudit.report.model import SCHEMA, SCHEMA_VERSION
+from dpaudit.report.plots import interval_png
 
 __all__ = ["FILES", "LOCK_FILE", "FolderBusyError", "atomic_write_text", "lock_folder", "write_report", "load_report"]
 
-FILES = ("report.json", "report.md", "report.html")
+FILES = ("report.json", "report.md", "report.html", INTERVAL_PLOT)
 LOCK_FILE = ".dpaudit.lock"
 
 
@@ -84,12 +85,16 @@ def _restore(value: Any) -> Any:
 
 
 def write_report(report: dict[str, Any], out_dir: str | os.PathLike[str], *, json_file: bool = True) -> dict[str, pathlib.Path]:
-    """Write report.json (unless `json_file` is False), report.md and report.html into `out_dir`."""
+    """Write report.json (unless `json_file` is False), report.md, report.html and the interval plot
+    (intervals.png, linked from report.md; when some entry has an interval) into `out_dir`, each atomically."""
     out = pathlib.Path(out_dir)
     paths = {}
     if json_file:
         text = json.dumps(_sanitize(report), indent=1, default=_json_default, allow_nan=False)
         paths["json"] = atomic_write_text(out / "report.json", text + "\n")
+    png = interval_png(report["entries"])
+    if png is not None:
+        paths["intervals"] = atomic_write_bytes(out / INTERVAL_PLOT, png)
     paths["md"] = atomic_write_text(out / "report.md", render_markdown(report))
     paths["html"] = atomic_write_text(out / "report.html", render_html(report))
     return paths

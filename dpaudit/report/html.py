@@ -6,8 +6,9 @@ import base64
 import html
 from typing import Any
 
-from dpaudit.report.model import COLUMNS, SUMMARY_COLUMNS, by_algorithm, claim_rows, settings_lines
-from dpaudit.report.plots import epsilon_png, regret_png, tradeoff_png
+from dpaudit.report.model import (COLUMNS, INTERVAL_COLUMNS, PIN_TARGET, SUMMARY_COLUMNS, by_algorithm, claim_rows,
+                                  interval_rows, settings_lines)
+from dpaudit.report.plots import epsilon_png, interval_png, regret_png, tradeoff_png
 
 __all__ = ["render_html"]
 
@@ -19,6 +20,7 @@ th{background:#f0f0f0}
 tr.violation td.verdict{color:#b00;font-weight:bold}
 tr.consistent td.verdict{color:#070}
 td.status-UNEXPECTED,td.status-ERROR{background:#fdd;font-weight:bold}
+tr.tight-both td.pin{color:#070}tr.tight-violated td.pin{color:#b00;font-weight:bold}
 .pass{color:#070}.fail{color:#b00}
 figure{margin:0.5em 0 1.5em}figcaption{font-size:0.85em;color:#555}
 img{max-width:100%}
@@ -81,6 +83,22 @@ def render_html(report: dict[str, Any]) -> str:
                 f'<td class="{k} status-{esc(row[k])}">{esc(row[k])}</td>' if k == "status" else f'<td class="{k}">{esc(row[k])}</td>'
                 for k, _ in SUMMARY_COLUMNS) + "</tr>")
     out.append("</tbody></table>")
+    rows = interval_rows(report["entries"])
+    if rows:
+        pinned = sum(1 for r in rows if r["tight"] == "both")
+        out.append('<h2 id="intervals">Intervals: the true ε between the audit and the accountant</h2>')
+        out.append(f"<p>{pinned} of {len(rows)} entries pinned within {100 * (1 - PIN_TARGET):.0f}% (pin = "
+                   f"ε_lower/ε_upper ≥ {PIN_TARGET:g}; (μ): Gaussian-DP μ_lower/μ_upper). ε_upper is the smallest "
+                   "sound claim (accountant or corrected), ε_lower the audit's bound at its δ.</p>")
+        out.append(_img(interval_png(report["entries"]), "epsilon intervals",
+                        "Per entry, the audited ε_lower (dot) to the smallest sound ε_upper; claims marked "
+                        "(x: expected to hold, +: known to be wrong)."))
+        out.append('<table class="intervals"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for _, h in INTERVAL_COLUMNS)
+                   + "</tr></thead><tbody>")
+        for row in rows:
+            out.append(f'<tr class="tight-{esc(row["tight"])}">'
+                       + "".join(f'<td class="{k}">{esc(row[k])}</td>' for k, _ in INTERVAL_COLUMNS) + "</tr>")
+        out.append("</tbody></table>")
     out.append("<h2>Figures</h2>")
     out.append(_img(epsilon_png(report["entries"]), "claimed vs audited epsilon",
                     "Claimed ε (black tick) against the audited lower bound (bar; red where it exceeds the claim)."))

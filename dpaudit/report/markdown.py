@@ -4,9 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpaudit.report.model import COLUMNS, SUMMARY_COLUMNS, by_algorithm, claim_rows, settings_lines
+from dpaudit.report.model import (COLUMNS, INTERVAL_COLUMNS, PIN_TARGET, SUMMARY_COLUMNS, by_algorithm, claim_rows,
+                                  interval_rows, settings_lines)
 
-__all__ = ["render_markdown"]
+__all__ = ["render_markdown", "INTERVAL_PLOT"]
+
+INTERVAL_PLOT = "intervals.png"
+"""The interval plot, written beside report.md by `dpaudit.report.write_report` and linked from it."""
+
+
+def interval_lines(report: dict[str, Any], plot: bool = True) -> list[str]:
+    """The interval section: per entry [ε_lower, ε_upper], the pin ratio, the tight side, the reason."""
+    rows = interval_rows(report["entries"])
+    if not rows:
+        return []
+    pinned = sum(1 for r in rows if r["tight"] == "both")
+    lines = ["", "## Intervals: the true ε between the audit and the accountant", "",
+             f"{pinned} of {len(rows)} entries pinned within {100 * (1 - PIN_TARGET):.0f}% "
+             f"(pin = ε_lower/ε_upper ≥ {PIN_TARGET:g}; (μ): Gaussian-DP μ_lower/μ_upper). "
+             "ε_upper is the smallest sound claim (accountant or corrected), ε_lower the audit's bound at its δ.", ""]
+    if plot:
+        lines += [f"![intervals]({INTERVAL_PLOT})", ""]
+    lines.append("| " + " | ".join(h for _, h in INTERVAL_COLUMNS) + " |")
+    lines.append("|" + "---|" * len(INTERVAL_COLUMNS))
+    for row in rows:
+        lines.append("| " + " | ".join(row[k].replace("|", "\\|") for k, _ in INTERVAL_COLUMNS) + " |")
+    return lines
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -38,6 +61,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     for e in report["entries"]:
         for row in claim_rows(e):
             lines.append("| " + " | ".join(row[k].replace("|", "\\|") for k, _ in SUMMARY_COLUMNS) + " |")
+    lines += interval_lines(report)
     for alg, entries in by_algorithm(report["entries"]).items():
         lines += ["", f"## {alg}", ""]
         lines.append("| " + " | ".join(h for _, h in COLUMNS) + " |")

@@ -28,10 +28,20 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "fmt",
     "one_run_note",
+    "PIN_TARGET",
+    "interval",
+    "interval_rows",
+    "proven_claims",
+    "INTERVAL_COLUMNS",
 ]
 
 SCHEMA = "dpaudit.report"
 SCHEMA_VERSION = 1
+
+PIN_TARGET = 0.9
+"""An entry is pinned when ε_lower/ε_upper >= PIN_TARGET (within 10%); below it the report states why."""
+_ZERO_EPSILON = 1e-9
+"""A sound claim at or below this is "ε = 0 at δ" (claims are positive: 0 is written 1e-12)."""
 
 
 def versions() -> dict[str, str]:
@@ -121,9 +131,105 @@ def findings(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _auto_reason(iv: dict[str, Any]) -> str:
+    """Why an interval is wide, from the numbers alone (used where the entry declares no reason)."""
+    if iv["epsilon_upper"] is None:
+        return "no sound claim with a finite ε: nothing bounds the view from above"
+    if iv["epsilon_upper"] <= _ZERO_EPSILON and iv["mu_upper"] is None:
+        return (f"every sound claim is ε = 0 at δ = {fmt(iv['delta'])} (the view's δ(0) is below the claim's δ), "
+                "so the ε-interval says nothing, and the entry declares no accountant μ to pin instead")
+    if iv["lower"] == 0:
+        return "the audit found no event separating the neighbours at this sample size"
+    return "no analysis of the gap yet: neither side is known to be exact for this view"
+
+
+def proven_claims(claims: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The claims dpaudit can prove for the view: expected to hold, and not the paper's own where the
+    entry carries a corrected claim (a paper's claim, or its own composition, that dpaudit's analysis
+    corrects is not a bound dpaudit proves, even where the audit cannot refute it)."""
+    claims = [c for c in claims if c["expect"] == "consistent"]
+    corrected = any(c["label"] == "corrected" for c in claims)
+    return [c for c in claims if not (corrected and c["label"].startswith("paper"))]
+
+
+def interval(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The interval [ε_lower, ε_upper] an entry leaves for the true ε of its audited view.
+
+    ε_upper is the tightest proven claim (`proven_claims`: the accountants' and the corrected bounds,
+    never a claim known to be wrong): among those with a finite ε, the one with the largest
+    ratio ε_lower/ε at its own δ (for claims at one δ: the smallest), with ε_lower the audit's bound
+    at that δ. pin = ε_lower/ε_upper. When the entry declares the accountant's Gaussian-DP μ
+    (`mu_upper`), the pin is the auditor's μ_lower over it (Dong, Roth, Su, "Gaussian Differential
+    Privacy", JRSS-B 2022: μ-GDP is the whole trade-off curve, where ε at a large δ says little).
+    `tight` is "both" when pinned (pin >= PIN_TARGET), "violated" when the audit exceeds a sound
+    claim, else the side the entry's `pin_note` shows to be tight ("upper" when the audit is the
+    loose side, "lower" when the accounting is, "neither"), "unknown" without a note; `reason`
+    says why the pin is below PIN_TARGET. None for an entry that did not run.
+    The entry-level `epsilon_upper` is this proven bound; it is not the claim-level `epsilon_upper` of
+    user audits (the Clopper-Pearson upper bound on the chosen event's ε that `dpaudit.baseline` reads).
+    """
+    if entry.get("error") or not entry.get("claims"):
+        return None
+    sound = proven_claims(entry["claims"])
+    finite = [c for c in sound if c["epsilon"] is not None and math.isfinite(c["epsilon"])]
+    best = None
+    for c in finite:
+        ratio = c["epsilon_lower"] / c["epsilon"] if c["epsilon"] > _ZERO_EPSILON else (math.inf if c["epsilon_lower"] > 0 else 0.0)
+        key = (ratio, -c["epsilon"])
+        if best is None or key > best[0]:
+            best = (key, c)
+    claim = best[1] if best else None
+    mu_lowers = [a["mu_lower"] for a in entry.get("audits", []) if a.get("mu_lower") is not None]
+    mu_lower = max(mu_lowers) if mu_lowers else None
+    mu_upper = entry.get("mu_upper")
+    iv: dict[str, Any] = {
+        "epsilon_lower": None if claim is None else claim["epsilon_lower"],
+        "epsilon_upper": None if claim is None else claim["epsilon"],
+        "delta": None if claim is None else claim["delta"],
+        "claim": None if claim is None else claim["label"],
+        "accountant": None if claim is None else claim["accountant"],
+        "epsilon_pin": None,
+        "mu_lower": mu_lower,
+        "mu_upper": mu_upper,
+        "mu_pin": None,
+        "lower": None if claim is None else claim["epsilon_lower"],
+        "sound": all(c["verdict"] == "consistent" for c in sound),
+    }
+    if claim is not None and claim["epsilon"] > _ZERO_EPSILON:
+        iv["epsilon_pin"] = claim["epsilon_lower"] / claim["epsilon"]
+    if mu_upper is not None and mu_upper > 0 and mu_lower is not None:
+        iv["mu_pin"] = mu_lower / mu_upper
+    if mu_upper is not None:
+        iv["pin_kind"], iv["pin"] = "mu", iv["mu_pin"]
+        iv["lower"] = mu_lower
+    else:
+        iv["pin_kind"], iv["pin"] = "epsilon", iv["epsilon_pin"]
+    note = entry.get("pin_note") or {}
+    if not iv["sound"]:
+        iv["tight"] = "violated"
+    elif iv["pin"] is not None and iv["pin"] >= PIN_TARGET:
+        iv["tight"] = "both"
+    else:
+        iv["tight"] = {"audit": "upper", "accounting": "lower", "both": "neither"}.get(note.get("loose"), "unknown")
+    iv["reason"] = None
+    if iv["sound"] and (iv["pin"] is None or iv["pin"] < PIN_TARGET):
+        iv["reason"] = note.get("reason") or _auto_reason(iv)
+    del iv["lower"]
+    return iv
+
+
+def _with_interval(entry: dict[str, Any]) -> dict[str, Any]:
+    """The entry record with `interval`, `epsilon_upper` and `pin` added (every other field kept)."""
+    iv = interval(entry)
+    return {**entry, "interval": iv, "epsilon_upper": None if iv is None else iv["epsilon_upper"],
+            "pin": None if iv is None else iv["pin"]}
+
+
 def build_report(entries: list[dict[str, Any]], *, settings: dict[str, Any], command: list[str] | None = None,
                  seconds: float | None = None) -> dict[str, Any]:
-    """Assemble the report document from entry records (see `dpaudit.audits.run.run_entry`)."""
+    """Assemble the report document from entry records (see `dpaudit.audits.run.run_entry`); each
+    entry gains its interval (`interval`, `epsilon_upper`, `pin`)."""
+    entries = [_with_interval(e) for e in entries]
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -217,6 +323,42 @@ def settings_lines(report: dict[str, Any]) -> list[str]:
     if report.get("seconds") is not None:
         lines.append(f"- wall time {fmt(report['seconds'])} s")
     return lines
+
+
+def interval_rows(entries: Iterable[dict[str, Any]]) -> list[dict[str, str]]:
+    """One row per entry of the interval table, for Markdown and HTML alike: entries that ran and have a
+    proven upper bound (a known-buggy variant whose only claim is the wrong one has none)."""
+    rows = []
+    for e in entries:
+        iv = e.get("interval") if "interval" in e else interval(e)
+        if iv is None or iv["epsilon_upper"] is None:
+            continue
+        mu = (f"[{fmt(iv['mu_lower'])}, {fmt(iv['mu_upper'])}]" if iv["mu_upper"] is not None
+              else ("≥ " + fmt(iv["mu_lower"]) if iv["mu_lower"] is not None else "–"))
+        pin = "–" if iv["pin"] is None else fmt(iv["pin"], 2) + (" (μ)" if iv["pin_kind"] == "mu" else "")
+        rows.append({
+            "entry": e["name"],
+            "delta": fmt(iv["delta"]),
+            "interval": f"[{fmt(iv['epsilon_lower'])}, {fmt(iv['epsilon_upper'])}]",
+            "upper": "–" if iv["claim"] is None else f"{iv['claim']} ({iv['accountant']})",
+            "mu": mu,
+            "pin": pin,
+            "tight": iv["tight"],
+            "reason": iv["reason"] or "",
+        })
+    return rows
+
+
+INTERVAL_COLUMNS = (
+    ("entry", "entry"),
+    ("delta", "δ"),
+    ("interval", "[ε_lower, ε_upper]"),
+    ("upper", "ε_upper from"),
+    ("mu", "[μ_lower, μ_upper]"),
+    ("pin", "pin"),
+    ("tight", "tight side"),
+    ("reason", "why not pinned within 10%"),
+)
 
 
 SUMMARY_COLUMNS = (("entry", "entry"), ("claim", "claim"), ("claimed", "claimed ε (accountant)"), ("delta", "δ"),

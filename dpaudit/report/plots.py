@@ -3,7 +3,9 @@
 - regret curves: mean cumulative pseudo-regret with its 95% band for every regret run in the report;
 - claimed vs audited epsilon: for every claim, the claimed epsilon and the audited lower bound;
 - trade-off: the auditor's empirical trade-off curve (type I error alpha vs type II error beta)
-  against the trade-off function of the claimed (epsilon, delta) (Dong, Roth, Su 2022, Prop. 2.5).
+  against the trade-off function of the claimed (epsilon, delta) (Dong, Roth, Su 2022, Prop. 2.5);
+- intervals: per entry, the interval [epsilon_lower, epsilon_upper] left for the true epsilon, with
+  every claim marked.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["regret_png", "epsilon_png", "tradeoff_png"]
+__all__ = ["regret_png", "epsilon_png", "tradeoff_png", "interval_png"]
 
 
 def _pyplot():
@@ -115,4 +117,54 @@ def tradeoff_png(entry: dict[str, Any]) -> bytes | None:
     ax.set_ylabel("type II error β")
     ax.set_title(entry["name"], fontsize=9)
     ax.legend(fontsize=6)
+    return _png(fig)
+
+
+def interval_png(entries: list[dict[str, Any]]) -> bytes | None:
+    """One line per entry from its audited ε_lower to its smallest sound upper bound ε_upper (green
+    where ε_lower/ε_upper >= 0.9, orange otherwise, red where a sound claim is violated; entries pinned on
+    Gaussian-DP μ carry their μ pin in the label), every claim marked (x: claims expected to hold,
+    +: claims known to be wrong); None if no entry has an interval."""
+    from dpaudit.report.model import PIN_TARGET, interval
+
+    rows = []
+    for e in entries:
+        iv = e.get("interval") if "interval" in e else interval(e)
+        if iv is not None and iv["epsilon_upper"] is not None:
+            rows.append((e, iv))
+    if not rows:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 0.8 + 0.28 * len(rows)))
+    y = np.arange(len(rows))[::-1]
+    lows = np.array([iv["epsilon_lower"] for _, iv in rows], dtype=float)
+    ups = np.array([iv["epsilon_upper"] for _, iv in rows], dtype=float)
+    finite = np.concatenate([lows[np.isfinite(lows)], ups[np.isfinite(ups)]])
+    # as in epsilon_png: the axis covers the audited bounds (and bounds near them); larger values sit at its edge as ">"
+    cap = 1.15 * max(float(np.max(lows[np.isfinite(lows)], initial=0.0)) * 2.0,
+                     float(np.median(finite)) if finite.size else 0.0, 1.0)
+    for yi, (e, iv), lo, up in zip(y, rows, lows, ups):
+        eps_pin = iv.get("epsilon_pin", iv["pin"])  # the bar is the ε interval: coloured by its own ratio
+        color = ("tab:red" if iv["tight"] == "violated" else
+                 "tab:green" if eps_pin is not None and eps_pin >= PIN_TARGET else "tab:orange")
+        ax.plot([min(lo, cap), min(up, cap)], [yi, yi], "-", color=color, lw=3, alpha=0.7, solid_capstyle="butt")
+        ax.plot([min(lo, cap)], [yi], "o", color=color, ms=4)
+        if up > cap:
+            ax.plot([cap], [yi], ">", color="k", ms=5)
+        for c in e["claims"]:
+            if c["epsilon"] is not None and math.isfinite(c["epsilon"]) and c["epsilon"] <= cap:
+                ax.plot([c["epsilon"]], [yi], "x" if c["expect"] == "consistent" else "+", color="k", ms=6)
+    ax.plot([], [], "-", color="tab:green", lw=3, label=f"[ε_lower, ε_upper], pinned (≥ {PIN_TARGET:g})")
+    ax.plot([], [], "-", color="tab:orange", lw=3, label="[ε_lower, ε_upper], not pinned")
+    ax.plot([], [], "x", color="k", label="claim expected to hold")
+    ax.plot([], [], "+", color="k", label="claim known to be wrong")
+    ax.plot([], [], ">", color="k", label="ε_upper beyond the axis")
+    ax.set_xlim(0, cap * 1.02)
+    ax.set_yticks(y, [f"{e['name']} (δ={iv['delta']:.2g})"
+                      + (f" μ-pin {iv['pin']:.2f}" if iv.get("pin_kind") == "mu" and iv["pin"] is not None else "")
+                      for e, iv in rows], fontsize=7)
+    ax.set_xlabel("ε")
+    ax.set_title("Where the true ε lies: audited lower bound to smallest sound upper bound")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
     return _png(fig)

@@ -43,3 +43,15 @@ def sample_report():
     settings = {"seed": 0, "samples": None, "quick": True, "confidence": 0.95, "per_audit_confidence": 0.975,
                 "audit_calls": 2, "executor": "local", "regret": True, "names": [e["name"] for e in entries]}
     return build_report(entries, settings=settings, command=["dpaudit", "audit"], seconds=1.5)
+
+
+@pytest.fixture
+def make_claim():
+    """_claim(label, eps, lower, expect, by=None): one claim record."""
+    return _claim
+
+
+@pytest.fixture
+def make_entry():
+    """_entry(name, alg, claims, regret=None, variant="", tradeoff=True): one entry record."""
+    return _entry
