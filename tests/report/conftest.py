@@ -21,7 +21,7 @@ def _entry(name, alg, claims, regret=None, variant="", tradeoff=True):
         audit["tradeoff"] = {"alpha": a.tolist(), "beta": np.clip(1 - 2 * a, 0, 1).tolist()}
     return {"name": name, "algorithm": alg, "variant": variant, "description": f"{alg} <b>audit</b>.",
             "observable": "black-box", "observable_description": "actions", "expect": "violation"
-            if any(c["expect"] == "violation" for c in claims) else "consistent", "source": "digest §6",
+            if any(c["expect"] == "violation" for c in claims) else "consistent", "source": "Li, Shi, Simchi-Levi (ICML 2024), Sec. 6",
             "seed": 11, "pairs": [{"relation": "one-user", "description": "X(t)=(0,1) vs (1,0)"}],
             "audits": [audit], "claims": claims, "regret": regret, "error": None,
             "ok": all(c["ok"] for c in claims), "seconds": 0.2}
