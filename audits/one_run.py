@@ -27,10 +27,15 @@ __all__ = ["OneRunEntry", "run_one_run_entry"]
 @dataclasses.dataclass(frozen=True)
 class OneRunEntry(AuditEntry):
     """An `AuditEntry` audited in one run: `target()` returns a `OneRunTarget`; `horizon` and
-    `num_canaries` describe it (the target was built with them)."""
+    `num_canaries` describe it (the target was built with them).  `guesses`: the (k_plus, k_minus)
+    pairs searched, fixed in advance (Bonferroni over their number), or None for
+    `dpaudit.audit.one_run.default_guess_grid` (224 pairs at m = 10^4).  A short grid keeps power when the
+    suite's family-wise split leaves each call a small level: the bound's delta term, about
+    2 m delta / (correct guesses in excess of r e^eps / (1 + e^eps)), does not shrink with the level."""
 
     horizon: int = 1_000_000
     num_canaries: int = 1_000
+    guesses: tuple[tuple[int, int], ...] | None = None
 
     mode = "one-run"
 
@@ -74,7 +79,7 @@ def run_one_run_entry(entry: OneRunEntry, record: dict[str, Any], *, confidence:
         claim_eps = min((v for v in values if v > 0), default=1e-3)
         start = time.perf_counter()
         res = one_run(mechanism, target.num_canaries, target.score, claim_epsilon=claim_eps, claim_delta=delta,
-                      confidence=confidence, seed=run_seed)
+                      confidence=confidence, seed=run_seed, guesses=entry.guesses)
         record["audits"].append({
             "delta": delta, "claim_epsilon": claim_eps, "samples": "one run", "confidence": confidence,
             "seed": run_seed, "epsilon_lower": float(res.epsilon_lower), "verdict": res.verdict,

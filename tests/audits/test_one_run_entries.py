@@ -79,3 +79,14 @@ def test_twin_fails_the_gate():
 def test_bad_entry_fields_are_named(field, value):
     with pytest.raises(ValueError, match=field):
         dataclasses.replace(AUDITS.get("dp-se.one-run"), **{field: value})
+
+
+def test_an_entry_s_fixed_guess_grid_is_the_one_searched():
+    grid = ((50, 50), (100, 25))
+    entry = dataclasses.replace(_small("dp-se.one-run", DPSE(1.0, 0.5), (Claim("paper", epsilon=1.0),)), guesses=grid)
+    rec = run_entry(entry, confidence=0.95, seed=0, regret=False)
+    assert rec["error"] is None, rec.get("traceback")
+    (audit,) = rec["audits"]
+    assert (audit["k_plus"], audit["k_minus"]) in grid
+    linucb = [AUDITS.get(n) for n in ONE_RUN if AUDITS.get(n).algorithm == "linucb-sdp-amp"]
+    assert linucb and all(e.guesses is not None and len(e.guesses) == 4 for e in linucb)
