@@ -558,7 +558,7 @@ def run_row(row: Row, samples: int, seed: int, extra: dict) -> dict:
     start = time.perf_counter()
     opts = {**row.options, **extra}
     res = audit(row.make(), np.asarray(row.d0), np.asarray(row.d1), claim_epsilon=row.claim, samples=samples,
-                confidence=0.95, seed=seed, progress=False, **opts)
+                confidence=0.95, seed=seed, progress=False, executor="serial", **opts)
     return {"epsilon_lower": res.epsilon_lower, "verdict": res.verdict, "seconds": time.perf_counter() - start,
             "event": res.directions[0].event if res.direction == "d0>d1" else res.directions[1].event}
 

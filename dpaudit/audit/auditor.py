@@ -50,6 +50,7 @@ from dpaudit.audit.execution import (
     selection_chunk,
 )
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
+from dpaudit.audit.features import fit_feature_scores
 from dpaudit.audit.scores import Score, UserScore, fit_scores
 from dpaudit.audit.selection import DIRECTIONS, EventPlan, choose_events
 from dpaudit.validation import (
@@ -132,19 +133,27 @@ def _events_key(plans: dict[str, EventPlan], with_grid: bool) -> str:
         p = plans[d]
         h.update(pickle.dumps((d, p.sign, p.thresholds(with_grid).tobytes(), type(p.score).__name__,
                                p.score.describe())))
-        for arr in ("keys", "values", "weights"):
-            if hasattr(p.score, arr):
-                h.update(np.ascontiguousarray(getattr(p.score, arr)).tobytes())
+        # Every fitted array and parameter of the score (a resumed chunk must have counted the same events).
+        fields = dataclasses.fields(p.score) if dataclasses.is_dataclass(p.score) else ()
+        for f in fields:
+            value = getattr(p.score, f.name)
+            if isinstance(value, np.ndarray):
+                h.update(f.name.encode() + str(value.dtype).encode() + repr(value.shape).encode())
+                h.update(np.ascontiguousarray(value).tobytes())
+            elif isinstance(value, (int, float, str, bool)) or value is None:
+                h.update(f"{f.name}={value!r}".encode())
     return h.hexdigest()
 
 
-def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray) -> list[tuple[Score, np.ndarray, np.ndarray]]:
+def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray,
+              float_bits: bool = False) -> list[tuple[Score, np.ndarray, np.ndarray]]:
     """Candidate scores with their values on the runs they are chosen on (see module docstring)."""
     if score is not None:
         return [(score, score(sel0), score(sel1))]
     half = len(sel0) // 2
     out = []
-    for sc in fit_scores(sel0[:half], sel1[:half]):
+    fit0, fit1 = sel0[:half], sel1[:half]
+    for sc in fit_scores(fit0, fit1) + fit_feature_scores(fit0, fit1, float_bits):
         a, b = (sel0[half:], sel1[half:]) if sc.learned else (sel0, sel1)
         out.append((sc, sc(a), sc(b)))
     return out
@@ -250,6 +259,7 @@ class AuditOptions:
     claim_accountant: str = "best"
     score: Callable[[np.ndarray], Any] | None = None
     selection_fraction: float = 0.1
+    float_bits: bool = False
     grid_size: int = 32
     curve_points: int = 64
     executor: Any = None
@@ -304,6 +314,8 @@ class AuditOptions:
             put("workers", check_int_at_least(self.workers, 1, "workers"))
         if self.score is not None and not callable(self.score):
             raise ValueError(f"score must be a function of a batch of outputs, got {self.score!r}")
+        if not isinstance(self.float_bits, bool):
+            raise ValueError(f"float_bits must be True or False, got {self.float_bits!r}")
         if self.progress is not None and not isinstance(self.progress, bool):
             raise ValueError(f"progress must be True, False or None, got {self.progress!r}")
         if self.checkpoint_dir is not None:
@@ -359,7 +371,7 @@ def _checkpoints(target: Any, d0: Any, d1: Any, o: AuditOptions, spec: OutputSpe
         return None
     identity = {
         "seed": o.seed, "target": describe_target(target, o.target_name), "data": fingerprint_data((d0, d1)),
-        "score": None if user_score is None else describe_target(user_score.fn),
+        "score": None if user_score is None else describe_target(user_score.fn), "float_bits": o.float_bits,
         "output_shape": list(spec.row_shape), "discrete": spec.discrete,
     }
     manifest = {**identity, "samples": o.samples, "chunk_size": o.chunk_size,
@@ -386,7 +398,7 @@ def _run(target: Any, d0: Any, d1: Any, o: AuditOptions, p: _Plan):
         )
         sel0 = np.concatenate([sel[c.index][0] for c in sel_chunks])
         sel1 = np.concatenate([sel[c.index][1] for c in sel_chunks])
-        plans = choose_events(_families(user_score, sel0, sel1), p.n_est, o.claim_delta, p.level_eps, o.grid_size)
+        plans = choose_events(_families(user_score, sel0, sel1, o.float_bits), p.n_est, o.claim_delta, p.level_eps, o.grid_size)
         del sel, sel0, sel1
         # The grid is counted on the estimation split only when a claimed curve is tested on it;
         # otherwise the trade-off points are read off the selection split (cheaper chunks).
