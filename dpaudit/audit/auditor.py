@@ -37,6 +37,7 @@ from dpaudit.audit.bounds import (
 from dpaudit.audit.describe import describe_target
 from dpaudit.audit.execution import (
     CheckpointStore,
+    counts_above,
     OutputSpec,
     check_executor,
     draw,
@@ -159,6 +160,28 @@ def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray,
     return out
 
 
+def _refit_on_selection(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.ndarray, float_bits: bool,
+                        p: "_Plan", o: "AuditOptions") -> dict[str, EventPlan]:
+    """Refit each direction's chosen learned family on the whole selection split and choose its
+    thresholds again there (the family was chosen on held-out runs; the refit only uses more runs).
+
+    The estimation split is untouched, so its Clopper-Pearson bounds stay valid."""
+    out = dict(plans)
+    refits: dict[str, Score] | None = None
+    for d in DIRECTIONS:
+        chosen = plans[d].score
+        if not chosen.learned:
+            continue
+        if refits is None:
+            refits = {sc.name: sc for sc in fit_scores(sel0, sel1) + fit_feature_scores(sel0, sel1, float_bits)
+                      if sc.learned}
+        sc = refits.get(chosen.name)
+        if sc is None or type(sc) is not type(chosen):
+            continue
+        out[d] = choose_events([(sc, sc(sel0), sc(sel1))], p.n_est, o.claim_delta, p.level_eps, o.grid_size)[d]
+    return out
+
+
 def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n: int, delta: float,
                       level_eps: float, level_mu: float) -> DirectionResult:
     k1, k2 = int(first[0]), int(second[0])
@@ -260,6 +283,7 @@ class AuditOptions:
     score: Callable[[np.ndarray], Any] | None = None
     selection_fraction: float = 0.1
     float_bits: bool = False
+    crossfit: bool = False
     grid_size: int = 32
     curve_points: int = 64
     executor: Any = None
@@ -316,6 +340,10 @@ class AuditOptions:
             raise ValueError(f"score must be a function of a batch of outputs, got {self.score!r}")
         if not isinstance(self.float_bits, bool):
             raise ValueError(f"float_bits must be True or False, got {self.float_bits!r}")
+        if not isinstance(self.crossfit, bool):
+            raise ValueError(f"crossfit must be True or False, got {self.crossfit!r}")
+        if self.crossfit and self.claim is not None:
+            raise ValueError("crossfit=True tests the point bound only; a claimed curve (claim=...) needs crossfit=False")
         if self.progress is not None and not isinstance(self.progress, bool):
             raise ValueError(f"progress must be True, False or None, got {self.progress!r}")
         if self.checkpoint_dir is not None:
@@ -372,6 +400,7 @@ def _checkpoints(target: Any, d0: Any, d1: Any, o: AuditOptions, spec: OutputSpe
     identity = {
         "seed": o.seed, "target": describe_target(target, o.target_name), "data": fingerprint_data((d0, d1)),
         "score": None if user_score is None else describe_target(user_score.fn), "float_bits": o.float_bits,
+        "crossfit": o.crossfit,
         "output_shape": list(spec.row_shape), "discrete": spec.discrete,
     }
     manifest = {**identity, "samples": o.samples, "chunk_size": o.chunk_size,
@@ -398,7 +427,10 @@ def _run(target: Any, d0: Any, d1: Any, o: AuditOptions, p: _Plan):
         )
         sel0 = np.concatenate([sel[c.index][0] for c in sel_chunks])
         sel1 = np.concatenate([sel[c.index][1] for c in sel_chunks])
-        plans = choose_events(_families(user_score, sel0, sel1, o.float_bits), p.n_est, o.claim_delta, p.level_eps, o.grid_size)
+        if o.crossfit:
+            return _crossfit(runner, bar, store, target, d0, d1, o, p, spec, user_score, sel0, sel1, est_chunks,
+                             seeds)
+        plans = _choose(user_score, sel0, sel1, o, p, p.n_est)
         del sel, sel0, sel1
         # The grid is counted on the estimation split only when a claimed curve is tested on it;
         # otherwise the trade-off points are read off the selection split (cheaper chunks).
@@ -410,17 +442,72 @@ def _run(target: Any, d0: Any, d1: Any, o: AuditOptions, p: _Plan):
             store, _events_key(plans, with_grid), bar,
         )
     counts = [sum(est[c.index][i] for c in est_chunks) for i in range(len(DIRECTIONS))]
-    return spec, plans, counts
+    return spec, plans, counts, None, p.n_est
+
+
+def _choose(user_score: UserScore | None, sel0: np.ndarray, sel1: np.ndarray, o: AuditOptions, p: _Plan,
+            n_counted: int) -> dict[str, EventPlan]:
+    """The events chosen on these selection rows (families fitted on their first half, refitted on all)."""
+    plans = choose_events(_families(user_score, sel0, sel1, o.float_bits), n_counted, o.claim_delta, p.level_eps,
+                          o.grid_size)
+    if user_score is None:
+        plans = _refit_on_selection(plans, sel0, sel1, o.float_bits, p, o)
+    return plans
+
+
+def _plan_args(plans: dict[str, EventPlan], with_grid: bool) -> list[tuple[Score, int, np.ndarray]]:
+    return [(plans[d].score, plans[d].sign, plans[d].thresholds(with_grid)) for d in DIRECTIONS]
+
+
+def _count_rows(plan_args, out0: np.ndarray, out1: np.ndarray) -> list[np.ndarray]:
+    """Counts of rows in each event, as `estimation_chunk` returns them, for rows already drawn."""
+    out = []
+    for score, sign, thresholds in plan_args:
+        s0, s1 = score(out0), score(out1)
+        out.append(np.stack([counts_above(s0, sign, thresholds), counts_above(s1, sign, thresholds)]).astype(np.int64))
+    return out
+
+
+def _crossfit(runner, bar, store, target, d0, d1, o: AuditOptions, p: _Plan, spec: OutputSpec,
+              user_score: UserScore | None, sel0: np.ndarray, sel1: np.ndarray, est_chunks, seeds):
+    """Two-fold cross-fitting (see the package docstring): every run is counted, by the event of the
+    other fold.
+
+    Fold A = the first half of the selection rows and the even-numbered estimation chunks, fold B the
+    rest.  Events are chosen on each fold's selection rows; A's event is counted on all of fold B and
+    B's on all of fold A; per event the two counts are added (n = samples runs per side in all).
+    """
+    h = len(sel0) // 2
+    plans_a = _choose(user_score, sel0[:h], sel1[:h], o, p, o.samples)
+    plans_b = _choose(user_score, sel0[h:], sel1[h:], o, p, o.samples)
+    args_a, args_b = _plan_args(plans_a, False), _plan_args(plans_b, False)
+    raw = [a + b for a, b in zip(_count_rows(args_a, sel0[h:], sel1[h:]), _count_rows(args_b, sel0[:h], sel1[:h]))]
+    fold_b = {c.index: i % 2 == 1 for i, c in enumerate(est_chunks)}
+    est = run_chunks(
+        runner, est_chunks,
+        lambda c: (estimation_chunk, (target, d0, d1, seeds[c.index], c.size, spec,
+                                      args_a if fold_b[c.index] else args_b)),
+        store, _events_key(plans_a, False) + _events_key(plans_b, False), bar,
+    )
+    counts = [raw[i] + sum(est[c.index][i] for c in est_chunks) for i in range(len(DIRECTIONS))]
+    return spec, plans_a, counts, plans_b, o.samples
 
 
 def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: dict[str, EventPlan],
-              counts: list[np.ndarray]) -> AuditResult:
-    """Bounds from the counts, the verdict and the result record."""
+              counts: list[np.ndarray], partner: dict[str, EventPlan] | None = None,
+              nobs: int | None = None) -> AuditResult:
+    """Bounds from the counts, the verdict and the result record (`partner`: fold B's events when cross-fitted)."""
     directions = []
     rates = []
+    nobs = p.n_est if nobs is None else nobs
     for i, d in enumerate(DIRECTIONS):
         first, second = (counts[i][0], counts[i][1]) if d == "d0>d1" else (counts[i][1], counts[i][0])
-        directions.append(_direction_result(plans[d], first, second, p.n_est, o.claim_delta, p.level_eps, p.level_mu))
+        r = _direction_result(plans[d], first, second, nobs, o.claim_delta, p.level_eps, p.level_mu)
+        if partner is not None:
+            q = partner[d]
+            other = f"{'' if q.sign > 0 else '-'}{q.score.name} > {q.threshold!r}"
+            r = dataclasses.replace(r, event=f"cross-fitted: {r.event} (fold A) + {other} (fold B)")
+        directions.append(r)
         rates.append((first[2:], second[2:]))
     best = max(directions, key=lambda r: r.epsilon_lower)
     best_mu = max(directions, key=lambda r: r.mu_lower)
@@ -440,7 +527,7 @@ def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: d
         chunk_size=o.chunk_size,
         selection_fraction=o.selection_fraction,
         selection_samples=p.n_sel,
-        estimation_samples=p.n_est,
+        estimation_samples=nobs,  # cross-fitted: every run is counted (by the other fold's event)
         output_shape=spec.row_shape,
         discrete=spec.discrete,
         direction=best.direction,
@@ -457,8 +544,8 @@ def run_audit(target: Callable[[Any, np.random.Generator, int], Any], d0: Any, d
               options: AuditOptions) -> AuditResult:
     """`audit` with its options already gathered (and validated) in an `AuditOptions`."""
     plan = _validate(target, options)
-    spec, plans, counts = _run(target, d0, d1, options, plan)
-    return _assemble(target, options, plan, spec, plans, counts)
+    spec, plans, counts, partner, nobs = _run(target, d0, d1, options, plan)
+    return _assemble(target, options, plan, spec, plans, counts, partner, nobs)
 
 
 def audit(
