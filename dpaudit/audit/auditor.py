@@ -66,6 +66,8 @@ __all__ = ["audit", "AuditOptions", "run_audit"]
 _PROBE_SIZE = 2
 _MIN_SAMPLES = 10
 _MAX_SAMPLES = 2**50
+#: Category scores with more fitted categories than this are not refitted on the whole selection split.
+_REFIT_MAX_CATEGORIES = 64
 #: At most this many chunks (each a task, a checkpoint file and a seed).
 _MAX_CHUNKS = 2**20
 
@@ -170,11 +172,12 @@ def _refit_on_selection(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.
     refits: dict[str, Score] | None = None
     for d in DIRECTIONS:
         chosen = plans[d].score
-        if not chosen.learned:
+        # Thresholds of a refitted score are chosen on the rows it was fitted on: only for scores with
+        # few fitted values (a category ratio over many rare rows would be chosen for its noise).
+        if not chosen.learned or len(getattr(chosen, "keys", ())) > _REFIT_MAX_CATEGORIES:
             continue
-        if refits is None:
-            refits = {sc.name: sc for sc in fit_scores(sel0, sel1) + fit_feature_scores(sel0, sel1, float_bits)
-                      if sc.learned}
+        if refits is None:  # the engineered families only: the projections gain little and cost much
+            refits = {sc.name: sc for sc in fit_feature_scores(sel0, sel1, float_bits) if sc.learned}
         sc = refits.get(chosen.name)
         if sc is None or type(sc) is not type(chosen):
             continue
@@ -502,6 +505,11 @@ def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: d
     nobs = p.n_est if nobs is None else nobs
     for i, d in enumerate(DIRECTIONS):
         first, second = (counts[i][0], counts[i][1]) if d == "d0>d1" else (counts[i][1], counts[i][0])
+        if partner is not None:
+            # Cross-fitted counts are sums of two binomials: Hoeffding's comparison covers every count
+            # except 1 (lower bounds) and nobs - 1 (upper bounds), taken as 0 and nobs (package docstring).
+            first = np.where(first <= 1, 0, first)
+            second = np.where(second >= nobs - 1, nobs, second)
         r = _direction_result(plans[d], first, second, nobs, o.claim_delta, p.level_eps, p.level_mu)
         if partner is not None:
             q = partner[d]

@@ -103,13 +103,19 @@ class CoordinateLogRatio(Score):
         if self.transform is not None:
             x = x @ self.transform.T
         total = np.zeros(len(x))
+        # atom_columns is ascending: the atoms of column j are one slice
+        starts = np.searchsorted(self.atom_columns, np.arange(x.shape[1] + 1))
         for j in range(x.shape[1]):
             col = x[:, j]
-            sel = self.atom_columns == j
-            hit, pos = _in_sorted(col, self.atom_values[sel])
-            term = self.cont_ratio[j] + (np.abs(col - self.loc1[j]) - np.abs(col - self.loc0[j])) * self.inv_scale[j]
-            if np.any(sel):
-                term = np.where(hit, self.atom_ratios[sel][pos], term)
+            if self.inv_scale[j] > 0:
+                term = (np.abs(col - self.loc1[j]) - np.abs(col - self.loc0[j])) * self.inv_scale[j]
+                term += self.cont_ratio[j]
+            else:
+                term = np.full(len(col), self.cont_ratio[j])
+            lo, hi = starts[j], starts[j + 1]
+            if hi > lo:
+                hit, pos = _in_sorted(col, self.atom_values[lo:hi])
+                np.copyto(term, self.atom_ratios[lo:hi][pos], where=hit)
             total += term
         return total
 
