@@ -54,8 +54,9 @@ _MAX_COORDINATES = 4096
 _PATTERN_BINS = (1, 4)
 #: A pattern family is kept when it has at most this many distinct codes per fitted row.
 _MAX_DISTINCT_FRACTION = 0.5
-#: Decimals kept of each Laplace term (far above float rounding, far below any useful resolution).
-_TERM_DECIMALS = 9
+#: Decimals kept of each Laplace term (far above float rounding, far below any useful resolution);
+#: None keeps the raw float term (tests only: it shows the float artefact this guards against).
+_TERM_DECIMALS: int | None = 9
 #: Standard errors subtracted from each fitted log ratio / location shift (soft thresholding).
 _SHRINK_Z = 1.0
 
@@ -114,8 +115,10 @@ class CoordinateLogRatio(Score):
                 # Rounded, then clipped to its exact range: on the plateaus the rounding error of the
                 # line above depends on the low-order bits of x, which for x + Laplace in doubles depend
                 # on the input (Mironov CCS 2012); the default families must not see float artefacts.
-                cap = abs(self.loc1[j] - self.loc0[j]) * self.inv_scale[j]
-                term = np.clip(np.round(term, _TERM_DECIMALS), -cap, cap) + self.cont_ratio[j]
+                if _TERM_DECIMALS is not None:
+                    cap = abs(self.loc1[j] - self.loc0[j]) * self.inv_scale[j]
+                    term = np.clip(np.round(term, _TERM_DECIMALS), -cap, cap)
+                term += self.cont_ratio[j]
             else:
                 term = np.full(len(col), self.cont_ratio[j])
             lo, hi = starts[j], starts[j + 1]
