@@ -74,6 +74,12 @@ hence for the average (and a mu-GDP one p0 <= Phi(Phi^-1(p1) + mu) by concavity)
 the Bonferroni split below are unchanged.  No further correction is needed: each event is a function
 of the runs it is not counted on.
 
+Neighbour search (`audit_pairs(target, pairs, ...)`, `statdp_patterns(n)`: StatDP's input patterns,
+Ding et al. ACM CCS 2018).  Every candidate pair gets a pilot audit on its own runs (seeds disjoint
+from the final audit's); the pair with the best pilot bound is audited again on fresh runs.  The
+choice is a function of runs independent of the final audit's, so its bound needs no correction for
+the number of pairs (the search costs runs, not confidence); see `dpaudit.audit.search`.
+
 Confidence.  With 1 - confidence = a: the epsilon bound uses one-sided Clopper-Pearson bounds at
 a/4 (two directions x two proportions); with a claimed curve, a/2 goes to the point bound and a/2
 to the curve test (a/(4E) per proportion for E scanned events).  mu_lower uses a/4 per proportion.
@@ -92,6 +98,7 @@ from dpaudit.audit.auditor import AuditOptions, audit, run_audit
 from dpaudit.audit.describe import describe_target
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
 from dpaudit.audit.one_run import OneRunResult, one_run
+from dpaudit.audit.search import PairSearch, audit_pairs, statdp_patterns
 
 __all__ = [
     "audit",
@@ -103,4 +110,7 @@ __all__ = [
     "DirectionResult",
     "one_run",
     "OneRunResult",
+    "audit_pairs",
+    "statdp_patterns",
+    "PairSearch",
 ]
