@@ -80,6 +80,12 @@ from the final audit's); the pair with the best pilot bound is audited again on 
 choice is a function of runs independent of the final audit's, so its bound needs no correction for
 the number of pairs (the search costs runs, not confidence); see `dpaudit.audit.search`.
 
+Sequential audits (`audit_sequential(target, d0, d1, claim_epsilon, stages=(1e4, 1e5, 1e6))`).  Stage
+k is an ordinary audit on fresh runs at error level a_k = a 2^k / (2^K - 1) (alpha spending, sum a);
+it stops at the first stage whose bound exceeds the claim, or whose point estimate is below
+`close` x claim, and reports the largest stage bound: valid by the union bound whatever the stopping
+rule; see `dpaudit.audit.sequential`.
+
 Confidence.  With 1 - confidence = a: the epsilon bound uses one-sided Clopper-Pearson bounds at
 a/4 (two directions x two proportions); with a claimed curve, a/2 goes to the point bound and a/2
 to the curve test (a/(4E) per proportion for E scanned events).  mu_lower uses a/4 per proportion.
@@ -99,6 +105,7 @@ from dpaudit.audit.describe import describe_target
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
 from dpaudit.audit.one_run import OneRunResult, one_run
 from dpaudit.audit.search import PairSearch, audit_pairs, statdp_patterns
+from dpaudit.audit.sequential import SequentialAudit, audit_sequential
 
 __all__ = [
     "audit",
@@ -113,4 +120,6 @@ __all__ = [
     "audit_pairs",
     "statdp_patterns",
     "PairSearch",
+    "audit_sequential",
+    "SequentialAudit",
 ]
