@@ -1,7 +1,7 @@
 """dpaudit's auditor on the benchmark of StatDP and DP-Sniper (not part of the test suite).
 
     python benchmarks/peers.py [--quick] [--samples N] [--seeds 0 1] [--only NAME ...] [--json]
-                               [--selection-fraction F] [--cross-fit | --no-cross-fit] [--float-bits]
+                               [--selection-fraction F] [--crossfit] [--no-exact]
 
 The algorithms, written here from their papers and the peers' published definitions:
 - report noisy max with Laplace / exponential noise returning the index (correct) or the noisy value
@@ -572,11 +572,14 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--selection-fraction", type=float, default=None)
     ap.add_argument("--no-exact", action="store_true", help="skip the quadratures and oracles")
+    ap.add_argument("--crossfit", action="store_true", help="audit with crossfit=True (see dpaudit.audit)")
     args = ap.parse_args(argv)
     samples = 100_000 if args.quick else args.samples
     extra = {}
     if args.selection_fraction is not None:
         extra["selection_fraction"] = args.selection_fraction
+    if args.crossfit:
+        extra["crossfit"] = True
     level = 0.05 / 4
     table = []
     total = time.perf_counter()
@@ -587,7 +590,7 @@ def main(argv=None) -> int:
                "statdp": row.statdp, "dpsniper": row.dpsniper, "note": row.note}
         if not args.no_exact:
             rec["exact"] = row.exact() if row.exact else None
-            n_est = samples - round(extra.get("selection_fraction", 0.1) * samples)
+            n_est = samples if args.crossfit else samples - round(extra.get("selection_fraction", 0.1) * samples)
             rec["oracle"] = row.oracle(n_est, level) if row.oracle else None
         runs = [run_row(row, samples, s, extra) for s in args.seeds]
         rec["dpaudit"] = [r["epsilon_lower"] for r in runs]
