@@ -395,6 +395,19 @@ def rappor_loss(f: float, p: float | None, q: float | None, a: int, b: int) -> f
     return diff * per_bit
 
 
+def rappor_types(f: float, p: float | None, q: float | None, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """Probabilities, under inputs a and b, of the types (ones among a's own bits, ones among b's own
+    bits): the bits both or neither set are equal in law, so the likelihood ratio is a function of the type."""
+    ba, bb = bloom_bits(a), bloom_bits(b)
+    na, nb = int(np.count_nonzero(ba & ~bb)), int(np.count_nonzero(bb & ~ba))
+    hi = 1 - f / 2
+    s1, s0 = (hi, 1 - hi) if p is None else (hi * q + (1 - hi) * p, (1 - hi) * q + hi * p)
+    ka, kb = np.arange(na + 1)[:, None], np.arange(nb + 1)[None, :]
+    under_a = stats.binom.pmf(ka, na, s1) * stats.binom.pmf(kb, nb, s0)
+    under_b = stats.binom.pmf(ka, na, s0) * stats.binom.pmf(kb, nb, s1)
+    return under_a.ravel(), under_b.ravel()
+
+
 # ----------------------------------------------------------------------------------------------
 # Oracle: the finite-sample ceiling
 # ----------------------------------------------------------------------------------------------
@@ -517,9 +530,11 @@ def rows() -> list[Row]:
                                             [0.0, 1, 1, 1, 1], ONES5, n, lv)),
         Row("Rappor", lambda: rappor(0.75, 0.45, 0.55), [1], [0], 8 * math.log(0.625 / 0.375), False, 0.2416, 0.3008,
             exact=lambda: rappor_loss(0.75, 0.45, 0.55, 1, 0),
+            oracle=lambda n, lv: oracle_discrete(*rappor_types(0.75, 0.45, 0.55, 1, 0), n, lv),
             note="claim: RAPPOR's eps_inf = 2h ln((1 - f/2)/(f/2)), h = 4 (Erlingsson et al. Sec. 4)"),
         Row("OneTimeRappor", lambda: rappor(0.95, None, None), [1], [0], 8 * math.log(0.525 / 0.475), False, 0.0602,
-            0.5999, exact=lambda: rappor_loss(0.95, None, None, 1, 0)),
+            0.5999, exact=lambda: rappor_loss(0.95, None, None, 1, 0),
+            oracle=lambda n, lv: oracle_discrete(*rappor_types(0.95, None, None, 1, 0), n, lv)),
         Row("Laplace", lambda: laplace(), [1.0], [2.0], EPS, False, 0.0998, 0.0976, exact=lambda: EPS,
             oracle=lambda n, lv: oracle_llr(_lap_llr([1.0], [2.0], lap_b), laplace(), [1.0], [2.0], n, lv)),
         Row("TruncatedGeometric", lambda: truncated_geometric(), [1], [2], math.log(1 + 2.0 ** -3), False, 0.1169,
