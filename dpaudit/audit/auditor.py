@@ -136,16 +136,27 @@ def _events_key(plans: dict[str, EventPlan], with_grid: bool) -> str:
         p = plans[d]
         h.update(pickle.dumps((d, p.sign, p.thresholds(with_grid).tobytes(), type(p.score).__name__,
                                p.score.describe())))
-        # Every fitted array and parameter of the score (a resumed chunk must have counted the same events).
-        fields = dataclasses.fields(p.score) if dataclasses.is_dataclass(p.score) else ()
-        for f in fields:
-            value = getattr(p.score, f.name)
-            if isinstance(value, np.ndarray):
-                h.update(f.name.encode() + str(value.dtype).encode() + repr(value.shape).encode())
-                h.update(np.ascontiguousarray(value).tobytes())
-            elif isinstance(value, (int, float, str, bool)) or value is None:
-                h.update(f"{f.name}={value!r}".encode())
+        _hash_fitted(h, p.score)
     return h.hexdigest()
+
+
+def _hash_fitted(h: Any, obj: Any) -> None:
+    """Every fitted array and parameter of a score, nested scores included (a resumed chunk must
+    have counted the same events)."""
+    for f in dataclasses.fields(obj) if dataclasses.is_dataclass(obj) else ():
+        value = getattr(obj, f.name)
+        if isinstance(value, np.ndarray):
+            h.update(f.name.encode() + str(value.dtype).encode() + repr(value.shape).encode())
+            h.update(np.ascontiguousarray(value).tobytes())
+        elif isinstance(value, (int, float, str, bool)) or value is None:
+            h.update(f"{f.name}={value!r}".encode())
+        elif dataclasses.is_dataclass(value):
+            h.update(f"{f.name}:{type(value).__name__}".encode())
+            _hash_fitted(h, value)
+        elif isinstance(value, tuple) and all(dataclasses.is_dataclass(v) for v in value):
+            for i, v in enumerate(value):
+                h.update(f"{f.name}[{i}]:{type(v).__name__}".encode())
+                _hash_fitted(h, v)
 
 
 def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray,
