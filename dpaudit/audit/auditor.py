@@ -589,7 +589,10 @@ def audit(
     eps -> delta, whose whole curve is tested at `curve_points` epsilons (half of 1 - confidence is
     then spent on it; `claim_accountant` names the dpaudit.accounting accountant for a DpEvent);
     `score` a function of a batch of outputs replacing the built-in score families;
-    `selection_fraction` of the runs used to choose events; `grid_size` thresholds scanned for the
+    `selection_fraction` of the runs used to choose events; `float_bits` (default False) adds bit
+    features of scalar float outputs (see the package docstring for why they are off by default);
+    `crossfit` (default False) chooses events on two folds and counts each on the other fold, so
+    every run is counted (point bounds only, not with `claim`); `grid_size` thresholds scanned for the
     trade-off curve; `executor` None (auto), "serial", "process" (with `workers`), a Dask scheduler
     address ("dask://host:port", "dask://tcp://host:port", "tcp://host:port", "inproc://..."; a
     client of its own is opened and closed), a distributed.Client (default or not) or a
