@@ -22,7 +22,25 @@ and both proportions.  Because the event is chosen on other runs, the search cos
 estimation split.  Score families: the output itself for scalars; for discrete outputs the
 estimated likelihood ratio of each distinct row (thresholding it gives the likelihood-ratio sets of
 outcomes); for vectors a difference-of-means and a Fisher-discriminant projection (and each
-coordinate when there are few); or a user's `score`.  Sources: Jagielski, Ullman, Oprea, "Auditing
+coordinate when there are few); or a user's `score`.  Engineered likelihood-ratio families
+(`dpaudit.audit.features`): for vectors, a per-coordinate (naive-Bayes) log ratio, the sum over
+coordinates of the estimated log ratio of each repeated value ("atom": flags, sentinels such as the
+sparse vector technique's -1000, integers) or, for continuous values, of being continuous plus the
+clipped shifted-Laplace term (|x - m1| - |x - m0|)/b with medians and scale fitted on the fit half
+(fitted ratios and shifts soft-thresholded by one standard error); the same after whitening by the
+inverse Cholesky factor of the pooled covariance (prefix sums: the independent increments); for
+rows mixing atoms and continuous values, the joint log ratio of their discrete part (atoms, and
+continuous entries coded alike or by quartile); and, with `float_bits=True`, for scalar float
+outputs the log ratio of bit features (sign, exponent and trailing zero bits of the mantissa; the
+low mantissa byte): the floating-point leak of x + Laplace in doubles (Mironov, "On Significance of
+the Least Significant Bits for Differential Privacy", ACM CCS 2012).  Bit features are off by
+default: numpy's float Laplace and Gaussian samplers (dpaudit.mechanisms.samplers included) really
+do leak through them (benchmarks/peers.py: epsilon_lower near 7 against a claimed 0.1 at 10^5
+runs), which is a property of the float implementation, not of the algorithm the accountants
+describe; the catalog audits the algorithm, so they stay off there and a user who ships such a
+sampler should audit with them on.  The learned family chosen for a direction is refitted on the
+whole selection split (category families with more than 64 categories excepted) and its thresholds
+chosen there again.  Whatever is fitted, the event is a function of the selection runs only.  Sources: Jagielski, Ullman, Oprea, "Auditing
 Differentially Private Machine Learning: How Private is Private SGD?" (NeurIPS 2020); Nasr, Song,
 Thakurta, Papernot, Carlini, "Adversary Instantiation: Lower Bounds for Differentially Private
 Machine Learning" (IEEE S&P 2021); F. Lu, J. Munoz, M. Fuchs, et al., "A General Framework for Auditing
@@ -38,6 +56,35 @@ estimates, read off the selection split unless a claimed curve is tested on the 
 Curves.  With `claim=<DpEvent>` (via `dpaudit.accounting.delta`) or a callable eps -> delta, every
 scanned threshold is tested against the whole claimed curve, with Bonferroni over all of them; half
 of 1 - confidence goes to this test and half to the point bound.
+
+Cross-fitting (`crossfit=True`; point bounds only, no claimed curve).  The runs are split into two
+folds: A = the first half of the selection rows and the even-numbered estimation chunks, B = the
+rest.  Events are chosen on each fold's selection rows; A's event is counted on every run of B, B's
+on every run of A, and the two counts per proportion are added, so all `samples` runs per side are
+counted (`nobs = samples`).  The total is a sum of two binomials with different success
+probabilities; by Hoeffding, "On the Distribution of the Number of Successes in Independent Trials"
+(Ann. Math. Statist. 1956, Thm. 4) its tails beyond one unit from the mean are no heavier than those
+of the binomial with the mean probability, and a one-sided Clopper-Pearson bound at level <= 1/4 only
+rejects in such tails (for n p >= 1: a binomial exceeds its mean with probability > 1/4, Greenberg,
+Mohri, "Tight Lower Bound on the Probability of a Binomial Exceeding its Mean", Stat. Probab.
+Lett. 2014), so the Clopper-Pearson bounds hold for the averaged probability p = (|B| P[E_A] +
+|A| P[E_B]) / n, once a count of 1 is read as 0 for lower bounds and a count of n - 1 as n for upper
+bounds (the only counts where n p < 1 or n (1 - p) < 1 can matter).  An (epsilon, delta)-DP mechanism satisfies p0 <= e^eps p1 + delta for each event,
+hence for the average (and a mu-GDP one p0 <= Phi(Phi^-1(p1) + mu) by concavity), so the bounds and
+the Bonferroni split below are unchanged.  No further correction is needed: each event is a function
+of the runs it is not counted on.
+
+Neighbour search (`audit_pairs(target, pairs, ...)`, `statdp_patterns(n)`: StatDP's input patterns,
+Ding et al. ACM CCS 2018).  Every candidate pair gets a pilot audit on its own runs (seeds disjoint
+from the final audit's); the pair with the best pilot bound is audited again on fresh runs.  The
+choice is a function of runs independent of the final audit's, so its bound needs no correction for
+the number of pairs (the search costs runs, not confidence); see `dpaudit.audit.search`.
+
+Sequential audits (`audit_sequential(target, d0, d1, claim_epsilon, stages=(1e4, 1e5, 1e6))`).  Stage
+k is an ordinary audit on fresh runs at error level a_k = a 2^k / (2^K - 1) (alpha spending, sum a);
+it stops at the first stage whose bound exceeds the claim, or whose point estimate is below
+`close` x claim, and reports the largest stage bound: valid by the union bound whatever the stopping
+rule; see `dpaudit.audit.sequential`.
 
 Confidence.  With 1 - confidence = a: the epsilon bound uses one-sided Clopper-Pearson bounds at
 a/4 (two directions x two proportions); with a claimed curve, a/2 goes to the point bound and a/2
@@ -57,6 +104,8 @@ from dpaudit.audit.auditor import AuditOptions, audit, run_audit
 from dpaudit.audit.describe import describe_target
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
 from dpaudit.audit.one_run import OneRunResult, one_run
+from dpaudit.audit.search import PairSearch, audit_pairs, statdp_patterns
+from dpaudit.audit.sequential import SequentialAudit, audit_sequential
 
 __all__ = [
     "audit",
@@ -68,4 +117,9 @@ __all__ = [
     "DirectionResult",
     "one_run",
     "OneRunResult",
+    "audit_pairs",
+    "statdp_patterns",
+    "PairSearch",
+    "audit_sequential",
+    "SequentialAudit",
 ]

@@ -37,6 +37,7 @@ from dpaudit.audit.bounds import (
 from dpaudit.audit.describe import describe_target
 from dpaudit.audit.execution import (
     CheckpointStore,
+    counts_above,
     OutputSpec,
     check_executor,
     draw,
@@ -50,6 +51,7 @@ from dpaudit.audit.execution import (
     selection_chunk,
 )
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
+from dpaudit.audit.features import fit_feature_scores
 from dpaudit.audit.scores import Score, UserScore, fit_scores
 from dpaudit.audit.selection import DIRECTIONS, EventPlan, choose_events
 from dpaudit.validation import (
@@ -64,6 +66,8 @@ __all__ = ["audit", "AuditOptions", "run_audit"]
 _PROBE_SIZE = 2
 _MIN_SAMPLES = 10
 _MAX_SAMPLES = 2**50
+#: Category scores with more fitted categories than this are not refitted on the whole selection split.
+_REFIT_MAX_CATEGORIES = 64
 #: At most this many chunks (each a task, a checkpoint file and a seed).
 _MAX_CHUNKS = 2**20
 
@@ -132,21 +136,63 @@ def _events_key(plans: dict[str, EventPlan], with_grid: bool) -> str:
         p = plans[d]
         h.update(pickle.dumps((d, p.sign, p.thresholds(with_grid).tobytes(), type(p.score).__name__,
                                p.score.describe())))
-        for arr in ("keys", "values", "weights"):
-            if hasattr(p.score, arr):
-                h.update(np.ascontiguousarray(getattr(p.score, arr)).tobytes())
+        _hash_fitted(h, p.score)
     return h.hexdigest()
 
 
-def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray) -> list[tuple[Score, np.ndarray, np.ndarray]]:
+def _hash_fitted(h: Any, obj: Any) -> None:
+    """Every fitted array and parameter of a score, nested scores included (a resumed chunk must
+    have counted the same events)."""
+    for f in dataclasses.fields(obj) if dataclasses.is_dataclass(obj) else ():
+        value = getattr(obj, f.name)
+        if isinstance(value, np.ndarray):
+            h.update(f.name.encode() + str(value.dtype).encode() + repr(value.shape).encode())
+            h.update(np.ascontiguousarray(value).tobytes())
+        elif isinstance(value, (int, float, str, bool)) or value is None:
+            h.update(f"{f.name}={value!r}".encode())
+        elif dataclasses.is_dataclass(value):
+            h.update(f"{f.name}:{type(value).__name__}".encode())
+            _hash_fitted(h, value)
+        elif isinstance(value, tuple) and all(dataclasses.is_dataclass(v) for v in value):
+            for i, v in enumerate(value):
+                h.update(f"{f.name}[{i}]:{type(v).__name__}".encode())
+                _hash_fitted(h, v)
+
+
+def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray,
+              float_bits: bool = False) -> list[tuple[Score, np.ndarray, np.ndarray]]:
     """Candidate scores with their values on the runs they are chosen on (see module docstring)."""
     if score is not None:
         return [(score, score(sel0), score(sel1))]
     half = len(sel0) // 2
     out = []
-    for sc in fit_scores(sel0[:half], sel1[:half]):
+    fit0, fit1 = sel0[:half], sel1[:half]
+    for sc in fit_scores(fit0, fit1) + fit_feature_scores(fit0, fit1, float_bits):
         a, b = (sel0[half:], sel1[half:]) if sc.learned else (sel0, sel1)
         out.append((sc, sc(a), sc(b)))
+    return out
+
+
+def _refit_on_selection(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.ndarray, float_bits: bool,
+                        p: "_Plan", o: "AuditOptions") -> dict[str, EventPlan]:
+    """Refit each direction's chosen learned family on the whole selection split and choose its
+    thresholds again there (the family was chosen on held-out runs; the refit only uses more runs).
+
+    The estimation split is untouched, so its Clopper-Pearson bounds stay valid."""
+    out = dict(plans)
+    refits: dict[str, Score] | None = None
+    for d in DIRECTIONS:
+        chosen = plans[d].score
+        # Thresholds of a refitted score are chosen on the rows it was fitted on: only for scores with
+        # few fitted values (a category ratio over many rare rows would be chosen for its noise).
+        if not chosen.learned or len(getattr(chosen, "keys", ())) > _REFIT_MAX_CATEGORIES:
+            continue
+        if refits is None:  # the engineered families only: the projections gain little and cost much
+            refits = {sc.name: sc for sc in fit_feature_scores(sel0, sel1, float_bits) if sc.learned}
+        sc = refits.get(chosen.name)
+        if sc is None or type(sc) is not type(chosen):
+            continue
+        out[d] = choose_events([(sc, sc(sel0), sc(sel1))], p.n_est, o.claim_delta, p.level_eps, o.grid_size)[d]
     return out
 
 
@@ -250,6 +296,8 @@ class AuditOptions:
     claim_accountant: str = "best"
     score: Callable[[np.ndarray], Any] | None = None
     selection_fraction: float = 0.1
+    float_bits: bool = False
+    crossfit: bool = False
     grid_size: int = 32
     curve_points: int = 64
     executor: Any = None
@@ -304,6 +352,12 @@ class AuditOptions:
             put("workers", check_int_at_least(self.workers, 1, "workers"))
         if self.score is not None and not callable(self.score):
             raise ValueError(f"score must be a function of a batch of outputs, got {self.score!r}")
+        if not isinstance(self.float_bits, bool):
+            raise ValueError(f"float_bits must be True or False, got {self.float_bits!r}")
+        if not isinstance(self.crossfit, bool):
+            raise ValueError(f"crossfit must be True or False, got {self.crossfit!r}")
+        if self.crossfit and self.claim is not None:
+            raise ValueError("crossfit=True tests the point bound only; a claimed curve (claim=...) needs crossfit=False")
         if self.progress is not None and not isinstance(self.progress, bool):
             raise ValueError(f"progress must be True, False or None, got {self.progress!r}")
         if self.checkpoint_dir is not None:
@@ -359,7 +413,8 @@ def _checkpoints(target: Any, d0: Any, d1: Any, o: AuditOptions, spec: OutputSpe
         return None
     identity = {
         "seed": o.seed, "target": describe_target(target, o.target_name), "data": fingerprint_data((d0, d1)),
-        "score": None if user_score is None else describe_target(user_score.fn),
+        "score": None if user_score is None else describe_target(user_score.fn), "float_bits": o.float_bits,
+        "crossfit": o.crossfit,
         "output_shape": list(spec.row_shape), "discrete": spec.discrete,
     }
     manifest = {**identity, "samples": o.samples, "chunk_size": o.chunk_size,
@@ -386,7 +441,10 @@ def _run(target: Any, d0: Any, d1: Any, o: AuditOptions, p: _Plan):
         )
         sel0 = np.concatenate([sel[c.index][0] for c in sel_chunks])
         sel1 = np.concatenate([sel[c.index][1] for c in sel_chunks])
-        plans = choose_events(_families(user_score, sel0, sel1), p.n_est, o.claim_delta, p.level_eps, o.grid_size)
+        if o.crossfit:
+            return _crossfit(runner, bar, store, target, d0, d1, o, p, spec, user_score, sel0, sel1, est_chunks,
+                             seeds)
+        plans = _choose(user_score, sel0, sel1, o, p, p.n_est)
         del sel, sel0, sel1
         # The grid is counted on the estimation split only when a claimed curve is tested on it;
         # otherwise the trade-off points are read off the selection split (cheaper chunks).
@@ -398,17 +456,77 @@ def _run(target: Any, d0: Any, d1: Any, o: AuditOptions, p: _Plan):
             store, _events_key(plans, with_grid), bar,
         )
     counts = [sum(est[c.index][i] for c in est_chunks) for i in range(len(DIRECTIONS))]
-    return spec, plans, counts
+    return spec, plans, counts, None, p.n_est
+
+
+def _choose(user_score: UserScore | None, sel0: np.ndarray, sel1: np.ndarray, o: AuditOptions, p: _Plan,
+            n_counted: int) -> dict[str, EventPlan]:
+    """The events chosen on these selection rows (families fitted on their first half, refitted on all)."""
+    plans = choose_events(_families(user_score, sel0, sel1, o.float_bits), n_counted, o.claim_delta, p.level_eps,
+                          o.grid_size)
+    if user_score is None:
+        plans = _refit_on_selection(plans, sel0, sel1, o.float_bits, p, o)
+    return plans
+
+
+def _plan_args(plans: dict[str, EventPlan], with_grid: bool) -> list[tuple[Score, int, np.ndarray]]:
+    return [(plans[d].score, plans[d].sign, plans[d].thresholds(with_grid)) for d in DIRECTIONS]
+
+
+def _count_rows(plan_args, out0: np.ndarray, out1: np.ndarray) -> list[np.ndarray]:
+    """Counts of rows in each event, as `estimation_chunk` returns them, for rows already drawn."""
+    out = []
+    for score, sign, thresholds in plan_args:
+        s0, s1 = score(out0), score(out1)
+        out.append(np.stack([counts_above(s0, sign, thresholds), counts_above(s1, sign, thresholds)]).astype(np.int64))
+    return out
+
+
+def _crossfit(runner, bar, store, target, d0, d1, o: AuditOptions, p: _Plan, spec: OutputSpec,
+              user_score: UserScore | None, sel0: np.ndarray, sel1: np.ndarray, est_chunks, seeds):
+    """Two-fold cross-fitting (see the package docstring): every run is counted, by the event of the
+    other fold.
+
+    Fold A = the first half of the selection rows and the even-numbered estimation chunks, fold B the
+    rest.  Events are chosen on each fold's selection rows; A's event is counted on all of fold B and
+    B's on all of fold A; per event the two counts are added (n = samples runs per side in all).
+    """
+    h = len(sel0) // 2
+    plans_a = _choose(user_score, sel0[:h], sel1[:h], o, p, o.samples)
+    plans_b = _choose(user_score, sel0[h:], sel1[h:], o, p, o.samples)
+    args_a, args_b = _plan_args(plans_a, False), _plan_args(plans_b, False)
+    raw = [a + b for a, b in zip(_count_rows(args_a, sel0[h:], sel1[h:]), _count_rows(args_b, sel0[:h], sel1[:h]))]
+    fold_b = {c.index: i % 2 == 1 for i, c in enumerate(est_chunks)}
+    est = run_chunks(
+        runner, est_chunks,
+        lambda c: (estimation_chunk, (target, d0, d1, seeds[c.index], c.size, spec,
+                                      args_a if fold_b[c.index] else args_b)),
+        store, _events_key(plans_a, False) + _events_key(plans_b, False), bar,
+    )
+    counts = [raw[i] + sum(est[c.index][i] for c in est_chunks) for i in range(len(DIRECTIONS))]
+    return spec, plans_a, counts, plans_b, o.samples
 
 
 def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: dict[str, EventPlan],
-              counts: list[np.ndarray]) -> AuditResult:
-    """Bounds from the counts, the verdict and the result record."""
+              counts: list[np.ndarray], partner: dict[str, EventPlan] | None = None,
+              nobs: int | None = None) -> AuditResult:
+    """Bounds from the counts, the verdict and the result record (`partner`: fold B's events when cross-fitted)."""
     directions = []
     rates = []
+    nobs = p.n_est if nobs is None else nobs
     for i, d in enumerate(DIRECTIONS):
         first, second = (counts[i][0], counts[i][1]) if d == "d0>d1" else (counts[i][1], counts[i][0])
-        directions.append(_direction_result(plans[d], first, second, p.n_est, o.claim_delta, p.level_eps, p.level_mu))
+        if partner is not None:
+            # Cross-fitted counts are sums of two binomials: Hoeffding's comparison covers every count
+            # except 1 (lower bounds) and nobs - 1 (upper bounds), taken as 0 and nobs (package docstring).
+            first = np.where(first <= 1, 0, first)
+            second = np.where(second >= nobs - 1, nobs, second)
+        r = _direction_result(plans[d], first, second, nobs, o.claim_delta, p.level_eps, p.level_mu)
+        if partner is not None:
+            q = partner[d]
+            other = f"{'' if q.sign > 0 else '-'}{q.score.name} > {q.threshold!r}"
+            r = dataclasses.replace(r, event=f"cross-fitted: {r.event} (fold A) + {other} (fold B)")
+        directions.append(r)
         rates.append((first[2:], second[2:]))
     best = max(directions, key=lambda r: r.epsilon_lower)
     best_mu = max(directions, key=lambda r: r.mu_lower)
@@ -428,7 +546,7 @@ def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: d
         chunk_size=o.chunk_size,
         selection_fraction=o.selection_fraction,
         selection_samples=p.n_sel,
-        estimation_samples=p.n_est,
+        estimation_samples=nobs,  # cross-fitted: every run is counted (by the other fold's event)
         output_shape=spec.row_shape,
         discrete=spec.discrete,
         direction=best.direction,
@@ -445,8 +563,8 @@ def run_audit(target: Callable[[Any, np.random.Generator, int], Any], d0: Any, d
               options: AuditOptions) -> AuditResult:
     """`audit` with its options already gathered (and validated) in an `AuditOptions`."""
     plan = _validate(target, options)
-    spec, plans, counts = _run(target, d0, d1, options, plan)
-    return _assemble(target, options, plan, spec, plans, counts)
+    spec, plans, counts, partner, nobs = _run(target, d0, d1, options, plan)
+    return _assemble(target, options, plan, spec, plans, counts, partner, nobs)
 
 
 def audit(
@@ -471,7 +589,10 @@ def audit(
     eps -> delta, whose whole curve is tested at `curve_points` epsilons (half of 1 - confidence is
     then spent on it; `claim_accountant` names the dpaudit.accounting accountant for a DpEvent);
     `score` a function of a batch of outputs replacing the built-in score families;
-    `selection_fraction` of the runs used to choose events; `grid_size` thresholds scanned for the
+    `selection_fraction` of the runs used to choose events; `float_bits` (default False) adds bit
+    features of scalar float outputs (see the package docstring for why they are off by default);
+    `crossfit` (default False) chooses events on two folds and counts each on the other fold, so
+    every run is counted (point bounds only, not with `claim`); `grid_size` thresholds scanned for the
     trade-off curve; `executor` None (auto), "serial", "process" (with `workers`), a Dask scheduler
     address ("dask://host:port", "dask://tcp://host:port", "tcp://host:port", "inproc://..."; a
     client of its own is opened and closed), a distributed.Client (default or not) or a

@@ -45,6 +45,7 @@ __all__ = [
     "draw",
     "selection_chunk",
     "estimation_chunk",
+    "counts_above",
     "CheckpointStore",
     "fingerprint_data",
     "dask_address",
@@ -164,7 +165,7 @@ def selection_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec) -> 
     return _compact(out0), _compact(out1)
 
 
-def _counts_above(values: np.ndarray, sign: int, thresholds: np.ndarray) -> np.ndarray:
+def counts_above(values: np.ndarray, sign: int, thresholds: np.ndarray) -> np.ndarray:
     """#{sign * v > t} for each threshold t (unsorted values)."""
     if len(thresholds) > _SORT_ABOVE:
         v = np.sort(values)  # a copy: `values` may be a view of the target's own array
@@ -183,7 +184,7 @@ def estimation_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec, pl
     result = []
     for score, sign, thresholds in plans:
         s0, s1 = scores[id(score)]
-        result.append(np.stack([_counts_above(s0, sign, thresholds), _counts_above(s1, sign, thresholds)]).astype(np.int64))
+        result.append(np.stack([counts_above(s0, sign, thresholds), counts_above(s1, sign, thresholds)]).astype(np.int64))
     return result
 
 
@@ -544,3 +545,4 @@ def run_chunks(
 
     runner.run(todo, on_done)
     return results
+_counts_above = counts_above  # the former private name

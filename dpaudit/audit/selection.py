@@ -26,6 +26,9 @@ _UNIFORM_LEVELS = 2048
 _TAIL_LEVELS = 256
 #: Standard errors of the selection estimate taken off each candidate (guards the argmax against noise).
 _SELECTION_Z = 2.0
+#: ... and when a score takes at most `_FEW_CANDIDATES` distinct values.
+_SELECTION_Z_FEW = 1.0
+_FEW_CANDIDATES = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,10 +82,11 @@ def _exceed(sorted_values: np.ndarray, sign: int, thresholds: np.ndarray) -> np.
     return np.searchsorted(sorted_values, -thresholds, side="left")
 
 
-def _predicted(p0: np.ndarray, p1: np.ndarray, n_sel: int, n_est: int, z: float, delta: float):
+def _predicted(p0: np.ndarray, p1: np.ndarray, n_sel: int, n_est: int, z: float, delta: float,
+               z_sel: float = _SELECTION_Z):
     """Predicted epsilon and mu lower bounds at the estimation size (see the module docstring)."""
-    q0 = wilson_lower(p0, n_sel, _SELECTION_Z)
-    q1 = wilson_upper(p1, n_sel, _SELECTION_Z)
+    q0 = wilson_lower(p0, n_sel, z_sel)
+    q1 = wilson_upper(p1, n_sel, z_sel)
     low0 = wilson_lower(q0, n_est, z)
     upp1 = np.maximum(wilson_upper(q1, n_est, z), 1e-300)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -111,12 +115,15 @@ def choose_events(
         # Merging two sorted runs: the stable sort (timsort/radix) does it in about linear time.
         pooled = np.sort(np.concatenate([u0, u1]), kind="stable")
         cand = _candidates(pooled)
+        # Few candidate events (a score with few distinct values: discrete outputs) leave little room
+        # for a lucky argmax, so less of the selection noise is taken off.
+        z_sel = _SELECTION_Z_FEW if len(cand) <= _FEW_CANDIDATES else _SELECTION_Z
         for sign in (1, -1):
             t = cand if sign > 0 else -cand[::-1]  # events {sign*score > t}: v > c, or v < c
             p0 = _exceed(u0, sign, t) / len(u0)
             p1 = _exceed(u1, sign, t) / len(u1)
             for direction, (a, b) in zip(DIRECTIONS, ((p0, p1), (p1, p0))):
-                eps, mu = _predicted(a, b, n_sel, n_est, z, delta)
+                eps, mu = _predicted(a, b, n_sel, n_est, z, delta, z_sel)
                 i = int(np.argmax(eps))
                 key = (float(eps[i]),)
                 if direction not in best or key > best[direction][0]:

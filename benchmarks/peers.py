@@ -1,0 +1,690 @@
+"""dpaudit's auditor on the benchmark of StatDP and DP-Sniper (not part of the test suite).
+
+    python benchmarks/peers.py [--quick] [--samples N] [--seeds 0 1] [--only NAME ...] [--json]
+                               [--selection-fraction F] [--crossfit] [--no-exact]
+
+The algorithms, written here from their papers and the peers' published definitions:
+- report noisy max with Laplace / exponential noise returning the index (correct) or the noisy value
+  (incorrect): Ding, Wang, Wang, Zhang, Kifer, "Detecting Violations of Differential Privacy" (CCS 2018),
+  Algs. 5-8 (StatDP);
+- SVT1-SVT6: Lyu, Su, Li, "Understanding the Sparse Vector Technique for Differential Privacy" (PVLDB
+  2017), Algs. 1-6; the numerical SVT and prefix sums of Wang, Ding, Wang, Kifer, Zhang, "Proving
+  Differential Privacy with Shadow Execution" (PLDI 2019);
+- NoisyHist1/2 (Ding et al. CCS 2018, Algs. 9-10); RAPPOR and one-time RAPPOR (Erlingsson, Pihur,
+  Korolova, CCS 2014, steps 1-3 and 1-2; Bloom bits by MurmurHash3 as in DP-Sniper's code); Laplace;
+  the truncated geometric mechanism GeoSample (Balcer, Vadhan, "Differential Privacy on Finite
+  Computers", ITCS 2018, Alg. 4.8); 20 Laplace mechanisms in parallel; SVT3 and SVT4 in parallel;
+- numpy's floating-point Laplace (the textbook sampler whose low-order bits leak: Mironov, "On
+  Significance of the Least Significant Bits for Differential Privacy", CCS 2012) and Mironov's
+  snapping mechanism (his Sec. 5), audited with float-bit features.
+Parameters and input pairs are those of DP-Sniper's evaluation (Bichsel, Steffen, Bogunovic, Vechev,
+"DP-Sniper: Black-Box Discovery of Differential Privacy Violations using Classifiers", IEEE S&P 2021;
+its repository eth-sri/dp-sniper, exp_default.py), i.e. StatDP's patterns; the pair of each row is the
+one the peers' best witness used.  Claimed epsilon 0.1 unless the row says otherwise.
+
+Columns: `exact` is the privacy loss of the row's input pair, sup over outputs of |log p0/p1| (closed
+form, or 1-D quadrature over the threshold noise for the SVT and noisy-max rows: `exact_loss`), inf
+when some output has probability zero on one side; `oracle` is the bound an audit would reach with
+the exact likelihood-ratio events at the same estimation size and Bonferroni budget (the finite-
+sample ceiling: no event chosen from data can beat it in expectation); `statdp` and `dpsniper` are
+the peers' published lower bounds (DP-Sniper's reference results, eval_sp2021/reference-results of
+eth-sri/dp-sniper: StatDP (best of its two runs) and DP-Sniper (best of logistic regression and the
+neural network), both at 2*10^8 runs per side and 90% confidence); `dpaudit` is our bound at
+`--samples` runs per side and 95% confidence.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from scipy import stats
+
+from dpaudit.audit import audit
+from dpaudit.audit.bounds import cp_lower, cp_upper
+
+EPS = 0.1
+
+
+# ----------------------------------------------------------------------------------------------
+# Algorithms: target(data, rng, size) -> size runs (first axis)
+# ----------------------------------------------------------------------------------------------
+
+def _lap(rng, scale, shape):
+    return rng.laplace(0.0, scale, shape)
+
+
+def noisy_max(noise: str, value: bool, eps: float = EPS):
+    """Report noisy max (Ding et al. CCS 2018, Algs. 5-8): argmax (correct) or max value (incorrect) of
+    q + noise, noise Laplace(2/eps) or Exponential(2/eps)."""
+    def target(data, rng, size):
+        q = np.asarray(data, dtype=float)
+        z = _lap(rng, 2 / eps, (size, len(q))) if noise == "laplace" else rng.exponential(2 / eps, (size, len(q)))
+        m = q + z
+        return m.max(axis=1) if value else m.argmax(axis=1)
+    return target
+
+
+def _abort_after(above: np.ndarray, c: int) -> np.ndarray:
+    """Per run, True at the queries answered after the c-th 'above' (the SVT aborts there)."""
+    count = np.cumsum(above, axis=1)
+    before = np.concatenate([np.zeros((len(above), 1), dtype=count.dtype), count[:, :-1]], axis=1)
+    return before >= c
+
+
+def svt(variant: int, c: int = 1, t: float = 1.0, eps: float = EPS):
+    """SVT variants 1-6 of Lyu, Su, Li (PVLDB 2017), Algs. 1-6 (DP-Sniper's encodings).
+
+    1, 2, 4: 1 above / 0 below / -1 aborted; 3: the noisy query value when above, -1000 below, -2000
+    aborted; 5, 6: 1 / 0 for every query, no abort.  Noise scales: 1: rho 1/eps1, nu 2c/eps2; 2: rho
+    c/eps1 redrawn after each 'above', nu 2c/eps2; 3: rho 1/eps1, nu c/eps2; 4: eps1 = eps/4, rho 1/eps1,
+    nu 1/eps2; 5: no query noise; 6: nu 1/eps2 (eps1 = eps2 = eps/2 otherwise).
+    """
+    eps1 = eps / 4 if variant == 4 else eps / 2
+    eps2 = eps - eps1
+    nu_scale = {1: 2 * c / eps2, 2: 2 * c / eps2, 3: c / eps2, 4: 1 / eps2, 5: 0.0, 6: 1 / eps2}[variant]
+    rho_scale = c / eps1 if variant == 2 else 1 / eps1
+
+    def target(data, rng, size):
+        q = np.asarray(data, dtype=float)
+        k = len(q)
+        rho = _lap(rng, rho_scale, (size, 1))
+        m = q + (_lap(rng, nu_scale, (size, k)) if nu_scale > 0 else 0.0)
+        if variant == 2:  # rho redrawn after every 'above'
+            above = np.empty((size, k), dtype=bool)
+            r = rho[:, 0].copy()
+            for j in range(k):
+                above[:, j] = m[:, j] >= r + t
+                fresh = _lap(rng, rho_scale, size)
+                r = np.where(above[:, j], fresh, r)
+        else:
+            above = m >= rho + t
+        if variant in (5, 6):
+            return above.astype(np.int64)
+        aborted = _abort_after(above, c)
+        if variant == 3:
+            out = np.where(above, m, -1000.0)
+            return np.where(aborted, -2000.0, out)
+        out = above.astype(np.int64)
+        return np.where(aborted, -1, out)
+    return target
+
+
+def numerical_svt(c: int = 2, t: float = 1.0, eps: float = EPS):
+    """Numerical SVT (Wang et al. PLDI 2019): rho1 ~ Lap(3/eps), per query nu ~ Lap(6c/eps) for the test
+    and an independent Lap(3c/eps) on the released value; 0 below, the value above, -1000 aborted."""
+    def target(data, rng, size):
+        q = np.asarray(data, dtype=float)
+        k = len(q)
+        rho = _lap(rng, 3 / eps, (size, 1))
+        above = q + _lap(rng, 6 * c / eps, (size, k)) >= t + rho
+        z = q + _lap(rng, 3 * c / eps, (size, k))
+        out = np.where(above, z, 0.0)
+        return np.where(_abort_after(above, c), -1000.0, out)
+    return target
+
+
+def noisy_hist(scale: float):
+    """NoisyHist1 (scale 1/eps, correct) and NoisyHist2 (scale eps, incorrect): Ding et al. CCS 2018."""
+    def target(data, rng, size):
+        q = np.asarray(data, dtype=float)
+        return q + _lap(rng, scale, (size, len(q)))
+    return target
+
+
+def laplace(scale: float = 1 / EPS):
+    """numpy's Laplace sampler (float arithmetic; Mironov CCS 2012 on its low-order bits)."""
+    def target(data, rng, size):
+        return rng.laplace(float(np.asarray(data).ravel()[0]), scale, size)
+    return target
+
+
+def laplace_parallel(n: int = 20, eps: float = 0.005):
+    """n independent Laplace(1/eps) releases of the same scalar: n*eps-DP (basic composition)."""
+    def target(data, rng, size):
+        return float(np.asarray(data).ravel()[0]) + _lap(rng, 1 / eps, (size, n))
+    return target
+
+
+def prefix_sum(eps: float = EPS):
+    """Prefix sums of q + Lap(1/eps) (Wang et al. PLDI 2019)."""
+    def target(data, rng, size):
+        q = np.asarray(data, dtype=float)
+        return np.cumsum(q + _lap(rng, 1 / eps, (size, len(q))), axis=1)
+    return target
+
+
+def svt34_parallel(c: int = 2, t: float = 1.0, eps: float = EPS):
+    """SVT3 and SVT4 run independently on the same queries, outputs side by side (claim 2 eps)."""
+    a, b = svt(3, c, t, eps), svt(4, c, t, eps)
+
+    def target(data, rng, size):
+        return np.concatenate([a(data, rng, size), b(data, rng, size).astype(float)], axis=1)
+    return target
+
+
+def _geo_cdf(count: int, n: int, k: int) -> np.ndarray:
+    """F(z), z = 0..n, of GeoSample (Balcer, Vadhan ITCS 2018, Alg. 4.8 step 2), exact integers."""
+    d = (2 ** (k + 1) + 1) * (2 ** k + 1) ** (n - 1)
+    f = []
+    for z in range(n):
+        if z < count:
+            f.append(2 ** (k * (count - z)) * (2 ** k + 1) ** (n - (count - z)))
+        else:
+            f.append(d - 2 ** (k * (z - count + 1)) * (2 ** k + 1) ** (n - 1 - (z - count)))
+    f.append(d)
+    return np.array(f, dtype=np.int64)
+
+
+def truncated_geometric(eps: float = EPS, n: int = 5):
+    """GeoSample(eps, n): ln(1 + 2^-k)-DP with k = ceil(ln(2/eps)) (Balcer, Vadhan, Thm. 4.7)."""
+    k = math.ceil(math.log(2.0 / eps))
+
+    def target(data, rng, size):
+        f = _geo_cdf(int(np.asarray(data).ravel()[0]), n, k)
+        u = rng.integers(1, int(f[-1]) + 1, size)
+        return np.searchsorted(f, u, side="left").astype(np.int64)
+    return target
+
+
+def murmur3_32(data: bytes, seed: int) -> int:
+    """MurmurHash3 x86 32-bit (Appleby), signed like mmh3.hash: the Bloom bits of DP-Sniper's RAPPOR."""
+    c1, c2, mask = 0xCC9E2D51, 0x1B873593, 0xFFFFFFFF
+    h = seed & mask
+    rot = lambda x, r: ((x << r) | (x >> (32 - r))) & mask  # noqa: E731
+    nblocks = len(data) // 4
+    for i in range(nblocks):
+        k = int.from_bytes(data[4 * i:4 * i + 4], "little")
+        k = rot((k * c1) & mask, 15) * c2 & mask
+        h = (rot(h ^ k, 13) * 5 + 0xE6546B64) & mask
+    tail = data[4 * nblocks:]
+    k = 0
+    for i, byte in enumerate(tail):
+        k |= byte << (8 * i)
+    if tail:
+        h ^= rot((k * c1) & mask, 15) * c2 & mask
+    h ^= len(data)
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & mask
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & mask
+    h ^= h >> 16
+    return h - 2 ** 32 if h >= 2 ** 31 else h
+
+
+def bloom_bits(value: int, hashes: int = 4, size: int = 20) -> np.ndarray:
+    bits = np.zeros(size, dtype=bool)
+    for i in range(hashes):
+        bits[murmur3_32(str(value).encode(), i) % size] = True
+    return bits
+
+
+def rappor(f: float, p: float | None, q: float | None, hashes: int = 4, size: int = 20):
+    """RAPPOR (Erlingsson et al. CCS 2014): Bloom filter, permanent randomized response with f, then
+    (unless one-time) instantaneous randomized response with p, q."""
+    def target(data, rng, size_):
+        bits = bloom_bits(int(np.asarray(data).ravel()[0]), hashes, size)
+        u = rng.random((size_, size))
+        perm = np.where(u < f / 2, True, np.where(u < f, False, bits))
+        if p is None:
+            return perm.astype(np.int64)
+        v = rng.random((size_, size))
+        return (v < np.where(perm, q, p)).astype(np.int64)
+    return target
+
+
+def snapping(eps: float = EPS, bound: float = 100.0):
+    """Mironov's snapping mechanism (CCS 2012, Sec. 5): clamp(round_Lambda(clamp(x) + S*lambda*ln U)),
+    lambda = (1 + B 2^-49)/eps, Lambda the smallest power of 2 >= lambda (DP-Sniper's LaplaceFixed)."""
+    lam = (1.0 + bound * 2.0 ** -49) / eps
+    big = 2.0 ** math.ceil(math.log2(lam))
+
+    def target(data, rng, size):
+        loc = min(bound, max(-bound, float(np.asarray(data).ravel()[0])))
+        sign = 1 - 2 * rng.integers(0, 2, size)
+        u = rng.random(size)
+        u = np.where(u == 0.0, np.nextafter(0.0, 1.0), u)
+        x = loc + sign * lam * np.log(u)
+        return np.clip(np.round(x / big) * big, -bound, bound)
+    return target
+
+
+# ----------------------------------------------------------------------------------------------
+# Exact privacy loss of a pair
+# ----------------------------------------------------------------------------------------------
+
+def _lap_cdf(x, b):
+    return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / b), 1 - 0.5 * np.exp(-np.maximum(x, 0) / b))
+
+
+def _grid(scale: float, points: int = 400_001, width: float = 45.0) -> np.ndarray:
+    return np.linspace(-width * scale, width * scale, points)
+
+
+def _pair_loss(p0: np.ndarray, p1: np.ndarray) -> float:
+    """sup over outcomes of |log p0/p1| (inf when one side has an outcome the other cannot give)."""
+    p0, p1 = np.asarray(p0, float), np.asarray(p1, float)
+    if np.any((p0 > 0) != (p1 > 0)):
+        return math.inf
+    keep = p0 > 0
+    return float(np.max(np.abs(np.log(p0[keep]) - np.log(p1[keep]))))
+
+
+def _runs(q: np.ndarray) -> tuple[list[float], list[int]]:
+    """Values and lengths of the runs of equal consecutive entries (the benchmark's pairs are blocks)."""
+    values, counts = [float(q[0])], [1]
+    for v in q[1:]:
+        if v == values[-1]:
+            counts[-1] += 1
+        else:
+            values.append(float(v))
+            counts.append(1)
+    return values, counts
+
+
+def svt_pmf(q, variant: int, c: int = 1, t: float = 1.0, eps: float = EPS) -> tuple[list, np.ndarray]:
+    """Outcome probabilities of SVT1/2/4 with c = 1 (first 'above' position, or none) and of SVT6
+    (numbers of 'above' per group of equal queries), by quadrature over the threshold noise rho."""
+    eps1 = eps / 4 if variant == 4 else eps / 2
+    eps2 = eps - eps1
+    nu = {1: 2 * c / eps2, 2: 2 * c / eps2, 4: 1 / eps2, 6: 1 / eps2}[variant]
+    rho_b = 1 / eps1 if variant != 2 else c / eps1
+    r = _grid(rho_b)
+    w = np.exp(-np.abs(r) / rho_b) / (2 * rho_b)
+    q = np.asarray(q, float)
+    below = [_lap_cdf(r + t - qi, nu) for qi in q]  # P(q_i + nu_i < rho + t | rho)
+    if variant == 6:
+        # queries with equal values in *both* inputs form a group: outcomes of one type (number of
+        # 'above' per group) share their likelihood ratio, so the type probabilities suffice
+        values, counts = _runs(q)
+        groups = [(_lap_cdf(r + t - v, nu), m) for v, m in zip(values, counts)]
+        import itertools
+        outcomes, probs = [], []
+        for ks in itertools.product(*[range(m + 1) for _, m in groups]):
+            dens = w.copy()
+            for (bl, m), kk in zip(groups, ks):
+                dens *= (1 - bl) ** kk * bl ** (m - kk)
+            outcomes.append(ks)
+            probs.append(np.trapezoid(dens, r))
+        return outcomes, np.array(probs)
+    assert c == 1, "quadrature implemented for c = 1"
+    outcomes, probs = [], []
+    run = w.copy()
+    for k, bl in enumerate(below):
+        outcomes.append(k)
+        probs.append(np.trapezoid(run * (1 - bl), r))
+        run = run * bl
+    outcomes.append("none")
+    probs.append(np.trapezoid(run, r))
+    return outcomes, np.array(probs)
+
+
+def svt4_pmf(q, c: int, t: float = 1.0, eps: float = EPS) -> np.ndarray:
+    """Outcome probabilities of SVT4 with any c: the outcome is the tuple of 'above' positions (at most
+    c; after the c-th the rest is aborted), by quadrature over rho as in `svt_pmf`."""
+    import itertools
+    eps1 = eps / 4
+    nu, rb = 1 / (eps - eps1), 1 / eps1
+    r = _grid(rb, 200_001, 40.0)
+    w = np.exp(-np.abs(r) / rb) / (2 * rb)
+    q = np.asarray(q, float)
+    below = [_lap_cdf(r + t - qi, nu) for qi in q]
+    probs = []
+    for m in range(c + 1):
+        for pos in itertools.combinations(range(len(q)), m):
+            last = pos[-1] if m == c else len(q) - 1
+            dens = w.copy()
+            for i in range(last + 1):
+                dens = dens * ((1 - below[i]) if i in pos else below[i])
+            probs.append(np.trapezoid(dens, r))
+    return np.array(probs)
+
+
+def svt34_parts(n: int, level: float) -> tuple[float, float]:
+    """(pair loss, oracle) of the SVT4 half of SVT34Parallel (c = 2): lower bounds on the whole's
+    (the halves are independent, their losses add)."""
+    a, b = svt4_pmf(ONES10, 2), svt4_pmf(ABOVE_BELOW, 2)
+    return _pair_loss(a, b), oracle_discrete(a, b, n, level)
+
+
+def svt3_loss(q0, q1, t: float = 1.0, eps: float = EPS) -> float:
+    """sup |log density ratio| of SVT3 (c = 1) over outcomes (first 'above' k with value v; or none),
+    by quadrature: density(k, v) = f_nu(v - q_k) * int_{rho <= v - t} f_rho(rho) prod_{i<k} P(below_i | rho)."""
+    eps1, eps2 = eps / 2, eps / 2
+    nu, rb = 1 / eps2, 1 / eps1
+    r = _grid(rb, 200_001, 30.0)
+    dr = r[1] - r[0]
+    w = np.exp(-np.abs(r) / rb) / (2 * rb)
+    worst = 0.0
+    runs = []
+    for q in (np.asarray(q0, float), np.asarray(q1, float)):
+        run = w.copy()
+        per_k = []
+        for qk in q:
+            # cumulative integral over rho <= v - t evaluated at v = r + t (so the grid is the same)
+            cum = np.concatenate([[0.0], np.cumsum(0.5 * (run[1:] + run[:-1]) * dr)])
+            per_k.append((cum, qk))
+            run = run * _lap_cdf(r + t - qk, nu)
+        runs.append((per_k, np.trapezoid(run, r)))
+    v = r + t
+    for k in range(len(q0)):
+        (c0, a0), (c1, a1) = runs[0][0][k], runs[1][0][k]
+        d0 = np.exp(-np.abs(v - a0) / nu) / (2 * nu) * c0
+        d1 = np.exp(-np.abs(v - a1) / nu) / (2 * nu) * c1
+        ok = (d0 > 1e-250) & (d1 > 1e-250)
+        worst = max(worst, float(np.max(np.abs(np.log(d0[ok]) - np.log(d1[ok])))))
+    return max(worst, abs(math.log(runs[0][1] / runs[1][1])))
+
+
+def noisy_max_pmf(q, noise: str, eps: float = EPS) -> np.ndarray:
+    """P(argmax = i) = int f_i(x) prod_{j != i} F_j(x) dx, by quadrature (scale 2/eps)."""
+    b = 2 / eps
+    q = np.asarray(q, float)
+    x = np.linspace(q.min() - 45 * b, q.max() + 45 * b, 800_001)
+    if noise == "laplace":
+        dens = [np.exp(-np.abs(x - qi) / b) / (2 * b) for qi in q]
+        cdf = [_lap_cdf(x - qi, b) for qi in q]
+    else:
+        dens = [np.where(x >= qi, np.exp(-np.maximum(x - qi, 0) / b) / b, 0.0) for qi in q]
+        cdf = [np.where(x >= qi, 1 - np.exp(-np.maximum(x - qi, 0) / b), 0.0) for qi in q]
+    out = []
+    for i in range(len(q)):
+        g = dens[i].copy()
+        for j in range(len(q)):
+            if j != i:
+                g *= cdf[j]
+        out.append(np.trapezoid(g, x))
+    return np.array(out)
+
+
+def geo_pmf(count: int, eps: float = EPS, n: int = 5) -> np.ndarray:
+    k = math.ceil(math.log(2.0 / eps))
+    f = [int(v) for v in _geo_cdf(count, n, k)]
+    d = f[-1]
+    return np.array([(f[0])] + [f[z] - f[z - 1] for z in range(1, n + 1)], dtype=float) / d
+
+
+def rappor_loss(f: float, p: float | None, q: float | None, a: int, b: int) -> float:
+    """Bits are independent: the loss is the number of differing Bloom bits times the per-bit loss."""
+    diff = int(np.count_nonzero(bloom_bits(a) != bloom_bits(b)))
+    hi = 1 - f / 2
+    if p is None:
+        per_bit = math.log(hi / (1 - hi))
+    else:
+        s1 = hi * q + (1 - hi) * p
+        s0 = (1 - hi) * q + hi * p
+        per_bit = max(abs(math.log(s1 / s0)), abs(math.log((1 - s1) / (1 - s0))))
+    return diff * per_bit
+
+
+def rappor_types(f: float, p: float | None, q: float | None, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """Probabilities, under inputs a and b, of the types (ones among a's own bits, ones among b's own
+    bits): the bits both or neither set are equal in law, so the likelihood ratio is a function of the type."""
+    ba, bb = bloom_bits(a), bloom_bits(b)
+    na, nb = int(np.count_nonzero(ba & ~bb)), int(np.count_nonzero(bb & ~ba))
+    hi = 1 - f / 2
+    s1, s0 = (hi, 1 - hi) if p is None else (hi * q + (1 - hi) * p, (1 - hi) * q + hi * p)
+    ka, kb = np.arange(na + 1)[:, None], np.arange(nb + 1)[None, :]
+    under_a = stats.binom.pmf(ka, na, s1) * stats.binom.pmf(kb, nb, s0)
+    under_b = stats.binom.pmf(ka, na, s0) * stats.binom.pmf(kb, nb, s1)
+    return under_a.ravel(), under_b.ravel()
+
+
+# ----------------------------------------------------------------------------------------------
+# Oracle: the finite-sample ceiling
+# ----------------------------------------------------------------------------------------------
+
+def oracle_from_rates(p0: np.ndarray, p1: np.ndarray, n: int, level: float) -> float:
+    """max over events of log(CP_low(n p0) / CP_up(n p1)) at the expected counts, both directions."""
+    best = 0.0
+    for a, b in ((p0, p1), (p1, p0)):
+        k0 = np.clip(np.round(a * n), 0, n)
+        k1 = np.clip(np.round(b * n), 0, n)
+        lo, up = cp_lower(k0, n, level), cp_upper(k1, n, level)
+        with np.errstate(divide="ignore"):
+            v = np.where(lo > 0, np.log(np.maximum(lo, 1e-300)) - np.log(up), 0.0)
+        best = max(best, float(v.max()))
+    return best
+
+
+def oracle_discrete(p0: np.ndarray, p1: np.ndarray, n: int, level: float) -> float:
+    """Neyman-Pearson sets (outcomes sorted by likelihood ratio, cumulated) of a finite outcome space."""
+    p0, p1 = np.asarray(p0, float), np.asarray(p1, float)
+    best = 0.0
+    for a, b in ((p0, p1), (p1, p0)):
+        with np.errstate(divide="ignore"):
+            order = np.argsort(-(np.log(a) - np.log(b)))
+        best = max(best, oracle_from_rates(np.cumsum(a[order]), np.cumsum(b[order]), n, level))
+    return best
+
+
+def oracle_llr(llr: Callable[[np.ndarray], np.ndarray], target, d0, d1, n: int, level: float,
+               draws: int = 2_000_000, seed: int = 12345) -> float:
+    """Monte Carlo of the exact log-likelihood ratio statistic: events {llr > t} on `draws` runs."""
+    rng = np.random.default_rng(seed)
+    s0, s1 = np.sort(llr(target(d0, rng, draws))), np.sort(llr(target(d1, rng, draws)))
+    t = np.unique(np.quantile(np.concatenate([s0, s1]), np.linspace(0, 1, 4001)))
+    p0 = 1 - np.searchsorted(s0, t, side="right") / draws
+    p1 = 1 - np.searchsorted(s1, t, side="right") / draws
+    q0 = np.searchsorted(s0, t, side="left") / draws
+    q1 = np.searchsorted(s1, t, side="left") / draws
+    return max(oracle_from_rates(p0, p1, n, level), oracle_from_rates(q0, q1, n, level))
+
+
+def _lap_llr(d0, d1, b):
+    m0, m1 = np.asarray(d0, float), np.asarray(d1, float)
+
+    def llr(x):
+        x = np.asarray(x, float).reshape(len(x), -1)
+        # rounded: float noise in |x - m| would split the atoms at +-|m0 - m1|/b into spurious events
+        return np.round(((np.abs(x - m1) - np.abs(x - m0)) / b).sum(axis=1), 9)
+    return llr
+
+
+# ----------------------------------------------------------------------------------------------
+# The rows
+# ----------------------------------------------------------------------------------------------
+
+ONES5, ONES10 = [1.0] * 5, [1.0] * 10
+HALF = [1.0] * 5 + [0.0] * 5
+HALF_R = [0.0] * 5 + [1.0] * 5
+ABOVE_BELOW = [2.0] * 5 + [0.0] * 5
+
+
+@dataclass
+class Row:
+    name: str
+    make: Callable[[], Callable]
+    d0: object
+    d1: object
+    claim: float
+    known_violation: bool
+    statdp: float | None
+    dpsniper: float | None
+    exact: Callable[[], float] | None = None
+    oracle: Callable[[int, float], float] | None = None
+    options: dict = field(default_factory=dict)
+    note: str = ""
+
+
+def _disc_oracle(pmf0, pmf1):
+    return lambda n, level: oracle_discrete(pmf0(), pmf1(), n, level)
+
+
+def rows() -> list[Row]:
+    lap_b = 1 / EPS
+    return [
+        Row("ReportNoisyMax1", lambda: noisy_max("laplace", False), ONES5, [0.0, 2, 2, 2, 2], EPS, False, 0.0921, 0.0925,
+            exact=lambda: _pair_loss(noisy_max_pmf(ONES5, "laplace"), noisy_max_pmf([0, 2, 2, 2, 2], "laplace")),
+            oracle=_disc_oracle(lambda: noisy_max_pmf(ONES5, "laplace"),
+                                lambda: noisy_max_pmf([0, 2, 2, 2, 2], "laplace"))),
+        Row("ReportNoisyMax2", lambda: noisy_max("exponential", False), ONES5, [0.0, 2, 2, 2, 2], EPS, False, 0.0997,
+            0.0979,
+            exact=lambda: _pair_loss(noisy_max_pmf(ONES5, "exp"), noisy_max_pmf([0, 2, 2, 2, 2], "exp")),
+            oracle=_disc_oracle(lambda: noisy_max_pmf(ONES5, "exp"), lambda: noisy_max_pmf([0, 2, 2, 2, 2], "exp"))),
+        Row("ReportNoisyMax3", lambda: noisy_max("laplace", True), ONES5, [2.0] * 5, EPS, True, 0.1991, 0.2488,
+            exact=lambda: 5 / (2 / EPS), oracle=lambda n, lv: _max_oracle(n, lv),
+            note="max of 5 Laplace(20) shifted by 1: 5/20"),
+        Row("ReportNoisyMax4", lambda: noisy_max("exponential", True), ONES5, [2.0] * 5, EPS, True, 0.1988, 0.3534,
+            exact=lambda: math.inf, note="outputs in [1, 2) impossible on d1"),
+        Row("SVT1", lambda: svt(1, c=1, t=0.5), HALF, HALF_R, EPS, False, 0.0298, 0.0858,
+            exact=lambda: _pair_loss(svt_pmf(HALF, 1, t=0.5)[1], svt_pmf(HALF_R, 1, t=0.5)[1]),
+            oracle=_disc_oracle(lambda: svt_pmf(HALF, 1, t=0.5)[1], lambda: svt_pmf(HALF_R, 1, t=0.5)[1])),
+        Row("SVT2", lambda: svt(2, c=1, t=1.0), HALF, HALF_R, EPS, False, 0.0407, 0.0859,
+            exact=lambda: _pair_loss(svt_pmf(HALF, 2)[1], svt_pmf(HALF_R, 2)[1]),
+            oracle=_disc_oracle(lambda: svt_pmf(HALF, 2)[1], lambda: svt_pmf(HALF_R, 2)[1])),
+        Row("SVT3", lambda: svt(3, c=1, t=1.0), ONES10, ABOVE_BELOW, EPS, True, 0.1793, 0.1822,
+            exact=lambda: svt3_loss(ONES10, ABOVE_BELOW)),
+        Row("SVT4", lambda: svt(4, c=1, t=1.0), ONES10, ABOVE_BELOW, EPS, True, 0.1719, 0.1696,
+            exact=lambda: _pair_loss(svt_pmf(ONES10, 4)[1], svt_pmf(ABOVE_BELOW, 4)[1]),
+            oracle=_disc_oracle(lambda: svt_pmf(ONES10, 4)[1], lambda: svt_pmf(ABOVE_BELOW, 4)[1])),
+        Row("SVT5", lambda: svt(5, c=1, t=1.0), ONES10, ABOVE_BELOW, EPS, True, 14.3143, 1.7612,
+            exact=lambda: math.inf, note="d1 gives half-above patterns, d0 never"),
+        Row("SVT6", lambda: svt(6, c=1, t=1.0), HALF, HALF_R, EPS, True, 0.3220, 0.2720,
+            exact=lambda: _svt6_loss(), oracle=lambda n, level: _svt6_oracle(n, level)),
+        Row("NumericalSVT", lambda: numerical_svt(c=2, t=1.0), [2.0] * 10, ONES10, EPS, False, None, 0.0345),
+        Row("NoisyHist1", lambda: noisy_hist(1 / EPS), [0.0, 1, 1, 1, 1], ONES5, EPS, False, 0.0994, 0.0978,
+            exact=lambda: 1 / lap_b,
+            oracle=lambda n, lv: oracle_llr(_lap_llr([0.0, 1, 1, 1, 1], ONES5, lap_b), noisy_hist(lap_b),
+                                            [0.0, 1, 1, 1, 1], ONES5, n, lv)),
+        Row("NoisyHist2", lambda: noisy_hist(EPS), [0.0, 1, 1, 1, 1], ONES5, EPS, True, 10.0022, 4.6020,
+            exact=lambda: 1 / EPS,
+            oracle=lambda n, lv: oracle_llr(_lap_llr([0.0, 1, 1, 1, 1], ONES5, EPS), noisy_hist(EPS),
+                                            [0.0, 1, 1, 1, 1], ONES5, n, lv)),
+        Row("Rappor", lambda: rappor(0.75, 0.45, 0.55), [1], [0], 8 * math.log(0.625 / 0.375), False, 0.2416, 0.3008,
+            exact=lambda: rappor_loss(0.75, 0.45, 0.55, 1, 0),
+            oracle=lambda n, lv: oracle_discrete(*rappor_types(0.75, 0.45, 0.55, 1, 0), n, lv),
+            note="claim: RAPPOR's eps_inf = 2h ln((1 - f/2)/(f/2)), h = 4 (Erlingsson et al. Sec. 4)"),
+        Row("OneTimeRappor", lambda: rappor(0.95, None, None), [1], [0], 8 * math.log(0.525 / 0.475), False, 0.0602,
+            0.5999, exact=lambda: rappor_loss(0.95, None, None, 1, 0),
+            oracle=lambda n, lv: oracle_discrete(*rappor_types(0.95, None, None, 1, 0), n, lv)),
+        Row("Laplace", lambda: laplace(), [1.0], [2.0], EPS, False, 0.0998, 0.0976, exact=lambda: EPS,
+            oracle=lambda n, lv: oracle_llr(_lap_llr([1.0], [2.0], lap_b), laplace(), [1.0], [2.0], n, lv)),
+        Row("TruncatedGeometric", lambda: truncated_geometric(), [1], [2], math.log(1 + 2.0 ** -3), False, 0.1169,
+            0.1156, exact=lambda: _pair_loss(geo_pmf(1), geo_pmf(2)),
+            oracle=_disc_oracle(lambda: geo_pmf(1), lambda: geo_pmf(2)),
+            note="claim: ln(1 + 2^-ceil(ln(2/eps))) (Balcer, Vadhan Thm. 4.7)"),
+        Row("LaplaceParallel", lambda: laplace_parallel(), [1.0], [0.0], 20 * 0.005, False, 0.0135, 0.0350,
+            exact=lambda: 20 * 0.005,
+            oracle=lambda n, lv: oracle_llr(_lap_llr([1.0] * 20, [0.0] * 20, 200.0), laplace_parallel(), [1.0], [0.0],
+                                            n, lv)),
+        Row("SVT34Parallel", lambda: svt34_parallel(), ONES10, ABOVE_BELOW, 2 * EPS, True, 0.1963, 0.2616,
+            note="exact >= 0.3124 and oracle >= 0.226 at 9e5 runs: the SVT4 half alone (svt34_parts)"),
+        Row("PrefixSum", lambda: prefix_sum(), ONES10, [0.0] * 10, 10 * EPS, False, 0.3516, 0.5774,
+            exact=lambda: 10 * EPS,
+            oracle=lambda n, lv: oracle_llr(lambda x: _lap_llr(ONES10, [0.0] * 10, lap_b)(np.diff(x, axis=1, prepend=0)),
+                                            prefix_sum(), ONES10, [0.0] * 10, n, lv),
+            note="claim: 10 queries of sensitivity 1 each (component-wise neighbours), 10 eps"),
+        Row("FloatLaplace", lambda: laplace(), [0.0], [1.0], EPS, True, None, 0.2521, exact=lambda: math.inf,
+            options={"float_bits": True}, note="numpy's float sampler, bit features on (Mironov CCS 2012)"),
+        Row("Snapping", lambda: snapping(), [0.0], [1.0], EPS, False, None, 0.0979,
+            options={"float_bits": True}, note="Mironov's fix, bit features on"),
+    ]
+
+
+def _max_oracle(n: int, level: float) -> float:
+    """ReportNoisyMax3 on 1 vs 2 everywhere: the max shifts by 1, its likelihood ratio is monotone, so
+    the events {max < t} and {max > t} are the Neyman-Pearson ones; CDF F_Lap(t - q)^5."""
+    t = np.linspace(-400.0, 500.0, 200_001)
+    g0, g1 = _lap_cdf(t - 1, 2 / EPS) ** 5, _lap_cdf(t - 2, 2 / EPS) ** 5
+    return max(oracle_from_rates(g0, g1, n, level), oracle_from_rates(1 - g0, 1 - g1, n, level))
+
+
+def _svt6_loss() -> float:
+    _, p0 = svt_pmf(HALF, 6)
+    _, p1 = svt_pmf(HALF_R, 6)
+    return _pair_loss(p0, p1)
+
+
+def _svt6_oracle(n: int, level: float) -> float:
+    # Types (a, b) = 'above' counts in the two blocks; the Neyman-Pearson sets are unions of types.
+    return oracle_discrete(svt_pmf(HALF, 6)[1], svt_pmf(HALF_R, 6)[1], n, level)
+
+
+def run_row(row: Row, samples: int, seed: int, extra: dict) -> dict:
+    start = time.perf_counter()
+    opts = {**row.options, **extra}
+    res = audit(row.make(), np.asarray(row.d0), np.asarray(row.d1), claim_epsilon=row.claim, samples=samples,
+                confidence=0.95, seed=seed, progress=False, executor="serial", **opts)
+    return {"epsilon_lower": res.epsilon_lower, "verdict": res.verdict, "seconds": time.perf_counter() - start,
+            "event": res.directions[0].event if res.direction == "d0>d1" else res.directions[1].event}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="10^5 runs per side, one seed")
+    ap.add_argument("--samples", type=int, default=1_000_000)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--only", nargs="+", default=None)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--selection-fraction", type=float, default=None)
+    ap.add_argument("--no-exact", action="store_true", help="skip the quadratures and oracles")
+    ap.add_argument("--crossfit", action="store_true", help="audit with crossfit=True (see dpaudit.audit)")
+    args = ap.parse_args(argv)
+    samples = 100_000 if args.quick else args.samples
+    extra = {}
+    if args.selection_fraction is not None:
+        extra["selection_fraction"] = args.selection_fraction
+    if args.crossfit:
+        extra["crossfit"] = True
+    level = 0.05 / 4
+    table = []
+    total = time.perf_counter()
+    for row in rows():
+        if args.only and row.name not in args.only:
+            continue
+        rec = {"algorithm": row.name, "claim": row.claim, "known_violation": row.known_violation,
+               "statdp": row.statdp, "dpsniper": row.dpsniper, "note": row.note}
+        if not args.no_exact:
+            rec["exact"] = row.exact() if row.exact else None
+            n_est = samples if args.crossfit else samples - round(extra.get("selection_fraction", 0.1) * samples)
+            rec["oracle"] = row.oracle(n_est, level) if row.oracle else None
+        runs = [run_row(row, samples, s, extra) for s in args.seeds]
+        rec["dpaudit"] = [r["epsilon_lower"] for r in runs]
+        rec["verdicts"] = [r["verdict"] for r in runs]
+        rec["seconds"] = sum(r["seconds"] for r in runs)
+        rec["event"] = runs[0]["event"]
+        caught = [v == "violation" for v in rec["verdicts"]]
+        rec["ok"] = all(caught) if row.known_violation else not any(caught)
+        table.append(rec)
+        if not args.json:
+            _print_row(rec)
+            sys.stdout.flush()
+    wall = time.perf_counter() - total
+    finite = [r for r in table if r.get("exact") not in (None, math.inf)]
+    ratios = [min(r["dpaudit"]) / r["exact"] for r in finite]
+    summary = {"samples_per_side": samples, "seeds": args.seeds, "wall_seconds": wall,
+               "all_ok": all(r["ok"] for r in table),
+               "mean_ratio_to_exact": float(np.mean(ratios)) if ratios else None,
+               "min_ratio_to_exact": float(np.min(ratios)) if ratios else None}
+    if args.json:
+        print(json.dumps({"rows": table, "summary": summary}, indent=1, default=str))
+    else:
+        print(json.dumps(summary))
+    return 0
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "—"
+    if v == math.inf:
+        return "inf"
+    return f"{v:.4f}"
+
+
+def _print_row(r: dict) -> None:
+    low = "/".join(f"{v:.4f}" for v in r["dpaudit"])
+    print(f"{r['algorithm']:<19} claim {r['claim']:.4f} exact {_fmt(r.get('exact')):>7} oracle "
+          f"{_fmt(r.get('oracle')):>7} statdp {_fmt(r['statdp']):>7} dpsniper {_fmt(r['dpsniper']):>7} "
+          f"dpaudit {low:>15} {'/'.join(r['verdicts'])} {'OK' if r['ok'] else 'FAIL'} {r['seconds']:.1f}s  "
+          f"[{r['event'][:50]}]")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

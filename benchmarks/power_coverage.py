@@ -1,0 +1,147 @@
+"""Coverage of the auditor's new score families and of cross-fitting (not part of the test suite).
+
+    python benchmarks/power_coverage.py [--audits 1000] [--samples 2000] [--json] [--only-sequential]
+
+For each family, `--audits` audits (seeds 0..audits-1) of a mechanism whose true epsilon is known,
+with the candidate families restricted to that one family (`only_family`), claim = the true epsilon;
+the count of audits with epsilon_lower > true epsilon must be at most 5% (nominal 1 - confidence).
+Reported with the tolerance c (P[Binomial(audits, 0.05) > c] <= 0.005) and the mean bound.
+
+Families and mechanisms (true epsilon between d0 and d1):
+- coordinate-log-ratio: flag + value, the value released only with the flag (sentinel -1000
+  otherwise): flag = randomized response of the bit x at eps 0.5, value x + Lap(2); x = 1 vs 0:
+  0.5 + 1/2 = 1;
+- atom-pattern-log-ratio-1 / -4: the same mechanism;
+- whitened-coordinate-log-ratio: prefix sums of (x_j + Lap(4)), x = (1, 1, 1, 1) vs 0: 4/4 = 1;
+- float-bit-log-ratio: discrete Laplace (eps 1 per unit) on the grid 0.25 Z, in floats: every bit
+  feature is a function of the value, so the true epsilon stays 1 (here 4 grid steps per unit);
+- cross-fitting (all families): Laplace(1) scalar, 1 vs 0: 1, and the flag + value mechanism;
+- sequential audits (dpaudit.audit.sequential, alpha spending over three stages): Laplace(1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+
+import numpy as np
+from scipy import stats
+
+import dpaudit.audit.auditor as auditor_module
+from dpaudit.audit import audit
+from dpaudit.audit.features import fit_feature_scores
+from dpaudit.audit.scores import fit_scores
+
+CONFIDENCE = 0.95
+
+
+@contextlib.contextmanager
+def only_family(prefix: str | None):
+    """Restrict the auditor's candidate families to those whose name starts with `prefix` (None: all)."""
+    if prefix is None:
+        yield
+        return
+    saved = auditor_module.fit_scores, auditor_module.fit_feature_scores
+    auditor_module.fit_scores = lambda a, b: [s for s in fit_scores(a, b) if s.name.startswith(prefix)]
+    auditor_module.fit_feature_scores = lambda a, b, bits=False: [
+        s for s in fit_feature_scores(a, b, bits) if s.name.startswith(prefix)]
+    try:
+        yield
+    finally:
+        auditor_module.fit_scores, auditor_module.fit_feature_scores = saved
+
+
+def flag_value(data, rng, size):
+    """(flag, value): flag = randomized response of the bit x at eps 0.5; value = x + Lap(2) if flag else -1000."""
+    keep = rng.random(size) < np.exp(0.5) / (1 + np.exp(0.5))
+    flag = keep == bool(data)
+    value = float(data) + rng.laplace(0.0, 2.0, size)
+    return np.stack([flag.astype(float), np.where(flag, value, -1000.0)], axis=1)
+
+
+def prefix_sums(data, rng, size):
+    """Prefix sums of x_j + Lap(4), j = 1..4; x = data * (1, 1, 1, 1)."""
+    return np.cumsum(float(data) + rng.laplace(0.0, 4.0, (size, 4)), axis=1)
+
+
+def grid_laplace(data, rng, size):
+    """x + 0.25 (G1 - G2), G geometric with q = exp(-0.25): discrete Laplace, eps 1 per unit of x."""
+    q = np.exp(-0.25)
+    return float(data) + 0.25 * (rng.geometric(1 - q, size) - rng.geometric(1 - q, size)).astype(float)
+
+
+def laplace(data, rng, size):
+    return float(data) + rng.laplace(0.0, 1.0, size)
+
+
+CASES = [
+    # (label, family prefix, target, true epsilon, options)
+    ("coordinate-log-ratio", "coordinate-log-ratio", flag_value, 1.0, {}),
+    ("atom-pattern-log-ratio", "atom-pattern-log-ratio", flag_value, 1.0, {}),
+    ("whitened-coordinate-log-ratio", "whitened-coordinate-log-ratio", prefix_sums, 1.0, {}),
+    ("float-bit-log-ratio", "float-bit-log-ratio", grid_laplace, 1.0, {"float_bits": True}),
+    ("cross-fitting (laplace)", None, laplace, 1.0, {"crossfit": True}),
+    ("cross-fitting (flag+value)", None, flag_value, 1.0, {"crossfit": True}),
+]
+
+
+def tolerance(audits: int, rate: float = 1 - CONFIDENCE, false_failure: float = 0.005) -> int:
+    """Smallest c with P[Binomial(audits, rate) > c] <= false_failure."""
+    return int(np.argmax(stats.binom.sf(np.arange(audits + 1), audits, rate) <= false_failure))
+
+
+def coverage(label, prefix, target, true_eps, options, audits: int, samples: int, seed0: int = 0) -> dict:
+    start = time.perf_counter()
+    with only_family(prefix):
+        lows = np.array([audit(target, 1.0, 0.0, claim_epsilon=true_eps, samples=samples, confidence=CONFIDENCE,
+                               seed=seed0 + s, executor="serial", progress=False, **options).epsilon_lower
+                         for s in range(audits)])
+    over = int(np.sum(lows > true_eps))
+    return {"family": label, "true_epsilon": true_eps, "audits": audits, "samples_per_side": samples,
+            "exceedances": over, "rate": over / audits, "tolerance": tolerance(audits), "ok": over <= tolerance(audits),
+            "mean_lower": float(lows.mean()), "seconds": time.perf_counter() - start}
+
+
+def sequential_coverage(audits: int) -> dict:
+    """`audit_sequential` (stages 1000, 4000, 16000 runs, never stopping early for closeness) on
+    Laplace(1), true epsilon 1."""
+    from dpaudit.audit.sequential import audit_sequential
+
+    start = time.perf_counter()
+    lows = np.array([audit_sequential(laplace, 1.0, 0.0, claim_epsilon=1.0, stages=(1_000, 4_000, 16_000), close=0.0,
+                                      seed=31 * s, executor="serial", progress=False).epsilon_lower
+                     for s in range(audits)])
+    over = int(np.sum(lows > 1.0))
+    return {"family": "sequential (laplace)", "true_epsilon": 1.0, "audits": audits, "samples_per_side": 21_000,
+            "exceedances": over, "rate": over / audits, "tolerance": tolerance(audits), "ok": over <= tolerance(audits),
+            "mean_lower": float(lows.mean()), "seconds": time.perf_counter() - start}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--audits", type=int, default=1000)
+    ap.add_argument("--samples", type=int, default=2000)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--only-sequential", action="store_true")
+    args = ap.parse_args(argv)
+    rows = []
+    jobs = [] if args.only_sequential else [lambda c=c: coverage(*c, audits=args.audits, samples=args.samples)
+                                            for c in CASES]
+    jobs.append(lambda: sequential_coverage(args.audits))
+    for job in jobs:
+        r = job()
+        rows.append(r)
+        if not args.json:
+            print(f"{r['family']:<32} {r['exceedances']:>4}/{r['audits']} over the true epsilon (tolerance "
+                  f"{r['tolerance']}) {'OK' if r['ok'] else 'FAIL'}  mean lower {r['mean_lower']:.3f}  "
+                  f"{r['seconds']:.0f}s", flush=True)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

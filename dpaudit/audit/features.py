@@ -1,0 +1,324 @@
+"""Engineered likelihood-ratio scores: per-coordinate terms, discrete parts of mixed outputs, float bits.
+
+The score families of `dpaudit.audit.scores` see a real vector through linear projections only and a
+discrete output through the joint category of the whole row.  Three things escape them (measured on
+the StatDP / DP-Sniper benchmark, benchmarks/peers.py):
+
+- independent noise on many coordinates, each carrying a little privacy loss: the log-likelihood
+  ratio of shifted Laplace vectors is a sum of clipped terms, sum_j (|x_j - m1_j| - |x_j - m0_j|) / b_j
+  (each term lies in [-|m0_j - m1_j| / b_j, +|m0_j - m1_j| / b_j]), which no projection reproduces;
+- outputs that mix flags and real values (the sparse vector technique's "below" / "aborted"
+  sentinels next to noisy answers): every row is distinct, so the joint category fails, and the
+  sentinels (-1000) dominate any projection;
+- scalar real outputs whose floating-point representation leaks: Mironov, "On Significance of the
+  Least Significant Bits for Differential Privacy" (ACM CCS 2012), shows that x + Laplace computed in
+  doubles has input-dependent sets of reachable outputs, visible in the exponent and trailing zeros.
+
+`CoordinateLogRatio` is a naive-Bayes log-likelihood ratio: per coordinate, the estimated log ratio
+of each repeated value ("atom": a flag, a sentinel, an integer) and, for the other (continuous)
+values, the log ratio of being continuous plus the shifted-Laplace term above with locations
+(medians) and scale (mean absolute deviation) fitted on the fit half.  Fitted log ratios and shifts
+are soft-thresholded by one standard error (a coordinate without signal adds ~no noise).  With
+`whiten=True` the coordinates are first decorrelated by the inverse Cholesky factor of the pooled
+covariance: for prefix sums (lower-triangular sums of independent noise) this recovers the
+independent increments.  `AtomPatternLogRatio` is the joint category log ratio of the discrete part
+of the rows (which atom each coordinate holds, continuous entries coded alike).
+`FloatBitLogRatio` is the category log ratio of a bit feature of scalar float outputs (trailing
+zero bits of the mantissa with the exponent, or the low mantissa byte); opt-in (`float_bits`).
+
+Each family is one more candidate of the auditor's selection step (chosen on the selection split,
+so the estimation split's Clopper-Pearson bounds stay valid whatever is fitted here).  Likelihood-
+ratio ("Neyman-Pearson") events are the optimal distinguishing events; F. Lu et al., "A General
+Framework for Auditing Differentially Private Machine Learning" (NeurIPS 2022) audit with them, and
+DP-Sniper (Bichsel et al., IEEE S&P 2021) learns approximations of them with classifiers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpaudit.audit.scores import Score, row_keys
+
+__all__ = ["CoordinateLogRatio", "AtomPatternLogRatio", "FloatBitLogRatio", "fit_feature_scores", "atoms_of"]
+
+#: A value is an atom of its coordinate when it occurs at least this many times in the fit rows.
+_ATOM_MIN_COUNT = 8
+#: Columns with at most this many distinct values are wholly discrete (every value an atom).
+_DISCRETE_MAX = 64
+#: At most this many coordinates get their own terms (wider outputs: projections only).
+_MAX_COORDINATES = 4096
+#: Bins of the continuous entries in the atom-pattern families (1: continuous entries coded alike).
+_PATTERN_BINS = (1, 4)
+#: A pattern family is kept when it has at most this many distinct codes per fitted row.
+_MAX_DISTINCT_FRACTION = 0.5
+#: Decimals kept of each Laplace term (far above float rounding, far below any useful resolution);
+#: None keeps the raw float term (tests only: it shows the float artefact this guards against).
+_TERM_DECIMALS: int | None = 9
+#: Standard errors subtracted from each fitted log ratio / location shift (soft thresholding).
+_SHRINK_Z = 1.0
+
+
+def _soft(value: np.ndarray, se: np.ndarray) -> np.ndarray:
+    return np.sign(value) * np.maximum(np.abs(value) - _SHRINK_Z * se, 0.0)
+
+
+def atoms_of(column0: np.ndarray, column1: np.ndarray) -> np.ndarray:
+    """The sorted atoms of one coordinate: all values if few distinct, else values repeated >= 8 times."""
+    pooled = np.concatenate([column0, column1])
+    values, counts = np.unique(pooled, return_counts=True)
+    if len(values) <= _DISCRETE_MAX:
+        return values
+    return values[counts >= _ATOM_MIN_COUNT]
+
+
+def _in_sorted(values: np.ndarray, sorted_atoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(is an atom, index of the atom) for each value."""
+    if len(sorted_atoms) == 0:
+        return np.zeros(len(values), dtype=bool), np.zeros(len(values), dtype=np.int64)
+    pos = np.minimum(np.searchsorted(sorted_atoms, values), len(sorted_atoms) - 1)
+    return sorted_atoms[pos] == values, pos
+
+
+@dataclass(frozen=True, eq=False)
+class CoordinateLogRatio(Score):
+    """sum_j t_j(z_j), z = x (or x @ transform.T): atom log ratios, else continuous log ratio + Laplace term.
+
+    t_j(z) = lr_j[a] if z is atom a of coordinate j, else cont_j + (|z - m1_j| - |z - m0_j|) / b_j
+    (the Laplace log-likelihood ratio; 0 where no continuous part was fitted).
+    """
+
+    atom_columns: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    atom_values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    atom_ratios: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    cont_ratio: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    loc0: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    loc1: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    inv_scale: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    transform: np.ndarray | None = None
+    name: str = "coordinate-log-ratio"
+    learned: bool = True
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        x = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+        if self.transform is not None:
+            x = x @ self.transform.T
+        total = np.zeros(len(x))
+        # atom_columns is ascending: the atoms of column j are one slice
+        starts = np.searchsorted(self.atom_columns, np.arange(x.shape[1] + 1))
+        for j in range(x.shape[1]):
+            col = x[:, j]
+            if self.inv_scale[j] > 0:
+                term = (np.abs(col - self.loc1[j]) - np.abs(col - self.loc0[j])) * self.inv_scale[j]
+                # Rounded, then clipped to its exact range: on the plateaus the rounding error of the
+                # line above depends on the low-order bits of x, which for x + Laplace in doubles depend
+                # on the input (Mironov CCS 2012); the default families must not see float artefacts.
+                if _TERM_DECIMALS is not None:
+                    cap = abs(self.loc1[j] - self.loc0[j]) * self.inv_scale[j]
+                    term = np.clip(np.round(term, _TERM_DECIMALS), -cap, cap)
+                term += self.cont_ratio[j]
+            else:
+                term = np.full(len(col), self.cont_ratio[j])
+            lo, hi = starts[j], starts[j + 1]
+            if hi > lo:
+                hit, pos = _in_sorted(col, self.atom_values[lo:hi])
+                np.copyto(term, self.atom_ratios[lo:hi][pos], where=hit)
+            total += term
+        return total
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "coordinates": int(len(self.cont_ratio)), "atoms": int(len(self.atom_values)),
+                "whitened": self.transform is not None}
+
+
+@dataclass(frozen=True, eq=False)
+class AtomPatternLogRatio(Score):
+    """Estimated log P0/P1 of the discrete part of a row: per coordinate the index of its atom, or for
+    a continuous entry -1 - (its bin among `bin_edges` of that coordinate; one bin when `bins` is 1)."""
+
+    atom_columns: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    atom_values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    keys: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    width: int = 0
+    #: (width, bins - 1) inner quantile edges of the continuous entries of each coordinate.
+    bin_edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    name: str = "atom-pattern-log-ratio"
+    learned: bool = True
+
+    def codes(self, outputs: np.ndarray) -> np.ndarray:
+        x = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+        out = np.full(x.shape, -1, dtype=np.int64)
+        for j in range(x.shape[1]):
+            hit, pos = _in_sorted(x[:, j], self.atom_values[self.atom_columns == j])
+            cont = -1 - (np.searchsorted(self.bin_edges[j], x[:, j]) if self.bin_edges.shape[1] else 0)
+            out[:, j] = np.where(hit, pos, cont)
+        return out
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        k = row_keys(self.codes(outputs))
+        pos = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
+        return np.where(self.keys[pos] == k, self.values[pos], 0.0)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "categories": int(len(self.keys)), "atoms": int(len(self.atom_values))}
+
+
+_MANTISSA = (1 << 52) - 1
+
+
+def float_bit_keys(values: np.ndarray, kind: str) -> np.ndarray:
+    """Integer bit features of float64 values (IEEE 754 binary64).
+
+    "exponent-trailing-zeros": sign, biased exponent and the number of trailing zero bits of the
+    52-bit mantissa (52 for a zero mantissa); "low-byte": the lowest 8 mantissa bits.
+    """
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
+    mant = bits & np.uint64(_MANTISSA)
+    if kind == "low-byte":
+        return (mant & np.uint64(0xFF)).astype(np.int64)
+    low = mant & (~mant + np.uint64(1))  # lowest set bit (0 for a zero mantissa)
+    with np.errstate(divide="ignore"):
+        tz = np.where(mant == 0, 52, np.log2(np.maximum(low, np.uint64(1)).astype(np.float64)).astype(np.int64))
+    exp = ((bits >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    sign = (bits >> np.uint64(63)).astype(np.int64)
+    return (sign << 20) | (exp << 6) | tz
+
+
+@dataclass(frozen=True, eq=False)
+class FloatBitLogRatio(Score):
+    """Estimated log P0/P1 of a bit feature (`float_bit_keys`) of scalar float outputs."""
+
+    kind: str = "exponent-trailing-zeros"
+    keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    name: str = "float-bit-log-ratio"
+    learned: bool = True
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        k = float_bit_keys(np.asarray(outputs, dtype=np.float64).reshape(len(outputs)), self.kind)
+        pos = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
+        return np.where(self.keys[pos] == k, self.values[pos], 0.0)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "feature": self.kind, "categories": int(len(self.keys))}
+
+
+def _category_ratios(k0: np.ndarray, k1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct keys and their add-1/2 smoothed log ratios, soft-thresholded by one s.e."""
+    keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
+    c0 = np.bincount(inverse[: len(k0)], minlength=len(keys)) + 0.5
+    c1 = np.bincount(inverse[len(k0):], minlength=len(keys)) + 0.5
+    lr = np.log(c0 / len(k0)) - np.log(c1 / len(k1))
+    return keys, _soft(lr, np.sqrt(1 / c0 + 1 / c1))
+
+
+def _coordinate_score(x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | None,
+                      name: str) -> CoordinateLogRatio | None:
+    d = x0.shape[1]
+    n0, n1 = len(x0), len(x1)
+    a_cols, a_vals, a_lrs = [], [], []
+    cont = np.zeros(d)
+    loc0, loc1, inv_scale = np.zeros(d), np.zeros(d), np.zeros(d)
+    for j in range(d):
+        c0, c1 = x0[:, j], x1[:, j]
+        atoms = atoms_of(c0, c1)
+        h0, p0 = _in_sorted(c0, atoms)
+        h1, p1 = _in_sorted(c1, atoms)
+        if len(atoms):
+            k0 = np.bincount(p0[h0], minlength=len(atoms)) + 0.5
+            k1 = np.bincount(p1[h1], minlength=len(atoms)) + 0.5
+            lr = _soft(np.log(k0 / n0) - np.log(k1 / n1), np.sqrt(1 / k0 + 1 / k1))
+            a_cols.append(np.full(len(atoms), j))
+            a_vals.append(atoms)
+            a_lrs.append(lr)
+        r0, r1 = c0[~h0], c1[~h1]
+        if len(r0) < 2 or len(r1) < 2:
+            continue
+        k0, k1 = len(r0) + 0.5, len(r1) + 0.5
+        cont[j] = _soft(np.log(k0 / n0) - np.log(k1 / n1), np.sqrt(1 / k0 + 1 / k1))
+        m0, m1 = np.median(r0), np.median(r1)
+        b = 0.5 * (np.mean(np.abs(r0 - m0)) + np.mean(np.abs(r1 - m1)))
+        if not b > 0:
+            continue
+        # The median of n Laplace(b) draws has standard error about b / sqrt(n).
+        shift = _soft(np.array(m0 - m1), np.array(b * np.sqrt(1 / len(r0) + 1 / len(r1))))
+        mid = 0.5 * (m0 + m1)
+        loc0[j], loc1[j], inv_scale[j] = mid + 0.5 * shift, mid - 0.5 * shift, 1.0 / b
+    if not a_cols and not np.any(inv_scale):
+        return None
+    cat = (lambda parts, dtype: np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype))
+    return CoordinateLogRatio(atom_columns=cat(a_cols, np.int64), atom_values=cat(a_vals, np.float64),
+                              atom_ratios=cat(a_lrs, np.float64), cont_ratio=cont, loc0=loc0, loc1=loc1,
+                              inv_scale=inv_scale, transform=transform, name=name)
+
+
+def _whitening(x0: np.ndarray, x1: np.ndarray) -> np.ndarray | None:
+    """Inverse Cholesky factor of the pooled covariance (None if it is not positive definite)."""
+    cov = 0.5 * (np.cov(x0, rowvar=False) + np.cov(x1, rowvar=False))
+    try:
+        chol = np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        return None
+    inv = np.linalg.inv(chol)
+    return inv if np.all(np.isfinite(inv)) else None
+
+
+def fit_feature_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool = False) -> list[Score]:
+    """The engineered families for outputs shaped like fit0 / fit1 (see the module docstring).
+
+    Vectors (2-D): the per-coordinate log ratio; for all-continuous real vectors also its whitened
+    version; for rows mixing atoms and continuous values also the atom-pattern log ratio.
+    Scalar floats with `float_bits`: the bit-feature log ratios.
+    """
+    out: list[Score] = []
+    if fit0.ndim == 1:
+        if float_bits and fit0.dtype.kind == "f":
+            for kind in ("exponent-trailing-zeros", "low-byte"):
+                keys, values = _category_ratios(float_bit_keys(fit0, kind), float_bit_keys(fit1, kind))
+                if len(keys) >= 2 and np.any(values != 0):
+                    out.append(FloatBitLogRatio(kind=kind, keys=keys, values=values))
+        return out
+    x0 = fit0.reshape(len(fit0), -1).astype(np.float64)
+    x1 = fit1.reshape(len(fit1), -1).astype(np.float64)
+    d = x0.shape[1]
+    if d > _MAX_COORDINATES or len(x0) < 4 or len(x1) < 4:
+        return out
+    coord = _coordinate_score(x0, x1, None, "coordinate-log-ratio")
+    if coord is not None:
+        out.append(coord)
+    has_atoms = coord is not None and len(coord.atom_values) > 0
+    if fit0.dtype.kind == "f" and not has_atoms and d >= 2:
+        w = _whitening(x0, x1)
+        if w is not None:
+            white = _coordinate_score(x0 @ w.T, x1 @ w.T, w, "whitened-coordinate-log-ratio")
+            if white is not None:
+                out.append(white)
+    if has_atoms and np.any(coord.inv_scale > 0):
+        for bins in _PATTERN_BINS:
+            edges = _bin_edges(x0, x1, coord, bins)
+            pattern = AtomPatternLogRatio(atom_columns=coord.atom_columns, atom_values=coord.atom_values, width=d,
+                                          bin_edges=edges)
+            keys, values = _category_ratios(row_keys(pattern.codes(x0)), row_keys(pattern.codes(x1)))
+            if 2 <= len(keys) <= _MAX_DISTINCT_FRACTION * (len(x0) + len(x1)) and np.any(values != 0):
+                out.append(AtomPatternLogRatio(atom_columns=coord.atom_columns, atom_values=coord.atom_values,
+                                               keys=keys, values=values, width=d, bin_edges=edges,
+                                               name=f"atom-pattern-log-ratio-{bins}"))
+    return out
+
+
+def _bin_edges(x0: np.ndarray, x1: np.ndarray, coord: CoordinateLogRatio, bins: int) -> np.ndarray:
+    """Inner pooled quantiles of the continuous (non-atom) entries of each coordinate."""
+    d = x0.shape[1]
+    edges = np.zeros((d, bins - 1))
+    if bins == 1:
+        return edges
+    levels = np.arange(1, bins) / bins
+    for j in range(d):
+        col = np.concatenate([x0[:, j], x1[:, j]])
+        hit, _ = _in_sorted(col, coord.atom_values[coord.atom_columns == j])
+        rest = col[~hit]
+        edges[j] = np.quantile(rest, levels) if len(rest) else np.inf
+    return edges
