@@ -56,6 +56,9 @@ def private_glm_privacy(params: PrivateGLMParams, horizon: int, dim: int, kappa:
     """Claimed vs corrected privacy of Private-GLM run with `params` (Sarmasarkar, Thm 6.2)."""
     if not params.private:
         raise ValueError("private_glm_privacy needs params.epsilon (the non-private variant claims nothing)")
+    if params.tree_query != "correct":
+        raise ValueError(f"tree_query={params.tree_query!r} (the authors' first-commit tree, a reproduction device) "
+                         "has no privacy accounting: its queries are not the binary mechanism's")
     T = check_positive_int(horizon, "horizon")
     d = check_positive_int(dim, "dim")
     kappa_star = check_positive(kappa_star, "kappa_star")

@@ -54,12 +54,14 @@ __all__ = [
     "authors_sgd_epochs",
     "sgd_steps",
     "OPTIMIZERS",
+    "AuthorsFirstCommitTree",
     "private_glm_target",
     "PRIVATE_GLM_OBSERVABLES",
 ]
 
 OPTIMIZERS = ("dp-gd", "dp-sgd")
 SGD_NOISE = ("replace-one", "code")
+TREE_QUERIES = ("correct", "ab8fd16")
 PRIVATE_GLM_OBSERVABLES = ("actions_after", "explore_count_after", "released_v", "released_h", "theta")
 
 
@@ -133,6 +135,42 @@ def sgd_call_event(noise_multiplier: float, sampling_rate: float, steps: int) ->
         dp_accounting.PoissonSampledDpEvent(sampling_rate, dp_accounting.GaussianDpEvent(noise_multiplier)), steps)
 
 
+class AuthorsFirstCommitTree:
+    """The V/H tree of the authors' first commit (ab8fd16, `BinaryTreeMechanism`), vectorised over runs.
+
+    Heap of 2^h nodes (h = ⌈log2 T⌉ + 1, root 1, leaf of count c at c + 2^(h-1) − 1), one noise matrix
+    (Z + Zᵀ)/2, Z ~ N(0, σ²), per node drawn up front; `insert` adds the leaf to its ancestors and returns
+    the query: Σ over the leaf and its ancestors `i` with i even of (sum + noise) of node i − 1, plus the
+    leaf's own (sum + noise). Even heap indices are *left* children, so the nodes read are not the dyadic
+    cover of [1, c] (the bug that d9c93e1 "Binary tree bug fixed" fixed): the prefix over-counts (about
+    2× at c = 1100) and varies erratically. Kept only to reproduce Table 2 (Sarmasarkar, §8)."""
+
+    def __init__(self, horizon: int, sigma: float, dim: int, rng: np.random.Generator, runs: int) -> None:
+        self.height = math.ceil(math.log2(check_positive_int(horizon, "horizon"))) + 1
+        size = 2 ** self.height
+        self.sums = np.zeros((runs, size, dim, dim))
+        z = rng.normal(0.0, sigma, size=(runs, size, dim, dim)) if sigma > 0 else np.zeros((runs, size, dim, dim))
+        self.noise = 0.5 * (z + np.swapaxes(z, -1, -2))
+        self.noise[:, 0] = 0.0
+        self.count = 0
+
+    def insert(self, leaf: np.ndarray) -> np.ndarray:
+        """Insert one (runs, d, d) leaf; return the authors' query (before λI and projection)."""
+        self.count += 1
+        index = self.count + 2 ** (self.height - 1) - 1
+        node = index
+        while node > 0:
+            self.sums[:, node] += leaf
+            node //= 2
+        read = [index]
+        node = index
+        while node > 0:
+            if node % 2 == 0:
+                read.append(node - 1)
+            node //= 2
+        return (self.sums[:, read] + self.noise[:, read]).sum(axis=1)
+
+
 @dataclasses.dataclass(frozen=True)
 class PrivateGLMParams:
     """Parameters of Private-GLM; `epsilon=None` gives the non-private counterpart (noiseless trees, exact
@@ -171,6 +209,8 @@ class PrivateGLMParams:
     sgd_burn_in: int = 10
     sgd_sampling_rate: float = 1.0
     sgd_noise: str = "replace-one"
+    count2_factor: float = 3.0
+    tree_query: str = "correct"
 
     def __post_init__(self) -> None:
         if self.epsilon is not None:
@@ -199,6 +239,10 @@ class PrivateGLMParams:
         if self.sgd_epochs is not None:
             check_positive_int(self.sgd_epochs, "sgd_epochs")
         check_int_at_least(self.sgd_burn_in, 0, "sgd_burn_in")
+        check_choice(self.tree_query, TREE_QUERIES, "tree_query")
+        f = self.count2_factor
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not (math.isfinite(f) and f > 0):
+            raise ValueError(f"count2_factor must be positive and finite, got {f!r}")
 
     @property
     def private(self) -> bool:
@@ -239,7 +283,7 @@ def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kapp
     """The authors' experiment constants, for horizon T, dimension d and the instance's κ, κ*, S:
     λ = 2 ln(4/δ) ln²(4T/ζ)/(εκ*) + 0.75 d ln(4T/ζ)/R², λ_max/min = λ ± 1.5 ln(4/δ) ln²(4T/ζ)/(εκ*),
     γ = RS√(d ln(T/ζ)), β = 4√(d ln(T/ζ)), Criterion I at ‖x‖²_{V⁻¹} > 1/(0.01 κ R⁴ S² d),
-    count1 = max(1, ⌊d R² κ γ² ln T/20000⌋), count2 = max(1, ⌊3 log2(λ_max/λ_min + T/(κ*² λ_min d))⌋).
+    count1 = max(1, ⌊d R² κ γ² ln T/20000⌋), count2 = max(1, ⌊f log2(λ_max/λ_min + T/(κ*² λ_min d))⌋) with f = `count2_factor`.
     """
     T = check_positive_int(horizon, "horizon")
     d = check_positive_int(dim, "dim")
@@ -260,7 +304,7 @@ def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kapp
     lam = 2.0 * noise_term + base
     lam_max, lam_min = lam + 1.5 * noise_term, lam - 1.5 * noise_term
     c1 = max(1, math.floor(d * R**2 * kappa * gamma**2 * math.log(T) / 20000))
-    c2 = max(1, math.floor(3 * math.log2(lam_max / lam_min + T / (kappa_star**2 * lam_min * d))))
+    c2 = max(1, math.floor(p.count2_factor * math.log2(lam_max / lam_min + T / (kappa_star**2 * lam_min * d))))
     b_o = split_budget(eps / 3, delta / 3, c1)
     b_tau = split_budget(eps / 3, delta / 3, c2)
     if p.tree_calibration == "code":
@@ -468,8 +512,12 @@ def run_private_glm(env: GLMEnvironment, data: GLMData, params: PrivateGLMParams
     d, S = env.dim, env.S if S is None else S
     kappa, kappa_star = env.kappa, env.kappa_star
     c = private_glm_constants(params, T, d, kappa, kappa_star, S)
-    tv = BinaryTree(T, "gaussian", c.sigma_v, (d, d), symmetric=True, symmetrize="average").start(rng, runs)
-    th = BinaryTree(T, "gaussian", c.sigma_h, (d, d), symmetric=True, symmetrize="average").start(rng, runs)
+    if params.tree_query == "ab8fd16":
+        tv = AuthorsFirstCommitTree(T, c.sigma_v, d, rng, runs)
+        th = AuthorsFirstCommitTree(T, c.sigma_h, d, rng, runs)
+    else:
+        tv = BinaryTree(T, "gaussian", c.sigma_v, (d, d), symmetric=True, symmetrize="average").start(rng, runs)
+        th = BinaryTree(T, "gaussian", c.sigma_h, (d, d), symmetric=True, symmetrize="average").start(rng, runs)
     eye = np.eye(d)
     st = _Rounds.start(runs, T, d, c.lam)
     rel_v = np.zeros((runs, T, d, d)) if release else None
