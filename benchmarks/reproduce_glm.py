@@ -23,11 +23,11 @@ glm_results.json (every cell). Measured (10 runs, seed 1 for the rewards, 2 for 
   at S = 2 and 3 (265.7 [238, 293] vs 300.3; 267.4 [235, 300] vs 301.7). The residue is the rest of their
   code we do not copy (shuffled fixed-size batches, their q²-RDP calibration, their epoch search, their
   random streams); the paper's ε = 6 and ε = 8 are equal within 4%, ours within 5%.
-- mode "dp-sgd" (correct tree): 45-55% above the paper at ε = 4 and 6, 19-26% at ε = 8. 94-97% of
+- mode "dp-sgd" (correct tree): 45-55% above the paper at ε = 4 and 6, 19-26% at ε = 8. 85-97% of
   the regret accrues before the first θ̂_τ fit (while θ̂ = 0), which comes when det of the released H
   has doubled: at t ≈ 1144 / 841 / 682 (ε = 4 / 6 / 8) with the correct prefix sums against 808 / 515 / 461
   with the first-commit tree, which over-counts (about 2x at t = 1100) and so doubles early. At S = 2,
-  ε = 4 that alone is 512 - 359 = 153 of the 152 gap between the modes (391.5 vs 543.5).
+  ε = 4 the regret before it differs by 512 - 359 = 153, the whole gap between the modes (543.5 vs 391.5).
 - mode "dp-gd": the same first fit (same trees), then 196 more regret at S = 2, ε = 4 against 31 with
   DP-SGD, whose 0.2 clip (against 1) cuts the noise on the gradient sum 5x: 708 vs 544.
 Part conse (Li, Shi, Simchi-Levi, §4-5): n = 20000, 50 replications, α ∈ {0, 0.25, 0.5, 0.75, 1}, ConSE and DP-ConSE
