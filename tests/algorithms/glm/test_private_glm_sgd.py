@@ -204,3 +204,61 @@ def test_dp_sgd_runs_end_to_end_and_is_reproducible():
     b = run_private_glm(env, data, p, np.random.default_rng(2))
     assert np.array_equal(a.actions, b.actions) and np.array_equal(a.theta_tau, b.theta_tau)
     assert np.all(a.calls_tau >= 1) and np.all(np.isfinite(a.theta_tau))
+
+
+def test_registered_private_glm_takes_the_optimizer():
+    """`dpaudit regret/budget private-glm --optimizer dp-sgd` reach the DP-SGD accounting."""
+    from dpaudit.algorithms.glm.registration import _privacy_private_glm
+
+    sgd = _privacy_private_glm(5000, optimizer="dp-sgd")
+    gd = _privacy_private_glm(5000)
+    assert "DP-SGD" in sgd.note and "DP-SGD" not in gd.note
+    assert 0 < sgd.corrected.epsilon <= sgd.claim.epsilon and 0 < gd.corrected.epsilon <= gd.claim.epsilon
+    with pytest.raises(ValueError, match="optimizer"):
+        _privacy_private_glm(5000, optimizer="adam")
+
+
+def test_authors_first_commit_tree_has_no_accounting():
+    with pytest.raises(ValueError, match="tree_query"):
+        private_glm_privacy(PrivateGLMParams(epsilon=4.0, tree_query="ab8fd16"), 5000, 3, 18.39, KS, 2.0)
+    with pytest.raises(ValueError, match="tree_query"):
+        PrivateGLMParams(epsilon=4.0, tree_query="buggy")
+    with pytest.raises(ValueError, match="count2_factor"):
+        PrivateGLMParams(epsilon=4.0, count2_factor=0.0)
+
+
+def _authors_query(values, height):
+    """The authors' ab8fd16 `BinaryTreeMechanism.update`/`query` without noise, transcribed line by line."""
+    tree = [0.0] * (2 ** height)
+    out = []
+    for count, v in enumerate(values, start=1):
+        index = count + 2 ** (height - 1) - 1
+        while index > 0:
+            tree[index] += v
+            index //= 2
+        leaf = count + 2 ** (height - 1) - 1
+        result, current = 0.0, leaf
+        while current > 0:
+            if current % 2 == 0:  # their test for a right child (even heap indices are left children)
+                result += tree[current - 1]
+            current //= 2
+        out.append(result + tree[leaf])
+    return out
+
+
+@pytest.mark.parametrize("horizon", [16, 100, 5000])
+def test_authors_first_commit_tree_matches_their_query(horizon):
+    """AuthorsFirstCommitTree without noise equals the authors' first-commit query and is not the prefix
+    sum: with unit leaves it over-counts about 2x at t = 1100 (2049) when T = 5000."""
+    from dpaudit.algorithms.glm.private_glm import AuthorsFirstCommitTree
+
+    tree = AuthorsFirstCommitTree(horizon, 0.0, 1, np.random.default_rng(0), 1)
+    leaves = np.random.default_rng(horizon).random(horizon)
+    got = [float(tree.insert(np.full((1, 1, 1), v))[0, 0, 0]) for v in leaves]
+    want = _authors_query(leaves.tolist(), math.ceil(math.log2(horizon)) + 1)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert not np.allclose(got, np.cumsum(leaves))
+    if horizon == 5000:
+        ones = AuthorsFirstCommitTree(horizon, 0.0, 1, np.random.default_rng(0), 1)
+        unit = [float(ones.insert(np.ones((1, 1, 1)))[0, 0, 0]) for _ in range(1100)]
+        assert unit[-1] == 2049.0
