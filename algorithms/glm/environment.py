@@ -181,14 +181,23 @@ class GLMEnvironment:
 def paper_glm_environment(
     rng: np.random.Generator, dim: int, n_arms: int, horizon: int, S: float, link: str = "probit"
 ) -> GLMEnvironment:
-    """The authors' generator (public code of Sarmasarkar (shuffle/joint-DP GLM bandits), for its §8 experiments): every arm uniform in the unit ball (a Gaussian direction
-    scaled by U^{1/d}), fresh for every round; θ* = S·u/‖u‖ with u ~ U[−1, 1]^d."""
+    """The authors' generator (public code of Sarmasarkar (shuffle/joint-DP GLM bandits), for its §8 experiments; their `environment.GLMBandit` with
+    full_norm=True), draw for draw from `rng`: θ* = S·u/‖u‖ with u ~ U[−1, 1]^d first, then for every round
+    and arm a Gaussian direction (d normals) scaled by one U^{1/d}. With rng = default_rng(seed) this is
+    their instance of that seed (env seed 109832: κ = 18.39, 56.44, 222.15 at S = 2, 2.5, 3, Table 2)."""
     d = check_positive_int(dim, "dim")
     k = check_positive_int(n_arms, "n_arms")
     t = check_positive_int(horizon, "horizon")
     S = check_positive(S, "S")
-    g = rng.standard_normal((t, k, d))
-    g /= np.linalg.norm(g, axis=2, keepdims=True)
-    ctx = g * rng.random((t, k, 1)) ** (1.0 / d)
     u = rng.uniform(-1.0, 1.0, d)
+    # per arm rng.normal(size=d), then rng.uniform(): the loop keeps the authors' order of draws from
+    # the one stream (vectorised draws would take all normals first and give another instance)
+    g = np.empty((t, k, d))
+    r = np.empty((t, k, 1))
+    normal, uniform = rng.normal, rng.uniform
+    for i in range(t):
+        for j in range(k):
+            g[i, j] = normal(0.0, 1.0, d)
+            r[i, j, 0] = uniform(0.0, 1.0)
+    ctx = g / np.linalg.norm(g, axis=2, keepdims=True) * r ** (1.0 / d)
     return GLMEnvironment(S * u / np.linalg.norm(u), ctx, link)

@@ -28,7 +28,7 @@ import dp_accounting
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent, ParallelComposedDpEvent
 from dpaudit.algorithms.glm.claims import glm_tree_events
-from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, private_glm_constants
+from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, private_glm_constants, sgd_call_event
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
 from dpaudit.algorithms.privacy import RELATIONS, Guarantee, Privacy
 from dpaudit.mechanisms import BinaryTree, paper_tree_depth
@@ -36,7 +36,7 @@ from dpaudit.algorithms.shuffle_claims import bit_sum_protocol, pgd_theorem_even
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
 from dpaudit.validation import check_positive, check_positive_int
 
-__all__ = ["private_glm_privacy", "shuffle_glm_privacy", "NEIGHBOURING"]
+__all__ = ["private_glm_privacy", "shuffle_glm_privacy", "optimiser_call_events", "NEIGHBOURING"]
 
 NEIGHBOURING = RELATIONS["user"]  # the relation both declarations name
 
@@ -57,6 +57,9 @@ def private_glm_privacy(params: PrivateGLMParams, horizon: int, dim: int, kappa:
     """Claimed vs corrected privacy of Private-GLM run with `params` (Sarmasarkar, Thm 6.2)."""
     if not params.private:
         raise ValueError("private_glm_privacy needs params.epsilon (the non-private variant claims nothing)")
+    if params.tree_query != "correct":
+        raise ValueError(f"tree_query={params.tree_query!r} (the authors' first-commit tree, a reproduction device) "
+                         "has no privacy accounting: its queries are not the binary mechanism's")
     T = check_positive_int(horizon, "horizon")
     d = check_positive_int(dim, "dim")
     kappa_star = check_positive(kappa_star, "kappa_star")
@@ -67,10 +70,7 @@ def private_glm_privacy(params: PrivateGLMParams, horizon: int, dim: int, kappa:
     if params.tree_calibration == "code":
         # the code calibrates V to leaf bound 1 (not 1/κ*), still with operator-norm sensitivity
         v_claim = _code_v_claim(c.sigma_v, T, d)
-    sens = 2.0 * params.clip
-    it = params.optimizer_iterations
-    call_o = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(c.sigma_opt_o / sens), it)
-    call_tau = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(c.sigma_opt_tau / sens), it)
+    call_o, call_tau = optimiser_call_events(params, c)
     paper = dp_accounting.ComposedDpEvent([
         ParallelComposedDpEvent([v_claim, h_claim]),
         EpsilonDeltaDpEvent(eps / 3, delta / 6 + zeta / 6),
@@ -84,9 +84,34 @@ def private_glm_privacy(params: PrivateGLMParams, horizon: int, dim: int, kappa:
         dp_accounting.SelfComposedDpEvent(call_o, c.count1_cutoff),
         dp_accounting.SelfComposedDpEvent(call_tau, c.count2_cutoff),
     ])
-    return _declare("joint", eps, delta, "Theorem 6.2", corrected, paper,
-                    f"joint DP; tree calibration {params.tree_calibration!r}; V leaf bound 1 and Frobenius √2; "
-                    "trees and optimiser sequences composed sequentially")
+    note = (f"joint DP; tree calibration {params.tree_calibration!r}; V leaf bound 1 and Frobenius √2; "
+            "trees and optimiser sequences composed sequentially")
+    if params.optimizer == "dp-sgd":
+        note += (f"; DP-SGD: {c.sgd_steps_o}/{c.sgd_steps_tau} Poisson-sampled Gaussian steps (q = "
+                 f"{params.sgd_sampling_rate:g}) per θ̂_o/θ̂_τ call at the replace-one sensitivity 2C")
+        if params.sgd_noise == "code":
+            note += " (the authors' noise C·z: half the multiplier their accounting assumes)"
+    return _declare("joint", eps, delta, "Theorem 6.2", corrected, paper, note)
+
+
+def optimiser_call_events(params: PrivateGLMParams, c) -> tuple[dp_accounting.DpEvent, dp_accounting.DpEvent]:
+    """What one θ̂_o call and one θ̂_τ call release about one user (`c`: `private_glm_constants`).
+
+    DP-GD: `optimizer_iterations` Gaussian releases with multiplier σ/(2 clip) (replace-one moves the
+    clipped sum by up to 2 clip). DP-SGD: `sgd_steps` releases of dp-accounting's
+    PoissonSampledDpEvent(q, GaussianDpEvent(σ/(2C))), σ the std actually added (2C·z, or C·z for the
+    authors' `sgd_noise="code"`). The sampled event is dp-accounting's add-or-remove-one analysis with
+    the replace-one change 2C as the sensitivity: exact at q = 1 (a Gaussian of sensitivity 2C), and at
+    q < 1 above dp-accounting's own substitution (REPLACE_ONE) PLD of a change C → −C, which the tests
+    check. A user leaving or entering T_o adds or removes one row of θ̂_o's data (change ≤ C ≤ 2C).
+    """
+    if params.optimizer == "dp-gd":
+        sens, it = 2.0 * params.clip, params.optimizer_iterations
+        return (dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(c.sigma_opt_o / sens), it),
+                dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(c.sigma_opt_tau / sens), it))
+    sens, q = 2.0 * params.sgd_clip, float(params.sgd_sampling_rate)
+    return (sgd_call_event(c.sigma_opt_o / sens, q, c.sgd_steps_o),
+            sgd_call_event(c.sigma_opt_tau / sens, q, c.sgd_steps_tau))
 
 
 def _code_v_claim(sigma: float, horizon: int, dim: int) -> dp_accounting.DpEvent:

@@ -9,25 +9,37 @@ mechanisms with symmetric Gaussian node noise (`dpaudit.mechanisms.BinaryTree`),
         (eqs. 16-17, radius γ√κ‖x‖_{V⁻¹} around θ̂_o) and play argmax ⟨x, θ̂⟩ + β‖x‖_{H_τ⁻¹} (eq. 18);
         H-leaf min(μ̇(⟨x, θ̂_o⟩)/e, 1/κ*)·x xᵀ (clipped so the sensitivity holds unconditionally), V-leaf 0.
 Constants are those of the authors' experiment code (the regime of Table 2); the paper's
-theoretical constants make exploration last beyond T at these sizes. The optimiser is noisy projected
-full-batch gradient descent with Gaussian noise on the clipped gradient sum (a central DP-GD standing in
-for the experiments' DP-SGD, Remark A.1), each call at the (ε_o, δ_o) of the advanced-composition split
-of ε/3 over the cap (the authors' `per_step_budget_auto`). Runs are vectorised; rounds are sequential.
+theoretical constants make exploration last beyond T at these sizes. Each optimiser call runs at the
+(ε_o, δ_o) of the advanced-composition split of ε/3 over the cap (the authors' `per_step_budget_auto`).
+Two optimisers (`PrivateGLMParams.optimizer`):
+- "dp-gd" (default): noisy projected full-batch gradient descent with Gaussian noise on the clipped
+  gradient sum, zCDP-calibrated (a central DP-GD);
+- "dp-sgd": the authors' optimiser (Remark A.1; their `solve_glm_mle_dp_sgd_epsilon`): per-example
+  clipping at 0.2, step 10/√t, ridge 1e-5, no projection, epochs chosen from ε_o by the authors' table,
+  the average of the epoch-end iterates after 10 burn-in epochs; batches are Poisson-sampled at rate q
+  (the authors draw shuffled fixed-size batches of min(2048, n), which their sampled-without-replacement
+  RDP does not describe), the noise is calibrated by RDP on dp-accounting's PoissonSampledDpEvent
+  (`dp_sgd_noise_multiplier`) and its std is the multiplier times the replace-one sensitivity 2C
+  (`sgd_noise="code"` reproduces the authors' z·C).
+Runs are vectorised; rounds are sequential.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Callable
 
+import dp_accounting
 import numpy as np
 
 from dpaudit.algorithms.glm.claims import glm_tree_sigma
 from dpaudit.algorithms.glm.environment import GLMData, GLMEnvironment, get_link
 from dpaudit.mechanisms import BinaryTree, gaussian
 from dpaudit.mechanisms.shuffle_gd import advanced_composition, project_ball
-from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
+from dpaudit.accounting.calibration import calibrate
+from dpaudit.validation import check_choice, check_epsilon, check_int_at_least, check_open_unit, check_positive_int
 
 __all__ = [
     "PrivateGLMParams",
@@ -38,10 +50,18 @@ __all__ = [
     "private_glm_constants",
     "run_private_glm",
     "dp_gd_sigma",
+    "dp_sgd_noise_multiplier",
+    "authors_sgd_epochs",
+    "sgd_steps",
+    "OPTIMIZERS",
+    "AuthorsFirstCommitTree",
     "private_glm_target",
     "PRIVATE_GLM_OBSERVABLES",
 ]
 
+OPTIMIZERS = ("dp-gd", "dp-sgd")
+SGD_NOISE = ("replace-one", "code")
+TREE_QUERIES = ("correct", "ab8fd16")
 PRIVATE_GLM_OBSERVABLES = ("actions_after", "explore_count_after", "released_v", "released_h", "theta")
 
 
@@ -78,6 +98,79 @@ def dp_gd_sigma(epsilon: float, delta: float, iterations: int, clip: float) -> f
     return 2.0 * clip * math.sqrt(iterations / (2.0 * rho))
 
 
+def authors_sgd_epochs(epsilon0: float) -> int:
+    """Epochs of one DP-SGD call from its per-call ε0 (the authors' table in `Private_RS_GLinUCB`):
+    15 if ε0 ≤ 0.1, 25 if ≤ 0.3, 50 if ≤ 1, 75 if ≤ 2, else 100."""
+    for bound, epochs in ((0.1, 15), (0.3, 25), (1.0, 50), (2.0, 75)):
+        if epsilon0 <= bound:
+            return epochs
+    return 100
+
+
+def sgd_steps(epochs: int, sampling_rate: float) -> int:
+    """Steps of one DP-SGD call: `epochs` passes of max(1, ⌊1/q⌋) Poisson-sampled steps each (an epoch
+    sees every example once in expectation, as the authors' n // batch steps of batch q·n)."""
+    return check_positive_int(epochs, "sgd_epochs") * max(1, math.floor(1.0 / sampling_rate))
+
+
+@functools.lru_cache(maxsize=256)
+def dp_sgd_noise_multiplier(epsilon: float, delta: float, sampling_rate: float, steps: int) -> float:
+    """Smallest noise multiplier z (noise std over the sensitivity) with which `steps` releases of the
+    Poisson-subsampled Gaussian, dp-accounting's SelfComposedDpEvent(PoissonSampledDpEvent(q,
+    GaussianDpEvent(z)), steps), are (ε, δ)-DP by RDP (Mironov, Talwar, Zhang 2019, the curve of
+    dp-accounting's RdpAccountant): `dpaudit.accounting.calibrate`, whose answer was evaluated and meets
+    the target. The authors calibrate the same way with sampling without replacement (their
+    `compute_noise_multiplier`)."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_open_unit(delta, "delta")
+    q = check_open_unit(sampling_rate, "sampling_rate") if sampling_rate != 1.0 else 1.0
+    k = check_positive_int(steps, "steps")
+    return calibrate(lambda z: sgd_call_event(z, q, k), epsilon, delta, lower=0.1, upper=1e3, accountant="rdp",
+                     rtol=1e-6)
+
+
+def sgd_call_event(noise_multiplier: float, sampling_rate: float, steps: int) -> dp_accounting.DpEvent:
+    """One DP-SGD call: `steps` releases of the Poisson-subsampled Gaussian at rate q, noise multiplier z."""
+    return dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(sampling_rate, dp_accounting.GaussianDpEvent(noise_multiplier)), steps)
+
+
+class AuthorsFirstCommitTree:
+    """The V/H tree of the authors' first commit (ab8fd16, `BinaryTreeMechanism`), vectorised over runs.
+
+    Heap of 2^h nodes (h = ⌈log2 T⌉ + 1, root 1, leaf of count c at c + 2^(h-1) − 1), one noise matrix
+    (Z + Zᵀ)/2, Z ~ N(0, σ²), per node drawn up front; `insert` adds the leaf to its ancestors and returns
+    the query: Σ over the leaf and its ancestors `i` with i even of (sum + noise) of node i − 1, plus the
+    leaf's own (sum + noise). Even heap indices are *left* children, so the nodes read are not the dyadic
+    cover of [1, c] (the bug that d9c93e1 "Binary tree bug fixed" fixed): the prefix over-counts (about
+    2× at c = 1100) and varies erratically. Kept only to reproduce Table 2 (Sarmasarkar, §8)."""
+
+    def __init__(self, horizon: int, sigma: float, dim: int, rng: np.random.Generator, runs: int) -> None:
+        self.height = math.ceil(math.log2(check_positive_int(horizon, "horizon"))) + 1
+        size = 2 ** self.height
+        self.sums = np.zeros((runs, size, dim, dim))
+        z = rng.normal(0.0, sigma, size=(runs, size, dim, dim)) if sigma > 0 else np.zeros((runs, size, dim, dim))
+        self.noise = 0.5 * (z + np.swapaxes(z, -1, -2))
+        self.noise[:, 0] = 0.0
+        self.count = 0
+
+    def insert(self, leaf: np.ndarray) -> np.ndarray:
+        """Insert one (runs, d, d) leaf; return the authors' query (before λI and projection)."""
+        self.count += 1
+        index = self.count + 2 ** (self.height - 1) - 1
+        node = index
+        while node > 0:
+            self.sums[:, node] += leaf
+            node //= 2
+        read = [index]
+        node = index
+        while node > 0:
+            if node % 2 == 0:
+                read.append(node - 1)
+            node //= 2
+        return (self.sums[:, read] + self.noise[:, read]).sum(axis=1)
+
+
 @dataclasses.dataclass(frozen=True)
 class PrivateGLMParams:
     """Parameters of Private-GLM; `epsilon=None` gives the non-private counterpart (noiseless trees, exact
@@ -87,7 +180,13 @@ class PrivateGLMParams:
     (authors' code); "paper" — σ² = 36 m log²(32/δ)/(κ*² ε²) for both trees (Lemma I.4: calibrated to 1/κ*,
     which under-noises the V tree by κ*). centre: "code" uses (θ̂_o + θ̂_τ)/2 as the UCB centre, "paper" θ̂_τ.
     v_leaf: "paper" x xᵀ, "code" x xᵀ/(1 + ‖x‖²_{V⁻¹}). exploration_in_exploit_data: the code also feeds
-    T_o rounds to θ̂_τ. optimizer_iterations, clip: the DP-GD (clip ≥ 1 never binds: ‖(μ − r)x‖ ≤ 1).
+    T_o rounds to θ̂_τ. optimizer: "dp-gd" or "dp-sgd" (module docstring). optimizer_iterations, clip: the
+    DP-GD (clip ≥ 1 never binds: ‖(μ − r)x‖ ≤ 1). The DP-SGD's knobs (the authors' values as defaults):
+    sgd_clip C (per-example ℓ2 clip, 0.2), sgd_lr (η_t = sgd_lr/√t, 10), sgd_ridge (λ‖θ‖², 1e-5),
+    sgd_epochs (None: `authors_sgd_epochs(ε_o)`), sgd_burn_in (epochs before averaging, 10),
+    sgd_sampling_rate q (Poisson rate; 1 is the authors' full batch, which their code uses whenever
+    n ≤ 2048), sgd_noise: "replace-one" (std 2C·z: replacing one example moves the clipped sum by up
+    to 2C) or "code" (the authors' std C·z, which their replace-one RDP accounting over-credits by 2).
     switching: "determinant" (Alg. 2: the running max of det H_s doubles since τ) or "eigenvalue" (the
     authors' code at HEAD: λ_max(H_τ^{-1/2} H_t H_τ^{-1/2}) > 1 + 5/(8√d) + 0.05). Both read released H's only.
     """
@@ -102,6 +201,16 @@ class PrivateGLMParams:
     optimizer_iterations: int = 100
     clip: float = 1.0
     switching: str = "determinant"
+    optimizer: str = "dp-gd"
+    sgd_clip: float = 0.2
+    sgd_lr: float = 10.0
+    sgd_ridge: float = 1e-5
+    sgd_epochs: int | None = None
+    sgd_burn_in: int = 10
+    sgd_sampling_rate: float = 1.0
+    sgd_noise: str = "replace-one"
+    count2_factor: float = 3.0
+    tree_query: str = "correct"
 
     def __post_init__(self) -> None:
         if self.epsilon is not None:
@@ -115,6 +224,25 @@ class PrivateGLMParams:
         check_positive_int(self.optimizer_iterations, "optimizer_iterations")
         if not (math.isfinite(self.clip) and self.clip > 0):
             raise ValueError(f"clip must be positive and finite, got {self.clip!r}")
+        check_choice(self.optimizer, OPTIMIZERS, "optimizer")
+        check_choice(self.sgd_noise, SGD_NOISE, "sgd_noise")
+        for name in ("sgd_clip", "sgd_lr"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be positive and finite, got {value!r}")
+        if isinstance(self.sgd_ridge, bool) or not isinstance(self.sgd_ridge, (int, float)) or not (
+                math.isfinite(self.sgd_ridge) and self.sgd_ridge >= 0):
+            raise ValueError(f"sgd_ridge must be non-negative and finite, got {self.sgd_ridge!r}")
+        q = self.sgd_sampling_rate
+        if isinstance(q, bool) or not isinstance(q, (int, float)) or not (0 < q <= 1):
+            raise ValueError(f"sgd_sampling_rate must lie in (0, 1], got {q!r}")
+        if self.sgd_epochs is not None:
+            check_positive_int(self.sgd_epochs, "sgd_epochs")
+        check_int_at_least(self.sgd_burn_in, 0, "sgd_burn_in")
+        check_choice(self.tree_query, TREE_QUERIES, "tree_query")
+        f = self.count2_factor
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not (math.isfinite(f) and f > 0):
+            raise ValueError(f"count2_factor must be positive and finite, got {f!r}")
 
     @property
     def private(self) -> bool:
@@ -123,7 +251,9 @@ class PrivateGLMParams:
 
 @dataclasses.dataclass(frozen=True)
 class PrivateGLMConstants:
-    """λ, λ_min, γ, β, Criterion I threshold, call caps, per-call budgets, tree σ's, optimiser σ's."""
+    """λ, λ_min, γ, β, Criterion I threshold, call caps, per-call budgets, tree σ's, optimiser σ's (the std
+    of the Gaussian on each clipped-gradient sum); for the DP-SGD also its epochs, steps per call and noise
+    multipliers z (std over the replace-one sensitivity 2C), per sequence (o: θ̂_o, tau: θ̂_τ)."""
 
     lam: float
     lam_min: float
@@ -140,6 +270,12 @@ class PrivateGLMConstants:
     sigma_opt_o: float
     sigma_opt_tau: float
     depth: int
+    sgd_epochs_o: int = 0
+    sgd_epochs_tau: int = 0
+    sgd_steps_o: int = 0
+    sgd_steps_tau: int = 0
+    noise_multiplier_o: float = 0.0
+    noise_multiplier_tau: float = 0.0
 
 
 def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kappa: float, kappa_star: float,
@@ -147,7 +283,7 @@ def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kapp
     """The authors' experiment constants, for horizon T, dimension d and the instance's κ, κ*, S:
     λ = 2 ln(4/δ) ln²(4T/ζ)/(εκ*) + 0.75 d ln(4T/ζ)/R², λ_max/min = λ ± 1.5 ln(4/δ) ln²(4T/ζ)/(εκ*),
     γ = RS√(d ln(T/ζ)), β = 4√(d ln(T/ζ)), Criterion I at ‖x‖²_{V⁻¹} > 1/(0.01 κ R⁴ S² d),
-    count1 = max(1, ⌊d R² κ γ² ln T/20000⌋), count2 = max(1, ⌊3 log2(λ_max/λ_min + T/(κ*² λ_min d))⌋).
+    count1 = max(1, ⌊d R² κ γ² ln T/20000⌋), count2 = max(1, ⌊f log2(λ_max/λ_min + T/(κ*² λ_min d))⌋) with f = `count2_factor`.
     """
     T = check_positive_int(horizon, "horizon")
     d = check_positive_int(dim, "dim")
@@ -159,14 +295,16 @@ def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kapp
     depth = math.ceil(math.log2(T)) + 1
     if not p.private:
         big = 10 * T
+        e = p.sgd_epochs or authors_sgd_epochs(math.inf)
+        k = sgd_steps(e, p.sgd_sampling_rate)
         return PrivateGLMConstants(base, base, base, gamma, beta, threshold, big, big, (math.inf, 0.0),
-                                   (math.inf, 0.0), 0.0, 0.0, 0.0, 0.0, depth)
+                                   (math.inf, 0.0), 0.0, 0.0, 0.0, 0.0, depth, e, e, k, k, 0.0, 0.0)
     eps, delta = p.epsilon, p.delta
     noise_term = math.log(4 / delta) * math.log(4 * T / p.zeta) ** 2 / (eps * kappa_star)
     lam = 2.0 * noise_term + base
     lam_max, lam_min = lam + 1.5 * noise_term, lam - 1.5 * noise_term
     c1 = max(1, math.floor(d * R**2 * kappa * gamma**2 * math.log(T) / 20000))
-    c2 = max(1, math.floor(3 * math.log2(lam_max / lam_min + T / (kappa_star**2 * lam_min * d))))
+    c2 = max(1, math.floor(p.count2_factor * math.log2(lam_max / lam_min + T / (kappa_star**2 * lam_min * d))))
     b_o = split_budget(eps / 3, delta / 3, c1)
     b_tau = split_budget(eps / 3, delta / 3, c2)
     if p.tree_calibration == "code":
@@ -175,11 +313,19 @@ def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kapp
         sigma_h = (1.0 / kappa_star) / math.sqrt(2 * rho_node)
     else:
         sigma_v = sigma_h = glm_tree_sigma(eps, delta, T, kappa_star)
-    it = p.optimizer_iterations
-    return PrivateGLMConstants(
-        lam, lam_min, lam_max, gamma, beta, threshold, c1, c2, b_o, b_tau, sigma_v, sigma_h,
-        dp_gd_sigma(b_o[0], b_o[1], it, p.clip), dp_gd_sigma(b_tau[0], b_tau[1], it, p.clip), depth,
-    )
+    if p.optimizer == "dp-gd":
+        it = p.optimizer_iterations
+        return PrivateGLMConstants(
+            lam, lam_min, lam_max, gamma, beta, threshold, c1, c2, b_o, b_tau, sigma_v, sigma_h,
+            dp_gd_sigma(b_o[0], b_o[1], it, p.clip), dp_gd_sigma(b_tau[0], b_tau[1], it, p.clip), depth,
+        )
+    q = float(p.sgd_sampling_rate)
+    e_o, e_tau = (p.sgd_epochs, p.sgd_epochs) if p.sgd_epochs else (authors_sgd_epochs(b_o[0]), authors_sgd_epochs(b_tau[0]))
+    k_o, k_tau = sgd_steps(e_o, q), sgd_steps(e_tau, q)
+    z_o, z_tau = dp_sgd_noise_multiplier(*b_o, q, k_o), dp_sgd_noise_multiplier(*b_tau, q, k_tau)
+    scale = (2.0 if p.sgd_noise == "replace-one" else 1.0) * p.sgd_clip
+    return PrivateGLMConstants(lam, lam_min, lam_max, gamma, beta, threshold, c1, c2, b_o, b_tau, sigma_v, sigma_h,
+                               z_o * scale, z_tau * scale, depth, e_o, e_tau, k_o, k_tau, z_o, z_tau)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -233,6 +379,42 @@ def _fit(rng, link, theta0, X, y, mask, sigma, iterations, clip, radius, private
     return avg / keep
 
 
+def _fit_sgd(rng, link, theta0, X, y, mask, sigma, epochs, steps, params: PrivateGLMParams):
+    """The authors' DP-SGD on the masked rows, from theta0 (runs, d), with Poisson-sampled batches.
+
+    Per step t: each row enters with probability q; s = Σ clip_C((μ(⟨x, θ⟩) − y) x) over the batch plus
+    N(0, sigma² I); θ ← θ − (sgd_lr/√t)(s/(q n) + 2 sgd_ridge θ), n the rows of the call (the authors'
+    mean over a batch of q n). Returned: the mean of the epoch-end iterates after `sgd_burn_in` epochs
+    (the last iterate when there are none), post-processing of the noisy steps."""
+    p = params
+    q, C = float(p.sgd_sampling_rate), p.sgd_clip
+    n = np.maximum(mask.sum(axis=1), 1.0)[:, None]
+    per_epoch = steps // epochs
+    theta = theta0.copy()
+    avg = np.zeros_like(theta)
+    keep = 0
+    for i in range(steps):
+        batch = mask if q == 1.0 else mask * (rng.random(mask.shape) < q)
+        z = np.einsum("rnd,rd->rn", X, theta)
+        g = ((link.mean(z) - y) * batch)[..., None] * X
+        norm = np.linalg.norm(g, axis=2, keepdims=True)
+        s = (g * np.minimum(1.0, C / np.maximum(norm, 1e-300))).sum(axis=1)
+        if p.private:
+            s = s + gaussian(rng, sigma, s.shape)
+        theta = theta - p.sgd_lr / math.sqrt(i + 1) * (s / (q * n) + 2.0 * p.sgd_ridge * theta)
+        if (i + 1) % per_epoch == 0 and (i + 1) // per_epoch > p.sgd_burn_in:
+            avg += theta
+            keep += 1
+    return avg / keep if keep else theta
+
+
+def _optimise(rng, link, theta0, X, y, mask, sigma, epochs, steps, params: PrivateGLMParams, radius: float):
+    """One private optimiser call per selected run: `_fit` (DP-GD) or `_fit_sgd` (DP-SGD)."""
+    if params.optimizer == "dp-sgd":
+        return _fit_sgd(rng, link, theta0, X, y, mask, sigma, epochs, steps, params)
+    return _fit(rng, link, theta0, X, y, mask, sigma, params.optimizer_iterations, params.clip, radius, params.private)
+
+
 @dataclasses.dataclass
 class _Rounds:
     """Private-GLM's per-run state over the rounds (mutated in place by the steps below)."""
@@ -284,8 +466,8 @@ def _switch(st: _Rounds, sw: np.ndarray, t: int, h_now: np.ndarray, rng: np.rand
     mask = (~st.explore[idx, :t]) if not params.exploration_in_exploit_data else np.ones((idx.size, t), bool)
     if t > 0:
         start = st.theta_tau[idx] if params.centre == "paper" else (st.theta_o[idx] + st.theta_tau[idx]) / 2
-        st.theta_tau[idx] = _fit(rng, link, start, st.X[idx, :t], st.Y[idx, :t], mask.astype(float), c.sigma_opt_tau,
-                                 params.optimizer_iterations, params.clip, S, params.private)
+        st.theta_tau[idx] = _optimise(rng, link, start, st.X[idx, :t], st.Y[idx, :t], mask.astype(float),
+                                      c.sigma_opt_tau, c.sgd_epochs_tau, c.sgd_steps_tau, params, S)
     st.calls_tau[idx] += 1
     st.switches[idx, t] = True
 
@@ -311,8 +493,8 @@ def _refit_o(st: _Rounds, exp_now: np.ndarray, t: int, rng: np.random.Generator,
         idx = np.nonzero(fit_o)[0]
         mask = st.explore[idx, : t + 1].astype(float)
         start = (st.theta_o[idx] + st.theta_tau[idx]) / 2
-        st.theta_o[idx] = _fit(rng, link, start, st.X[idx, : t + 1], st.Y[idx, : t + 1], mask, c.sigma_opt_o,
-                               params.optimizer_iterations, params.clip, S, params.private)
+        st.theta_o[idx] = _optimise(rng, link, start, st.X[idx, : t + 1], st.Y[idx, : t + 1], mask, c.sigma_opt_o,
+                                    c.sgd_epochs_o, c.sgd_steps_o, params, S)
         st.calls_o[idx] += 1
 
 
@@ -330,8 +512,12 @@ def run_private_glm(env: GLMEnvironment, data: GLMData, params: PrivateGLMParams
     d, S = env.dim, env.S if S is None else S
     kappa, kappa_star = env.kappa, env.kappa_star
     c = private_glm_constants(params, T, d, kappa, kappa_star, S)
-    tv = BinaryTree(T, "gaussian", c.sigma_v, (d, d), symmetric=True, symmetrize="average").start(rng, runs)
-    th = BinaryTree(T, "gaussian", c.sigma_h, (d, d), symmetric=True, symmetrize="average").start(rng, runs)
+    if params.tree_query == "ab8fd16":
+        tv = AuthorsFirstCommitTree(T, c.sigma_v, d, rng, runs)
+        th = AuthorsFirstCommitTree(T, c.sigma_h, d, rng, runs)
+    else:
+        tv = BinaryTree(T, "gaussian", c.sigma_v, (d, d), symmetric=True, symmetrize="average").start(rng, runs)
+        th = BinaryTree(T, "gaussian", c.sigma_h, (d, d), symmetric=True, symmetrize="average").start(rng, runs)
     eye = np.eye(d)
     st = _Rounds.start(runs, T, d, c.lam)
     rel_v = np.zeros((runs, T, d, d)) if release else None

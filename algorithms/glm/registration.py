@@ -22,12 +22,13 @@ def _cli(simulate):
 
 
 def _privacy_private_glm(horizon, dim=3, arms=20, link="probit", S=2.0, epsilon=4.0, delta=0.02,
-                         tree_calibration="code", env_seed=109832):
+                         tree_calibration="code", env_seed=109832, optimizer="dp-gd"):
     """Declared privacy of Private-GLM on the instance drawn from `env_seed` (its κ, κ* enter the noise)."""
     from dpaudit.algorithms.glm.privacy import private_glm_privacy
 
     env = _instance(horizon, dim, arms, S, link, env_seed)
-    params = PrivateGLMParams(epsilon=_private(epsilon), delta=delta, zeta=delta, tree_calibration=tree_calibration)
+    params = PrivateGLMParams(epsilon=_private(epsilon), delta=delta, zeta=delta, tree_calibration=tree_calibration,
+                              optimizer=optimizer)
     return private_glm_privacy(params, env.horizon, dim, env.kappa, env.kappa_star, env.S)
 
 
@@ -69,7 +70,10 @@ ALGORITHMS.register("private-glm", AlgorithmEntry(
     "private-glm", "Private-GLM: jointly private rarely-switching GLM-UCB with tree-released design matrices "
     "(Sarmasarkar, Alg. 2)", _cli(simulate_private_glm),
     _GLM_PARAMS + (Param("tree_calibration", str, "code", "code: zCDP per tree (C_V = 1); paper: Lemma I.4 σ "
-                         "calibrated to 1/κ* for both trees", ("code", "paper")),), _privacy_private_glm, "epsilon"))
+                         "calibrated to 1/κ* for both trees", ("code", "paper")),
+                   Param("optimizer", str, "dp-gd", "dp-gd: noisy full-batch GD; dp-sgd: the authors' DP-SGD "
+                         "(Sarmasarkar, Remark A.1), Poisson-sampled, accounted at sensitivity 2C", ("dp-gd", "dp-sgd"))),
+    _privacy_private_glm, "epsilon"))
 ALGORITHMS.register("shuffle-glm", AlgorithmEntry(
     "shuffle-glm", "ShuffleGLM: batched G-optimal-design GLM bandit, shuffled matrix sums and P_GD "
     "(Sarmasarkar, Alg. 1)", _cli(simulate_shuffle_glm),

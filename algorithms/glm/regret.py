@@ -43,18 +43,21 @@ def _curves(name: str, horizon: int, regret: np.ndarray, eps: float | None,
 
 def simulate_private_glm(horizon: int, runs: int, seed: int, dim: int = 3, n_arms: int = 20, link: str = "probit",
                          S: float = 2.0, epsilon: float | None = 4.0, delta: float = 0.02,
-                         tree_calibration: str = "code", env_seed: int = 109832) -> RegretCurves:
-    """Regret of Private-GLM (Sarmasarkar, Alg. 2); epsilon 0 runs its non-private counterpart."""
+                         tree_calibration: str = "code", env_seed: int = 109832,
+                         optimizer: str = "dp-gd") -> RegretCurves:
+    """Regret of Private-GLM (Sarmasarkar, Alg. 2); epsilon 0 runs its non-private counterpart; optimizer
+    "dp-gd" or "dp-sgd" (the authors' DP-SGD, `PrivateGLMParams.optimizer`)."""
     from dpaudit.algorithms.glm.privacy import private_glm_privacy
 
     horizon, runs, env, eps = _setup(horizon, runs, dim, n_arms, link, S, env_seed, epsilon)
-    params = PrivateGLMParams(epsilon=eps, delta=delta, zeta=delta, tree_calibration=tree_calibration)
+    params = PrivateGLMParams(epsilon=eps, delta=delta, zeta=delta, tree_calibration=tree_calibration,
+                              optimizer=optimizer)
     rng = np.random.default_rng(seed)
     res = run_private_glm(env, env.sample(rng, runs), params, rng)
     return _curves("private-glm", horizon, res.regret, eps,
                    lambda: private_glm_privacy(params, horizon, dim, env.kappa, env.kappa_star, env.S).to_dict(),
                    {"dim": dim, "arms": n_arms, "link": link, "S": S, "epsilon": eps, "delta": delta,
-                    "tree_calibration": tree_calibration, "env_seed": env_seed, "seed": seed,
+                    "tree_calibration": tree_calibration, "optimizer": optimizer, "env_seed": env_seed, "seed": seed,
                     "kappa": env.kappa, "kappa_star": env.kappa_star})
 
 
