@@ -181,8 +181,8 @@ class GLMEnvironment:
 def paper_glm_environment(
     rng: np.random.Generator, dim: int, n_arms: int, horizon: int, S: float, link: str = "probit"
 ) -> GLMEnvironment:
-    """The authors' generator (public code of Sarmasarkar (shuffle/joint-DP GLM bandits), for its §8 experiments; their `environment.GLMBandit` with
-    full_norm=True), draw for draw from `rng`: θ* = S·u/‖u‖ with u ~ U[−1, 1]^d first, then for every round
+    """The authors' generator (public code of Sarmasarkar (shuffle/joint-DP GLM bandits), for its §8
+    experiments; their `environment.GLMBandit` with full_norm=True), draw for draw from `rng`: θ* = S·u/‖u‖ with u ~ U[−1, 1]^d first, then for every round
     and arm a Gaussian direction (d normals) scaled by one U^{1/d}. With rng = default_rng(seed) this is
     their instance of that seed (env seed 109832: κ = 18.39, 56.44, 222.15 at S = 2, 2.5, 3, Table 2)."""
     d = check_positive_int(dim, "dim")
