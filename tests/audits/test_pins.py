@@ -222,3 +222,62 @@ def test_decisions_pair_is_not_vacuous_and_old_pair_twin_is(name):
     out0, out1 = algo(old.d0, rng, 20_000), algo(old.d1, rng, 20_000)
     assert np.unique(out0, axis=0).shape[0] == np.unique(out1, axis=0).shape[0] == 1
     assert np.array_equal(out0[0], out1[0])
+
+
+def test_v_tree_mu_and_node_score_closed_forms():
+    """Exact: μ_upper = √(2·3)/σ_V at T = 8 (leaf 1 lies in the released nodes of prefixes 1, 2 and 4), and the
+    node score sums V_11 - V_22 over exactly those prefixes."""
+    from dpaudit.algorithms.glm.private_glm import private_glm_constants
+    from dpaudit.audits.glm.entries import v_tree_mu, v_tree_node_score
+
+    entry = AUDITS.get("private-glm.v-tree.code")
+    env = entry.pairs[0].d0[0]
+    params = entry.target.args[1]
+    sigma = private_glm_constants(params, 8, 2, env.kappa, env.kappa_star, env.S).sigma_v
+    assert v_tree_mu(params, 8, env) == pytest.approx(math.sqrt(6.0) / sigma)
+    out = np.zeros((2, 8, 2, 2))
+    out[:, :, 0, 0] = np.arange(8)
+    out[:, :, 1, 1] = -np.arange(8) * 10
+    assert np.allclose(v_tree_node_score(out.reshape(2, -1)), 11 * (1 + 2 + 4))
+
+
+@pytest.mark.parametrize("calibration", ["paper", "code"])
+def test_v_tree_pair_reaches_the_v_tree_and_old_pair_twin_does_not(calibration):
+    """Exact (seeded, but deterministic in the exploration of round 1): with θ* = (3, 3) user 1 explores in every
+    run of both inputs (her x xᵀ is the V tree's first leaf) and the two inputs share κ, κ*, S; twin: the first
+    round's θ* = (1, 0.5) never explores at round 1, so its V view does not depend on user 1."""
+    from dpaudit.algorithms.glm.environment import GLMData
+    from dpaudit.algorithms.glm.private_glm import run_private_glm
+    from dpaudit.audits.glm.entries import THETA, _context_pair
+
+    entry = AUDITS.get(f"private-glm.v-tree.{calibration}")
+    params = entry.target.args[1]
+    data = GLMData(np.full((500, 8), 0.5), np.full((500, 8), np.nan))
+    for pair, explores in ((entry.pairs[0], True), (_context_pair(8, THETA), False)):
+        (e0, _), (e1, _) = pair.d0, pair.d1
+        if explores:
+            assert (e0.kappa, e0.kappa_star, e0.S) == (e1.kappa, e1.kappa_star, e1.S)
+        for env in (e0, e1):
+            res = run_private_glm(env, data, params, np.random.default_rng(0))
+            assert bool(res.explore[:, 0].all()) is explores and bool(res.explore[:, 0].any()) is explores
+
+
+def test_v_tree_score_separates_the_pair_and_twin_with_more_noise_does_not():
+    """Statistical: the node score's mean moves by 3 nodes x 2 = 6 between the inputs and its std is σ_V√6 ≈ 7.0
+    (paper calibration, σ_V ≈ 2.87), so at 4000 runs per input the two-sample z is ≈ 38 (z < 8 has probability
+    < 1e-15). Twin: the same scores with 20 times their std of extra Gaussian noise (a tree 20 times noisier)
+    give z ≈ 1.9 (z > 8 has probability < 1e-9), so the twin must not separate."""
+    entry = AUDITS.get("private-glm.v-tree.paper")
+    target = entry.target()
+    pair = entry.pairs[0]
+    from dpaudit.audits.glm.entries import v_tree_node_score
+
+    rng = np.random.default_rng(3)
+    s0 = v_tree_node_score(target(pair.d0, rng, 4000))
+    s1 = v_tree_node_score(target(pair.d1, rng, 4000))
+    z = abs(s0.mean() - s1.mean()) / math.sqrt((s0.var() + s1.var()) / 4000)
+    assert z > 8
+    noisy0 = s0 + rng.normal(0, 20 * s0.std(), s0.shape)
+    noisy1 = s1 + rng.normal(0, 20 * s1.std(), s1.shape)
+    z_twin = abs(noisy0.mean() - noisy1.mean()) / math.sqrt((noisy0.var() + noisy1.var()) / 4000)
+    assert z_twin < 8
