@@ -281,3 +281,19 @@ def test_v_tree_score_separates_the_pair_and_twin_with_more_noise_does_not():
     noisy1 = s1 + rng.normal(0, 20 * s1.std(), s1.shape)
     z_twin = abs(noisy0.mean() - noisy1.mean()) / math.sqrt((noisy0.var() + noisy1.var()) / 4000)
     assert z_twin < 8
+
+
+def test_paper_release_is_the_last_complete_batch_and_shifts_by_g():
+    """Exact: at T = 10^6, K = 10, base 4 the last batch that completes without eliminations is b = 8
+    (10·Σ_{i<=8} 4^i = 873 800 <= 10^6 < 10·Σ_{i<=9} 4^i); with the same coins the two inputs' server views
+    differ by exactly g (mod m): user 1's encoded reward, the only change."""
+    from dpaudit.audits.mab.entries import paper_batch
+
+    assert paper_batch() == 8
+    assert 10 * sum(4**i for i in range(1, 9)) <= 10**6 < 10 * sum(4**i for i in range(1, 10))
+    entry = AUDITS.get("dist-dp-se.paper-release")
+    target = entry.target()
+    proto = target.algorithm.secagg(target.users, target.horizon)
+    y0 = target(entry.pairs[0].d0, np.random.default_rng(5), 1000)
+    y1 = target(entry.pairs[0].d1, np.random.default_rng(5), 1000)
+    assert np.array_equal(np.mod(y1 - y0, proto.params.m), np.full(1000, proto.params.g))
