@@ -136,7 +136,7 @@ def glm_entries() -> list[AuditEntry]:
                                            "x xᵀ moves by up to √2 in Frobenius norm" if calibration == "paper" else
                                            "the code's zCDP calibration with leaf bound 1")),
             ),
-            audit_options={"score": v_tree_node_score}, samples=200_000, quick=False, pin_note=V_TREE_NOTE,
+            audit_options={"score": v_tree_node_score}, samples=200_000 if calibration == "paper" else 100_000, quick=False, pin_note=V_TREE_NOTE,
             mu_upper=functools.partial(v_tree_mu, params, horizon, env0),
             regret=RegretRun("private-glm", horizon=500, runs=4, params={"epsilon": EPS, "tree_calibration": calibration}),
             source="Sarmasarkar, Algorithm 2 (Private-GLM), Theorem 6.2, Lemma I.4"))
