@@ -26,7 +26,7 @@ from dpaudit.registry import AUDITS
 from dpaudit.audits.build import VIEW_ACCOUNTANT, Observe, Releases, flip_point, lazy_claims
 from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, PinNote, RegretRun
 
-__all__ = ["ENTRIES", "hybrid_view_epsilon", "laplace_sum_tail_rate", "no_forgetting_llr_score"]
+__all__ = ["ENTRIES", "BatchRelease", "decisions_flip", "paper_batch", "hybrid_view_epsilon", "laplace_sum_tail_rate", "no_forgetting_llr_score"]
 
 DPSE_EPS = 1.0
 DPSE_BETA = 0.5  # large beta keeps epoch 1 short (444 pulls per arm at eps = 1); the claim holds for any beta
@@ -298,10 +298,56 @@ AGGREGATE_NOTES["local"] = PinNote(
              "is a post-processing), and the sum's loss, log-concave before the wrap, approaches ε only in its far tail "
              "(loss ε - O(n g/z) at distance z from the centre); at 4·10^5 runs the audit certifies 0.25")
 
+DECISIONS_T = 184  # base 4: batch 3 gives each arm 64 users (arm 0 rounds 40-103, arm 1 rounds 104-167), 16 left
+DECISIONS_TAIL = 4  # ones beyond the median flip point: the elimination test then sits in the noise tail
+
+
+def _decisions_table(ones: int) -> RewardTable:
+    """K = 2, base 4, T = 184: arm 1's batch-3 users all 1, arm 0's first `ones` batch-3 users 1, all else 0.
+
+    Batches 1-2 cannot eliminate (their radius exceeds 1/2); after batch 3 arm 0 is dropped iff
+    (S_1 - S_0 + noise)/64 > 2 c_3 (c_3 ≈ 0.475 at p = 1/T), so a one-user change of S_0 moves the
+    elimination's probability. The 16 rounds after batch 3 go to arm 0 iff it survived (batch 4 starts
+    with arm 0), so the pull counts (100, 84) vs (84, 100) show the decision.
+    """
+    tab = np.zeros((DECISIONS_T, 2))
+    tab[104:168, 1] = 1.0
+    tab[40:40 + ones, 0] = 1.0
+    return RewardTable(tab)
+
+
+def decisions_flip(protocol: str, runs: int = 4000) -> int:
+    """Smallest number of arm-0 ones at which arm 0 survives batch 3 in at least half of `runs` seeded runs
+    (the noisy test's median flip point, read from the algorithm's own output; DECISIONS_FLIP caches it,
+    tests/audits/test_pins.py checks the two agree)."""
+    algo = BatchSE(protocol, 1.0, base=4, path="batch")
+
+    def survives(k: int) -> bool:
+        pulls = algo.run(_decisions_table(k), np.random.default_rng(k), runs).pulls()
+        return bool(np.mean(pulls[:, 0] > 84) >= 0.5)
+
+    return flip_point(survives, 0, 64)
+
+
+DECISIONS_FLIP = 4
+"""decisions_flip() for Dist-DP-SE and CDP-SE at ε = 1 (both: noise-free, arm 0 is kept iff (64 - k)/64 <= 2 c_3
+≈ 0.951, i.e. k >= 4, and the symmetric noise keeps the median there)."""
+
+
 DECISIONS_NOTE = PinNote(
-    "audit", "at T = 56 no run eliminates an arm: the pull counts are (36, 20) in every one of 20 000 runs of either "
-             "input, so this view's loss is 0 for the pair while the bound covers inputs where eliminations happen; a "
-             "pair on the elimination boundary (as for dp-se.decisions) needs a horizon where the batch test can fire")
+    "audit", "the elimination test after batch 3 compares two sums carrying independent DLap(g/ε) noise (as for "
+             "dp-se.decisions), so the decision's loss stays below ε at every margin and approaches it only in the "
+             "test's tail; this pair sits 4 users above the median flip point, where arm 0 is eliminated in ≈ 3.0% vs "
+             "1.3% of runs (the audit certifies 0.81-0.84 at 4·10^5 runs); ε ≥ 0.9 needs events of probability "
+             "≲ 10^-3 (≳ 10^7 runs per side)")
+
+
+def _decisions_pair() -> NeighbourPair:
+    k = DECISIONS_FLIP + DECISIONS_TAIL
+    return NeighbourPair(
+        "one-user", _decisions_table(k), _decisions_table(k - 1),
+        f"K=2, base 4, T={DECISIONS_T}: arm 1's 64 batch-3 users 1; arm 0's batch-3 users have {k} vs {k - 1} ones "
+        f"(round {40 + k - 1} differs, 0-based; {DECISIONS_TAIL} above the noisy test's median flip point)")
 
 
 PROTOCOL_THEOREMS = {"dist-dp": "Theorem 1", "dist-rdp": "Theorem 2", "dist-cdp": "Theorem 4", "local": "Theorem 6"}
@@ -360,6 +406,60 @@ class ShuffleDecoded:
         return np.where(ones < 0, -1, decoded)
 
 
+PAPER_T, PAPER_K, PAPER_BASE, PAPER_P = 10**6, 10, 4, 0.1
+"""Chowdhury & Zhou's (ICLR 2023, Sec. 7 and App. J) synthetic experiments as their public code runs them: T = 10^6 users
+(easy instance), K = 10 arms, batches of 4^b users, confidence level p = 0.1 (in β(b) and τ)."""
+
+
+def paper_batch() -> int:
+    """The last batch b that completes at the paper's size when no arm is eliminated: K·Σ_{i<=b} 4^i <= T (b = 8)."""
+    b, used = 0, 0
+    while used + PAPER_K * PAPER_BASE ** (b + 1) <= PAPER_T:
+        b += 1
+        used += PAPER_K * PAPER_BASE**b
+    return b
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchRelease:
+    """target(x, rng, size): the server's view y = (x̂_1 + Σ_i η_i) mod m of one release of `users` users of
+    `algorithm` at `horizon` (its own SecAgg parameters g, τ, m and noise law), user 1's reward x[0] encoded by
+    randomized rounding (Chowdhury & Zhou (ICLR 2023), Alg. 1 line 20) and every other user's reward 0 (their
+    encodings are public constants of the pair, so they do not change the loss)."""
+
+    algorithm: BatchSE
+    users: int
+    horizon: int
+
+    def __call__(self, data, rng: np.random.Generator, size: int) -> np.ndarray:
+        proto = self.algorithm.secagg(self.users, self.horizon)
+        xg = float(np.asarray(data, dtype=float).reshape(-1)[0]) * proto.params.g
+        low = np.floor(xg)
+        enc = (low + (rng.random(size) < xg - low)).astype(np.int64)
+        return np.mod(enc + self.algorithm.noise_total(rng, size, self.users, self.horizon), proto.params.m)
+
+
+def paper_scale_entries() -> list[AuditEntry]:
+    """Dist-DP-SE at the paper's own parameters (ε = 1, T = 10^6, K = 10, base 4, p = 0.1): the release of the
+    last complete batch (4^8 = 65 536 users per arm), with the algorithm's own g, τ, m. A run of the whole
+    algorithm at T = 10^6 is too slow for 4·10^5 runs per input; the release is what the proof of Thm 1 bounds."""
+    algo = BatchSE("dist-dp", 1.0, base=PAPER_BASE, p=PAPER_P, path="batch")
+    b = paper_batch()
+    n = PAPER_BASE**b
+    params = algo.batch_params(n, PAPER_T)
+    pair = NeighbourPair("one-user", np.zeros(1), np.ones(1),
+                         f"one release of batch {b} (n = {n} users, g = {params.g}, m = {params.m}) at T = 10^6, K = 10, "
+                         "p = 0.1: every reward 0 vs user 1's reward 1")
+    return [AuditEntry(
+        name="dist-dp-se.paper-release", algorithm="dist-dp-se",
+        description=f"Dist-DP-SE (Chowdhury & Zhou 2023, Thm 1) at the experiments' parameters: the server's view of "
+                    f"batch {b}'s release (n = {n}, ε = 1, p = 0.1, T = 10^6).",
+        target=functools.partial(BatchRelease, algo, n, PAPER_T), pairs=(pair,), observable="white-box",
+        observable_description=f"the SecAgg output ŷ (mod m) of one release of {n} users",
+        claims=lazy_claims(functools.partial(algo.privacy, PAPER_T)), samples=400_000, quick=False,
+        source="Chowdhury & Zhou (ICLR 2023), Algorithm 1, Theorem 1; Sec. 7 / App. J parameters (public code: base 4, p = 0.1)")]
+
+
 def seed004_entries() -> list[AuditEntry]:
     """Chowdhury & Zhou (ICLR 2023), Alg. 1 with the protocols of Thms 1-6: the server's view of each protocol's release,
     decisions, and the known bugs of the public code (Sec. 7, footnote 5)."""
@@ -387,17 +487,14 @@ def seed004_entries() -> list[AuditEntry]:
             quick=protocol == "dist-dp", quick_samples=50_000, pin_note=AGGREGATE_NOTES.get(protocol),
             regret=RegretRun(name, horizon=20_000, runs=20, params=regret) if protocol == "dist-dp" else None,
             source=f"Chowdhury & Zhou (ICLR 2023), Algorithm 1, {PROTOCOL_THEOREMS[protocol]}"))
-    decisions_pair = NeighbourPair("one-user", RewardTable(np.vstack([tab0, np.zeros((16, 2))])),
-                                   RewardTable(np.vstack([tab1, np.zeros((16, 2))])),
-                                   "K=2, base 4: all rewards 0 vs arm 1's first batch-2 user (round 9) 1")
     for protocol in ("dist-dp", "central"):
         algo = BatchSE(protocol, eps, base=4, path="users")
         out.append(AuditEntry(
             name=f"{algo.name}.decisions", algorithm=algo.name,
-            description=f"{algo.name} eliminations: pull counts after batch 2 (a post-processing of the released sums).",
-            target=functools.partial(Observe, algo, horizon + 16, "pulls"), pairs=(decisions_pair,),
-            observable="black-box", observable_description="pull counts of both arms at T=56",
-            claims=lazy_claims(functools.partial(algo.privacy, horizon)), samples=200_000, quick=False,
+            description=f"{algo.name} eliminations: pull counts after batch 3 (a post-processing of the released sums).",
+            target=functools.partial(Observe, algo, DECISIONS_T, "pulls"), pairs=(_decisions_pair(),),
+            observable="black-box", observable_description=f"pull counts of both arms at T={DECISIONS_T}",
+            claims=lazy_claims(functools.partial(algo.privacy, DECISIONS_T)), samples=400_000, quick=False,
             pin_note=DECISIONS_NOTE,
             source="Chowdhury & Zhou (ICLR 2023), Algorithm 1: eliminations post-process the released sums"))
     inverted = BatchSE("dist-dp", eps, base=4, path="users", polya="inverted")
@@ -469,6 +566,6 @@ def seed004_entries() -> list[AuditEntry]:
     return out
 
 
-ENTRIES = dpse_entries() + seed001_entries() + seed004_entries()
+ENTRIES = dpse_entries() + seed001_entries() + seed004_entries() + paper_scale_entries()
 for _entry in ENTRIES:
     AUDITS.register(_entry.name, _entry)

@@ -182,3 +182,118 @@ def test_pin_note_and_mu_upper_are_validated_and_recorded():
     noted = dataclasses.replace(entry, pin_note=PinNote("audit", "the tail"), mu_upper=lambda: 1.0)
     rec = run_entry(noted, samples=2_000, seed=0, regret=False)
     assert rec["pin_note"] == {"loose": "audit", "reason": "the tail"} and rec["mu_upper"] == 1.0
+
+
+def _survival_z(entry_name: str, pair, runs: int, seed: int) -> float:
+    """Two-proportion z statistic of 'arm 0 eliminated after batch 3' (its pull count is 84) between the inputs."""
+    target = AUDITS.get(entry_name).target()
+    rng = np.random.default_rng(seed)
+    p0 = np.mean(target(pair.d0, rng, runs)[:, 0] == 84)
+    p1 = np.mean(target(pair.d1, rng, runs)[:, 0] == 84)
+    se = math.sqrt(max(p0 * (1 - p0) + p1 * (1 - p1), 1e-12) / runs)
+    return abs(p0 - p1) / se
+
+
+def test_decisions_flip_point_is_the_algorithms_median():
+    """Exact (seeded runs of the algorithm): the cached flip point of the decisions pair is the one the
+    elimination test of both protocols gives."""
+    from dpaudit.audits.mab.entries import DECISIONS_FLIP, decisions_flip
+
+    assert decisions_flip("central") == decisions_flip("dist-dp") == DECISIONS_FLIP
+
+
+@pytest.mark.parametrize("name", ["cdp-se.decisions", "dist-dp-se.decisions"])
+def test_decisions_pair_is_not_vacuous_and_old_pair_twin_is(name):
+    """Statistical: the elimination probabilities differ between the pair's inputs (≈ 1.3% vs 3.0%, z ≈ 11
+    at 20 000 runs per input; z < 5 has probability < 1e-6). Twin: the first round's pair at T = 56 (no
+    batch can eliminate there) gives the same pull counts in every run, so it must not pass."""
+    from dpaudit.algorithms.mab.environment import RewardTable
+    from dpaudit.audits.build import Observe
+    from dpaudit.audits.catalog import NeighbourPair
+
+    pair = AUDITS.get(name).pairs[0]
+    assert _survival_z(name, pair, 20_000, 1) > 5
+    tab0 = np.zeros((56, 2))
+    tab1 = tab0.copy()
+    tab1[8, 0] = 1.0
+    old = NeighbourPair("one-user", RewardTable(tab0), RewardTable(tab1), "T = 56, round 9 differs")
+    algo = Observe(AUDITS.get(name).target.args[0], 56, "pulls")
+    rng = np.random.default_rng(2)
+    out0, out1 = algo(old.d0, rng, 20_000), algo(old.d1, rng, 20_000)
+    assert np.unique(out0, axis=0).shape[0] == np.unique(out1, axis=0).shape[0] == 1
+    assert np.array_equal(out0[0], out1[0])
+
+
+def test_v_tree_mu_and_node_score_closed_forms():
+    """Exact: μ_upper = √(2·3)/σ_V at T = 8 (leaf 1 lies in the released nodes of prefixes 1, 2 and 4), and the
+    node score sums V_11 - V_22 over exactly those prefixes."""
+    from dpaudit.algorithms.glm.private_glm import private_glm_constants
+    from dpaudit.audits.glm.entries import v_tree_mu, v_tree_node_score
+
+    entry = AUDITS.get("private-glm.v-tree.code")
+    env = entry.pairs[0].d0[0]
+    params = entry.target.args[1]
+    sigma = private_glm_constants(params, 8, 2, env.kappa, env.kappa_star, env.S).sigma_v
+    assert v_tree_mu(params, 8, env) == pytest.approx(math.sqrt(6.0) / sigma)
+    out = np.zeros((2, 8, 2, 2))
+    out[:, :, 0, 0] = np.arange(8)
+    out[:, :, 1, 1] = -np.arange(8) * 10
+    assert np.allclose(v_tree_node_score(out.reshape(2, -1)), 11 * (1 + 2 + 4))
+
+
+@pytest.mark.parametrize("calibration", ["paper", "code"])
+def test_v_tree_pair_reaches_the_v_tree_and_old_pair_twin_does_not(calibration):
+    """Exact (seeded, but deterministic in the exploration of round 1): with θ* = (3, 3) user 1 explores in every
+    run of both inputs (her x xᵀ is the V tree's first leaf) and the two inputs share κ, κ*, S; twin: the first
+    round's θ* = (1, 0.5) never explores at round 1, so its V view does not depend on user 1."""
+    from dpaudit.algorithms.glm.environment import GLMData
+    from dpaudit.algorithms.glm.private_glm import run_private_glm
+    from dpaudit.audits.glm.entries import THETA, _context_pair
+
+    entry = AUDITS.get(f"private-glm.v-tree.{calibration}")
+    params = entry.target.args[1]
+    data = GLMData(np.full((500, 8), 0.5), np.full((500, 8), np.nan))
+    for pair, explores in ((entry.pairs[0], True), (_context_pair(8, THETA), False)):
+        (e0, _), (e1, _) = pair.d0, pair.d1
+        if explores:
+            assert (e0.kappa, e0.kappa_star, e0.S) == (e1.kappa, e1.kappa_star, e1.S)
+        for env in (e0, e1):
+            res = run_private_glm(env, data, params, np.random.default_rng(0))
+            assert bool(res.explore[:, 0].all()) is explores and bool(res.explore[:, 0].any()) is explores
+
+
+def test_v_tree_score_separates_the_pair_and_twin_with_more_noise_does_not():
+    """Statistical: the node score's mean moves by 3 nodes x 2 = 6 between the inputs and its std is σ_V√6 ≈ 7.0
+    (paper calibration, σ_V ≈ 2.87), so at 4000 runs per input the two-sample z is ≈ 38 (z < 8 has probability
+    < 1e-15). Twin: the same scores with 20 times their std of extra Gaussian noise (a tree 20 times noisier)
+    give z ≈ 1.9 (z > 8 has probability < 1e-9), so the twin must not separate."""
+    entry = AUDITS.get("private-glm.v-tree.paper")
+    target = entry.target()
+    pair = entry.pairs[0]
+    from dpaudit.audits.glm.entries import v_tree_node_score
+
+    rng = np.random.default_rng(3)
+    s0 = v_tree_node_score(target(pair.d0, rng, 4000))
+    s1 = v_tree_node_score(target(pair.d1, rng, 4000))
+    z = abs(s0.mean() - s1.mean()) / math.sqrt((s0.var() + s1.var()) / 4000)
+    assert z > 8
+    noisy0 = s0 + rng.normal(0, 20 * s0.std(), s0.shape)
+    noisy1 = s1 + rng.normal(0, 20 * s1.std(), s1.shape)
+    z_twin = abs(noisy0.mean() - noisy1.mean()) / math.sqrt((noisy0.var() + noisy1.var()) / 4000)
+    assert z_twin < 8
+
+
+def test_paper_release_is_the_last_complete_batch_and_shifts_by_g():
+    """Exact: at T = 10^6, K = 10, base 4 the last batch that completes without eliminations is b = 8
+    (10·Σ_{i<=8} 4^i = 873 800 <= 10^6 < 10·Σ_{i<=9} 4^i); with the same coins the two inputs' server views
+    differ by exactly g (mod m): user 1's encoded reward, the only change."""
+    from dpaudit.audits.mab.entries import paper_batch
+
+    assert paper_batch() == 8
+    assert 10 * sum(4**i for i in range(1, 9)) <= 10**6 < 10 * sum(4**i for i in range(1, 10))
+    entry = AUDITS.get("dist-dp-se.paper-release")
+    target = entry.target()
+    proto = target.algorithm.secagg(target.users, target.horizon)
+    y0 = target(entry.pairs[0].d0, np.random.default_rng(5), 1000)
+    y1 = target(entry.pairs[0].d1, np.random.default_rng(5), 1000)
+    assert np.array_equal(np.mod(y1 - y0, proto.params.m), np.full(1000, proto.params.g))
