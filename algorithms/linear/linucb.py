@@ -418,8 +418,10 @@ def simulate_linear(
     dim: int = 5,
     n_arms: int = 100,
     contexts: str = "fixed",
+    instances: str = "random",
 ) -> RegretCurves:
-    """Regret of `algorithm` on Chowdhury & Zhou's (ICML 2022) random instances (one theta* and arm set per run).
+    """Regret of `algorithm` on Chowdhury & Zhou's (ICML 2022) random instances (one theta* and arm set per run);
+    instances="authors": run r on the authors' code's instance r (`environment.authors_instances`).
 
     Pseudo-regret curves; the privacy declaration (claim and corrected) rides along as JSON.
     """
@@ -428,9 +430,10 @@ def simulate_linear(
     dim = check_positive_int(dim, "dim")
     n_arms = check_int_at_least(n_arms, 2, "n_arms")
     env_rng, alg_rng = np.random.default_rng(seed).spawn(2)
-    env = linear_environment(env_rng, runs, horizon, dim, n_arms, contexts)
+    env = linear_environment(env_rng, runs, horizon, dim, n_arms, contexts, instances)
     res = algorithm.run(env, alg_rng)
-    params = {"dim": dim, "arms": n_arms, "contexts": contexts, "seed": seed, "regularizer_used": res.regularizer}
+    params = {"dim": dim, "arms": n_arms, "contexts": contexts, "instances": instances, "seed": seed,
+              "regularizer_used": res.regularizer}
     params.update({f.name: getattr(algorithm, f.name) for f in dataclasses.fields(algorithm)})
     privacy = algorithm.privacy(horizon, dim=dim).to_json()
     privacy["nonpd_batches"] = res.nonpd_batches
