@@ -164,14 +164,35 @@ def figure_algorithms(eps: float) -> dict:
 
 
 def authors_code_runs(path: pathlib.Path = AUTHORS_CODE) -> dict:
-    """{(instance, horizon, eps, alg): {run: realised regret}} from the runs of the authors' code (run_mab.py)."""
+    """{(instance, horizon, eps, alg): {run: realised regret}} from the runs of the authors' code (run_mab.py).
+
+    A line with "mean", "se" and "runs" instead of "regret" is a summary of runs 0..runs-1 reported without the
+    single values (mean +- standard error over the runs); it is used only where no single runs are stored."""
     out: dict = {}
+    summaries: dict = {}
     if path.exists():
         for line in path.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
-                out.setdefault((r["instance"], r["horizon"], float(r["epsilon"]), r["alg"]), {})[r["run"]] = r["regret"]
+                key = (r["instance"], r["horizon"], float(r["epsilon"]), r["alg"])
+                if "regret" in r:
+                    out.setdefault(key, {})[r["run"]] = r["regret"]
+                else:
+                    summaries[key] = {"mean": r["mean"], "se": r["se"], "runs": r["runs"], "source": r.get("source", "")}
+    for key, summ in summaries.items():
+        out.setdefault(key, summ)
     return out
+
+
+def reference(ref: dict) -> tuple[list[int], np.ndarray | None, float, float, float]:
+    """(instances, single values or None, mean, 95% t-interval) of the authors' code's runs or of their summary."""
+    if "mean" in ref and "se" in ref:
+        n = int(ref["runs"])
+        h = float(stats.t.ppf(0.975, n - 1) * ref["se"])
+        return list(range(n)), None, float(ref["mean"]), ref["mean"] - h, ref["mean"] + h
+    ids = sorted(ref)
+    theirs = np.array([ref[i] for i in ids])
+    return ids, theirs, *t_interval(theirs)
 
 
 def t_interval(x: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
@@ -233,12 +254,11 @@ def seed004(results: dict, *, quick: bool, runs: int = 20) -> None:
                 cell[name] = summary(c)
                 ref = code.get((instance, T, eps, CODE_ALGS.get(name, "")), {})
                 if ref:
-                    ids = sorted(ref)
-                    theirs = np.array([ref[i] for i in ids])
-                    m, lo, hi = t_interval(theirs)
+                    ids, theirs, m, lo, hi = reference(ref)
                     like = on_instances(algo, instance, ids, copies, T, rng)
                     inside = like["one_run_mean_interval"][0] <= m <= like["one_run_mean_interval"][1]
-                    cell[name]["authors_code"] = {"instances": ids, "regret": theirs.tolist(), "mean": m, "t_interval": [lo, hi]}
+                    cell[name]["authors_code"] = {"instances": ids, "regret": None if theirs is None else theirs.tolist(),
+                                                  "mean": m, "t_interval": [lo, hi], "source": ref.get("source", "run_mab.py")}
                     cell[name]["ours_on_their_instances"] = like | {"authors_mean_inside": inside}
                     rows.append((instance, eps, name, fmt(m, lo, hi), fmt(like["mean"], *like["ci"]),
                                  fmt(like["mean"], *like["one_run_mean_interval"]), "yes" if inside else "NO",

@@ -29,6 +29,8 @@ def _linear_params(batch: int) -> tuple[Param, ...]:
         Param("batch", int, batch, "users per batch B (1 = sequential; Chowdhury & Zhou's (ICML 2022) SDP runs use 20)"),
         Param("regularizer", optional_float, None, "ridge lambda (default: max(1, 2 sigma~ (sqrt d + sqrt(2 log(M/alpha)))))"),
         Param("width_scale", float, 1.0, "multiplier of the confidence radius beta_m (1 = theory radius)"),
+        Param("width", optional_float, None, "fixed confidence width used at every round instead of beta_m "
+              "(the authors' code: cew(T), see linucb.code_width)"),
     )
 
 
