@@ -9,23 +9,24 @@ same means), Bernoulli rewards, delta = 0.1, batch B = 20 for both shuffle varia
 - Fig. 1: cumulative regret vs round, d = 5, epsilon in {0.2, 1, 10};
 - Fig. 2: epsilon = 1, d in {10, 15};
 - regret at T vs epsilon (a sweep over epsilon, d = 5; not in --quick).
-Each in two noise calibrations: "code" (the noise constants of the authors' simulation code, which made the paper's
-figures) and "paper" (the theorems' constants; P_Vec at B = 20 is then pure noise). dpaudit's LinUCB keeps the
-paper's confidence radius and ridge rule in both (the code's fixed width cew(T) and its Lambda differ; the table
-shows what that costs).
+Each in three calibrations: "code" (the noise constants of the authors' simulation code, which made the paper's
+figures, with its ridge Lambda = 2 Gamma) and "paper" (the theorems' constants and ridge rule; P_Vec at B = 20 is then
+pure noise), both with dpaudit's confidence radius beta_m; and "code-constants": the code's noise together with the code's fixed confidence width
+cew(T) and ridge (`linucb.code_width`), i.e. every constant of the authors' code on dpaudit's implementation.
 Every cell is printed on stdout: the paper gives plots only, so the reference is the authors' public code run
 unchanged on its instances 0-7 (benchmarks/authors_code/run_linear.py, realised regret; Student-t 95% interval over
 its 8 runs) beside ours on the same 8 instances, their paired difference (t-interval), and ours on all instances
 (mean, 95% interval). Curves are pseudo-regret means with +-1 standard error (the paper plots realized regret with the
 same band). The log-log slope of R(t) over t in [T/4, T] is in the JSON.
 
-Outputs: benchmarks/figures/linear_fig1_{code,paper}.png, linear_fig2_{code,paper}.png,
+Outputs: benchmarks/figures/linear_fig1_{code,code-constants,paper}.png, linear_fig2_{...}.png,
 linear_regret_vs_epsilon.png, linear_vs_authors_code.png and linear_results.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import pathlib
@@ -40,7 +41,7 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from dpaudit._io import atomic_write, atomic_write_text  # noqa: E402
-from dpaudit.algorithms.linear.linucb import LinUCB, simulate_linear  # noqa: E402
+from dpaudit.algorithms.linear.linucb import LinUCB, code_width, simulate_linear  # noqa: E402
 from dpaudit.algorithms.linear.linucb_jdp import LinUCBJDP  # noqa: E402
 from dpaudit.algorithms.linear.linucb_ldp import LinUCBLDP  # noqa: E402
 from dpaudit.algorithms.linear.shuffle_linucb import LinUCBSDPAmp, LinUCBSDPVec  # noqa: E402
@@ -61,7 +62,20 @@ STYLE = {
 }
 
 
-def algorithms(epsilon: float, noise: str) -> list:
+CALIBRATIONS = ("code", "code-constants", "paper")
+
+
+def algorithms(epsilon: float, noise: str, dim: int = 5, horizon: int = 20000) -> list:
+    """The five algorithms of Figs. 1-2 in one calibration: "code" / "paper" noise with dpaudit's radius beta_m and
+    ridge rule; "code-constants": the code's noise, its fixed width cew(T) (`code_width`) and its ridge (Lambda = 2 Gamma
+    on features of norm sqrt(2), i.e. Gamma here; LinUCB: 1e-4 / 2), everything the authors' code fixes."""
+    if noise == "code-constants":
+        out = []
+        for a in algorithms(epsilon, "code"):
+            gamma = 1.0 if a.name == "linucb" else a.default_regularizer(dim, horizon) / 2
+            ridge = 0.5e-4 if a.name == "linucb" else gamma
+            out.append(dataclasses.replace(a, regularizer=ridge, width=code_width(gamma, dim, horizon)))
+        return out
     private = dict(epsilon=epsilon, delta=DELTA, noise=noise)
     return [
         LinUCB(),
@@ -171,8 +185,8 @@ def _write_json(path: pathlib.Path, obj) -> None:
 
 def _plot_vs_authors(out: dict) -> None:
     """Final regret per cell: the authors' code (t-interval over its runs) beside ours on the same instances."""
-    fig, axes = plt.subplots(1, 2, figsize=(14, 4.6), sharey=True)
-    for ax, noise in zip(axes, ("code", "paper")):
+    fig, axes = plt.subplots(1, 3, figsize=(20, 4.6), sharey=True)
+    for ax, noise in zip(axes, CALIBRATIONS):
         x, ticks, labels = 0, [], []
         for fig_key, cells in (("fig1", ("eps=0.2", "eps=1.0", "eps=10.0")), ("fig2", ("d=10", "d=15"))):
             for c in cells:
@@ -223,21 +237,22 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             table.append((label, noise, STYLE[r["algorithm"]][0], *compare(r, code, dim, eps, args.horizon)))
 
-    linucb_rows: dict[int, dict] = {}
+    linucb_rows: dict[tuple, dict] = {}
 
     def rows_for(eps: float, dim: int, noise: str) -> list[dict]:
         """One cell; non-private LinUCB does not depend on the calibration or eps and is run once per d."""
         rows = []
-        for a in algorithms(eps, noise):
+        for a in algorithms(eps, noise, dim, args.horizon):
             if a.name == "linucb":
-                if dim not in linucb_rows:
-                    linucb_rows[dim] = run_one(a, args.horizon, args.runs, dim, args.seed)
-                rows.append(linucb_rows[dim])
+                key = (dim, noise == "code-constants")
+                if key not in linucb_rows:
+                    linucb_rows[key] = run_one(a, args.horizon, args.runs, dim, args.seed)
+                rows.append(linucb_rows[key])
             else:
                 rows.append(run_one(a, args.horizon, args.runs, dim, args.seed))
         return rows
 
-    for noise in ("code", "paper"):
+    for noise in CALIBRATIONS:
         fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
         for ax, eps in zip(axes, (0.2, 1.0, 10.0)):
             rows = rows_for(eps, 5, noise)
@@ -262,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         f"Chowdhury & Zhou (ICML 2022), Figs. 1-2: regret at T = {args.horizon}, mean [95% interval]. The paper gives plots "
         "only; the reference is the authors' public code run unchanged on its instances 0-7 (realised regret, t-interval "
         "over its runs); ours on the same instances (pseudo-regret), the paired difference authors - ours, and ours on "
-        f"instances 0-{args.runs - 1}. 'code'/'paper': dpaudit's noise calibration (the authors' code has only its own).",
+        f"instances 0-{args.runs - 1}. noise: dpaudit's calibration, 'code' / 'paper' noise with dpaudit's radius and "
+        "ridge, 'code-constants' the code's noise, fixed width and ridge (the authors' code has only its own).",
         ("cell", "noise", "algorithm", "authors' code (inst. 0-7)", "ours (inst. 0-7)", "authors - ours (paired)",
          f"ours (inst. 0-{args.runs - 1})"), table)
     _plot_vs_authors(out)
@@ -272,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     eps_grid = [float(e) for e in args.sweep.split(",")]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     base = run_one(LinUCB(), args.horizon, args.sweep_runs, 5, args.seed)
-    for ax, noise in zip(axes, ("code", "paper")):
+    for ax, noise in zip(axes, ("code", "paper")):  # the sweep keeps dpaudit's radius: the calibrations of the noise
         sweep: dict[str, list] = {}
         for eps in eps_grid:
             for alg in algorithms(eps, noise)[1:]:
