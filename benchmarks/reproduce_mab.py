@@ -294,7 +294,11 @@ def plot_vs_authors(results: dict, instances) -> None:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(11, 4.2), dpi=100)
+    instances = [i for i in instances if any("authors_code" in cell for e in EPS_004
+                                             for cell in results.get(f"s004/{i}", {}).get(str(e), {}).values())]
+    if not instances:
+        return
+    fig = Figure(figsize=(5.5 * len(instances) + 1, 4.2), dpi=100)
     for k, instance in enumerate(instances):
         ax = fig.add_subplot(1, len(instances), k + 1)
         x = 0
