@@ -206,7 +206,7 @@ def _plot_vs_authors(out: dict) -> None:
         ax.set_xticks(ticks, labels, rotation=70, fontsize=7)
         ax.set_yscale("log")
         ax.set_ylabel("regret at T")
-        ax.set_title(f"authors' code (black) vs dpaudit ({noise} noise), instances 0-7")
+        ax.set_title(f"authors' code (black) vs dpaudit, {noise} calibration, instances 0-7")
         ax.grid(alpha=0.3)
     _save(fig, "linear_vs_authors_code.png")
 
