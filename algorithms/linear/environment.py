@@ -38,6 +38,8 @@ __all__ = [
     "ContextTable",
     "paper_vectors",
     "linear_environment",
+    "authors_instances",
+    "INSTANCES",
     "NEIGHBOUR_KINDS",
 ]
 
@@ -175,17 +177,58 @@ class LinearEnvironment:
         return (self.fixed_features @ self.theta[:, :, None])[..., 0]
 
 
+INSTANCES = ("random", "authors")
+
+
+def authors_instances(dim: int, runs: int, n_arms: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """The instances of Chowdhury & Zhou's (ICML 2022, §5 fn. 7) public code, run r = their run r: (theta (runs, d), features (runs, K, d)).
+
+    Their LinBanditPrivate.py draws, after `np.random.seed(2)` and for run = 0, 1, ... in order: X = randn(K, d-1) with
+    rows normalised and a 1 appended, the first d rows replaced by the "basis" (eye(d) with its last column set to 1),
+    then theta = randn(d-1) scaled to norm 0.5 with 0.5 appended; run r's instance depends on the draws of runs < r.
+    Their features have norm sqrt(2) (basis row d-1: norm 1) and theta norm 1/sqrt(2); returned here as X/sqrt(2) and
+    sqrt(2) theta, so ||x|| <= 1 and ||theta|| = 1 (Assumption 3.1 and the §5 description: unit vectors, a
+    1/sqrt(2) entry appended), with the same arms and the same means x^T theta in [0, 1].
+    """
+    dim = check_int_at_least(dim, 2, "dim")
+    runs = check_positive_int(runs, "runs")
+    n_arms = check_int_at_least(n_arms, dim, "n_arms")
+    state = np.random.RandomState(2)
+    thetas, feats = [], []
+    basis = np.eye(dim)
+    basis[:, -1] = 1.0
+    for _ in range(runs):
+        x = state.randn(n_arms, dim - 1)
+        x /= np.sqrt(np.square(x).sum(axis=1))[:, None]
+        x = np.hstack((x, np.ones((n_arms, 1))))
+        x[:dim] = basis
+        th = state.randn(dim - 1)
+        th *= 0.5 / np.sqrt(np.square(th).sum())
+        thetas.append(np.append(th, 0.5) * np.sqrt(2.0))
+        feats.append(x / np.sqrt(2.0))
+    return np.array(thetas), np.array(feats)
+
+
 def linear_environment(
-    rng: np.random.Generator, runs: int, horizon: int, dim: int = 5, n_arms: int = 100, contexts: str = "fixed"
+    rng: np.random.Generator, runs: int, horizon: int, dim: int = 5, n_arms: int = 100, contexts: str = "fixed",
+    instances: str = "random",
 ) -> LinearEnvironment:
     """Chowdhury & Zhou's (ICML 2022) simulation instances (§5, App. G): one random theta* (and arm set) per run.
 
+    instances="random" draws them from `rng` by the paper's description (`paper_vectors`); "authors" takes the
+    authors' code's own instances (`authors_instances`: run r is their run r, fixed arm set, `rng` unused).
     Defaults are the paper's d = 5, K = 100; it uses T = 20000 and 50 runs.
     """
     runs = check_positive_int(runs, "runs")
     dim = check_positive_int(dim, "dim")
     n_arms = check_int_at_least(n_arms, 2, "n_arms")
     check_choice(contexts, ("fixed", "iid"), "contexts")
+    check_choice(instances, INSTANCES, "instances")
+    if instances == "authors":
+        if contexts != "fixed":
+            raise ValueError("instances='authors' has one fixed arm set per run: contexts must be 'fixed'")
+        theta, fixed = authors_instances(dim, runs, n_arms)
+        return LinearEnvironment(theta=theta, horizon=horizon, n_arms=n_arms, contexts="fixed", fixed_features=fixed)
     theta = paper_vectors(rng, (runs,), dim)
     fixed = paper_vectors(rng, (runs, n_arms), dim) if contexts == "fixed" else None
     return LinearEnvironment(theta=theta, horizon=horizon, n_arms=n_arms, contexts=contexts, fixed_features=fixed)

@@ -44,6 +44,7 @@ __all__ = [
     "LinUCBResult",
     "run_batched_linucb",
     "confidence_radius",
+    "code_width",
     "private_regularizer",
     "clip_data",
     "checkpoint_grid",
@@ -144,6 +145,23 @@ def confidence_radius(
     return scale * (core + math.sqrt(lam_max) + nu)
 
 
+def code_width(gamma: float, dim: int, horizon: int, feature_norm: float = math.sqrt(2.0), reward_sd: float = 0.5) -> float:
+    """The fixed confidence width of Chowdhury & Zhou's (ICML 2022, §5 fn. 7) public code (LinBanditPrivate.py, every algorithm):
+
+        cew = sqrt(Gamma) S + R sqrt(d log((1 + T L^2 / Gamma) / alpha)),  S = sqrt(d), R = 1/2, alpha = 1/T,
+
+    with L the largest feature norm of its instances (sqrt(2)) and Gamma its per-algorithm scale (1 for LinUCB, whose
+    ridge is 1e-4 Gamma; the private ones use Lambda = 2 Gamma). The UCB index is unchanged when features are divided
+    by sqrt(2) and theta, Lambda multiplied by sqrt(2), 1/2 (`environment.authors_instances`): there it is this
+    width with ridge Lambda/2.
+    """
+    check_positive(gamma, "gamma")
+    dim = check_positive_int(dim, "dim")
+    horizon = check_positive_int(horizon, "horizon")
+    return math.sqrt(gamma) * math.sqrt(dim) + reward_sd * math.sqrt(
+        dim * math.log((1.0 + horizon * feature_norm**2 / gamma) * horizon))
+
+
 def checkpoint_grid(horizon: int, points: int = 100) -> np.ndarray:
     """About `points` increasing rounds from 1 to `horizon` (evenly spaced, horizon included)."""
     horizon = check_positive_int(horizon, "horizon")
@@ -199,10 +217,12 @@ def run_batched_linucb(
     width_scale: float = 1.0,
     record: bool = False,
     checkpoints: np.ndarray | None = None,
+    width: float | None = None,
 ) -> LinUCBResult:
     """Run Algorithm 1 of Chowdhury & Zhou (ICML 2022) (batch size `batch`) with `release` at every batch end.
 
-    `regularizer` defaults to `private_regularizer(release.noise_std(...))`, `alpha` to 1/T.
+    `regularizer` defaults to `private_regularizer(release.noise_std(...))`, `alpha` to 1/T. `width`, when given,
+    is a fixed confidence width beta used at every round instead of the radius beta_m (`width_scale` then unused).
     `rng` drives contexts and rewards and (through child generators) the release's noise.
     """
     horizon = check_positive_int(env.horizon, "horizon")
@@ -210,6 +230,8 @@ def run_batched_linucb(
     alpha = 1.0 / max(horizon, 2) if alpha is None else check_open_unit(alpha, "alpha")
     check_nonnegative(reward_sd, "reward_sd")
     check_positive(width_scale, "width_scale")
+    if width is not None:
+        check_positive(width, "width")
     runs, dim = env.runs, env.dim
     batches = horizon // batch
     if regularizer is None:
@@ -230,13 +252,16 @@ def run_batched_linucb(
     nonpd = 0
     sequential_exact = release.exact and batch == 1
     block_len = 256 if sequential_exact else batch
-    beta = confidence_radius(0, dim, lam, alpha, reward_sd, private, width_scale)
+    def radius(t: int, private_: bool) -> float:
+        return width if width is not None else confidence_radius(t, dim, lam, alpha, reward_sd, private_, width_scale)
+
+    beta = radius(0, private)
     t0 = 0
     while t0 < horizon:
         n = min(block_len, horizon - t0)
         blk: Block = env.block(t0, n, env_rng)
         if sequential_exact:
-            acts = _sequential_block(blk, theta, vinv, release, env_rng, lam, alpha, reward_sd, width_scale)
+            acts = _sequential_block(blk, theta, vinv, release, env_rng, lambda t: radius(t, False))
         else:
             acts, bad = _actions(blk.features, theta, vinv, beta)
             nonpd += int(bad)
@@ -256,7 +281,7 @@ def run_batched_linucb(
                 theta, vinv = sol[..., 0], sol[..., 1:]
                 if record:
                     recorded.setdefault("theta", []).append(theta.copy())
-                beta = confidence_radius(t0 + n, dim, lam, alpha, reward_sd, private, width_scale)
+                beta = radius(t0 + n, private)
         actions[:, t0 : t0 + n] = acts
         inst[:, t0 : t0 + n] = blk.regret(acts)
         t0 += n
@@ -271,10 +296,7 @@ def _sequential_block(
     vinv: np.ndarray,
     release: Release,
     rng: np.random.Generator,
-    lam: float,
-    alpha: float,
-    reward_sd: float,
-    width_scale: float,
+    radius: Callable[[int], float],
 ) -> np.ndarray:
     """Sequential exact LinUCB on one block, updating theta and V^{-1} in place (Sherman-Morrison).
 
@@ -290,7 +312,7 @@ def _sequential_block(
     rows = np.arange(runs)
     for j in range(n):
         t = blk.t0 + j
-        beta = confidence_radius(t, dim, lam, alpha, reward_sd, False, width_scale)
+        beta = radius(t)
         if not fixed:
             x = blk.features[:, j]  # (R, K, d)
             quad = ((x @ vinv) * x).sum(axis=2)
@@ -323,7 +345,9 @@ class LinearAlgorithm(abc.ABC):
     """Common parameters and entry points of the (batched) LinUCB family.
 
     batch: users per batch B (1 = sequential); regularizer: lambda (default from the release's
-    noise, `private_regularizer`); width_scale: multiplies beta_m (1 = the theory radius);
+    noise, `private_regularizer`); width_scale: multiplies beta_m (1 = the theory radius); width: a fixed
+    confidence width used at every round instead of beta_m (None: the radius; Chowdhury & Zhou's (ICML 2022, §5 fn. 7)
+    public code fixes it at its cew(T), see `code_width`);
     reward_sd: sub-Gaussian scale of the rewards (1/2 for Bernoulli). Subclasses give `name`,
     `make_release(dim, horizon)` and `privacy(horizon, dim=dim)` (an `interface.PrivateAlgorithm`).
     """
@@ -332,6 +356,7 @@ class LinearAlgorithm(abc.ABC):
     regularizer: float | None = None
     width_scale: float = 1.0
     reward_sd: float = 0.5
+    width: float | None = None
     name = "linear"
 
     def __post_init__(self) -> None:
@@ -340,6 +365,8 @@ class LinearAlgorithm(abc.ABC):
             check_positive(self.regularizer, "regularizer")
         check_positive(self.width_scale, "width_scale")
         check_nonnegative(self.reward_sd, "reward_sd")
+        if self.width is not None:
+            check_positive(self.width, "width")
 
     @abc.abstractmethod
     def make_release(self, dim: int, horizon: int) -> Release:
@@ -364,6 +391,7 @@ class LinearAlgorithm(abc.ABC):
             reward_sd=self.reward_sd,
             width_scale=self.width_scale,
             record=record,
+            width=self.width,
         )
 
     def target(self, observable: str = "released") -> Callable[[ContextTable, np.random.Generator, int], np.ndarray]:
@@ -418,8 +446,10 @@ def simulate_linear(
     dim: int = 5,
     n_arms: int = 100,
     contexts: str = "fixed",
+    instances: str = "random",
 ) -> RegretCurves:
-    """Regret of `algorithm` on Chowdhury & Zhou's (ICML 2022, §5) random instances (one theta* and arm set per run).
+    """Regret of `algorithm` on Chowdhury & Zhou's (ICML 2022, §5) random instances (one theta* and arm set per run);
+    instances="authors": run r on the authors' code's instance r (`environment.authors_instances`).
 
     Pseudo-regret curves; the privacy declaration (claim and corrected) rides along as JSON.
     """
@@ -428,9 +458,10 @@ def simulate_linear(
     dim = check_positive_int(dim, "dim")
     n_arms = check_int_at_least(n_arms, 2, "n_arms")
     env_rng, alg_rng = np.random.default_rng(seed).spawn(2)
-    env = linear_environment(env_rng, runs, horizon, dim, n_arms, contexts)
+    env = linear_environment(env_rng, runs, horizon, dim, n_arms, contexts, instances)
     res = algorithm.run(env, alg_rng)
-    params = {"dim": dim, "arms": n_arms, "contexts": contexts, "seed": seed, "regularizer_used": res.regularizer}
+    params = {"dim": dim, "arms": n_arms, "contexts": contexts, "instances": instances, "seed": seed,
+              "regularizer_used": res.regularizer}
     params.update({f.name: getattr(algorithm, f.name) for f in dataclasses.fields(algorithm)})
     privacy = algorithm.privacy(horizon, dim=dim).to_json()
     privacy["nonpd_batches"] = res.nonpd_batches

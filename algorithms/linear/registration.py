@@ -2,6 +2,7 @@
 locally private (Zheng et al. 2020) and shuffle private (Chowdhury & Zhou, "Shuffle Private Linear Contextual
 Bandits", ICML 2022, Alg. 1 with P_Amp (§3.2) or P_Vec (§3.3)); defaults follow its experiments (§5, App. G)."""
 
+from dpaudit.algorithms.linear.environment import INSTANCES
 from dpaudit.algorithms.linear.linucb import LinUCB, simulate_linear
 from dpaudit.algorithms.linear.linucb_jdp import JDP_NOISES, LinUCBJDP
 from dpaudit.algorithms.linear.linucb_ldp import LDP_NOISES, LinUCBLDP
@@ -23,9 +24,13 @@ def _linear_params(batch: int) -> tuple[Param, ...]:
         Param("arms", int, 100, "actions per round K (Chowdhury & Zhou (ICML 2022), §5: 100)"),
         Param("contexts", str, "fixed", "fixed: one arm set per run (authors' code); iid: fresh features every round",
               ("fixed", "iid")),
-        Param("batch", int, batch, "users per batch B (1 = sequential; Chowdhury & Zhou's (ICML 2022) SDP runs in §5 use 20)"),
+        Param("instances", str, "random", "random: drawn by the paper's description (§5); authors: run r is the authors' "
+              "code's instance r (np.random.seed(2) stream, features rescaled to norm <= 1, same means)", INSTANCES),
+        Param("batch", int, batch, "users per batch B (1 = sequential; Chowdhury & Zhou's (ICML 2022) SDP runs use 20)"),
         Param("regularizer", optional_float, None, "ridge lambda (default: max(1, 2 sigma~ (sqrt d + sqrt(2 log(M/alpha)))))"),
         Param("width_scale", float, 1.0, "multiplier of the confidence radius beta_m (1 = theory radius)"),
+        Param("width", optional_float, None, "fixed confidence width used at every round instead of beta_m "
+              "(the authors' code: cew(T), see linucb.code_width)"),
     )
 
 
@@ -36,10 +41,10 @@ _PRIVATE_PARAMS = (
 
 
 def _linear_entry(cls, summary: str, params: tuple[Param, ...]) -> AlgorithmEntry:
-    def simulate(horizon, runs, seed, dim=5, arms=100, contexts="fixed", **kw):  # --arms is K, `n_arms` in the API
-        return simulate_linear(cls(**kw), horizon, runs, seed, dim=dim, n_arms=arms, contexts=contexts)
+    def simulate(horizon, runs, seed, dim=5, arms=100, contexts="fixed", instances="random", **kw):  # --arms is K
+        return simulate_linear(cls(**kw), horizon, runs, seed, dim=dim, n_arms=arms, contexts=contexts, instances=instances)
 
-    def privacy(horizon, dim=5, arms=100, contexts="fixed", **kw):
+    def privacy(horizon, dim=5, arms=100, contexts="fixed", instances="random", **kw):
         """The declared privacy of `horizon` users at dimension `dim` (K and the contexts do not enter it)."""
         check_int_at_least(arms, 2, "arms")
         return cls(**kw).privacy(check_positive_int(horizon, "horizon"), dim=check_positive_int(dim, "dim"))

@@ -93,3 +93,49 @@ def test_neighbour_rounds_replaces_one_returning_user_everywhere():
     np.testing.assert_array_equal(nb.rewards, tab.rewards)
     with pytest.raises(ValueError, match="rounds"):
         tab.neighbour_rounds([])
+
+
+def _authors_generator(dim, runs, n_arms=100):
+    """The instance loop of the authors' LinBanditPrivate.py __main__ block (Chowdhury & Zhou, ICML 2022, §5 fn. 7), verbatim."""
+    np.random.seed(2)
+    out = []
+    for run in range(runs):
+        basis = np.eye(dim)
+        basis[:, -1] = 1
+        X = np.random.randn(n_arms, dim - 1)
+        X /= np.sqrt(np.square(X).sum(axis=1))[:, np.newaxis]
+        X = np.hstack((X, np.ones((n_arms, 1))))
+        X[: basis.shape[0], :] = basis
+        theta = np.random.randn(dim - 1)
+        theta *= 0.5 / np.sqrt(np.square(theta).sum())
+        theta = np.append(theta, [0.5])
+        out.append((X, theta))
+    return out
+
+
+@pytest.mark.parametrize("dim", [5, 10, 15])
+def test_authors_instances_are_their_codes_rescaled_to_unit_norm(dim):
+    from dpaudit.algorithms.linear.environment import authors_instances
+
+    theta, feats = authors_instances(dim, 4)
+    for r, (X, th) in enumerate(_authors_generator(dim, 4)):
+        np.testing.assert_allclose(feats[r] * np.sqrt(2), X, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(theta[r] / np.sqrt(2), th, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(feats[r] @ theta[r], X @ th, rtol=0, atol=1e-12)  # the same means
+    assert np.all(np.linalg.norm(feats, axis=-1) <= 1 + 1e-12)
+    np.testing.assert_allclose(np.linalg.norm(theta, axis=-1), 1.0)
+    assert np.all((feats @ theta[:, :, None] >= 0) & (feats @ theta[:, :, None] <= 1))
+
+
+def test_linear_environment_authors_instances_and_errors():
+    from dpaudit.algorithms.linear.environment import authors_instances, linear_environment
+
+    env = linear_environment(np.random.default_rng(9), 3, 100, dim=5, instances="authors")
+    theta, feats = authors_instances(5, 3)
+    assert np.array_equal(env.theta, theta) and np.array_equal(env.fixed_features, feats)
+    with pytest.raises(ValueError, match="contexts"):
+        linear_environment(np.random.default_rng(0), 2, 100, instances="authors", contexts="iid")
+    with pytest.raises(ValueError, match="instances"):
+        linear_environment(np.random.default_rng(0), 2, 100, instances="paper")
+    with pytest.raises(ValueError, match="dim"):
+        authors_instances(1, 2)
