@@ -39,7 +39,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit._io import atomic_write, atomic_write_text
-from dpaudit.algorithms.mab.environment import SEED001_SETTINGS, BernoulliArms, ClippedGaussianArms, authors_instances
+from dpaudit.algorithms.mab.environment import HHM_SETTINGS, BernoulliArms, ClippedGaussianArms, authors_instances
 from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.algorithms.mab.elimination import DPSE
 from dpaudit.algorithms.mab.hybrid_ucb import HybridUCB
@@ -72,7 +72,7 @@ def seed001_settings(seed: int) -> Iterator[tuple[int, str, np.ndarray, Bernoull
     """(k, setting, means, environment, rng) for Hu, Huang, Mehta's (arXiv:2102.07929) settings 1..3 (§6, App. I.3); each setting's rng is
     spawned from SeedSequence(seed) in turn."""
     ss = np.random.SeedSequence(seed)
-    for k, (setting, mu) in enumerate(SEED001_SETTINGS.items(), start=1):
+    for k, (setting, mu) in enumerate(HHM_SETTINGS.items(), start=1):
         mu = np.array(mu)
         yield k, setting, mu, BernoulliArms(mu), np.random.default_rng(ss.spawn(1)[0])
 

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from dpaudit.algorithms.mab.environment import SEED001_SETTINGS, BernoulliArms, seed004_means
+from dpaudit.algorithms.mab.environment import HHM_SETTINGS, BernoulliArms, cz_means
 from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.algorithms.mab.elimination import DPSE
 from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
@@ -125,7 +125,7 @@ def main() -> None:
     T = 10**6
     results = {}
 
-    means = seed004_means(np.random.default_rng(0), "easy", 1000)
+    means = cz_means(np.random.default_rng(0), "easy", 1000)
     env = BernoulliArms(means)
     cp = checkpoint_grid(T, 200)
     for name, algo, ref in [
@@ -139,7 +139,7 @@ def main() -> None:
                          "prefix_rounds": args.prefix, "per_round_seconds_extrapolated": slow_full,
                          "speedup": slow_full / fast, "final_regret": float(out[:, -1].mean())}
 
-    mu5 = np.array(SEED001_SETTINGS["s001-1"])
+    mu5 = np.array(HHM_SETTINGS["hhm-1"])
     env5 = BernoulliArms(mu5)
     runs = 100
     fast, out = timed(lambda: AnytimeLazyUCB(1.0).run(env5, np.random.default_rng(3), runs, T).regret(mu5, cp))

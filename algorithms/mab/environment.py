@@ -35,8 +35,8 @@ __all__ = [
     "ClippedGaussianArms",
     "RewardTable",
     "Environment",
-    "SEED001_SETTINGS",
-    "seed004_means",
+    "HHM_SETTINGS",
+    "cz_means",
     "authors_instances",
     "instance_rewards",
     "make_environment",
@@ -46,14 +46,14 @@ __all__ = [
 ]
 
 # Hu, Huang, Mehta, §6 / App. I: three mean vectors, K = 5 (settings 1 and 2 from Sajed & Sheffet 2019).
-SEED001_SETTINGS: dict[str, tuple[float, ...]] = {
-    "s001-1": (0.75, 0.70, 0.70, 0.70, 0.70),
-    "s001-2": (0.75, 0.625, 0.5, 0.375, 0.25),
-    "s001-3": (0.75, 0.15, 0.15, 0.15, 0.15),
+HHM_SETTINGS: dict[str, tuple[float, ...]] = {
+    "hhm-1": (0.75, 0.70, 0.70, 0.70, 0.70),
+    "hhm-2": (0.75, 0.625, 0.5, 0.375, 0.25),
+    "hhm-3": (0.75, 0.15, 0.15, 0.15, 0.15),
 }
 # Chowdhury & Zhou 2023, §7 / App. J: mu_a ~ U[0.5 - gap/2, 0.5 + gap/2], gap 0.5 (easy) or 0.1 (hard), K = 10.
-SEED004_GAPS: dict[str, float] = {"easy": 0.5, "hard": 0.1}
-INSTANCES: tuple[str, ...] = (*SEED001_SETTINGS, *SEED004_GAPS)
+CZ_GAPS: dict[str, float] = {"easy": 0.5, "hard": 0.1}
+INSTANCES: tuple[str, ...] = (*HHM_SETTINGS, *CZ_GAPS)
 REWARD_MODELS: tuple[str, ...] = ("bernoulli", "gaussian")
 _CHUNK = 1 << 22  # elements per chunk when rewards must be drawn user by user
 
@@ -70,14 +70,14 @@ def check_means(means, name: str = "means") -> np.ndarray:
     return arr
 
 
-def seed004_means(rng: np.random.Generator, instance: str, runs: int, n_arms: int = 10) -> np.ndarray:
+def cz_means(rng: np.random.Generator, instance: str, runs: int, n_arms: int = 10) -> np.ndarray:
     """One random instance per run, shape (runs, n_arms): mu ~ U[0.5 - gap/2, 0.5 + gap/2].
 
     Chowdhury & Zhou 2023, App. J and the authors' code: `mu = gap*rand(K) + (0.5 - gap/2)`, gap 0.5 / 0.1.
     """
-    check_choice(instance, tuple(SEED004_GAPS), "instance")
+    check_choice(instance, tuple(CZ_GAPS), "instance")
     check_int_at_least(n_arms, 2, "n_arms")
-    gap = SEED004_GAPS[instance]
+    gap = CZ_GAPS[instance]
     return gap * rng.random((runs, n_arms)) + (0.5 - gap / 2)
 
 
@@ -88,10 +88,10 @@ def authors_instances(instance: str, runs: int, n_arms: int = 10) -> np.ndarray:
     0.1 hard; the authors' MABPrivate.py), i.e. `RandomState(r).rand(K)`: the first runs are the
     instances behind the authors' figures, whatever the simulation's seed.
     """
-    check_choice(instance, tuple(SEED004_GAPS), "instance")
+    check_choice(instance, tuple(CZ_GAPS), "instance")
     check_int_at_least(runs, 1, "runs")
     check_int_at_least(n_arms, 2, "n_arms")
-    gap = SEED004_GAPS[instance]
+    gap = CZ_GAPS[instance]
     return np.stack([gap * np.random.RandomState(r).rand(n_arms) + (0.5 - gap / 2) for r in range(runs)])
 
 
@@ -325,7 +325,7 @@ Environment = BernoulliArms | ClippedGaussianArms | RewardTable
 def instance_rewards(instance: str | None, means=None) -> str:
     """The reward law an instance comes with: 'gaussian' (clip(N(mu, 0.1^2), 0, 1)) for Chowdhury & Zhou's
     (ICLR 2023, Sec. 7) easy/hard instances, as in their experiments and code; 'bernoulli' otherwise."""
-    return "gaussian" if means is None and instance in SEED004_GAPS else "bernoulli"
+    return "gaussian" if means is None and instance in CZ_GAPS else "bernoulli"
 
 
 def make_environment(
@@ -341,7 +341,7 @@ def make_environment(
     """Build the environment the CLI and the reproduction scripts name.
 
     `means` (explicit vector) wins over `instance`; `instance` is one of Hu, Huang, Mehta's (arXiv:2102.07929)
-    settings ('s001-1', 's001-2' of §6, 's001-3' of App. I.3, K = 5) or Chowdhury & Zhou's (ICLR 2023, Sec. 7) 'easy' / 'hard'
+    settings ('hhm-1', 'hhm-2' of §6, 'hhm-3' of App. I.3, K = 5) or Chowdhury & Zhou's (ICLR 2023, Sec. 7) 'easy' / 'hard'
     instances: run r gets the authors' instance r (`authors_instances`, K = `n_arms`, default 10; `rng` is
     then unused). `rewards` is 'bernoulli' or 'gaussian' (clipped N(mu, std^2)); None takes the instance's
     own law (`instance_rewards`).
@@ -353,9 +353,9 @@ def make_environment(
         if n_arms is not None and mu.shape[-1] != n_arms:
             raise ValueError(f"n_arms = {n_arms} does not match the {mu.shape[-1]} means given")
     else:
-        instance = check_choice(instance or "s001-1", INSTANCES, "instance")
-        if instance in SEED001_SETTINGS:
-            mu = np.array(SEED001_SETTINGS[instance])
+        instance = check_choice(instance or "hhm-1", INSTANCES, "instance")
+        if instance in HHM_SETTINGS:
+            mu = np.array(HHM_SETTINGS[instance])
             if n_arms is not None and n_arms != mu.size:
                 raise ValueError(f"instance {instance!r} has K = {mu.size} arms, got n_arms = {n_arms}")
         else:

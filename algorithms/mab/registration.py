@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dpaudit.algorithms.mab.environment import INSTANCES, REWARD_MODELS, SEED004_GAPS, instance_rewards, make_environment
+from dpaudit.algorithms.mab.environment import INSTANCES, REWARD_MODELS, CZ_GAPS, instance_rewards, make_environment
 from dpaudit.algorithms.mab.batch_se import PATHS, POLYA_VARIANTS, BatchSE
 from dpaudit.algorithms.mab.elimination import DPSE, DPSE_NOISES, SuccessiveElimination
 from dpaudit.algorithms.mab.ftnl import FTNL, FTNL_NOISES
@@ -35,7 +35,7 @@ PAPER_CONFIDENCE = 0.1  # Chowdhury & Zhou (ICLR 2023), §7: confidence level 0.
 # T = 10^6, eps = 1, base 2 costs about 1100 more regret than base 4 (5043 vs 3955 on the authors' instances 0-3).
 PAPER_BASE = {"dist-dp-se": 4, "dist-rdp-se": 4}
 INSTANCE_HELP = (
-    "arm means and their setting: s001-1..3 = Hu, Huang, Mehta (arXiv:2102.07929) settings 1-3 (K=5, Bernoulli "
+    "arm means and their setting: hhm-1..3 = Hu, Huang, Mehta (arXiv:2102.07929) settings 1-3 (K=5, Bernoulli "
     "rewards); easy/hard = Chowdhury & Zhou (ICLR 2023, §7) instances, run r being their code's instance r "
     "(numpy.random.seed(r); mu = gap*rand(K) + 0.5 - gap/2, gap 0.5 easy / 0.1 hard, K=--arms, default 10) "
     "with rewards clip(N(mu, 0.1^2), 0, 1), confidence p = beta = 0.1 and, for dist-dp-se and dist-rdp-se, "
@@ -123,7 +123,7 @@ def _entry(name: str, summary: str, factory, params: tuple[Param, ...], instance
         """Pops the environment options; the paper's confidence 0.1 (and, for Dist-DP-SE and Dist-RDP-SE, the
         authors' batches 4^b) come with Chowdhury & Zhou's instances (ICLR 2023, Sec. 7) unless given."""
         env = {p.name: kw.pop(p.name, p.default) for p in _env_params(instance)}
-        if env["means"] is None and env["instance"] in SEED004_GAPS:
+        if env["means"] is None and env["instance"] in CZ_GAPS:
             kw.update({c: PAPER_CONFIDENCE for c in confidence if c not in kw})
             if name in PAPER_BASE and "base" not in kw:
                 kw["base"] = PAPER_BASE[name]
@@ -144,21 +144,21 @@ def _entry(name: str, summary: str, factory, params: tuple[Param, ...], instance
 
 
 MAB_ENTRIES = (
-    _entry("ucb1", "UCB1 (Auer et al. 2002), non-private baseline", UCB1, (), "s001-1"),
+    _entry("ucb1", "UCB1 (Auer et al. 2002), non-private baseline", UCB1, (), "hhm-1"),
     _entry("se", "successive elimination, doubling epochs, non-private baseline", SuccessiveElimination,
-           (Param("beta", _optional_float, None, "confidence parameter in (0,1); default 1/T"),), "s001-1"),
+           (Param("beta", _optional_float, None, "confidence parameter in (0,1); default 1/T"),), "hhm-1"),
     _entry("dp-se", "DP-SE (Sajed & Sheffet 2019), central pure eps-DP", DPSE,
            (EPSILON, Param("beta", _optional_float, None, "confidence parameter in (0,1); default 1/T"),
             Param("noise", str, "per-arm", "per-arm (correct) or shared (the public code of Chowdhury & Zhou 2023, Sec. 7 fn. 5: one draw for all arms)", DPSE_NOISES)),
-           "s001-1"),
+           "hhm-1"),
     _entry("anytime-lazy-ucb", "Anytime-Lazy-UCB (Hu, Huang, Mehta, Alg. 1), central pure eps-DP", AnytimeLazyUCB,
-           (EPSILON,), "s001-1"),
+           (EPSILON,), "hhm-1"),
     _entry("hybrid-ucb", "Hybrid-UCB (Hu, Huang, Mehta, Alg. 4), arrays + binary tree; claims eps, sound 1.5 eps", HybridUCB,
            (EPSILON, Param("node_scale", str, "paper", "paper: Lap(r/(0.5eps)) nodes; fixed: Lap((r+1)/(0.5eps))", HYBRID_NODE_SCALES)),
-           "s001-1"),
+           "hhm-1"),
     _entry("ftnl", "Follow-the-Noisy-Leader with Report Noisy Max (Hu, Huang, Mehta, Alg. 2-3), full information", FTNL,
            (EPSILON, Param("noise", str, "paper", "RNM scale: paper 1/eps (sound 2eps), fixed 2/eps, naive K/eps", FTNL_NOISES)),
-           "s001-1"),
+           "hhm-1"),
     _entry("dist-dp-se", "Dist-DP-SE (Chowdhury & Zhou 2023, Thm 1): Polya shares + secure aggregation, pure eps-DP", _batch("dist-dp"),
            (EPSILON, P_CONF, BASE, RETURNING, PATH,
             Param("polya", str, "correct", "correct Polya(1/n, theta) or inverted (the authors' public code: Polya(1/n, 1-theta) shares)", POLYA_VARIANTS)),

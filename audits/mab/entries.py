@@ -69,7 +69,7 @@ def dpse_entries() -> list[AuditEntry]:
     shared = DPSE(DPSE_EPS, DPSE_BETA, noise="shared")
     length, _ = _dpse_geometry()
     horizon = 2 * length + 10
-    regret = RegretRun("dp-se", horizon=20_000, runs=20, params={"epsilon": DPSE_EPS, "instance": "s001-1"})
+    regret = RegretRun("dp-se", horizon=20_000, runs=20, params={"epsilon": DPSE_EPS, "instance": "hhm-1"})
     source = "Sajed & Sheffet (ICML 2019), DP-SE: the baseline of Hu, Huang, Mehta (arXiv:2102.07929) and Chowdhury & Zhou (ICLR 2023)"
     return [
         AuditEntry(
@@ -98,7 +98,7 @@ def dpse_entries() -> list[AuditEntry]:
     ]
 
 
-def seed001_entries() -> list[AuditEntry]:
+def hhm_entries() -> list[AuditEntry]:
     """Anytime-Lazy-UCB (Alg. 1), Hybrid-UCB (Alg. 4) and FTNL (Algs. 2-3) of Hu, Huang, Mehta (arXiv:2102.07929), on small
     instances built to isolate each release."""
     eps = 1.0
@@ -133,7 +133,7 @@ def seed001_entries() -> list[AuditEntry]:
     tail_pair = NeighbourPair("one-user", RewardTable(tail_tab), RewardTable(tail_tab1),
                               "K=2, epoch 3 (rounds 8-15): every X(t)=(0,1) vs round 8 X(t)=(1,0); other rounds 0")
     paper_ftnl, fixed_ftnl, naive_ftnl = FTNL(eps), FTNL(eps, noise="fixed"), FTNL(eps, noise="naive")
-    regret = {"epsilon": eps, "instance": "s001-1"}
+    regret = {"epsilon": eps, "instance": "hhm-1"}
     return [
         AuditEntry(
             name="anytime-lazy-ucb.array-sums", algorithm="anytime-lazy-ucb",
@@ -460,7 +460,7 @@ def paper_scale_entries() -> list[AuditEntry]:
         source="Chowdhury & Zhou (ICLR 2023), Algorithm 1, Theorem 1; Sec. 7 / App. J parameters (public code: base 4, p = 0.1)")]
 
 
-def seed004_entries() -> list[AuditEntry]:
+def cz_entries() -> list[AuditEntry]:
     """Chowdhury & Zhou (ICLR 2023), Alg. 1 with the protocols of Thms 1-6: the server's view of each protocol's release,
     decisions, and the known bugs of the public code (Sec. 7, footnote 5)."""
     eps = 1.0
@@ -566,6 +566,6 @@ def seed004_entries() -> list[AuditEntry]:
     return out
 
 
-ENTRIES = dpse_entries() + seed001_entries() + seed004_entries() + paper_scale_entries()
+ENTRIES = dpse_entries() + hhm_entries() + cz_entries() + paper_scale_entries()
 for _entry in ENTRIES:
     AUDITS.register(_entry.name, _entry)

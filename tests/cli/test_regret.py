@@ -22,7 +22,7 @@ def test_list_names_every_algorithm_with_its_parameters(capsys):
 
 @pytest.mark.parametrize(
     "argv",
-    [["dp-se", "--epsilon", "0.5"], ["anytime-lazy-ucb", "--instance", "s001-2"], ["ftnl", "--noise", "fixed"],
+    [["dp-se", "--epsilon", "0.5"], ["anytime-lazy-ucb", "--instance", "hhm-2"], ["ftnl", "--noise", "fixed"],
      ["dist-dp-se", "--epsilon", "1", "--p", "0.1", "--base", "4"], ["ldp-se", "--means", "0.9,0.5,0.4"]],
 )
 def test_json_summary(argv, capsys):

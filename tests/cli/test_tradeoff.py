@@ -39,9 +39,9 @@ def test_tradeoff_table_and_plot(tmp_path, capsys):
 
 
 def test_shared_parameters_apply_to_the_algorithms_that_take_them(capsys):
-    assert main(["tradeoff", "dp-se", "ucb1", *ARGS, "--instance", "s001-2", "--beta", "0.1", "--json"]) == 0
+    assert main(["tradeoff", "dp-se", "ucb1", *ARGS, "--instance", "hhm-2", "--beta", "0.1", "--json"]) == 0
     pts = json.loads(capsys.readouterr().out)["points"]
-    assert all(p["params"]["instance"] == "s001-2" for p in pts)
+    assert all(p["params"]["instance"] == "hhm-2" for p in pts)
     assert [p["params"].get("beta") for p in pts] == [0.1, 0.1, None]
 
 

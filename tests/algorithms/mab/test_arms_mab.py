@@ -6,12 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.algorithms.mab.environment import (
-    SEED001_SETTINGS,
+    HHM_SETTINGS,
     BernoulliArms,
     ClippedGaussianArms,
     RewardTable,
     make_environment,
-    seed004_means,
+    cz_means,
 )
 from dpaudit.algorithms.mab.outcome import Outcome, checkpoint_grid, segment_regret
 
@@ -24,17 +24,17 @@ def test_bad_means_are_rejected_by_name(means):
 
 def test_papers_instances():
     rng = np.random.default_rng(0)
-    assert SEED001_SETTINGS["s001-2"] == (0.75, 0.625, 0.5, 0.375, 0.25)
-    easy, hard = seed004_means(rng, "easy", 50), seed004_means(rng, "hard", 50)
+    assert HHM_SETTINGS["hhm-2"] == (0.75, 0.625, 0.5, 0.375, 0.25)
+    easy, hard = cz_means(rng, "easy", 50), cz_means(rng, "hard", 50)
     assert easy.shape == hard.shape == (50, 10)
     assert easy.min() >= 0.25 and easy.max() <= 0.75 and hard.min() >= 0.45 and hard.max() <= 0.55
     env = make_environment(rng, 7, instance="hard", rewards="gaussian")
     assert isinstance(env, ClippedGaussianArms) and env.means.shape == (7, 10)
-    assert make_environment(rng, 3, instance="s001-3").n_arms == 5
+    assert make_environment(rng, 3, instance="hhm-3").n_arms == 5
     with pytest.raises(ValueError, match="instance"):
         make_environment(rng, 3, instance="medium")
     with pytest.raises(ValueError, match="arms"):
-        make_environment(rng, 3, instance="s001-1", n_arms=4)
+        make_environment(rng, 3, instance="hhm-1", n_arms=4)
     with pytest.raises(ValueError, match="rewards"):
         make_environment(rng, 3, means=[0.2, 0.4], rewards="poisson")
 

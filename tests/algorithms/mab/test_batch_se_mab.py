@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.algorithms.mab.environment import BernoulliArms, ClippedGaussianArms, RewardTable, seed004_means
+from dpaudit.algorithms.mab.environment import BernoulliArms, ClippedGaussianArms, RewardTable, cz_means
 from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.mechanisms.secagg import SecAggParameters
 from dpaudit.algorithms.mab.elimination import SuccessiveElimination
@@ -85,7 +85,7 @@ def test_user_path_on_a_table_changes_only_through_one_release():
 def test_regret_orderings():
     """Private >= non-private on the same template; local pays the most; Gaussian and Bernoulli rewards run."""
     rng = np.random.default_rng(6)
-    mu = seed004_means(rng, "easy", 40)
+    mu = cz_means(rng, "easy", 40)
     T, cp = 200_000, np.array([200_000])
     env = BernoulliArms(mu)
     se = SuccessiveElimination(beta=0.1).run(env, np.random.default_rng(7), 40, T).regret(mu, cp).mean()

@@ -32,14 +32,14 @@ def test_authors_instances_are_their_codes(instance, gap):
 
 def test_instance_rewards_and_overrides():
     assert instance_rewards("easy") == instance_rewards("hard") == "gaussian"
-    assert instance_rewards("s001-1") == "bernoulli"
+    assert instance_rewards("hhm-1") == "bernoulli"
     assert instance_rewards("easy", means=[0.2, 0.4]) == "bernoulli"
     assert isinstance(make_environment(np.random.default_rng(0), 2, instance="easy", rewards="bernoulli"), BernoulliArms)
-    assert isinstance(make_environment(np.random.default_rng(0), 2, instance="s001-2"), BernoulliArms)
+    assert isinstance(make_environment(np.random.default_rng(0), 2, instance="hhm-2"), BernoulliArms)
     with pytest.raises(ValueError, match="runs"):
         authors_instances("easy", 0)
     with pytest.raises(ValueError, match="instance"):
-        authors_instances("s001-1", 2)
+        authors_instances("hhm-1", 2)
 
 
 @pytest.mark.parametrize("mu", [0.0, 0.05, 0.25, 0.5, 0.71, 0.98, 1.0])
@@ -57,7 +57,7 @@ def test_cli_easy_records_the_papers_constants():
     assert c.params["rewards"] == "gaussian" and c.params["beta"] == 0.1
     given = entry.simulate(horizon=2000, runs=2, seed=0, instance="easy", beta=0.01, rewards="bernoulli")
     assert given.params["beta"] == 0.01 and given.params["rewards"] == "bernoulli"
-    s001 = entry.simulate(horizon=2000, runs=2, seed=0, instance="s001-1")
+    s001 = entry.simulate(horizon=2000, runs=2, seed=0, instance="hhm-1")
     assert s001.params["rewards"] == "bernoulli" and "beta" not in s001.params
     dist = ALGORITHMS.get("dist-dp-se").simulate(horizon=2000, runs=2, seed=0, instance="hard")
     assert dist.params["p"] == 0.1
@@ -84,7 +84,7 @@ def test_easy_instance_brings_the_authors_batches_for_dist_dp_and_rdp():
         entry = ALGORITHMS.get(name)
         assert entry.simulate(horizon=2000, runs=2, seed=0, instance="easy").params["base"] == 4
         assert entry.simulate(horizon=2000, runs=2, seed=0, instance="hard", base=2).params["base"] == 2
-        assert entry.simulate(horizon=2000, runs=2, seed=0, instance="s001-1").params.get("base", 2) == 2
+        assert entry.simulate(horizon=2000, runs=2, seed=0, instance="hhm-1").params.get("base", 2) == 2
     for name in ("cdp-se", "dist-cdp-se", "ldp-se"):
         assert ALGORITHMS.get(name).simulate(horizon=2000, runs=2, seed=0, instance="easy").params.get("base", 2) == 2
 

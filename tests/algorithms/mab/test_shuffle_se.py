@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpaudit.accounting.events import ParallelComposedDpEvent, ShuffledDpEvent
-from dpaudit.algorithms.mab.environment import BernoulliArms, RewardTable, seed004_means
+from dpaudit.algorithms.mab.environment import BernoulliArms, RewardTable, cz_means
 from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.mechanisms.shuffle_sum import ShuffleSum
 from dpaudit.registry import ALGORITHMS, load_plugins
@@ -47,7 +47,7 @@ def test_shuffle_se_regret_sanity_against_dist_dp_se():
     """Same instances and seeds: Shuffle-SE's radius uses eps' = eps/2, so it pays more than Dist-DP-SE but
     stays within a small factor, and its time-average regret falls with T. Measured (40 runs, T = 10^5):
     shuffle / dist-dp regret ratio about 1.3; the bounds 1.0 and 3.0 leave a wide margin (fixed seeds)."""
-    mu = seed004_means(np.random.default_rng(2), "easy", 40)
+    mu = cz_means(np.random.default_rng(2), "easy", 40)
     env, cp = BernoulliArms(mu), np.array([10_000, 100_000])
     shuf = BatchSE("shuffle", 0.5, base=4, p=0.1).run(env, np.random.default_rng(3), 40, 100_000).regret(mu, cp).mean(0)
     dist = BatchSE("dist-dp", 0.5, base=4, p=0.1).run(env, np.random.default_rng(4), 40, 100_000).regret(mu, cp).mean(0)
