@@ -71,20 +71,20 @@ INT64_MAX = 2**63 - 1
 
 BUGS: dict[str, str] = {
     "inverted_polya": (
-        "B1, in the authors' public code (MABPrivate.py `polya`): Gamma scale (1-θ)/θ instead of "
+        "In the authors' public code (MABPrivate.py `polya`): Gamma scale (1-θ)/θ instead of "
         "θ/(1-θ), i.e. Pólya(1/n, 1-θ) shares; total noise DLap with e^(-1/λ') = 1 - e^(-eps/g), "
         "effective eps = g log(1/(1 - e^(-eps/g))) (17.1 at eps=1, n=64)."
     ),
     "noise_ignores_precision": (
-        "B2: noise calibrated to sensitivity 1 instead of g (DLap(1/eps), Skellam variance "
+        "noise calibrated to sensitivity 1 instead of g (DLap(1/eps), Skellam variance "
         "1/eps², discrete Gaussian variance 1/(n eps²)); effective eps = g eps."
     ),
     "shared_user_noise": (
-        "B5: every user of a release adds the same noise draw (e.g. one seed for all clients); "
+        "every user of a release adds the same noise draw (e.g. one seed for all clients); "
         "the total is n * eta_1, mostly 0 for Pólya shares: privacy collapses."
     ),
     "encoding_off_by_one": (
-        "B8: ceil(x g) + Bernoulli(frac) encoding reaches g + 1, so the sensitivity is g + 1 and "
+        "ceil(x g) + Bernoulli(frac) encoding reaches g + 1, so the sensitivity is g + 1 and "
         "the effective eps is eps (g+1)/g."
     ),
 }

@@ -557,8 +557,8 @@ def cz_entries() -> list[AuditEntry]:
         proto = PolyaSecAgg(eps, n, SECAGG_P, bug=bug)
         out.append(AuditEntry(
             name=f"dist-dp-se.secagg-{bug.replace('_', '-')}", algorithm="dist-dp-se",
-            variant=f"{BUGS[bug][:2]}: {bug.replace('_', ' ')}",
-            description=f"Pólya secure aggregation with bug {BUGS[bug]}",
+            variant=bug.replace("_", " "),
+            description=f"Pólya secure aggregation with a bug: {BUGS[bug]}",
             target=functools.partial(ServerView, proto), pairs=(_secagg_pair(n, reward),), observable="white-box",
             observable_description="the SecAgg output ŷ of one release",
             claims=(Claim("paper", epsilon=eps, expect="violation", source="Chowdhury & Zhou 2023, Thm 1"),),
