@@ -83,6 +83,7 @@ CASES = [
     ("atom-pattern-log-ratio", "atom-pattern-log-ratio", flag_value, 1.0, {}),
     ("whitened-coordinate-log-ratio", "whitened-coordinate-log-ratio", prefix_sums, 1.0, {}),
     ("float-bit-log-ratio", "float-bit-log-ratio", grid_laplace, 1.0, {"float_bits": True}),
+    ("pattern-value-log-ratio", "pattern-value-log-ratio", flag_value, 1.0, {}),
     ("cross-fitting (laplace)", None, laplace, 1.0, {"crossfit": True}),
     ("cross-fitting (flag+value)", None, flag_value, 1.0, {"crossfit": True}),
 ]
@@ -126,11 +127,17 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=2000)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--only-sequential", action="store_true")
+    ap.add_argument("--only", nargs="+", default=None, help="labels of CASES to run (no sequential run)")
     args = ap.parse_args(argv)
+    labels = [c[0] for c in CASES]
+    if args.only and not set(args.only) <= set(labels):
+        ap.error(f"--only must name cases among {labels}, got {args.only!r}")
     rows = []
+    cases = [c for c in CASES if not args.only or c[0] in args.only]
     jobs = [] if args.only_sequential else [lambda c=c: coverage(*c, audits=args.audits, samples=args.samples)
-                                            for c in CASES]
-    jobs.append(lambda: sequential_coverage(args.audits))
+                                            for c in cases]
+    if not args.only:
+        jobs.append(lambda: sequential_coverage(args.audits))
     for job in jobs:
         r = job()
         rows.append(r)

@@ -291,8 +291,7 @@ def _fit_block(x0: np.ndarray, x1: np.ndarray, columns: np.ndarray,
     if counts[0] and counts[1]:
         se = 12.0 * np.sqrt((1 / counts[0] + 1 / counts[1]) / 12.0)
         slopes *= float(_soft(np.array(12.0 * (sums[0] / counts[0] - sums[1] / counts[1])), np.array(se)))
-    if not np.any(values != 0) and not np.any(slopes != 0):
-        return None
+    # Kept even when every fitted parameter was shrunk to 0 (a constant score wins no event).
     return PatternValueBlock(columns=columns, atom_columns=block.atom_columns, atom_values=block.atom_values,
                              keys=keys, values=values, slopes=slopes, knots=knots)
 
