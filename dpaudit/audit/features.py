@@ -298,7 +298,9 @@ def _fit_block(x0: np.ndarray, x1: np.ndarray, columns: np.ndarray,
 
 def _pattern_value_scores(x0: np.ndarray, x1: np.ndarray, coord: CoordinateLogRatio) -> list[Score]:
     """The pattern-value family on all coordinates as one block, and (when the output has both) on
-    two blocks: the coordinates with continuous entries, and the wholly discrete ones."""
+    each of two blocks alone: the coordinates with continuous entries ("-mixed"), the wholly discrete
+    ones ("-discrete").  (Their sum was tried too: on SVT3 and SVT4 side by side the noisy pattern
+    ratios of the sparse half cost more than they add, 0.159 -> 0.117 at 10^6 runs, seed 1.)"""
     d = x0.shape[1]
     out: list[Score] = []
     whole = _fit_block(x0, x1, np.arange(d), coord)
@@ -307,12 +309,10 @@ def _pattern_value_scores(x0: np.ndarray, x1: np.ndarray, coord: CoordinateLogRa
     mixed = np.flatnonzero(coord.inv_scale > 0)
     discrete = np.setdiff1d(np.arange(d), mixed)
     if len(mixed) and len(discrete):
-        parts = [_fit_block(x0, x1, cols, coord) for cols in (mixed, discrete)]
-        parts = [b for b in parts if b is not None]
-        if parts:
-            out.append(PatternValueLogRatio(blocks=tuple(parts), name="pattern-value-log-ratio-blocks"))
-        for i, b in enumerate(parts):
-            out.append(PatternValueLogRatio(blocks=(b,), name=f"pattern-value-log-ratio-block{i}"))
+        for label, cols in (("mixed", mixed), ("discrete", discrete)):
+            block = _fit_block(x0, x1, cols, coord)
+            if block is not None:
+                out.append(PatternValueLogRatio(blocks=(block,), name=f"pattern-value-log-ratio-{label}"))
     return out
 
 

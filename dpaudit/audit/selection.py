@@ -126,7 +126,9 @@ def choose_events(
         u0, u1 = np.sort(s0), np.sort(s1)
         # Merging two sorted runs: the stable sort (timsort/radix) does it in about linear time.
         pooled = np.sort(np.concatenate([u0, u1]), kind="stable")
-        cand = _coarse_candidates(pooled) if getattr(score, "coarse_thresholds", False) else _candidates(pooled)
+        cand = _candidates(pooled)
+        if getattr(score, "coarse_thresholds", False) and len(cand) > _FEW_CANDIDATES:
+            cand = _coarse_candidates(pooled)
         # Few candidate events (a score with few distinct values: discrete outputs) leave little room
         # for a lucky argmax, so less of the selection noise is taken off.
         z_sel = _SELECTION_Z_FEW if len(cand) <= _FEW_CANDIDATES else _SELECTION_Z
