@@ -202,9 +202,16 @@ class PatternValueBlock:
         pos = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
         known = self.keys[pos] == k
         total = np.where(known, self.values[pos], 0.0)
-        levels = np.linspace(0.0, 1.0, self.knots.shape[2]) if self.knots.ndim == 3 else np.zeros(0)
-        for p, i in zip(*np.nonzero(self.slopes)):
-            rows = np.flatnonzero(known & (pos == p) & (codes[:, i] == -1))
+        cells = np.nonzero(self.slopes)
+        if len(cells[0]) == 0:
+            return total
+        levels = np.linspace(0.0, 1.0, self.knots.shape[2])
+        # rows grouped by pattern once: each cell then touches only its own rows
+        order = np.argsort(np.where(known, pos, -1), kind="stable")
+        bounds = np.searchsorted(np.where(known, pos, -1)[order], np.arange(len(self.keys) + 1))
+        for p, i in zip(*cells):
+            rows = order[bounds[p]:bounds[p + 1]]
+            rows = rows[codes[rows, i] == -1]
             rank = np.interp(x[rows, self.columns[i]], self.knots[p, i], levels)
             total[rows] += self.slopes[p, i] * (rank - 0.5)
         return total
