@@ -1,6 +1,7 @@
 """Coverage of the auditor's new score families and of cross-fitting (not part of the test suite).
 
     python benchmarks/power_coverage.py [--audits 1000] [--samples 2000] [--json] [--only-sequential]
+                                        [--only LABEL ...]
 
 For each family, `--audits` audits (seeds 0..audits-1) of a mechanism whose true epsilon is known,
 with the candidate families restricted to that one family (`only_family`), claim = the true epsilon;
@@ -11,7 +12,7 @@ Families and mechanisms (true epsilon between d0 and d1):
 - coordinate-log-ratio: flag + value, the value released only with the flag (sentinel -1000
   otherwise): flag = randomized response of the bit x at eps 0.5, value x + Lap(2); x = 1 vs 0:
   0.5 + 1/2 = 1;
-- atom-pattern-log-ratio-1 / -4: the same mechanism;
+- atom-pattern-log-ratio-1 / -4 and pattern-value-log-ratio (all its variants): the same mechanism;
 - whitened-coordinate-log-ratio: prefix sums of (x_j + Lap(4)), x = (1, 1, 1, 1) vs 0: 4/4 = 1;
 - float-bit-log-ratio: discrete Laplace (eps 1 per unit) on the grid 0.25 Z, in floats: every bit
   feature is a function of the value, so the true epsilon stays 1 (here 4 grid steps per unit);
