@@ -1,6 +1,7 @@
 """Coverage of the auditor's new score families and of cross-fitting (not part of the test suite).
 
     python benchmarks/power_coverage.py [--audits 1000] [--samples 2000] [--json] [--only-sequential]
+                                        [--only LABEL ...]
 
 For each family, `--audits` audits (seeds 0..audits-1) of a mechanism whose true epsilon is known,
 with the candidate families restricted to that one family (`only_family`), claim = the true epsilon;
@@ -11,7 +12,7 @@ Families and mechanisms (true epsilon between d0 and d1):
 - coordinate-log-ratio: flag + value, the value released only with the flag (sentinel -1000
   otherwise): flag = randomized response of the bit x at eps 0.5, value x + Lap(2); x = 1 vs 0:
   0.5 + 1/2 = 1;
-- atom-pattern-log-ratio-1 / -4: the same mechanism;
+- atom-pattern-log-ratio-1 / -4 and pattern-value-log-ratio (all its variants): the same mechanism;
 - whitened-coordinate-log-ratio: prefix sums of (x_j + Lap(4)), x = (1, 1, 1, 1) vs 0: 4/4 = 1;
 - float-bit-log-ratio: discrete Laplace (eps 1 per unit) on the grid 0.25 Z, in floats: every bit
   feature is a function of the value, so the true epsilon stays 1 (here 4 grid steps per unit);
@@ -83,6 +84,7 @@ CASES = [
     ("atom-pattern-log-ratio", "atom-pattern-log-ratio", flag_value, 1.0, {}),
     ("whitened-coordinate-log-ratio", "whitened-coordinate-log-ratio", prefix_sums, 1.0, {}),
     ("float-bit-log-ratio", "float-bit-log-ratio", grid_laplace, 1.0, {"float_bits": True}),
+    ("pattern-value-log-ratio", "pattern-value-log-ratio", flag_value, 1.0, {}),
     ("cross-fitting (laplace)", None, laplace, 1.0, {"crossfit": True}),
     ("cross-fitting (flag+value)", None, flag_value, 1.0, {"crossfit": True}),
 ]
@@ -126,11 +128,17 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=2000)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--only-sequential", action="store_true")
+    ap.add_argument("--only", nargs="+", default=None, help="labels of CASES to run (no sequential run)")
     args = ap.parse_args(argv)
+    labels = [c[0] for c in CASES]
+    if args.only and not set(args.only) <= set(labels):
+        ap.error(f"--only must name cases among {labels}, got {args.only!r}")
     rows = []
+    cases = [c for c in CASES if not args.only or c[0] in args.only]
     jobs = [] if args.only_sequential else [lambda c=c: coverage(*c, audits=args.audits, samples=args.samples)
-                                            for c in CASES]
-    jobs.append(lambda: sequential_coverage(args.audits))
+                                            for c in cases]
+    if not args.only:
+        jobs.append(lambda: sequential_coverage(args.audits))
     for job in jobs:
         r = job()
         rows.append(r)

@@ -30,7 +30,10 @@ clipped shifted-Laplace term (|x - m1| - |x - m0|)/b with medians and scale fitt
 (fitted ratios and shifts soft-thresholded by one standard error); the same after whitening by the
 inverse Cholesky factor of the pooled covariance (prefix sums: the independent increments); for
 rows mixing atoms and continuous values, the joint log ratio of their discrete part (atoms, and
-continuous entries coded alike or by quartile); and, with `float_bits=True`, for scalar float
+continuous entries coded alike or by quartile), and that ratio plus a rank term of the released
+values given the pattern (beta * (F(x_j) - 1/2), F the pooled empirical CDF of the entry among the
+rows of its pattern, one slope beta for all cells; events among 64 thresholds with tails), also on
+the continuous and the wholly discrete coordinates alone; and, with `float_bits=True`, for scalar float
 outputs the log ratio of bit features (sign, exponent and trailing zero bits of the mantissa; the
 low mantissa byte): the floating-point leak of x + Laplace in doubles (Mironov, "On Significance of
 the Least Significant Bits for Differential Privacy", ACM CCS 2012).  Bit features are off by

@@ -29,6 +29,8 @@ _SELECTION_Z = 2.0
 #: ... and when a score takes at most `_FEW_CANDIDATES` distinct values.
 _SELECTION_Z_FEW = 1.0
 _FEW_CANDIDATES = 64
+#: Log-spaced tail levels on each side among the coarse candidates.
+_COARSE_TAIL = 24
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +77,16 @@ def _candidates(sorted_values: np.ndarray) -> np.ndarray:
     return np.unique(_quantiles(sorted_values, levels))
 
 
+def _coarse_candidates(sorted_values: np.ndarray) -> np.ndarray:
+    """At most `_FEW_CANDIDATES` thresholds: 16 central quantiles and 24 log-spaced ones in each tail
+    (down to a mass of 1/1000 or one run).  For smooth learned scores whose best event is a tail: so
+    few candidates leave little room for a lucky argmax, so they are charged `_SELECTION_Z_FEW`."""
+    n = len(sorted_values)
+    tail = np.geomspace(max(1.0 / n, 1e-3), 0.25, _COARSE_TAIL)
+    levels = np.concatenate([np.linspace(0.25, 0.75, _FEW_CANDIDATES - 2 * _COARSE_TAIL), tail, 1 - tail])
+    return np.unique(_quantiles(sorted_values, levels))
+
+
 def _exceed(sorted_values: np.ndarray, sign: int, thresholds: np.ndarray) -> np.ndarray:
     """#{sign * v > t} for each t, given the values v sorted ascending."""
     if sign > 0:
@@ -115,6 +127,8 @@ def choose_events(
         # Merging two sorted runs: the stable sort (timsort/radix) does it in about linear time.
         pooled = np.sort(np.concatenate([u0, u1]), kind="stable")
         cand = _candidates(pooled)
+        if getattr(score, "coarse_thresholds", False) and len(cand) > _FEW_CANDIDATES:
+            cand = _coarse_candidates(pooled)
         # Few candidate events (a score with few distinct values: discrete outputs) leave little room
         # for a lucky argmax, so less of the selection noise is taken off.
         z_sel = _SELECTION_Z_FEW if len(cand) <= _FEW_CANDIDATES else _SELECTION_Z

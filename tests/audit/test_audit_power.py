@@ -22,11 +22,12 @@ from dpaudit.audit import audit
 from dpaudit.audit.features import (
     CoordinateLogRatio,
     FloatBitLogRatio,
+    PatternValueLogRatio,
     fit_feature_scores,
     float_bit_keys,
 )
 from dpaudit.audit.scores import fit_scores
-from dpaudit.audit.selection import DIRECTIONS, EventPlan
+from dpaudit.audit.selection import _FEW_CANDIDATES, DIRECTIONS, EventPlan, _coarse_candidates
 
 CONFIDENCE = 0.95
 
@@ -109,6 +110,33 @@ def test_sentinels_are_atoms_and_get_their_own_ratio():
     assert {"coordinate-log-ratio", "atom-pattern-log-ratio-1"} <= names
 
 
+def test_pattern_value_score_is_pattern_ratio_plus_common_rank_slope():
+    t = flag_value(2.0)
+    rng = np.random.default_rng(4)
+    x0, x1 = t(1.0, rng, 100_000), t(0.0, rng, 100_000)
+    pv = [s for s in fit_feature_scores(x0, x1) if isinstance(s, PatternValueLogRatio)]
+    assert {s.name for s in pv} >= {"pattern-value-log-ratio"}
+    whole = [s for s in pv if s.name == "pattern-value-log-ratio"][0]
+    (block,) = whole.blocks
+    assert len(block.keys) == 2  # (flag up, value) and (flag down, sentinel)
+    # one slope shared by every (pattern, coordinate) cell with continuous entries, positive: larger
+    # values are likelier under x = 1
+    assert len(set(block.slopes[block.slopes != 0].tolist())) == 1 and block.slopes.max() > 0
+    probe = np.array([[1.0, -50.0], [1.0, 50.0], [0.0, -1000.0]])
+    s = whole(probe)
+    assert s[1] > s[0] and s[0] > s[2]
+    # the rank term spans slope * [-1/2, 1/2] around the pattern's log ratio
+    up = block.values[np.searchsorted(block.keys, block.keys)].max()
+    assert abs((s[1] - s[0]) - block.slopes.max()) < 1e-12 and s[0] < up < s[1]
+
+
+def test_coarse_candidates_are_few_and_reach_the_tails():
+    v = np.sort(np.random.default_rng(0).standard_normal(200_000))
+    c = _coarse_candidates(v)
+    assert len(c) <= _FEW_CANDIDATES
+    assert np.mean(v > c.max()) <= 1.5e-3 and np.mean(v <= c.min()) <= 1.5e-3
+
+
 def test_events_key_hashes_fitted_arrays():
     s1 = FloatBitLogRatio(keys=np.array([1, 2]), values=np.array([0.5, -0.5]))
     s2 = FloatBitLogRatio(keys=np.array([1, 2]), values=np.array([0.5, -0.25]))
@@ -140,6 +168,7 @@ def test_crossfit_counts_every_run():
 @pytest.mark.parametrize("family, target, true_eps, options", [
     ("coordinate-log-ratio", flag_value(2.0), 1.0, {}),
     ("atom-pattern-log-ratio", flag_value(2.0), 1.0, {}),
+    ("pattern-value-log-ratio", flag_value(2.0), 1.0, {}),
     ("whitened-coordinate-log-ratio", prefix_sums(4.0), 1.0, {}),
     ("float-bit-log-ratio", grid_laplace, 1.0, {"float_bits": True}),
     ("", flag_value(2.0), 1.0, {"crossfit": True}),
@@ -158,6 +187,14 @@ def test_coverage_twin_fails_when_the_value_noise_is_halved():
     audits = 30
     with only_family("coordinate-log-ratio"):
         count, _ = exceedances(flag_value(1.0), 1.0, audits, samples=5_000, seed0=500)
+    assert count > tolerance(audits)
+
+
+def test_pattern_value_twin_fails_when_the_value_noise_is_halved():
+    # Value noise Lap(1) instead of Lap(2): true epsilon 1.5, checked against 1.
+    audits = 30
+    with only_family("pattern-value-log-ratio"):
+        count, _ = exceedances(flag_value(1.0), 1.0, audits, samples=5_000, seed0=700)
     assert count > tolerance(audits)
 
 
