@@ -78,3 +78,13 @@ def test_the_locator_check_can_fail():  # the twin
     source = 'def f():\n    """Hu, Huang, Mehta did it."""\n    # Sarmasarkar, Alg. 2\n    return 1\n'
     units = list(_docstrings_and_comments(source))
     assert [bool(_unlocated(text)) for _, text in units] == [True, False]
+
+
+def test_every_catalog_source_that_cites_a_paper_says_where():
+    """A catalog entry's `source` is shown in every report: naming one of the five papers, it says where."""
+    from dpaudit.registry import AUDITS, load_plugins
+
+    load_plugins()
+    sources = {name: AUDITS.get(name).source for name in AUDITS.names()}
+    assert sources
+    assert [f"{name}: {s}" for name, s in sources.items() if AUTHORS.search(s) and not LOCATOR.search(s)] == []

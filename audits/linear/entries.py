@@ -144,7 +144,7 @@ def linear_entries() -> list[AuditEntry]:
             audit_options={} if code else {"score": joint_llr_score},
             pin_note=_CODE_NOTE if code else None,
             regret=None if code else RegretRun("linucb-ldp", horizon=2000, runs=5, params=regret),
-            source="Zheng et al. (NeurIPS 2020), locally private LinUCB; the baseline of Chowdhury & Zhou (ICML 2022)" + ("; the authors' simulation noise constant" if code else "")))
+            source="Zheng et al. (NeurIPS 2020), locally private LinUCB; the baseline of Chowdhury & Zhou (ICML 2022, §5)" + ("; the authors' simulation noise constant" if code else "")))
     for noise in ("paper", "code"):
         batch = 2
         horizon = 4
@@ -218,7 +218,7 @@ def linear_entries() -> list[AuditEntry]:
         pin_note=PinNote("audit", "the tree view's μ is 0.068 (three nodes per leaf at σ = 25.6 per unit "
                                   "of sensitivity); the auditor's μ resolution at 2·10⁵ runs per side is ≈ 0.02, "
                                   "so a pin within 10% needs ≈ 5·10⁶ runs per side"),
-        regret=RegretRun("linucb-jdp", horizon=2000, runs=5, params=regret), source="Shariff & Sheffet (NeurIPS 2018), jointly private LinUCB; the baseline of Chowdhury & Zhou (ICML 2022)"))
+        regret=RegretRun("linucb-jdp", horizon=2000, runs=5, params=regret), source="Shariff & Sheffet (NeurIPS 2018), jointly private LinUCB; the baseline of Chowdhury & Zhou (ICML 2022, §5)"))
     return out
 
 

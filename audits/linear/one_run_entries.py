@@ -59,13 +59,13 @@ def one_run_entries() -> list[OneRunEntry]:
         _entry("linucb-sdp-amp.one-run", amp,
                f"LinUCB-SDP-Amp, (ε, δ)-SDP with ε = {EPS}, δ = {DELTA:g}, audited in one run at T = 10^6 with "
                f"{CANARIES} canaries.", lazy_claims(functools.partial(amp.privacy, HORIZON, dim=DIM)),
-               source=f"{_SRC}, Thm 3.2; one-run audit of Steinke, Nasr, Jagielski (NeurIPS 2023)"),
+               source=f"{_SRC}, Thm 3.2; one-run audit of Steinke, Nasr, Jagielski (NeurIPS 2023, Thm 3.1)"),
         _entry("linucb-sdp-amp.one-run-low-noise", low,
                "LinUCB-SDP-Amp with the authors' simulation σ at ε = 10 (about 200× below the theorem's σ at "
                "ε = 1) against the claim ε = 1, in one run at T = 10^6.",
                (Claim("paper", delta=DELTA, epsilon=EPS, expect="violation", source=f"{_SRC}, Thm 3.2 at ε = 1"),),
                variant="authors' simulation σ at ε = 10, claimed ε = 1",
-               source=f"{_SRC}: the authors' simulation code σ = sqrt(ln(2.5B/δ))/(ε sqrt(B))"),
+               source=f"{_SRC}, §5 fn. 7: the authors' simulation code σ = sqrt(ln(2.5B/δ))/(ε sqrt(B))"),
     ]
 
 

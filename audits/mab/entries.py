@@ -70,7 +70,7 @@ def dpse_entries() -> list[AuditEntry]:
     length, _ = _dpse_geometry()
     horizon = 2 * length + 10
     regret = RegretRun("dp-se", horizon=20_000, runs=20, params={"epsilon": DPSE_EPS, "instance": "hhm-1"})
-    source = "Sajed & Sheffet (ICML 2019), DP-SE: the baseline of Hu, Huang, Mehta (arXiv:2102.07929) and Chowdhury & Zhou (ICLR 2023)"
+    source = "Sajed & Sheffet (ICML 2019), DP-SE: the baseline of Hu, Huang, Mehta (arXiv:2102.07929, §6) and Chowdhury & Zhou (ICLR 2023, Sec. 7)"
     return [
         AuditEntry(
             name="dp-se.epoch-sum", algorithm="dp-se",
@@ -94,7 +94,7 @@ def dpse_entries() -> list[AuditEntry]:
             target=functools.partial(Observe, shared, horizon, "pulls"),
             pairs=(_dpse_pair(0),), observable="black-box", observable_description="pull counts of both arms",
             claims=lazy_claims(functools.partial(shared.privacy, horizon), paper_expect="violation"), samples=100_000, quick=True,
-            quick_samples=5_000, source="the public code of Chowdhury & Zhou (ICLR 2023): one Laplace draw per epoch shared by all arms"),
+            quick_samples=5_000, source="the public code of Chowdhury & Zhou (ICLR 2023, Sec. 7 fn. 5): one Laplace draw per epoch shared by all arms"),
     ]
 
 
@@ -505,7 +505,7 @@ def cz_entries() -> list[AuditEntry]:
         observable="white-box",
         observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
         claims=lazy_claims(functools.partial(inverted.privacy, horizon), paper_expect="violation"), samples=100_000,
-        quick=True, quick_samples=20_000, source="the public code of Chowdhury & Zhou (ICLR 2023): Pólya(1/n, 1-θ) shares"))
+        quick=True, quick_samples=20_000, source="the public code of Chowdhury & Zhou (ICLR 2023, Sec. 7 fn. 5): Pólya(1/n, 1-θ) shares"))
     shuffled = BatchSE("shuffle", eps, base=4)
     out.append(AuditEntry(
         name="shuffle-se.server-count", algorithm="shuffle-se",
@@ -562,7 +562,7 @@ def cz_entries() -> list[AuditEntry]:
             target=functools.partial(ServerView, proto), pairs=(_secagg_pair(n, reward),), observable="white-box",
             observable_description="the SecAgg output ŷ of one release",
             claims=(Claim("paper", epsilon=eps, expect="violation", source="Chowdhury & Zhou 2023, Thm 1"),),
-            samples=400_000, quick=bug == "shared_user_noise", quick_samples=20_000, source="bugs of the public code of Chowdhury & Zhou (ICLR 2023) (mechanisms.secagg.BUGS)"))
+            samples=400_000, quick=bug == "shared_user_noise", quick_samples=20_000, source="bugs of the public code of Chowdhury & Zhou (ICLR 2023, Sec. 7 fn. 5) (mechanisms.secagg.BUGS)"))
     return out
 
 

@@ -71,13 +71,13 @@ def one_run_entries() -> list[OneRunEntry]:
                f"DP-SE (Sajed & Sheffet 2019), central pure ε-DP, audited in one run at T = 10^6 with "
                f"{DPSE_CANARIES} canaries.", dpse_obs,
                lazy_claims(functools.partial(dpse.privacy, HORIZON)),
-               source="Sajed & Sheffet (ICML 2019), DP-SE; one-run audit of Steinke, Nasr, Jagielski (NeurIPS 2023)"),
+               source="Sajed & Sheffet (ICML 2019), DP-SE; one-run audit of Steinke, Nasr, Jagielski (NeurIPS 2023, Thm 3.1)"),
         _entry("dp-se.one-run-shared-noise", shared, DPSE_ARMS, DPSE_CANARIES,
                "DP-SE with one Laplace draw per epoch shared by all arms, in one run at T = 10^6: the draw "
                "cancels against the epoch's mean.", dpse_obs,
                lazy_claims(functools.partial(shared.privacy, HORIZON), paper_expect="violation"),
                variant="one noise draw shared by all arms (public code)",
-               source=f"the public code of {_CZ}: one Laplace draw per epoch shared by all arms"),
+               source=f"the public code of {_CZ} (Sec. 7 fn. 5): one Laplace draw per epoch shared by all arms"),
         _entry("dist-dp-se.one-run", dist, DIST_ARMS, DIST_CANARIES,
                f"Dist-DP-SE ({_CZ}, Thm 1), Pólya shares + secure aggregation, pure ε-DP, in one run at T = 10^6 "
                f"with {DIST_CANARIES} canaries.", dist_obs,
@@ -86,7 +86,7 @@ def one_run_entries() -> list[OneRunEntry]:
                "Dist-DP-SE with Pólya(1/n, 1-θ) shares (public code), in one run at T = 10^6.", dist_obs,
                lazy_claims(functools.partial(inverted.privacy, HORIZON), paper_expect="violation"),
                variant="inverted Pólya parameter (public code, B1)",
-               source=f"the public code of {_CZ}: Pólya(1/n, 1-θ) shares"),
+               source=f"the public code of {_CZ} (Sec. 7 fn. 5): Pólya(1/n, 1-θ) shares"),
         _entry("anytime-lazy-ucb.one-run", lazy, LAZY_ARMS, LAZY_CANARIES,
                f"Anytime-Lazy-UCB ({_HHM}, Alg. 1), central pure ε-DP, in one run at T = 10^6 with "
                f"{LAZY_CANARIES} canaries.", lazy_obs,
