@@ -2,7 +2,7 @@
 
     python benchmarks/reproduce_mab.py --quick                # ~3 min: Chowdhury & Zhou easy (Figs. 1-2) and Fig. 4
     python benchmarks/reproduce_mab.py                        # everything (hard at T = 10^7, Hu-Huang-Mehta at T = 2^22)
-    python benchmarks/reproduce_mab.py --part s004|s001|s001-hybrid-full [--hybrid-horizon T]
+    python benchmarks/reproduce_mab.py --part cz|hhm|hhm-hybrid-full [--hybrid-horizon T]
 
 Every cell is printed as a table on stdout: the reference figure beside ours, mean and 95% interval.
 Chowdhury & Zhou (ICLR 2023) (§7, App. J): K = 10, their code's instances (run r: np.random.seed(r), mu = gap *
@@ -20,8 +20,8 @@ Bernoulli rewards (the paper does not say), DP-SE with beta = 1/T; plots only an
 - Anytime-Lazy-UCB and DP-SE at the paper's T = 2 * 2^21;
 - Hybrid-UCB with Anytime-Lazy-UCB, DP-SE and UCB1 (one round per step) at T = --hybrid-horizon
   (default 2^18) for the comparison of all four;
-- part s001-hybrid-full: Hybrid-UCB (window engine) with Anytime-Lazy-UCB and DP-SE at T = 2 * 2^21.
-Figures go to benchmarks/figures/mab_*.png (mab_s004_vs_authors_code.png: the authors' code beside ours), numbers to
+- part hhm-hybrid-full: Hybrid-UCB (window engine) with Anytime-Lazy-UCB and DP-SE at T = 2 * 2^21.
+Figures go to benchmarks/figures/mab_*.png (mab_cz_vs_authors_code.png: the authors' code beside ours), numbers to
 benchmarks/figures/mab_summary.json.
 """
 
@@ -68,7 +68,7 @@ def summary(c: RegretCurves) -> dict:
             "horizon": c.horizon}
 
 
-def seed001_settings(seed: int) -> Iterator[tuple[int, str, np.ndarray, BernoulliArms, np.random.Generator]]:
+def hhm_settings(seed: int) -> Iterator[tuple[int, str, np.ndarray, BernoulliArms, np.random.Generator]]:
     """(k, setting, means, environment, rng) for Hu, Huang, Mehta's (arXiv:2102.07929) settings 1..3 (§6, App. I.3); each setting's rng is
     spawned from SeedSequence(seed) in turn."""
     ss = np.random.SeedSequence(seed)
@@ -77,9 +77,9 @@ def seed001_settings(seed: int) -> Iterator[tuple[int, str, np.ndarray, Bernoull
         yield k, setting, mu, BernoulliArms(mu), np.random.default_rng(ss.spawn(1)[0])
 
 
-def seed001(results: dict, hybrid_horizon: int, runs: int = 15) -> None:
+def hhm_experiments(results: dict, hybrid_horizon: int, runs: int = 15) -> None:
     T = 2 * 2**21
-    for k, setting, mu, env, rng in seed001_settings(1):
+    for k, setting, mu, env, rng in hhm_settings(1):
         full = {"Anytime-Lazy-UCB": [], "DP-SE": []}
         for eps in EPS_001:
             full["Anytime-Lazy-UCB"].append(curves(f"Lazy eps={eps}", AnytimeLazyUCB(eps).run(env, rng, runs, T), mu, T))
@@ -94,24 +94,24 @@ def seed001(results: dict, hybrid_horizon: int, runs: int = 15) -> None:
                  "Anytime-Lazy-UCB": [curves(f"Lazy eps={e}", AnytimeLazyUCB(e).run(env, rng, runs, Th), mu, Th) for e in EPS_001],
                  "DP-SE": [curves(f"DP-SE eps={e}", DPSE(e).run(env, rng, runs, Th), mu, Th) for e in EPS_001],
                  "UCB1 (non-private)": [ucb] * len(EPS_001)}
-        plot_final({k2: (EPS_001, v) for k2, v in full.items()}, FIG / f"mab_s001_setting{k}_final_T4M.png",
+        plot_final({k2: (EPS_001, v) for k2, v in full.items()}, FIG / f"mab_hhm_setting{k}_final_T4M.png",
                    title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, T = 2^22, {runs} runs: final regret vs eps")
-        plot_final({k2: (EPS_001, v) for k2, v in short.items()}, FIG / f"mab_s001_setting{k}_final_T{Th}.png",
+        plot_final({k2: (EPS_001, v) for k2, v in short.items()}, FIG / f"mab_hhm_setting{k}_final_T{Th}.png",
                    title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, T = {Th}, {runs} runs: final regret vs eps")
         for i, eps in enumerate(EPS_001):
             if (k == 1 and eps in (0.5, 1.0, 8.0, 64.0)) or (k == 2 and eps in (0.5, 8.0, 64.0)):
                 panel = [short["Hybrid-UCB"][i], short["Anytime-Lazy-UCB"][i], short["DP-SE"][i], ucb]
-                plot_curves(panel, FIG / f"mab_s001_setting{k}_eps{eps:g}.png",
+                plot_curves(panel, FIG / f"mab_hhm_setting{k}_eps{eps:g}.png",
                             title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, eps = {eps:g}, T = {Th}, {runs} runs")
-        results[f"s001/{setting}"] = {
+        results[f"hhm/{setting}"] = {
             "T_full": {name: {str(e): summary(c) for e, c in zip(EPS_001, cs)} for name, cs in full.items()},
             f"T_{Th}": {name: {str(e): summary(c) for e, c in zip(EPS_001, cs)} for name, cs in short.items()},
         }
-        s001_table(setting, T, full, runs)
-        s001_table(setting, Th, short, runs)
+        hhm_table(setting, T, full, runs)
+        hhm_table(setting, Th, short, runs)
 
 
-def s001_table(setting: str, horizon: int, table: dict, runs: int) -> None:
+def hhm_table(setting: str, horizon: int, table: dict, runs: int) -> None:
     """Hu, Huang, Mehta (arXiv:2102.07929) give plots only (Figs. 1-12) and no code: ours, with the paper's column empty."""
     rows = [(setting, f"{e:g}", name, "plot only", fmt(c.final_mean, *c.final_ci))
             for name, cs in table.items() for e, c in zip(EPS_001, cs)]
@@ -124,11 +124,11 @@ def save(results: dict) -> None:
     atomic_write_text(FIG / "mab_summary.json", json.dumps(results, indent=1))
 
 
-def seed001_hybrid_full(results: dict, runs: int = 15) -> None:
+def hhm_hybrid_full(results: dict, runs: int = 15) -> None:
     """Hybrid-UCB at the paper's T = 2 * 2^21 (window engine), one eps at a time, next to
     Anytime-Lazy-UCB and DP-SE at the same T: final regret vs eps and the Fig. 1-4 panels."""
     T = 2 * 2**21
-    for k, setting, mu, env, rng in seed001_settings(11):
+    for k, setting, mu, env, rng in hhm_settings(11):
         algos = {"Hybrid-UCB": HybridUCB, "Anytime-Lazy-UCB": AnytimeLazyUCB, "DP-SE": DPSE}
         full = {name: [] for name in algos}
         for eps in EPS_001:
@@ -137,15 +137,15 @@ def seed001_hybrid_full(results: dict, runs: int = 15) -> None:
                 full[name].append(curves(name, cls(eps).run(env, rng, runs, T), mu, T))
                 if name == "Hybrid-UCB":
                     log(f"Hu, Huang, Mehta (arXiv:2102.07929) {setting} eps={eps}: Hybrid-UCB at T={T} in {time.time() - t0:.0f} s")
-        plot_final({n: (EPS_001, cs) for n, cs in full.items()}, FIG / f"mab_s001_setting{k}_final_T4M.png",
+        plot_final({n: (EPS_001, cs) for n, cs in full.items()}, FIG / f"mab_hhm_setting{k}_final_T4M.png",
                    title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, T = 2^22, {runs} runs: final regret vs eps")
         for i, eps in enumerate(EPS_001):
             if (k == 1 and eps in (0.5, 1.0, 8.0, 64.0)) or (k == 2 and eps in (0.5, 8.0, 64.0)):
-                plot_curves([cs[i] for cs in full.values()], FIG / f"mab_s001_setting{k}_eps{eps:g}_T4M.png",
+                plot_curves([cs[i] for cs in full.values()], FIG / f"mab_hhm_setting{k}_eps{eps:g}_T4M.png",
                             title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, eps = {eps:g}, T = 2^22, {runs} runs")
-        results.setdefault(f"s001/{setting}", {})["T_full_with_hybrid"] = {
+        results.setdefault(f"hhm/{setting}", {})["T_full_with_hybrid"] = {
             name: {str(e): summary(c) for e, c in zip(EPS_001, cs)} for name, cs in full.items()}
-        s001_table(setting, T, full, runs)
+        hhm_table(setting, T, full, runs)
         save(results)  # after every setting: a long run keeps what it finished
 
 
@@ -227,7 +227,7 @@ def fmt(m: float, lo: float, hi: float) -> str:
     return f"{m:7.0f} [{lo:6.0f}, {hi:6.0f}]" if not math.isnan(lo) else f"{m:7.0f}"
 
 
-def seed004(results: dict, *, quick: bool, runs: int = 20) -> None:
+def cz_experiments(results: dict, *, quick: bool, runs: int = 20) -> None:
     """Figs. 1-3 on the authors' instances (run r = their instance r, r < 20), with the authors' code's own runs
     (instances 0-3) beside ours on the same instances."""
     code = authors_code_runs()
@@ -268,14 +268,14 @@ def seed004(results: dict, *, quick: bool, runs: int = 20) -> None:
                                  fmt(c.final_mean, *c.final_ci)))
                 log(f"Chowdhury & Zhou (ICLR 2023) {instance} eps={eps}: {name} in {time.time() - t0:.1f} s")
             main = [c for c in cs if "authors" not in c.algorithm]
-            plot_curves(main, FIG / f"mab_s004_{instance}_eps{eps:g}.png", time_average=True, log_x=True,
+            plot_curves(main, FIG / f"mab_cz_{instance}_eps{eps:g}.png", time_average=True, log_x=True,
                         title=f"Chowdhury & Zhou (ICLR 2023) {instance}, eps = {eps:g}, their instances 0-{runs - 1}")
             if instance == "easy":
                 bugs = [c for c in cs if c.algorithm.startswith(("DP-SE", "Dist-DP-SE"))]
-                plot_curves(bugs, FIG / f"mab_s004_bugs_eps{eps:g}.png", time_average=True, log_x=True,
+                plot_curves(bugs, FIG / f"mab_cz_bugs_eps{eps:g}.png", time_average=True, log_x=True,
                             title=f"Chowdhury & Zhou (ICLR 2023) easy, eps = {eps:g}: correct vs authors' code")
             res[str(eps)] = cell
-        results[f"s004/{instance}"] = res
+        results[f"cz/{instance}"] = res
     print_table(
         "Chowdhury & Zhou (ICLR 2023), Figs. 1-3: final regret at T (easy 10^6, hard 10^7), mean [95% interval]. The paper "
         "gives plots only; the reference is the authors' public code run unchanged on its instances 0-3 (Student-t "
@@ -295,7 +295,7 @@ def plot_vs_authors(results: dict, instances) -> None:
     from matplotlib.figure import Figure
 
     instances = [i for i in instances if any("authors_code" in cell for e in EPS_004
-                                             for cell in results.get(f"s004/{i}", {}).get(str(e), {}).values())]
+                                             for cell in results.get(f"cz/{i}", {}).get(str(e), {}).values())]
     if not instances:
         return
     fig = Figure(figsize=(5.5 * len(instances) + 1, 4.2), dpi=100)
@@ -305,7 +305,7 @@ def plot_vs_authors(results: dict, instances) -> None:
         ticks, labels = [], []
         for eps in EPS_004:
             for name in CODE_ALGS:
-                cell = results.get(f"s004/{instance}", {}).get(str(eps), {}).get(name, {})
+                cell = results.get(f"cz/{instance}", {}).get(str(eps), {}).get(name, {})
                 if "authors_code" not in cell:
                     continue
                 a, o = cell["authors_code"], cell["ours_on_their_instances"]
@@ -325,7 +325,7 @@ def plot_vs_authors(results: dict, instances) -> None:
         if ticks:
             ax.legend(fontsize=7)
     fig.tight_layout()
-    _save_fig(fig, FIG / "mab_s004_vs_authors_code.png")
+    _save_fig(fig, FIG / "mab_cz_vs_authors_code.png")
 
 
 def _save_fig(fig, path: pathlib.Path) -> None:
@@ -342,7 +342,7 @@ def print_table(title: str, header: tuple, rows: list) -> None:
     sys.stdout.flush()
 
 
-def seed004_fig4(results: dict, *, runs: int = 20) -> None:
+def cz_fig4(results: dict, *, runs: int = 20) -> None:
     """Fig. 4 (batches 2^b): CDP-SE, LDP-SE, Dist-DP-SE, Dist-RDP-SE, Dist-CDP-SE (s = 10) on the easy instances. Its
     algorithms are not in the authors' public code (MABPrivatePlot.py reads result files MABPrivate.py does not
     write) and the paper gives a plot only: there is no number to set beside ours."""
@@ -361,17 +361,17 @@ def seed004_fig4(results: dict, *, runs: int = 20) -> None:
             cs.append(c)
             rows.append(("easy", eps, name, "plot only", fmt(c.final_mean, *c.final_ci)))
             log(f"Chowdhury & Zhou (ICLR 2023) fig4 eps={eps}: {name} in {time.time() - t0:.1f} s")
-        plot_curves(cs, FIG / f"mab_s004_fig4_eps{eps:g}.png", time_average=True, log_x=True,
+        plot_curves(cs, FIG / f"mab_cz_fig4_eps{eps:g}.png", time_average=True, log_x=True,
                     title=f"Chowdhury & Zhou 2023, Fig. 4 (batches 2^b), eps = {eps:g}, their instances 0-{runs - 1}")
         res[str(eps)] = {c.algorithm: summary(c) for c in cs}
-    results["s004/fig4"] = res
+    results["cz/fig4"] = res
     print_table(f"Chowdhury & Zhou (ICLR 2023), Fig. 4: final regret at T = 10^6, mean [95% interval]; paper: plot "
                 f"only, not in the authors' public code", ("inst", "eps", "algorithm", "paper", f"ours (inst. 0-{runs - 1})"), rows)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("s001", "s004", "s001-hybrid-full", "all"), default="all")
+    ap.add_argument("--part", choices=("hhm", "cz", "hhm-hybrid-full", "all"), default="all")
     ap.add_argument("--quick", action="store_true",
                     help="Chowdhury & Zhou's easy instance only (Figs. 1-2 with the authors' code, Fig. 4), 10 runs per "
                          "instance for the like-for-like comparison: a few minutes")
@@ -380,16 +380,16 @@ def main() -> None:
     FIG.mkdir(parents=True, exist_ok=True)
     path = FIG / "mab_summary.json"
     results = json.loads(path.read_text()) if path.exists() else {}
-    if args.quick or args.part in ("s004", "all"):
-        seed004(results, quick=args.quick)
+    if args.quick or args.part in ("cz", "all"):
+        cz_experiments(results, quick=args.quick)
         save(results)
-        seed004_fig4(results)
+        cz_fig4(results)
         save(results)
-    if not args.quick and args.part in ("s001", "all"):
-        seed001(results, args.hybrid_horizon)
+    if not args.quick and args.part in ("hhm", "all"):
+        hhm_experiments(results, args.hybrid_horizon)
         save(results)
-    if not args.quick and args.part in ("s001-hybrid-full", "all"):
-        seed001_hybrid_full(results)
+    if not args.quick and args.part in ("hhm-hybrid-full", "all"):
+        hhm_hybrid_full(results)
     save(results)
     log(f"wrote {path}")
 
