@@ -23,8 +23,18 @@ from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB, lazy_array_releases
 from dpaudit.mechanisms.secagg import BUGS, LocalSecAgg, PolyaSecAgg
 from dpaudit.registry import AUDITS
 
-from dpaudit.audits.build import VIEW_ACCOUNTANT, Observe, Releases, flip_point, lazy_claims
-from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, PinNote, RegretRun
+from dpaudit.audits.build import APPROX_DELTA, VIEW_ACCOUNTANT, Observe, Releases, claims_from_privacy, flip_point, lazy_claims
+from dpaudit.audits.catalog import AuditEntry, Claim, LazyClaims, NeighbourPair, PinNote, RegretRun
+from dpaudit.audits.mab.exact_views import (
+    LogRatioScore,
+    release_llr_table,
+    release_view_epsilon,
+    release_view_mu,
+    shuffle_count_epsilon,
+    shuffle_count_llr_table,
+    shuffle_decoded_epsilon,
+    shuffle_decoded_llr_table,
+)
 
 __all__ = ["ENTRIES", "BatchRelease", "decisions_flip", "paper_batch", "hybrid_view_epsilon", "laplace_sum_tail_rate", "no_forgetting_llr_score"]
 
@@ -285,18 +295,63 @@ def _hybrid_view_claim(eps: float, node_scale: str) -> Claim:
                         "Hu, Huang, Mehta (arXiv:2102.07929), Alg. 4)")
 
 
+EXACT_AGGREGATES = ("dist-rdp", "dist-cdp", "local")
+"""Protocols whose aggregate entry declares the exact ε of its release (`exact_views.release_view_epsilon`)."""
+
+
+def _claims_with_view(privacy, view, *, paper_expect: str = "consistent") -> LazyClaims:
+    """The declaration's claims (`claims_from_privacy`) plus the exact-view claim `view()`, built on first use."""
+    return LazyClaims(lambda: claims_from_privacy(privacy(), paper_expect=paper_expect) + (view(),), expect=paper_expect)
+
+
+def _aggregate_view_claim(algo: BatchSE, users: int, horizon: int) -> Claim:
+    """The exact ε of one release's server view (at the paper's δ: 0 for pure claims, 1e-5 for RDP/zCDP ones)."""
+    delta = 0.0 if algo.protocol == "local" else APPROX_DELTA
+    law = {"dist-cdp": "the sum of n discrete Gaussian shares (not itself a discrete Gaussian)",
+           "dist-rdp": "the Skellam total", "local": "the sum of n DLap(g/ε) shares"}[algo.protocol]
+    return Claim("view", delta=delta, accountant=VIEW_ACCOUNTANT, epsilon=release_view_epsilon(algo, users, horizon, delta),
+                 source=f"exact ε of the release ŷ = (x̂ + N) mod m, N {law}: pmf by convolution and folding mod m, "
+                        "max over shifts 1..g (dpaudit.audits.mab.exact_views; Chowdhury & Zhou (ICLR 2023), Alg. 1)")
+
+
+def _shuffle_view_claim(view: str, proto) -> Claim:
+    """The exact pure ε of Shuffle-SE's count C ("count", bounded by the flip-free count S) or decoded sum ŷ."""
+    if view == "count":
+        return Claim("view", accountant=VIEW_ACCOUNTANT, epsilon=shuffle_count_epsilon(proto),
+                     source="pure ε of S = Σ_i ((x̂_i + η_i) mod m), of which the count C is a post-processing, max over "
+                            "every input (dpaudit.audits.mab.exact_views; Chowdhury & Zhou (ICLR 2023), Thm 3 / App. D.2)")
+    return Claim("view", accountant=VIEW_ACCOUNTANT, epsilon=shuffle_decoded_epsilon(proto),
+                 source="exact pure ε of the decoded sum ŷ = (S + flips) mod m, max over every input "
+                        "(dpaudit.audits.mab.exact_views; Chowdhury & Zhou (ICLR 2023), Thm 3 / App. D.2)")
+
+
 _DELTA_LIMIT = ("the audit's ε at δ = 1e-5 is limited by the smallest event probability it resolves at 4·10^5 runs "
-                "(≈ 10^-4 ≫ δ)")
+                "(≈ 10^-4 ≫ δ): the exact view reaches its ε(10^-5) only on events of probability ≈ 10^-5 vs 10^-3")
 AGGREGATE_NOTES = {
-    "dist-rdp": PinNote("audit", "the upper bound 4.37 is the exact PLD of the Skellam sum (variance 400, shift 20; "
-                                 "the paper's RDP conversion gives 4.76); " + _DELTA_LIMIT),
-    "dist-cdp": PinNote("both", "the claim is the zCDP guarantee ρ = 0.5 converted to (ε, δ = 1e-5), loose by the "
-                                "conversion (the discrete Gaussian sum's exact loss is not accounted); " + _DELTA_LIMIT),
+    "dist-rdp": PinNote("audit", "pinned on the Gaussian-DP μ: μ_upper = 1.001 is the exact trade-off curve of the "
+                                 "wrapped Skellam release (variance 1600, shift g = 40); the ε-interval at δ = 1e-5 "
+                                 "stays wide from below: its upper end 4.37 is the release's exact ε(10^-5) (the paper's "
+                                 "RDP conversion gives 4.76); " + _DELTA_LIMIT),
+    "dist-cdp": PinNote("audit", "pinned on the Gaussian-DP μ: μ_upper = 1.001 is the exact trade-off curve of the sum "
+                                 "of 16 discrete Gaussian shares (σ_i = 10, shift g = 40, mod m); the ε-interval at "
+                                 "δ = 1e-5 stays wide from below: its upper end 4.38 is the release's exact ε(10^-5) "
+                                 "(the paper's ρ = 0.5 converted gives 4.73); " + _DELTA_LIMIT),
 }
 AGGREGATE_NOTES["local"] = PinNote(
-    "audit", "the aggregate sums 16 users' DLap(g/ε) shares (mod m): the proven bound is each message's ε-LDP (the sum "
-             "is a post-processing), and the sum's loss, log-concave before the wrap, approaches ε only in its far tail "
-             "(loss ε - O(n g/z) at distance z from the centre); at 4·10^5 runs the audit certifies 0.25")
+    "audit", "the upper end 0.518 is the exact pure ε of the wrapped sum of 16 DLap(4) shares (mod m = 205, shift "
+             "g = 4; the paper's ε = 1 is each message's): the loss reaches 0.5 only near the wrap point, 90 from the "
+             "centre (≈ 4σ, probability ≈ 2·10^-5 per value), and the Neyman-Pearson score's best event "
+             "at 4·10^5 runs certifies LDP_AUDIT")
+
+SHUFFLE_COUNT_NOTE = PinNote(
+    "audit", "the upper end 3.87 is the pure ε of the flip-free count S = Σ_i y_i (exact over every input; the count "
+             "C adds flips of probability < 1%, a post-processing), attained at S = 0 (all shares 0: probability 0.051 "
+             "vs 0.0011); the accountants' 899 (the users' unary randomized-response bits, unamplified) stays beside it")
+SHUFFLE_DECODED_NOTE = PinNote(
+    "audit", "the upper end 0.50001 is the exact pure ε of the decoded sum ŷ (over every input): the modular sum of "
+             "Thm 3's proof at ε' = ε/2, and the flips; the theorem's ε = 1 pays a factor 2 for a split this view "
+             "does not use")
+
 
 DECISIONS_T = 184  # base 4: batch 3 gives each arm 64 users (arm 0 rounds 40-103, arm 1 rounds 104-167), 16 left
 DECISIONS_TAIL = 4  # ones beyond the median flip point: the elimination test then sits in the noise tail
@@ -477,13 +532,20 @@ def cz_entries() -> list[AuditEntry]:
     for protocol in ("dist-dp", "dist-rdp", "dist-cdp", "local"):
         algo = BatchSE(protocol, eps, base=4, path="users")
         name = algo.name
+        users = algo.base**2  # batch 2's release
+        exact = protocol in EXACT_AGGREGATES
         out.append(AuditEntry(
             name=f"{name}.aggregate", algorithm=name,
             description=f"{name} (Chowdhury & Zhou 2023, Alg. 1): the release of one (batch, arm) as the server sees it.",
             target=functools.partial(Observe, algo, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
             observable="white-box",
             observable_description="arm 1's batch-2 aggregate ŷ (mod m; -1 if arm 1 was already eliminated)",
-            claims=lazy_claims(functools.partial(algo.privacy, horizon)), samples=400_000,
+            claims=(_claims_with_view(functools.partial(algo.privacy, horizon),
+                                      functools.partial(_aggregate_view_claim, algo, users, horizon)) if exact
+                    else lazy_claims(functools.partial(algo.privacy, horizon))), samples=400_000,
+            audit_options={"score": LogRatioScore(functools.partial(
+                release_llr_table, algo, users, horizon, algo.batch_params(users, horizon).g))} if exact else {},
+            mu_upper=functools.partial(release_view_mu, algo, users, horizon) if protocol in ("dist-rdp", "dist-cdp") else None,
             quick=protocol == "dist-dp", quick_samples=50_000, pin_note=AGGREGATE_NOTES.get(protocol),
             regret=RegretRun(name, horizon=20_000, runs=20, params=regret) if protocol == "dist-dp" else None,
             source=f"Chowdhury & Zhou (ICLR 2023), Algorithm 1, {PROTOCOL_THEOREMS[protocol]}"))
@@ -507,6 +569,7 @@ def cz_entries() -> list[AuditEntry]:
         claims=lazy_claims(functools.partial(inverted.privacy, horizon), paper_expect="violation"), samples=100_000,
         quick=True, quick_samples=20_000, source="the public code of Chowdhury & Zhou (ICLR 2023, Sec. 7 fn. 5): Pólya(1/n, 1-θ) shares"))
     shuffled = BatchSE("shuffle", eps, base=4)
+    shuffle_proto = shuffled.secagg(16, horizon)  # batch 2's release (mechanisms.ShuffleSum)
     out.append(AuditEntry(
         name="shuffle-se.server-count", algorithm="shuffle-se",
         description="Shuffle-SE (Chowdhury & Zhou 2023, Thm 3, P_Shuffle via mechanisms.ShuffleSum): the server's whole view of "
@@ -517,12 +580,12 @@ def cz_entries() -> list[AuditEntry]:
         target=functools.partial(Observe, shuffled, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
         observable="white-box",
         observable_description="arm 1's batch-2 count of ones C (16 users; -1 if arm 1 was already eliminated)",
-        claims=lazy_claims(functools.partial(shuffled.privacy, horizon), paper_expect="violation"), samples=200_000,
+        claims=_claims_with_view(functools.partial(shuffled.privacy, horizon),
+                                 functools.partial(_shuffle_view_claim, "count", shuffle_proto),
+                                 paper_expect="violation"), samples=200_000,
+        audit_options={"score": LogRatioScore(functools.partial(shuffle_count_llr_table, shuffle_proto, shuffle_proto.params.g))},
         quick=False, regret=RegretRun("shuffle-se", horizon=20_000, runs=20, params=regret),
-        pin_note=PinNote("both", "the accountants bound the count C by the pure ε of the 16 users' unary "
-                                 "randomized-response bits without shuffle amplification (899 at δ = 0); the count's "
-                                 "exact loss (a binomial mixture over the wrapped users) is not accounted, and the audit "
-                                 "certifies 3.7 (a violation of the paper's 1) from events of probability ≥ 10^-4"),
+        pin_note=SHUFFLE_COUNT_NOTE,
         source="Chowdhury & Zhou (ICLR 2023), Theorem 3 (P_Shuffle); mechanisms/shuffle_sum.py"))
     out.append(AuditEntry(
         name="shuffle-se.analyzer", algorithm="shuffle-se",
@@ -530,10 +593,11 @@ def cz_entries() -> list[AuditEntry]:
                     "same release, what Thm 3's proof simulates (Pólya total noise at ε' = ε/2).",
         target=functools.partial(ShuffleDecoded, shuffled, horizon, 2, 16), pairs=(batch_pair,),
         observable="white-box", observable_description="arm 1's batch-2 decoded sum ŷ in Z_m (-1 if not released)",
-        claims=(Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 3 (P_Shuffle)"),), samples=200_000, quick=False,
-        pin_note=PinNote("accounting", "the decoded sum carries the total noise of Thm 3's proof at ε' = ε/2 (the "
-                                       "audit certifies 0.48 ≈ ε/2): the theorem's ε pays a factor 2 for the split "
-                                       "this view does not use; the decoded sum's exact loss is not accounted"),
+        claims=LazyClaims(lambda: (Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 3 (P_Shuffle)"),
+                                   _shuffle_view_claim("decoded", shuffle_proto)), expect="consistent"),
+        samples=200_000, quick=False,
+        audit_options={"score": LogRatioScore(functools.partial(shuffle_decoded_llr_table, shuffle_proto, shuffle_proto.params.g))},
+        pin_note=SHUFFLE_DECODED_NOTE,
         source="Chowdhury & Zhou (ICLR 2023), Theorem 3 (P_Shuffle); mechanisms/shuffle_sum.py"))
     local = LocalSecAgg(eps, SECAGG_N, SECAGG_P)
     out.append(AuditEntry(
