@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 from scipy import special, stats
 
-from dpaudit.accounting.pmf import pmf_epsilon, pmf_gaussian_mu, pmf_pure_epsilon
+from dpaudit.accounting.pmf import pmf_delta, pmf_epsilon, pmf_gaussian_mu, pmf_is_gaussian_dp, pmf_pure_epsilon
 from dpaudit.algorithms.mab.batch_se import BatchSE
 
 __all__ = ["ViewLaw", "release_law", "release_view_epsilon", "release_view_mu", "shuffle_sum_pmf",
@@ -139,7 +139,12 @@ def release_view_epsilon(algorithm: BatchSE, n: int, horizon: int, delta: float)
     law = release_law(algorithm, n, horizon)
     if delta == 0:
         return max(pmf_pure_epsilon(law.pmf, law.shifted(s), law.slack) for s in range(1, law.g + 1))
-    return max(pmf_epsilon(law.pmf, law.shifted(s), delta, law.slack) for s in range(1, law.g + 1))
+    # the largest shift g is the worst in practice: its ε is computed, every other shift is checked at it
+    eps = pmf_epsilon(law.pmf, law.shifted(law.g), delta, law.slack)
+    for s in range(1, law.g):
+        if pmf_delta(law.pmf, law.shifted(s), eps, law.slack) > delta:
+            eps = max(eps, pmf_epsilon(law.pmf, law.shifted(s), delta, law.slack))
+    return eps
 
 
 @functools.lru_cache(maxsize=32)
@@ -147,7 +152,11 @@ def release_view_mu(algorithm: BatchSE, n: int, horizon: int) -> float:
     """Gaussian-DP μ (rounded up) of one release's server view over every one-user change: the maximum
     over shifts 1..g of `dpaudit.accounting.pmf.pmf_gaussian_mu` (Dong, Roth, Su, JRSS-B 2022, Cor. 2.13)."""
     law = release_law(algorithm, n, horizon)
-    return max(pmf_gaussian_mu(law.pmf, law.shifted(s), law.slack) for s in range(1, law.g + 1))
+    mu = pmf_gaussian_mu(law.pmf, law.shifted(law.g), law.slack)  # shift g, then every other shift checked at it
+    for s in range(1, law.g):
+        if not pmf_is_gaussian_dp(law.pmf, law.shifted(s), mu, law.slack):
+            mu = max(mu, pmf_gaussian_mu(law.pmf, law.shifted(s), law.slack))
+    return mu
 
 
 # ---------------------------------------------------------------------------- Shuffle-SE

@@ -22,6 +22,7 @@ non-increasing in eps, so the check covers every eps in between.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from scipy.special import log_ndtr
 
 from dpaudit.validation import check_delta
 
-__all__ = ["check_pmfs", "pmf_delta", "pmf_epsilon", "pmf_pure_epsilon", "pmf_gaussian_mu"]
+__all__ = ["check_pmfs", "pmf_delta", "pmf_epsilon", "pmf_pure_epsilon", "pmf_gaussian_mu", "pmf_is_gaussian_dp"]
 
 _ULP = 2.0**-52
 _ROUND_OFF = 1e-9
@@ -159,6 +160,31 @@ def _log_gaussian_delta_lower(mu: float, eps: np.ndarray) -> np.ndarray:
     return out - _ROUND_OFF * (1.0 + np.abs(out))
 
 
+def _mu_check(p: np.ndarray, q: np.ndarray, slack: float, step: float) -> Callable[[float], bool]:
+    """accepts(mu): whether delta(eps_i) <= delta_mu(eps_{i+1}) on the grid of `pmf_gaussian_mu`."""
+    top = pmf_pure_epsilon(p, q, slack)
+    if not math.isfinite(top):
+        return lambda mu: False
+    fine = np.arange(0.0, min(top, 20.0), step)
+    eps = np.concatenate([fine, np.linspace(fine[-1], top, 2001)[1:]]) if top > fine[-1] else np.append(fine, top)
+    log_d = _log_delta_grid(p, q, eps, slack)
+    live = np.isfinite(log_d[:-1])  # where delta(eps_i) > 0; beyond the pure eps delta is 0
+
+    def accepts(mu: float) -> bool:
+        bound = _log_gaussian_delta_lower(mu, eps[1:][live])
+        return bool(np.all(log_d[:-1][live] <= bound))
+
+    return accepts
+
+
+def pmf_is_gaussian_dp(p: np.ndarray, q: np.ndarray, mu: float, slack: float = 0.0, step: float = 1e-3) -> bool:
+    """Whether the pair (p, q) is shown mu-GDP by the grid check of `pmf_gaussian_mu`."""
+    p, q, slack = check_pmfs(p, q, slack)
+    if not (mu > 0 and math.isfinite(mu)):
+        raise ValueError(f"mu must be positive and finite, got {mu!r}")
+    return _mu_check(p, q, slack, step)(mu)
+
+
 def pmf_gaussian_mu(p: np.ndarray, q: np.ndarray, slack: float = 0.0, step: float = 1e-3, rtol: float = 1e-6) -> float:
     """Smallest mu (upper end of a bisection bracket) such that the pair (p, q) is mu-GDP, checked as
     delta(eps_i) <= delta_mu(eps_{i+1}) on a grid eps_0 = 0 < ... < eps_K = the pure eps (with
@@ -167,19 +193,7 @@ def pmf_gaussian_mu(p: np.ndarray, q: np.ndarray, slack: float = 0.0, step: floa
     is infinite.
     Dong, Roth, Su, "Gaussian Differential Privacy" (JRSS-B 2022), Cor. 2.13."""
     p, q, slack = check_pmfs(p, q, slack)
-    top = pmf_pure_epsilon(p, q, slack)
-    if not math.isfinite(top):
-        return math.inf
-    fine = np.arange(0.0, min(top, 20.0), step)
-    eps = np.concatenate([fine, np.linspace(fine[-1], top, 2001)[1:]]) if top > fine[-1] else np.append(fine, top)
-    log_d = _log_delta_grid(p, q, eps, slack)
-
-    live = np.isfinite(log_d[:-1])  # where delta(eps_i) > 0; beyond the pure eps delta is 0
-
-    def accepts(mu: float) -> bool:
-        bound = _log_gaussian_delta_lower(mu, eps[1:][live])
-        return bool(np.all(log_d[:-1][live] <= bound))
-
+    accepts = _mu_check(p, q, slack, step)
     lo, hi = 0.0, 1.0
     while not accepts(hi):
         lo, hi = hi, 2.0 * hi
