@@ -144,19 +144,23 @@ def _view(rec):
 def test_count_score_stays_below_the_exact_view_and_twin_fails():
     """Statistical (seeded): with the Neyman-Pearson score the audit of shuffle-se.server-count is reported
     violating its exact view ε (3.87) with probability at most 5% (confidence 0.95; it certifies ≈ 2.8 at
-    50 000 runs). Twin: the same audit of Shuffle-SE at ε = 2 (shift g = 4, exact count ε ≈ 5) must violate it."""
+    50 000 runs). Twin: Shuffle-SE at ε = 3 (shift g = 6, exact count ε 5.9) with its own likelihood-ratio score
+    must violate it (it certifies ≈ 5.1)."""
     entry = AUDITS.get("shuffle-se.server-count")
     view = _view(_run(entry, 50_000, 11))
     assert view["verdict"] == "consistent" and view["epsilon_lower"] > 2.5
-    loud = dataclasses.replace(entry, target=functools.partial(Observe, BatchSE("shuffle", 2.0, base=4), HORIZON,
-                                                               "aggregates", (2,), -1.0))
+    algo = BatchSE("shuffle", 3.0, base=4)
+    proto = algo.secagg(USERS, HORIZON)
+    loud = dataclasses.replace(
+        entry, target=functools.partial(Observe, algo, HORIZON, "aggregates", (2,), -1.0),
+        audit_options={"score": ev.LogRatioScore(functools.partial(ev.shuffle_count_llr_table, proto, proto.params.g))})
     assert _view(_run(loud, 50_000, 11))["verdict"] == "violation"
 
 
 def test_ldp_score_stays_below_the_exact_view_and_twin_fails():
     """Statistical (seeded): the Neyman-Pearson audit of ldp-se.aggregate is reported violating its exact view ε
-    (0.518) with probability at most 5% (confidence 0.95). Twin: LDP-SE at ε = 2 (g = 8, shift 8, exact ε
-    ≈ 1.0) with its own likelihood-ratio score must violate it at 100 000 runs."""
+    (0.518) with probability at most 5% (confidence 0.95; it certifies ≈ 0.28). Twin: LDP-SE at ε = 2 (g = 8,
+    shift 8, exact ε 1.22) with its own likelihood-ratio score must violate it at 100 000 runs (≈ 0.65)."""
     entry = AUDITS.get("ldp-se.aggregate")
     assert _view(_run(entry, 100_000, 12))["verdict"] == "consistent"
     algo = _algo("local", 2.0)
@@ -169,8 +173,8 @@ def test_ldp_score_stays_below_the_exact_view_and_twin_fails():
 
 def test_dist_cdp_mu_stays_below_the_exact_mu_and_twin_fails():
     """Statistical (seeded): the auditor's μ_lower for dist-cdp-se.aggregate exceeds the exact view's μ_upper
-    (1.001) with probability at most 5% (confidence 0.95). Twin: Dist-CDP-SE at ε = 1.5 (μ ≈ 1.5) must
-    exceed it at 50 000 runs."""
+    (1.001) with probability at most 5% (confidence 0.95; it certifies ≈ 0.97). Twin: Dist-CDP-SE at ε = 1.5
+    (μ ≈ 1.5) must exceed it at 50 000 runs (≈ 1.42)."""
     entry = AUDITS.get("dist-cdp-se.aggregate")
     upper = entry.mu_upper()
     assert max(a["mu_lower"] for a in _run(entry, 50_000, 13)["audits"]) <= upper
