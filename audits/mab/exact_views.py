@@ -31,6 +31,7 @@ from typing import Callable
 import numpy as np
 from scipy import special, stats
 
+from dpaudit.audit.describe import describe_target
 from dpaudit.accounting.pmf import pmf_delta, pmf_epsilon, pmf_gaussian_mu, pmf_is_gaussian_dp, pmf_pure_epsilon
 from dpaudit.algorithms.mab.batch_se import BatchSE
 
@@ -268,6 +269,9 @@ class LogRatioScore:
     callable (a partial of a cached builder below), so the score is cheap to build, print and pickle."""
 
     table: Callable[[], np.ndarray]
+
+    def __repr__(self) -> str:  # no memory addresses: the auditor records and hashes the score's description
+        return f"LogRatioScore({describe_target(self.table)})"
 
     def __call__(self, out: np.ndarray) -> np.ndarray:
         table = self.table()

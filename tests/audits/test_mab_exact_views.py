@@ -129,6 +129,19 @@ def test_log_ratio_score_reads_the_table_and_ignores_unreleased():
     assert score(out).tolist() == [1.5, -2.0, 0.0, 0.0]
 
 
+@pytest.mark.parametrize("name", ["dist-cdp-se.aggregate", "dist-rdp-se.aggregate", "ldp-se.aggregate",
+                                  "shuffle-se.server-count", "shuffle-se.analyzer"])
+def test_entry_scores_pickle_and_describe_without_addresses(name):
+    """The catalog's scores travel to process pools (pickle) and are recorded and hashed by their repr."""
+    import pickle
+
+    score = AUDITS.get(name).audit_options["score"]
+    again = pickle.loads(pickle.dumps(score))
+    out = np.arange(-1.0, 20.0)[:, None]
+    assert np.array_equal(again(out), score(out))
+    assert " at 0x" not in repr(score) and "exact_views" in repr(score)
+
+
 def _run(entry, samples, seed):
     from dpaudit.audits.run import run_entry
 
