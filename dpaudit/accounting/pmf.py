@@ -33,6 +33,7 @@ from dpaudit.validation import check_delta
 __all__ = ["check_pmfs", "pmf_delta", "pmf_epsilon", "pmf_pure_epsilon", "pmf_gaussian_mu", "pmf_is_gaussian_dp"]
 
 _ULP = 2.0**-52
+_EXP_CAP = 700.0  # e^eps is evaluated at min(eps, 700): no overflow, and only ever a larger delta
 _ROUND_OFF = 1e-9
 """Relative round-off margin: the pmfs come from sums/convolutions of positive float64 terms (relative
 error ~ terms x 2^-53 per convolution, < 10^-11 for the views audited), so every pmf value is taken as
@@ -54,13 +55,13 @@ def check_pmfs(p: np.ndarray, q: np.ndarray, slack: float = 0.0) -> tuple[np.nda
 
 def _one_way(p: np.ndarray, q: np.ndarray, epsilon: float, slack: float) -> float:
     """sum_y max(0, p_true - e^eps q_true) bounded as in the module docstring, plus round-off."""
-    e = math.exp(epsilon)
-    diff = p - e * q
+    e = math.exp(min(epsilon, _EXP_CAP))  # capped: a smaller e^eps only raises delta (safe side)
+    diff = np.where(q > 0, p - e * q, p)
     pos = diff > 0
     total = float(diff[pos].sum() + _ROUND_OFF * p[pos].sum())
     if slack == 0:
         return total
-    wide = p + slack - e * q
+    wide = np.where(q > 0, p + slack - e * q, p + slack)
     wpos = wide > 0
     pointwise = float(wide[wpos].sum() + _ROUND_OFF * (p[wpos].sum() + slack * wpos.sum()))
     return min(total + slack, pointwise)
@@ -127,7 +128,8 @@ def _one_way_grid(p: np.ndarray, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
     k = np.searchsorted(-llr, -eps, side="left")  # number of outcomes with llr > eps
     idx = np.maximum(k - 1, 0)
     mass_p, mass_q = np.where(k > 0, ps[idx], 0.0), np.where(k > 0, qs[idx], 0.0)
-    return np.maximum(mass_p - np.exp(eps) * mass_q, 0.0) + _ROUND_OFF * mass_p
+    gap = mass_p - np.exp(np.minimum(eps, _EXP_CAP)) * mass_q  # capped e^eps: delta only rises (safe side)
+    return np.maximum(gap, 0.0) + _ROUND_OFF * mass_p
 
 
 def _two_way_grid(p: np.ndarray, q: np.ndarray, eps: np.ndarray, slack: float) -> np.ndarray:

@@ -104,6 +104,17 @@ def test_slack_is_added_on_the_safe_side():
     assert pmf_epsilon(p, q, 0.0) == pytest.approx(math.log(2.5), rel=1e-8)
 
 
+def test_mass_only_one_side_produces():
+    """Exact: mass p puts where q has none is infinite loss: it stays in δ at every ε, so ε(δ) is inf
+    below it and the pure ε and μ are inf."""
+    p = np.array([0.1, 0.4, 0.5])
+    q = np.array([0.0, 0.5, 0.5])
+    assert pmf_delta(p, q, 1e3) == pytest.approx(0.1, rel=1e-6)
+    assert pmf_epsilon(p, q, 0.05) == math.inf
+    assert pmf_epsilon(p, q, 0.2) < 1.0
+    assert pmf_pure_epsilon(p, q) == math.inf and pmf_gaussian_mu(p, q) == math.inf
+
+
 @pytest.mark.parametrize("bad, match", [
     (dict(p=np.array([0.5, 0.6]), q=np.array([0.5, 0.5])), "p must be"),
     (dict(p=np.array([0.5, 0.5]), q=np.array([1.0])), "p and q must be"),
