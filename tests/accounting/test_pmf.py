@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from dpaudit.accounting import epsilon as account
@@ -135,3 +137,21 @@ def test_bad_scalars_are_named():
         pmf_epsilon(p, p, 1.5)
     with pytest.raises(ValueError, match="mu"):
         pmf_is_gaussian_dp(p, p, 0.0)
+
+
+@settings(max_examples=60)
+@given(st.integers(min_value=0, max_value=10_000), st.integers(min_value=2, max_value=30),
+       st.floats(min_value=0.0, max_value=3.0))
+def test_hockey_stick_properties(seed, size, eps):
+    """Exact properties on random pmfs: δ(0) is the total variation distance, δ is symmetric in (p, q) and
+    non-increasing in ε, ε(δ) meets its δ, and δ vanishes from the pure ε on."""
+    rng = np.random.default_rng(seed)
+    p, q = rng.dirichlet(np.ones(size)), rng.dirichlet(np.ones(size))
+    assert pmf_delta(p, q, 0.0) == pytest.approx(0.5 * np.abs(p - q).sum(), abs=1e-8)
+    assert pmf_delta(p, q, eps) == pmf_delta(q, p, eps)
+    assert pmf_delta(p, q, eps + 0.1) <= pmf_delta(p, q, eps)
+    target = 0.5 * pmf_delta(p, q, eps)
+    if target > 0:
+        assert pmf_delta(p, q, pmf_epsilon(p, q, target)) <= target
+    top = pmf_pure_epsilon(p, q)
+    assert top >= np.abs(np.log(p / q)).max() and pmf_delta(p, q, top) == 0.0
