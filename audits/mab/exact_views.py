@@ -35,9 +35,10 @@ from dpaudit.audit.describe import describe_target
 from dpaudit.accounting.pmf import pmf_delta, pmf_epsilon, pmf_gaussian_mu, pmf_is_gaussian_dp, pmf_pure_epsilon
 from dpaudit.algorithms.mab.batch_se import BatchSE
 
-__all__ = ["ViewLaw", "release_law", "release_view_epsilon", "release_view_mu", "shuffle_sum_pmf",
-           "shuffle_count_epsilon", "shuffle_decoded_pmf", "shuffle_decoded_epsilon", "LogRatioScore",
-           "release_llr_table", "shuffle_count_llr_table", "shuffle_decoded_llr_table"]
+__all__ = ["discrete_gaussian_pmf", "skellam_pmf", "discrete_laplace_pmf", "polya_difference_pmf", "fold", "ViewLaw",
+           "release_law", "release_view_epsilon", "release_view_mu", "shuffle_sum_pmf", "shuffle_count_epsilon",
+           "shuffle_decoded_pmf", "shuffle_decoded_epsilon", "LogRatioScore", "release_llr_table",
+           "shuffle_count_llr_table", "shuffle_decoded_llr_table"]
 
 _TINY = 1e-300  # a positive missing mass that underflows is carried as this (rounded up)
 _FLIPS = 8  # flips per direction kept in the shuffle count's kernel: P(more) <= (k d f)^9/9! < 10^-24 here
