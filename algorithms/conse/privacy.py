@@ -29,16 +29,22 @@ import numpy as np
 from scipy import stats
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
+from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted
 from dpaudit.algorithms.conse.algorithm import ConSEParams, epoch_schedule
 from dpaudit.algorithms.privacy import Guarantee, Privacy
 from dpaudit.validation import check_epsilon, check_int_at_least, check_open_unit, check_positive
 
 __all__ = [
+    "cate_mixture_delta",
+    "cate_mixture_epsilon",
     "composed_delta",
     "conse_privacy",
     "lap_plus_pmf",
     "lap_plus_shift_loss",
     "count_shortfall_probability",
+    "laplace_shift_delta",
+    "rct_lengths_view_delta",
+    "rct_lengths_view_epsilon",
 ]
 
 
@@ -196,3 +202,121 @@ def conse_privacy(
         paper_event=paper_composition,
         implied=by_kind,
     )
+
+
+# ---- exact accounting of single released views (the audits' upper sides)
+
+_ROUND_UP = 1e-12  # relative and absolute slack added to every computed δ: round-off can only loosen
+
+
+def _epsilon_at(delta_of: Callable[[float], float], delta: float) -> float:
+    """Smallest ε found (bisection, rounded up) with delta_of(ε) ≤ delta; inf if none up to 1e4."""
+    check_open_unit(delta, "delta")
+
+    def accept(e: float) -> bool:
+        return delta_of(e) <= delta
+
+    if accept(0.0):
+        return 0.0
+    hi = first_accepted_doubling(accept, 0.125, 1e4)
+    if math.isinf(hi):
+        return hi
+    return smallest_accepted(accept, 0.0 if hi == 0.125 else hi / 2, hi, rtol=1e-9)
+
+
+def laplace_shift_delta(loss: np.ndarray | float, epsilon: float) -> np.ndarray:
+    """δ(ε) of Lap(b) against Lap(b) shifted by s, with η = s/b its pure ε (both directions alike):
+
+    δ(ε) = max(0, 1 - exp((ε - η)/2)); the hockey-stick divergence of two Laplace laws, attained by the
+    set {x < (s - bε)/2} (e.g. Balle, Barthe, Gaboardi, Hsu, Sato, "Hypothesis Testing Interpretations
+    and Renyi Differential Privacy", AISTATS 2020, the Laplace privacy profile).
+    """
+    eta = np.asarray(loss, dtype=float)
+    return np.where(eta > epsilon, -np.expm1((epsilon - eta) / 2), 0.0)
+
+
+def rct_lengths_view_delta(epsilon: float, c_min: int, num_types: int, eps_prime: float) -> float:
+    """Sound δ(ε') of DP-ConSE's released RCT lengths (T_1..T_M), every neighbouring pair of datasets.
+
+    T_j ~ Lap+_ε(T_min) independently (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 line 13), and one unit's
+    change moves c = ⌈T_min⌉ ≥ c_min by at most one (phase-1 counts move by one; the other changes leave
+    T_min alone). For centres c vs c+1 the loss of one T_j is two-valued: with q = e^{-ε/2},
+    Z_c = (1 + q - q^{c+1})/(1 - q) and a_c = log(Z_{c+1}/Z_c) > 0,
+      log P_c(v)/P_{c+1}(v) = +ε/2 + a_c for v ≤ c, -ε/2 + a_c for v > c,
+    so the loss of the M lengths is M a_c + (ε/2)(2K - M), K ~ Bin(M, p_c), p_c = P_c(T ≤ c)
+    = (1 - q^{c+1})/(1 + q - q^{c+1}); the reverse direction (P_{c+1} against P_c) has loss
+    -a_c + (ε/2)(M - 2K'), K' ~ Bin(M, p'_c), p'_c = q(1 - q^{c+1})/(1 + q - q^{c+2}).
+    δ(ε') = E[(1 - e^{ε' - loss})_+] is nondecreasing in a, in p and in -p', and for c ≥ c_min
+    a_c ≤ a_{c_min}, p_c < 1/(1 + q), p'_c ≥ p'_{c_min}, -a_c < 0: the value at (a_{c_min}, 1/(1 + q))
+    forward and (0, p'_{c_min}) backward bounds every c ≥ c_min (exact as c_min -> inf up to a_c).
+    """
+    check_epsilon(epsilon)
+    c = check_int_at_least(c_min, 0, "c_min")
+    m = check_int_at_least(num_types, 1, "num_types")
+    q = math.exp(-epsilon / 2)
+    u = q ** (c + 1)
+    a = math.log1p(u * (1 - q) / (1 + q - u))
+    p_fwd = 1 / (1 + q)
+    p_rev = q * (1 - u) / (1 + q - q * u)
+    k = np.arange(m + 1)
+    fwd = m * a + epsilon / 2 * (2 * k - m)
+    rev = epsilon / 2 * (m - 2 * k)
+    d_fwd = np.sum(stats.binom.pmf(k, m, p_fwd) * np.maximum(-np.expm1(eps_prime - fwd), 0.0))
+    d_rev = np.sum(stats.binom.pmf(k, m, p_rev) * np.maximum(-np.expm1(eps_prime - rev), 0.0))
+    return float(min(1.0, max(d_fwd, d_rev) * (1 + _ROUND_UP) + _ROUND_UP))
+
+
+def rct_lengths_view_epsilon(epsilon: float, c_min: int, num_types: int, delta: float) -> float:
+    """ε at `delta` of the released RCT lengths (`rct_lengths_view_delta`, bisection rounded up).
+
+    At most M·λ(c_min) (pure composition, `lap_plus_shift_loss`); at δ = 1/n much less, as the M
+    lengths reach their joint loss only when all fall on the same side of the centre.
+    """
+    return _epsilon_at(lambda e: rct_lengths_view_delta(epsilon, c_min, num_types, e), delta)
+
+
+def _cate_losses(epsilon: float, t_min: float, arrivals: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(weights, losses, tail) of `cate_mixture_delta`: P(T = t, N_a = k + 1) and ε t/(2(k + 1)) over
+    t ≥ 1 up to where the Lap+ tail is below 1e-16, and that tail's mass (counted whole as δ)."""
+    check_epsilon(epsilon)
+    check_positive(t_min, "t_min")
+    n_arr = check_int_at_least(arrivals, 1, "arrivals")
+    c = math.ceil(t_min)
+    lengths = np.arange(1, c + int(2 * 37 / epsilon) + 2)
+    p_len = lap_plus_pmf(epsilon, t_min, lengths)
+    tail = max(0.0, 1.0 - float(p_len.sum()) - float(lap_plus_pmf(epsilon, t_min, np.array([0]))[0]))
+    weights, losses = [], []
+    for t, pt in zip(lengths, p_len):
+        inside = min(int(t), n_arr)
+        k = np.arange(inside)
+        weights.append(pt * stats.binom.pmf(k, inside - 1, 0.5))
+        losses.append(epsilon * t / (2 * (k + 1.0)))
+    return np.concatenate(weights), np.concatenate(losses), tail
+
+
+def cate_mixture_delta(epsilon: float, t_min: float, arrivals: int, eps_prime: float) -> float:
+    """Sound δ(ε') of one released CATE estimate Δ̂(X_j) under a change of one unit's outcomes.
+
+    Δ̂ = m_1 - m_0 + Lap(2/(ε T)) over the type's first min(T, L) phase-2 arrivals (L = `arrivals`),
+    T ~ Lap+_ε(T_min) (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 lines 13 and 34). The changed unit, when
+    inside the RCT, moves the mean of its arm a by at most 1/N_a, N_a - 1 ~ Bin(min(T, L) - 1, 1/2)
+    (fair coins), so given (T, coins) the two outputs are Laplace laws shifted by at most 1/N_a, loss
+    η = ε T/(2 N_a). T and the coins have the same law under both datasets, and the hockey-stick
+    divergence is jointly convex, so δ(ε') ≤ E_{T, N_a}[`laplace_shift_delta`(η, ε')] (the mixture an
+    observer who knew T and N_a would face; the unit first in the RCT is the worst position, and
+    fewer arrivals L only shrink N_a, so pass the fewest a type can have).
+    """
+    weights, losses, tail = _cate_losses(epsilon, t_min, arrivals)
+    total = float(np.sum(weights * laplace_shift_delta(losses, eps_prime))) + tail
+    return float(min(1.0, total * (1 + _ROUND_UP) + _ROUND_UP))
+
+
+def cate_mixture_epsilon(epsilon: float, t_min: float, arrivals: int, delta: float) -> float:
+    """ε at `delta` of one released CATE estimate (`cate_mixture_delta`, bisection rounded up)."""
+    weights, losses, tail = _cate_losses(epsilon, t_min, arrivals)
+
+    def delta_of(e: float) -> float:
+        total = float(np.sum(weights * laplace_shift_delta(losses, e))) + tail
+        return min(1.0, total * (1 + _ROUND_UP) + _ROUND_UP)
+
+    return _epsilon_at(delta_of, delta)
