@@ -145,8 +145,13 @@ class ConSEResult:
 
 
 def _ranks(types: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Rank of each unit among the earlier units of its type, plus the sort order, group starts, counts."""
+    """Rank of each unit among the earlier units of its type, plus the sort order, group starts, counts.
+
+    Runs that all share one arrival sequence (audits repeat one dataset) are ranked once and broadcast.
+    """
     runs, n = types.shape
+    if runs > 1 and bool((types == types[:1]).all()):
+        return tuple(np.repeat(x, runs, axis=0) for x in _ranks(types[:1], m))  # type: ignore[return-value]
     order = np.argsort(types, axis=1, kind="stable")
     counts = np.zeros((runs, m), dtype=np.int64)
     np.add.at(counts, (np.repeat(np.arange(runs), n), types.ravel()), 1)

@@ -235,7 +235,36 @@ def laplace_shift_delta(loss: np.ndarray | float, epsilon: float) -> np.ndarray:
     return np.where(eta > epsilon, -np.expm1((epsilon - eta) / 2), 0.0)
 
 
-def rct_lengths_view_delta(epsilon: float, c_min: int, num_types: int, eps_prime: float) -> float:
+def _lengths_losses(epsilon: float, c_min: int, num_types: int,
+                    exact_centres: int) -> tuple[np.ndarray, np.ndarray]:
+    """(losses, weights), one row per (centre, direction) of `rct_lengths_view_delta`: the M lengths'
+    loss shift + sign·(ε/2)(2K - M) at K = 0..M and its Bin(M, p) weights."""
+    check_epsilon(epsilon)
+    c0 = check_int_at_least(c_min, 0, "c_min")
+    m = check_int_at_least(num_types, 1, "num_types")
+    k_exact = check_int_at_least(exact_centres, 0, "exact_centres")
+    q = math.exp(-epsilon / 2)
+    k = np.arange(m + 1)
+    rows: list[tuple[float, float, float]] = []  # (shift, p, sign)
+    for c in range(c0, c0 + k_exact + 1):
+        u = q ** (c + 1)
+        a = math.log1p(u * (1 - q) / (1 + q - u))
+        p_rev = q * (1 - u) / (1 + q - q * u)
+        if c < c0 + k_exact:  # exact centre c against c + 1, both directions
+            rows += [(m * a, (1 - u) / (1 + q - u), 1.0), (-m * a, p_rev, -1.0)]
+        else:  # every centre from C = c_min + exact_centres on, dominated
+            rows += [(m * a, 1 / (1 + q), 1.0), (0.0, p_rev, -1.0)]
+    shift, p, sign = (np.array(x)[:, None] for x in zip(*rows))
+    return shift + sign * epsilon / 2 * (2 * k - m), stats.binom.pmf(k, m, p)
+
+
+def _lengths_delta(losses: np.ndarray, weights: np.ndarray, eps_prime: float) -> float:
+    worst = float(np.max(np.sum(weights * np.maximum(-np.expm1(eps_prime - losses), 0.0), axis=1)))
+    return float(min(1.0, worst * (1 + _ROUND_UP) + _ROUND_UP))
+
+
+def rct_lengths_view_delta(epsilon: float, c_min: int, num_types: int, eps_prime: float,
+                           exact_centres: int = 64) -> float:
     """Sound δ(ε') of DP-ConSE's released RCT lengths (T_1..T_M), every neighbouring pair of datasets.
 
     T_j ~ Lap+_ε(T_min) independently (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 line 13), and one unit's
@@ -245,25 +274,13 @@ def rct_lengths_view_delta(epsilon: float, c_min: int, num_types: int, eps_prime
       log P_c(v)/P_{c+1}(v) = +ε/2 + a_c for v ≤ c, -ε/2 + a_c for v > c,
     so the loss of the M lengths is M a_c + (ε/2)(2K - M), K ~ Bin(M, p_c), p_c = P_c(T ≤ c)
     = (1 - q^{c+1})/(1 + q - q^{c+1}); the reverse direction (P_{c+1} against P_c) has loss
-    -a_c + (ε/2)(M - 2K'), K' ~ Bin(M, p'_c), p'_c = q(1 - q^{c+1})/(1 + q - q^{c+2}).
-    δ(ε') = E[(1 - e^{ε' - loss})_+] is nondecreasing in a, in p and in -p', and for c ≥ c_min
-    a_c ≤ a_{c_min}, p_c < 1/(1 + q), p'_c ≥ p'_{c_min}, -a_c < 0: the value at (a_{c_min}, 1/(1 + q))
-    forward and (0, p'_{c_min}) backward bounds every c ≥ c_min (exact as c_min -> inf up to a_c).
+    -M a_c + (ε/2)(M - 2K'), K' ~ Bin(M, p'_c), p'_c = q(1 - q^{c+1})/(1 + q - q^{c+2}).
+    The centres c_min .. c_min + exact_centres - 1 are computed exactly; beyond them δ(ε') =
+    E[(1 - e^{ε' - loss})_+], nondecreasing in a, in p and in -p', is bounded with the largest a, p and
+    the smallest p' over c ≥ C = c_min + exact_centres: a_C, 1/(1 + q) forward and -a → 0, p'_C backward
+    (a_c decreases and p_c, p'_c increase with c).
     """
-    check_epsilon(epsilon)
-    c = check_int_at_least(c_min, 0, "c_min")
-    m = check_int_at_least(num_types, 1, "num_types")
-    q = math.exp(-epsilon / 2)
-    u = q ** (c + 1)
-    a = math.log1p(u * (1 - q) / (1 + q - u))
-    p_fwd = 1 / (1 + q)
-    p_rev = q * (1 - u) / (1 + q - q * u)
-    k = np.arange(m + 1)
-    fwd = m * a + epsilon / 2 * (2 * k - m)
-    rev = epsilon / 2 * (m - 2 * k)
-    d_fwd = np.sum(stats.binom.pmf(k, m, p_fwd) * np.maximum(-np.expm1(eps_prime - fwd), 0.0))
-    d_rev = np.sum(stats.binom.pmf(k, m, p_rev) * np.maximum(-np.expm1(eps_prime - rev), 0.0))
-    return float(min(1.0, max(d_fwd, d_rev) * (1 + _ROUND_UP) + _ROUND_UP))
+    return _lengths_delta(*_lengths_losses(epsilon, c_min, num_types, exact_centres), eps_prime)
 
 
 def rct_lengths_view_epsilon(epsilon: float, c_min: int, num_types: int, delta: float) -> float:
@@ -272,7 +289,8 @@ def rct_lengths_view_epsilon(epsilon: float, c_min: int, num_types: int, delta: 
     At most M·λ(c_min) (pure composition, `lap_plus_shift_loss`); at δ = 1/n much less, as the M
     lengths reach their joint loss only when all fall on the same side of the centre.
     """
-    return _epsilon_at(lambda e: rct_lengths_view_delta(epsilon, c_min, num_types, e), delta)
+    losses, weights = _lengths_losses(epsilon, c_min, num_types, 64)
+    return _epsilon_at(lambda e: _lengths_delta(losses, weights, e), delta)
 
 
 def _cate_losses(epsilon: float, t_min: float, arrivals: int) -> tuple[np.ndarray, np.ndarray, float]:
