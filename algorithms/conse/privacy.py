@@ -38,6 +38,7 @@ __all__ = [
     "cate_mixture_delta",
     "cate_mixture_epsilon",
     "composed_delta",
+    "context_phase1_epsilon",
     "conse_privacy",
     "lap_plus_pmf",
     "lap_plus_shift_loss",
@@ -114,6 +115,22 @@ def _largest_fraction(shortfall, target: float) -> tuple[float, float]:
     return 0.01, shortfall(0.01)
 
 
+def _phase1_events(params: ConSEParams, n: int,
+                   target: float) -> tuple[EpsilonDeltaDpEvent, EpsilonDeltaDpEvent, float, float]:
+    """(epoch length event, epoch mean event, ν, count-shortfall probability) of `conse_privacy`."""
+    eps = params.epsilon
+    # phase-1 epochs: the touched epoch may be any e that fits in phase 1; R_1 is the shortest
+    r_1 = float(epoch_schedule(params, n, 1)[0][0])
+    centre = params.length_centre * r_1
+    nu_e, epoch_short = _largest_fraction(lambda nu: count_shortfall_probability(eps, centre, nu, r_1), target)
+    epoch_zero = float(lap_plus_pmf(eps, centre, np.array([0]))[0])
+    # an epoch mean: Laplace scale 2/(ε R_e), sensitivity 1/N ≤ 1/(ν R_e) unless its arm count falls short
+    mean_event = EpsilonDeltaDpEvent(eps / (2 * nu_e), epoch_short)
+    # an epoch length: coupling R' = R ∓ 1 of a two-sided geometric with q = e^{-ε/2}; breaks at R = 0
+    length_event = EpsilonDeltaDpEvent(eps / 2, epoch_zero)
+    return length_event, mean_event, nu_e, epoch_short
+
+
 def conse_privacy(
     params: ConSEParams,
     horizon: int,
@@ -148,15 +165,7 @@ def conse_privacy(
         [EpsilonDeltaDpEvent(eps / 2, 0.0), EpsilonDeltaDpEvent(eps / 2, 1.0 / n)]
     )
 
-    # phase-1 epochs: the touched epoch may be any e that fits in phase 1; R_1 is the shortest
-    r_1 = float(epoch_schedule(params, n, 1)[0][0])
-    centre = params.length_centre * r_1
-    nu_e, epoch_short = _largest_fraction(lambda nu: count_shortfall_probability(eps, centre, nu, r_1), target)
-    epoch_zero = float(lap_plus_pmf(eps, centre, np.array([0]))[0])
-    # an epoch mean: Laplace scale 2/(ε R_e), sensitivity 1/N ≤ 1/(ν R_e) unless its arm count falls short
-    mean_event = EpsilonDeltaDpEvent(eps / (2 * nu_e), epoch_short)
-    # an epoch length: coupling R' = R ∓ 1 of a two-sided geometric with q = e^{-ε/2}; breaks at R = 0
-    length_event = EpsilonDeltaDpEvent(eps / 2, epoch_zero)
+    length_event, mean_event, nu_e, epoch_short = _phase1_events(params, n, target)
 
     # phase 2: T_j ~ Lap+_ε(T_min), T_min ≥ c_min; condition on T_j ≥ T_lo and N_{j,a} ≥ ν T_j
     t_lo = max(2, math.ceil(c_min / 2))
@@ -336,5 +345,54 @@ def cate_mixture_epsilon(epsilon: float, t_min: float, arrivals: int, delta: flo
     def delta_of(e: float) -> float:
         total = float(np.sum(weights * laplace_shift_delta(losses, e))) + tail
         return min(1.0, total * (1 + _ROUND_UP) + _ROUND_UP)
+
+    return _epsilon_at(delta_of, delta)
+
+
+def _approx_dp_pair_losses(events: list[EpsilonDeltaDpEvent]) -> tuple[np.ndarray, np.ndarray]:
+    """Losses and P-probabilities of the product of the (ε_i, δ_i)-DP dominating pairs: each is +inf
+    with probability δ_i, ±ε_i with (1 - δ_i) e^{±ε_i}/(1 + e^{ε_i}) (Kairouz, Oh, Viswanath, "The
+    Composition Theorem for Differential Privacy", ICML 2015, the (ε, δ) pair)."""
+    losses, probs = np.zeros(1), np.ones(1)
+    for ev in events:
+        e, d = ev.epsilon, ev.delta
+        lo = np.array([math.inf, e, -e])
+        pr = np.array([d, (1 - d) / (1 + math.exp(-e)), (1 - d) / (1 + math.exp(e))])
+        losses = (losses[:, None] + lo[None, :]).ravel()
+        probs = (probs[:, None] * pr[None, :]).ravel()
+    return losses, probs
+
+
+def context_phase1_epsilon(params: ConSEParams, horizon: int, num_types: int, delta: float,
+                           delta_target: float | None = None) -> float:
+    """ε at `delta` of the releases a phase-1 context change touches, composed exactly instead of basically.
+
+    The components are those of `conse_privacy`'s "context_phase1" (two epoch lengths and two epoch
+    means, each (ε_i, δ_i)-DP, and the M RCT lengths); the M lengths enter with their exact binomial
+    loss (`rct_lengths_view_delta`, every centre ≥ ⌈floor⌉), the four others through their (ε_i, δ_i)
+    dominating pairs. Dominating pairs compose under adaptive composition (Zhu, Dong, Wang, "Optimal
+    Accounting of Differential Privacy via Characteristic Function", AISTATS 2022, Thm 10), and the
+    lengths are drawn independently of the epochs' outputs, so for one direction
+      δ(ε') ≤ max_rows Σ_K w_K H_{e^{ε' - L_K}}(pairs),  H_α(P‖Q) = E_P[(1 - α e^{-L})_+],
+    which is nondecreasing in the lengths' loss L_K, so the dominated rows of the lengths bound the
+    centres beyond the exact ones. Every quantity is a finite sum; ε is found by bisection, rounded up.
+    """
+    if not params.private:
+        raise ValueError("context_phase1_epsilon needs a private ConSEParams (epsilon set)")
+    n = check_int_at_least(horizon, 2, "horizon")
+    m = check_int_at_least(num_types, 1, "num_types")
+    target = 1.0 / (10 * n) if delta_target is None else check_open_unit(delta_target, "delta_target")
+    length_event, mean_event, _, _ = _phase1_events(params, n, target)
+    pair_losses, pair_probs = _approx_dp_pair_losses([length_event, length_event, mean_event, mean_event])
+    floor = math.log(n) / params.epsilon if params.tmin_floor == "log_n_over_eps" else math.log(n)
+    t_losses, t_weights = _lengths_losses(params.epsilon, math.ceil(floor), m, 64)
+    finite = np.isfinite(pair_losses)
+    inf_mass = float(pair_probs[~finite].sum())
+
+    def delta_of(e: float) -> float:
+        x = e - t_losses[:, :, None] - pair_losses[None, None, finite]
+        h = np.sum(pair_probs[finite] * np.maximum(-np.expm1(x), 0.0), axis=2) + inf_mass
+        worst = float(np.max(np.sum(t_weights * h, axis=1)))
+        return min(1.0, worst * (1 + _ROUND_UP) + _ROUND_UP)
 
     return _epsilon_at(delta_of, delta)

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit.algorithms.conse.algorithm import ConSEParams, epoch_schedule, rct_lengths_release, run_conse
-from dpaudit.algorithms.conse.privacy import (cate_mixture_epsilon, conse_privacy, lap_plus_pmf,
+from dpaudit.algorithms.conse.privacy import (cate_mixture_epsilon, conse_privacy, context_phase1_epsilon, lap_plus_pmf,
                                                rct_lengths_view_epsilon)
 from dpaudit.algorithms.conse.environment import PatientData, PatientExperiment
 from dpaudit.registry import AUDITS
@@ -360,6 +360,11 @@ def _action_claims(params: ConSEParams, n: int, types: int) -> tuple[Claim, ...]
               source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP for the actions after t and the CATE vector"),
         Claim("corrected", delta=1.0 / n, epsilon=corrected.epsilon,
               source=f"conse_privacy, context change in phase 1, δ'={corrected.delta:.2g} ≤ 1/n"),
+        Claim("composed", delta=1.0 / n, accountant="exact-composition",
+              epsilon=context_phase1_epsilon(params, n, types, 1.0 / n),
+              source="context_phase1_epsilon: the same components as the corrected claim (two epoch lengths, two "
+                     "epoch means, the M RCT lengths) composed exactly at δ = 1/n instead of by basic composition "
+                     "(Li, Shi, Simchi-Levi, ICML 2024, Alg. 2; the actions are their post-processing)"),
     )
 
 

@@ -64,8 +64,8 @@ def test_rct_lengths_view_pure_limit_and_dp_accounting_bracket():
     c = 60
     lo = {int(x): math.log(p) for x, p in zip(v, lap_plus_pmf(eps, c, v)) if p > 0}
     up = {int(x): math.log(p) for x, p in zip(v, lap_plus_pmf(eps, c + 1, v)) if p > 0}
-    optimistic = pld.from_two_probability_mass_functions(lo, up, pessimistic_estimate=False).self_compose(m)
-    pessimistic = pld.from_two_probability_mass_functions(lo, up, pessimistic_estimate=True).self_compose(m)
+    optimistic = pld.from_two_probability_mass_functions(lo, up, pessimistic_estimate=False, symmetric=False).self_compose(m)
+    pessimistic = pld.from_two_probability_mass_functions(lo, up, pessimistic_estimate=True, symmetric=False).self_compose(m)
     assert optimistic.get_epsilon_for_delta(1 / 198) <= view + 1e-9
     # the worst centre is c_min (truncation adds loss); the bound stays within 0.1 of the large-centre PLD
     assert view <= pessimistic.get_epsilon_for_delta(1 / 198) + 0.1
@@ -127,3 +127,41 @@ def test_cate_mixture_is_far_below_the_conditioned_bound():
     """The mixture bound replaces ε/(2ν) (ν = 0.01 at n = 200: 50) and is at most the worst component
     ε T/2 of the bulk of T (T ≤ 20): 1.999 at n = 200, α = 0.5."""
     assert cate_mixture_epsilon(1.0, 10.0, 100, 1 / 200) < 2.0
+
+
+def _dp_accounting_phase1(params, n, m, c, pessimistic=True):
+    """dp-accounting's PLD of the same components at one centre c: four (ε_i, δ_i) pairs and M Lap+ pairs."""
+    from dp_accounting import dp_event  # noqa: F401  (dp-accounting's own composition below)
+    from dp_accounting.pld import common
+
+    from dpaudit.algorithms.conse.privacy import _phase1_events
+
+    length, mean, _, _ = _phase1_events(params, n, 1 / (10 * n))
+    v = np.arange(0, c + 120)
+    lo = {int(x): math.log(p) for x, p in zip(v, lap_plus_pmf(params.epsilon, c, v)) if p > 0}
+    up = {int(x): math.log(p) for x, p in zip(v, lap_plus_pmf(params.epsilon, c + 1, v)) if p > 0}
+    out = pld.from_two_probability_mass_functions(lo, up, pessimistic_estimate=pessimistic, symmetric=False).self_compose(m)
+    for ev in (length, length, mean, mean):
+        out = out.compose(pld.from_privacy_parameters(common.DifferentialPrivacyParameters(ev.epsilon, ev.delta),
+                                                      value_discretization_interval=1e-4))
+    return out
+
+
+def test_context_phase1_epsilon_against_dp_accounting_and_basic_composition():
+    """Exact: the composed ε of a phase-1 context change (n = 378, M = 10) is within [-0.01, +0.05] of
+    dp-accounting's pessimistic PLD of the same components at the smallest centre c_min = 6 (its
+    discretisation 1e-4 is pessimistic; the centres above c_min lose less), and below the basic
+    composition of `conse_privacy` (7.16)."""
+    from dpaudit.algorithms.conse.algorithm import ConSEParams
+    from dpaudit.algorithms.conse.privacy import context_phase1_epsilon, conse_privacy
+
+    params = ConSEParams(alpha=0.0, epsilon=1.0)
+    n, m = 378, 10
+    ours = context_phase1_epsilon(params, n, m, 1 / n)
+    assert ours == pytest.approx(5.976, abs=2e-3)
+    assert ours < conse_privacy(params, n, m).implied["context_phase1"].epsilon
+    c_min = math.ceil(math.log(n))
+    pes = _dp_accounting_phase1(params, n, m, c_min, True).get_epsilon_for_delta(1 / n)
+    assert pes - 0.01 <= ours <= pes + 0.05
+    with pytest.raises(ValueError, match="horizon"):
+        context_phase1_epsilon(params, 1, m, 0.1)
