@@ -31,6 +31,7 @@ __all__ = [
     "epoch_schedule",
     "lap_plus",
     "conse_target",
+    "rct_lengths_release",
     "run_conse",
     "TARGET_OBSERVABLES",
 ]
@@ -144,8 +145,13 @@ class ConSEResult:
 
 
 def _ranks(types: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Rank of each unit among the earlier units of its type, plus the sort order, group starts, counts."""
+    """Rank of each unit among the earlier units of its type, plus the sort order, group starts, counts.
+
+    Runs that all share one arrival sequence (audits repeat one dataset) are ranked once and broadcast.
+    """
     runs, n = types.shape
+    if runs > 1 and bool((types == types[:1]).all()):
+        return tuple(np.repeat(x, runs, axis=0) for x in _ranks(types[:1], m))  # type: ignore[return-value]
     order = np.argsort(types, axis=1, kind="stable")
     counts = np.zeros((runs, m), dtype=np.int64)
     np.add.at(counts, (np.repeat(np.arange(runs), n), types.ravel()), 1)
@@ -263,6 +269,30 @@ def _rct_lengths(params: ConSEParams, counts1: np.ndarray, n: int,
     if params.private:
         return lap_plus(rng, eps, t_min[:, None], (runs, m)), t_min
     return np.broadcast_to(np.ceil(t_min)[:, None], (runs, m)).astype(np.int64).copy(), t_min
+
+
+def rct_lengths_release(params: ConSEParams, data: PatientData, num_types: int,
+                        rng: np.random.Generator, size: int | None = None) -> np.ndarray:
+    """The RCT lengths T_j (R, M) that `run_conse` draws on every run of `data`, without the rest of the run.
+
+    With `size`, `data` must hold one run and the result is `size` independent draws on it, (size, M).
+    T_j depends on the data only through the phase-1 type counts f̂_j (Li, Shi, Simchi-Levi, ICML 2024,
+    Alg. 2 lines 21-29), so this is the same law (the same `_rct_lengths` on the same counts) at a
+    fraction of the cost: the white-box release that audits of the lengths need.
+    """
+    if data.types.max(initial=0) >= num_types:
+        raise ValueError(f"data.types must be < num_types {num_types}")
+    n = data.horizon
+    if n < 2:
+        raise ValueError(f"horizon must be at least 2, got {n}")
+    counts1 = _ranks(data.types[:, : n // 2], num_types)[3]
+    if size is not None:
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ValueError(f"size must be a positive integer, got {size!r}")
+        if counts1.shape[0] != 1:
+            raise ValueError(f"size needs data with one run, got {counts1.shape[0]}")
+        counts1 = np.broadcast_to(counts1, (int(size), num_types))
+    return _rct_lengths(params, counts1, n, rng)[0]
 
 
 def run_conse(

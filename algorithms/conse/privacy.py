@@ -29,16 +29,23 @@ import numpy as np
 from scipy import stats
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
+from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted
 from dpaudit.algorithms.conse.algorithm import ConSEParams, epoch_schedule
 from dpaudit.algorithms.privacy import Guarantee, Privacy
 from dpaudit.validation import check_epsilon, check_int_at_least, check_open_unit, check_positive
 
 __all__ = [
+    "cate_mixture_delta",
+    "cate_mixture_epsilon",
     "composed_delta",
+    "context_phase1_epsilon",
     "conse_privacy",
     "lap_plus_pmf",
     "lap_plus_shift_loss",
     "count_shortfall_probability",
+    "laplace_shift_delta",
+    "rct_lengths_view_delta",
+    "rct_lengths_view_epsilon",
 ]
 
 
@@ -108,6 +115,22 @@ def _largest_fraction(shortfall, target: float) -> tuple[float, float]:
     return 0.01, shortfall(0.01)
 
 
+def _phase1_events(params: ConSEParams, n: int,
+                   target: float) -> tuple[EpsilonDeltaDpEvent, EpsilonDeltaDpEvent, float, float]:
+    """(epoch length event, epoch mean event, ν, count-shortfall probability) of `conse_privacy`."""
+    eps = params.epsilon
+    # phase-1 epochs: the touched epoch may be any e that fits in phase 1; R_1 is the shortest
+    r_1 = float(epoch_schedule(params, n, 1)[0][0])
+    centre = params.length_centre * r_1
+    nu_e, epoch_short = _largest_fraction(lambda nu: count_shortfall_probability(eps, centre, nu, r_1), target)
+    epoch_zero = float(lap_plus_pmf(eps, centre, np.array([0]))[0])
+    # an epoch mean: Laplace scale 2/(ε R_e), sensitivity 1/N ≤ 1/(ν R_e) unless its arm count falls short
+    mean_event = EpsilonDeltaDpEvent(eps / (2 * nu_e), epoch_short)
+    # an epoch length: coupling R' = R ∓ 1 of a two-sided geometric with q = e^{-ε/2}; breaks at R = 0
+    length_event = EpsilonDeltaDpEvent(eps / 2, epoch_zero)
+    return length_event, mean_event, nu_e, epoch_short
+
+
 def conse_privacy(
     params: ConSEParams,
     horizon: int,
@@ -142,15 +165,7 @@ def conse_privacy(
         [EpsilonDeltaDpEvent(eps / 2, 0.0), EpsilonDeltaDpEvent(eps / 2, 1.0 / n)]
     )
 
-    # phase-1 epochs: the touched epoch may be any e that fits in phase 1; R_1 is the shortest
-    r_1 = float(epoch_schedule(params, n, 1)[0][0])
-    centre = params.length_centre * r_1
-    nu_e, epoch_short = _largest_fraction(lambda nu: count_shortfall_probability(eps, centre, nu, r_1), target)
-    epoch_zero = float(lap_plus_pmf(eps, centre, np.array([0]))[0])
-    # an epoch mean: Laplace scale 2/(ε R_e), sensitivity 1/N ≤ 1/(ν R_e) unless its arm count falls short
-    mean_event = EpsilonDeltaDpEvent(eps / (2 * nu_e), epoch_short)
-    # an epoch length: coupling R' = R ∓ 1 of a two-sided geometric with q = e^{-ε/2}; breaks at R = 0
-    length_event = EpsilonDeltaDpEvent(eps / 2, epoch_zero)
+    length_event, mean_event, nu_e, epoch_short = _phase1_events(params, n, target)
 
     # phase 2: T_j ~ Lap+_ε(T_min), T_min ≥ c_min; condition on T_j ≥ T_lo and N_{j,a} ≥ ν T_j
     t_lo = max(2, math.ceil(c_min / 2))
@@ -196,3 +211,188 @@ def conse_privacy(
         paper_event=paper_composition,
         implied=by_kind,
     )
+
+
+# ---- exact accounting of single released views (the audits' upper sides)
+
+_ROUND_UP = 1e-12  # relative and absolute slack added to every computed δ: round-off can only loosen
+
+
+def _epsilon_at(delta_of: Callable[[float], float], delta: float) -> float:
+    """Smallest ε found (bisection, rounded up) with delta_of(ε) ≤ delta; inf if none up to 1e4."""
+    check_open_unit(delta, "delta")
+
+    def accept(e: float) -> bool:
+        return delta_of(e) <= delta
+
+    if accept(0.0):
+        return 0.0
+    hi = first_accepted_doubling(accept, 0.125, 1e4)
+    if math.isinf(hi):
+        return hi
+    return smallest_accepted(accept, 0.0 if hi == 0.125 else hi / 2, hi, rtol=1e-9)
+
+
+def laplace_shift_delta(loss: np.ndarray | float, epsilon: float) -> np.ndarray:
+    """δ(ε) of Lap(b) against Lap(b) shifted by s, with η = s/b its pure ε (both directions alike):
+
+    δ(ε) = max(0, 1 - exp((ε - η)/2)); the hockey-stick divergence of two Laplace laws, attained by the
+    set {x < (s - bε)/2} where the log ratio (s - 2x)/b exceeds ε (integrated in closed form here; the
+    tests check it against dp-accounting's Laplace privacy-loss distribution).
+    """
+    eta = np.asarray(loss, dtype=float)
+    return np.where(eta > epsilon, -np.expm1((epsilon - eta) / 2), 0.0)
+
+
+def _lengths_losses(epsilon: float, c_min: int, num_types: int,
+                    exact_centres: int) -> tuple[np.ndarray, np.ndarray]:
+    """(losses, weights), one row per (centre, direction) of `rct_lengths_view_delta`: the M lengths'
+    loss shift + sign·(ε/2)(2K - M) at K = 0..M and its Bin(M, p) weights."""
+    check_epsilon(epsilon)
+    c0 = check_int_at_least(c_min, 0, "c_min")
+    m = check_int_at_least(num_types, 1, "num_types")
+    k_exact = check_int_at_least(exact_centres, 0, "exact_centres")
+    q = math.exp(-epsilon / 2)
+    k = np.arange(m + 1)
+    rows: list[tuple[float, float, float]] = []  # (shift, p, sign)
+    for c in range(c0, c0 + k_exact + 1):
+        u = q ** (c + 1)
+        a = math.log1p(u * (1 - q) / (1 + q - u))
+        p_rev = q * (1 - u) / (1 + q - q * u)
+        if c < c0 + k_exact:  # exact centre c against c + 1, both directions
+            rows += [(m * a, (1 - u) / (1 + q - u), 1.0), (-m * a, p_rev, -1.0)]
+        else:  # every centre from C = c_min + exact_centres on, dominated
+            rows += [(m * a, 1 / (1 + q), 1.0), (0.0, p_rev, -1.0)]
+    shift, p, sign = (np.array(x)[:, None] for x in zip(*rows))
+    return shift + sign * epsilon / 2 * (2 * k - m), stats.binom.pmf(k, m, p)
+
+
+def _lengths_delta(losses: np.ndarray, weights: np.ndarray, eps_prime: float) -> float:
+    worst = float(np.max(np.sum(weights * np.maximum(-np.expm1(eps_prime - losses), 0.0), axis=1)))
+    return float(min(1.0, worst * (1 + _ROUND_UP) + _ROUND_UP))
+
+
+def rct_lengths_view_delta(epsilon: float, c_min: int, num_types: int, eps_prime: float,
+                           exact_centres: int = 64) -> float:
+    """Sound δ(ε') of DP-ConSE's released RCT lengths (T_1..T_M), every neighbouring pair of datasets.
+
+    T_j ~ Lap+_ε(T_min) independently (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 line 13), and one unit's
+    change moves c = ⌈T_min⌉ ≥ c_min by at most one (phase-1 counts move by one; the other changes leave
+    T_min alone). For centres c vs c+1 the loss of one T_j is two-valued: with q = e^{-ε/2},
+    Z_c = (1 + q - q^{c+1})/(1 - q) and a_c = log(Z_{c+1}/Z_c) > 0,
+      log P_c(v)/P_{c+1}(v) = +ε/2 + a_c for v ≤ c, -ε/2 + a_c for v > c,
+    so the loss of the M lengths is M a_c + (ε/2)(2K - M), K ~ Bin(M, p_c), p_c = P_c(T ≤ c)
+    = (1 - q^{c+1})/(1 + q - q^{c+1}); the reverse direction (P_{c+1} against P_c) has loss
+    -M a_c + (ε/2)(M - 2K'), K' ~ Bin(M, p'_c), p'_c = q(1 - q^{c+1})/(1 + q - q^{c+2}).
+    The centres c_min .. c_min + exact_centres - 1 are computed exactly; beyond them δ(ε') =
+    E[(1 - e^{ε' - loss})_+], nondecreasing in a, in p and in -p', is bounded with the largest a, p and
+    the smallest p' over c ≥ C = c_min + exact_centres: a_C, 1/(1 + q) forward and -a → 0, p'_C backward
+    (a_c decreases and p_c, p'_c increase with c).
+    """
+    return _lengths_delta(*_lengths_losses(epsilon, c_min, num_types, exact_centres), eps_prime)
+
+
+def rct_lengths_view_epsilon(epsilon: float, c_min: int, num_types: int, delta: float) -> float:
+    """ε at `delta` of the released RCT lengths (`rct_lengths_view_delta`, bisection rounded up).
+
+    At most M·λ(c_min) (pure composition, `lap_plus_shift_loss`); at δ = 1/n much less, as the M
+    lengths reach their joint loss only when all fall on the same side of the centre.
+    """
+    losses, weights = _lengths_losses(epsilon, c_min, num_types, 64)
+    return _epsilon_at(lambda e: _lengths_delta(losses, weights, e), delta)
+
+
+def _cate_losses(epsilon: float, t_min: float, arrivals: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(weights, losses, tail) of `cate_mixture_delta`: P(T = t, N_a = k + 1) and ε t/(2(k + 1)) over
+    t ≥ 1 up to where the Lap+ tail is below 1e-16, and that tail's mass (counted whole as δ)."""
+    check_epsilon(epsilon)
+    check_positive(t_min, "t_min")
+    n_arr = check_int_at_least(arrivals, 1, "arrivals")
+    c = math.ceil(t_min)
+    lengths = np.arange(1, c + int(2 * 37 / epsilon) + 2)
+    p_len = lap_plus_pmf(epsilon, t_min, lengths)
+    tail = max(0.0, 1.0 - float(p_len.sum()) - float(lap_plus_pmf(epsilon, t_min, np.array([0]))[0]))
+    weights, losses = [], []
+    for t, pt in zip(lengths, p_len):
+        inside = min(int(t), n_arr)
+        k = np.arange(inside)
+        weights.append(pt * stats.binom.pmf(k, inside - 1, 0.5))
+        losses.append(epsilon * t / (2 * (k + 1.0)))
+    return np.concatenate(weights), np.concatenate(losses), tail
+
+
+def cate_mixture_delta(epsilon: float, t_min: float, arrivals: int, eps_prime: float) -> float:
+    """Sound δ(ε') of one released CATE estimate Δ̂(X_j) under a change of one unit's outcomes.
+
+    Δ̂ = m_1 - m_0 + Lap(2/(ε T)) over the type's first min(T, L) phase-2 arrivals (L = `arrivals`),
+    T ~ Lap+_ε(T_min) (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 lines 13 and 34). The changed unit, when
+    inside the RCT, moves the mean of its arm a by at most 1/N_a, N_a - 1 ~ Bin(min(T, L) - 1, 1/2)
+    (fair coins), so given (T, coins) the two outputs are Laplace laws shifted by at most 1/N_a, loss
+    η = ε T/(2 N_a). T and the coins have the same law under both datasets, and the hockey-stick
+    divergence is jointly convex, so δ(ε') ≤ E_{T, N_a}[`laplace_shift_delta`(η, ε')] (the mixture an
+    observer who knew T and N_a would face; the unit first in the RCT is the worst position, and
+    fewer arrivals L only shrink N_a, so pass the fewest a type can have).
+    """
+    weights, losses, tail = _cate_losses(epsilon, t_min, arrivals)
+    total = float(np.sum(weights * laplace_shift_delta(losses, eps_prime))) + tail
+    return float(min(1.0, total * (1 + _ROUND_UP) + _ROUND_UP))
+
+
+def cate_mixture_epsilon(epsilon: float, t_min: float, arrivals: int, delta: float) -> float:
+    """ε at `delta` of one released CATE estimate (`cate_mixture_delta`, bisection rounded up)."""
+    weights, losses, tail = _cate_losses(epsilon, t_min, arrivals)
+
+    def delta_of(e: float) -> float:
+        total = float(np.sum(weights * laplace_shift_delta(losses, e))) + tail
+        return min(1.0, total * (1 + _ROUND_UP) + _ROUND_UP)
+
+    return _epsilon_at(delta_of, delta)
+
+
+def _approx_dp_pair_losses(events: list[EpsilonDeltaDpEvent]) -> tuple[np.ndarray, np.ndarray]:
+    """Losses and P-probabilities of the product of the (ε_i, δ_i)-DP dominating pairs: each is +inf
+    with probability δ_i, ±ε_i with (1 - δ_i) e^{±ε_i}/(1 + e^{ε_i}) (Kairouz, Oh, Viswanath, "The
+    Composition Theorem for Differential Privacy", ICML 2015, the (ε, δ) pair)."""
+    losses, probs = np.zeros(1), np.ones(1)
+    for ev in events:
+        e, d = ev.epsilon, ev.delta
+        lo = np.array([math.inf, e, -e])
+        pr = np.array([d, (1 - d) / (1 + math.exp(-e)), (1 - d) / (1 + math.exp(e))])
+        losses = (losses[:, None] + lo[None, :]).ravel()
+        probs = (probs[:, None] * pr[None, :]).ravel()
+    return losses, probs
+
+
+def context_phase1_epsilon(params: ConSEParams, horizon: int, num_types: int, delta: float,
+                           delta_target: float | None = None) -> float:
+    """ε at `delta` of the releases a phase-1 context change touches, composed exactly instead of basically.
+
+    The components are those of `conse_privacy`'s "context_phase1" (two epoch lengths and two epoch
+    means, each (ε_i, δ_i)-DP, and the M RCT lengths); the M lengths enter with their exact binomial
+    loss (`rct_lengths_view_delta`, every centre ≥ ⌈floor⌉), the four others through their (ε_i, δ_i)
+    dominating pairs. Dominating pairs compose under adaptive composition (Zhu, Dong, Wang, "Optimal
+    Accounting of Differential Privacy via Characteristic Function", AISTATS 2022, Thm 10), and the
+    lengths are drawn independently of the epochs' outputs, so for one direction
+      δ(ε') ≤ max_rows Σ_K w_K H_{e^{ε' - L_K}}(pairs),  H_α(P‖Q) = E_P[(1 - α e^{-L})_+],
+    which is nondecreasing in the lengths' loss L_K, so the dominated rows of the lengths bound the
+    centres beyond the exact ones. Every quantity is a finite sum; ε is found by bisection, rounded up.
+    """
+    if not params.private:
+        raise ValueError("context_phase1_epsilon needs a private ConSEParams (epsilon set)")
+    n = check_int_at_least(horizon, 2, "horizon")
+    m = check_int_at_least(num_types, 1, "num_types")
+    target = 1.0 / (10 * n) if delta_target is None else check_open_unit(delta_target, "delta_target")
+    length_event, mean_event, _, _ = _phase1_events(params, n, target)
+    pair_losses, pair_probs = _approx_dp_pair_losses([length_event, length_event, mean_event, mean_event])
+    floor = math.log(n) / params.epsilon if params.tmin_floor == "log_n_over_eps" else math.log(n)
+    t_losses, t_weights = _lengths_losses(params.epsilon, math.ceil(floor), m, 64)
+    finite = np.isfinite(pair_losses)
+    inf_mass = float(pair_probs[~finite].sum())
+
+    def delta_of(e: float) -> float:
+        x = e - t_losses[:, :, None] - pair_losses[None, None, finite]
+        h = np.sum(pair_probs[finite] * np.maximum(-np.expm1(x), 0.0), axis=2) + inf_mass
+        worst = float(np.max(np.sum(t_weights * h, axis=1)))
+        return min(1.0, worst * (1 + _ROUND_UP) + _ROUND_UP)
+
+    return _epsilon_at(delta_of, delta)
