@@ -212,7 +212,7 @@ def _estimate(x: np.ndarray, r: np.ndarray, params: ShuffleGLMParams, n: int, d:
     if params.private:
         it = params.pgd_iterations or pgd_iterations(eps / 2, delta / 2, n, d)
         pgd = shuffle_gradient_descent(n, d, eps / 2, delta / 2, params.lipschitz, S, iterations=it, regularization=lam)
-        return pgd.run_glm(rng, x, r, link.mean).theta_bar, it
+        return pgd.run_glm(rng, x, r, link.mean, link_curvature=link.sup_second_derivative).theta_bar, it
     it = params.pgd_iterations or 200
     theta = np.zeros((runs, d))
     total = np.zeros_like(theta)
