@@ -25,6 +25,7 @@ from typing import Callable
 import dp_accounting
 import numpy as np
 
+from dpaudit.mechanisms._pgd_kernel import table_round
 from dpaudit.mechanisms.vector_sum import VECTOR_SUM_RANGES, BitSumProtocol
 from dpaudit.validation import (
     check_choice,
@@ -247,18 +248,13 @@ class ShuffleGradientDescent:
         x = np.broadcast_to(features, (runs, n, d))
         r = np.ascontiguousarray(np.broadcast_to(rewards, (runs, n)), dtype=float)
         rounding = _GlmRounding(self.protocol, self.lipschitz, x, r, link, self.radius, link_curvature)
-        ones = np.ones((n, 1))
         noise_trials = n * self.protocol.b
         theta = project_ball(np.zeros((runs, d)), self.radius)
         iterates = np.empty((runs, t_it, d))
         sums = np.empty((runs, t_it, d))
         for t in range(t_it):
             iterates[:, t] = theta
-            xhat, correction = rounding.round(rng, theta)
-            counts = np.matmul(xhat, ones)[..., 0]
-            if correction is not None:
-                counts += correction
-            counts += rng.binomial(noise_trials, self.protocol.p, (runs, d))
+            counts = rounding.counts(rng, theta) + rng.binomial(noise_trials, self.protocol.p, (runs, d))
             released = self.protocol.analyze(counts)
             sums[:, t] = released
             theta = project_ball(theta - self.step_size * (released / n + (self.regularization / n) * theta),
@@ -377,6 +373,7 @@ class _GlmRounding:
         self.x_norm_max = float(self.x_norm.max())
         self.x_t = np.ascontiguousarray(np.swapaxes(x, 1, 2))  # (runs, d, n)
         self.x_scaled = self.x_t * scale
+        self.ones = np.ones((n, 1))
         self.table = None
         if curvature is not None:
             h = _TABLE_STEP
@@ -394,6 +391,7 @@ class _GlmRounding:
                 self.index = np.empty((runs, 1, n), dtype=np.intp)
                 self.q, self.xhat = np.empty(self.shape), np.empty(self.shape)
                 self.flag = np.empty(self.shape, dtype=bool)
+                self.sums = np.empty((runs, d))
 
     def margins(self, theta: np.ndarray, runs: np.ndarray | slice, users: np.ndarray | slice) -> np.ndarray:
         """⟨x_i, θ⟩ = Σ_k x_ik θ_k, summed in the order k = 0..d−1 elementwise (so a subset gets the same values)."""
@@ -411,23 +409,45 @@ class _GlmRounding:
         s += self.offset
         return np.clip(s, 0.0, self.cap, out=s)
 
-    def round(self, rng: np.random.Generator, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """(x̂ (runs, d, n), correction (runs, d) or None): the label counts before noise are Σ_users x̂ + correction."""
+    def counts(self, rng: np.random.Generator, theta: np.ndarray) -> np.ndarray:
+        """Σ_users x̂ per run and label (runs, d) at θ (runs, d), before the noise: 16 bits per entry drawn first,
+        then the tie uniforms (`round_with_bits`) in C order of the (run, label, user) entries."""
+        bits = random_bits16(rng, self.shape)
         if self.table is not None:
-            out = self._round_table(rng, theta)
+            out = self._counts_table(rng, theta, bits)
             if out is not None:
                 return out
         z = self.margins(theta, slice(None), slice(None))
         s = self.exact_values(z[:, None, :], self.r[:, None, :], self.x_norm[:, None, :], self.x_scaled)
-        return round_with_bits(rng, s, random_bits16(rng, s.shape)), None
+        return np.matmul(round_with_bits(rng, s, bits), self.ones)[..., 0]
 
-    def _round_table(self, rng: np.random.Generator, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray | None] | None:
+    def _exact_sums(self, rng: np.random.Generator, theta: np.ndarray, bits: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        """Σ x̂ per run and label (runs, d) over the entries `flat` (ascending flat (run, label, user) indices),
+        from the exact link."""
+        runs, d, n = self.shape
+        run_label, users = np.divmod(flat, n)
+        rr = run_label // d
+        s = self.exact_values(self.margins(theta, rr, users), self.r[rr, users], self.x_norm[rr, users],
+                              self.x_scaled.reshape(-1)[flat])
+        xhat = round_with_bits(rng, s, bits.reshape(-1)[flat])
+        return np.bincount(run_label, weights=xhat, minlength=runs * d).reshape(runs, d)
+
+    def _counts_table(self, rng: np.random.Generator, theta: np.ndarray, bits: np.ndarray) -> np.ndarray | None:
+        """`counts` with the link table: the entries the table decides, plus `_exact_sums` over the others;
+        None if some ⟨x, θ⟩ leaves the table (cannot happen for ‖θ‖ <= radius)."""
         values, slopes, shift, last = self.table
+        if table_round is not None:
+            if table_round(theta / _TABLE_STEP, shift, float(last), self.x_t, values, slopes, self.r, self.x_norm,
+                           self.lip, self.x_scaled, self.offset, bits, _BITS_UNIT, self.margin, self.sums, self.flag,
+                           self.frac[0, 0]) < 0:
+                return None
+            flat = np.flatnonzero(self.flag)
+            return self.sums + self._exact_sums(rng, theta, bits, flat) if flat.size else self.sums.copy()
         u, frac, c, tmp, index, q, xhat, flag = self.u, self.frac, self.c, self.tmp, self.index, self.q, self.xhat, self.flag
         self.theta_grid[:, 0, :-1] = theta
         self.theta_grid[:, 0, -1] = shift
         np.matmul(self.theta_grid, self.x_grid, out=u)  # ⟨x, θ⟩/h + half/h
-        if not (u.min() >= 0.0 and u.max() <= last):  # cannot happen for ‖θ‖ <= radius; then no table
+        if not (u.min() >= 0.0 and u.max() <= last):
             return None
         np.copyto(index, u, casting="unsafe")  # ⌊u⌋ (u >= 0)
         np.subtract(u, index, out=frac)
@@ -439,7 +459,6 @@ class _GlmRounding:
         if (max(c.max(), -c.min()) + self.link_error) * self.x_norm_max > self.lip:  # clipping may act
             np.multiply(c, self.lip / np.maximum(np.abs(c) * self.x_norm[:, None, :], self.lip), out=c)
         np.multiply(self.x_scaled, c, out=q)
-        bits = random_bits16(rng, self.shape)
         np.multiply(bits, -_BITS_UNIT, out=xhat)
         xhat += self.offset
         q += xhat  # q = s − B/2¹⁶
@@ -450,15 +469,12 @@ class _GlmRounding:
         np.abs(q, out=q)
         np.greater(q, centre - self.margin, out=flag)
         flat = np.flatnonzero(flag)
+        sums = np.matmul(xhat, self.ones)[..., 0]
         if flat.size == 0:
-            return xhat, None
+            return sums
         runs, d, n = self.shape
-        run_label, users = np.divmod(flat, n)
-        rr = run_label // d
-        s = self.exact_values(self.margins(theta, rr, users), self.r[rr, users], self.x_norm[rr, users],
-                              self.x_scaled.reshape(-1)[flat])
-        fix = round_with_bits(rng, s, bits.reshape(-1)[flat]) - xhat.reshape(-1)[flat]
-        return xhat, np.bincount(run_label, weights=fix, minlength=runs * d).reshape(runs, d)
+        sums -= np.bincount(flat // n, weights=xhat.reshape(-1)[flat], minlength=runs * d).reshape(runs, d)
+        return sums + self._exact_sums(rng, theta, bits, flat)
 
 
 def glm_gradients(
