@@ -318,6 +318,7 @@ _BITS_UNIT = 2.0**-_BITS
 _FULL_WORD_GENERATORS = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64)
 _TABLE_STEP = 2.0**-10  # h of the link table: error h²/8·sup|μ''| <= 3e-8 for the probit and logistic links
 _TABLE_MAX_POINTS = 1 << 22
+_SCALAR_ENTRIES = 32  # up to this many entries to fix up, `_GlmRounding._exact_sums` loops in Python
 
 
 def random_bits16(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -423,14 +424,39 @@ class _GlmRounding:
 
     def _exact_sums(self, rng: np.random.Generator, theta: np.ndarray, bits: np.ndarray, flat: np.ndarray) -> np.ndarray:
         """Σ x̂ per run and label (runs, d) over the entries `flat` (ascending flat (run, label, user) indices),
-        from the exact link."""
+        from the exact link: `margins`, `exact_values` and `round_with_bits` on those entries, entry by entry in
+        Python floats when they are few (the same IEEE operations in the same order, so the same x̂ and draws)."""
         runs, d, n = self.shape
-        run_label, users = np.divmod(flat, n)
-        rr = run_label // d
-        s = self.exact_values(self.margins(theta, rr, users), self.r[rr, users], self.x_norm[rr, users],
-                              self.x_scaled.reshape(-1)[flat])
-        xhat = round_with_bits(rng, s, bits.reshape(-1)[flat])
-        return np.bincount(run_label, weights=xhat, minlength=runs * d).reshape(runs, d)
+        if flat.size > _SCALAR_ENTRIES:
+            run_label, users = np.divmod(flat, n)
+            rr = run_label // d
+            s = self.exact_values(self.margins(theta, rr, users), self.r[rr, users], self.x_norm[rr, users],
+                                  self.x_scaled.reshape(-1)[flat])
+            xhat = round_with_bits(rng, s, bits.reshape(-1)[flat])
+            return np.bincount(run_label, weights=xhat, minlength=runs * d).reshape(runs, d)
+        x_t, theta = self.x_t, np.asarray(theta, dtype=float)
+        entries, margins = [], []
+        for f in flat.tolist():
+            run_label, i = divmod(f, n)
+            a = run_label // d
+            z = x_t[a, 0, i] * theta[a, 0]
+            for k in range(1, d):
+                z += x_t[a, k, i] * theta[a, k]
+            entries.append((f, run_label, a, i))
+            margins.append(z)
+        mu = self.link(np.array(margins))
+        out = np.zeros(runs * d)
+        x_scaled, bits_flat, lip, unit = self.x_scaled.reshape(-1), bits.reshape(-1), self.lip, float(1 << _BITS)
+        for (f, run_label, a, i), m in zip(entries, mu):
+            c = m - self.r[a, i]
+            c *= lip / max(abs(c) * self.x_norm[a, i], lip)
+            value = min(max(x_scaled[f] * c + self.offset, 0.0), self.cap)
+            floor = math.floor(value)
+            t = (value - floor) * unit
+            t_floor = math.floor(t)
+            b = int(bits_flat[f])
+            out[run_label] += floor + (b < t_floor or (b == t_floor and t > t_floor and rng.random() < t - t_floor))
+        return out.reshape(runs, d)
 
     def _counts_table(self, rng: np.random.Generator, theta: np.ndarray, bits: np.ndarray) -> np.ndarray | None:
         """`counts` with the link table: the entries the table decides, plus `_exact_sums` over the others;

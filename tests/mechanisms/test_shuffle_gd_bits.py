@@ -195,3 +195,24 @@ def test_run_glm_rejects_bad_options(kwargs, match):
     pgd = shuffle_gradient_descent(10, 3, 1.0, 0.01, 1.0, 1.0, iterations=2)
     with pytest.raises(ValueError, match=match):
         pgd.run_glm(np.random.default_rng(0), np.zeros((10, 3)), np.zeros(10), expit, **kwargs)
+
+
+def test_scalar_fix_up_matches_the_array_fix_up_on_ties(monkeypatch):
+    """The entry-by-entry fix-up (few entries) and the array fix-up give the same sums and draw the same tie
+    uniforms: entries whose bits are set to ⌊2¹⁶ frac(s)⌋ are all ties."""
+    x, r = _problem(6, 3, 40, 3, 0.9)
+    proto = BitSumProtocol(40, 3, g=30, b=3)
+    rounding = shuffle_gd._GlmRounding(proto, 0.5, x, r, ndtr, 1.0, CURVATURE[ndtr])
+    theta = np.array([[0.3, -0.4, 0.2], [0.1, 0.5, -0.6], [-0.2, 0.0, 0.7]])
+    s = rounding.exact_values(rounding.margins(theta, slice(None), slice(None))[:, None, :], rounding.r[:, None, :],
+                              rounding.x_norm[:, None, :], rounding.x_scaled)
+    bits = random_bits16(np.random.default_rng(0), s.shape)
+    flat = np.sort(np.random.default_rng(1).choice(s.size, 20, replace=False))
+    t = (s.reshape(-1)[flat] - np.floor(s.reshape(-1)[flat])) * 65536
+    bits.reshape(-1)[flat[::2]] = np.floor(t[::2])  # every other entry a tie
+    rng_scalar, rng_array = np.random.default_rng(9), np.random.default_rng(9)
+    scalar = rounding._exact_sums(rng_scalar, theta, bits, flat)
+    monkeypatch.setattr(shuffle_gd, "_SCALAR_ENTRIES", -1)
+    array = rounding._exact_sums(rng_array, theta, bits, flat)
+    assert np.array_equal(scalar, array)
+    assert rng_scalar.random() == rng_array.random() != np.random.default_rng(9).random()  # same ties drawn
