@@ -226,10 +226,11 @@ class ShuffleGradientDescent:
         - "uniform": x̂ = ⌈s − U⌉ with one float64 uniform per user and label, then the binomial noise: the very
           draws of `run` (`BitSumProtocol.counts`), so on one seed the same release, bit for bit;
         - "bits" (default): 16 random bits B per user and label, U = (B + V)/2¹⁶ with V ~ U[0, 1) drawn only when
-          B = ⌊2¹⁶·frac(s)⌋ (probability 2⁻¹⁶), so 1{U < frac(s)} is exactly Bernoulli(frac(s)) (`_round_bits`).
-          With `link_curvature` = sup|μ''| given, μ is first read from a table (linear interpolation, error
-          <= h²/8·sup|μ''|) and the exact μ is evaluated only for the users one of whose roundings that error
-          could change (`_round_bits_fast`): the same x̂ as computing μ everywhere, on the same draws.
+          B = ⌊2¹⁶·frac(s)⌋ (probability 2⁻¹⁶), so 1{U < frac(s)} is exactly Bernoulli(frac(s))
+          (`round_with_bits`). With `link_curvature` = sup|μ''| given, μ is first read from a table (linear
+          interpolation, error <= h²/8·sup|μ''|) and the exact μ is evaluated only for the entries whose rounding
+          that error could change (`_GlmRounding`; compiled by numba when installed, `dpaudit[fast]`): the same
+          x̂ as computing μ everywhere, on the same draws.
         features (runs, n, d) or (n, d); rewards likewise.
         """
         features = check_finite_array(features, "features")
