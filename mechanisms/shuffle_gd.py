@@ -384,6 +384,7 @@ class _GlmRounding:
             if points <= _TABLE_MAX_POINTS:
                 values = np.asarray(link(-half + h * np.arange(points)), dtype=float)
                 self.table = (values[:-1].copy(), np.diff(values), half / h, points - 2)
+                self.z_limit = half - 2.0 * h
                 # u = ⟨x, θ⟩/h + half/h in one product: x/h with a last row of ones against (θ, half/h)
                 self.x_grid = np.concatenate([self.x_t / h, np.ones((runs, 1, n))], axis=1)
                 self.theta_grid = np.empty((runs, 1, d + 1))
@@ -473,9 +474,11 @@ class _GlmRounding:
         u, frac, c, tmp, index, q, xhat, flag = self.u, self.frac, self.c, self.tmp, self.index, self.q, self.xhat, self.flag
         self.theta_grid[:, 0, :-1] = theta
         self.theta_grid[:, 0, -1] = shift
-        np.matmul(self.theta_grid, self.x_grid, out=u)  # ⟨x, θ⟩/h + half/h
-        if not (u.min() >= 0.0 and u.max() <= last):
+        # |⟨x, θ⟩| <= ‖θ‖·max‖x‖ (up to round-off, the 1e-9) below half − 2h keeps u in [2, last − 1]
+        if math.sqrt(float(np.max(np.einsum("ij,ij->i", theta, theta)))) * self.x_norm_max * (1.0 + 1e-9) \
+                >= self.z_limit:
             return None
+        np.matmul(self.theta_grid, self.x_grid, out=u)  # ⟨x, θ⟩/h + half/h
         np.copyto(index, u, casting="unsafe")  # ⌊u⌋ (u >= 0)
         np.subtract(u, index, out=frac)
         np.take(values, index, out=c)
