@@ -2,10 +2,14 @@
 the paper's §8 experiments (not part of the test suite).
 
     /tmp/venv/bin/python benchmarks/simulate_glm.py [--runs 10] [--horizon 5000] [--epsilon 4] [--json]
+        [--pgd-sampler bits|uniform] [--shuffle-only]
 
 Instance: probit, d = 3, K = 20, S = 2, the authors' generator with env seed 109832 (Table 2's first
 column). ShuffleGLM at the paper's own parameters (batches, λ, γ, eq. 127's bit-sum protocol and Alg. 7's
-T_it P_GD rounds); Private-GLM with the authors' experiment constants. Times include the privacy noise.
+T_it P_GD rounds); Private-GLM with the authors' experiment constants. Times include the privacy noise;
+"seconds" is wall time, "cpu_seconds" this process's CPU time (steadier on a shared machine). --pgd-sampler uniform
+runs P_GD on the generic stream (one float64 uniform per rounding, the link everywhere: the pre-table loop) for
+before/after comparisons; the default "bits" sampler uses the link table, and the numba kernel when installed.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import numpy as np
 from dpaudit.algorithms.glm.environment import paper_glm_environment
 from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, run_private_glm
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams, run_shuffle_glm
+from dpaudit.mechanisms._pgd_kernel import table_round
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,28 +33,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--horizon", type=int, default=5000)
     ap.add_argument("--epsilon", type=float, default=4.0)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--pgd-sampler", choices=("bits", "uniform"), default="bits")
+    ap.add_argument("--shuffle-only", action="store_true", help="skip Private-GLM")
     args = ap.parse_args(argv)
     env = paper_glm_environment(np.random.default_rng(109832), 3, 20, args.horizon, 2.0, "probit")
     data = env.sample(np.random.default_rng(1), args.runs)
     rows = []
-    t0 = time.perf_counter()
-    sh = run_shuffle_glm(env, data, ShuffleGLMParams(epsilon=args.epsilon), np.random.default_rng(2))
+    t0, c0 = time.perf_counter(), time.process_time()
+    sh = run_shuffle_glm(env, data, ShuffleGLMParams(epsilon=args.epsilon, pgd_sampler=args.pgd_sampler),
+                         np.random.default_rng(2))
     rows.append({"algorithm": "shuffle-glm", "seconds": time.perf_counter() - t0,
+                 "cpu_seconds": time.process_time() - c0, "pgd_sampler": args.pgd_sampler,
+                 "numba": table_round is not None,
                  "final_regret": float(sh.regret[:, -1].mean()), "batch_ends": sh.batch_ends.tolist(),
                  "pgd_iterations": list(sh.iterations)})
     print(f"shuffle-glm done in {rows[-1]['seconds']:.1f} s", file=sys.stderr)
-    t0 = time.perf_counter()
-    pg = run_private_glm(env, data, PrivateGLMParams(epsilon=args.epsilon), np.random.default_rng(3))
-    rows.append({"algorithm": "private-glm", "seconds": time.perf_counter() - t0,
-                 "final_regret": float(pg.regret[:, -1].mean())})
+    if not args.shuffle_only:
+        t0, c0 = time.perf_counter(), time.process_time()
+        pg = run_private_glm(env, data, PrivateGLMParams(epsilon=args.epsilon), np.random.default_rng(3))
+        rows.append({"algorithm": "private-glm", "seconds": time.perf_counter() - t0,
+                     "cpu_seconds": time.process_time() - c0, "final_regret": float(pg.regret[:, -1].mean())})
     out = {"runs": args.runs, "horizon": args.horizon, "epsilon": args.epsilon, "rows": rows}
     if args.json:
         print(json.dumps(out, indent=2))
     else:
         print(f"d=3 K=20 T={args.horizon} probit S=2, {args.runs} runs, eps={args.epsilon}, delta=0.02")
         for r in rows:
-            extra = f" batches {r['batch_ends']} P_GD rounds {r['pgd_iterations']}" if "batch_ends" in r else ""
-            print(f"{r['algorithm']:12s} {r['seconds']:8.1f} s  mean regret {r['final_regret']:8.1f}{extra}")
+            extra = (f" batches {r['batch_ends']} P_GD rounds {r['pgd_iterations']} sampler {r['pgd_sampler']}"
+                     f"{' (numba)' if r['numba'] and r['pgd_sampler'] == 'bits' else ''}" if "batch_ends" in r else "")
+            print(f"{r['algorithm']:12s} {r['seconds']:8.1f} s ({r['cpu_seconds']:.1f} s CPU)  mean regret {r['final_regret']:8.1f}{extra}")
     return 0
 
 

@@ -29,12 +29,14 @@ NEIGHBOUR_KINDS = ("context", "reward", "both")
 
 @dataclasses.dataclass(frozen=True)
 class Link:
-    """A GLM link: mean μ(z), derivative μ̇(z) and sup_z μ̇ (so 1/sup μ̇ is a data-free lower bound on κ*)."""
+    """A GLM link: mean μ(z), derivative μ̇(z), sup_z μ̇ (so 1/sup μ̇ is a data-free lower bound on κ*) and
+    sup_z |μ̈| (bounds the error of a linearly interpolated μ; None if unknown)."""
 
     name: str
     mean: Callable[[np.ndarray], np.ndarray]
     derivative: Callable[[np.ndarray], np.ndarray]
     sup_derivative: float
+    sup_second_derivative: float | None = None
 
 
 def _sigmoid_dot(z: np.ndarray) -> np.ndarray:
@@ -47,8 +49,10 @@ def _normal_pdf(z: np.ndarray) -> np.ndarray:
 
 
 LINKS = {
-    "logistic": Link("logistic", special.expit, _sigmoid_dot, 0.25),
-    "probit": Link("probit", special.ndtr, _normal_pdf, 1.0 / math.sqrt(2.0 * math.pi)),
+    # sup|σ''| = sup|σ(1−σ)(1−2σ)| = 1/(6√3), at σ = 1/2 ± 1/(2√3); sup|Φ''| = sup|z φ(z)| = φ(1)
+    "logistic": Link("logistic", special.expit, _sigmoid_dot, 0.25, 1.0 / (6.0 * math.sqrt(3.0))),
+    "probit": Link("probit", special.ndtr, _normal_pdf, 1.0 / math.sqrt(2.0 * math.pi),
+                   math.exp(-0.5) / math.sqrt(2.0 * math.pi)),
 }
 
 

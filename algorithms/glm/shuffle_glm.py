@@ -25,7 +25,7 @@ import numpy as np
 
 from dpaudit.algorithms.glm.environment import GLMData, GLMEnvironment, get_link
 from dpaudit.algorithms.shuffle_claims import bit_sum_protocol, shuffle_gradient_descent
-from dpaudit.mechanisms.shuffle_gd import glm_gradients, pgd_iterations, project_ball
+from dpaudit.mechanisms.shuffle_gd import PGD_SAMPLERS, glm_gradients, pgd_iterations, project_ball
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive, check_positive_int
 
@@ -86,7 +86,9 @@ class ShuffleGLMParams:
     batches M (default ⌈log2 log2 T⌉); first_batch B_1 (default eq. 6 with φ = √κ e^{3S} γ²/S);
     lam, gamma (default eqs. 8-9); lipschitz L of the per-user gradient (1 for R = 1, with the
     regulariser added by the analyzer); pgd_iterations (default Alg. 7's T_it); root_kappa_later: the √κ
-    factor in UCB_k for k ≥ 2 (eq. 13; Lemma E.9 has none).
+    factor in UCB_k for k ≥ 2 (eq. 13; Lemma E.9 has none); pgd_sampler: how P_GD draws its rounding
+    Bernoullis (`ShuffleGradientDescent.run_glm`: "bits", the default, with the link table, or "uniform", the
+    generic P_GD's stream; the same law).
     """
 
     epsilon: float | None = 4.0
@@ -99,8 +101,10 @@ class ShuffleGLMParams:
     pgd_iterations: int | None = None
     root_kappa_later: bool = True
     design_iterations: int = 40
+    pgd_sampler: str = "bits"
 
     def __post_init__(self) -> None:
+        check_choice(self.pgd_sampler, PGD_SAMPLERS, "pgd_sampler")
         if self.epsilon is not None:
             check_epsilon(self.epsilon)
         check_open_unit(self.delta, "delta")
@@ -212,7 +216,9 @@ def _estimate(x: np.ndarray, r: np.ndarray, params: ShuffleGLMParams, n: int, d:
     if params.private:
         it = params.pgd_iterations or pgd_iterations(eps / 2, delta / 2, n, d)
         pgd = shuffle_gradient_descent(n, d, eps / 2, delta / 2, params.lipschitz, S, iterations=it, regularization=lam)
-        return pgd.run_glm(rng, x, r, link.mean).theta_bar, it
+        if params.pgd_sampler == "uniform":
+            return pgd.run_glm(rng, x, r, link.mean, sampler="uniform").theta_bar, it
+        return pgd.run_glm(rng, x, r, link.mean, link_curvature=link.sup_second_derivative).theta_bar, it
     it = params.pgd_iterations or 200
     theta = np.zeros((runs, d))
     total = np.zeros_like(theta)
