@@ -47,7 +47,6 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.chain import fit_chain_score
 from dpaudit.audit.scores import Score, row_keys
 
 __all__ = ["CoordinateLogRatio", "AtomPatternLogRatio", "PatternValueBlock", "PatternValueLogRatio",
@@ -472,10 +471,6 @@ def fit_feature_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool = Fa
                                                keys=keys, values=values, width=d, bin_edges=edges,
                                                name=f"atom-pattern-log-ratio-{bins}"))
         out.extend(_pattern_value_scores(x0, x1, coord))
-    if has_atoms:
-        chain = fit_chain_score(x0, x1, [coord.atom_values[coord.atom_columns == j] for j in range(d)])
-        if chain is not None:
-            out.append(chain)
     return out
 
 
