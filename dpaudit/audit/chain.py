@@ -159,7 +159,8 @@ def fit_chain_score(x0: np.ndarray, x1: np.ndarray, atom_sets: list[np.ndarray])
 
 
 def fit_chain_scores(sel0: np.ndarray, sel1: np.ndarray) -> list[Score]:
-    """The chain family for vector outputs with repeated values ([] otherwise), fitted on these rows.
+    """The chain family for vector outputs with a halting state (`_halts`; [] otherwise), fitted on
+    these rows.
 
     The auditor fits it on the *whole* selection split and chooses its event there (its cells are
     few and well populated, so the in-sample threshold choice costs little, while halving the rows
@@ -175,5 +176,27 @@ def fit_chain_scores(sel0: np.ndarray, sel1: np.ndarray) -> list[Score]:
     atom_sets = [atoms_of(x0[:, j], x1[:, j]) for j in range(x0.shape[1])]
     if not any(len(a) for a in atom_sets):
         return []
+    if not _halts(x0, atom_sets) or not _halts(x1, atom_sets):
+        return []
     chain = fit_chain_score(x0, x1, atom_sets)
     return [] if chain is None else [chain]
+
+
+def _halts(x: np.ndarray, atom_sets: list[np.ndarray]) -> bool:
+    """True when some atom value is absorbing in these rows: it occurs before the last coordinate,
+    and wherever coordinate j holds it so does every later coordinate that has it among its atoms
+    (the sparse vector technique's 'aborted' code).  Outputs without such a halting state (vectors
+    of independent bits: RAPPOR, SVT5/6) have no order for the chain rule to exploit; there the
+    family only added selection noise (one-time RAPPOR at 10^6 runs: 0.580 -> 0.551)."""
+    d = x.shape[1]
+    for value in np.unique(np.concatenate(atom_sets)):
+        cols = [j for j in range(d) if np.any(atom_sets[j] == value)]
+        if len(cols) < 2:
+            continue
+        held = x[:, cols] == value
+        if not np.any(held[:, :-1]):
+            continue
+        # absorbing: once held, held at every later column of `cols`
+        if np.array_equal(np.logical_or.accumulate(held, axis=1), held):
+            return True
+    return False
