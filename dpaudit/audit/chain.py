@@ -21,9 +21,10 @@ one above, one below, all above, ...), and an approximation otherwise.  The algo
 "Understanding the Sparse Vector Technique for Differential Privacy" (PVLDB 2017), Algs. 1-6.
 
 Fitted log ratios are add-1/2 smoothed and soft-thresholded by half a standard error (the other
-engineered families of `dpaudit.audit.features` take one: the terms here are many and each small, and
-one full standard error erased most of them, SVT34Parallel 0.233 -> 0.186 at 10^6 runs); a history
-never seen in the fit rows adds 0.  The
+engineered families of `dpaudit.audit.features` take one; the terms here are many and each small.
+SVT34Parallel of benchmarks/peers.py at 10^6 runs, seeds 0/1: one s.e. 0.215/0.180, half 0.205/0.199,
+a quarter 0.228/0.182: within the seed-to-seed noise, half kept).  A history never seen in the fit
+rows adds 0.  The
 score is one more candidate of the selection step: it is fitted on the selection split only, so the
 estimation split's Clopper-Pearson bounds stay valid whatever it learns.
 """
