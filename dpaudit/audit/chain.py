@@ -19,8 +19,8 @@ ratio itself; with larger c it is exact when all queries are equal (the counts a
 sufficient history) and an approximation otherwise: for SVT4 with c = 2 on ten queries, 1s
 against 2s then 0s, the family fitted on 10^6 runs gives at best 0.224 (best threshold, 9 * 10^5 runs),
 the exact pattern ratio 0.226 (oracle; SVT34Parallel's SVT4 half in benchmarks/peers.py).  The
-algorithms: Lyu, Su, Li,
-"Understanding the Sparse Vector Technique for Differential Privacy" (PVLDB 2017), Algs. 1-6.
+algorithms: Lyu, Su, Li, "Understanding the Sparse Vector Technique for Differential Privacy"
+(PVLDB 2017), Algs. 1-6.
 
 Fitted log ratios are add-1/2 smoothed and soft-thresholded by half a standard error (the other
 engineered families of `dpaudit.audit.features` take one; the terms here are many and each small.
