@@ -16,6 +16,9 @@ Families and mechanisms (true epsilon between d0 and d1):
 - whitened-coordinate-log-ratio: prefix sums of (x_j + Lap(4)), x = (1, 1, 1, 1) vs 0: 4/4 = 1;
 - float-bit-log-ratio: discrete Laplace (eps 1 per unit) on the grid 0.25 Z, in floats: every bit
   feature is a function of the value, so the true epsilon stays 1 (here 4 grid steps per unit);
+- chain-log-ratio: four randomized responses of the bit x at eps 1/4, the run halting (-1 for the rest)
+  after the second 1 reported: every reported bit adds +-1/4 to the log ratio, so the loss is 4/4 = 1
+  (four 0s);
 - cross-fitting (all families): Laplace(1) scalar, 1 vs 0: 1, and the flag + value mechanism;
 - sequential audits (dpaudit.audit.sequential, alpha spending over three stages): Laplace(1).
 """
@@ -33,6 +36,7 @@ from scipy import stats
 
 import dpaudit.audit.auditor as auditor_module
 from dpaudit.audit import audit
+from dpaudit.audit.chain import fit_chain_scores
 from dpaudit.audit.features import fit_feature_scores
 from dpaudit.audit.scores import fit_scores
 
@@ -45,14 +49,15 @@ def only_family(prefix: str | None):
     if prefix is None:
         yield
         return
-    saved = auditor_module.fit_scores, auditor_module.fit_feature_scores
+    saved = auditor_module.fit_scores, auditor_module.fit_feature_scores, auditor_module.fit_chain_scores
     auditor_module.fit_scores = lambda a, b: [s for s in fit_scores(a, b) if s.name.startswith(prefix)]
     auditor_module.fit_feature_scores = lambda a, b, bits=False: [
         s for s in fit_feature_scores(a, b, bits) if s.name.startswith(prefix)]
+    auditor_module.fit_chain_scores = lambda a, b: [s for s in fit_chain_scores(a, b) if s.name.startswith(prefix)]
     try:
         yield
     finally:
-        auditor_module.fit_scores, auditor_module.fit_feature_scores = saved
+        auditor_module.fit_scores, auditor_module.fit_feature_scores, auditor_module.fit_chain_scores = saved
 
 
 def flag_value(data, rng, size):
@@ -74,6 +79,15 @@ def grid_laplace(data, rng, size):
     return float(data) + 0.25 * (rng.geometric(1 - q, size) - rng.geometric(1 - q, size)).astype(float)
 
 
+def rr_halting(data, rng, size):
+    """Four randomized responses of the bit x at eps 1/4 (report x w.p. e^(1/4) / (1 + e^(1/4))); after the
+    second reported 1 the rest is -1 (halted), like the sparse vector technique with c = 2."""
+    keep = rng.random((size, 4)) < np.exp(0.25) / (1 + np.exp(0.25))
+    bits = (keep == bool(data)).astype(np.int64)
+    before = np.cumsum(bits, axis=1) - bits
+    return np.where(before >= 2, -1, bits)
+
+
 def laplace(data, rng, size):
     return float(data) + rng.laplace(0.0, 1.0, size)
 
@@ -85,6 +99,7 @@ CASES = [
     ("whitened-coordinate-log-ratio", "whitened-coordinate-log-ratio", prefix_sums, 1.0, {}),
     ("float-bit-log-ratio", "float-bit-log-ratio", grid_laplace, 1.0, {"float_bits": True}),
     ("pattern-value-log-ratio", "pattern-value-log-ratio", flag_value, 1.0, {}),
+    ("chain-log-ratio", "chain-log-ratio", rr_halting, 1.0, {}),
     ("cross-fitting (laplace)", None, laplace, 1.0, {"crossfit": True}),
     ("cross-fitting (flag+value)", None, flag_value, 1.0, {"crossfit": True}),
 ]

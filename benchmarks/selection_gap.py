@@ -5,7 +5,8 @@
 Not part of the test suite and not an audit: a diagnostic.  It draws the row's runs as the auditor
 does (a selection split of `--selection-fraction` of the runs, its first half to fit the learned
 families, its second half to choose their events; the rest to estimate), and prints, for every
-default family (`fit_scores` and `fit_feature_scores`) and direction:
+default family (`fit_scores`, `fit_feature_scores`, and `fit_chain_scores`, which the auditor fits
+and thresholds on the whole selection split, and so does this script) and direction:
 
 - `chosen`: the Clopper-Pearson epsilon bound of the event `choose_events` picks from the selection
   split alone (what an audit restricted to that family would report, before the refit step);
@@ -30,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peers  # noqa: E402
 
 from dpaudit.audit.bounds import cp_lower, cp_upper  # noqa: E402
+from dpaudit.audit.chain import fit_chain_scores  # noqa: E402
 from dpaudit.audit.features import fit_feature_scores  # noqa: E402
 from dpaudit.audit.scores import fit_scores  # noqa: E402
 from dpaudit.audit.selection import DIRECTIONS, choose_events  # noqa: E402
@@ -79,8 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     est0, est1 = target(d0, rng, n_est), target(d1, rng, n_est)
     half = n_sel // 2
     print(f"{row.name} claim {row.claim} seed {args.seed} samples {args.samples} selection {n_sel}")
-    for sc in fit_scores(sel0[:half], sel1[:half]) + fit_feature_scores(sel0[:half], sel1[:half]):
-        a, b = (sel0[half:], sel1[half:]) if sc.learned else (sel0, sel1)
+    whole = fit_chain_scores(sel0, sel1)  # fitted and thresholded on the whole selection split, as the auditor does
+    for sc in fit_scores(sel0[:half], sel1[:half]) + fit_feature_scores(sel0[:half], sel1[:half]) + whole:
+        a, b = (sel0[half:], sel1[half:]) if sc.learned and sc not in whole else (sel0, sel1)
         plans = choose_events([(sc, sc(a), sc(b))], n_est, 0.0, LEVEL, 16)
         x0, x1 = sc(est0), sc(est1)
         cells = []

@@ -33,7 +33,11 @@ rows mixing atoms and continuous values, the joint log ratio of their discrete p
 continuous entries coded alike or by quartile), and that ratio plus a rank term of the released
 values given the pattern (beta * (F(x_j) - 1/2), F the pooled empirical CDF of the entry among the
 rows of its pattern, one slope beta for all cells; events among 64 thresholds with tails), also on
-the continuous and the wholly discrete coordinates alone; and, with `float_bits=True`, for scalar float
+the continuous and the wholly discrete coordinates alone; for vectors with a halting state (a code
+that, once taken, holds for the rest of the row: the sparse vector technique's 'aborted'), the
+chain-rule log ratio sum_j log P0(s_j | j, h_j) / P1(s_j | j, h_j), h_j the counts of each state
+before j among the coordinates sharing codes (`dpaudit.audit.chain`; fitted and thresholded on the
+whole selection split); and, with `float_bits=True`, for scalar float
 outputs the log ratio of bit features (sign, exponent and trailing zero bits of the mantissa; the
 low mantissa byte): the floating-point leak of x + Laplace in doubles (Mironov, "On Significance of
 the Least Significant Bits for Differential Privacy", ACM CCS 2012).  Bit features are off by

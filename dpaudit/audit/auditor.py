@@ -34,6 +34,7 @@ from dpaudit.audit.bounds import (
     probit_cp_lower,
     probit_cp_upper,
 )
+from dpaudit.audit.chain import fit_chain_scores
 from dpaudit.audit.describe import describe_target
 from dpaudit.audit.execution import (
     CheckpointStore,
@@ -170,6 +171,9 @@ def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray,
     for sc in fit_scores(fit0, fit1) + fit_feature_scores(fit0, fit1, float_bits):
         a, b = (sel0[half:], sel1[half:]) if sc.learned else (sel0, sel1)
         out.append((sc, sc(a), sc(b)))
+    # fitted and thresholded on the whole selection split (see dpaudit.audit.chain.fit_chain_scores)
+    for sc in fit_chain_scores(sel0, sel1):
+        out.append((sc, sc(sel0), sc(sel1)))
     return out
 
 

@@ -1,0 +1,151 @@
+"""The chain-rule family (dpaudit.audit.chain): exact properties, coverage, its twin, power on the SVT.
+
+Coverage: the auditor's candidates restricted to the chain family, N audits with fixed seeds of a
+halting randomized-response mechanism whose true epsilon is 1; the count of epsilon_lower > 1 is
+asserted <= c, the smallest c with P[Binomial(N, 0.05) > c] <= 0.005: an auditor exactly at its
+nominal 5% would fail the check with probability <= 0.5% (the seeds are fixed, so the outcome is too).
+The twin (reports at eps 1/2 instead of 1/4: true epsilon 2) must fail the same check.
+benchmarks/power_coverage.py runs 1000 audits (`--only chain-log-ratio`).
+"""
+
+import contextlib
+import math
+
+import numpy as np
+from scipy import stats
+
+import dpaudit.audit.auditor as auditor_module
+from dpaudit.audit import audit
+from dpaudit.audit.chain import ChainLogRatio, _halts, column_groups, fit_chain_score, fit_chain_scores
+
+CONFIDENCE = 0.95
+
+
+def tolerance(audits: int, rate: float = 1 - CONFIDENCE, false_failure: float = 0.005) -> int:
+    return int(np.argmax(stats.binom.sf(np.arange(audits + 1), audits, rate) <= false_failure))
+
+
+@contextlib.contextmanager
+def only_chain():
+    saved = auditor_module.fit_scores, auditor_module.fit_feature_scores
+    auditor_module.fit_scores = lambda a, b: []
+    auditor_module.fit_feature_scores = lambda a, b, bits=False: []
+    try:
+        yield
+    finally:
+        auditor_module.fit_scores, auditor_module.fit_feature_scores = saved
+
+
+def rr_halting(eps_bit: float, k: int = 4, c: int = 2):
+    """k randomized responses of the bit x at eps_bit; after the c-th reported 1 the rest is -1.
+    Every reported bit adds +-eps_bit to the log ratio: true epsilon k * eps_bit (all k reported 0)."""
+    def target(data, rng, size):
+        keep = rng.random((size, k)) < np.exp(eps_bit) / (1 + np.exp(eps_bit))
+        bits = (keep == bool(data)).astype(np.int64)
+        before = np.cumsum(bits, axis=1) - bits
+        return np.where(before >= c, -1, bits)
+    return target
+
+
+def rr_pattern_log_ratio(row: np.ndarray, eps_bit: float) -> float:
+    """Exact log P(row | x = 1) / P(row | x = 0) of `rr_halting`: +eps per reported 1, -eps per 0."""
+    return eps_bit * (int(np.sum(row == 1)) - int(np.sum(row == 0)))
+
+
+# --- exact properties -------------------------------------------------------------------------
+
+def test_column_groups_join_overlapping_codes_only():
+    sets = [np.array([-1000.0]), np.array([-2000.0, -1000.0]), np.array([-1.0, 0.0, 1.0]), np.array([0.0, 1.0])]
+    g = column_groups(sets)
+    assert g[0] == g[1] and g[2] == g[3] and g[0] != g[2]
+
+
+def test_halting_state_is_detected_and_independent_bits_are_not():
+    rng = np.random.default_rng(0)
+    x = rr_halting(0.25)(1.0, rng, 2_000).astype(float)
+    sets = [np.unique(x[:, j]) for j in range(x.shape[1])]
+    assert _halts(x, sets)
+    bits = rng.integers(0, 2, (2_000, 4)).astype(float)
+    assert not _halts(bits, [np.array([0.0, 1.0])] * 4)
+    assert fit_chain_scores(bits, rng.integers(0, 2, (2_000, 4))) == []
+    assert fit_chain_scores(rng.normal(size=(100, 3)), rng.normal(size=(100, 3))) == []  # no atoms
+
+
+def test_chain_score_approaches_the_exact_pattern_log_ratio():
+    # 2 * 10^5 fit rows per side: every conditional is estimated to about 0.01, so each of the 11
+    # patterns' chain score is within 0.06 of its exact log ratio (shrinkage: 0.5 s.e. per term).
+    eps = 0.25
+    target = rr_halting(eps)
+    rng = np.random.default_rng(1)
+    x0, x1 = target(1.0, rng, 200_000).astype(float), target(0.0, rng, 200_000).astype(float)
+    sets = [np.unique(np.concatenate([x0[:, j], x1[:, j]])) for j in range(4)]
+    sc = fit_chain_score(x0, x1, sets)
+    assert isinstance(sc, ChainLogRatio)
+    rows = np.unique(x0, axis=0)
+    assert len(rows) == 11  # 0..4 reports before the halt: 1 + 4 + 6 patterns with at most two 1s
+    got = sc(rows)
+    want = np.array([rr_pattern_log_ratio(r, eps) for r in rows])
+    assert np.max(np.abs(got - want)) < 0.06, np.c_[rows, got, want]
+
+
+def test_unseen_histories_add_nothing():
+    rng = np.random.default_rng(2)
+    x0, x1 = rr_halting(0.25)(1.0, rng, 5_000).astype(float), rr_halting(0.25)(0.0, rng, 5_000).astype(float)
+    sc = fit_chain_score(x0, x1, [np.array([-1.0, 0.0, 1.0])] * 4)
+    # halted from the first coordinate on: no fitted cell has this history, so the score is 0
+    assert sc(np.array([[-1.0, -1.0, -1.0, -1.0]]))[0] == 0.0
+    assert sc(np.array([[0.0, 0.0, 0.0, 0.0]]))[0] < 0 < sc(np.array([[1.0, 1.0, -1.0, -1.0]]))[0]
+
+
+# --- coverage (statistical) -------------------------------------------------------------------
+
+def exceedances(target, true_eps, audits, samples=2_000, seed0=0):
+    lows = np.array([audit(target, 1.0, 0.0, claim_epsilon=true_eps, samples=samples, confidence=CONFIDENCE,
+                           seed=seed0 + s, executor="serial", progress=False).epsilon_lower
+                     for s in range(audits)])
+    return int(np.sum(lows > true_eps)), lows
+
+
+def test_chain_family_coverage():
+    audits = 60
+    assert tolerance(audits) == 8
+    with only_chain():
+        count, lows = exceedances(rr_halting(0.25), 1.0, audits)
+        used = audit(rr_halting(0.25), 1.0, 0.0, claim_epsilon=1.0, samples=2_000, seed=0, executor="serial")
+    assert count <= tolerance(audits), count
+    assert lows.mean() > 0.2  # and the family does find something
+    assert "chain-log-ratio" in used.directions[0].event + used.directions[1].event
+
+
+def test_chain_coverage_twin_fails_when_the_reports_are_less_noisy():
+    # Reports at eps 1/2 instead of 1/4: true epsilon 2, checked against 1.
+    audits = 30
+    with only_chain():
+        count, _ = exceedances(rr_halting(0.5), 1.0, audits, samples=5_000, seed0=300)
+    assert count > tolerance(audits)
+
+
+# --- power ------------------------------------------------------------------------------------
+
+def svt4(q, c: int = 2, eps: float = 0.5):
+    """SVT4 of Lyu, Su, Li (PVLDB 2017, Alg. 4): eps1 = eps/4, rho ~ Lap(1/eps1), nu ~ Lap(1/eps2) per
+    query (not scaled by c: its flaw), threshold 1; 1 above, 0 below, -1 after the c-th above."""
+    q = np.asarray(q, float)
+    eps1 = eps / 4
+
+    def target(data, rng, size):
+        rho = rng.laplace(0.0, 1 / eps1, (size, 1))
+        above = q * float(data) + (1 - float(data)) * q[::-1] + rng.laplace(0.0, 1 / (eps - eps1), (size, len(q))) >= rho + 1
+        count = np.cumsum(above, axis=1)
+        before = np.concatenate([np.zeros((size, 1), dtype=count.dtype), count[:, :-1]], axis=1)
+        return np.where(before >= c, -1, above.astype(np.int64))
+    return target
+
+
+def test_chain_family_is_chosen_on_a_halting_svt():
+    # SVT4 with c = 2 on queries [2]*3 + [0]*3 vs reversed, claim eps = 0.5: every family is a
+    # candidate; the chain family is fitted on the whole selection split and must win the selection.
+    res = audit(svt4([2.0] * 3 + [0.0] * 3), 1.0, 0.0, claim_epsilon=0.5, samples=50_000, seed=3,
+                executor="serial")
+    assert any(d.event.startswith(("chain-log-ratio", "-chain-log-ratio")) for d in res.directions)
+    assert math.isfinite(res.epsilon_lower) and res.epsilon_lower > 0.0
