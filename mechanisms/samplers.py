@@ -11,6 +11,7 @@ Laplace, discrete Gaussian and geometric samplers are in `dpaudit.mechanisms.dis
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from numbers import Real
 from typing import Any, Callable
@@ -40,6 +41,17 @@ def _positive(value: Any, name: str) -> np.ndarray:
     return raw.astype(float)
 
 
+def _scalar_scale(value: Any, size: Size | None) -> tuple[float, tuple[int, ...]] | None:
+    """(value, shape) when `value` is a positive finite Python/numpy float or int (not bool): the common
+    case in simulation loops, validated without building arrays; None sends the caller to the general path.
+    numpy draws the same numbers for a scalar scale as for the equal 0-d array."""
+    if isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        v = float(value)
+        if math.isfinite(v) and v > 0:
+            return v, as_shape(size)
+    return None
+
+
 def _broadcast(size: Size | None, name: str, *arrays: np.ndarray) -> tuple[int, ...]:
     """The output shape: `size`, or the parameters' common shape; parameters must broadcast to it."""
     try:
@@ -55,12 +67,18 @@ def _broadcast(size: Size | None, name: str, *arrays: np.ndarray) -> tuple[int, 
 
 def laplace(rng: np.random.Generator, scale: Any, size: Size | None = None) -> np.ndarray:
     """Continuous Laplace Lap(scale): density exp(-|x|/scale) / (2 scale) (numpy, float64)."""
+    fast = _scalar_scale(scale, size)
+    if fast is not None:
+        return rng.laplace(0.0, fast[0], fast[1])
     b = _positive(scale, "scale")
     return rng.laplace(0.0, b, _broadcast(size, "scale", b))
 
 
 def gaussian(rng: np.random.Generator, sigma: Any, size: Size | None = None) -> np.ndarray:
     """Continuous Gaussian N(0, sigma^2) (numpy, float64)."""
+    fast = _scalar_scale(sigma, size)
+    if fast is not None:
+        return rng.normal(0.0, fast[0], fast[1])
     s = _positive(sigma, "sigma")
     return rng.normal(0.0, s, _broadcast(size, "sigma", s))
 

@@ -17,6 +17,7 @@ amplification bound as the paper states it (`fmt20_amplification`) stay here: th
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import dp_accounting
@@ -44,6 +45,14 @@ __all__ = [
     "fmt21_local_delta_term",
     "GaussianShuffleProtocol",
 ]
+
+
+@functools.cache
+def _triu(dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """np.triu_indices(dim), computed once per dimension (read-only: the protocol runs once per batch)."""
+    iu, ju = np.triu_indices(dim)
+    iu.flags.writeable = ju.flags.writeable = False
+    return iu, ju
 
 
 def permutations(rng: np.random.Generator, runs: int, n: int) -> np.ndarray:
@@ -175,7 +184,7 @@ class GaussianShuffleProtocol:
         return vectors, matrices
 
     def _matrix_noise(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
-        iu, ju = np.triu_indices(self.dim)
+        iu, ju = _triu(self.dim)
         vals = gaussian(rng, self.sigma_matrix, size + (iu.size,))
         out = np.empty(size + (self.dim, self.dim))
         out[..., iu, ju] = vals

@@ -16,8 +16,11 @@ not run: an exception in a target, an accountant or dpaudit itself).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import contextlib
 import json
+import multiprocessing
+import os
 import pathlib
 import sys
 import time
@@ -53,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=seed, default=0, help="suite seed, >= 0; each entry derives its own (default 0)")
     parser.add_argument("--executor", default="local",
                         help="local (default) or a Dask scheduler: dask://host:port, tcp://host:port, ...")
+    parser.add_argument("--jobs", type=int_at_least(1), default=None,
+                        help="entries audited at once in local processes, >= 1 (default: the CPUs this process may "
+                             "use, 1 with a Dask executor); the report does not depend on it")
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help=f"output folder (default ./{DEFAULT_OUT}); locked while this run writes it")
     parser.add_argument("--no-regret", action="store_true", help="skip the regret runs")
@@ -90,6 +96,8 @@ def _command(args: argparse.Namespace) -> list[str]:
         cmd += ["--samples", str(args.samples)]
     cmd += ["--confidence", str(args.confidence), "--seed", str(args.seed), "--executor", args.executor,
             "--out", str(args.out)]
+    if args.jobs is not None:
+        cmd += ["--jobs", str(args.jobs)]
     return cmd + (["--no-regret"] if args.no_regret else [])
 
 
@@ -122,6 +130,9 @@ def run(args: argparse.Namespace) -> int:
     address = None if args.executor == "local" else dask_address(args.executor)
     if args.executor != "local" and address is None:
         raise ValueError(f"--executor must be 'local' or 'dask://host:port', got {args.executor!r}")
+    if address is not None and args.jobs not in (None, 1):
+        raise FlagError("--jobs", f"runs entries in local processes; with a Dask executor the scheduler spreads the "
+                                  f"work (got --jobs {args.jobs} with --executor {args.executor})")
     baseline = _baseline(args.baseline) if args.baseline is not None else None
     junit = _junit_path(args.junit_xml) if args.junit_xml is not None else None
     if address is not None:
@@ -188,16 +199,12 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
     calls = sum(e.audit_calls() for e in entries)
     per_call = 1.0 - (1.0 - confidence) / calls
     start = time.perf_counter()
-    records = []
-    for i, entry in enumerate(entries, 1):
-        print(f"[{i}/{len(entries)}] {entry.name} ...", end="", file=sys.stderr, flush=True)
-        rec = entry.run(samples=args.samples, quick=quick, confidence=per_call, seed=args.seed,
-                        executor=executor, regret=not args.no_regret)
-        status = "ok" if rec["ok"] else ("ERROR " + rec["error"] if rec["error"] else "UNEXPECTED")
-        print(f" {status} ({rec['seconds']:.1f} s)", file=sys.stderr, flush=True)
-        records.append(rec)
+    jobs = suite_jobs(args.jobs, len(entries), local=executor is None)
+    options = dict(samples=args.samples, quick=quick, confidence=per_call, seed=args.seed, executor=executor,
+                   regret=not args.no_regret)
+    records = run_entries(entries, options, jobs)
     settings = {"seed": args.seed, "samples": args.samples, "quick": quick, "confidence": confidence,
-                "per_audit_confidence": per_call, "audit_calls": calls, "executor": args.executor,
+                "per_audit_confidence": per_call, "audit_calls": calls, "executor": args.executor, "jobs": jobs,
                 "regret": not args.no_regret, "names": [e.name for e in entries], "catalog": catalog,
                 "config": config}
     report = build_report(records, settings=settings, command=_command(args),
@@ -239,6 +246,92 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
         gate = {EXIT_OK: "PASS", EXIT_FAILED: "FAIL", EXIT_INTERNAL: "ERROR (an audit could not run)"}[code]
         print(f"gate: {gate}; report: {paths['html']}")
     return code
+
+
+def suite_jobs(jobs: int | None, n_entries: int, *, local: bool) -> int:
+    """How many entries run at once: `jobs` if given, else the CPUs this process may use (1 on a
+    one-core machine, and 1 with a Dask executor, whose scheduler spreads each audit's chunks);
+    never more than there are entries, and 1 where processes cannot be forked."""
+    if jobs is None:
+        jobs = _usable_cpus() if local else 1
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(int(jobs), n_entries))
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+#: The entries and options of the suite being run, read by forked workers (`_run_one`): entries
+#: stay in this process's registry (users' entries included) and are never pickled.
+_SUITE: tuple[list, dict[str, Any]] | None = None
+
+
+def _run_one(index: int) -> dict[str, Any]:
+    entries, options = _SUITE
+    return entries[index].run(**options)
+
+
+def _progress(i: int, n: int, rec: dict[str, Any]) -> None:
+    status = "ok" if rec["ok"] else ("ERROR " + rec["error"] if rec["error"] else "UNEXPECTED")
+    print(f"[{i}/{n}] {rec['name']} ... {status} ({rec['seconds']:.1f} s)", file=sys.stderr, flush=True)
+
+
+def run_entries(entries: list, options: dict[str, Any], jobs: int) -> list[dict[str, Any]]:
+    """Every entry's record, in the order of `entries`, from `jobs` processes at once.
+
+    Each entry's audits are seeded from the suite seed and the entry's name alone
+    (`dpaudit.audits.run.entry_seed`) and every audit's chunks give bit-identical results wherever
+    they run, so the records do not depend on `jobs` (only their `seconds` do).  With jobs > 1 the
+    entries run in forked worker processes, each auditing serially (one process per core, no pool
+    inside a pool), the entries given out in order to whichever worker is free; a worker that dies
+    gives its entry an error record.  Progress lines go to stderr as entries finish.
+    """
+    global _SUITE
+    n = len(entries)
+    if jobs <= 1:
+        records = []
+        for i, entry in enumerate(entries, 1):
+            records.append(entry.run(**options))
+            _progress(i, n, records[-1])
+        return records
+    from dpaudit.audit.execution import _exit_with_parent
+
+    _SUITE = (entries, {**options, "executor": "serial"})
+    records: list[dict[str, Any] | None] = [None] * n
+    try:
+        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                                    initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
+            futures = {pool.submit(_run_one, i): i for i in range(n)}
+            try:
+                for fut in cf.as_completed(futures):
+                    i = futures[fut]
+                    try:
+                        records[i] = fut.result()
+                    except Exception as exc:  # the worker process died (killed, out of memory)
+                        records[i] = _lost(entries[i], exc)
+                    _progress(i + 1, n, records[i])
+            except BaseException:
+                for fut in futures:
+                    fut.cancel()
+                raise
+    finally:
+        _SUITE = None
+    return records
+
+
+def _lost(entry: Any, exc: BaseException) -> dict[str, Any]:
+    """The record of an entry whose worker process died before returning one."""
+    return {"name": entry.name, "algorithm": entry.algorithm, "variant": entry.variant,
+            "description": entry.description, "observable": entry.observable,
+            "observable_description": entry.observable_description, "expect": entry.expect, "source": entry.source,
+            "seed": None, "pairs": [], "audits": [], "claims": [], "regret": None, "pin_note": None,
+            "mu_upper": None,
+            "error": f"{type(exc).__name__}: {exc}", "ok": False, "seconds": 0.0}
 
 
 def exit_status(report: dict[str, Any]) -> int:

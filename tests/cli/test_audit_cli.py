@@ -105,3 +105,37 @@ def test_audit_on_a_dask_scheduler_matches_local(tmp_path, capsys):
     assert on_dask["entries"] == local["entries"]
     with pytest.raises(ValueError, match="No clients found"):
         distributed.default_client()
+
+
+def _without_seconds(value):
+    """The value with every "seconds" field (wall-clock time, the one thing allowed to differ) removed."""
+    if isinstance(value, dict):
+        return {k: _without_seconds(v) for k, v in value.items() if k != "seconds"}
+    if isinstance(value, list):
+        return [_without_seconds(v) for v in value]
+    return value
+
+
+def test_parallel_entries_give_the_serial_report(tmp_path, capsys):
+    """--jobs 2 (entries in two forked processes) writes the same numbers as --jobs 1: each entry is
+    seeded from the suite seed and its name only, and its chunks are bit-identical wherever they run."""
+    names = ["dp-se.epoch-sum", "ftnl.rnm", "dp-se.one-run", "hybrid-ucb.fixed", "dp-se.shared-noise"]
+    docs = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs{jobs}"
+        assert main(["audit", *names, "--samples", "20000", "--jobs", str(jobs), "--out", str(out)]) == 0
+        err = capsys.readouterr().err
+        assert all(f"] {n} ... ok" in err for n in names), err
+        docs[jobs] = json.loads((out / "report.json").read_text())
+    assert docs[2]["settings"]["jobs"] == 2 and docs[1]["settings"]["jobs"] == 1
+    assert [e["name"] for e in docs[2]["entries"]] == names  # catalog order, not completion order
+    assert _without_seconds(docs[2]["entries"]) == _without_seconds(docs[1]["entries"])
+    assert docs[2]["summary"] == docs[1]["summary"]
+
+
+def test_jobs_flag_checked(tmp_path, capsys):
+    assert main(["audit", "dp-se.epoch-sum", "--jobs", "0", "--out", str(tmp_path)]) == 2
+    assert "--jobs" in capsys.readouterr().err
+    assert main(["audit", "dp-se.epoch-sum", "--jobs", "2", "--executor", "dask://127.0.0.1:1",
+                 "--out", str(tmp_path)]) == 2
+    assert "--jobs" in capsys.readouterr().err

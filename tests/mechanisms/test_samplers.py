@@ -417,3 +417,27 @@ def test_table_bucket_guide_equals_binary_search():
         w = np.concatenate([np.floor(rng.random(20_000) * 2.0**53), tab.below[tab.below >= 0][:500],
                             tab.below[tab.below >= 0][:500] + 1, [0.0, 2.0**53 - 1]])
         assert np.array_equal(tab.search(w), np.searchsorted(tab.below, w, side="left"))
+
+
+@pytest.mark.parametrize("scale", [1.0, 2, np.float64(0.3), np.int64(3)])
+@pytest.mark.parametrize("size", [None, 5, (3, 4), ()])
+def test_scalar_scale_fast_path_draws_what_the_array_path_draws(scale, size):
+    """Exact: a scalar scale skips the array validation, and numpy draws the same numbers (same seed, same
+    shape) as for the equal 0-d array scale, so simulations keep their outputs bit for bit."""
+    from dpaudit.mechanisms.samplers import gaussian, laplace
+
+    shape = () if size is None else size
+    for ours, numpy_draw in ((gaussian, "normal"), (laplace, "laplace")):
+        got = ours(np.random.default_rng(7), scale, size)
+        want = getattr(np.random.default_rng(7), numpy_draw)(0.0, np.asarray(scale, dtype=float), shape)
+        assert np.shape(got) == np.shape(want) and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"), True])
+def test_scalar_scale_still_validated(bad):
+    from dpaudit.mechanisms.samplers import gaussian, laplace
+
+    with pytest.raises(ValueError, match="sigma"):
+        gaussian(np.random.default_rng(0), bad, 3)
+    with pytest.raises(ValueError, match="scale"):
+        laplace(np.random.default_rng(0), bad, 3)
