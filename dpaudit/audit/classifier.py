@@ -22,7 +22,7 @@ covariance, which turns prefix sums back into independent increments), per coord
 - scalar float outputs with `float_bits`: also the IEEE 754 bit features of Mironov, "On Significance
   of the Least Significant Bits for Differential Privacy" (ACM CCS 2012): the 8 lowest mantissa bits
   and one-hot trailing-zero counts (0..15, 16+).
-The "-pooled" variants sum each continuous feature over the coordinates (5 features in all): the
+The "-pooled" variant sums each continuous feature over the (whitened) coordinates (5 features in all): the
 model in which every coordinate carries the same shift, e.g. one value released several times with
 independent noise (the benchmarks' LaplaceParallel, or prefix sums after whitening), where separate
 per-coordinate weights would be mostly noise at 10^6 runs (each coordinate's shift is below its
@@ -103,9 +103,10 @@ def _feature_columns(outputs: np.ndarray, p: LogisticScore) -> Iterator[np.ndarr
     scalar = np.asarray(outputs).ndim == 1
     x = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
     z = x @ p.transform.T if p.transform is not None else x
-    pooled = [np.zeros(len(z)) for _ in range(_CONT_FEATURES)] if p.pooled else None
-    starts = np.searchsorted(p.atom_columns, np.arange(z.shape[1] + 1))
-    for j in range(z.shape[1]):
+    width = z.shape[1]
+    pooled = [np.zeros(len(x)) for _ in range(_CONT_FEATURES)] if p.pooled else None
+    starts = np.searchsorted(p.atom_columns, np.arange(width + 1))
+    for j in range(width):
         col = z[:, j]
         atoms = p.atom_values[starts[j]:starts[j + 1]]
         hit = np.zeros(len(col), dtype=bool)
@@ -159,11 +160,13 @@ def _fit_weights(f0: np.ndarray, f1: np.ndarray) -> tuple[np.ndarray, np.ndarray
     pen[-1] = 0.0
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
-        t = xa @ w
+        # einsum, not BLAS: these tall, thin products are memory-bound, and a threaded BLAS on a busy
+        # machine spends more time waiting for its threads than computing.
+        t = np.einsum("ij,j->i", xa, w)
         # log(1 + e^t) - y t, stably
         val = np.logaddexp(0.0, t) - y * t
         r = 0.5 * (1.0 + np.tanh(0.5 * t)) - y  # sigmoid(t) - y
-        return float(val.sum() + 0.5 * np.sum(pen * w * w)), xa.T @ r + pen * w
+        return float(val.sum() + 0.5 * np.sum(pen * w * w)), np.einsum("ij,i->j", xa, r) + pen * w
 
     res = minimize(loss, np.zeros(xa.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 200})
     w = np.asarray(res.x[:-1])
@@ -173,7 +176,7 @@ def _fit_weights(f0: np.ndarray, f1: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def _fit_one(x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | None, pooled: bool, float_bits: bool,
-             scalar: bool, name: str) -> LogisticScore | None:
+             scalar: bool, name: str, atoms_by_column: list[np.ndarray] | None = None) -> LogisticScore | None:
     z0 = x0 @ transform.T if transform is not None else x0
     z1 = x1 @ transform.T if transform is not None else x1
     d = z0.shape[1]
@@ -183,7 +186,10 @@ def _fit_one(x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | None, poole
     n_feat = 0
     for j in range(d):
         c0, c1 = z0[:, j], z1[:, j]
-        atoms = atoms_of(c0, c1) if transform is None else np.zeros(0)
+        if transform is not None:
+            atoms = np.zeros(0)
+        else:
+            atoms = atoms_of(c0, c1) if atoms_by_column is None else atoms_by_column[j]
         pooled_col = np.concatenate([c0, c1])
         hit = np.isin(pooled_col, atoms)
         rest = pooled_col[~hit]
@@ -221,9 +227,9 @@ def fit_classifier_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool =
     """The logistic-regression family for outputs shaped like fit0 / fit1 (see the module docstring).
 
     Vectors with atoms (discrete or mixed outputs): "logistic-regression" (per-coordinate features).
-    All-continuous real vectors: "logistic-regression-pooled" and, on whitened coordinates,
-    "logistic-regression-whitened-pooled" (their per-coordinate model is `coordinate-log-ratio`'s
-    naive-Bayes Laplace terms, fitted without an optimiser).  Scalars: only with `float_bits` (float outputs), the
+    All-continuous real vectors: "logistic-regression-whitened-pooled" ("logistic-regression-pooled"
+    when the pooled covariance is singular); their per-coordinate model is `coordinate-log-ratio`'s
+    naive-Bayes Laplace terms, fitted without an optimiser.  Scalars: only with `float_bits` (float outputs), the
     per-value and bit features ("logistic-regression"); a scalar's own ordering is already the
     identity family.
     """
@@ -237,22 +243,21 @@ def fit_classifier_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool =
     d = x0.shape[1]
     if d > _MAX_COORDINATES:
         return []
-    continuous = not scalar and fit0.dtype.kind == "f" and all(
-        len(atoms_of(x0[:, j], x1[:, j])) == 0 for j in range(d))
+    atoms = [atoms_of(x0[:, j], x1[:, j]) for j in range(d)]
+    continuous = not scalar and fit0.dtype.kind == "f" and all(len(a) == 0 for a in atoms)
     out: list[Score] = []
     if not continuous:
-        plain = _fit_one(x0, x1, None, False, float_bits, scalar, "logistic-regression")
+        plain = _fit_one(x0, x1, None, False, float_bits, scalar, "logistic-regression", atoms)
         if plain is not None:
             out.append(plain)
         return out
     if d < 2:
         return out
-    pooled = _fit_one(x0, x1, None, True, False, False, "logistic-regression-pooled")
-    if pooled is not None:
-        out.append(pooled)
+    # One pooled variant: on whitened coordinates (independent coordinates are only rescaled; prefix
+    # sums become increments), on the raw ones when the covariance is singular.
     w = _whitening(x0, x1)
-    if w is not None:
-        sc = _fit_one(x0, x1, w, True, False, False, "logistic-regression-whitened-pooled")
-        if sc is not None:
-            out.append(sc)
+    sc = (_fit_one(x0, x1, w, True, False, False, "logistic-regression-whitened-pooled") if w is not None else
+          _fit_one(x0, x1, None, True, False, False, "logistic-regression-pooled", atoms))
+    if sc is not None:
+        out.append(sc)
     return out

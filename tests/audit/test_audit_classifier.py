@@ -101,7 +101,7 @@ def test_family_is_known_and_scalars_need_float_bits():
     assert fit_classifier_scores(a, b) == []
     assert [s.name for s in fit_classifier_scores(a, b, float_bits=True)] == ["logistic-regression"]
     names = [s.name for s in fit_classifier_scores(rng.laplace(0, 1, (1_000, 3)), rng.laplace(1, 1, (1_000, 3)))]
-    assert names == ["logistic-regression-pooled", "logistic-regression-whitened-pooled"]
+    assert names == ["logistic-regression-whitened-pooled"]
 
 
 # --- coverage (statistical) -------------------------------------------------------------------
