@@ -4,7 +4,8 @@
                                         [--only LABEL ...]
 
 For each family, `--audits` audits (seeds 0..audits-1) of a mechanism whose true epsilon is known,
-with the candidate families restricted to that one family (`only_family`), claim = the true epsilon;
+with the candidate families restricted to that one family (the auditor's `families` option), claim = the true
+epsilon;
 the count of audits with epsilon_lower > true epsilon must be at most 5% (nominal 1 - confidence).
 Reported with the tolerance c (P[Binomial(audits, 0.05) > c] <= 0.005) and the mean bound.
 
@@ -19,6 +20,9 @@ Families and mechanisms (true epsilon between d0 and d1):
 - chain-log-ratio: four randomized responses of the bit x at eps 1/4, the run halting (-1 for the rest)
   after the second 1 reported: every reported bit adds +-1/4 to the log ratio, so the loss is 4/4 = 1
   (four 0s);
+- logistic-regression (dpaudit.audit.classifier; all its variants): the flag + value mechanism
+  (per-coordinate features with atoms), x + Lap(4) released 4 times, x = 1 vs 0: 4/4 = 1 (the pooled
+  and whitened-pooled variants), and the grid mechanism with float bits (bit features);
 - cross-fitting (all families): Laplace(1) scalar, 1 vs 0: 1, and the flag + value mechanism;
 - sequential audits (dpaudit.audit.sequential, alpha spending over three stages): Laplace(1).
 """
@@ -26,7 +30,6 @@ Families and mechanisms (true epsilon between d0 and d1):
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 import time
@@ -34,30 +37,9 @@ import time
 import numpy as np
 from scipy import stats
 
-import dpaudit.audit.auditor as auditor_module
 from dpaudit.audit import audit
-from dpaudit.audit.chain import fit_chain_scores
-from dpaudit.audit.features import fit_feature_scores
-from dpaudit.audit.scores import fit_scores
 
 CONFIDENCE = 0.95
-
-
-@contextlib.contextmanager
-def only_family(prefix: str | None):
-    """Restrict the auditor's candidate families to those whose name starts with `prefix` (None: all)."""
-    if prefix is None:
-        yield
-        return
-    saved = auditor_module.fit_scores, auditor_module.fit_feature_scores, auditor_module.fit_chain_scores
-    auditor_module.fit_scores = lambda a, b: [s for s in fit_scores(a, b) if s.name.startswith(prefix)]
-    auditor_module.fit_feature_scores = lambda a, b, bits=False: [
-        s for s in fit_feature_scores(a, b, bits) if s.name.startswith(prefix)]
-    auditor_module.fit_chain_scores = lambda a, b: [s for s in fit_chain_scores(a, b) if s.name.startswith(prefix)]
-    try:
-        yield
-    finally:
-        auditor_module.fit_scores, auditor_module.fit_feature_scores, auditor_module.fit_chain_scores = saved
 
 
 def flag_value(data, rng, size):
@@ -88,18 +70,26 @@ def rr_halting(data, rng, size):
     return np.where(before >= 2, -1, bits)
 
 
+def repeated_laplace(data, rng, size):
+    """x + Lap(4) released 4 times independently: true epsilon 4/4 = 1 between x = 1 and 0."""
+    return float(data) + rng.laplace(0.0, 4.0, (size, 4))
+
+
 def laplace(data, rng, size):
     return float(data) + rng.laplace(0.0, 1.0, size)
 
 
 CASES = [
-    # (label, family prefix, target, true epsilon, options)
+    # (label, family (None: all), target, true epsilon, options)
     ("coordinate-log-ratio", "coordinate-log-ratio", flag_value, 1.0, {}),
     ("atom-pattern-log-ratio", "atom-pattern-log-ratio", flag_value, 1.0, {}),
     ("whitened-coordinate-log-ratio", "whitened-coordinate-log-ratio", prefix_sums, 1.0, {}),
     ("float-bit-log-ratio", "float-bit-log-ratio", grid_laplace, 1.0, {"float_bits": True}),
     ("pattern-value-log-ratio", "pattern-value-log-ratio", flag_value, 1.0, {}),
     ("chain-log-ratio", "chain-log-ratio", rr_halting, 1.0, {}),
+    ("logistic-regression (flag+value)", "logistic-regression", flag_value, 1.0, {}),
+    ("logistic-regression (repeated laplace)", "logistic-regression", repeated_laplace, 1.0, {}),
+    ("logistic-regression (grid, float bits)", "logistic-regression", grid_laplace, 1.0, {"float_bits": True}),
     ("cross-fitting (laplace)", None, laplace, 1.0, {"crossfit": True}),
     ("cross-fitting (flag+value)", None, flag_value, 1.0, {"crossfit": True}),
 ]
@@ -110,12 +100,13 @@ def tolerance(audits: int, rate: float = 1 - CONFIDENCE, false_failure: float = 
     return int(np.argmax(stats.binom.sf(np.arange(audits + 1), audits, rate) <= false_failure))
 
 
-def coverage(label, prefix, target, true_eps, options, audits: int, samples: int, seed0: int = 0) -> dict:
+def coverage(label, family, target, true_eps, options, audits: int, samples: int, seed0: int = 0) -> dict:
     start = time.perf_counter()
-    with only_family(prefix):
-        lows = np.array([audit(target, 1.0, 0.0, claim_epsilon=true_eps, samples=samples, confidence=CONFIDENCE,
-                               seed=seed0 + s, executor="serial", progress=False, **options).epsilon_lower
-                         for s in range(audits)])
+    families = None if family is None else (family,)
+    lows = np.array([audit(target, 1.0, 0.0, claim_epsilon=true_eps, samples=samples, confidence=CONFIDENCE,
+                           seed=seed0 + s, executor="serial", progress=False, families=families,
+                           **options).epsilon_lower
+                     for s in range(audits)])
     over = int(np.sum(lows > true_eps))
     return {"family": label, "true_epsilon": true_eps, "audits": audits, "samples_per_side": samples,
             "exceedances": over, "rate": over / audits, "tolerance": tolerance(audits), "ok": over <= tolerance(audits),

@@ -45,7 +45,14 @@ default: numpy's float Laplace and Gaussian samplers (dpaudit.mechanisms.sampler
 do leak through them (benchmarks/peers.py: epsilon_lower near 7 against a claimed 0.1 at 10^5
 runs), which is a property of the float implementation, not of the algorithm the accountants
 describe; the catalog audits the algorithm, so they stay off there and a user who ships such a
-sampler should audit with them on.  The learned family chosen for a direction is refitted on the
+sampler should audit with them on.  A learned classifier family (`dpaudit.audit.classifier`, in the
+style of DP-Sniper: Bichsel, Steffen, Bogunovic, Vechev, IEEE S&P 2021): an L2-regularised logistic
+regression, fitted on the fit half, on engineered features (per-coordinate atom indicators, sign and
+clipped scaled deviations from the pooled median whose combinations span the shifted-Laplace log
+ratio terms, bit features of scalar floats with `float_bits`), and for all-continuous vectors its
+"pooled" variants (each feature summed over the coordinates, raw and whitened: one value released
+several times, where per-coordinate shifts are below their standard errors).  `families=(...)`
+restricts the candidates to the named families (`dpaudit.audit.families.FAMILIES`).  The learned family chosen for a direction is refitted on the
 whole selection split (category families with more than 64 categories excepted) and its thresholds
 chosen there again.  Whatever is fitted, the event is a function of the selection runs only.  Sources: Jagielski, Ullman, Oprea, "Auditing
 Differentially Private Machine Learning: How Private is Private SGD?" (NeurIPS 2020); Nasr, Song,

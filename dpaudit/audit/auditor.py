@@ -52,6 +52,8 @@ from dpaudit.audit.execution import (
     selection_chunk,
 )
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
+from dpaudit.audit.classifier import fit_classifier_scores
+from dpaudit.audit.families import check_families, family_of, keep_families
 from dpaudit.audit.features import fit_feature_scores
 from dpaudit.audit.scores import Score, UserScore, fit_scores
 from dpaudit.audit.selection import DIRECTIONS, EventPlan, choose_events
@@ -160,19 +162,29 @@ def _hash_fitted(h: Any, obj: Any) -> None:
                 _hash_fitted(h, v)
 
 
-def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray,
-              float_bits: bool = False) -> list[tuple[Score, np.ndarray, np.ndarray]]:
-    """Candidate scores with their values on the runs they are chosen on (see module docstring)."""
+def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray, float_bits: bool = False,
+              families: tuple[str, ...] | None = None) -> list[tuple[Score, np.ndarray, np.ndarray]]:
+    """Candidate scores with their values on the runs they are chosen on (see module docstring);
+    only those of `families` when given (`dpaudit.audit.families`)."""
     if score is not None:
         return [(score, score(sel0), score(sel1))]
     half = len(sel0) // 2
     out = []
     fit0, fit1 = sel0[:half], sel1[:half]
-    for sc in fit_scores(fit0, fit1) + fit_feature_scores(fit0, fit1, float_bits):
+    fitted = fit_scores(fit0, fit1) + fit_feature_scores(fit0, fit1, float_bits)
+    if families is None or "logistic-regression" in families:
+        fitted += fit_classifier_scores(fit0, fit1, float_bits)
+    # fitted and thresholded on the whole selection split (see dpaudit.audit.chain.fit_chain_scores)
+    chain = fit_chain_scores(sel0, sel1) if families is None or "chain-log-ratio" in families else []
+    kept, kept_chain = keep_families(fitted, families), keep_families(chain, families)
+    if not kept and not kept_chain:
+        found = sorted({family_of(sc.name) for sc in fitted + chain})
+        raise ValueError(f"families={families!r} leaves no candidate score for these outputs; the families "
+                         f"fitted on them are {', '.join(found)}")
+    for sc in kept:
         a, b = (sel0[half:], sel1[half:]) if sc.learned else (sel0, sel1)
         out.append((sc, sc(a), sc(b)))
-    # fitted and thresholded on the whole selection split (see dpaudit.audit.chain.fit_chain_scores)
-    for sc in fit_chain_scores(sel0, sel1):
+    for sc in kept_chain:
         out.append((sc, sc(sel0), sc(sel1)))
     return out
 
@@ -193,6 +205,8 @@ def _refit_on_selection(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.
             continue
         if refits is None:  # the engineered families only: the projections gain little and cost much
             refits = {sc.name: sc for sc in fit_feature_scores(sel0, sel1, float_bits) if sc.learned}
+            if any(family_of(plans[e].score.name) == "logistic-regression" for e in DIRECTIONS):
+                refits.update({sc.name: sc for sc in fit_classifier_scores(sel0, sel1, float_bits)})
         sc = refits.get(chosen.name)
         if sc is None or type(sc) is not type(chosen):
             continue
@@ -302,6 +316,7 @@ class AuditOptions:
     selection_fraction: float = 0.1
     float_bits: bool = False
     crossfit: bool = False
+    families: tuple[str, ...] | None = None
     grid_size: int = 32
     curve_points: int = 64
     executor: Any = None
@@ -358,6 +373,9 @@ class AuditOptions:
             raise ValueError(f"score must be a function of a batch of outputs, got {self.score!r}")
         if not isinstance(self.float_bits, bool):
             raise ValueError(f"float_bits must be True or False, got {self.float_bits!r}")
+        put("families", check_families(self.families))
+        if self.families is not None and self.score is not None:
+            raise ValueError("families restricts the built-in score families; it cannot be combined with score=...")
         if not isinstance(self.crossfit, bool):
             raise ValueError(f"crossfit must be True or False, got {self.crossfit!r}")
         if self.crossfit and self.claim is not None:
@@ -418,7 +436,7 @@ def _checkpoints(target: Any, d0: Any, d1: Any, o: AuditOptions, spec: OutputSpe
     identity = {
         "seed": o.seed, "target": describe_target(target, o.target_name), "data": fingerprint_data((d0, d1)),
         "score": None if user_score is None else describe_target(user_score.fn), "float_bits": o.float_bits,
-        "crossfit": o.crossfit,
+        "crossfit": o.crossfit, "families": None if o.families is None else list(o.families),
         "output_shape": list(spec.row_shape), "discrete": spec.discrete,
     }
     manifest = {**identity, "samples": o.samples, "chunk_size": o.chunk_size,
@@ -466,8 +484,8 @@ def _run(target: Any, d0: Any, d1: Any, o: AuditOptions, p: _Plan):
 def _choose(user_score: UserScore | None, sel0: np.ndarray, sel1: np.ndarray, o: AuditOptions, p: _Plan,
             n_counted: int) -> dict[str, EventPlan]:
     """The events chosen on these selection rows (families fitted on their first half, refitted on all)."""
-    plans = choose_events(_families(user_score, sel0, sel1, o.float_bits), n_counted, o.claim_delta, p.level_eps,
-                          o.grid_size)
+    plans = choose_events(_families(user_score, sel0, sel1, o.float_bits, o.families), n_counted, o.claim_delta,
+                          p.level_eps, o.grid_size)
     if user_score is None:
         plans = _refit_on_selection(plans, sel0, sel1, o.float_bits, p, o)
     return plans
@@ -596,7 +614,9 @@ def audit(
     `selection_fraction` of the runs used to choose events; `float_bits` (default False) adds bit
     features of scalar float outputs (see the package docstring for why they are off by default);
     `crossfit` (default False) chooses events on two folds and counts each on the other fold, so
-    every run is counted (point bounds only, not with `claim`); `grid_size` thresholds scanned for the
+    every run is counted (point bounds only, not with `claim`); `families` None (all) or the names of
+    the score families to choose among (`dpaudit.audit.families.FAMILIES`; unknown names are rejected);
+    `grid_size` thresholds scanned for the
     trade-off curve; `executor` None (auto), "serial", "process" (with `workers`), a Dask scheduler
     address ("dask://host:port", "dask://tcp://host:port", "tcp://host:port", "inproc://..."; a
     client of its own is opened and closed), a distributed.Client (default or not) or a

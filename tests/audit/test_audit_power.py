@@ -1,14 +1,13 @@
 """The engineered score families (dpaudit.audit.features) and cross-fitting: exact properties,
 coverage, power.
 
-Coverage: each family is forced (`only_family`: the auditor's candidates restricted to it) on a
+Coverage: each family is forced (`families=(name,)`: the auditor's candidates restricted to it) on a
 mechanism whose true epsilon is known, N audits with fixed seeds; the count of epsilon_lower > true
 epsilon is asserted <= c, the smallest c with P[Binomial(N, 0.05) > c] <= 0.005: an auditor exactly at
 its nominal 5% would fail each check with probability <= 0.5%.  The twin (noise halved: true epsilon
 above the claim) must fail the same check.  benchmarks/power_coverage.py runs 1000 audits per family.
 """
 
-import contextlib
 import math
 
 import numpy as np
@@ -26,7 +25,6 @@ from dpaudit.audit.features import (
     fit_feature_scores,
     float_bit_keys,
 )
-from dpaudit.audit.scores import fit_scores
 from dpaudit.audit.selection import _FEW_CANDIDATES, DIRECTIONS, EventPlan, _coarse_candidates
 
 CONFIDENCE = 0.95
@@ -34,18 +32,6 @@ CONFIDENCE = 0.95
 
 def tolerance(audits: int, rate: float = 1 - CONFIDENCE, false_failure: float = 0.005) -> int:
     return int(np.argmax(stats.binom.sf(np.arange(audits + 1), audits, rate) <= false_failure))
-
-
-@contextlib.contextmanager
-def only_family(prefix):
-    saved = auditor_module.fit_scores, auditor_module.fit_feature_scores
-    auditor_module.fit_scores = lambda a, b: [s for s in fit_scores(a, b) if s.name.startswith(prefix)]
-    auditor_module.fit_feature_scores = lambda a, b, bits=False: [
-        s for s in fit_feature_scores(a, b, bits) if s.name.startswith(prefix)]
-    try:
-        yield
-    finally:
-        auditor_module.fit_scores, auditor_module.fit_feature_scores = saved
 
 
 def flag_value(value_scale):
@@ -71,9 +57,10 @@ def grid_laplace(data, rng, size):
     return float(data) + 0.25 * (rng.geometric(1 - q, size) - rng.geometric(1 - q, size)).astype(float)
 
 
-def exceedances(target, true_eps, audits, samples=2_000, seed0=0, **options):
+def exceedances(target, true_eps, audits, samples=2_000, seed0=0, family=None, **options):
     lows = np.array([audit(target, 1.0, 0.0, claim_epsilon=true_eps, samples=samples, confidence=CONFIDENCE,
-                           seed=seed0 + s, executor="serial", progress=False, **options).epsilon_lower
+                           seed=seed0 + s, executor="serial", progress=False,
+                           families=None if family is None else (family,), **options).epsilon_lower
                      for s in range(audits)])
     return int(np.sum(lows > true_eps)), lows
 
@@ -171,13 +158,12 @@ def test_crossfit_counts_every_run():
     ("pattern-value-log-ratio", flag_value(2.0), 1.0, {}),
     ("whitened-coordinate-log-ratio", prefix_sums(4.0), 1.0, {}),
     ("float-bit-log-ratio", grid_laplace, 1.0, {"float_bits": True}),
-    ("", flag_value(2.0), 1.0, {"crossfit": True}),
+    (None, flag_value(2.0), 1.0, {"crossfit": True}),
 ])
 def test_coverage_of_each_new_family(family, target, true_eps, options):
     audits = 60
     assert tolerance(audits) == 8
-    with only_family(family):
-        count, lows = exceedances(target, true_eps, audits, **options)
+    count, lows = exceedances(target, true_eps, audits, family=family, **options)
     assert count <= tolerance(audits), (family, count)
     assert lows.mean() > 0.2  # and the family does find something
 
@@ -185,16 +171,15 @@ def test_coverage_of_each_new_family(family, target, true_eps, options):
 def test_coverage_twin_fails_when_the_value_noise_is_halved():
     # Value noise Lap(1) instead of Lap(2): true epsilon 0.5 + 1 = 1.5, checked against 1.
     audits = 30
-    with only_family("coordinate-log-ratio"):
-        count, _ = exceedances(flag_value(1.0), 1.0, audits, samples=5_000, seed0=500)
+    count, _ = exceedances(flag_value(1.0), 1.0, audits, samples=5_000, seed0=500, family="coordinate-log-ratio")
     assert count > tolerance(audits)
 
 
 def test_pattern_value_twin_fails_when_the_value_noise_is_halved():
     # Value noise Lap(1) instead of Lap(2): true epsilon 1.5, checked against 1.
     audits = 30
-    with only_family("pattern-value-log-ratio"):
-        count, _ = exceedances(flag_value(1.0), 1.0, audits, samples=5_000, seed0=700)
+    count, _ = exceedances(flag_value(1.0), 1.0, audits, samples=5_000, seed0=700,
+                           family="pattern-value-log-ratio")
     assert count > tolerance(audits)
 
 
@@ -205,8 +190,7 @@ def test_whitened_terms_beat_projections_on_prefix_sums():
     def target(data, rng, size):
         return np.cumsum(float(data) + rng.laplace(0.0, 8.0, (size, 8)), axis=1)
     kw = dict(claim_epsilon=1.0, samples=100_000, seed=0, executor="serial")
-    with only_family("f"):  # the projections alone (fisher-discriminant)
-        old = audit(target, 1.0, 0.0, **kw).epsilon_lower
+    old = audit(target, 1.0, 0.0, families=("fisher-discriminant",), **kw).epsilon_lower  # the projection alone
     new = audit(target, 1.0, 0.0, **kw)
     assert new.epsilon_lower <= 1.0
     assert new.epsilon_lower > old + 0.1, (new.epsilon_lower, old)

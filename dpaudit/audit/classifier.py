@@ -1,0 +1,263 @@
+"""A learned classifier family: L2-regularised logistic regression on engineered features.
+
+DP-Sniper (Bichsel, Steffen, Bogunovic, Vechev, "DP-Sniper: Black-Box Discovery of Differential
+Privacy Violations using Classifiers", IEEE S&P 2021, Sec. IV) trains a classifier p(d0 | output) and
+thresholds it; a logistic regression's logit is a linear model of log P0/P1, so thresholding it gives
+approximate Neyman-Pearson events.  Here the regression is fitted on the fit half of the auditor's
+selection split only (labels: 1 for runs on d0, 0 for runs on d1, equal sizes so the logit is the log
+likelihood ratio plus a constant), and it is one more candidate of the selection step: the estimation
+split's Clopper-Pearson bounds stay valid whatever is fitted.  numpy and scipy's L-BFGS only (no
+scikit-learn: the model is small, and a dependency-free fit keeps the scores picklable plain arrays).
+
+Features of a row x (or of z = x @ transform.T, `transform` the inverse Cholesky factor of the pooled
+covariance, which turns prefix sums back into independent increments), per coordinate j:
+- one indicator per atom (a value repeated in the fit rows: flags, sentinels such as -1000, integers;
+  `dpaudit.audit.features.atoms_of`), and one for "continuous" when the coordinate has both;
+- for continuous entries, with u = (z_j - c_j) / b_j (c_j the pooled median, b_j the pooled mean
+  absolute deviation of the continuous entries): sign(u), clip(u, -k, k) for k in 0.25, 1, 4 and
+  min(|u|, 4).  The Laplace log-likelihood ratio of a shift, clip(2u, -s, s) for a shift of s scale
+  units centred on c_j, is a combination of these (exactly for s in {0.5, 2, 8}, and sign(u) s for
+  small s), so the linear model spans the per-coordinate likelihood-ratio terms of shifted Laplace
+  noise; min(|u|, 4) catches a difference in spread;
+- scalar float outputs with `float_bits`: also the IEEE 754 bit features of Mironov, "On Significance
+  of the Least Significant Bits for Differential Privacy" (ACM CCS 2012): the 8 lowest mantissa bits
+  and one-hot trailing-zero counts (0..15, 16+).
+The "-pooled" variant sums each continuous feature over the (whitened) coordinates (5 features in all): the
+model in which every coordinate carries the same shift, e.g. one value released several times with
+independent noise (the benchmarks' LaplaceParallel, or prefix sums after whitening), where separate
+per-coordinate weights would be mostly noise at 10^6 runs (each coordinate's shift is below its
+standard error) but their common weight is not.
+u is rounded to 9 decimals: the rounding error of z - c depends on the low-order bits of z, which for
+x + Laplace in doubles depend on the input (Mironov 2012); the default families must not see float
+artefacts (same guard as `dpaudit.audit.features`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+from scipy.optimize import minimize
+
+from dpaudit.audit.features import _whitening, atoms_of, float_bit_keys
+from dpaudit.audit.scores import Score
+
+__all__ = ["LogisticScore", "fit_classifier_scores", "logistic_features"]
+
+#: Clip levels (in scale units) of the continuous features.
+_CLIPS = (0.25, 1.0, 4.0)
+#: At most this many features (wider outputs: no classifier).
+_MAX_FEATURES = 1024
+#: At most this many coordinates get per-coordinate features.
+_MAX_COORDINATES = 256
+#: L2 penalty on the standardised weights, as lambda / 2 * |w|^2 added to the summed log loss.
+_RIDGE = 1.0
+#: Decimals kept of u (see the module docstring).
+_U_DECIMALS = 9
+_CONT_FEATURES = 2 + len(_CLIPS)  # sign, clips, |u|
+
+
+@dataclass(frozen=True, eq=False)
+class LogisticScore(Score):
+    """logit(x) = w . (phi(x) - mean) / std: a logistic regression on the features phi (module docstring)."""
+
+    center: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    inv_scale: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    atom_columns: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    atom_values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    has_cont_flag: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    transform: np.ndarray | None = None
+    pooled: bool = False
+    float_bits: bool = False
+    feature_mean: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    feature_scale: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    name: str = "logistic-regression"
+    learned: bool = True
+
+    def features(self, outputs: np.ndarray) -> np.ndarray:
+        return logistic_features(outputs, self)
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        # Column by column (no feature matrix): sum_k w_k (phi_k - mean_k) / scale_k.
+        coef = self.weights / self.feature_scale
+        total = np.full(len(outputs), -float(coef @ self.feature_mean))
+        for k, col in enumerate(_feature_columns(outputs, self)):
+            if coef[k] != 0:
+                total += coef[k] * col
+        return total
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "features": int(len(self.weights)), "pooled": self.pooled,
+                "whitened": self.transform is not None, "atoms": int(len(self.atom_values))}
+
+
+def _continuous_features(u: np.ndarray) -> list[np.ndarray]:
+    u = np.round(u, _U_DECIMALS)
+    return [np.sign(u)] + [np.clip(u, -k, k) for k in _CLIPS] + [np.minimum(np.abs(u), _CLIPS[-1])]
+
+
+def _feature_columns(outputs: np.ndarray, p: LogisticScore) -> Iterator[np.ndarray]:
+    """The columns of phi(outputs), one at a time (see the module docstring)."""
+    scalar = np.asarray(outputs).ndim == 1
+    x = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+    z = x @ p.transform.T if p.transform is not None else x
+    width = z.shape[1]
+    pooled = [np.zeros(len(x)) for _ in range(_CONT_FEATURES)] if p.pooled else None
+    starts = np.searchsorted(p.atom_columns, np.arange(width + 1))
+    for j in range(width):
+        col = z[:, j]
+        atoms = p.atom_values[starts[j]:starts[j + 1]]
+        hit = np.zeros(len(col), dtype=bool)
+        for a in atoms:
+            eq = col == a
+            hit |= eq
+            yield eq.astype(np.float64)
+        if p.inv_scale[j] > 0:
+            if p.has_cont_flag[j]:
+                yield (~hit).astype(np.float64)
+            u = (col - p.center[j]) * p.inv_scale[j]
+            if len(atoms):
+                u[hit] = 0.0
+            for k, f in enumerate(_continuous_features(u)):
+                if pooled is not None:
+                    pooled[k] += f
+                else:
+                    yield f
+    if pooled is not None:
+        yield from pooled
+    if scalar and p.float_bits:
+        low = float_bit_keys(x[:, 0], "low-byte")
+        for b in range(8):
+            yield ((low >> b) & 1).astype(np.float64)
+        tz = float_bit_keys(x[:, 0], "exponent-trailing-zeros") & 63
+        for t in range(17):
+            yield (np.minimum(tz, 16) == t).astype(np.float64)
+
+
+def logistic_features(outputs: np.ndarray, p: LogisticScore) -> np.ndarray:
+    """The feature matrix phi(outputs) of the fitted parameters `p` (see the module docstring)."""
+    cols = list(_feature_columns(outputs, p))
+    return np.stack(cols, axis=1) if cols else np.zeros((len(outputs), 0))
+
+
+def _fit_weights(f0: np.ndarray, f1: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Standardisation and L2-regularised logistic weights (label 1 on d0); None if nothing varies."""
+    f = np.concatenate([f0, f1])
+    y = np.concatenate([np.ones(len(f0)), np.zeros(len(f1))])
+    mean = f.mean(axis=0)
+    scale = f.std(axis=0)
+    keep = scale > 0
+    if not np.any(keep):
+        return None
+    scale = np.where(keep, scale, 1.0)
+    xs = (f - mean) / scale
+    xs[:, ~keep] = 0.0
+    # Intercept as a last column (not penalised); equal class sizes, so it stays near 0.
+    xa = np.concatenate([xs, np.ones((len(xs), 1))], axis=1)
+    pen = np.full(xa.shape[1], _RIDGE)
+    pen[-1] = 0.0
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        # einsum, not BLAS: these tall, thin products are memory-bound, and a threaded BLAS on a busy
+        # machine spends more time waiting for its threads than computing.
+        t = np.einsum("ij,j->i", xa, w)
+        # log(1 + e^t) - y t, stably
+        val = np.logaddexp(0.0, t) - y * t
+        r = 0.5 * (1.0 + np.tanh(0.5 * t)) - y  # sigmoid(t) - y
+        return float(val.sum() + 0.5 * np.sum(pen * w * w)), np.einsum("ij,i->j", xa, r) + pen * w
+
+    res = minimize(loss, np.zeros(xa.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 200})
+    w = np.asarray(res.x[:-1])
+    if not np.all(np.isfinite(w)) or not np.any(w != 0):
+        return None
+    return mean, scale, np.where(keep, w, 0.0)
+
+
+def _fit_one(x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | None, pooled: bool, float_bits: bool,
+             scalar: bool, name: str, atoms_by_column: list[np.ndarray] | None = None) -> LogisticScore | None:
+    z0 = x0 @ transform.T if transform is not None else x0
+    z1 = x1 @ transform.T if transform is not None else x1
+    d = z0.shape[1]
+    center, inv_scale = np.zeros(d), np.zeros(d)
+    has_cont = np.zeros(d, dtype=bool)
+    a_cols, a_vals = [], []
+    n_feat = 0
+    for j in range(d):
+        c0, c1 = z0[:, j], z1[:, j]
+        if transform is not None:
+            atoms = np.zeros(0)
+        else:
+            atoms = atoms_of(c0, c1) if atoms_by_column is None else atoms_by_column[j]
+        pooled_col = np.concatenate([c0, c1])
+        hit = np.isin(pooled_col, atoms)
+        rest = pooled_col[~hit]
+        a_cols.append(np.full(len(atoms), j, dtype=np.int64))
+        a_vals.append(atoms)
+        n_feat += len(atoms)
+        if len(rest) >= 4:
+            c = float(np.median(rest))
+            b = float(np.mean(np.abs(rest - c)))
+            if b > 0:
+                center[j], inv_scale[j] = c, 1.0 / b
+                has_cont[j] = len(atoms) > 0
+                n_feat += int(has_cont[j]) + (0 if pooled else _CONT_FEATURES)
+    if pooled:
+        if np.count_nonzero(inv_scale) < 2 or sum(len(a) for a in a_vals):
+            return None
+        n_feat += _CONT_FEATURES
+    if n_feat == 0 or n_feat > _MAX_FEATURES:
+        return None
+    shell = LogisticScore(center=center, inv_scale=inv_scale, atom_columns=np.concatenate(a_cols),
+                          atom_values=np.concatenate(a_vals).astype(np.float64), has_cont_flag=has_cont,
+                          transform=transform, pooled=pooled, float_bits=float_bits and scalar, name=name)
+    src0 = x0[:, 0] if scalar else x0
+    src1 = x1[:, 0] if scalar else x1
+    fitted = _fit_weights(logistic_features(src0, shell), logistic_features(src1, shell))
+    if fitted is None:
+        return None
+    mean, scale, w = fitted
+    return LogisticScore(center=center, inv_scale=inv_scale, atom_columns=shell.atom_columns,
+                         atom_values=shell.atom_values, has_cont_flag=has_cont, transform=transform, pooled=pooled,
+                         float_bits=shell.float_bits, feature_mean=mean, feature_scale=scale, weights=w, name=name)
+
+
+def fit_classifier_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool = False) -> list[Score]:
+    """The logistic-regression family for outputs shaped like fit0 / fit1 (see the module docstring).
+
+    Vectors with atoms (discrete or mixed outputs): "logistic-regression" (per-coordinate features).
+    All-continuous real vectors: "logistic-regression-whitened-pooled" ("logistic-regression-pooled"
+    when the pooled covariance is singular); their per-coordinate model is `coordinate-log-ratio`'s
+    naive-Bayes Laplace terms, fitted without an optimiser.  Scalars: only with `float_bits` (float outputs), the
+    per-value and bit features ("logistic-regression"); a scalar's own ordering is already the
+    identity family.
+    """
+    if len(fit0) < 8 or len(fit1) < 8:
+        return []
+    scalar = fit0.ndim == 1
+    if scalar and not (float_bits and fit0.dtype.kind == "f"):
+        return []
+    x0 = fit0.reshape(len(fit0), -1).astype(np.float64)
+    x1 = fit1.reshape(len(fit1), -1).astype(np.float64)
+    d = x0.shape[1]
+    if d > _MAX_COORDINATES:
+        return []
+    atoms = [atoms_of(x0[:, j], x1[:, j]) for j in range(d)]
+    continuous = not scalar and fit0.dtype.kind == "f" and all(len(a) == 0 for a in atoms)
+    out: list[Score] = []
+    if not continuous:
+        plain = _fit_one(x0, x1, None, False, float_bits, scalar, "logistic-regression", atoms)
+        if plain is not None:
+            out.append(plain)
+        return out
+    if d < 2:
+        return out
+    # One pooled variant: on whitened coordinates (independent coordinates are only rescaled; prefix
+    # sums become increments), on the raw ones when the covariance is singular.
+    w = _whitening(x0, x1)
+    sc = (_fit_one(x0, x1, w, True, False, False, "logistic-regression-whitened-pooled") if w is not None else
+          _fit_one(x0, x1, None, True, False, False, "logistic-regression-pooled", atoms))
+    if sc is not None:
+        out.append(sc)
+    return out
