@@ -24,7 +24,7 @@ import numpy as np
 from dpaudit.algorithms.glm.environment import paper_glm_environment
 from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, run_private_glm
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams, run_shuffle_glm
-from dpaudit.mechanisms._pgd_kernel import table_round
+from dpaudit.mechanisms import shuffle_gd
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--pgd-sampler", choices=("bits", "uniform"), default="bits")
     ap.add_argument("--shuffle-only", action="store_true", help="skip Private-GLM")
+    ap.add_argument("--no-numba", action="store_true", help="the numpy path even where numba is installed")
     args = ap.parse_args(argv)
+    if args.no_numba:
+        shuffle_gd.table_round = None  # the module-level kernel P_GD looks up on every round
     env = paper_glm_environment(np.random.default_rng(109832), 3, 20, args.horizon, 2.0, "probit")
     data = env.sample(np.random.default_rng(1), args.runs)
     rows = []
@@ -44,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
                          np.random.default_rng(2))
     rows.append({"algorithm": "shuffle-glm", "seconds": time.perf_counter() - t0,
                  "cpu_seconds": time.process_time() - c0, "pgd_sampler": args.pgd_sampler,
-                 "numba": table_round is not None,
+                 "numba": shuffle_gd.table_round is not None,
                  "final_regret": float(sh.regret[:, -1].mean()), "batch_ends": sh.batch_ends.tolist(),
                  "pgd_iterations": list(sh.iterations)})
     print(f"shuffle-glm done in {rows[-1]['seconds']:.1f} s", file=sys.stderr)
