@@ -45,6 +45,7 @@ from dpaudit.algorithms.linear.linucb import LinUCB, code_width, simulate_linear
 from dpaudit.algorithms.linear.linucb_jdp import LinUCBJDP  # noqa: E402
 from dpaudit.algorithms.linear.linucb_ldp import LinUCBLDP  # noqa: E402
 from dpaudit.algorithms.linear.shuffle_linucb import LinUCBSDPAmp, LinUCBSDPVec  # noqa: E402
+from tables import print_table  # noqa: E402 (benchmarks/, the script's own folder)
 
 FIGURES = pathlib.Path(__file__).resolve().parent / "figures"
 AUTHORS_CODE = pathlib.Path(__file__).resolve().parent / "authors_code" / "linear_chowdhury_zhou_2022.jsonl"
@@ -127,15 +128,6 @@ def compare(row: dict, code: dict, dim: int, eps: float, horizon: int) -> tuple:
     row["authors_code"] = {"runs": ids, "regret": theirs.tolist(), "ours_same_runs": mine.tolist(),
                            "paired_difference": list(d)}
     return fmt(*t_interval(theirs)), fmt(*t_interval(mine)), fmt(*d), all_ours
-
-
-def print_table(title: str, header: tuple, rows: list) -> None:
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(header)]
-    print(f"\n{title}")
-    print("  ".join(str(h).ljust(w) for h, w in zip(header, widths)))
-    for r in rows:
-        print("  ".join(str(v).ljust(w) for v, w in zip(r, widths)))
-    sys.stdout.flush()
 
 
 def run_one(alg, horizon: int, runs: int, dim: int, seed: int) -> dict:

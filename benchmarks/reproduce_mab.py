@@ -47,6 +47,7 @@ from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
 from dpaudit.algorithms.mab.outcome import checkpoint_grid
 from dpaudit.algorithms.mab.ucb import UCB1
 from dpaudit.regret import RegretCurves, plot_curves, plot_final
+from tables import print_table  # noqa: E402 (benchmarks/, the script's own folder)
 
 FIG = pathlib.Path(__file__).resolve().parent / "figures"
 EPS_001 = (0.1, 0.25, 0.5, 1.0, 8.0, 64.0, 128.0)
@@ -330,16 +331,6 @@ def plot_vs_authors(results: dict, instances) -> None:
 
 def _save_fig(fig, path: pathlib.Path) -> None:
     atomic_write(path, lambda fh: fig.savefig(fh, format="png"))
-
-
-def print_table(title: str, header: tuple, rows: list) -> None:
-    """A plain-text table on stdout (progress goes to stderr)."""
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(header)]
-    print(f"\n{title}")
-    print("  ".join(str(h).ljust(w) for h, w in zip(header, widths)))
-    for r in rows:
-        print("  ".join(str(v).ljust(w) for v, w in zip(r, widths)))
-    sys.stdout.flush()
 
 
 def cz_fig4(results: dict, *, runs: int = 20) -> None:

@@ -34,7 +34,6 @@ C = Bin(S, 1-f) + Bin(k d - S, f) with S = sum_i y_i: the same law of the server
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -83,8 +82,7 @@ class ShuffleSum:
 
     Give the horizon T (q = p' = 1/(2T)) or p' directly; g, tau, m and the flip probability are
     overridable. theta_reading: "proof" (θ = exp(-eps'/g), default: what the proof of Thm 3 needs,
-    the modular sum eps'-DP) or "printed" (θ = exp(-eps/g), as App. D.2 prints it). The old name of
-    "proof", "digest", is still accepted with a DeprecationWarning.
+    the modular sum eps'-DP) or "printed" (θ = exp(-eps/g), as App. D.2 prints it).
     """
 
     trust_model = "shuffle"
@@ -108,10 +106,6 @@ class ShuffleSum:
         if horizon is not None:
             p = 1.0 / (2 * check_int_at_least(horizon, 1, "horizon"))
         self.p = check_open_unit(p, "p")
-        if theta_reading == "digest":  # the old name of "proof" (it named dpaudit's notes, not the paper)
-            warnings.warn('theta_reading="digest" is deprecated; use theta_reading="proof" (the same reading)',
-                          DeprecationWarning, stacklevel=2)
-            theta_reading = "proof"
         self.theta_reading = check_choice(theta_reading, THETA_READINGS, "theta_reading")
         self.eps_tilde = self.epsilon / 4
         self.eps_prime = self.epsilon / 2

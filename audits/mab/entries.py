@@ -121,6 +121,19 @@ def dpse_entries() -> list[AuditEntry]:
     ]
 
 
+def _ftnl_epoch_pair(epoch: int) -> NeighbourPair:
+    """K = 2 over epochs of 1, 2, 4, ... rounds and one more round, whose action is observed: every round of
+    `epoch` (rounds 2^e .. 2^(e+1) - 1, 1-based) has X(t) = (0, 1) vs its first round (1, 0); other rounds 0."""
+    start, stop = 2**epoch - 1, 2 ** (epoch + 1) - 1  # 0-based rows of the epoch
+    tab = np.zeros((stop + 1, 2))
+    tab[start:stop, 1] = 1.0
+    tab1 = tab.copy()
+    tab1[start] = (1.0, 0.0)
+    return NeighbourPair("one-user", RewardTable(tab), RewardTable(tab1),
+                         f"K=2, epoch {epoch} (rounds {start + 1}-{stop}): every X(t)=(0,1) vs round {start + 1} "
+                         f"X(t)=(1,0); other rounds 0")
+
+
 def hhm_entries() -> list[AuditEntry]:
     """Anytime-Lazy-UCB (Alg. 1), Hybrid-UCB (Alg. 4) and FTNL (Algs. 2-3) of Hu, Huang, Mehta (arXiv:2102.07929), on small
     instances built to isolate each release."""
@@ -140,21 +153,11 @@ def hhm_entries() -> list[AuditEntry]:
     hyb_stream1[1] = 1.0
     hybrid, hybrid_fixed = HybridUCB(eps), HybridUCB(eps, node_scale="fixed")
     ftnl_t = 8  # epochs of 1, 2, 4 rounds, then the action of epoch 3 (round 8) is the observable
-    ftnl_tab = np.zeros((ftnl_t, 2))
-    ftnl_tab[3:7, 1] = 1.0
-    ftnl_tab1 = ftnl_tab.copy()
-    ftnl_tab1[3] = (1.0, 0.0)
-    ftnl_pair = NeighbourPair("one-user", RewardTable(ftnl_tab), RewardTable(ftnl_tab1),
-                              "K=2, epoch 2 (rounds 4-7): every X(t)=(0,1) vs round 4 X(t)=(1,0); other rounds 0")
+    ftnl_pair = _ftnl_epoch_pair(2)
     # the sound variants on a longer table: epoch 3 (rounds 8-15) moves the sum difference from 8 to 6, deeper in
     # the noise tail than 4 to 2 (exact loss of the decision 0.81 instead of 0.71 at ε = 1, see FTNL_NOTE)
     tail_t = 16
-    tail_tab = np.zeros((tail_t, 2))
-    tail_tab[7:15, 1] = 1.0
-    tail_tab1 = tail_tab.copy()
-    tail_tab1[7] = (1.0, 0.0)
-    tail_pair = NeighbourPair("one-user", RewardTable(tail_tab), RewardTable(tail_tab1),
-                              "K=2, epoch 3 (rounds 8-15): every X(t)=(0,1) vs round 8 X(t)=(1,0); other rounds 0")
+    tail_pair = _ftnl_epoch_pair(3)
     paper_ftnl, fixed_ftnl, naive_ftnl = FTNL(eps), FTNL(eps, noise="fixed"), FTNL(eps, noise="naive")
     regret = {"epsilon": eps, "instance": "hhm-1"}
     return [

@@ -152,14 +152,13 @@ def test_bad_inputs_raise_value_errors_naming_them():
         ShuffleSum(1.0, 4, p=0.1).run_fast(np.random.default_rng(0), np.full((2, 4), 2.0))
 
 
-def test_theta_reading_is_named_by_the_paper_and_the_old_value_still_works():
-    """"proof" (θ = exp(-eps'/g), what the proof of Thm 3 needs) is the default; the old value
-    "digest" maps to it with a DeprecationWarning; "printed" is the other reading."""
+def test_theta_reading_is_named_by_the_paper():
+    """"proof" (θ = exp(-eps'/g), what the proof of Thm 3 needs) is the default; "printed" is the other
+    reading; any other value is refused, naming the parameter."""
     proof = ShuffleSum(1.0, 16, horizon=10**6)
     assert proof.theta_reading == "proof" and proof.theta == pytest.approx(math.exp(-0.5 / proof.params.g))
-    with pytest.warns(DeprecationWarning, match='theta_reading="proof"'):
-        old = ShuffleSum(1.0, 16, horizon=10**6, theta_reading="digest")
-    assert old.theta_reading == "proof" and old.theta == proof.theta
-    assert "theta_reading='proof'" in repr(old)
+    assert "theta_reading='proof'" in repr(proof)
+    with pytest.raises(ValueError, match="theta_reading"):
+        ShuffleSum(1.0, 16, horizon=10**6, theta_reading="notes")
     printed = ShuffleSum(1.0, 16, horizon=10**6, theta_reading="printed")
     assert printed.theta != proof.theta  # the twin: the two readings differ
