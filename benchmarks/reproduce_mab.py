@@ -1,20 +1,28 @@
 """Reproduce the bandit experiments of Hu, Huang, Mehta (arXiv:2102.07929, §6) and Chowdhury & Zhou (ICLR 2023, Sec. 7), cell by cell.
 
-    python benchmarks/reproduce_mab.py --quick                # ~3 min: Chowdhury & Zhou easy (Figs. 1-2) and Fig. 4
+    python benchmarks/reproduce_mab.py --quick                # Chowdhury & Zhou easy (Figs. 1-2) and Fig. 4 only
     python benchmarks/reproduce_mab.py                        # everything (hard at T = 10^7, Hu-Huang-Mehta at T = 2^22)
     python benchmarks/reproduce_mab.py --part cz|hhm|hhm-hybrid-full [--hybrid-horizon T]
+    python benchmarks/reproduce_mab.py --part cz --from-cache # the Chowdhury & Zhou Figs. 1-4 tables again, no simulation
 
 Every cell is printed as a table on stdout: the reference figure beside ours, mean and 95% interval.
 Chowdhury & Zhou (ICLR 2023) (§7, App. J): K = 10, their code's instances (run r: np.random.seed(r), mu = gap *
 rand(10) + 0.5 - gap/2; `authors_instances`), rewards clip(N(mu, 0.1^2), 0, 1), p = 0.1, eps in {0.1, 0.5, 1}.
 - Figs. 1-3: DP-SE, Dist-DP-SE and Dist-RDP-SE (s = 10, 100) with batches 4^b, easy T = 10^6, hard T = 10^7, our run
   r on their instance r < 20 (the figures' 20 instances). The paper gives plots only, so the reference is the
-  authors' public code run unchanged (benchmarks/authors_code/run_mab.py) on its instances 0-3; ours is run on the
-  same 4 instances (10 or 25 runs each) and the table says whether the authors' 4-run mean falls in the interval a
-  correct implementation predicts for it. Also the two bugs of the authors' code (shared DP-SE noise, inverted
-  Pólya) next to the correct versions.
+  authors' public code run unchanged (benchmarks/authors_code/run_mab.py; its runs in
+  authors_code/mab_chowdhury_zhou_2023.jsonl): on instances 0-3 (easy) and on instance 0 (hard). Ours: 39 runs on
+  each of the same instances, and the table says whether the authors' value falls in the interval a correct
+  implementation predicts for it (a 4-run mean: quantiles of the mean of one of our runs per instance; one run:
+  [min, max] of 39 realised regrets, a distribution-free 95% prediction interval; benchmarks/cz_table.py). Also the two bugs of the authors' code
+  (shared DP-SE noise, inverted Pólya) next to the correct versions.
 - Fig. 4: CDP-SE, LDP-SE, Dist-DP-SE, Dist-RDP-SE, Dist-CDP-SE (s = 10) with batches 2^b, easy T = 10^6 (plot only in
   the paper, not in the authors' public code: no reference number).
+A simulating run keeps our runs in benchmarks/figures/mab_cz_ours.json (keyed by cell and seed; the cells of every
+eps and algorithm on the easy instances 0-3 and the hard instance 0, and any instance of the jsonl), and reuses
+them while the algorithms' code is unchanged; `--part cz --from-cache` then rebuilds benchmarks/figures/
+mab_cz_tables.txt, mab_cz_vs_authors_code.png and the summary's cz entries from the jsonl and that cache only (exit
+status 1 if a cell of the jsonl has no cached runs).
 Hu, Huang, Mehta (arXiv:2102.07929) (§6, App. I): K = 5, settings 1-3, eps in {0.1, 0.25, 0.5, 1, 8, 64, 128}, 15 runs,
 Bernoulli rewards (the paper does not say), DP-SE with beta = 1/T; plots only and no public code (no reference number).
 - Anytime-Lazy-UCB and DP-SE at the paper's T = 2 * 2^21;
@@ -278,8 +286,8 @@ def cz_table(results: dict, cache: dict, *, root: int, runs: int) -> tuple[str, 
         "Student-t interval over its runs, none for one run). Ours: the same instances x "
         f"{czt.COPIES} runs each, and the interval in which the authors' value falls for a correct implementation: "
         f"for one run, [min, max] of our {czt.COPIES} realised regrets on that instance (distribution-free 95% "
-        "prediction interval); for a k-run mean (one run per instance), a normal 95% interval from our per-instance "
-        "variances; our realised regret = pseudo-regret + the reward noise of its pulls. Last column: our run r on "
+        "prediction interval); for a k-run mean (one run per instance), the 2.5-97.5% quantiles of the mean of one of "
+        "our realised regrets per instance (exact over the combinations up to 3*10^6 of them); our realised regret = pseudo-regret + the reward noise of its pulls. Last column: our run r on "
         f"their instance r, r < {runs} (the figures' setting, pseudo-regret). Cache: benchmarks/figures/mab_cz_ours.json.")
     return format_table(title, czt.TABLE_HEADER, rows), missing
 
@@ -384,7 +392,7 @@ def cz_fig4_table(results: dict, cache: dict, *, root: int, runs: int = 20) -> s
 
 
 def cz_experiments(results: dict, *, quick: bool, from_cache: bool, root: int = 4, runs: int = 20) -> list[str]:
-    """Chowdhury & Zhou (ICLR 2023): simulate (unless from_cache), then write the tables (mab_cz_tables.txt, stdout)
+    """Chowdhury & Zhou (ICLR 2023, Sec. 7, Figs. 1-4): simulate (unless from_cache), then write the tables (mab_cz_tables.txt, stdout)
     and mab_cz_vs_authors_code.png from the jsonl and the cache. Returns the cells whose runs the cache lacks."""
     cache = czt.load_cache()
     if from_cache:
