@@ -108,13 +108,13 @@ class AuthorsCell:
 _REQUIRED = ("alg", "epsilon", "instance", "horizon")
 
 
-def read_authors_runs(path: pathlib.Path | str = AUTHORS_CODE) -> dict[tuple[str, int, float, str], AuthorsCell]:
+def read_authors_runs(path: pathlib.Path | str | None = None) -> dict[tuple[str, int, float, str], AuthorsCell]:
     """{(instance, horizon, epsilon, alg): AuthorsCell} from the jsonl of the authors' code's runs.
 
     A line with "run" and "regret" is one run; a line with "mean", "se" and "runs" is a summary of runs
     0..runs-1 and is used only where no single run of the cell is stored. A later line for the same run
     replaces an earlier one (a re-run). A line that is neither raises ValueError naming the file and line."""
-    path = pathlib.Path(path)
+    path = pathlib.Path(AUTHORS_CODE if path is None else path)
     single: dict = {}
     summaries: dict = {}
     if not path.exists():
@@ -334,8 +334,9 @@ def new_cache() -> dict:
             "sources": SOURCES, "source_digest": "", "on_authors_instances": {}, "figure_runs": {}}
 
 
-def load_cache(path: pathlib.Path = CACHE) -> dict:
-    """The cache, or an empty one when the file does not exist; ValueError for another version."""
+def load_cache(path: pathlib.Path | None = None) -> dict:
+    """The cache (default CACHE), or an empty one when the file does not exist; ValueError for another version."""
+    path = CACHE if path is None else path
     if not path.exists():
         return new_cache()
     c = json.loads(path.read_text())
@@ -344,9 +345,9 @@ def load_cache(path: pathlib.Path = CACHE) -> dict:
     return c
 
 
-def save_cache(cache: dict, path: pathlib.Path = CACHE) -> None:
-    """Written atomically (dpaudit._io)."""
-    atomic_write_text(path, json.dumps(cache, indent=None, separators=(",", ":")) + "\n")
+def save_cache(cache: dict, path: pathlib.Path | None = None) -> None:
+    """Written atomically (dpaudit._io) to `path` (default CACHE)."""
+    atomic_write_text(CACHE if path is None else path, json.dumps(cache, indent=None, separators=(",", ":")) + "\n")
 
 
 def put_instance_runs(cache: dict, key: str, entropy: Sequence[int], instance_id: int, pseudo: np.ndarray,

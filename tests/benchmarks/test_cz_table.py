@@ -255,3 +255,18 @@ def test_the_stored_cache_covers_every_authors_cell(monkeypatch):
         for name in czt.CODE_ALGS:
             key = czt.cell_key("hard", 10**7, eps, name)
             assert czt.get_instance_runs(cache, key, czt.run_seed(4, key, 0)) is not None, key
+
+
+def test_a_jsonl_cell_without_cached_runs_is_reported_not_guessed(tmp_path, monkeypatch):
+    """--from-cache never simulates: a cell of the jsonl on an instance the cache lacks is named, and its row says so."""
+    monkeypatch.setattr(sys, "path", [str(BENCH), *sys.path])
+    rm = _load("reproduce_mab")
+    monkeypatch.setattr(rm.czt, "AUTHORS_CODE", _jsonl(tmp_path, [_run(run=5, regret=20000.0), _run(run=0, eps=0.5, regret=1000.0)]))
+    cache = rm.czt.new_cache()
+    key = czt.cell_key("hard", 10**7, 0.5, "DP-SE")
+    rm.czt.put_instance_runs(cache, key, czt.run_seed(4, key, 0), 0, np.arange(39.0) * 10, np.zeros(39), 0.0)
+    text, missing = rm.cz_table({}, cache, root=4, runs=20)
+    assert missing == ["hard/T=10000000/eps=1/DP-SE on instances [5]"]
+    rows = {tuple(line.split()[:3]): line for line in text.splitlines() if line.startswith("hard")}
+    assert "not in cache" in rows[("hard", "1", "DP-SE")]
+    assert rows[("hard", "0.5", "DP-SE")].split()[3:5] == ["1000", "0"] and " NO " in rows[("hard", "0.5", "DP-SE")]
