@@ -16,12 +16,13 @@ difference M is a martingale with E[M^2] = E[sum_{a != a*} N_a (v_a + v_*)] (N_a
 variance of a clipped reward, `ClippedGaussianArms.reward_variances`). We model a realised regret as
 P + sqrt(V) Z, V = sum_{a != a*} N_a (v_a + v_*) of the same run and Z ~ N(0, 1) independent (exact for the
 unobserved optimal arm's part; it leaves out the correlation of the played arms' rewards with later eliminations).
-At the figures' constants sqrt(V) is 20-40 on the easy instance and about 190 on the hard one.
+At the figures' constants sqrt(V) is 15-60 on the easy instances 0-2, 114 on instance 3 and 185-196 on the
+hard instance 0.
 
 Intervals for the authors' value (level 95%):
 - one run (the hard instance: instance 0 only): the distribution-free prediction interval
   [Y_(j), Y_(n+1-j)] of n iid realised regrets on that instance, which holds a new one with probability exactly
-  (n + 1 - 2j)/(n + 1) for a continuous law (Wilks, "Mathematical Statistics", 1962, §12.4); with n = 39, j = 1
+  (n + 1 - 2j)/(n + 1) for a continuous law (the new value's rank among the n + 1 is uniform); with n = 39, j = 1
   it is [min, max] at exactly 95%. The Z's are drawn from a fixed seed, so the table is reproducible;
 - a mean of k >= 2 runs, one per instance: the 2.5% and 97.5% quantiles of the mean of one of our realised
   regrets per instance (`mean_of_one_per_instance_interval`; a plug-in law, without our own sampling error). Our
@@ -195,8 +196,8 @@ def realised_draws(pseudo: np.ndarray, variance: np.ndarray, entropy: Sequence[i
 
 def order_statistic_interval(x: np.ndarray, level: float = LEVEL) -> tuple[float, float, float]:
     """(Y_(j), Y_(n+1-j), coverage) with the largest j >= 1 such that coverage = (n + 1 - 2j)/(n + 1) >= level:
-    a new draw from the law of the n iid values falls in it with probability `coverage` (continuous law;
-    Wilks 1962, §12.4). Raises ValueError when n is too small: n >= 2/(1 - level) - 1 (39 at 95%)."""
+    a new draw from the law of the n iid values falls in it with probability `coverage` (continuous law: the
+    new draw's rank among the n + 1 is uniform). ValueError when n < 2/(1 - level) - 1 (39 at 95%)."""
     x = np.sort(np.asarray(x, dtype=float))
     n = x.size
     j = int(math.floor((n + 1) * (1 - level) / 2 + 1e-9))
@@ -238,7 +239,7 @@ def predict(ours: Mapping[int, Mapping[str, Sequence[float]]], ids: Sequence[int
     if k == 1:
         lo, hi, cov = order_statistic_interval(y[0], level)
         out |= {"expected": [lo, hi], "coverage": cov,
-                "method": f"one run: [min, max] of our {n} realised regrets (distribution-free, {cov:.0%})"}
+                "method": f"one run: order statistics of our {n} realised regrets (distribution-free, {cov:.1%})"}
     else:
         lo, hi = mean_of_one_per_instance_interval(y, entropy_of(ids[0]), level)
         out |= {"expected": [lo, hi], "coverage": level,
