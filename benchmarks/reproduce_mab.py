@@ -1,20 +1,28 @@
 """Reproduce the bandit experiments of Hu, Huang, Mehta (arXiv:2102.07929, §6) and Chowdhury & Zhou (ICLR 2023, Sec. 7), cell by cell.
 
-    python benchmarks/reproduce_mab.py --quick                # ~3 min: Chowdhury & Zhou easy (Figs. 1-2) and Fig. 4
+    python benchmarks/reproduce_mab.py --quick                # Chowdhury & Zhou easy (Figs. 1-2) and Fig. 4 only
     python benchmarks/reproduce_mab.py                        # everything (hard at T = 10^7, Hu-Huang-Mehta at T = 2^22)
     python benchmarks/reproduce_mab.py --part cz|hhm|hhm-hybrid-full [--hybrid-horizon T]
+    python benchmarks/reproduce_mab.py --part cz --from-cache # the Chowdhury & Zhou Figs. 1-4 tables again, no simulation
 
 Every cell is printed as a table on stdout: the reference figure beside ours, mean and 95% interval.
 Chowdhury & Zhou (ICLR 2023) (§7, App. J): K = 10, their code's instances (run r: np.random.seed(r), mu = gap *
 rand(10) + 0.5 - gap/2; `authors_instances`), rewards clip(N(mu, 0.1^2), 0, 1), p = 0.1, eps in {0.1, 0.5, 1}.
 - Figs. 1-3: DP-SE, Dist-DP-SE and Dist-RDP-SE (s = 10, 100) with batches 4^b, easy T = 10^6, hard T = 10^7, our run
   r on their instance r < 20 (the figures' 20 instances). The paper gives plots only, so the reference is the
-  authors' public code run unchanged (benchmarks/authors_code/run_mab.py) on its instances 0-3; ours is run on the
-  same 4 instances (10 or 25 runs each) and the table says whether the authors' 4-run mean falls in the interval a
-  correct implementation predicts for it. Also the two bugs of the authors' code (shared DP-SE noise, inverted
-  Pólya) next to the correct versions.
+  authors' public code run unchanged (benchmarks/authors_code/run_mab.py; its runs in
+  authors_code/mab_chowdhury_zhou_2023.jsonl): on instances 0-3 (easy) and on instance 0 (hard). Ours: 39 runs on
+  each of the same instances, and the table says whether the authors' value falls in the interval a correct
+  implementation predicts for it (a 4-run mean: quantiles of the mean of one of our runs per instance; one run:
+  [min, max] of 39 realised regrets, a distribution-free 95% prediction interval; benchmarks/cz_table.py). Also the two bugs of the authors' code
+  (shared DP-SE noise, inverted Pólya) next to the correct versions.
 - Fig. 4: CDP-SE, LDP-SE, Dist-DP-SE, Dist-RDP-SE, Dist-CDP-SE (s = 10) with batches 2^b, easy T = 10^6 (plot only in
   the paper, not in the authors' public code: no reference number).
+A simulating run keeps our runs in benchmarks/figures/mab_cz_ours.json (keyed by cell and seed; the cells of every
+eps and algorithm on the easy instances 0-3 and the hard instance 0, and any instance of the jsonl), and reuses
+them while the algorithms' code is unchanged; `--part cz --from-cache` then rebuilds benchmarks/figures/
+mab_cz_tables.txt, mab_cz_vs_authors_code.png and the summary's cz entries from the jsonl and that cache only (exit
+status 1 if a cell of the jsonl has no cached runs).
 Hu, Huang, Mehta (arXiv:2102.07929) (§6, App. I): K = 5, settings 1-3, eps in {0.1, 0.25, 0.5, 1, 8, 64, 128}, 15 runs,
 Bernoulli rewards (the paper does not say), DP-SE with beta = 1/T; plots only and no public code (no reference number).
 - Anytime-Lazy-UCB and DP-SE at the paper's T = 2 * 2^21;
@@ -36,7 +44,6 @@ import time
 from typing import Iterator
 
 import numpy as np
-from scipy import stats
 
 from dpaudit._io import atomic_write, atomic_write_text
 from dpaudit.algorithms.mab.environment import HHM_SETTINGS, BernoulliArms, ClippedGaussianArms, authors_instances
@@ -47,11 +54,11 @@ from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
 from dpaudit.algorithms.mab.outcome import checkpoint_grid
 from dpaudit.algorithms.mab.ucb import UCB1
 from dpaudit.regret import RegretCurves, plot_curves, plot_final
-from tables import print_table  # noqa: E402 (benchmarks/, the script's own folder)
+import cz_table as czt  # noqa: E402 (benchmarks/, the script's own folder)
+from tables import format_table, print_table  # noqa: E402
 
 FIG = pathlib.Path(__file__).resolve().parent / "figures"
 EPS_001 = (0.1, 0.25, 0.5, 1.0, 8.0, 64.0, 128.0)
-EPS_004 = (0.1, 0.5, 1.0)
 
 
 def log(msg: str) -> None:
@@ -114,7 +121,7 @@ def hhm_experiments(results: dict, hybrid_horizon: int, runs: int = 15) -> None:
 
 def hhm_table(setting: str, horizon: int, table: dict, runs: int) -> None:
     """Hu, Huang, Mehta (arXiv:2102.07929) give plots only (Figs. 1-12) and no code: ours, with the paper's column empty."""
-    rows = [(setting, f"{e:g}", name, "plot only", fmt(c.final_mean, *c.final_ci))
+    rows = [(setting, f"{e:g}", name, "plot only", czt.fmt(c.final_mean, *c.final_ci))
             for name, cs in table.items() for e, c in zip(EPS_001, cs)]
     print_table(f"Hu, Huang, Mehta (arXiv:2102.07929) {setting}, T = {horizon}, {runs} runs: final regret, mean [95% interval]",
                 ("setting", "eps", "algorithm", "paper", "ours"), rows)
@@ -151,9 +158,10 @@ def hhm_hybrid_full(results: dict, runs: int = 15) -> None:
 
 
 # ---- Chowdhury & Zhou (ICLR 2023, Sec. 7 fn. 5): the authors' code next to ours ---------------------------------------------------
-AUTHORS_CODE = pathlib.Path(__file__).resolve().parent / "authors_code" / "mab_chowdhury_zhou_2023.jsonl"
-CODE_ALGS = {"DP-SE": "dpse", "Dist-DP-SE": "distdp", "Dist-RDP-SE s=10": "distrdp", "Dist-RDP-SE s=100": "distrdp100"}
-HORIZONS_004 = {"easy": 10**6, "hard": 10**7}
+# Our runs on the authors' instances made by every simulating run (cells of the authors' jsonl add theirs): the
+# authors' code was run on instances 0-3 (easy) and 0 (hard, T = 10^7), so a new jsonl line there needs no simulation.
+PRECOMPUTE = {"easy": (0, 1, 2, 3), "hard": (0,)}
+CZ_TABLES = FIG / "mab_cz_tables.txt"
 
 
 def figure_algorithms(eps: float) -> dict:
@@ -164,139 +172,136 @@ def figure_algorithms(eps: float) -> dict:
             "Dist-RDP-SE s=100": BatchSE("dist-rdp", eps, s=100, p=0.1, base=4)}
 
 
-def authors_code_runs(path: pathlib.Path = AUTHORS_CODE) -> dict:
-    """{(instance, horizon, eps, alg): {run: realised regret}} from the runs of the authors' code (run_mab.py).
-
-    A line with "mean", "se" and "runs" instead of "regret" is a summary of runs 0..runs-1 reported without the
-    single values (mean +- standard error over the runs); it is used only where no single runs are stored."""
-    out: dict = {}
-    summaries: dict = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.strip():
-                r = json.loads(line)
-                key = (r["instance"], r["horizon"], float(r["epsilon"]), r["alg"])
-                if "regret" in r:
-                    out.setdefault(key, {})[r["run"]] = r["regret"]
-                else:
-                    summaries[key] = {"mean": r["mean"], "se": r["se"], "runs": r["runs"], "source": r.get("source", "")}
-    for key, summ in summaries.items():
-        out.setdefault(key, summ)
-    return out
+def cz_algorithms(instance: str, eps: float) -> dict:
+    """Figs. 1-3's algorithms, and on the easy instance the two bugs of the authors' code beside them."""
+    algos = figure_algorithms(eps)
+    if instance == "easy":
+        algos["DP-SE (authors' shared noise)"] = DPSE(eps, beta=0.1, noise="shared")
+        algos["Dist-DP-SE (authors' inverted Polya)"] = BatchSE("dist-dp", eps, p=0.1, base=4, polya="inverted")
+    return algos
 
 
-def reference(ref: dict) -> tuple[list[int], np.ndarray | None, float, float, float]:
-    """(instances, single values or None, mean, 95% t-interval) of the authors' code's runs or of their summary."""
-    if "mean" in ref and "se" in ref:
-        n = int(ref["runs"])
-        h = float(stats.t.ppf(0.975, n - 1) * ref["se"])
-        return list(range(n)), None, float(ref["mean"]), ref["mean"] - h, ref["mean"] + h
-    ids = sorted(ref)
-    theirs = np.array([ref[i] for i in ids])
-    return ids, theirs, *t_interval(theirs)
-
-
-def t_interval(x: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t interval of the mean of a few runs (the authors' code: 4 runs)."""
-    m = float(np.mean(x))
-    if x.size < 2:
-        return m, math.nan, math.nan
-    h = float(stats.t.ppf(0.5 + level / 2, x.size - 1) * np.std(x, ddof=1) / math.sqrt(x.size))
-    return m, m - h, m + h
-
-
-def on_instances(algo, instance: str, ids: list[int], copies: int, horizon: int, rng) -> dict:
-    """`copies` runs of `algo` on each of the authors' instances `ids`: the mean and its 95% interval, and the
-    95% interval in which a mean of ONE run per instance (what the authors' code reports) falls: our mean
-    +- 1.96 sqrt(sum_i var_i / |ids|^2 + se^2), var_i the spread of our runs on instance i."""
-    mu_all = authors_instances(instance, max(ids) + 1)
-    mu = np.tile(mu_all[ids], (copies, 1))
+def on_instance(algo, instance: str, instance_id: int, copies: int, horizon: int, entropy) -> tuple[np.ndarray, np.ndarray]:
+    """`copies` runs of `algo` on the authors' instance `instance_id`: (pseudo-regret at the horizon, V), V the
+    variance the realised regret adds to each run (cz_table.realised_variance)."""
+    mu = np.tile(authors_instances(instance, instance_id + 1)[instance_id], (copies, 1))
     env = ClippedGaussianArms(mu)
-    r = algo.run(env, rng, mu.shape[0], horizon).regret(env.reward_means, np.array([horizon]))[:, 0]
-    per = r.reshape(copies, len(ids))
-    se = float(r.std(ddof=1) / math.sqrt(r.size))
-    one_run_sd = float(math.sqrt(per.var(axis=0, ddof=1).sum()) / len(ids))
-    m = float(r.mean())
-    h = 1.96 * math.sqrt(one_run_sd**2 + se**2)
-    return {"mean": m, "ci": [m - 1.96 * se, m + 1.96 * se], "one_run_mean_interval": [m - h, m + h],
-            "per_instance": per.mean(axis=0).tolist(), "runs": int(r.size)}
+    out = algo.run(env, np.random.default_rng(np.random.SeedSequence(entropy)), copies, horizon)
+    pseudo = out.regret(env.reward_means, np.array([horizon]))[:, 0]
+    pulls = czt.pulls_per_arm(out.arms, out.lengths, env.n_arms)
+    return pseudo, czt.realised_variance(pulls, env.reward_variances, env.reward_means)
 
 
-def fmt(m: float, lo: float, hi: float) -> str:
-    if math.isnan(m):
-        return "-"
-    return f"{m:7.0f} [{lo:6.0f}, {hi:6.0f}]" if not math.isnan(lo) else f"{m:7.0f}"
-
-
-def cz_experiments(results: dict, *, quick: bool, runs: int = 20) -> None:
-    """Figs. 1-3 on the authors' instances (run r = their instance r, r < 20), with the authors' code's own runs
-    (instances 0-3) beside ours on the same instances."""
-    code = authors_code_runs()
-    instances = ("easy",) if quick else ("easy", "hard")
-    copies = 10 if quick else 25
-    ss = np.random.SeedSequence(4)
-    rows = []
+def cz_simulate(cache: dict, instances, *, root: int, runs: int) -> None:
+    """Figs. 1-3's runs (run r on the authors' instance r < runs: curves and figures) and our COPIES runs on each
+    authors' instance of PRECOMPUTE and of the jsonl (taken from the cache when it was made by the same code)."""
+    code = czt.read_authors_runs()
+    digest = czt.source_digest()
+    reuse = cache.get("source_digest") == digest
+    if not reuse:
+        cache.update(czt.new_cache())
+    cache["source_digest"] = digest
     for instance in instances:
-        T = HORIZONS_004[instance]
-        mu = authors_instances(instance, runs)
-        env = ClippedGaussianArms(mu)
-        res = {}
-        for eps in EPS_004:
-            algos = figure_algorithms(eps)
-            if instance == "easy":
-                algos["DP-SE (authors' shared noise)"] = DPSE(eps, beta=0.1, noise="shared")
-                algos["Dist-DP-SE (authors' inverted Polya)"] = BatchSE("dist-dp", eps, p=0.1, base=4, polya="inverted")
-            cs, cell = [], {}
-            for name, algo in algos.items():
+        T = czt.HORIZONS[instance]
+        env = ClippedGaussianArms(authors_instances(instance, runs))
+        for eps in czt.EPSILONS:
+            cs = []
+            for name, algo in cz_algorithms(instance, eps).items():
+                key = czt.cell_key(instance, T, eps, name)
                 t0 = time.time()
-                rng = np.random.default_rng(ss.spawn(1)[0])
-                c = curves(name, algo.run(env, rng, runs, T), env.reward_means, T)
+                ent = czt.run_seed(root, key)
+                c = curves(name, algo.run(env, np.random.default_rng(np.random.SeedSequence(ent)), runs, T), env.reward_means, T)
                 cs.append(c)
-                cell[name] = summary(c)
-                ref = code.get((instance, T, eps, CODE_ALGS.get(name, "")), {})
-                if ref:
-                    ids, theirs, m, lo, hi = reference(ref)
-                    like = on_instances(algo, instance, ids, copies, T, rng)
-                    inside = like["one_run_mean_interval"][0] <= m <= like["one_run_mean_interval"][1]
-                    cell[name]["authors_code"] = {"instances": ids, "regret": None if theirs is None else theirs.tolist(),
-                                                  "mean": m, "t_interval": [lo, hi], "source": ref.get("source", "run_mab.py")}
-                    cell[name]["ours_on_their_instances"] = like | {"authors_mean_inside": inside}
-                    rows.append((instance, eps, name, fmt(m, lo, hi), fmt(like["mean"], *like["ci"]),
-                                 fmt(like["mean"], *like["one_run_mean_interval"]), "yes" if inside else "NO",
-                                 fmt(c.final_mean, *c.final_ci)))
-                else:
-                    rows.append((instance, eps, name, "not run" if name in CODE_ALGS else "n/a", "-", "-", "-",
-                                 fmt(c.final_mean, *c.final_ci)))
-                log(f"Chowdhury & Zhou (ICLR 2023) {instance} eps={eps}: {name} in {time.time() - t0:.1f} s")
-            main = [c for c in cs if "authors" not in c.algorithm]
-            plot_curves(main, FIG / f"mab_cz_{instance}_eps{eps:g}.png", time_average=True, log_x=True,
+                czt.put_figure_runs(cache, key, ent, c.regret[:, -1])
+                msg = f"figures' runs {time.time() - t0:.1f} s"
+                if name in czt.CODE_ALGS:
+                    ref = code.get((instance, T, eps, czt.CODE_ALGS[name]))
+                    for i in sorted(set(PRECOMPUTE[instance]) | set(ref.ids if ref else ())):
+                        ent_i = czt.run_seed(root, key, i)
+                        if czt.get_instance_runs(cache, key, ent_i) is not None:
+                            continue
+                        t1 = time.time()
+                        pseudo, var = on_instance(algo, instance, i, czt.COPIES, T, ent_i)
+                        czt.put_instance_runs(cache, key, ent_i, i, pseudo, var, time.time() - t1)
+                        msg += f", instance {i} x {czt.COPIES} {time.time() - t1:.1f} s"
+                log(f"Chowdhury & Zhou (ICLR 2023) {instance} eps={eps}: {name}: {msg}")
+                czt.save_cache(cache)  # after every cell: a long run keeps what it finished
+            main_cs = [c for c in cs if "authors" not in c.algorithm]
+            plot_curves(main_cs, FIG / f"mab_cz_{instance}_eps{eps:g}.png", time_average=True, log_x=True,
                         title=f"Chowdhury & Zhou (ICLR 2023) {instance}, eps = {eps:g}, their instances 0-{runs - 1}")
             if instance == "easy":
                 bugs = [c for c in cs if c.algorithm.startswith(("DP-SE", "Dist-DP-SE"))]
                 plot_curves(bugs, FIG / f"mab_cz_bugs_eps{eps:g}.png", time_average=True, log_x=True,
                             title=f"Chowdhury & Zhou (ICLR 2023) easy, eps = {eps:g}: correct vs authors' code")
-            res[str(eps)] = cell
-        results[f"cz/{instance}"] = res
-    print_table(
+
+
+def final_summary(finals, horizon: int) -> dict:
+    """What `summary` gives for a RegretCurves, from its runs' final regrets (normal 95% interval of the mean)."""
+    x = np.asarray(finals, dtype=float)
+    h = 1.96 * float(x.std(ddof=1)) / math.sqrt(x.size)
+    m = float(x.mean())
+    return {"final_mean": m, "final_ci": [m - h, m + h], "time_average": m / horizon, "runs": int(x.size), "horizon": horizon}
+
+
+def cz_table(results: dict, cache: dict, *, root: int, runs: int) -> tuple[str, list[str]]:
+    """The Figs. 1-3 table from the authors' jsonl and the cache only (no simulation): its text and the cells
+    whose runs the cache lacks. Fills results["cz/easy"|"cz/hard"] (mab_summary.json)."""
+    code = czt.read_authors_runs()
+    rows, missing = [], []
+    for instance in czt.HORIZONS:
+        T = czt.HORIZONS[instance]
+        res = {}
+        for eps in czt.EPSILONS:
+            cell = {}
+            for name in cz_algorithms(instance, eps):
+                key = czt.cell_key(instance, T, eps, name)
+                finals = czt.get_figure_runs(cache, key, czt.run_seed(root, key))
+                if finals is not None:
+                    cell[name] = final_summary(finals, T)
+                ref = code.get((instance, T, eps, czt.CODE_ALGS.get(name, "")))
+                cmp = None
+                if ref is not None:
+                    ours = {}
+                    for i in ref.ids:
+                        e = czt.get_instance_runs(cache, key, czt.run_seed(root, key, i))
+                        if e is not None:
+                            ours[i] = e
+                    if len(ours) == len(ref.ids):
+                        cmp = czt.compare(ref, ours, lambda i, key=key: czt.run_seed(root, key, i))
+                        cell.setdefault(name, {})["authors_code"] = cmp["authors"]
+                        cell[name]["ours_on_their_instances"] = cmp["ours"] | {"authors_value_inside": cmp["inside"]}
+                    else:
+                        missing.append(f"{key} on instances {sorted(set(ref.ids) - set(ours))}")
+                row = czt.table_row(instance, eps, name, cmp, finals, name in czt.CODE_ALGS)
+                if ref is not None and cmp is None:
+                    row = row[:4] + (czt.ids_label(ref.ids), "not in cache") + row[6:]
+                rows.append(row)
+            if cell:
+                res[str(eps)] = cell
+        if res:
+            results[f"cz/{instance}"] = res
+    title = (
         "Chowdhury & Zhou (ICLR 2023), Figs. 1-3: final regret at T (easy 10^6, hard 10^7), mean [95% interval]. The paper "
-        "gives plots only; the reference is the authors' public code run unchanged on its instances 0-3 (Student-t "
-        f"interval over its 4 runs). Ours: the same instances x {copies}, and the interval in which a 4-run mean "
-        "(one run per instance) of a correct implementation falls; last column: our run r on their instance r, r < 20 "
-        "(the figures' setting).",
-        ("inst", "eps", "algorithm", "authors' code (inst. 0-3)", f"ours (inst. 0-3 x {copies})",
-         "4-run mean expected in", "inside", f"ours (inst. 0-{runs - 1})"), rows)
-    plot_vs_authors(results, instances)
+        "gives plots only; the reference is the authors' public code run unchanged on its instances (column 'runs'; "
+        "Student-t interval over its runs, none for one run). Ours: the same instances x "
+        f"{czt.COPIES} runs each, and the interval in which the authors' value falls for a correct implementation: "
+        f"for one run, [min, max] of our {czt.COPIES} realised regrets on that instance (distribution-free 95% "
+        "prediction interval); for a k-run mean (one run per instance), the 2.5-97.5% quantiles of the mean of one of "
+        "our realised regrets per instance (exact over the combinations up to 3*10^6 of them); our realised regret = pseudo-regret + the reward noise of its pulls. Last column: our run r on "
+        f"their instance r, r < {runs} (the figures' setting, pseudo-regret). Cache: benchmarks/figures/mab_cz_ours.json.")
+    return format_table(title, czt.TABLE_HEADER, rows), missing
 
 
-def plot_vs_authors(results: dict, instances) -> None:
-    """One panel per instance: the authors' code's 4-run mean (t-interval) next to ours on the same instances."""
+def plot_vs_authors(results: dict) -> None:
+    """One panel per instance: the authors' code's value (t-interval when it has several runs) next to the interval
+    in which ours predicts it."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    instances = [i for i in instances if any("authors_code" in cell for e in EPS_004
-                                             for cell in results.get(f"cz/{i}", {}).get(str(e), {}).values())]
+    instances = [i for i in czt.HORIZONS if any("authors_code" in cell for e in czt.EPSILONS
+                                                for cell in results.get(f"cz/{i}", {}).get(str(e), {}).values())]
     if not instances:
         return
     fig = Figure(figsize=(5.5 * len(instances) + 1, 4.2), dpi=100)
@@ -304,24 +309,28 @@ def plot_vs_authors(results: dict, instances) -> None:
         ax = fig.add_subplot(1, len(instances), k + 1)
         x = 0
         ticks, labels = [], []
-        for eps in EPS_004:
-            for name in CODE_ALGS:
+        for eps in czt.EPSILONS:
+            for name in czt.CODE_ALGS:
                 cell = results.get(f"cz/{instance}", {}).get(str(eps), {}).get(name, {})
                 if "authors_code" not in cell:
                     continue
                 a, o = cell["authors_code"], cell["ours_on_their_instances"]
-                ax.errorbar([x - 0.15], [a["mean"]], yerr=[[a["mean"] - a["t_interval"][0]], [a["t_interval"][1] - a["mean"]]],
-                            fmt="o", color="k", capsize=3, label="authors' code (4 runs)" if x == 0 else None)
-                ax.errorbar([x + 0.15], [o["mean"]], yerr=[[o["mean"] - o["one_run_mean_interval"][0]],
-                                                          [o["one_run_mean_interval"][1] - o["mean"]]],
-                            fmt="s", color="tab:blue", capsize=3, label="dpaudit (4-run mean, 95%)" if x == 0 else None)
+                lo, hi = a["t_interval"]
+                yerr = [[a["mean"] - lo], [hi - a["mean"]]] if not (math.isnan(lo) or math.isnan(hi)) else None
+                ax.errorbar([x - 0.15], [a["mean"]], yerr=yerr, fmt="o", color="k", capsize=3,
+                            label="authors' code (mean of its runs)" if x == 0 else None)
+                ax.errorbar([x + 0.15], [o["mean"]], yerr=[[o["mean"] - o["expected"][0]], [o["expected"][1] - o["mean"]]],
+                            fmt="s", color="tab:blue", capsize=3,
+                            label="dpaudit: where the authors' value falls (95%)" if x == 0 else None)
                 ticks.append(x)
                 labels.append(f"{name.replace('Dist-', 'D-').replace(' s=', '/s')}\neps={eps:g}")
                 x += 1
         ax.set_xticks(ticks, labels, fontsize=7, rotation=45)
         ax.set_ylabel("final regret")
         ax.set_yscale("log")
-        ax.set_title(f"{instance}: authors' instances 0-3")
+        ids = sorted({i for e in czt.EPSILONS for c in results[f"cz/{instance}"].get(str(e), {}).values()
+                      for i in c.get("authors_code", {}).get("instances", [])})
+        ax.set_title(f"{instance}: authors' instances {czt.ids_label(ids)}")
         ax.grid(alpha=0.3)
         if ticks:
             ax.legend(fontsize=7)
@@ -333,48 +342,95 @@ def _save_fig(fig, path: pathlib.Path) -> None:
     atomic_write(path, lambda fh: fig.savefig(fh, format="png"))
 
 
-def cz_fig4(results: dict, *, runs: int = 20) -> None:
-    """Fig. 4 (batches 2^b): CDP-SE, LDP-SE, Dist-DP-SE, Dist-RDP-SE, Dist-CDP-SE (s = 10) on the easy instances. Its
-    algorithms are not in the authors' public code (MABPrivatePlot.py reads result files MABPrivate.py does not
-    write) and the paper gives a plot only: there is no number to set beside ours."""
-    T = 10**6
+FIG4_T = 10**6
+
+
+def fig4_algorithms(eps: float) -> dict:
+    return {"CDP-SE": BatchSE("central", eps, p=0.1), "LDP-SE": BatchSE("local", eps, p=0.1),
+            "Dist-DP-SE": BatchSE("dist-dp", eps, p=0.1), "Dist-RDP-SE s=10": BatchSE("dist-rdp", eps, s=10, p=0.1),
+            "Dist-CDP-SE s=10": BatchSE("dist-cdp", eps, s=10, p=0.1)}
+
+
+def cz_fig4_simulate(cache: dict, *, root: int, runs: int = 20) -> None:
+    """Fig. 4 (batches 2^b): CDP-SE, LDP-SE, Dist-DP-SE, Dist-RDP-SE, Dist-CDP-SE (s = 10) on the easy instances, run r
+    on the authors' instance r: curves, and the final regrets into the cache."""
     env = ClippedGaussianArms(authors_instances("easy", runs))
-    ss = np.random.SeedSequence(44)
-    res, rows = {}, []
-    for eps in EPS_004:
-        algos = {"CDP-SE": BatchSE("central", eps, p=0.1), "LDP-SE": BatchSE("local", eps, p=0.1),
-                 "Dist-DP-SE": BatchSE("dist-dp", eps, p=0.1), "Dist-RDP-SE s=10": BatchSE("dist-rdp", eps, s=10, p=0.1),
-                 "Dist-CDP-SE s=10": BatchSE("dist-cdp", eps, s=10, p=0.1)}
+    for eps in czt.EPSILONS:
         cs = []
-        for name, algo in algos.items():
+        for name, algo in fig4_algorithms(eps).items():
             t0 = time.time()
-            c = curves(name, algo.run(env, np.random.default_rng(ss.spawn(1)[0]), runs, T), env.reward_means, T)
+            key = "fig4/" + czt.cell_key("easy", FIG4_T, eps, name)
+            ent = czt.run_seed(root, key)
+            c = curves(name, algo.run(env, np.random.default_rng(np.random.SeedSequence(ent)), runs, FIG4_T), env.reward_means, FIG4_T)
             cs.append(c)
-            rows.append(("easy", eps, name, "plot only", fmt(c.final_mean, *c.final_ci)))
+            czt.put_figure_runs(cache, key, ent, c.regret[:, -1])
             log(f"Chowdhury & Zhou (ICLR 2023) fig4 eps={eps}: {name} in {time.time() - t0:.1f} s")
+        czt.save_cache(cache)
         plot_curves(cs, FIG / f"mab_cz_fig4_eps{eps:g}.png", time_average=True, log_x=True,
                     title=f"Chowdhury & Zhou 2023, Fig. 4 (batches 2^b), eps = {eps:g}, their instances 0-{runs - 1}")
-        res[str(eps)] = {c.algorithm: summary(c) for c in cs}
-    results["cz/fig4"] = res
-    print_table(f"Chowdhury & Zhou (ICLR 2023), Fig. 4: final regret at T = 10^6, mean [95% interval]; paper: plot "
-                f"only, not in the authors' public code", ("inst", "eps", "algorithm", "paper", f"ours (inst. 0-{runs - 1})"), rows)
 
 
-def main() -> None:
+def cz_fig4_table(results: dict, cache: dict, *, root: int, runs: int = 20) -> str:
+    """Fig. 4's table from the cache. Its algorithms are not in the authors' public code (MABPrivatePlot.py reads
+    result files MABPrivate.py does not write) and the paper gives a plot only: no number to set beside ours."""
+    res, rows = {}, []
+    for eps in czt.EPSILONS:
+        for name in fig4_algorithms(eps):
+            key = "fig4/" + czt.cell_key("easy", FIG4_T, eps, name)
+            finals = czt.get_figure_runs(cache, key, czt.run_seed(root, key))
+            if finals is None:
+                rows.append(("easy", f"{eps:g}", name, "plot only", "not in cache"))
+                continue
+            s = final_summary(finals, FIG4_T)
+            res.setdefault(str(eps), {})[name] = s
+            rows.append(("easy", f"{eps:g}", name, "plot only", czt.fmt(s["final_mean"], *s["final_ci"])))
+    if res:
+        results["cz/fig4"] = res
+    return format_table(f"Chowdhury & Zhou (ICLR 2023), Fig. 4: final regret at T = 10^6, mean [95% interval]; paper: "
+                        f"plot only, not in the authors' public code", ("inst", "eps", "algorithm", "paper",
+                                                                        f"ours (inst. 0-{runs - 1})"), rows)
+
+
+def cz_experiments(results: dict, *, quick: bool, from_cache: bool, root: int = 4, runs: int = 20) -> list[str]:
+    """Chowdhury & Zhou (ICLR 2023, Sec. 7, Figs. 1-4): simulate (unless from_cache), then write the tables (mab_cz_tables.txt, stdout)
+    and mab_cz_vs_authors_code.png from the jsonl and the cache. Returns the cells whose runs the cache lacks."""
+    cache = czt.load_cache()
+    if from_cache:
+        if cache.get("source_digest") != czt.source_digest():
+            log(f"warning: {czt.CACHE.name} was made by other code ({', '.join(czt.SOURCES)} changed since); "
+                "run without --from-cache to re-simulate")
+    else:
+        cz_simulate(cache, ("easy",) if quick else ("easy", "hard"), root=root, runs=runs)
+        cz_fig4_simulate(cache, root=root, runs=runs)
+    text, missing = cz_table(results, cache, root=root, runs=runs)
+    text += cz_fig4_table(results, cache, root=root, runs=runs)
+    sys.stdout.write(text)
+    atomic_write_text(CZ_TABLES, text)
+    plot_vs_authors(results)
+    for m in missing:
+        log(f"not in the cache: {m}; run `python benchmarks/reproduce_mab.py --part cz` (simulates what is missing)")
+    return missing
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("hhm", "cz", "hhm-hybrid-full", "all"), default="all")
     ap.add_argument("--quick", action="store_true",
-                    help="Chowdhury & Zhou's easy instance only (Figs. 1-2 with the authors' code, Fig. 4), 10 runs per "
-                         "instance for the like-for-like comparison: a few minutes")
+                    help="Chowdhury & Zhou's easy instance only (Figs. 1-2 with the authors' code, Fig. 4): a few minutes")
+    ap.add_argument("--from-cache", action="store_true",
+                    help="Chowdhury & Zhou: no simulation; the tables and mab_cz_vs_authors_code.png from the authors' "
+                         "jsonl and our cached runs (benchmarks/figures/mab_cz_ours.json), in seconds, e.g. after a "
+                         "new line in benchmarks/authors_code/mab_chowdhury_zhou_2023.jsonl")
     ap.add_argument("--hybrid-horizon", type=int, default=2**18)
     args = ap.parse_args()
+    if args.from_cache and args.part != "cz":
+        ap.error("--from-cache goes with --part cz")
     FIG.mkdir(parents=True, exist_ok=True)
     path = FIG / "mab_summary.json"
     results = json.loads(path.read_text()) if path.exists() else {}
+    missing = []
     if args.quick or args.part in ("cz", "all"):
-        cz_experiments(results, quick=args.quick)
-        save(results)
-        cz_fig4(results)
+        missing = cz_experiments(results, quick=args.quick, from_cache=args.from_cache)
         save(results)
     if not args.quick and args.part in ("hhm", "all"):
         hhm_experiments(results, args.hybrid_horizon)
@@ -383,7 +439,8 @@ def main() -> None:
         hhm_hybrid_full(results)
     save(results)
     log(f"wrote {path}")
+    return 1 if missing else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

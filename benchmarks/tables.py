@@ -5,11 +5,17 @@ from __future__ import annotations
 import sys
 
 
-def print_table(title: str, header: tuple, rows: list) -> None:
-    """A plain-text table on stdout, columns padded to their widest cell (progress goes to stderr)."""
+def format_table(title: str, header: tuple, rows: list) -> str:
+    """A plain-text table, columns padded to their widest cell, the title on its own line first."""
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(header)]
-    print(f"\n{title}")
-    print("  ".join(str(h).ljust(w) for h, w in zip(header, widths)))
-    for r in rows:
-        print("  ".join(str(v).ljust(w) for v, w in zip(r, widths)))
+    lines = [f"\n{title}", "  ".join(str(h).ljust(w) for h, w in zip(header, widths))]
+    lines += ["  ".join(str(v).ljust(w) for v, w in zip(r, widths)) for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def print_table(title: str, header: tuple, rows: list) -> str:
+    """Print `format_table(...)` on stdout (progress goes to stderr) and return it."""
+    text = format_table(title, header, rows)
+    sys.stdout.write(text)
     sys.stdout.flush()
+    return text

@@ -51,6 +51,15 @@ def test_clipped_gaussian_reward_means_match_the_integral(mu):
     assert got == pytest.approx(want, abs=1e-12)
 
 
+@pytest.mark.parametrize("mu", [0.0, 0.05, 0.25, 0.5, 0.71, 0.98, 1.0])
+def test_clipped_gaussian_reward_variances_match_the_integral(mu):
+    sd = 0.1
+    env = ClippedGaussianArms(np.array([mu, 0.5]), sd)
+    inner, _ = integrate.quad(lambda y: y * y * stats.norm.pdf(y, mu, sd), 0.0, 1.0, epsabs=1e-13)
+    want = inner + stats.norm.sf(1.0, mu, sd) - env.reward_means[0] ** 2
+    assert env.reward_variances[0] == pytest.approx(want, abs=1e-12)
+
+
 def test_cli_easy_records_the_papers_constants():
     entry = ALGORITHMS.get("dp-se")
     c = entry.simulate(horizon=2000, runs=2, seed=0, instance="easy")
