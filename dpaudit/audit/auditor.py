@@ -55,6 +55,7 @@ from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
 from dpaudit.audit.classifier import fit_classifier_scores
 from dpaudit.audit.families import check_families, family_of, keep_families
 from dpaudit.audit.features import fit_feature_scores
+from dpaudit.audit.masked import fit_masked_scores
 from dpaudit.audit.scores import Score, UserScore, fit_scores
 from dpaudit.audit.selection import DIRECTIONS, EventPlan, choose_events
 from dpaudit.validation import (
@@ -172,6 +173,8 @@ def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray, float_bit
     out = []
     fit0, fit1 = sel0[:half], sel1[:half]
     fitted = fit_scores(fit0, fit1) + fit_feature_scores(fit0, fit1, float_bits)
+    if families is None or "masked-value-log-ratio" in families:
+        fitted += fit_masked_scores(fit0, fit1)
     if families is None or "logistic-regression" in families:
         fitted += fit_classifier_scores(fit0, fit1, float_bits)
     # fitted and thresholded on the whole selection split (see dpaudit.audit.chain.fit_chain_scores)
@@ -207,6 +210,8 @@ def _refit_on_selection(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.
             refits = {sc.name: sc for sc in fit_feature_scores(sel0, sel1, float_bits) if sc.learned}
             if any(family_of(plans[e].score.name) == "logistic-regression" for e in DIRECTIONS):
                 refits.update({sc.name: sc for sc in fit_classifier_scores(sel0, sel1, float_bits)})
+            if any(family_of(plans[e].score.name) == "masked-value-log-ratio" for e in DIRECTIONS):
+                refits.update({sc.name: sc for sc in fit_masked_scores(sel0, sel1)})
         sc = refits.get(chosen.name)
         if sc is None or type(sc) is not type(chosen):
             continue
