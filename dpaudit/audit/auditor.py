@@ -173,12 +173,13 @@ def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray, float_bit
     out = []
     fit0, fit1 = sel0[:half], sel1[:half]
     fitted = fit_scores(fit0, fit1) + fit_feature_scores(fit0, fit1, float_bits)
-    if families is None or "masked-value-log-ratio" in families:
-        fitted += fit_masked_scores(fit0, fit1)
     if families is None or "logistic-regression" in families:
         fitted += fit_classifier_scores(fit0, fit1, float_bits)
     # fitted and thresholded on the whole selection split (see dpaudit.audit.chain.fit_chain_scores)
     chain = fit_chain_scores(sel0, sel1) if families is None or "chain-log-ratio" in families else []
+    # a few weights only: also fitted and thresholded on the whole selection split (dpaudit.audit.masked)
+    if families is None or "masked-value-log-ratio" in families:
+        chain += fit_masked_scores(sel0, sel1)
     kept, kept_chain = keep_families(fitted, families), keep_families(chain, families)
     if not kept and not kept_chain:
         found = sorted({family_of(sc.name) for sc in fitted + chain})
@@ -210,8 +211,6 @@ def _refit_on_selection(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.
             refits = {sc.name: sc for sc in fit_feature_scores(sel0, sel1, float_bits) if sc.learned}
             if any(family_of(plans[e].score.name) == "logistic-regression" for e in DIRECTIONS):
                 refits.update({sc.name: sc for sc in fit_classifier_scores(sel0, sel1, float_bits)})
-            if any(family_of(plans[e].score.name) == "masked-value-log-ratio" for e in DIRECTIONS):
-                refits.update({sc.name: sc for sc in fit_masked_scores(sel0, sel1)})
         sc = refits.get(chosen.name)
         if sc is None or type(sc) is not type(chosen):
             continue
