@@ -404,6 +404,23 @@ def numerical_svt_oracle(q0: float, q1: float, n: int, level: float, c: int = 2,
     return oracle_discrete(np.concatenate(p0), np.concatenate(p1), n, level)
 
 
+def snapping_pmf(x: float, eps: float = EPS, bound: float = 100.0) -> np.ndarray:
+    """Output probabilities of `snapping` on input x in real arithmetic: the outputs are -B, the
+    multiples k Lambda of (-B, B) and B; k Lambda has P(x' + L in [(k - 1/2) Lambda, (k + 1/2) Lambda)),
+    x' = clamp(x), L ~ Lap(lambda); +-B collect the tails beyond the last inner cell (the rounded
+    value is clamped).  Mironov (CCS 2012, Sec. 5) designs the float version to stay within this
+    model's guarantee, so this is the pair loss of the mechanism as specified (float effects not modelled)."""
+    lam = (1.0 + bound * 2.0 ** -49) / eps
+    big = 2.0 ** math.ceil(math.log2(lam))
+    loc = min(bound, max(-bound, x))
+    kmax = math.floor(bound / big)
+    if kmax * big == bound:
+        kmax -= 1  # B itself is a multiple of Lambda: it is the clamp output
+    inner = np.arange(-kmax, kmax + 1) * big
+    cdf = _lap_cdf(np.concatenate([inner - big / 2, [inner[-1] + big / 2]]) - loc, lam)
+    return np.concatenate([[cdf[0]], np.diff(cdf), [1 - cdf[-1]]])
+
+
 def svt34_parts(n: int, level: float) -> tuple[float, float]:
     """(pair loss, oracle) of the SVT4 half of SVT34Parallel (c = 2): lower bounds on the whole's
     (the halves are independent, their losses add)."""
@@ -644,7 +661,9 @@ def rows() -> list[Row]:
         Row("FloatLaplace", lambda: laplace(), [0.0], [1.0], EPS, True, None, 0.2521, exact=lambda: math.inf,
             options={"float_bits": True}, note="numpy's float sampler, bit features on (Mironov CCS 2012)"),
         Row("Snapping", lambda: snapping(), [0.0], [1.0], EPS, False, None, 0.0979,
-            options={"float_bits": True}, note="Mironov's fix, bit features on"),
+            exact=lambda: _pair_loss(snapping_pmf(0.0), snapping_pmf(1.0)),
+            oracle=_disc_oracle(lambda: snapping_pmf(0.0), lambda: snapping_pmf(1.0)),
+            options={"float_bits": True}, note="Mironov's fix, bit features on; exact and oracle in real arithmetic"),
     ]
 
 
