@@ -23,6 +23,8 @@ Families and mechanisms (true epsilon between d0 and d1):
 - logistic-regression (dpaudit.audit.classifier; all its variants): the flag + value mechanism
   (per-coordinate features with atoms), x + Lap(4) released 4 times, x = 1 vs 0: 4/4 = 1 (the pooled
   and whitened-pooled variants), and the grid mechanism with float bits (bit features);
+- masked-value-log-ratio (dpaudit.audit.masked): the flag + value mechanism, and four queries each
+  released as x + Lap(8) with randomized response at eps 1/8 (else the sentinel 0): 4 (1/8 + 1/8) = 1;
 - cross-fitting (all families): Laplace(1) scalar, 1 vs 0: 1, and the flag + value mechanism;
 - sequential audits (dpaudit.audit.sequential, alpha spending over three stages): Laplace(1).
 """
@@ -75,6 +77,15 @@ def repeated_laplace(data, rng, size):
     return float(data) + rng.laplace(0.0, 4.0, (size, 4))
 
 
+def sentinel_values(data, rng, size):
+    """Four queries: each released, as x + Lap(8), with probability e^(1/8) / (1 + e^(1/8)) if x = 1 and
+    1 / (1 + e^(1/8)) if x = 0 (randomized response at eps 1/8), else the sentinel 0; queries independent:
+    true epsilon 4 (1/8 + 1/8) = 1 between x = 1 and 0 (all four released, values beyond 0 and 1)."""
+    keep = rng.random((size, 4)) < np.exp(0.125) / (1 + np.exp(0.125))
+    released = keep == bool(data)
+    return np.where(released, float(data) + rng.laplace(0.0, 8.0, (size, 4)), 0.0)
+
+
 def laplace(data, rng, size):
     return float(data) + rng.laplace(0.0, 1.0, size)
 
@@ -90,6 +101,8 @@ CASES = [
     ("logistic-regression (flag+value)", "logistic-regression", flag_value, 1.0, {}),
     ("logistic-regression (repeated laplace)", "logistic-regression", repeated_laplace, 1.0, {}),
     ("logistic-regression (grid, float bits)", "logistic-regression", grid_laplace, 1.0, {"float_bits": True}),
+    ("masked-value-log-ratio (flag+value)", "masked-value-log-ratio", flag_value, 1.0, {}),
+    ("masked-value-log-ratio (sentinel values)", "masked-value-log-ratio", sentinel_values, 1.0, {}),
     ("cross-fitting (laplace)", None, laplace, 1.0, {"crossfit": True}),
     ("cross-fitting (flag+value)", None, flag_value, 1.0, {"crossfit": True}),
 ]

@@ -51,7 +51,11 @@ regression, fitted on the fit half, on engineered features (per-coordinate atom 
 clipped scaled deviations from the pooled median whose combinations span the shifted-Laplace log
 ratio terms, bit features of scalar floats with `float_bits`), and for all-continuous vectors its
 "pooled" variants (each feature summed over the coordinates, raw and whitened: one value released
-several times, where per-coordinate shifts are below their standard errors).  `families=(...)`
+several times, where per-coordinate shifts are below their standard errors).  The masked-value family
+(`dpaudit.audit.masked`) is a logistic regression on a handful of summary features of rows that hide
+real values among sentinels: the count of each sentinel and the sums of sign(u) and clip(u, -4, 4)
+over the real entries only (u their scaled deviation from the pooled median); with few weights it
+is fitted and thresholded on the whole selection split, like the chain family.  `families=(...)`
 restricts the candidates to the named families (`dpaudit.audit.families.FAMILIES`).  The learned family chosen for a direction is refitted on the
 whole selection split (category families with more than 64 categories excepted) and its thresholds
 chosen there again.  Whatever is fitted, the event is a function of the selection runs only.  Sources: Jagielski, Ullman, Oprea, "Auditing

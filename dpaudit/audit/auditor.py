@@ -55,6 +55,7 @@ from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
 from dpaudit.audit.classifier import fit_classifier_scores
 from dpaudit.audit.families import check_families, family_of, keep_families
 from dpaudit.audit.features import fit_feature_scores
+from dpaudit.audit.masked import fit_masked_scores
 from dpaudit.audit.scores import Score, UserScore, fit_scores
 from dpaudit.audit.selection import DIRECTIONS, EventPlan, choose_events
 from dpaudit.validation import (
@@ -176,6 +177,9 @@ def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray, float_bit
         fitted += fit_classifier_scores(fit0, fit1, float_bits)
     # fitted and thresholded on the whole selection split (see dpaudit.audit.chain.fit_chain_scores)
     chain = fit_chain_scores(sel0, sel1) if families is None or "chain-log-ratio" in families else []
+    # a few weights only: also fitted and thresholded on the whole selection split (dpaudit.audit.masked)
+    if families is None or "masked-value-log-ratio" in families:
+        chain += fit_masked_scores(sel0, sel1)
     kept, kept_chain = keep_families(fitted, families), keep_families(chain, families)
     if not kept and not kept_chain:
         found = sorted({family_of(sc.name) for sc in fitted + chain})

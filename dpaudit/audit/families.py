@@ -1,7 +1,8 @@
 """Names of the auditor's score families, and the `families` option that restricts the candidates.
 
 Every candidate score the auditor fits (`dpaudit.audit.scores`, `dpaudit.audit.features`,
-`dpaudit.audit.classifier`, `dpaudit.audit.chain`) belongs to one family; a family's variants share its name as a prefix
+`dpaudit.audit.classifier`, `dpaudit.audit.chain`,
+`dpaudit.audit.masked`) belongs to one family; a family's variants share its name as a prefix
 ("coordinate-3" is of the family "coordinate", "atom-pattern-log-ratio-4" of "atom-pattern-log-ratio",
 "logistic-regression-pooled" of "logistic-regression").  `audit(..., families=("coordinate-log-ratio",))`
 keeps only that family's candidates: for measuring one family's coverage (benchmarks/power_coverage.py)
@@ -30,6 +31,7 @@ FAMILIES: tuple[str, ...] = (
     "float-bit-log-ratio",
     "logistic-regression",
     "chain-log-ratio",
+    "masked-value-log-ratio",
 )
 
 
