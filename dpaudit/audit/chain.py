@@ -68,6 +68,9 @@ class ChainLogRatio(Score):
     learned: bool = True
     #: Events chosen among at most 64 thresholds (dpaudit.audit.selection._coarse_candidates).
     coarse_thresholds: bool = True
+    #: The score estimates log P0/P1: its events' rates are also estimated by importance weights
+    #: (dpaudit.audit.selection._mixed_rates).
+    estimates_log_ratio: bool = True
 
     def states(self, outputs: np.ndarray) -> np.ndarray:
         """(n, width) state index of every entry."""
