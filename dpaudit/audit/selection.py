@@ -114,7 +114,8 @@ def _mixed_rates(u0: np.ndarray, u1: np.ndarray, sign: int, thresholds: np.ndarr
         return cum[np.searchsorted(u, -thresholds, side="left")] / len(u)  # {-u > t}: a prefix
     q1 = weighted(u0, np.exp(-np.clip(u0, -_WEIGHT_CLIP, _WEIGHT_CLIP)))
     q0 = weighted(u1, np.exp(np.clip(u1, -_WEIGHT_CLIP, _WEIGHT_CLIP)))
-    return 0.5 * (p0 + q0), 0.5 * (p1 + q1)
+    # a weighted estimate can exceed 1 (weights up to e^_WEIGHT_CLIP): clipped, rates stay rates
+    return np.clip(0.5 * (p0 + q0), 0.0, 1.0), np.clip(0.5 * (p1 + q1), 0.0, 1.0)
 
 
 def _predicted(p0: np.ndarray, p1: np.ndarray, n_sel: int, n_est: int, z: float, delta: float,

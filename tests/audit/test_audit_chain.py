@@ -177,3 +177,14 @@ def test_chain_score_is_flagged_as_a_log_ratio_estimate():
     x0, x1 = rr_halting(0.25)(1.0, rng, 4000), rr_halting(0.25)(0.0, rng, 4000)
     (sc,) = fit_chain_scores(x0, x1)
     assert sc.estimates_log_ratio and sc.coarse_thresholds
+
+
+def test_mixed_rates_stay_in_the_unit_interval():
+    # A score far off the log ratio (+4 on every d1 run) makes E1[exp(s) 1_E] > 1: clipped to 1, so the
+    # predicted bounds stay finite numbers (a NaN would win the argmax of the threshold choice).
+    from dpaudit.audit.selection import _exceed, _mixed_rates
+
+    u0, u1 = np.sort(np.zeros(10)), np.sort(np.full(10, 4.0))
+    t = np.array([-1.0, 1.0])
+    m0, m1 = _mixed_rates(u0, u1, 1, t, _exceed(u0, 1, t) / 10, _exceed(u1, 1, t) / 10)
+    assert np.all((m0 >= 0) & (m0 <= 1) & (m1 >= 0) & (m1 <= 1))
