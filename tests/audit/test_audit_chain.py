@@ -158,18 +158,18 @@ def test_mixed_rates_are_exact_for_the_exact_log_ratio_on_exact_proportions():
 
 
 def test_mixed_rates_use_the_other_sides_runs():
-    # A score off by a constant shifts the weighted half only: with s = exact + 1 the estimate of P1
-    # on {s > t} from d0's runs is e^-1 times the true one; the plain half is unchanged.
+    # A score off by a constant shifts the weighted half only: with s = exact + 0.2 the estimate of P1
+    # on {s > t} from d0's runs is e^-0.2 times the true one (P0 from d1's: e^0.2); the plain half is unchanged.
     from dpaudit.audit.selection import _exceed, _mixed_rates
 
     s = math.log(3.0)
-    u0 = np.sort(np.array([s] * 75 + [-s] * 25)) + 1.0
-    u1 = np.sort(np.array([s] * 25 + [-s] * 75)) + 1.0
+    u0 = np.sort(np.array([s] * 75 + [-s] * 25)) + 0.2
+    u1 = np.sort(np.array([s] * 25 + [-s] * 75)) + 0.2
     t = np.array([1.0])  # the event {A}
     p0, p1 = _exceed(u0, 1, t) / 100, _exceed(u1, 1, t) / 100
     m0, m1 = _mixed_rates(u0, u1, 1, t, p0, p1)
-    np.testing.assert_allclose(m1, 0.5 * (0.25 + 0.25 * math.exp(-1.0)))
-    np.testing.assert_allclose(m0, 0.5 * (0.75 + 0.75 * math.exp(1.0)))
+    np.testing.assert_allclose(m1, 0.5 * (0.25 + 0.25 * math.exp(-0.2)))
+    np.testing.assert_allclose(m0, 0.5 * (0.75 + 0.75 * math.exp(0.2)))
 
 
 def test_chain_score_is_flagged_as_a_log_ratio_estimate():
