@@ -31,6 +31,11 @@ _SELECTION_Z_FEW = 1.0
 _FEW_CANDIDATES = 64
 #: Log-spaced tail levels on each side among the coarse candidates.
 _COARSE_TAIL = 24
+#: ... and for scores that estimate log P0/P1 (`estimates_log_ratio`), whose rates are also
+#: estimated by importance weights (`_mixed_rates`): their estimate varies less.
+_SELECTION_Z_RATIO = 0.5
+#: Scores are clipped to [-c, c] in the importance weights exp(+-score).
+_WEIGHT_CLIP = 5.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,6 +99,25 @@ def _exceed(sorted_values: np.ndarray, sign: int, thresholds: np.ndarray) -> np.
     return np.searchsorted(sorted_values, -thresholds, side="left")
 
 
+def _mixed_rates(u0: np.ndarray, u1: np.ndarray, sign: int, thresholds: np.ndarray,
+                 p0: np.ndarray, p1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rates of the events {sign*score > t} for a score s ~ log P0/P1 (sorted values u0 on d0's runs,
+    u1 on d1's): the mean of the plain fraction and of the importance-weighted estimate from the other
+    side's runs, P1(E) ~ E0[exp(-s) 1_E] and P0(E) ~ E1[exp(s) 1_E] (exact when s is the log ratio;
+    s clipped to [-_WEIGHT_CLIP, _WEIGHT_CLIP]).  On an event where s is nearly constant the weighted
+    estimate of the ratio P0/P1 hardly varies, so the threshold chosen for it is less noisy (chain
+    family on SVT34Parallel, benchmarks/peers.py)."""
+    def weighted(u: np.ndarray, w: np.ndarray) -> np.ndarray:
+        cum = np.concatenate([[0.0], np.cumsum(w)])
+        if sign > 0:  # {u > t}: a suffix of the ascending values
+            return (cum[-1] - cum[np.searchsorted(u, thresholds, side="right")]) / len(u)
+        return cum[np.searchsorted(u, -thresholds, side="left")] / len(u)  # {-u > t}: a prefix
+    q1 = weighted(u0, np.exp(-np.clip(u0, -_WEIGHT_CLIP, _WEIGHT_CLIP)))
+    q0 = weighted(u1, np.exp(np.clip(u1, -_WEIGHT_CLIP, _WEIGHT_CLIP)))
+    # a weighted estimate can exceed 1 (weights up to e^_WEIGHT_CLIP): clipped, rates stay rates
+    return np.clip(0.5 * (p0 + q0), 0.0, 1.0), np.clip(0.5 * (p1 + q1), 0.0, 1.0)
+
+
 def _predicted(p0: np.ndarray, p1: np.ndarray, n_sel: int, n_est: int, z: float, delta: float,
                z_sel: float = _SELECTION_Z):
     """Predicted epsilon and mu lower bounds at the estimation size (see the module docstring)."""
@@ -132,10 +156,15 @@ def choose_events(
         # Few candidate events (a score with few distinct values: discrete outputs) leave little room
         # for a lucky argmax, so less of the selection noise is taken off.
         z_sel = _SELECTION_Z_FEW if len(cand) <= _FEW_CANDIDATES else _SELECTION_Z
+        ratio = bool(getattr(score, "estimates_log_ratio", False))
+        if ratio:
+            z_sel = min(z_sel, _SELECTION_Z_RATIO)
         for sign in (1, -1):
             t = cand if sign > 0 else -cand[::-1]  # events {sign*score > t}: v > c, or v < c
             p0 = _exceed(u0, sign, t) / len(u0)
             p1 = _exceed(u1, sign, t) / len(u1)
+            if ratio:
+                p0, p1 = _mixed_rates(u0, u1, sign, t, p0, p1)
             for direction, (a, b) in zip(DIRECTIONS, ((p0, p1), (p1, p0))):
                 eps, mu = _predicted(a, b, n_sel, n_est, z, delta, z_sel)
                 i = int(np.argmax(eps))

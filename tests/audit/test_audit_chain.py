@@ -136,3 +136,55 @@ def test_chain_family_is_chosen_on_a_halting_svt():
                 executor="serial")
     assert any(d.event.startswith(("chain-log-ratio", "-chain-log-ratio")) for d in res.directions)
     assert math.isfinite(res.epsilon_lower) and res.epsilon_lower > 0.0
+
+
+# --- importance-weighted rates of the threshold choice (dpaudit.audit.selection._mixed_rates) -----
+
+def test_mixed_rates_are_exact_for_the_exact_log_ratio_on_exact_proportions():
+    # Two outputs A, B with P0 = (3/4, 1/4), P1 = (1/4, 3/4); the score is the exact log ratio
+    # (+-log 3) and the runs hold the outputs in exactly these proportions: the importance-weighted
+    # estimates P1 = E0[exp(-s) 1_E], P0 = E1[exp(s) 1_E] equal the plain fractions, for both signs.
+    from dpaudit.audit.selection import _exceed, _mixed_rates
+
+    s = math.log(3.0)
+    u0 = np.sort(np.array([s] * 75 + [-s] * 25))
+    u1 = np.sort(np.array([s] * 25 + [-s] * 75))
+    for sign in (1, -1):
+        t = np.array([-2.0, -0.5, 0.0, 0.5, 2.0])
+        p0, p1 = _exceed(u0, sign, t) / 100, _exceed(u1, sign, t) / 100
+        m0, m1 = _mixed_rates(u0, u1, sign, t, p0, p1)
+        np.testing.assert_allclose(m0, p0, atol=1e-12)
+        np.testing.assert_allclose(m1, p1, atol=1e-12)
+
+
+def test_mixed_rates_use_the_other_sides_runs():
+    # A score off by a constant shifts the weighted half only: with s = exact + 0.2 the estimate of P1
+    # on {s > t} from d0's runs is e^-0.2 times the true one (P0 from d1's: e^0.2); the plain half is unchanged.
+    from dpaudit.audit.selection import _exceed, _mixed_rates
+
+    s = math.log(3.0)
+    u0 = np.sort(np.array([s] * 75 + [-s] * 25)) + 0.2
+    u1 = np.sort(np.array([s] * 25 + [-s] * 75)) + 0.2
+    t = np.array([1.0])  # the event {A}
+    p0, p1 = _exceed(u0, 1, t) / 100, _exceed(u1, 1, t) / 100
+    m0, m1 = _mixed_rates(u0, u1, 1, t, p0, p1)
+    np.testing.assert_allclose(m1, 0.5 * (0.25 + 0.25 * math.exp(-0.2)))
+    np.testing.assert_allclose(m0, 0.5 * (0.75 + 0.75 * math.exp(0.2)))
+
+
+def test_chain_score_is_flagged_as_a_log_ratio_estimate():
+    rng = np.random.default_rng(2)
+    x0, x1 = rr_halting(0.25)(1.0, rng, 4000), rr_halting(0.25)(0.0, rng, 4000)
+    (sc,) = fit_chain_scores(x0, x1)
+    assert sc.estimates_log_ratio and sc.coarse_thresholds
+
+
+def test_mixed_rates_stay_in_the_unit_interval():
+    # A score far off the log ratio (+4 on every d1 run) makes E1[exp(s) 1_E] > 1: clipped to 1, so the
+    # predicted bounds stay finite numbers (a NaN would win the argmax of the threshold choice).
+    from dpaudit.audit.selection import _exceed, _mixed_rates
+
+    u0, u1 = np.sort(np.zeros(10)), np.sort(np.full(10, 4.0))
+    t = np.array([-1.0, 1.0])
+    m0, m1 = _mixed_rates(u0, u1, 1, t, _exceed(u0, 1, t) / 10, _exceed(u1, 1, t) / 10)
+    assert np.all((m0 >= 0) & (m0 <= 1) & (m1 >= 0) & (m1 <= 1))
