@@ -7,7 +7,8 @@ Procedure (sources in the package docstring):
 3. On the selection split, fit score functions (learned ones on its first half) and choose, per
    direction, one event {sign*score > t} for epsilon, one for mu and a grid of thresholds.
 4. On the estimation split, count the runs in those events and apply one-sided Clopper-Pearson bounds
-   with the error probability 1 - confidence split by Bonferroni over everything tested.
+   with the error probability 1 - confidence split by Bonferroni over everything tested (the
+   direction the selection split favours gets `direction_share` of the epsilon bound's share).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from dpaudit.audit.classifier import fit_classifier_scores
 from dpaudit.audit.families import check_families, family_of, keep_families
 from dpaudit.audit.features import fit_feature_scores
 from dpaudit.audit.scores import Score, UserScore, fit_scores
-from dpaudit.audit.selection import DIRECTIONS, EventPlan, choose_events
+from dpaudit.audit.selection import DIRECTIONS, EventPlan, choose_events, direction_levels
 from dpaudit.validation import (
     check_delta,
     check_epsilon,
@@ -248,6 +249,7 @@ def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n:
         tradeoff_thresholds=plan.grid,
         tradeoff_alpha=tuple(float(v) for v in grid_second),
         tradeoff_beta=tuple(float(v) for v in 1.0 - grid_first),
+        level=float(level_eps),
     )
 
 
@@ -316,6 +318,7 @@ class AuditOptions:
     selection_fraction: float = 0.1
     float_bits: bool = False
     crossfit: bool = False
+    direction_share: float = 0.9
     families: tuple[str, ...] | None = None
     grid_size: int = 32
     curve_points: int = 64
@@ -376,6 +379,10 @@ class AuditOptions:
         put("families", check_families(self.families))
         if self.families is not None and self.score is not None:
             raise ValueError("families restricts the built-in score families; it cannot be combined with score=...")
+        if (isinstance(self.direction_share, bool) or not isinstance(self.direction_share, (int, float))
+                or not 0.5 <= self.direction_share < 1.0):
+            raise ValueError(f"direction_share must be a number in [0.5, 1), got {self.direction_share!r}")
+        put("direction_share", float(self.direction_share))
         if not isinstance(self.crossfit, bool):
             raise ValueError(f"crossfit must be True or False, got {self.crossfit!r}")
         if self.crossfit and self.claim is not None:
@@ -536,6 +543,9 @@ def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: d
     directions = []
     rates = []
     nobs = p.n_est if nobs is None else nobs
+    # Cross-fitted: two folds may lead in different directions, so the split stays even.
+    levels = (direction_levels(plans, p.alpha_point, o.direction_share) if partner is None
+              else {d: p.level_eps for d in DIRECTIONS})
     for i, d in enumerate(DIRECTIONS):
         first, second = (counts[i][0], counts[i][1]) if d == "d0>d1" else (counts[i][1], counts[i][0])
         if partner is not None:
@@ -543,7 +553,7 @@ def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: d
             # except 1 (lower bounds) and nobs - 1 (upper bounds), taken as 0 and nobs (package docstring).
             first = np.where(first <= 1, 0, first)
             second = np.where(second >= nobs - 1, nobs, second)
-        r = _direction_result(plans[d], first, second, nobs, o.claim_delta, p.level_eps, p.level_mu)
+        r = _direction_result(plans[d], first, second, nobs, o.claim_delta, levels[d], p.level_mu)
         if partner is not None:
             q = partner[d]
             other = f"{'' if q.sign > 0 else '-'}{q.score.name} > {q.threshold!r}"
@@ -614,7 +624,9 @@ def audit(
     `selection_fraction` of the runs used to choose events; `float_bits` (default False) adds bit
     features of scalar float outputs (see the package docstring for why they are off by default);
     `crossfit` (default False) chooses events on two folds and counts each on the other fold, so
-    every run is counted (point bounds only, not with `claim`); `families` None (all) or the names of
+    every run is counted (point bounds only, not with `claim`); `direction_share` (default 0.9, in
+    [0.5, 1)) the part of the epsilon bound's error probability given to the direction whose event the
+    selection split predicts the larger bound for (the other gets the rest; 0.5 splits evenly); `families` None (all) or the names of
     the score families to choose among (`dpaudit.audit.families.FAMILIES`; unknown names are rejected);
     `grid_size` thresholds scanned for the
     trade-off curve; `executor` None (auto), "serial", "process" (with `workers`), a Dask scheduler
