@@ -613,6 +613,7 @@ def run_row(row: Row, samples: int, seed: int, extra: dict) -> dict:
     res = audit(row.make(), np.asarray(row.d0), np.asarray(row.d1), claim_epsilon=row.claim, samples=samples,
                 confidence=0.95, seed=seed, progress=False, executor="serial", **opts)
     return {"epsilon_lower": res.epsilon_lower, "verdict": res.verdict, "seconds": time.perf_counter() - start,
+            "selection_samples": res.selection_samples,
             "event": res.directions[0].event if res.direction == "d0>d1" else res.directions[1].event}
 
 
@@ -626,6 +627,10 @@ def main(argv=None) -> int:
     ap.add_argument("--selection-fraction", type=float, default=None)
     ap.add_argument("--no-exact", action="store_true", help="skip the quadratures and oracles")
     ap.add_argument("--crossfit", action="store_true", help="audit with crossfit=True (see dpaudit.audit)")
+    ap.add_argument("--selection-extension", type=float, default=None,
+                    help="audit with selection_extension=F (see dpaudit.audit)")
+    ap.add_argument("--direction-share", type=float, default=None,
+                    help="audit with direction_share=F (see dpaudit.audit; default 0.9)")
     args = ap.parse_args(argv)
     samples = 100_000 if args.quick else args.samples
     extra = {}
@@ -633,6 +638,10 @@ def main(argv=None) -> int:
         extra["selection_fraction"] = args.selection_fraction
     if args.crossfit:
         extra["crossfit"] = True
+    if args.selection_extension is not None:
+        extra["selection_extension"] = args.selection_extension
+    if args.direction_share is not None:
+        extra["direction_share"] = args.direction_share
     level = 0.05 / 4
     table = []
     total = time.perf_counter()
@@ -650,6 +659,7 @@ def main(argv=None) -> int:
         rec["verdicts"] = [r["verdict"] for r in runs]
         rec["seconds"] = sum(r["seconds"] for r in runs)
         rec["event"] = runs[0]["event"]
+        rec["selection_share"] = [r["selection_samples"] / samples for r in runs]
         caught = [v == "violation" for v in rec["verdicts"]]
         rec["ok"] = all(caught) if row.known_violation else not any(caught)
         table.append(rec)
@@ -682,7 +692,8 @@ def _print_row(r: dict) -> None:
     low = "/".join(f"{v:.4f}" for v in r["dpaudit"])
     print(f"{r['algorithm']:<19} claim {r['claim']:.4f} exact {_fmt(r.get('exact')):>7} oracle "
           f"{_fmt(r.get('oracle')):>7} statdp {_fmt(r['statdp']):>7} dpsniper {_fmt(r['dpsniper']):>7} "
-          f"dpaudit {low:>15} {'/'.join(r['verdicts'])} {'OK' if r['ok'] else 'FAIL'} {r['seconds']:.1f}s  "
+          f"dpaudit {low:>15} {'/'.join(r['verdicts'])} {'OK' if r['ok'] else 'FAIL'} {r['seconds']:.1f}s "
+          f"sel {'/'.join(f'{v:.2f}' for v in r['selection_share'])}  "
           f"[{r['event'][:50]}]")
 
 

@@ -101,8 +101,8 @@ it stops at the first stage whose bound exceeds the claim, or whose point estima
 rule; see `dpaudit.audit.sequential`.
 
 Confidence.  With 1 - confidence = a: the epsilon bound splits a by Bonferroni over the two
-directions and their two proportions; the direction whose event the selection split predicts the
-larger bound for gets `direction_share` (default 0.9) of a, the other the rest, so its one-sided
+directions and their two proportions; when the selection split predicts one direction's event a
+bound more than twice the other's, that direction gets `direction_share` (default 0.9) of a, the other the rest, so its one-sided
 Clopper-Pearson bounds are at 0.9 a/2 and the other's at 0.1 a/2 (`direction_share=0.5`: a/4 each;
 cross-fitted audits keep a/4, their folds may lead in different directions).  The lead is a function
 of the selection runs only, and the levels add up to a, so the larger bound is valid by the union

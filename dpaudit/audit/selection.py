@@ -29,6 +29,9 @@ _SELECTION_Z = 2.0
 #: ... and when a score takes at most `_FEW_CANDIDATES` distinct values.
 _SELECTION_Z_FEW = 1.0
 _FEW_CANDIDATES = 64
+#: `direction_levels`: the lead gets its larger share only when the other direction's predicted bound
+#: is below this fraction of the lead's.
+_LEAD_RATIO = 0.5
 #: Log-spaced tail levels on each side among the coarse candidates.
 _COARSE_TAIL = 24
 
@@ -165,7 +168,12 @@ def direction_levels(plans: dict[str, EventPlan], alpha: float, share: float) ->
     the direction whose event the selection split predicts the larger bound for (`EventPlan.predicted`;
     the first of DIRECTIONS on a tie) gets `share` of it, the other 1 - `share`:
 
-        level(lead) = share * alpha / 2,   level(other) = (1 - share) * alpha / 2.
+        level(lead) = share * alpha / 2,   level(other) = (1 - share) * alpha / 2,
+
+    when the other direction is clearly the weaker one (its predicted bound below `_LEAD_RATIO` times
+    the lead's, the lead's positive); otherwise alpha / 4 each.  (Two directions of about the same
+    strength, e.g. a symmetric mechanism, gain more from taking the larger of two bounds than from a
+    better level for one of them.)
 
     The levels add up to alpha, so by the union bound the larger of the two bounds is below the true
     epsilon with probability >= 1 - alpha; the choice of the lead depends on the selection runs only,
@@ -174,4 +182,7 @@ def direction_levels(plans: dict[str, EventPlan], alpha: float, share: float) ->
     (z from 2.24 to 2.00 at alpha = 0.05), the other's to alpha / 20 (z 2.81).
     """
     lead = max(DIRECTIONS, key=lambda d: (plans[d].predicted, -DIRECTIONS.index(d)))
+    other = DIRECTIONS[1 - DIRECTIONS.index(lead)]
+    if not (plans[lead].predicted > 0 and plans[other].predicted < _LEAD_RATIO * plans[lead].predicted):
+        share = 0.5
     return {d: (share if d == lead else 1.0 - share) * alpha / 2 for d in DIRECTIONS}
