@@ -49,7 +49,7 @@ def test_uneven_direction_split_twin_fails_with_a_larger_loss():
     assert over > tolerance(AUDITS)
 
 
-@pytest.mark.parametrize("samples", [2_000, 20_000])
+@pytest.mark.parametrize("samples", [2_000, pytest.param(20_000, marks=pytest.mark.slow)])
 def test_selection_extension_covers(samples):
     over, lows = _exceed(laplace(1.0), 1.0, samples, selection_extension=0.2)
     assert over <= tolerance(AUDITS)
