@@ -83,11 +83,15 @@ def test_extension_moves_runs_only_when_the_pilot_is_unresolved():
 
 @pytest.mark.parametrize("chunk_size", [10_000, 1_500, 700])
 def test_extension_counts_every_run_once_whatever_the_chunks(chunk_size):
-    # A constant score: every estimation run is in the event {score > -1}, so the counts are nobs.
     res = audit(weak, 1, 0, claim_epsilon=1.0, samples=10_000, seed=1, executor="serial", selection_extension=0.25,
-                chunk_size=chunk_size, score=lambda x: np.zeros(len(x)))
+                chunk_size=chunk_size, score=lambda x: x)
     assert res.selection_samples + res.estimation_samples == 10_000
     assert res.selection_samples == 3_500
+    assert all(r.nobs == 6_500 and 0 <= r.count_first <= 6_500 for r in res.directions)
+    same = audit(weak, 1, 0, claim_epsilon=1.0, samples=10_000, seed=1, executor="serial", selection_extension=0.25,
+                 chunk_size=10_000, score=lambda x: x)
+    if chunk_size == 10_000:
+        assert res == same
 
 
 def test_extension_is_reproducible_and_resumes_from_checkpoints(tmp_path):
@@ -114,3 +118,26 @@ def test_selection_extension_is_checked(value):
 def test_selection_extension_refuses_crossfit():
     with pytest.raises(ValueError, match="selection_extension"):
         audit(weak, 1, 0, claim_epsilon=1.0, samples=1_000, selection_extension=0.2, crossfit=True)
+
+
+def _plans_with_counts(first: int, second: int, predicted: float, n: int = 100_000):
+    """Plans whose lead 'd0>d1' event {x > 0.5} holds `first` d0 rows and `second` d1 rows of n (identity score)."""
+    sel0 = np.zeros(n)
+    sel0[:first] = 1.0
+    sel1 = np.zeros(n)
+    sel1[:second] = 1.0
+    plans = {"d0>d1": _plan("d0>d1", predicted), "d1>d0": _plan("d1>d0", -np.inf)}
+    plans["d0>d1"] = EventPlan("d0>d1", UserScore(lambda x: x), 1, 0.5, 0.5, (0.5,), (0.5,), (0.5,), predicted)
+    return plans, sel0, sel1
+
+
+@pytest.mark.parametrize("first, second, predicted, resolved", [
+    (2_400, 2_190, 0.03, False),   # SVT1-like: log ratio 0.09 with s.e. 0.03 on the pilot
+    (30_000, 10_000, 0.9, True),   # strong and well populated
+    (27, 8, 0.9, True),            # near-perfect and rare (ReportNoisyMax4): the delta method does not apply
+    (5, 30, 0.0, True),
+])
+def test_resolved_rule(first, second, predicted, resolved):
+    from dpaudit.audit.auditor import _resolved
+    plans, sel0, sel1 = _plans_with_counts(first, second, predicted)
+    assert _resolved(plans, sel0, sel1) is resolved
