@@ -2,6 +2,11 @@
 
     python benchmarks/peers.py [--quick] [--samples N] [--seeds 0 1] [--only NAME ...] [--json]
                                [--selection-fraction F] [--crossfit] [--no-exact]
+                               [--selection-extension F] [--direction-share F]
+
+The audits run with `selection_extension=0.2` (dpaudit.audit: 20% more of the runs go to the
+selection split when the pilot's strongest event is within 4 selection standard errors of 0;
+`--selection-extension 0` turns it off) and the auditor's default `direction_share=0.9`.
 
 The algorithms, written here from their papers and the peers' published definitions:
 - report noisy max with Laplace / exponential noise returning the index (correct) or the noisy value
@@ -25,10 +30,19 @@ one the peers' best witness used.  Claimed epsilon 0.1 unless the row says other
 Columns: `exact` is the privacy loss of the row's input pair, sup over outputs of |log p0/p1| (closed
 form, or 1-D quadrature over the threshold noise for the SVT and noisy-max rows: `exact_loss`), inf
 when some output has probability zero on one side; `oracle` is the bound an audit would reach with
-the exact likelihood-ratio events at the same estimation size and Bonferroni budget (the finite-
-sample ceiling: no event chosen from data can beat it in expectation); `>=` before either marks a
-lower bound (SVT34Parallel's exact loss: its 'above' patterns only, see `svt34_loss_lower`); `statdp`
-and `dpsniper` are the peers' published lower bounds (DP-Sniper's reference results, eval_sp2021/reference-results of
+the exact likelihood-ratio events at the pilot's estimation size (1 - selection fraction of the runs)
+and the even Bonferroni budget 0.05 / 4 per proportion (the auditor's finite-sample ceiling with that
+budget; with the uneven direction split, `direction_share`, a clearly stronger direction is tested at
+0.9 * 0.05 / 2 and can exceed it, with `selection_extension` the estimation split may be shorter);
+`>=` before exact or oracle marks a lower bound (SVT34Parallel's exact loss: its 'above' patterns
+only, see `svt34_loss_lower`); `ceiling` is the ceiling of ANY event-based audit at `--samples` runs per
+side and confidence 0.95:
+every run used for estimation, one event fixed in advance (the exact likelihood-ratio event best at
+the expected counts), its two proportions bounded at the one-sided level 1 - sqrt(0.95) each (they come
+from independent samples), no other multiple-testing cost; the summary line gives the mean of ceiling /
+exact over the finite rows (1 for a finite row without a computed ceiling), an upper bound on the
+mean ratio any such audit can reach in expectation; `statdp` and `dpsniper` are
+the peers' published lower bounds (DP-Sniper's reference results, eval_sp2021/reference-results of
 eth-sri/dp-sniper: StatDP (best of its two runs) and DP-Sniper (best of logistic regression and the
 neural network), both at 2*10^8 runs per side and 90% confidence); `dpaudit` is our bound at
 `--samples` runs per side and 95% confidence.
@@ -51,6 +65,11 @@ from dpaudit.audit import audit
 from dpaudit.audit.bounds import cp_lower, cp_upper
 
 EPS = 0.1
+#: One-sided level of each Clopper-Pearson bound of the `ceiling` column: one event, both proportions
+#: from independent samples, (1 - level)^2 = 0.95.
+CEILING_LEVEL = 1.0 - math.sqrt(0.95)
+#: The audits' `selection_extension` unless --selection-extension says otherwise (0: off).
+SELECTION_EXTENSION = 0.2
 
 
 # ----------------------------------------------------------------------------------------------
@@ -855,6 +874,7 @@ def run_row(row: Row, samples: int, seed: int, extra: dict) -> dict:
     res = audit(row.make(), np.asarray(row.d0), np.asarray(row.d1), claim_epsilon=row.claim, samples=samples,
                 confidence=0.95, seed=seed, progress=False, executor="serial", **opts)
     return {"epsilon_lower": res.epsilon_lower, "verdict": res.verdict, "seconds": time.perf_counter() - start,
+            "selection_samples": res.selection_samples,
             "event": res.directions[0].event if res.direction == "d0>d1" else res.directions[1].event}
 
 
@@ -868,6 +888,10 @@ def main(argv=None) -> int:
     ap.add_argument("--selection-fraction", type=float, default=None)
     ap.add_argument("--no-exact", action="store_true", help="skip the quadratures and oracles")
     ap.add_argument("--crossfit", action="store_true", help="audit with crossfit=True (see dpaudit.audit)")
+    ap.add_argument("--selection-extension", type=float, default=None,
+                    help="audit with selection_extension=F (see dpaudit.audit)")
+    ap.add_argument("--direction-share", type=float, default=None,
+                    help="audit with direction_share=F (see dpaudit.audit; default 0.9)")
     args = ap.parse_args(argv)
     samples = 100_000 if args.quick else args.samples
     extra = {}
@@ -875,7 +899,13 @@ def main(argv=None) -> int:
         extra["selection_fraction"] = args.selection_fraction
     if args.crossfit:
         extra["crossfit"] = True
+    if args.selection_extension is not None and args.selection_extension > 0:
+        extra["selection_extension"] = args.selection_extension
+    if args.direction_share is not None:
+        extra["direction_share"] = args.direction_share
     level = 0.05 / 4
+    if args.selection_extension is None and not args.crossfit:
+        extra["selection_extension"] = SELECTION_EXTENSION
     table = []
     total = time.perf_counter()
     for row in rows():
@@ -888,11 +918,13 @@ def main(argv=None) -> int:
             rec["exact"] = row.exact() if row.exact else None
             n_est = samples if args.crossfit else samples - round(extra.get("selection_fraction", 0.1) * samples)
             rec["oracle"] = row.oracle(n_est, level) if row.oracle else None
+            rec["ceiling"] = row.oracle(samples, CEILING_LEVEL) if row.oracle else None
         runs = [run_row(row, samples, s, extra) for s in args.seeds]
         rec["dpaudit"] = [r["epsilon_lower"] for r in runs]
         rec["verdicts"] = [r["verdict"] for r in runs]
         rec["seconds"] = sum(r["seconds"] for r in runs)
         rec["event"] = runs[0]["event"]
+        rec["selection_share"] = [r["selection_samples"] / samples for r in runs]
         caught = [v == "violation" for v in rec["verdicts"]]
         rec["ok"] = all(caught) if row.known_violation else not any(caught)
         table.append(rec)
@@ -902,7 +934,13 @@ def main(argv=None) -> int:
     wall = time.perf_counter() - total
     finite = [r for r in table if r.get("exact") not in (None, math.inf) and not r["exact_lower"]]
     ratios = [min(r["dpaudit"]) / r["exact"] for r in finite]
+    ceil = [r["ceiling"] / r["exact"] for r in finite if r.get("ceiling") is not None]
     summary = {"samples_per_side": samples, "seeds": args.seeds, "wall_seconds": wall,
+               # the mean of ceiling / exact over the finite rows, 1 for the rows without a ceiling
+               # computed (SVT3): what any event-based audit could reach at most, in expectation
+               "ceiling_mean_ratio_to_exact": float((sum(ceil) + len(finite) - len(ceil)) / len(finite))
+               if finite else None,
+               "ceiling_rows": len(ceil),
                "all_ok": all(r["ok"] for r in table),
                "mean_ratio_to_exact": float(np.mean(ratios)) if ratios else None,
                "min_ratio_to_exact": float(np.min(ratios)) if ratios else None}
@@ -924,8 +962,9 @@ def _fmt(v, lower: bool = False) -> str:
 def _print_row(r: dict) -> None:
     low = "/".join(f"{v:.4f}" for v in r["dpaudit"])
     print(f"{r['algorithm']:<19} claim {r['claim']:.4f} exact {_fmt(r.get('exact'), r['exact_lower']):>7} oracle "
-          f"{_fmt(r.get('oracle'), r['oracle_lower']):>7} statdp {_fmt(r['statdp']):>7} dpsniper {_fmt(r['dpsniper']):>7} "
-          f"dpaudit {low:>15} {'/'.join(r['verdicts'])} {'OK' if r['ok'] else 'FAIL'} {r['seconds']:.1f}s  "
+          f"{_fmt(r.get('oracle'), r['oracle_lower']):>7} ceiling {_fmt(r.get('ceiling')):>7} statdp {_fmt(r['statdp']):>7} "
+          f"dpsniper {_fmt(r['dpsniper']):>7} dpaudit {low:>15} {'/'.join(r['verdicts'])} {'OK' if r['ok'] else 'FAIL'} "
+          f"{r['seconds']:.1f}s sel {'/'.join(f'{v:.2f}' for v in r['selection_share'])}  "
           f"[{r['event'][:50]}]")
 
 

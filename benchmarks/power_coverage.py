@@ -26,7 +26,11 @@ Families and mechanisms (true epsilon between d0 and d1):
 - masked-value-log-ratio (dpaudit.audit.masked): the flag + value mechanism, and four queries each
   released as x + Lap(8) with randomized response at eps 1/8 (else the sentinel 0): 4 (1/8 + 1/8) = 1;
 - cross-fitting (all families): Laplace(1) scalar, 1 vs 0: 1, and the flag + value mechanism;
-- sequential audits (dpaudit.audit.sequential, alpha spending over three stages): Laplace(1).
+- sequential audits (dpaudit.audit.sequential, alpha spending over three stages): Laplace(1);
+- selection extension (`selection_extension=0.2`, all families): Laplace(1), flag + value, the
+  halting randomized responses and the prefix sums above;
+- the uneven direction split (`direction_share`, default 0.9; all families): the halting randomized
+  responses, and one bit with P[1] = 0.2 vs 0.1 (true epsilon log 2).
 """
 
 from __future__ import annotations
@@ -86,6 +90,13 @@ def sentinel_values(data, rng, size):
     return np.where(released, float(data) + rng.laplace(0.0, 8.0, (size, 4)), 0.0)
 
 
+def one_sided_rr(data, rng, size):
+    """One bit, 1 with probability 0.2 on x = 1 and 0.1 on x = 0: the log ratios are log 2 (output 1) and
+    log(0.9 / 0.8) = 0.118 (output 0), so the true epsilon is log 2 and the direction x = 1 first is
+    clearly the stronger: the uneven direction split (`direction_share`) is the one used."""
+    return (rng.random(size) < (0.2 if data else 0.1)).astype(np.int64)
+
+
 def laplace(data, rng, size):
     return float(data) + rng.laplace(0.0, 1.0, size)
 
@@ -105,6 +116,12 @@ CASES = [
     ("masked-value-log-ratio (sentinel values)", "masked-value-log-ratio", sentinel_values, 1.0, {}),
     ("cross-fitting (laplace)", None, laplace, 1.0, {"crossfit": True}),
     ("cross-fitting (flag+value)", None, flag_value, 1.0, {"crossfit": True}),
+    ("selection extension (laplace)", None, laplace, 1.0, {"selection_extension": 0.2}),
+    ("selection extension (flag+value)", None, flag_value, 1.0, {"selection_extension": 0.2}),
+    ("selection extension (halting rr)", None, rr_halting, 1.0, {"selection_extension": 0.2}),
+    ("selection extension (prefix sums)", None, prefix_sums, 1.0, {"selection_extension": 0.2}),
+    ("direction share (halting rr)", None, rr_halting, 1.0, {}),
+    ("direction share (one-sided rr)", None, one_sided_rr, float(np.log(2.0)), {}),
 ]
 
 

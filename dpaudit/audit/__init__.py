@@ -18,7 +18,7 @@ split the auditor fits score functions and chooses, per direction (d0 vs d1 and 
 {sign * score > t} by a predicted-lower-bound objective; on the estimation split it counts the runs
 in the chosen events and replaces p0, p1 by one-sided Clopper-Pearson bounds (scipy's incomplete
 beta inverse, checked by a round trip and solved again where it fails: `dpaudit.audit.bounds`), with 1 - confidence split by Bonferroni over both directions
-and both proportions.  Because the event is chosen on other runs, the search costs nothing on the
+(unevenly: see Confidence below) and both proportions.  Because the event is chosen on other runs, the search costs nothing on the
 estimation split.  Score families: the output itself for scalars; for discrete outputs the
 estimated likelihood ratio of each distinct row (thresholding it gives the likelihood-ratio sets of
 outcomes); for vectors a difference-of-means and a Fisher-discriminant projection (and each
@@ -104,9 +104,15 @@ it stops at the first stage whose bound exceeds the claim, or whose point estima
 `close` x claim, and reports the largest stage bound: valid by the union bound whatever the stopping
 rule; see `dpaudit.audit.sequential`.
 
-Confidence.  With 1 - confidence = a: the epsilon bound uses one-sided Clopper-Pearson bounds at
-a/4 (two directions x two proportions); with a claimed curve, a/2 goes to the point bound and a/2
-to the curve test (a/(4E) per proportion for E scanned events).  mu_lower uses a/4 per proportion.
+Confidence.  With 1 - confidence = a: the epsilon bound splits a by Bonferroni over the two
+directions and their two proportions; when the selection split predicts one direction's event a
+bound more than twice the other's, that direction gets `direction_share` (default 0.9) of a, the other the rest, so its one-sided
+Clopper-Pearson bounds are at 0.9 a/2 and the other's at 0.1 a/2 (`direction_share=0.5`: a/4 each;
+cross-fitted audits keep a/4, their folds may lead in different directions).  The lead is a function
+of the selection runs only, and the levels add up to a, so the larger bound is valid by the union
+bound (`dpaudit.audit.selection.direction_levels`).  With a claimed curve, a/2 goes to the point
+bound and a/2 to the curve test (a/(4E) per proportion for E scanned events).  mu_lower uses a/4 per
+proportion.
 
 Scale.  Runs are drawn in chunks seeded from one `numpy.random.SeedSequence` via `spawn`, so the
 result is bit-identical in this process, a local process pool or a Dask cluster (the default

@@ -7,7 +7,8 @@ Procedure (sources in the package docstring):
 3. On the selection split, fit score functions (learned ones on its first half) and choose, per
    direction, one event {sign*score > t} for epsilon, one for mu and a grid of thresholds.
 4. On the estimation split, count the runs in those events and apply one-sided Clopper-Pearson bounds
-   with the error probability 1 - confidence split by Bonferroni over everything tested.
+   with the error probability 1 - confidence split by Bonferroni over everything tested (the
+   direction the selection split favours gets `direction_share` of the epsilon bound's share).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from dpaudit.audit.families import check_families, family_of, keep_families
 from dpaudit.audit.features import fit_feature_scores
 from dpaudit.audit.masked import fit_masked_scores
 from dpaudit.audit.scores import Score, UserScore, fit_scores
-from dpaudit.audit.selection import DIRECTIONS, EventPlan, choose_events
+from dpaudit.audit.selection import DIRECTIONS, EventPlan, choose_events, direction_levels
 from dpaudit.validation import (
     check_delta,
     check_epsilon,
@@ -74,6 +75,11 @@ _MAX_SAMPLES = 2**50
 _REFIT_MAX_CATEGORIES = 64
 #: At most this many chunks (each a task, a checkpoint file and a seed).
 _MAX_CHUNKS = 2**20
+#: With `selection_extension`, the pilot is resolved when its predicted bound is at least this many
+#: selection standard errors of the chosen event's log ratio (`_resolved`).
+_RESOLVED_SE = 4.0
+#: ... or when one of its two selection counts is below this (`_resolved`).
+_RESOLVED_MIN_COUNT = 20
 
 
 def _claim_curve(claim: Any, accountant: str) -> tuple[Any, Callable[[float], float], str]:
@@ -252,6 +258,7 @@ def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n:
         tradeoff_thresholds=plan.grid,
         tradeoff_alpha=tuple(float(v) for v in grid_second),
         tradeoff_beta=tuple(float(v) for v in 1.0 - grid_first),
+        level=float(level_eps),
     )
 
 
@@ -320,6 +327,8 @@ class AuditOptions:
     selection_fraction: float = 0.1
     float_bits: bool = False
     crossfit: bool = False
+    direction_share: float = 0.9
+    selection_extension: float = 0.0
     families: tuple[str, ...] | None = None
     grid_size: int = 32
     curve_points: int = 64
@@ -380,6 +389,18 @@ class AuditOptions:
         put("families", check_families(self.families))
         if self.families is not None and self.score is not None:
             raise ValueError("families restricts the built-in score families; it cannot be combined with score=...")
+        if (isinstance(self.direction_share, bool) or not isinstance(self.direction_share, (int, float))
+                or not 0.5 <= self.direction_share < 1.0):
+            raise ValueError(f"direction_share must be a number in [0.5, 1), got {self.direction_share!r}")
+        put("direction_share", float(self.direction_share))
+        if (isinstance(self.selection_extension, bool) or not isinstance(self.selection_extension, (int, float))
+                or not 0.0 <= self.selection_extension < 1.0 - self.selection_fraction):
+            raise ValueError(f"selection_extension must be a number in [0, 1 - selection_fraction) = "
+                             f"[0, {1.0 - self.selection_fraction:g}), got {self.selection_extension!r}")
+        put("selection_extension", float(self.selection_extension))
+        if self.selection_extension > 0 and self.crossfit:
+            raise ValueError("selection_extension > 0 cannot be combined with crossfit=True (the folds are fixed "
+                             "before any run is drawn)")
         if not isinstance(self.crossfit, bool):
             raise ValueError(f"crossfit must be True or False, got {self.crossfit!r}")
         if self.crossfit and self.claim is not None:
@@ -444,7 +465,7 @@ def _checkpoints(target: Any, d0: Any, d1: Any, o: AuditOptions, spec: OutputSpe
         "output_shape": list(spec.row_shape), "discrete": spec.discrete,
     }
     manifest = {**identity, "samples": o.samples, "chunk_size": o.chunk_size,
-                "selection_fraction": o.selection_fraction, "confidence": o.confidence, "claim_delta": o.claim_delta}
+                "selection_fraction": o.selection_fraction, "selection_extension": o.selection_extension, "confidence": o.confidence, "claim_delta": o.claim_delta}
     return CheckpointStore(o.checkpoint_dir, manifest, identity)
 
 
@@ -471,6 +492,11 @@ def _run(target: Any, d0: Any, d1: Any, o: AuditOptions, p: _Plan):
             return _crossfit(runner, bar, store, target, d0, d1, o, p, spec, user_score, sel0, sel1, est_chunks,
                              seeds)
         plans = _choose(user_score, sel0, sel1, o, p, p.n_est)
+        rest0 = rest1 = None
+        if o.selection_extension > 0 and not _resolved(plans, sel0, sel1):
+            p, sel0, sel1, rest0, rest1, est_chunks = _extend_selection(runner, bar, store, target, d0, d1, o, p, spec,
+                                                                        sel0, sel1, est_chunks, seeds)
+            plans = _choose(user_score, sel0, sel1, o, p, p.n_est)
         del sel, sel0, sel1
         # The grid is counted on the estimation split only when a claimed curve is tested on it;
         # otherwise the trade-off points are read off the selection split (cheaper chunks).
@@ -482,7 +508,64 @@ def _run(target: Any, d0: Any, d1: Any, o: AuditOptions, p: _Plan):
             store, _events_key(plans, with_grid), bar,
         )
     counts = [sum(est[c.index][i] for c in est_chunks) for i in range(len(DIRECTIONS))]
-    return spec, plans, counts, None, p.n_est
+    if rest0 is not None:
+        counts = [a + b for a, b in zip(counts, _count_rows(plan_args, rest0, rest1))]
+    return spec, plans, counts, None, p
+
+
+def _resolved(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.ndarray) -> bool:
+    """Whether the pilot's strongest event stands out of the selection split's noise.
+
+    For the direction with the larger predicted bound (`EventPlan.predicted`), with a, b the fractions
+    of the n selection runs of its first and second input in its epsilon event (add-1/2 smoothed),
+    the selection split's standard error of log(a / b) is
+
+        se = sqrt((1 - a) / (n a) + (1 - b) / (n b))       (delta method, two independent binomials),
+
+    and the pilot counts as resolved when predicted >= `_RESOLVED_SE` * se: the event was then not
+    picked among candidates whose estimates are mostly noise.  It also counts as resolved when either
+    count is below `_RESOLVED_MIN_COUNT`: the delta method does not describe such counts, and an event
+    that one input almost never gives (ReportNoisyMax4 of benchmarks/peers.py: 27 against 8 of 10^5
+    runs, a loss that is in fact infinite) is limited by the estimation split's size, which an
+    extension would shorten.
+    """
+    lead = max(DIRECTIONS, key=lambda d: (plans[d].predicted, -DIRECTIONS.index(d)))
+    plan = plans[lead]
+    n = len(sel0)
+    k0 = int(counts_above(plan.score(sel0), plan.sign, np.array([plan.threshold]))[0])
+    k1 = int(counts_above(plan.score(sel1), plan.sign, np.array([plan.threshold]))[0])
+    first, second = (k0, k1) if lead == DIRECTIONS[0] else (k1, k0)
+    if min(first, second) < _RESOLVED_MIN_COUNT:
+        return True
+    a, b = (first + 0.5) / (n + 1), (second + 0.5) / (n + 1)
+    se = math.sqrt((1 - a) / (n * a) + (1 - b) / (n * b))
+    return bool(plan.predicted >= _RESOLVED_SE * se)
+
+
+def _extend_selection(runner, bar, store, target, d0, d1, o: "AuditOptions", p: "_Plan", spec: OutputSpec,
+                      sel0: np.ndarray, sel1: np.ndarray, est_chunks, seeds):
+    """Move round(selection_extension * samples) runs per side from the estimation split to the selection split.
+
+    The leading estimation chunks are drawn in full (as selection chunks: raw rows kept, same seeds);
+    their first rows join the selection split, the rest are counted like estimation runs once the
+    events are chosen.  The decision was taken on the pilot selection runs only, and these runs are
+    independent of them, so every run left for estimation is still independent of the chosen events.
+    """
+    extra = min(round(o.selection_extension * o.samples), p.n_est - 1)
+    taken, total = [], 0
+    for c in est_chunks:
+        if total >= extra:
+            break
+        taken.append(c)
+        total += c.size
+    as_sel = [dataclasses.replace(c, phase="selection") for c in taken]
+    got = run_chunks(runner, as_sel, lambda c: (selection_chunk, (target, d0, d1, seeds[c.index], c.size, spec)),
+                     store, "", bar)
+    x0 = np.concatenate([got[c.index][0] for c in as_sel])
+    x1 = np.concatenate([got[c.index][1] for c in as_sel])
+    p2 = dataclasses.replace(p, n_sel=p.n_sel + extra, n_est=p.n_est - extra)
+    return (p2, np.concatenate([sel0, x0[:extra]]), np.concatenate([sel1, x1[:extra]]), x0[extra:], x1[extra:],
+            est_chunks[len(taken):])
 
 
 def _choose(user_score: UserScore | None, sel0: np.ndarray, sel1: np.ndarray, o: AuditOptions, p: _Plan,
@@ -530,7 +613,7 @@ def _crossfit(runner, bar, store, target, d0, d1, o: AuditOptions, p: _Plan, spe
         store, _events_key(plans_a, False) + _events_key(plans_b, False), bar,
     )
     counts = [raw[i] + sum(est[c.index][i] for c in est_chunks) for i in range(len(DIRECTIONS))]
-    return spec, plans_a, counts, plans_b, o.samples
+    return spec, plans_a, counts, plans_b, p
 
 
 def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: dict[str, EventPlan],
@@ -540,6 +623,9 @@ def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: d
     directions = []
     rates = []
     nobs = p.n_est if nobs is None else nobs
+    # Cross-fitted: two folds may lead in different directions, so the split stays even.
+    levels = (direction_levels(plans, p.alpha_point, o.direction_share) if partner is None
+              else {d: p.level_eps for d in DIRECTIONS})
     for i, d in enumerate(DIRECTIONS):
         first, second = (counts[i][0], counts[i][1]) if d == "d0>d1" else (counts[i][1], counts[i][0])
         if partner is not None:
@@ -547,7 +633,7 @@ def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: d
             # except 1 (lower bounds) and nobs - 1 (upper bounds), taken as 0 and nobs (package docstring).
             first = np.where(first <= 1, 0, first)
             second = np.where(second >= nobs - 1, nobs, second)
-        r = _direction_result(plans[d], first, second, nobs, o.claim_delta, p.level_eps, p.level_mu)
+        r = _direction_result(plans[d], first, second, nobs, o.claim_delta, levels[d], p.level_mu)
         if partner is not None:
             q = partner[d]
             other = f"{'' if q.sign > 0 else '-'}{q.score.name} > {q.threshold!r}"
@@ -589,7 +675,8 @@ def run_audit(target: Callable[[Any, np.random.Generator, int], Any], d0: Any, d
               options: AuditOptions) -> AuditResult:
     """`audit` with its options already gathered (and validated) in an `AuditOptions`."""
     plan = _validate(target, options)
-    spec, plans, counts, partner, nobs = _run(target, d0, d1, options, plan)
+    spec, plans, counts, partner, plan = _run(target, d0, d1, options, plan)
+    nobs = options.samples if partner is not None else plan.n_est  # cross-fitted: every run is counted
     return _assemble(target, options, plan, spec, plans, counts, partner, nobs)
 
 
@@ -618,7 +705,12 @@ def audit(
     `selection_fraction` of the runs used to choose events; `float_bits` (default False) adds bit
     features of scalar float outputs (see the package docstring for why they are off by default);
     `crossfit` (default False) chooses events on two folds and counts each on the other fold, so
-    every run is counted (point bounds only, not with `claim`); `families` None (all) or the names of
+    every run is counted (point bounds only, not with `claim`); `direction_share` (default 0.9, in
+    [0.5, 1)) the part of the epsilon bound's error probability given to the direction whose event the
+    selection split predicts the larger bound for (the other gets the rest; 0.5 splits evenly);
+    `selection_extension` (default 0: off) a further fraction of the runs moved from the estimation
+    split to the selection split when the pilot selection (the first `selection_fraction`) leaves its
+    strongest event within 4 selection standard errors of 0 (`_resolved`; not with `crossfit`); `families` None (all) or the names of
     the score families to choose among (`dpaudit.audit.families.FAMILIES`; unknown names are rejected);
     `grid_size` thresholds scanned for the
     trade-off curve; `executor` None (auto), "serial", "process" (with `workers`), a Dask scheduler

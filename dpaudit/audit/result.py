@@ -47,6 +47,9 @@ class DirectionResult:
     tradeoff_thresholds: tuple[float, ...]
     tradeoff_alpha: tuple[float, ...]
     tradeoff_beta: tuple[float, ...]
+    #: One-sided level of each of the two Clopper-Pearson bounds behind `epsilon_lower`
+    #: (`dpaudit.audit.selection.direction_levels`; nan in results written before it was recorded).
+    level: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -156,8 +159,9 @@ def _direction(d: dict[str, Any]) -> DirectionResult:
     for key in ("tradeoff_thresholds", "tradeoff_alpha", "tradeoff_beta"):
         d[key] = tuple(_decode_float(v) for v in d[key])
     for key in ("threshold", "p_first_lower", "p_second_upper", "epsilon_lower", "epsilon_point",
-                "mu_threshold", "mu_lower", "mu_point"):
-        d[key] = _decode_float(d[key])
+                "mu_threshold", "mu_lower", "mu_point", "level"):
+        if key in d:
+            d[key] = _decode_float(d[key])
     return DirectionResult(**d)
 
 

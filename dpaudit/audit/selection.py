@@ -18,7 +18,7 @@ from scipy.special import ndtri
 from dpaudit.audit.bounds import wilson_lower, wilson_upper
 from dpaudit.audit.scores import Score
 
-__all__ = ["EventPlan", "choose_events", "DIRECTIONS"]
+__all__ = ["EventPlan", "choose_events", "direction_levels", "DIRECTIONS"]
 
 #: The two directions: "d0>d1" looks for events more likely under d0 than under d1, and back.
 DIRECTIONS = ("d0>d1", "d1>d0")
@@ -29,6 +29,9 @@ _SELECTION_Z = 2.0
 #: ... and when a score takes at most `_FEW_CANDIDATES` distinct values.
 _SELECTION_Z_FEW = 1.0
 _FEW_CANDIDATES = 64
+#: `direction_levels`: the lead gets its larger share only when the other direction's predicted bound
+#: is below this fraction of the lead's.
+_LEAD_RATIO = 0.5
 #: Log-spaced tail levels on each side among the coarse candidates.
 _COARSE_TAIL = 24
 #: ... and for scores that estimate log P0/P1 (`estimates_log_ratio`), whose rates are also
@@ -55,6 +58,7 @@ class EventPlan:
     grid: tuple[float, ...]
     selection_first: tuple[float, ...]
     selection_second: tuple[float, ...]
+    predicted: float = -np.inf
 
     def thresholds(self, with_grid: bool) -> np.ndarray:
         """The thresholds counted on the estimation split, in the order the counts are returned."""
@@ -174,12 +178,40 @@ def choose_events(
                     best[direction] = (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled)
     plans = {}
     for direction in DIRECTIONS:
-        _, score, sign, t_eps, t_mu, u0, u1, pooled = best[direction]
+        (predicted,), score, sign, t_eps, t_mu, u0, u1, pooled = best[direction]
         levels = (np.arange(grid_size) + 0.5) / grid_size
         grid = np.unique(sign * _quantiles(pooled, levels))
         f0 = tuple(float(v) for v in _exceed(u0, sign, grid) / len(u0))
         f1 = tuple(float(v) for v in _exceed(u1, sign, grid) / len(u1))
         first, second = (f0, f1) if direction == DIRECTIONS[0] else (f1, f0)
         plans[direction] = EventPlan(direction, score, sign, t_eps, t_mu, tuple(float(g) for g in grid),
-                                     first, second)
+                                     first, second, predicted)
     return plans
+
+
+def direction_levels(plans: dict[str, EventPlan], alpha: float, share: float) -> dict[str, float]:
+    """One-sided level of each Clopper-Pearson bound of each direction's epsilon event.
+
+    The error probability `alpha` of the epsilon bound is split by Bonferroni over the two
+    directions and, within a direction, over its two proportions (p_first lower, p_second upper):
+    the direction whose event the selection split predicts the larger bound for (`EventPlan.predicted`;
+    the first of DIRECTIONS on a tie) gets `share` of it, the other 1 - `share`:
+
+        level(lead) = share * alpha / 2,   level(other) = (1 - share) * alpha / 2,
+
+    when the other direction is clearly the weaker one (its predicted bound below `_LEAD_RATIO` times
+    the lead's, the lead's positive); otherwise alpha / 4 each.  (Two directions of about the same
+    strength, e.g. a symmetric mechanism, gain more from taking the larger of two bounds than from a
+    better level for one of them.)
+
+    The levels add up to alpha, so by the union bound the larger of the two bounds is below the true
+    epsilon with probability >= 1 - alpha; the choice of the lead depends on the selection runs only,
+    which are independent of the estimation runs the bounds are computed on.  share = 1/2 is the plain
+    split alpha / 4 per proportion.  With share 0.9 the lead's level goes from alpha / 4 to 0.45 alpha
+    (z from 2.24 to 2.00 at alpha = 0.05), the other's to alpha / 20 (z 2.81).
+    """
+    lead = max(DIRECTIONS, key=lambda d: (plans[d].predicted, -DIRECTIONS.index(d)))
+    other = DIRECTIONS[1 - DIRECTIONS.index(lead)]
+    if not (plans[lead].predicted > 0 and plans[other].predicted < _LEAD_RATIO * plans[lead].predicted):
+        share = 0.5
+    return {d: (share if d == lead else 1.0 - share) * alpha / 2 for d in DIRECTIONS}
