@@ -11,17 +11,13 @@ benchmarks/power_coverage.py runs 1000 audits (`--only chain-log-ratio`).
 import math
 
 import numpy as np
-from scipy import stats
 
 from dpaudit.audit import audit
+from tests.audit.test_audit_coverage import exceedances as coverage_exceedances, tolerance
 from dpaudit.audit.chain import ChainLogRatio, _halts, column_groups, fit_chain_score, fit_chain_scores
 
 CONFIDENCE = 0.95
 CHAIN = ("chain-log-ratio",)  # the auditor's candidates restricted to the chain family
-
-
-def tolerance(audits: int, rate: float = 1 - CONFIDENCE, false_failure: float = 0.005) -> int:
-    return int(np.argmax(stats.binom.sf(np.arange(audits + 1), audits, rate) <= false_failure))
 
 
 def rr_halting(eps_bit: float, k: int = 4, c: int = 2):
@@ -88,10 +84,8 @@ def test_unseen_histories_add_nothing():
 # --- coverage (statistical) -------------------------------------------------------------------
 
 def exceedances(target, true_eps, audits, samples=2_000, seed0=0):
-    lows = np.array([audit(target, 1.0, 0.0, claim_epsilon=true_eps, samples=samples, confidence=CONFIDENCE,
-                           seed=seed0 + s, executor="serial", progress=False, families=CHAIN).epsilon_lower
-                     for s in range(audits)])
-    return int(np.sum(lows > true_eps)), lows
+    return coverage_exceedances(target, true_eps, audits, samples, seed0=seed0, d0=1.0, d1=0.0, progress=False,
+                                families=CHAIN)
 
 
 def test_chain_family_coverage():

@@ -50,10 +50,12 @@ def gaussian(data, rng, size):
     return data + rng.normal(0.0, 1.0, size)
 
 
-def exceedances(target, true_epsilon, audits, samples, delta=0.0, seed0=0):
+def exceedances(target, true_epsilon, audits, samples, delta=0.0, seed0=0, d0=1, d1=0, **options):
+    """(number of the `audits` seeded audits whose epsilon_lower exceeds `true_epsilon`, the bounds);
+    `options` go to `audit` (e.g. families=...)."""
     lows = np.array([
-        audit(target, 1, 0, claim_epsilon=true_epsilon, claim_delta=delta, samples=samples,
-              confidence=CONFIDENCE, seed=seed0 + s, executor="serial").epsilon_lower
+        audit(target, d0, d1, claim_epsilon=true_epsilon, claim_delta=delta, samples=samples,
+              confidence=CONFIDENCE, seed=seed0 + s, executor="serial", **options).epsilon_lower
         for s in range(audits)
     ])
     return int(np.sum(lows > true_epsilon)), lows

@@ -10,18 +10,14 @@ claim 1) must fail the same check.  benchmarks/power_coverage.py runs 1000 audit
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from dpaudit.audit import audit
+from tests.audit.test_audit_coverage import exceedances as coverage_exceedances, tolerance
 from dpaudit.audit.families import FAMILIES, family_of
 from dpaudit.audit.masked import MaskedValueScore, fit_masked_scores, masked_features
 
 CONFIDENCE = 0.95
 FAMILY = ("masked-value-log-ratio",)
-
-
-def tolerance(audits: int, rate: float = 1 - CONFIDENCE, false_failure: float = 0.005) -> int:
-    return int(np.argmax(stats.binom.sf(np.arange(audits + 1), audits, rate) <= false_failure))
 
 
 def sentinel_values(rr_eps: float, scale: float):
@@ -45,11 +41,9 @@ def flag_value(rr_eps: float, scale: float):
     return target
 
 
-def exceedances(target, claim, audits, samples=2_000, seed0=0):
-    lows = np.array([audit(target, 1.0, 0.0, claim_epsilon=claim, samples=samples, confidence=CONFIDENCE,
-                           seed=seed0 + s, executor="serial", progress=False, families=FAMILY).epsilon_lower
-                     for s in range(audits)])
-    return int(np.sum(lows > claim)), lows
+def exceedances(target, true_eps, audits, samples=2_000, seed0=0):
+    return coverage_exceedances(target, true_eps, audits, samples, seed0=seed0, d0=1.0, d1=0.0, progress=False,
+                                families=FAMILY)
 
 
 # --- exact properties -------------------------------------------------------------------------
