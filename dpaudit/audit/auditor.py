@@ -465,7 +465,8 @@ def _checkpoints(target: Any, d0: Any, d1: Any, o: AuditOptions, spec: OutputSpe
         "output_shape": list(spec.row_shape), "discrete": spec.discrete,
     }
     manifest = {**identity, "samples": o.samples, "chunk_size": o.chunk_size,
-                "selection_fraction": o.selection_fraction, "selection_extension": o.selection_extension, "confidence": o.confidence, "claim_delta": o.claim_delta}
+                "selection_fraction": o.selection_fraction, "selection_extension": o.selection_extension,
+                "confidence": o.confidence, "claim_delta": o.claim_delta}
     return CheckpointStore(o.checkpoint_dir, manifest, identity)
 
 
