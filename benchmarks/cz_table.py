@@ -57,7 +57,7 @@ COPIES = 39  # the smallest n whose [min, max] is a 95% prediction interval: (n 
 LEVEL = 0.95
 MEAN_DRAWS = 3_000_000  # a k-run mean's law: exact up to this many combinations (4 instances: 39^4 = 2.3M)
 CACHE_VERSION = 1
-# Files whose code makes our runs: the cache records their digest and --from-cache warns when it changed.
+# Files whose code makes our runs: the cache records their hash and --from-cache warns when it changed.
 SOURCES = ("algorithms/mab/elimination.py", "algorithms/mab/batch_se.py", "algorithms/mab/environment.py",
            "algorithms/mab/outcome.py", "mechanisms/secagg.py", "mechanisms/shuffle_sum.py")
 
@@ -316,7 +316,7 @@ TABLE_HEADER = ("inst", "eps", "algorithm", "authors' code", "runs", "ours (thei
 
 
 # ---- the cache of our runs ----------------------------------------------------------------------------------------
-def source_digest(root: pathlib.Path = HERE.parent) -> str:
+def source_hash(root: pathlib.Path = HERE.parent) -> str:
     """sha256 over the files that make our runs (SOURCES), to tell a cache made by other code."""
     h = hashlib.sha256()
     for rel in SOURCES:
@@ -332,7 +332,7 @@ def new_cache() -> dict:
                      "on_authors_instances[cell][seed]: runs on one of the authors' instances (pseudo-regret at T and "
                      "the variance V the realised regret adds); figure_runs[cell][seed]: final pseudo-regrets of the "
                      "figures' runs (run r on the authors' instance r).",
-            "sources": SOURCES, "source_digest": "", "on_authors_instances": {}, "figure_runs": {}}
+            "sources": SOURCES, "source_hash": "", "on_authors_instances": {}, "figure_runs": {}}
 
 
 def load_cache(path: pathlib.Path | None = None) -> dict:

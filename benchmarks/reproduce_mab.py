@@ -196,11 +196,11 @@ def cz_simulate(cache: dict, instances, *, root: int, runs: int) -> None:
     """Figs. 1-3's runs (run r on the authors' instance r < runs: curves and figures) and our COPIES runs on each
     authors' instance of PRECOMPUTE and of the jsonl (taken from the cache when it was made by the same code)."""
     code = czt.read_authors_runs()
-    digest = czt.source_digest()
-    reuse = cache.get("source_digest") == digest
+    src_hash = czt.source_hash()
+    reuse = cache.get("source_hash") == src_hash
     if not reuse:
         cache.update(czt.new_cache())
-    cache["source_digest"] = digest
+    cache["source_hash"] = src_hash
     for instance in instances:
         T = czt.HORIZONS[instance]
         env = ClippedGaussianArms(authors_instances(instance, runs))
@@ -386,8 +386,8 @@ def cz_fig4_table(results: dict, cache: dict, *, root: int, runs: int = 20) -> s
             rows.append(("easy", f"{eps:g}", name, "plot only", czt.fmt(s["final_mean"], *s["final_ci"])))
     if res:
         results["cz/fig4"] = res
-    return format_table(f"Chowdhury & Zhou (ICLR 2023), Fig. 4: final regret at T = 10^6, mean [95% interval]; paper: "
-                        f"plot only, not in the authors' public code", ("inst", "eps", "algorithm", "paper",
+    return format_table("Chowdhury & Zhou (ICLR 2023), Fig. 4: final regret at T = 10^6, mean [95% interval]; paper: "
+                        "plot only, not in the authors' public code", ("inst", "eps", "algorithm", "paper",
                                                                         f"ours (inst. 0-{runs - 1})"), rows)
 
 
@@ -396,7 +396,7 @@ def cz_experiments(results: dict, *, quick: bool, from_cache: bool, root: int = 
     and mab_cz_vs_authors_code.png from the jsonl and the cache. Returns the cells whose runs the cache lacks."""
     cache = czt.load_cache()
     if from_cache:
-        if cache.get("source_digest") != czt.source_digest():
+        if cache.get("source_hash") != czt.source_hash():
             log(f"warning: {czt.CACHE.name} was made by other code ({', '.join(czt.SOURCES)} changed since); "
                 "run without --from-cache to re-simulate")
     else:
