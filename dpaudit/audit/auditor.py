@@ -73,6 +73,8 @@ _MIN_SAMPLES = 10
 _MAX_SAMPLES = 2**50
 #: Category scores with more fitted categories than this are not refitted on the whole selection split.
 _REFIT_MAX_CATEGORIES = 64
+#: Two events whose Jaccard index on the selection runs is at least this are the same event (`_distinct`).
+_SAME_EVENT = 0.95
 #: At most this many chunks (each a task, a checkpoint file and a seed).
 _MAX_CHUNKS = 2**20
 #: With `selection_extension`, the pilot is resolved when its predicted bound is at least this many
@@ -143,10 +145,10 @@ def _probe(target, d0, d1, seed: int, score: Score | None) -> OutputSpec:
 def _events_key(plans: dict[str, EventPlan], with_grid: bool) -> str:
     h = hashlib.sha256()
     for d in DIRECTIONS:
-        p = plans[d]
-        h.update(pickle.dumps((d, p.sign, p.thresholds(with_grid).tobytes(), type(p.score).__name__,
-                               p.score.describe())))
-        _hash_fitted(h, p.score)
+        for i, p in enumerate((plans[d], *plans[d].alternates)):
+            thresholds = p.thresholds(with_grid) if i == 0 else np.array([p.threshold])
+            h.update(pickle.dumps((d, i, p.sign, thresholds.tobytes(), type(p.score).__name__, p.score.describe())))
+            _hash_fitted(h, p.score)
     return h.hexdigest()
 
 
@@ -169,66 +171,137 @@ def _hash_fitted(h: Any, obj: Any) -> None:
                 _hash_fitted(h, v)
 
 
-def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray, float_bits: bool = False,
-              families: tuple[str, ...] | None = None) -> list[tuple[Score, np.ndarray, np.ndarray]]:
-    """Candidate scores with their values on the runs they are chosen on (see module docstring);
-    only those of `families` when given (`dpaudit.audit.families`)."""
-    if score is not None:
-        return [(score, score(sel0), score(sel1))]
-    half = len(sel0) // 2
-    out = []
-    fit0, fit1 = sel0[:half], sel1[:half]
-    fitted = fit_scores(fit0, fit1) + fit_feature_scores(fit0, fit1, float_bits)
+def _fitters(float_bits: bool, families: tuple[str, ...] | None) -> list[Callable[[np.ndarray, np.ndarray], list[Score]]]:
+    """The functions fitting the candidate scores on (d0 rows, d1 rows); only those that can fit one
+    of `families` among the costly ones (logistic regression, chain, masked)."""
+    out: list[Callable[[np.ndarray, np.ndarray], list[Score]]] = [
+        fit_scores, lambda a, b: fit_feature_scores(a, b, float_bits)]
     if families is None or "logistic-regression" in families:
-        fitted += fit_classifier_scores(fit0, fit1, float_bits)
-    # fitted and thresholded on the whole selection split (see dpaudit.audit.chain.fit_chain_scores)
-    chain = fit_chain_scores(sel0, sel1) if families is None or "chain-log-ratio" in families else []
-    # a few weights only: also fitted and thresholded on the whole selection split (dpaudit.audit.masked)
+        out.append(lambda a, b: fit_classifier_scores(a, b, float_bits))
+    if families is None or "chain-log-ratio" in families:
+        out.append(fit_chain_scores)
     if families is None or "masked-value-log-ratio" in families:
-        chain += fit_masked_scores(sel0, sel1)
-    kept, kept_chain = keep_families(fitted, families), keep_families(chain, families)
-    if not kept and not kept_chain:
-        found = sorted({family_of(sc.name) for sc in fitted + chain})
-        raise ValueError(f"families={families!r} leaves no candidate score for these outputs; the families "
-                         f"fitted on them are {', '.join(found)}")
-    for sc in kept:
-        a, b = (sel0[half:], sel1[half:]) if sc.learned else (sel0, sel1)
-        out.append((sc, sc(a), sc(b)))
-    for sc in kept_chain:
-        out.append((sc, sc(sel0), sc(sel1)))
+        out.append(fit_masked_scores)
     return out
 
 
-def _refit_on_selection(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.ndarray, float_bits: bool,
+@dataclass(frozen=True)
+class _Candidates:
+    """The candidate scores with their values on the selection runs they are judged on (as
+    `choose_events` takes them), and for each learned one (by name) the fitter that refits it."""
+
+    scored: list[tuple[Score, np.ndarray, np.ndarray]]
+    fitter: dict[str, Callable[[np.ndarray, np.ndarray], list[Score]]]
+
+
+def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray, float_bits: bool = False,
+              families: tuple[str, ...] | None = None) -> _Candidates:
+    """Candidate scores (see module docstring); only those of `families` when given
+    (`dpaudit.audit.families`).
+
+    A learned score is cross-fitted: fitted on each half of the selection split and each half scored
+    by the fit on the other one, so the family is judged on all the selection runs and on none it
+    was fitted on (the score kept is the fit on the first half; one fitted on the first half only is
+    judged on the second).  Judged on half the runs, the families were often chosen for their noise:
+    SVT3 of benchmarks/peers.py at 10^6 runs, a chain-rule fit on all the runs won over a better
+    pattern family on a prediction 0.04 above its true bound."""
+    if score is not None:
+        return _Candidates([(score, score(sel0), score(sel1))], {})
+    half = len(sel0) // 2
+    a0, a1, b0, b1 = sel0[:half], sel1[:half], sel0[half:], sel1[half:]
+    scored, fitter, found = [], {}, set()
+    for fit in _fitters(float_bits, families):
+        fitted = fit(a0, a1)
+        found.update(family_of(sc.name) for sc in fitted)
+        first = keep_families(fitted, families)
+        if not fitted:  # too few rows in a half for it (e.g. too few real values): judged where fitted
+            whole = fit(sel0, sel1)
+            found.update(family_of(sc.name) for sc in whole)
+            scored += [(sc, sc(sel0), sc(sel1)) for sc in keep_families(whole, families)]
+        if not first:
+            continue
+        second = {sc.name: sc for sc in fit(b0, b1)} if any(sc.learned for sc in first) else {}
+        for sc in first:
+            if not sc.learned:
+                scored.append((sc, sc(sel0), sc(sel1)))
+                continue
+            fitter[sc.name] = fit
+            other = second.get(sc.name)
+            if other is None or type(other) is not type(sc):
+                scored.append((sc, sc(b0), sc(b1)))
+            else:
+                scored.append((sc, np.concatenate([other(a0), sc(b0)]), np.concatenate([other(a1), sc(b1)])))
+    if not scored:
+        raise ValueError(f"families={families!r} leaves no candidate score for these outputs; the families "
+                         f"fitted on them are {', '.join(sorted(found))}")
+    return _Candidates(scored, fitter)
+
+
+def _refit_on_selection(plans: dict[str, EventPlan], cands: _Candidates, sel0: np.ndarray, sel1: np.ndarray,
                         p: "_Plan", o: "AuditOptions") -> dict[str, EventPlan]:
-    """Refit each direction's chosen learned family on the whole selection split and choose its
-    thresholds again there (the family was chosen on held-out runs; the refit only uses more runs).
+    """Each chosen learned score (leads and alternates): refitted on the whole selection split with
+    its thresholds chosen again there when its fitted values are few (`_REFIT_MAX_CATEGORIES`), else
+    the fit on the first half with its thresholds chosen on the second half (a category ratio over
+    many rare rows would be chosen for its noise on the rows it was fitted on).
 
     The estimation split is untouched, so its Clopper-Pearson bounds stay valid."""
-    out = dict(plans)
-    refits: dict[str, Score] | None = None
+    refits: dict[int, dict[str, Score]] = {}
+    half = len(sel0) // 2
+
+    def final(plan: EventPlan) -> EventPlan:
+        chosen = plan.score
+        if not chosen.learned or chosen.name not in cands.fitter:
+            return plan
+        sc, x0, x1 = chosen, sel0[half:], sel1[half:]
+        if len(getattr(chosen, "keys", ())) <= _REFIT_MAX_CATEGORIES:
+            fit = cands.fitter[chosen.name]
+            if id(fit) not in refits:
+                refits[id(fit)] = {r.name: r for r in fit(sel0, sel1)}
+            refit = refits[id(fit)].get(chosen.name)
+            if refit is not None and type(refit) is type(chosen):
+                sc, x0, x1 = refit, sel0, sel1
+        return choose_events([(sc, sc(x0), sc(x1))], p.n_est, o.claim_delta, p.level_eps, o.grid_size)[plan.direction]
+
+    out = {}
     for d in DIRECTIONS:
-        chosen = plans[d].score
-        # Thresholds of a refitted score are chosen on the rows it was fitted on: only for scores with
-        # few fitted values (a category ratio over many rare rows would be chosen for its noise).
-        if not chosen.learned or len(getattr(chosen, "keys", ())) > _REFIT_MAX_CATEGORIES:
-            continue
-        if refits is None:  # the engineered families only: the projections gain little and cost much
-            refits = {sc.name: sc for sc in fit_feature_scores(sel0, sel1, float_bits) if sc.learned}
-            if any(family_of(plans[e].score.name) == "logistic-regression" for e in DIRECTIONS):
-                refits.update({sc.name: sc for sc in fit_classifier_scores(sel0, sel1, float_bits)})
-        sc = refits.get(chosen.name)
-        if sc is None or type(sc) is not type(chosen):
-            continue
-        out[d] = choose_events([(sc, sc(sel0), sc(sel1))], p.n_est, o.claim_delta, p.level_eps, o.grid_size)[d]
+        out[d] = dataclasses.replace(final(plans[d]), alternates=tuple(final(a) for a in plans[d].alternates))
     return out
+
+
+def _distinct(plan: EventPlan, sel0: np.ndarray, sel1: np.ndarray, alternates: int) -> EventPlan:
+    """`plan` with at most `alternates` alternates, dropping each whose epsilon event nearly repeats
+    the lead's or an earlier alternate's on the selection runs (Jaccard index >= `_SAME_EVENT`): a
+    repeat costs Bonferroni level and cannot give a different bound."""
+    rows = np.concatenate([sel0, sel1])
+    kept: list[EventPlan] = []
+    seen = [plan.sign * plan.score(rows) > plan.threshold]
+    for alt in plan.alternates:
+        if len(kept) == alternates:
+            break
+        e = alt.sign * alt.score(rows) > alt.threshold
+        if any(np.count_nonzero(e & f) >= _SAME_EVENT * max(np.count_nonzero(e | f), 1) for f in seen):
+            continue
+        kept.append(alt)
+        seen.append(e)
+    return dataclasses.replace(plan, alternates=tuple(kept))
 
 
 def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n: int, delta: float,
-                      level_eps: float, level_mu: float) -> DirectionResult:
-    k1, k2 = int(first[0]), int(second[0])
-    p1_low = float(cp_lower(k1, n, level_eps))
-    p2_upp = float(cp_upper(k2, n, level_eps))
+                      level_eps: float, level_mu: float,
+                      alternates: tuple[tuple[EventPlan, int, int], ...] = ()) -> DirectionResult:
+    """The bounds of one direction.  Its epsilon events, the lead's and `alternates` (plan, count of
+    the first input, of the second), are each tested at level_eps / (their number): by the union bound
+    the largest of their bounds is valid at level_eps, since which events are tested depends on the
+    selection runs only.  The mu and trade-off fields are the lead's."""
+    events = ((plan, int(first[0]), int(second[0])), *alternates)
+    level = level_eps / len(events)
+    bounds = []
+    for _, c1, c2 in events:
+        low, upp = float(cp_lower(c1, n, level)), float(cp_upper(c2, n, level))
+        bounds.append((float(epsilon_from_rates(low, upp, delta)), low, upp))
+    best = max(range(len(events)), key=lambda i: (bounds[i][0], -i))  # the lead on a tie
+    chosen, k1, k2 = events[best]
+    _, p1_low, p2_upp = bounds[best]
     m1, m2 = int(first[1]), int(second[1])
     mu_low = max(float(probit_cp_lower(m1, n, level_mu) - probit_cp_upper(m2, n, level_mu)), 0.0)
     if len(first) > 2:
@@ -236,18 +309,17 @@ def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n:
     else:
         split = "selection"
         grid_first, grid_second = np.array(plan.selection_first), np.array(plan.selection_second)
-    name = f"{'' if plan.sign > 0 else '-'}{plan.score.name}"
     return DirectionResult(
         direction=plan.direction,
-        event=f"{name} > {plan.threshold!r}",
-        score=json.dumps(plan.score.describe(), sort_keys=True),
-        threshold=plan.threshold,
+        event=_event_name(chosen),
+        score=json.dumps(chosen.score.describe(), sort_keys=True),
+        threshold=chosen.threshold,
         nobs=n,
         count_first=k1,
         count_second=k2,
         p_first_lower=p1_low,
         p_second_upper=p2_upp,
-        epsilon_lower=float(epsilon_from_rates(p1_low, p2_upp, delta)),
+        epsilon_lower=bounds[best][0],
         epsilon_point=float(epsilon_from_rates(k1 / n, k2 / n, delta)),
         mu_threshold=plan.mu_threshold,
         mu_count_first=m1,
@@ -258,8 +330,14 @@ def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n:
         tradeoff_thresholds=plan.grid,
         tradeoff_alpha=tuple(float(v) for v in grid_second),
         tradeoff_beta=tuple(float(v) for v in 1.0 - grid_first),
-        level=float(level_eps),
+        level=float(level),
+        events_tested=len(events),
+        lead_event=_event_name(plan),
     )
+
+
+def _event_name(plan: EventPlan) -> str:
+    return f"{'' if plan.sign > 0 else '-'}{plan.score.name} > {plan.threshold!r}"
 
 
 def _claimed_deltas(delta_of: Callable[[float], float], epsilons: np.ndarray) -> np.ndarray:
@@ -328,6 +406,7 @@ class AuditOptions:
     float_bits: bool = False
     crossfit: bool = False
     direction_share: float = 0.9
+    events_per_direction: int = 3
     selection_extension: float = 0.0
     families: tuple[str, ...] | None = None
     grid_size: int = 32
@@ -393,6 +472,7 @@ class AuditOptions:
                 or not 0.5 <= self.direction_share < 1.0):
             raise ValueError(f"direction_share must be a number in [0.5, 1), got {self.direction_share!r}")
         put("direction_share", float(self.direction_share))
+        put("events_per_direction", check_int_at_least(self.events_per_direction, 1, "events_per_direction"))
         if (isinstance(self.selection_extension, bool) or not isinstance(self.selection_extension, (int, float))
                 or not 0.0 <= self.selection_extension < 1.0 - self.selection_fraction):
             raise ValueError(f"selection_extension must be a number in [0, 1 - selection_fraction) = "
@@ -492,23 +572,23 @@ def _run(target: Any, d0: Any, d1: Any, o: AuditOptions, p: _Plan):
         if o.crossfit:
             return _crossfit(runner, bar, store, target, d0, d1, o, p, spec, user_score, sel0, sel1, est_chunks,
                              seeds)
-        plans = _choose(user_score, sel0, sel1, o, p, p.n_est)
+        plans = _choose(user_score, sel0, sel1, o, p, p.n_est, o.events_per_direction)
         rest0 = rest1 = None
         if o.selection_extension > 0 and not _resolved(plans, sel0, sel1):
             p, sel0, sel1, rest0, rest1, est_chunks = _extend_selection(runner, bar, store, target, d0, d1, o, p, spec,
                                                                         sel0, sel1, est_chunks, seeds)
-            plans = _choose(user_score, sel0, sel1, o, p, p.n_est)
+            plans = _choose(user_score, sel0, sel1, o, p, p.n_est, o.events_per_direction)
         del sel, sel0, sel1
         # The grid is counted on the estimation split only when a claimed curve is tested on it;
         # otherwise the trade-off points are read off the selection split (cheaper chunks).
         with_grid = o.claim is not None
-        plan_args = [(plans[d].score, plans[d].sign, plans[d].thresholds(with_grid)) for d in DIRECTIONS]
+        plan_args = _plan_args(plans, with_grid)
         est = run_chunks(
             runner, est_chunks,
             lambda c: (estimation_chunk, (target, d0, d1, seeds[c.index], c.size, spec, plan_args)),
             store, _events_key(plans, with_grid), bar,
         )
-    counts = [sum(est[c.index][i] for c in est_chunks) for i in range(len(DIRECTIONS))]
+    counts = [sum(est[c.index][i] for c in est_chunks) for i in range(len(plan_args))]
     if rest0 is not None:
         counts = [a + b for a, b in zip(counts, _count_rows(plan_args, rest0, rest1))]
     return spec, plans, counts, None, p
@@ -570,17 +650,22 @@ def _extend_selection(runner, bar, store, target, d0, d1, o: "AuditOptions", p: 
 
 
 def _choose(user_score: UserScore | None, sel0: np.ndarray, sel1: np.ndarray, o: AuditOptions, p: _Plan,
-            n_counted: int) -> dict[str, EventPlan]:
-    """The events chosen on these selection rows (families fitted on their first half, refitted on all)."""
-    plans = choose_events(_families(user_score, sel0, sel1, o.float_bits, o.families), n_counted, o.claim_delta,
-                          p.level_eps, o.grid_size)
-    if user_score is None:
-        plans = _refit_on_selection(plans, sel0, sel1, o.float_bits, p, o)
-    return plans
+            n_counted: int, events: int = 1) -> dict[str, EventPlan]:
+    """The events chosen on these selection rows (families cross-fitted on its halves, refitted on
+    all), with up to `events` - 1 alternates per direction."""
+    cands = _families(user_score, sel0, sel1, o.float_bits, o.families)
+    # spare runner-ups: some may repeat the lead's event once refitted (`_distinct`)
+    plans = choose_events(cands.scored, n_counted, o.claim_delta, p.level_eps, o.grid_size,
+                          alternates=2 * (events - 1))
+    plans = _refit_on_selection(plans, cands, sel0, sel1, p, o)
+    return {d: _distinct(plans[d], sel0, sel1, events - 1) for d in DIRECTIONS}
 
 
 def _plan_args(plans: dict[str, EventPlan], with_grid: bool) -> list[tuple[Score, int, np.ndarray]]:
-    return [(plans[d].score, plans[d].sign, plans[d].thresholds(with_grid)) for d in DIRECTIONS]
+    """What the estimation chunks count: each direction's thresholds, then each alternate's epsilon
+    threshold (directions in the order of DIRECTIONS, alternates best first)."""
+    lead = [(plans[d].score, plans[d].sign, plans[d].thresholds(with_grid)) for d in DIRECTIONS]
+    return lead + [(a.score, a.sign, np.array([a.threshold])) for d in DIRECTIONS for a in plans[d].alternates]
 
 
 def _count_rows(plan_args, out0: np.ndarray, out1: np.ndarray) -> list[np.ndarray]:
@@ -627,18 +712,24 @@ def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: d
     # Cross-fitted: two folds may lead in different directions, so the split stays even.
     levels = (direction_levels(plans, p.alpha_point, o.direction_share) if partner is None
               else {d: p.level_eps for d in DIRECTIONS})
+    at = len(DIRECTIONS)  # counts of the alternates follow the directions' (`_plan_args`)
     for i, d in enumerate(DIRECTIONS):
         first, second = (counts[i][0], counts[i][1]) if d == "d0>d1" else (counts[i][1], counts[i][0])
+        alternates = []
+        for a in plans[d].alternates:
+            c = counts[at][:, 0]
+            alternates.append((a, int(c[0]), int(c[1])) if d == "d0>d1" else (a, int(c[1]), int(c[0])))
+            at += 1
         if partner is not None:
             # Cross-fitted counts are sums of two binomials: Hoeffding's comparison covers every count
             # except 1 (lower bounds) and nobs - 1 (upper bounds), taken as 0 and nobs (package docstring).
             first = np.where(first <= 1, 0, first)
             second = np.where(second >= nobs - 1, nobs, second)
-        r = _direction_result(plans[d], first, second, nobs, o.claim_delta, levels[d], p.level_mu)
+        r = _direction_result(plans[d], first, second, nobs, o.claim_delta, levels[d], p.level_mu, tuple(alternates))
         if partner is not None:
             q = partner[d]
             other = f"{'' if q.sign > 0 else '-'}{q.score.name} > {q.threshold!r}"
-            r = dataclasses.replace(r, event=f"cross-fitted: {r.event} (fold A) + {other} (fold B)")
+            r = dataclasses.replace(r, event=f"cross-fitted: {r.event} (fold A) + {other} (fold B)", lead_event="")
         directions.append(r)
         rates.append((first[2:], second[2:]))
     best = max(directions, key=lambda r: r.epsilon_lower)

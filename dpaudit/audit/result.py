@@ -21,7 +21,7 @@ class DirectionResult:
     `event` reads {sign*score > threshold}; `score` is the JSON description of the score function
     (its name and fitted parameters).  Counts are on the estimation split (`nobs` runs per side).  `p_first_lower` and
     `p_second_upper` are the Clopper-Pearson bounds behind `epsilon_lower`; the mu fields are the
-    same for the event chosen for the Gaussian-DP bound.  The trade-off points are point estimates
+    same for the event chosen for the Gaussian-DP bound (a threshold of the lead event's score).  The trade-off points are point estimates
     of (type I, type II) errors of the tests {score > t} that reject `second`:
     alpha = P_second(E), beta = 1 - P_first(E) (Dong, Roth, Su 2022), measured on the
     estimation split when a claimed curve was tested, else on the selection split (`tradeoff_split`).
@@ -50,6 +50,12 @@ class DirectionResult:
     #: One-sided level of each of the two Clopper-Pearson bounds behind `epsilon_lower`
     #: (`dpaudit.audit.selection.direction_levels`; nan in results written before it was recorded).
     level: float = math.nan
+    #: How many epsilon events this direction tested (the lead and its alternates,
+    #: `AuditOptions.events_per_direction`); `event` is the one with the best bound.
+    events_tested: int = 1
+    #: The direction's lead event (the best predicted on the selection split), whose mu and trade-off
+    #: fields these are; "" in results written before it was recorded, and when cross-fitted.
+    lead_event: str = ""
 
 
 @dataclass(frozen=True)

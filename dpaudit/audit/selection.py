@@ -10,6 +10,7 @@ outputs with a monotone likelihood ratio one threshold near the best one is all 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,8 @@ _COARSE_TAIL = 24
 _SELECTION_Z_RATIO = 0.5
 #: Scores are clipped to [-c, c] in the importance weights exp(+-score).
 _WEIGHT_CLIP = 5.0
+#: A runner-up family's event is kept only if its predicted bound is at least this fraction of the lead's.
+_ALTERNATE_RATIO = 0.5
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,6 +62,9 @@ class EventPlan:
     selection_first: tuple[float, ...]
     selection_second: tuple[float, ...]
     predicted: float = -np.inf
+    #: Runner-up events of this direction, each the best event of another score family (only their
+    #: `threshold` is counted; `dpaudit.audit.auditor` tests them beside this one, Bonferroni over all).
+    alternates: tuple["EventPlan", ...] = ()
 
     def thresholds(self, with_grid: bool) -> np.ndarray:
         """The thresholds counted on the estimation split, in the order the counts are returned."""
@@ -141,15 +147,18 @@ def choose_events(
     delta: float,
     level: float,
     grid_size: int,
+    alternates: int = 0,
 ) -> dict[str, EventPlan]:
     """Pick, for each direction, the family, sign and thresholds with the best predicted bounds.
 
     `families` holds (score, scores of d0 selection runs, scores of d1 selection runs); `level` is
-    the one-sided level each Clopper-Pearson bound will use on the estimation split.
+    the one-sided level each Clopper-Pearson bound will use on the estimation split.  With
+    `alternates` > 0, up to that many runner-up families (each with its own best event, predicted at
+    least `_ALTERNATE_RATIO` of the lead's, best first) are kept in `EventPlan.alternates`.
     """
     z = -float(ndtri(level))  # not ndtri(1 - level): 1 - level rounds to 1 below level ~ 1e-17
-    best: dict[str, tuple] = {}
-    for score, s0, s1 in families:
+    best: dict[str, dict[int, tuple]] = {d: {} for d in DIRECTIONS}  # per direction, per family
+    for f, (score, s0, s1) in enumerate(families):
         n_sel = min(len(s0), len(s1))
         u0, u1 = np.sort(s0), np.sort(s1)
         # Merging two sorted runs: the stable sort (timsort/radix) does it in about linear time.
@@ -172,21 +181,30 @@ def choose_events(
             for direction, (a, b) in zip(DIRECTIONS, ((p0, p1), (p1, p0))):
                 eps, mu = _predicted(a, b, n_sel, n_est, z, delta, z_sel)
                 i = int(np.argmax(eps))
-                key = (float(eps[i]),)
-                if direction not in best or key > best[direction][0]:
+                key = float(eps[i])
+                if f not in best[direction] or key > best[direction][f][0]:
                     j = int(np.argmax(mu))
-                    best[direction] = (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled)
+                    best[direction][f] = (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled)
     plans = {}
     for direction in DIRECTIONS:
-        (predicted,), score, sign, t_eps, t_mu, u0, u1, pooled = best[direction]
-        levels = (np.arange(grid_size) + 0.5) / grid_size
-        grid = np.unique(sign * _quantiles(pooled, levels))
-        f0 = tuple(float(v) for v in _exceed(u0, sign, grid) / len(u0))
-        f1 = tuple(float(v) for v in _exceed(u1, sign, grid) / len(u1))
-        first, second = (f0, f1) if direction == DIRECTIONS[0] else (f1, f0)
-        plans[direction] = EventPlan(direction, score, sign, t_eps, t_mu, tuple(float(g) for g in grid),
-                                     first, second, predicted)
+        # best first; on a tie the earlier family (the sort is stable)
+        ranked = sorted(best[direction].values(), key=lambda b: -b[0])
+        top = ranked[0][0]
+        runners = [b for b in ranked[1:] if top > 0 and b[0] >= _ALTERNATE_RATIO * top][:alternates]
+        plans[direction] = dataclasses.replace(_plan(direction, *ranked[0], grid_size),
+                                               alternates=tuple(_plan(direction, *b, grid_size) for b in runners))
     return plans
+
+
+def _plan(direction: str, predicted: float, score: Score, sign: int, t_eps: float, t_mu: float, u0: np.ndarray,
+          u1: np.ndarray, pooled: np.ndarray, grid_size: int) -> EventPlan:
+    """The plan of one family's best events, with its trade-off grid from the pooled selection scores."""
+    levels = (np.arange(grid_size) + 0.5) / grid_size
+    grid = np.unique(sign * _quantiles(pooled, levels))
+    f0 = tuple(float(v) for v in _exceed(u0, sign, grid) / len(u0))
+    f1 = tuple(float(v) for v in _exceed(u1, sign, grid) / len(u1))
+    first, second = (f0, f1) if direction == DIRECTIONS[0] else (f1, f0)
+    return EventPlan(direction, score, sign, t_eps, t_mu, tuple(float(g) for g in grid), first, second, predicted)
 
 
 def direction_levels(plans: dict[str, EventPlan], alpha: float, share: float) -> dict[str, float]:
