@@ -30,7 +30,12 @@ Families and mechanisms (true epsilon between d0 and d1):
 - selection extension (`selection_extension=0.2`, all families): Laplace(1), flag + value, the
   halting randomized responses and the prefix sums above;
 - the uneven direction split (`direction_share`, default 0.9; all families): the halting randomized
-  responses, and one bit with P[1] = 0.2 vs 0.1 (true epsilon log 2).
+  responses, and one bit with P[1] = 0.2 vs 0.1 (true epsilon log 2);
+- three epsilon events per direction (`events_per_direction`, default 3; all families): flag + value,
+  the repeated Laplace releases and the prefix sums.
+
+Every case runs with the auditor's defaults otherwise: learned families cross-fitted on the halves of
+the selection split for the family choice, and three events per direction.
 """
 
 from __future__ import annotations
@@ -122,6 +127,9 @@ CASES = [
     ("selection extension (prefix sums)", None, prefix_sums, 1.0, {"selection_extension": 0.2}),
     ("direction share (halting rr)", None, rr_halting, 1.0, {}),
     ("direction share (one-sided rr)", None, one_sided_rr, float(np.log(2.0)), {}),
+    ("three events per direction (flag+value)", None, flag_value, 1.0, {}),
+    ("three events per direction (repeated laplace)", None, repeated_laplace, 1.0, {}),
+    ("three events per direction (prefix sums)", None, prefix_sums, 1.0, {}),
 ]
 
 
