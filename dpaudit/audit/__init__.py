@@ -14,11 +14,12 @@ vectors (actions, decisions, halting patterns) or real vectors (released statist
 
 Method.  For any event E, an (epsilon, delta)-DP mechanism has P[M(d0) in E] <= e^eps P[M(d1) in E]
 + delta, so epsilon >= log((p0 - delta)/p1).  The runs on each input are split: on the selection
-split the auditor fits score functions and chooses, per direction (d0 vs d1 and d1 vs d0), one event
-{sign * score > t} by a predicted-lower-bound objective; on the estimation split it counts the runs
+split the auditor fits score functions and chooses, per direction (d0 vs d1 and d1 vs d0), the event
+{sign * score > t} of the family with the best predicted lower bound and those of up to two runner-up
+families (`events_per_direction`, default 3); on the estimation split it counts the runs
 in the chosen events and replaces p0, p1 by one-sided Clopper-Pearson bounds (scipy's incomplete
 beta inverse, checked by a round trip and solved again where it fails: `dpaudit.audit.bounds`), with 1 - confidence split by Bonferroni over both directions
-(unevenly: see Confidence below) and both proportions.  Because the event is chosen on other runs, the search costs nothing on the
+(unevenly: see Confidence below), the events of a direction and both proportions.  Because the event is chosen on other runs, the search costs nothing on the
 estimation split.  Score families: the output itself for scalars; for discrete outputs the
 estimated likelihood ratio of each distinct row (thresholding it gives the likelihood-ratio sets of
 outcomes); for vectors a difference-of-means and a Fisher-discriminant projection (and each
@@ -36,8 +37,7 @@ rows of its pattern, one slope beta for all cells; events among 64 thresholds wi
 the continuous and the wholly discrete coordinates alone; for vectors with a halting state (a code
 that, once taken, holds for the rest of the row: the sparse vector technique's 'aborted'), the
 chain-rule log ratio sum_j log P0(s_j | j, h_j) / P1(s_j | j, h_j), h_j the counts of each state
-before j among the coordinates sharing codes (`dpaudit.audit.chain`; fitted and thresholded on the
-whole selection split); and, with `float_bits=True`, for scalar float
+before j among the coordinates sharing codes (`dpaudit.audit.chain`); and, with `float_bits=True`, for scalar float
 outputs the log ratio of bit features (sign, exponent and trailing zero bits of the mantissa; the
 low mantissa byte): the floating-point leak of x + Laplace in doubles (Mironov, "On Significance of
 the Least Significant Bits for Differential Privacy", ACM CCS 2012).  Bit features are off by
@@ -54,11 +54,12 @@ ratio terms, bit features of scalar floats with `float_bits`), and for all-conti
 several times, where per-coordinate shifts are below their standard errors).  The masked-value family
 (`dpaudit.audit.masked`) is a logistic regression on a handful of summary features of rows that hide
 real values among sentinels: the count of each sentinel and the sums of sign(u) and clip(u, -4, 4)
-over the real entries only (u their scaled deviation from the pooled median); with few weights it
-is fitted and thresholded on the whole selection split, like the chain family.  `families=(...)`
-restricts the candidates to the named families (`dpaudit.audit.families.FAMILIES`).  The learned family chosen for a direction is refitted on the
-whole selection split (category families with more than 64 categories excepted) and its thresholds
-chosen there again.  Whatever is fitted, the event is a function of the selection runs only.  Sources: Jagielski, Ullman, Oprea, "Auditing
+over the real entries only (u their scaled deviation from the pooled median).  `families=(...)`
+restricts the candidates to the named families (`dpaudit.audit.families.FAMILIES`).  Learned families are
+cross-fitted for the choice: fitted on each half of the selection split, each half scored by the fit
+on the other, so a family is judged on runs it was not fitted on; the chosen ones are refitted on the
+whole selection split (category families with more than 64 categories excepted: their first-half fit
+is kept, thresholded on the second half) and their thresholds chosen there again.  Whatever is fitted, the event is a function of the selection runs only.  Sources: Jagielski, Ullman, Oprea, "Auditing
 Differentially Private Machine Learning: How Private is Private SGD?" (NeurIPS 2020); Nasr, Song,
 Thakurta, Papernot, Carlini, "Adversary Instantiation: Lower Bounds for Differentially Private
 Machine Learning" (IEEE S&P 2021); F. Lu, J. Munoz, M. Fuchs, et al., "A General Framework for Auditing
@@ -110,7 +111,9 @@ bound more than twice the other's, that direction gets `direction_share` (defaul
 Clopper-Pearson bounds are at 0.9 a/2 and the other's at 0.1 a/2 (`direction_share=0.5`: a/4 each;
 cross-fitted audits keep a/4, their folds may lead in different directions).  The lead is a function
 of the selection runs only, and the levels add up to a, so the larger bound is valid by the union
-bound (`dpaudit.audit.selection.direction_levels`).  With a claimed curve, a/2 goes to the point
+bound (`dpaudit.audit.selection.direction_levels`).  A direction testing runner-up events as well
+gives its lead event half of its level and the runner-ups equal parts of the other half (a/8 and
+a/16 each for two, at the even split); the largest bound is reported, valid by the union bound again.  With a claimed curve, a/2 goes to the point
 bound and a/2 to the curve test (a/(4E) per proportion for E scanned events).  mu_lower uses a/4 per
 proportion.
 

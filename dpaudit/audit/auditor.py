@@ -807,6 +807,8 @@ def audit(
     every run is counted (point bounds only, not with `claim`); `direction_share` (default 0.9, in
     [0.5, 1)) the part of the epsilon bound's error probability given to the direction whose event the
     selection split predicts the larger bound for (the other gets the rest; 0.5 splits evenly);
+    `events_per_direction` (default 3, >= 1) the most epsilon events tested per direction: the best
+    family's and runner-up families' (one per direction with `crossfit`);
     `selection_extension` (default 0: off) a further fraction of the runs moved from the estimation
     split to the selection split when the pilot selection (the first `selection_fraction`) leaves its
     strongest event within 4 selection standard errors of 0 (`_resolved`; not with `crossfit`); `families` None (all) or the names of
