@@ -34,8 +34,7 @@ Families and mechanisms (true epsilon between d0 and d1):
 - three epsilon events per direction (`events_per_direction`, default 3; all families): flag + value,
   the repeated Laplace releases and the prefix sums.
 
-Every case runs with the auditor's defaults otherwise: learned families cross-fitted on the halves of
-the selection split for the family choice, and three events per direction.
+Every case runs with the auditor's defaults otherwise (three events per direction included).
 """
 
 from __future__ import annotations

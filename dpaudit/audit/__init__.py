@@ -37,7 +37,8 @@ rows of its pattern, one slope beta for all cells; events among 64 thresholds wi
 the continuous and the wholly discrete coordinates alone; for vectors with a halting state (a code
 that, once taken, holds for the rest of the row: the sparse vector technique's 'aborted'), the
 chain-rule log ratio sum_j log P0(s_j | j, h_j) / P1(s_j | j, h_j), h_j the counts of each state
-before j among the coordinates sharing codes (`dpaudit.audit.chain`); and, with `float_bits=True`, for scalar float
+before j among the coordinates sharing codes (`dpaudit.audit.chain`; fitted and thresholded on the
+whole selection split); and, with `float_bits=True`, for scalar float
 outputs the log ratio of bit features (sign, exponent and trailing zero bits of the mantissa; the
 low mantissa byte): the floating-point leak of x + Laplace in doubles (Mironov, "On Significance of
 the Least Significant Bits for Differential Privacy", ACM CCS 2012).  Bit features are off by
@@ -54,12 +55,11 @@ ratio terms, bit features of scalar floats with `float_bits`), and for all-conti
 several times, where per-coordinate shifts are below their standard errors).  The masked-value family
 (`dpaudit.audit.masked`) is a logistic regression on a handful of summary features of rows that hide
 real values among sentinels: the count of each sentinel and the sums of sign(u) and clip(u, -4, 4)
-over the real entries only (u their scaled deviation from the pooled median).  `families=(...)`
-restricts the candidates to the named families (`dpaudit.audit.families.FAMILIES`).  Learned families are
-cross-fitted for the choice: fitted on each half of the selection split, each half scored by the fit
-on the other, so a family is judged on runs it was not fitted on; the chosen ones are refitted on the
-whole selection split (category families with more than 64 categories excepted: their first-half fit
-is kept, thresholded on the second half) and their thresholds chosen there again.  Whatever is fitted, the event is a function of the selection runs only.  Sources: Jagielski, Ullman, Oprea, "Auditing
+over the real entries only (u their scaled deviation from the pooled median); with few weights it
+is fitted and thresholded on the whole selection split, like the chain family.  `families=(...)`
+restricts the candidates to the named families (`dpaudit.audit.families.FAMILIES`).  The learned families chosen for a direction
+(its lead and runner-up events) are refitted on the whole selection split (category families with
+more than 64 categories excepted) and their thresholds chosen there again.  Whatever is fitted, the event is a function of the selection runs only.  Sources: Jagielski, Ullman, Oprea, "Auditing
 Differentially Private Machine Learning: How Private is Private SGD?" (NeurIPS 2020); Nasr, Song,
 Thakurta, Papernot, Carlini, "Adversary Instantiation: Lower Bounds for Differentially Private
 Machine Learning" (IEEE S&P 2021); F. Lu, J. Munoz, M. Fuchs, et al., "A General Framework for Auditing

@@ -73,9 +73,10 @@ _MIN_SAMPLES = 10
 _MAX_SAMPLES = 2**50
 #: Category scores with more fitted categories than this are not refitted on the whole selection split.
 _REFIT_MAX_CATEGORIES = 64
-#: With alternates, the lead event's share of its direction's level (`_direction_result`).  SVT34Parallel
-#: of benchmarks/peers.py at 10^6 runs, true bound of the events tested, mean of 4 selection draws:
-#: the lead alone 0.196, with two alternates at equal levels 0.2005, with the lead at half 0.2015.
+#: With alternates, the lead event's share of its direction's level (`_direction_result`).  benchmarks/peers.py
+#: at 10^6 runs, true bound of the events tested, mean over 6 selection draws (the lead alone / two
+#: alternates at equal levels / the lead at half): SVT3 0.096 / 0.106 / 0.107, NumericalSVT 0.0266 /
+#: 0.0263 / 0.0263; where the lead is right the half costs less (PrefixSum 0.768 / 0.759 / 0.761).
 _LEAD_SHARE = 0.5
 #: Two events whose Jaccard index on the selection runs is at least this are the same event (`_distinct`).
 _SAME_EVENT = 0.95
@@ -175,20 +176,6 @@ def _hash_fitted(h: Any, obj: Any) -> None:
                 _hash_fitted(h, v)
 
 
-def _fitters(float_bits: bool, families: tuple[str, ...] | None) -> list[Callable[[np.ndarray, np.ndarray], list[Score]]]:
-    """The functions fitting the candidate scores on (d0 rows, d1 rows); only those that can fit one
-    of `families` among the costly ones (logistic regression, chain, masked)."""
-    out: list[Callable[[np.ndarray, np.ndarray], list[Score]]] = [
-        fit_scores, lambda a, b: fit_feature_scores(a, b, float_bits)]
-    if families is None or "logistic-regression" in families:
-        out.append(lambda a, b: fit_classifier_scores(a, b, float_bits))
-    if families is None or "chain-log-ratio" in families:
-        out.append(fit_chain_scores)
-    if families is None or "masked-value-log-ratio" in families:
-        out.append(fit_masked_scores)
-    return out
-
-
 @dataclass(frozen=True)
 class _Candidates:
     """The candidate scores with their values on the selection runs they are judged on (as
@@ -203,73 +190,64 @@ def _families(score: Score | None, sel0: np.ndarray, sel1: np.ndarray, float_bit
     """Candidate scores (see module docstring); only those of `families` when given
     (`dpaudit.audit.families`).
 
-    A learned score is cross-fitted: fitted on each half of the selection split and each half scored
-    by the fit on the other one, so the family is judged on all the selection runs and on none it
-    was fitted on (the score kept is the fit on the first half; one fitted on the first half only is
-    judged on the second).  Judged on half the runs, the families were often chosen for their noise:
-    SVT3 of benchmarks/peers.py at 10^6 runs, a chain-rule fit on all the runs won over a better
-    pattern family on a prediction 0.04 above its true bound."""
+    Learned scores are fitted on the first half of the selection split and judged on the second;
+    the engineered and classifier families are refitted on the whole split once chosen
+    (`_refit_on_selection`; the projections gain little and cost much).  The chain and masked
+    families are fitted and judged on the whole split (few, well-populated parameters: halving their
+    rows costs more than the in-sample choice, see `dpaudit.audit.chain.fit_chain_scores`)."""
     if score is not None:
         return _Candidates([(score, score(sel0), score(sel1))], {})
     half = len(sel0) // 2
-    a0, a1, b0, b1 = sel0[:half], sel1[:half], sel0[half:], sel1[half:]
-    scored, fitter, found = [], {}, set()
-    for fit in _fitters(float_bits, families):
-        fitted = fit(a0, a1)
-        found.update(family_of(sc.name) for sc in fitted)
-        first = keep_families(fitted, families)
-        if not fitted:  # too few rows in a half for it (e.g. too few real values): judged where fitted
-            whole = fit(sel0, sel1)
-            found.update(family_of(sc.name) for sc in whole)
-            scored += [(sc, sc(sel0), sc(sel1)) for sc in keep_families(whole, families)]
-        if not first:
-            continue
-        second = {sc.name: sc for sc in fit(b0, b1)} if any(sc.learned for sc in first) else {}
-        for sc in first:
-            if not sc.learned:
-                scored.append((sc, sc(sel0), sc(sel1)))
-                continue
-            fitter[sc.name] = fit
-            other = second.get(sc.name)
-            if other is None or type(other) is not type(sc):
-                scored.append((sc, sc(b0), sc(b1)))
-            else:
-                scored.append((sc, np.concatenate([other(a0), sc(b0)]), np.concatenate([other(a1), sc(b1)])))
-    if not scored:
+    fit0, fit1 = sel0[:half], sel1[:half]
+    refit_features = lambda a, b: fit_feature_scores(a, b, float_bits)  # noqa: E731
+    refit_classifier = lambda a, b: fit_classifier_scores(a, b, float_bits)  # noqa: E731
+    fitted = [(sc, None) for sc in fit_scores(fit0, fit1)]
+    fitted += [(sc, refit_features) for sc in fit_feature_scores(fit0, fit1, float_bits)]
+    if families is None or "logistic-regression" in families:
+        fitted += [(sc, refit_classifier) for sc in fit_classifier_scores(fit0, fit1, float_bits)]
+    whole = fit_chain_scores(sel0, sel1) if families is None or "chain-log-ratio" in families else []
+    if families is None or "masked-value-log-ratio" in families:
+        whole += fit_masked_scores(sel0, sel1)
+    kept = [(sc, f) for sc, f in fitted if not families or family_of(sc.name) in families]
+    kept_whole = keep_families(whole, families)
+    if not kept and not kept_whole:
+        found = sorted({family_of(sc.name) for sc in [sc for sc, _ in fitted] + whole})
         raise ValueError(f"families={families!r} leaves no candidate score for these outputs; the families "
-                         f"fitted on them are {', '.join(sorted(found))}")
+                         f"fitted on them are {', '.join(found)}")
+    scored, fitter = [], {}
+    for sc, f in kept:
+        a, b = (sel0[half:], sel1[half:]) if sc.learned else (sel0, sel1)
+        scored.append((sc, sc(a), sc(b)))
+        if sc.learned and f is not None:
+            fitter[sc.name] = f
+    scored += [(sc, sc(sel0), sc(sel1)) for sc in kept_whole]
     return _Candidates(scored, fitter)
 
 
 def _refit_on_selection(plans: dict[str, EventPlan], cands: _Candidates, sel0: np.ndarray, sel1: np.ndarray,
                         p: "_Plan", o: "AuditOptions") -> dict[str, EventPlan]:
-    """Each chosen learned score (leads and alternates): refitted on the whole selection split with
-    its thresholds chosen again there when its fitted values are few (`_REFIT_MAX_CATEGORIES`), else
-    the fit on the first half with its thresholds chosen on the second half (a category ratio over
-    many rare rows would be chosen for its noise on the rows it was fitted on).
+    """Each chosen learned score with a refitter (leads and alternates) refitted on the whole
+    selection split and its thresholds chosen again there (it was chosen on held-out runs; the refit
+    only uses more runs).  Only for scores with few fitted values (`_REFIT_MAX_CATEGORIES`): a
+    category ratio over many rare rows would be chosen for its noise on the rows it was fitted on.
 
     The estimation split is untouched, so its Clopper-Pearson bounds stay valid."""
     refits: dict[int, dict[str, Score]] = {}
-    half = len(sel0) // 2
 
     def final(plan: EventPlan) -> EventPlan:
         chosen = plan.score
-        if not chosen.learned or chosen.name not in cands.fitter:
+        fit = cands.fitter.get(chosen.name)
+        if fit is None or len(getattr(chosen, "keys", ())) > _REFIT_MAX_CATEGORIES:
             return plan
-        sc, x0, x1 = chosen, sel0[half:], sel1[half:]
-        if len(getattr(chosen, "keys", ())) <= _REFIT_MAX_CATEGORIES:
-            fit = cands.fitter[chosen.name]
-            if id(fit) not in refits:
-                refits[id(fit)] = {r.name: r for r in fit(sel0, sel1)}
-            refit = refits[id(fit)].get(chosen.name)
-            if refit is not None and type(refit) is type(chosen):
-                sc, x0, x1 = refit, sel0, sel1
-        return choose_events([(sc, sc(x0), sc(x1))], p.n_est, o.claim_delta, p.level_eps, o.grid_size)[plan.direction]
+        if id(fit) not in refits:
+            refits[id(fit)] = {r.name: r for r in fit(sel0, sel1)}
+        sc = refits[id(fit)].get(chosen.name)
+        if sc is None or type(sc) is not type(chosen):
+            return plan
+        return choose_events([(sc, sc(sel0), sc(sel1))], p.n_est, o.claim_delta, p.level_eps, o.grid_size)[plan.direction]
 
-    out = {}
-    for d in DIRECTIONS:
-        out[d] = dataclasses.replace(final(plans[d]), alternates=tuple(final(a) for a in plans[d].alternates))
-    return out
+    return {d: dataclasses.replace(final(plans[d]), alternates=tuple(final(a) for a in plans[d].alternates))
+            for d in DIRECTIONS}
 
 
 def _distinct(plan: EventPlan, sel0: np.ndarray, sel1: np.ndarray, alternates: int) -> EventPlan:
@@ -658,8 +636,8 @@ def _extend_selection(runner, bar, store, target, d0, d1, o: "AuditOptions", p: 
 
 def _choose(user_score: UserScore | None, sel0: np.ndarray, sel1: np.ndarray, o: AuditOptions, p: _Plan,
             n_counted: int, events: int = 1) -> dict[str, EventPlan]:
-    """The events chosen on these selection rows (families cross-fitted on its halves, refitted on
-    all), with up to `events` - 1 alternates per direction."""
+    """The events chosen on these selection rows (learned families fitted on their first half,
+    refitted on all), with up to `events` - 1 alternates per direction."""
     cands = _families(user_score, sel0, sel1, o.float_bits, o.families)
     # spare runner-ups: some may repeat the lead's event once refitted (`_distinct`)
     plans = choose_events(cands.scored, n_counted, o.claim_delta, p.level_eps, o.grid_size,

@@ -32,11 +32,11 @@ NumericalSVT row at 10^6 runs (expected bound of the chosen event over 8 selecti
 ceiling being 0.033): with a free log ratio per sentinel-count type as well, 0.024 (the noisier
 candidate is chosen half of the time); counts only, 0.029; more clip levels (1 and 4) add nothing.
 
-The score is one more candidate of the auditor's selection step, cross-fitted on the halves of the
-selection split for the choice of family and, once chosen, refitted and thresholded on the whole
-split (on the NumericalSVT row, thresholds chosen on the half not fitted on gave 0.025 on average
-over 8 selection draws, on the whole split 0.029); either way the events are functions of the
-selection runs only, so the estimation split's Clopper-Pearson bounds stay valid whatever is fitted here.  u is rounded to 9
+The score is one more candidate of the auditor's selection step.  With so few weights it is fitted
+and thresholded on the whole selection split, like `dpaudit.audit.chain` (on the NumericalSVT row,
+fitting on one half and choosing on the other gave 0.025 on average over 8 selection draws, the whole
+split 0.029); either way the events are functions of the selection runs only, so the estimation
+split's Clopper-Pearson bounds stay valid whatever is fitted here.  u is rounded to 9
 decimals: the rounding error of x - c depends on the low-order bits of x, which for x + Laplace in
 doubles depend on the input (Mironov, "On Significance of the Least Significant Bits for
 Differential Privacy", ACM CCS 2012); the default families must not see float artefacts.
@@ -132,7 +132,7 @@ def fit_masked_scores(fit0: np.ndarray, fit1: np.ndarray) -> list[Score]:
     alphabet = np.unique(np.concatenate(per_column)) if d else np.zeros(0)
     if not 1 <= len(alphabet) <= _MAX_SENTINELS:
         return []
-    (c0, r0), (c1, r1) = _counts(x0, alphabet), _counts(x1, alphabet)
+    (_, r0), (_, r1) = _counts(x0, alphabet), _counts(x1, alphabet)
     if r0.sum() < _MIN_REAL or r1.sum() < _MIN_REAL:
         return []
     pooled_x, pooled_r = np.concatenate([x0, x1]), np.concatenate([r0, r1])
