@@ -2,9 +2,10 @@
 
     python benchmarks/peers.py [--quick] [--samples N] [--seeds 0 1] [--only NAME ...] [--json]
                                [--selection-fraction F] [--crossfit] [--no-exact]
-                               [--selection-extension F] [--direction-share F]
+                               [--selection-extension F] [--direction-share F] [--events-per-direction N]
 
-The audits run with the auditor's defaults: `direction_share=0.9` and no `selection_extension`
+The audits run with the auditor's defaults: `direction_share=0.9`, `events_per_direction=3` and no
+`selection_extension`
 (`--selection-extension 0.2`: 20% more of the runs go to the selection split when the pilot's strongest
 event is within 4 selection standard errors of 0; it lifts SVT1 and SVT2 but costs SVT3 on seed 0 its
 verdict, 0.092 against the claim 0.1, and triples the time of the rows it extends).
@@ -879,6 +880,8 @@ def main(argv=None) -> int:
                     help="audit with selection_extension=F (see dpaudit.audit)")
     ap.add_argument("--direction-share", type=float, default=None,
                     help="audit with direction_share=F (see dpaudit.audit; default 0.9)")
+    ap.add_argument("--events-per-direction", type=int, default=None,
+                    help="audit with events_per_direction=N (see dpaudit.audit; default 3)")
     args = ap.parse_args(argv)
     samples = 100_000 if args.quick else args.samples
     extra = {}
@@ -890,6 +893,8 @@ def main(argv=None) -> int:
         extra["selection_extension"] = args.selection_extension
     if args.direction_share is not None:
         extra["direction_share"] = args.direction_share
+    if args.events_per_direction is not None:
+        extra["events_per_direction"] = args.events_per_direction
     level = 0.05 / 4
     table = []
     total = time.perf_counter()
