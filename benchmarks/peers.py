@@ -3,6 +3,7 @@
     python benchmarks/peers.py [--quick] [--samples N] [--seeds 0 1] [--only NAME ...] [--json]
                                [--selection-fraction F] [--crossfit] [--no-exact]
                                [--selection-extension F] [--direction-share F] [--events-per-direction N]
+                               [--workers N]
 
 The audits run with the auditor's defaults: `direction_share=0.9`, `events_per_direction=3` and no
 `selection_extension`
@@ -55,8 +56,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -856,6 +859,23 @@ def _svt6_oracle(n: int, level: float) -> float:
     return oracle_discrete(svt_pmf(HALF, 6)[1], svt_pmf(HALF_R, 6)[1], n, level)
 
 
+class _Here:
+    """`submit` runs the call at once (one worker: no process pool)."""
+
+    def submit(self, fn, *args):
+        done = Future()
+        done.set_result(fn(*args))
+        return done
+
+    def shutdown(self) -> None:
+        pass
+
+
+def _run_named(name: str, samples: int, seed: int, extra: dict) -> dict:
+    """`run_row` for the row called `name` (rows hold lambdas: a worker process rebuilds them)."""
+    return run_row(next(r for r in rows() if r.name == name), samples, seed, extra)
+
+
 def run_row(row: Row, samples: int, seed: int, extra: dict) -> dict:
     start = time.perf_counter()
     opts = {**row.options, **extra}
@@ -880,9 +900,13 @@ def main(argv=None) -> int:
                     help="audit with selection_extension=F (see dpaudit.audit)")
     ap.add_argument("--direction-share", type=float, default=None,
                     help="audit with direction_share=F (see dpaudit.audit; default 0.9)")
+    ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
+                    help="processes running the audits (default: 2, or 1 on one core)")
     ap.add_argument("--events-per-direction", type=int, default=None,
                     help="audit with events_per_direction=N (see dpaudit.audit; default 3)")
     args = ap.parse_args(argv)
+    if args.workers < 1:
+        ap.error(f"--workers must be at least 1, got {args.workers}")
     samples = 100_000 if args.quick else args.samples
     extra = {}
     if args.selection_fraction is not None:
@@ -898,9 +922,11 @@ def main(argv=None) -> int:
     level = 0.05 / 4
     table = []
     total = time.perf_counter()
-    for row in rows():
-        if args.only and row.name not in args.only:
-            continue
+    chosen = [row for row in rows() if not args.only or row.name in args.only]
+    pool = ProcessPoolExecutor(args.workers) if args.workers > 1 else _Here()
+    # every audit is submitted first; the quadratures and oracles run here meanwhile
+    audits = {row.name: [pool.submit(_run_named, row.name, samples, s, extra) for s in args.seeds] for row in chosen}
+    for row in chosen:
         rec = {"algorithm": row.name, "claim": row.claim, "known_violation": row.known_violation,
                "statdp": row.statdp, "dpsniper": row.dpsniper, "note": row.note,
                "exact_lower": row.exact_lower, "oracle_lower": row.oracle_lower}
@@ -909,7 +935,7 @@ def main(argv=None) -> int:
             n_est = samples if args.crossfit else samples - round(extra.get("selection_fraction", 0.1) * samples)
             rec["oracle"] = row.oracle(n_est, level) if row.oracle else None
             rec["ceiling"] = row.oracle(samples, CEILING_LEVEL) if row.oracle else None
-        runs = [run_row(row, samples, s, extra) for s in args.seeds]
+        runs = [f.result() for f in audits[row.name]]
         rec["dpaudit"] = [r["epsilon_lower"] for r in runs]
         rec["verdicts"] = [r["verdict"] for r in runs]
         rec["seconds"] = sum(r["seconds"] for r in runs)
@@ -921,6 +947,7 @@ def main(argv=None) -> int:
         if not args.json:
             _print_row(rec)
             sys.stdout.flush()
+    pool.shutdown()
     wall = time.perf_counter() - total
     finite = [r for r in table if r.get("exact") not in (None, math.inf) and not r["exact_lower"]]
     ratios = [min(r["dpaudit"]) / r["exact"] for r in finite]
