@@ -12,7 +12,8 @@ is computed for each way of testing the events of a direction:
 
 - `lead`: the lead event alone (events_per_direction=1);
 - `k=3 even`: the lead and two runner-ups, each at a third of the level;
-- `k=3 half`: the lead at half the level, the runner-ups at a quarter each (the auditor's default).
+- `k=3 half`: the lead at half the level, the runner-ups at a quarter each;
+- `k=3 3/4`: the lead at 3/4 of the level, the runner-ups at 1/8 each (the auditor's default).
 
 The larger of the two directions' bounds is reported per draw, and the mean and worst over draws.
 The bound on a draw is what the estimation split would give with its expected counts, so the
@@ -36,7 +37,7 @@ from dpaudit.audit.bounds import cp_lower, cp_upper  # noqa: E402
 
 LEVEL = 0.0125
 #: scheme name -> (events per direction, share of the lead; None: equal shares)
-SCHEMES = {"lead": (1, None), "k=3 even": (3, None), "k=3 half": (3, 0.5)}
+SCHEMES = {"lead": (1, None), "k=3 even": (3, None), "k=3 half": (3, 0.5), "k=3 3/4": (3, 0.75)}
 
 
 def _bound(p_first: float, p_second: float, n: int, level: float) -> float:

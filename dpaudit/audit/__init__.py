@@ -112,8 +112,8 @@ Clopper-Pearson bounds are at 0.9 a/2 and the other's at 0.1 a/2 (`direction_sha
 cross-fitted audits keep a/4, their folds may lead in different directions).  The lead is a function
 of the selection runs only, and the levels add up to a, so the larger bound is valid by the union
 bound (`dpaudit.audit.selection.direction_levels`).  A direction testing runner-up events as well
-gives its lead event half of its level and the runner-ups equal parts of the other half (a/8 and
-a/16 each for two, at the even split); the largest bound is reported, valid by the union bound again.  With a claimed curve, a/2 goes to the point
+gives its lead event three quarters of its level and the runner-ups equal parts of the rest (3a/16
+and a/32 each for two, at the even split); the largest bound is reported, valid by the union bound again.  With a claimed curve, a/2 goes to the point
 bound and a/2 to the curve test (a/(4E) per proportion for E scanned events).  mu_lower uses a/4 per
 proportion.
 

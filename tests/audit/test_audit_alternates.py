@@ -1,5 +1,5 @@
 """Several epsilon events per direction (`events_per_direction`, default 3): the runner-up families'
-events are tested beside the lead's, the lead at half the direction's level, the others sharing the rest.
+events are tested beside the lead's, the lead at 3/4 of the direction's level, the others sharing the rest.
 
 Exact properties: which runner-ups `choose_events` keeps, `_distinct` dropping repeated events, the
 union-bound level of `_direction_result`, validation.  Coverage: N seeded audits with every family,
@@ -74,21 +74,21 @@ def test_direction_result_tests_every_event_at_the_divided_level():
     one = _direction_result(lead, first, second, n, 0.0, level, level)
     assert one.events_tested == 1 and one.level == level
     three = _direction_result(lead, first, second, n, 0.0, level, level, ((alt, 3_000, 1_000), (alt, 1, 1)))
-    # the lead at level / 2, the two alternates at level / 4 each: level in all (union bound)
-    assert three.events_tested == 3 and math.isclose(three.level, level / 4)
-    expected = math.log(cp_lower(3_000, n, level / 4) / cp_upper(1_000, n, level / 4))
+    # the lead at 3 level / 4, the two alternates at level / 8 each: level in all (union bound)
+    assert three.events_tested == 3 and math.isclose(three.level, level / 8)
+    expected = math.log(cp_lower(3_000, n, level / 8) / cp_upper(1_000, n, level / 8))
     assert math.isclose(three.epsilon_lower, expected)
     two = _direction_result(lead, first, second, n, 0.0, level, level, ((alt, 3_000, 1_000),))
-    assert two.events_tested == 2 and math.isclose(two.level, level / 2)
+    assert two.events_tested == 2 and math.isclose(two.level, level / 4)
     assert two.event.endswith("> 2.0") and two.lead_event.endswith("> 0.5")
     assert (two.count_first, two.count_second, two.threshold) == (3_000, 1_000, 2.0)
     # the lead's mu event is kept whichever epsilon event wins
     assert (two.mu_count_first, two.mu_count_second) == (one.mu_count_first, one.mu_count_second)
-    # a weaker alternate only costs level: the lead's event is reported, at level / 2
+    # a weaker alternate only costs level: the lead's event is reported, at 3 level / 4
     weak = _direction_result(lead, first, second, n, 0.0, level, level, ((alt, 1_000, 1_000),))
     assert weak.event == one.event and weak.epsilon_lower < one.epsilon_lower
-    lead_only = math.log(cp_lower(30_000, n, level / 2) / cp_upper(20_000, n, level / 2))
-    assert math.isclose(weak.epsilon_lower, lead_only) and math.isclose(weak.level, level / 2)
+    lead_only = math.log(cp_lower(30_000, n, 0.75 * level) / cp_upper(20_000, n, 0.75 * level))
+    assert math.isclose(weak.epsilon_lower, lead_only) and math.isclose(weak.level, 0.75 * level)
 
 
 def test_single_event_per_direction_tests_the_lead_only():
