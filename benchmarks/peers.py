@@ -908,6 +908,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.workers < 1:
         ap.error(f"--workers must be at least 1, got {args.workers}")
+    if args.events_per_direction is not None and args.events_per_direction < 1:
+        ap.error(f"--events-per-direction must be at least 1, got {args.events_per_direction}")
     samples = 100_000 if args.quick else args.samples
     extra = {}
     if args.selection_fraction is not None:

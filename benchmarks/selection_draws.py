@@ -86,6 +86,8 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=6)
     ap.add_argument("--truth", type=int, default=2_000_000)
     args = ap.parse_args(argv)
+    if args.draws < 1 or args.truth < 1000:
+        ap.error(f"--draws must be at least 1 and --truth at least 1000, got {args.draws} and {args.truth}")
     table = {r.name: r for r in rows()}
     unknown = [r for r in args.rows if r not in table]
     if unknown:
