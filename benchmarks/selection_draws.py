@@ -1,6 +1,7 @@
 """Expected bound of the events the auditor chooses, over independent selection splits (not part of the tests).
 
     python benchmarks/selection_draws.py --rows SVT3 NumericalSVT [--draws 6] [--truth 2000000]
+                                         [--selection-extension F]
 
 For each row of benchmarks/peers.py and each draw k, a selection split of the size the auditor
 uses at 10^6 runs per side (10^5) is drawn (seed 5000 + k) and the auditor's choice made on it
@@ -15,6 +16,10 @@ is computed for each way of testing the events of a direction:
 - `k=3 half`: the lead at half the level, the runner-ups at a quarter each;
 - `k=3 3/4`: the lead at 3/4 of the level, the runner-ups at 1/8 each (the auditor's default).
 
+With `--selection-extension F` every draw's selection split has F * 10^6 more runs and the estimation
+split F * 10^6 fewer, as the auditor's `selection_extension` does when the pilot is unresolved (here
+always, whatever the pilot).
+
 The larger of the two directions' bounds is reported per draw, and the mean and worst over draws.
 The bound on a draw is what the estimation split would give with its expected counts, so the
 spread over draws is the selection split's alone.
@@ -23,6 +28,7 @@ spread over draws is the selection split's alone.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -45,10 +51,12 @@ def _bound(p_first: float, p_second: float, n: int, level: float) -> float:
     return float(np.log(low / upp)) if low > 0 and upp > 0 else 0.0
 
 
-def draw_rates(row, draw: int, truth0: np.ndarray, truth1: np.ndarray) -> tuple[int, dict]:
+def draw_rates(row, draw: int, truth0: np.ndarray, truth1: np.ndarray, extension: float = 0.0) -> tuple[int, dict]:
     """(estimation size, per direction the [first, second] probabilities of its lead and alternates)."""
     opts = AuditOptions.create(row.claim, samples=1_000_000, seed=0, **row.options)
     plan = _validate(row.make(), opts)
+    extra = round(extension * opts.samples)
+    plan = dataclasses.replace(plan, n_sel=plan.n_sel + extra, n_est=plan.n_est - extra)
     rng = np.random.default_rng(5000 + draw)
     target = row.make()
     s0, s1 = target(np.asarray(row.d0), rng, plan.n_sel), target(np.asarray(row.d1), rng, plan.n_sel)
@@ -85,7 +93,10 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", nargs="+", required=True)
     ap.add_argument("--draws", type=int, default=6)
     ap.add_argument("--truth", type=int, default=2_000_000)
+    ap.add_argument("--selection-extension", type=float, default=0.0)
     args = ap.parse_args(argv)
+    if not 0.0 <= args.selection_extension < 0.9:
+        ap.error(f"--selection-extension must be in [0, 0.9), got {args.selection_extension}")
     if args.draws < 1 or args.truth < 1000:
         ap.error(f"--draws must be at least 1 and --truth at least 1000, got {args.draws} and {args.truth}")
     table = {r.name: r for r in rows()}
@@ -100,7 +111,7 @@ def main(argv=None) -> int:
         truth0, truth1 = target(np.asarray(row.d0), rng, args.truth), target(np.asarray(row.d1), rng, args.truth)
         got = {s: [] for s in SCHEMES}
         for k in range(args.draws):
-            n, rates = draw_rates(row, k, truth0, truth1)
+            n, rates = draw_rates(row, k, truth0, truth1, args.selection_extension)
             for s, (events, share) in SCHEMES.items():
                 got[s].append(scheme_bound(n, rates, events, share))
             print(f"{name:<14} draw {k}  " + "  ".join(f"{s} {v[-1]:.4f}" for s, v in got.items()), flush=True)

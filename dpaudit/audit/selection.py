@@ -40,6 +40,10 @@ _COARSE_TAIL = 24
 _SELECTION_Z_RATIO = 0.5
 #: Scores are clipped to [-c, c] in the importance weights exp(+-score).
 _WEIGHT_CLIP = 5.0
+#: Standard errors of the selection estimate taken off when no candidate's prediction is positive
+#: (`choose_events`): the choice is then made on the less charged prediction instead of among events
+#: that all predict nothing.
+_FALLBACK_Z = 1.0
 #: A runner-up family's event is kept only if its predicted bound is at least this fraction of the lead's.
 _ALTERNATE_RATIO = 0.5
 
@@ -158,6 +162,7 @@ def choose_events(
     """
     z = -float(ndtri(level))  # not ndtri(1 - level): 1 - level rounds to 1 below level ~ 1e-17
     best: dict[str, dict[int, tuple]] = {d: {} for d in DIRECTIONS}  # per direction, per family
+    fallback: dict[str, dict[int, tuple]] = {d: {} for d in DIRECTIONS}  # the same at `_FALLBACK_Z`
     for f, (score, s0, s1) in enumerate(families):
         n_sel = min(len(s0), len(s1))
         u0, u1 = np.sort(s0), np.sort(s1)
@@ -180,16 +185,25 @@ def choose_events(
                 p0, p1 = _mixed_rates(u0, u1, sign, t, p0, p1)
             for direction, (a, b) in zip(DIRECTIONS, ((p0, p1), (p1, p0))):
                 eps, mu = _predicted(a, b, n_sel, n_est, z, delta, z_sel)
+                j = int(np.argmax(mu))
                 i = int(np.argmax(eps))
                 key = float(eps[i])
                 if f not in best[direction] or key > best[direction][f][0]:
-                    j = int(np.argmax(mu))
                     best[direction][f] = (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled)
+                plain, _ = _predicted(a, b, n_sel, n_est, z, delta, min(z_sel, _FALLBACK_Z))
+                k = int(np.argmax(plain))
+                if f not in fallback[direction] or plain[k] > fallback[direction][f][0]:
+                    fallback[direction][f] = (float(plain[k]), (float(eps[k]), score, sign, float(t[k]), float(t[j]),
+                                                                 u0, u1, pooled))
     plans = {}
     for direction in DIRECTIONS:
         # best first; on a tie the earlier family (the sort is stable)
         ranked = sorted(best[direction].values(), key=lambda b: -b[0])
         top = ranked[0][0]
+        if top <= 0:
+            # no event's charged prediction is positive: rank by the less charged one (its own
+            # charged `predicted` kept, <= 0, so the direction still counts as the weak one)
+            ranked = [b for _, b in sorted(fallback[direction].values(), key=lambda b: -b[0])]
         runners = [b for b in ranked[1:] if top > 0 and b[0] >= _ALTERNATE_RATIO * top][:alternates]
         plans[direction] = dataclasses.replace(_plan(direction, *ranked[0], grid_size),
                                                alternates=tuple(_plan(direction, *b, grid_size) for b in runners))

@@ -1,6 +1,7 @@
 """Exact tests of the selection-side budget rules: the direction split of the error probability
-(`dpaudit.audit.selection.direction_levels`, `direction_share`) and the selection extension
-(`selection_extension`): their arithmetic, their bookkeeping of runs, their validation."""
+(`dpaudit.audit.selection.direction_levels`, `direction_share`), the selection extension
+(`selection_extension`) and the choice when no event predicts a positive bound: their arithmetic,
+their bookkeeping of runs, their validation."""
 
 import math
 
@@ -9,7 +10,7 @@ import pytest
 
 from dpaudit.audit import AuditResult, audit
 from dpaudit.audit.scores import UserScore
-from dpaudit.audit.selection import DIRECTIONS, EventPlan, direction_levels
+from dpaudit.audit.selection import DIRECTIONS, EventPlan, _predicted, choose_events, direction_levels
 
 
 def _plan(direction: str, predicted: float) -> EventPlan:
@@ -141,3 +142,20 @@ def test_resolved_rule(first, second, predicted, resolved):
     from dpaudit.audit.auditor import _resolved
     plans, sel0, sel1 = _plans_with_counts(first, second, predicted)
     assert _resolved(plans, sel0, sel1) is resolved
+
+
+def test_without_a_positive_prediction_the_less_charged_one_chooses():
+    """A pilot of 2000 runs per side; the score's flagged values (10 + ...) hold 13% of d0's runs and
+    10% of d1's, its other values (0 + ...) the rest.  With two standard errors of the selection taken
+    off (many distinct values) the flagged event predicts a negative bound, below the event of all runs
+    (about -0.0), which would give no bound at all; with one standard error off it predicts 0.045
+    and is chosen, and its own charged prediction is what the plan keeps."""
+    n, z = 2000, 2.2414027276049473  # z of the level 0.0125
+    s0 = np.concatenate([10 + np.linspace(0, 1, 260), np.linspace(0, 1, n - 260)])
+    s1 = np.concatenate([10 + np.linspace(0, 1, 200), np.linspace(0, 1, n - 200)])
+    flagged, charged = (_predicted(np.array([0.13]), np.array([0.10]), n, 18_000, z, 0.0, zs)[0][0] for zs in (1.0, 2.0))
+    assert charged < 0 < flagged
+    plan = choose_events([(UserScore(lambda x: x), s0, s1)], 18_000, 0.0, 0.0125, 8)["d0>d1"]
+    assert plan.sign == 1 and np.sum(s0 > plan.threshold) >= 250 and np.sum(s1 > plan.threshold) <= 200  # flagged
+    assert plan.predicted < 0 and plan.predicted == pytest.approx(charged, abs=0.005)
+    assert plan.alternates == ()
