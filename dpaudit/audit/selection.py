@@ -4,8 +4,12 @@ Only the selection runs are looked at here, so any search is free: the estimatio
 the few chosen events with Clopper-Pearson bounds and a Bonferroni correction over exactly those.
 The objective is *lower-bound-like*, not the point estimate: it predicts the bound the estimation
 split will give at its size, with the selection's own sampling error taken off (two standard
-errors, Wilson), so rare events that look extreme by chance lose to well-populated ones.  For
-outputs with a monotone likelihood ratio one threshold near the best one is all that is needed.
+errors, Wilson), so rare events that look extreme by chance lose to well-populated ones.  When no
+event of a direction predicts a positive bound that way (a small loss on a short selection split),
+the direction's event is chosen on the prediction with one standard error taken off instead: among
+events that all predict nothing the argmax is the event of (almost) all runs, which can give no
+bound at all.  For outputs with a monotone likelihood ratio one threshold near the best one is all
+that is needed.
 """
 
 from __future__ import annotations
