@@ -8,9 +8,10 @@
 The audits run with the auditor's defaults: `direction_share=0.9`, `events_per_direction=3` and no
 `selection_extension`
 (`--selection-extension 0.2`: 20% more of the runs go to the selection split when the pilot's strongest
-event is within 4 selection standard errors of 0; with three events per direction, seeds 0/1, it lifts
-SVT1 to 0.050/0.057 and SVT2 to 0.049/0.057, keeps SVT3 (0.125/0.119) and SVT34Parallel (0.225/0.209)
-caught, and triples the time of the rows it extends: 628 s for those four rows beside other work).
+event is within 4 selection standard errors of 0; seeds 0/1, it lifts SVT1 to 0.052/0.057 and SVT2 to
+0.051/0.057, above StatDP, keeps SVT3 (0.121/0.116) and SVT34Parallel (0.230/0.203) caught, and
+about triples the time of the rows it extends: all_ok in 345 s with two workers,
+benchmarks/figures/peers_1e6_extension.txt; with 0.1, SVT3 falls to 0.098 on seed 0 and is missed).
 
 The algorithms, written here from their papers and the peers' published definitions:
 - report noisy max with Laplace / exponential noise returning the index (correct) or the noisy value
