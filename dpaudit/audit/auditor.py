@@ -84,8 +84,11 @@ _SAME_EVENT = 0.95
 #: At most this many chunks (each a task, a checkpoint file and a seed).
 _MAX_CHUNKS = 2**20
 #: With `selection_extension`, the pilot is resolved when its predicted bound is at least this many
-#: selection standard errors of the chosen event's log ratio (`_resolved`).
-_RESOLVED_SE = 4.0
+#: selection standard errors of the chosen event's log ratio (`_resolved`).  benchmarks/peers.py at
+#: 10^6 runs, seeds 0/1 (predicted / s.e.): pilots at 1.67-3.6 (SVT3, SVT6, SVT34Parallel,
+#: NumericalSVT) gained nothing from a 0.2 extension at about three times their time (SVT3
+#: 0.136/0.147 -> 0.121/0.116), pilots at 0.15-1.45 (SVT1, SVT2) gained 0.017-0.023.
+_RESOLVED_SE = 1.5
 #: ... or when one of its two selection counts is below this (`_resolved`).
 _RESOLVED_MIN_COUNT = 20
 
@@ -790,7 +793,7 @@ def audit(
     family's and runner-up families' (one per direction with `crossfit`);
     `selection_extension` (default 0: off) a further fraction of the runs moved from the estimation
     split to the selection split when the pilot selection (the first `selection_fraction`) leaves its
-    strongest event within 4 selection standard errors of 0 (`_resolved`; not with `crossfit`); `families` None (all) or the names of
+    strongest event within 1.5 selection standard errors of 0 (`_resolved`; not with `crossfit`); `families` None (all) or the names of
     the score families to choose among (`dpaudit.audit.families.FAMILIES`; unknown names are rejected);
     `grid_size` thresholds scanned for the
     trade-off curve; `executor` None (auto), "serial", "process" (with `workers`), a Dask scheduler
