@@ -89,6 +89,8 @@ _MAX_CHUNKS = 2**20
 #: NumericalSVT) gained nothing from a 0.2 extension at about three times their time (SVT3
 #: 0.136/0.147 -> 0.121/0.116), pilots at 0.15-1.45 (SVT1, SVT2) gained 0.017-0.023.
 _RESOLVED_SE = 1.5
+#: `selection_extension=None` (the default): this share, or 0 with `crossfit` or a user `score`.
+_AUTO_EXTENSION = 0.2
 #: ... or when one of its two selection counts is below this (`_resolved`).
 _RESOLVED_MIN_COUNT = 20
 
@@ -396,7 +398,7 @@ class AuditOptions:
     crossfit: bool = False
     direction_share: float = 0.9
     events_per_direction: int = 3
-    selection_extension: float = 0.0
+    selection_extension: float | None = None
     families: tuple[str, ...] | None = None
     grid_size: int = 32
     curve_points: int = 64
@@ -462,6 +464,9 @@ class AuditOptions:
             raise ValueError(f"direction_share must be a number in [0.5, 1), got {self.direction_share!r}")
         put("direction_share", float(self.direction_share))
         put("events_per_direction", check_int_at_least(self.events_per_direction, 1, "events_per_direction"))
+        if self.selection_extension is None:
+            auto = self.crossfit is False and self.score is None and _AUTO_EXTENSION < 1.0 - self.selection_fraction
+            put("selection_extension", _AUTO_EXTENSION if auto else 0.0)
         if (isinstance(self.selection_extension, bool) or not isinstance(self.selection_extension, (int, float))
                 or not 0.0 <= self.selection_extension < 1.0 - self.selection_fraction):
             raise ValueError(f"selection_extension must be a number in [0, 1 - selection_fraction) = "
