@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import AuditResult, audit
+from dpaudit.audit.auditor import AuditOptions
 from dpaudit.audit.scores import UserScore
 from dpaudit.audit.selection import DIRECTIONS, EventPlan, _predicted, choose_events, direction_levels
 
@@ -114,6 +115,24 @@ def test_direction_share_is_checked(value):
 def test_selection_extension_is_checked(value):
     with pytest.raises(ValueError, match="selection_extension"):
         audit(weak, 1, 0, claim_epsilon=1.0, samples=1_000, selection_extension=value)
+
+
+@pytest.mark.parametrize("options, share", [
+    ({}, 0.2),
+    ({"crossfit": True}, 0.0),                      # the folds are fixed before any run is drawn
+    ({"score": lambda x: x}, 0.0),                  # nothing is fitted: more selection runs buy little
+    ({"selection_fraction": 0.85}, 0.0),            # no room for 0.2 more
+    ({"selection_extension": 0}, 0.0),              # off
+    ({"selection_extension": 0.3}, 0.3),
+])
+def test_selection_extension_default_is_automatic(options, share):
+    assert AuditOptions.create(1.0, samples=1_000, **options).selection_extension == share
+
+
+def test_default_extension_is_the_explicit_one():
+    kw = dict(claim_epsilon=1.0, samples=10_000, seed=3, executor="serial")
+    assert audit(weak, 1, 0, **kw) == audit(weak, 1, 0, selection_extension=0.2, **kw)
+    assert audit(weak, 1, 0, selection_extension=0, **kw).selection_samples == 1_000
 
 
 def test_selection_extension_refuses_crossfit():
