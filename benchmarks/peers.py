@@ -51,7 +51,11 @@ mean ratio any such audit can reach in expectation; `statdp` and `dpsniper` are
 the peers' published lower bounds (DP-Sniper's reference results, eval_sp2021/reference-results of
 eth-sri/dp-sniper: StatDP (best of its two runs) and DP-Sniper (best of logistic regression and the
 neural network), both at 2*10^8 runs per side and 90% confidence); `dpaudit` is our bound at
-`--samples` runs per side and 95% confidence.
+`--samples` runs per side and 95% confidence; `peers` says whether the smaller of our bounds over
+the seeds is at least every peer bound below the row's ceiling (`above`), is not (`below`: listed in
+the summary's `below_a_peer`), or every peer bound is above the ceiling (`ceiling`), where a row
+without a computed ceiling (an infinite loss) takes the ceiling of any event (`any_event_ceiling`:
+12.5 at 10^6 runs, above which SVT5's StatDP bound 14.3 lies).
 """
 
 from __future__ import annotations
@@ -950,6 +954,7 @@ def main(argv=None) -> int:
         rec["selection_share"] = [r["selection_samples"] / samples for r in runs]
         caught = [v == "violation" for v in rec["verdicts"]]
         rec["ok"] = all(caught) if row.known_violation else not any(caught)
+        rec["versus_peers"] = versus_peers(rec, samples)
         table.append(rec)
         if not args.json:
             _print_row(rec)
@@ -966,6 +971,7 @@ def main(argv=None) -> int:
                if finite else None,
                "ceiling_rows": len(ceil),
                "all_ok": all(r["ok"] for r in table),
+               "below_a_peer": [r["algorithm"] for r in table if r["versus_peers"] == "below"],
                "mean_ratio_to_exact": float(np.mean(ratios)) if ratios else None,
                "min_ratio_to_exact": float(np.min(ratios)) if ratios else None}
     if args.json:
@@ -973,6 +979,27 @@ def main(argv=None) -> int:
     else:
         print(json.dumps(summary))
     return 0
+
+
+def any_event_ceiling(samples: int) -> float:
+    """The largest bound any event-based audit can give at `samples` runs per side (the `ceiling`
+    column's levels): an event with every run of one input and none of the other,
+    log(CP_lower(n of n) / CP_upper(0 of n))."""
+    return math.log(cp_lower(samples, samples, CEILING_LEVEL) / cp_upper(0, samples, CEILING_LEVEL))
+
+
+def versus_peers(rec: dict, samples: int) -> str:
+    """'above' when the smaller of dpaudit's bounds over the seeds is at least every published peer
+    bound below the row's ceiling (`any_event_ceiling` where the row has none), 'below' when not,
+    'ceiling' when every peer bound is above the ceiling, '' without peer bounds."""
+    peers = [b for b in (rec["statdp"], rec["dpsniper"]) if b is not None]
+    if not peers:
+        return ""
+    ceiling = rec.get("ceiling")
+    reachable = [b for b in peers if b < (ceiling if ceiling is not None else any_event_ceiling(samples))]
+    if not reachable:
+        return "ceiling"
+    return "above" if min(rec["dpaudit"]) >= max(reachable) else "below"
 
 
 def _fmt(v, lower: bool = False) -> str:
@@ -988,6 +1015,7 @@ def _print_row(r: dict) -> None:
     print(f"{r['algorithm']:<19} claim {r['claim']:.4f} exact {_fmt(r.get('exact'), r['exact_lower']):>7} oracle "
           f"{_fmt(r.get('oracle'), r['oracle_lower']):>7} ceiling {_fmt(r.get('ceiling')):>7} statdp {_fmt(r['statdp']):>7} "
           f"dpsniper {_fmt(r['dpsniper']):>7} dpaudit {low:>15} {'/'.join(r['verdicts'])} {'OK' if r['ok'] else 'FAIL'} "
+          f"peers {r['versus_peers'] or '—'} "
           f"{r['seconds']:.1f}s sel {'/'.join(f'{v:.2f}' for v in r['selection_share'])}  "
           f"[{r['event'][:50]}]")
 
