@@ -89,10 +89,10 @@ _MAX_CHUNKS = 2**20
 #: NumericalSVT) gained nothing from a 0.2 extension at about three times their time (SVT3
 #: 0.136/0.147 -> 0.121/0.116), pilots at 0.15-1.45 (SVT1, SVT2) gained 0.017-0.023.
 _RESOLVED_SE = 1.5
-#: `selection_extension=None` (the default): this share, or 0 with `crossfit` or a user `score`.
-_AUTO_EXTENSION = 0.2
 #: ... or when one of its two selection counts is below this (`_resolved`).
 _RESOLVED_MIN_COUNT = 20
+#: `selection_extension=None` (the default): this share, or 0 with `crossfit` or a user `score`.
+_AUTO_EXTENSION = 0.2
 
 
 def _claim_curve(claim: Any, accountant: str) -> tuple[Any, Callable[[float], float], str]:
