@@ -194,7 +194,7 @@ def choose_events(
                 key = float(eps[i])
                 if f not in best[direction] or key > best[direction][f][0]:
                     best[direction][f] = (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled)
-                plain, _ = _predicted(a, b, n_sel, n_est, z, delta, min(z_sel, _FALLBACK_Z))
+                plain = eps if z_sel <= _FALLBACK_Z else _predicted(a, b, n_sel, n_est, z, delta, _FALLBACK_Z)[0]
                 k = int(np.argmax(plain))
                 if f not in fallback[direction] or plain[k] > fallback[direction][f][0]:
                     fallback[direction][f] = (float(plain[k]), (float(eps[k]), score, sign, float(t[k]), float(t[j]),
