@@ -153,8 +153,9 @@ def _plans_with_counts(first: int, second: int, predicted: float, n: int = 100_0
 
 @pytest.mark.parametrize("first, second, predicted, resolved", [
     (2_400, 2_190, 0.03, False),   # SVT1-like: log ratio 0.09 with s.e. 0.03 on the pilot
-    (6_155, 5_686, 0.035, True),   # NumericalSVT-like: predicted at 1.96 s.e., above the 1.5 needed
-    (6_155, 5_686, 0.025, False),  # ... at 1.40 s.e.
+    (6_155, 5_686, 0.075, True),   # predicted at 4.2 s.e., above the 4 needed
+    (6_155, 5_686, 0.065, False),  # ... at 3.6 s.e.
+    (22_196, 21_127, 0.031, False),  # SVT1-like, led by a coarse event: 3.6 s.e.
     (30_000, 10_000, 0.9, True),   # strong and well populated
     (27, 8, 0.9, True),            # near-perfect and rare (ReportNoisyMax4): the delta method does not apply
     (5, 30, 0.0, True),

@@ -1,0 +1,100 @@
+"""What the selection extension is worth, by how well the pilot resolved its event (not part of the tests).
+
+    python benchmarks/extension_policy.py --rows SVT1 SVT3 [--draws 6] [--truth 1000000]
+
+For each row of benchmarks/peers.py and each draw k (seed 6000 + k), 3 * 10^5 selection runs per side
+are drawn at the auditor's settings for 10^6 runs.  The pilot is the auditor's choice on the first
+10^5 of them; its ratio is the one `dpaudit.audit.auditor._resolved` compares with `_RESOLVED_SE`
+(predicted bound over the selection standard error of the lead event's log ratio).  The extended
+choice is made on all 3 * 10^5 (the auditor's default extension, 0.2 of the runs).  Each choice's
+expected bound is computed as in benchmarks/selection_draws.py (events' probabilities read off
+`--truth` runs per side, seed 777; Clopper-Pearson at the level of one direction, the lead at 3/4 of
+it and two alternates at 1/8) on 9 * 10^5 estimation runs for the pilot, 7 * 10^5 for the extended
+choice.  `policy` is what the auditor gives: the extended choice when the ratio is below
+`_RESOLVED_SE`, the pilot's otherwise.  The spread over draws is the selection split's alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import rows  # noqa: E402
+from selection_draws import scheme_bound  # noqa: E402
+
+from dpaudit.audit.auditor import _AUTO_EXTENSION, _RESOLVED_SE, AuditOptions, _choose, _validate  # noqa: E402
+from dpaudit.audit.auditor import counts_above  # noqa: E402
+from dpaudit.audit.selection import DIRECTIONS  # noqa: E402
+
+
+def pilot_ratio(plans, sel0: np.ndarray, sel1: np.ndarray) -> float:
+    """predicted / s.e. of the lead event, as `_resolved` computes them."""
+    lead = max(DIRECTIONS, key=lambda d: (plans[d].predicted, -DIRECTIONS.index(d)))
+    plan, n = plans[lead], len(sel0)
+    k0 = int(counts_above(plan.score(sel0), plan.sign, np.array([plan.threshold]))[0])
+    k1 = int(counts_above(plan.score(sel1), plan.sign, np.array([plan.threshold]))[0])
+    first, second = (k0, k1) if lead == DIRECTIONS[0] else (k1, k0)
+    a, b = (first + 0.5) / (n + 1), (second + 0.5) / (n + 1)
+    return plan.predicted / math.sqrt((1 - a) / (n * a) + (1 - b) / (n * b))
+
+
+def expected_bound(plans, n_est: int, truth0: np.ndarray, truth1: np.ndarray) -> float:
+    rates = {}
+    for d, p in plans.items():
+        rates[d] = []
+        for q in (p, *p.alternates):
+            e0 = float(np.mean(q.sign * q.score(truth0) > q.threshold))
+            e1 = float(np.mean(q.sign * q.score(truth1) > q.threshold))
+            rates[d].append((e0, e1) if d == "d0>d1" else (e1, e0))
+    return scheme_bound(n_est, rates, 3, 0.75)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", nargs="+", required=True)
+    ap.add_argument("--draws", type=int, default=6)
+    ap.add_argument("--truth", type=int, default=1_000_000)
+    args = ap.parse_args(argv)
+    if args.draws < 1 or args.truth < 1000:
+        ap.error(f"--draws must be at least 1 and --truth at least 1000, got {args.draws} and {args.truth}")
+    table = {r.name: r for r in rows()}
+    unknown = [r for r in args.rows if r not in table]
+    if unknown:
+        ap.error(f"--rows: unknown rows {unknown}; known: {sorted(table)}")
+    for name in args.rows:
+        row = table[name]
+        target = row.make()
+        rng = np.random.default_rng(777)
+        truth0, truth1 = target(np.asarray(row.d0), rng, args.truth), target(np.asarray(row.d1), rng, args.truth)
+        opts = AuditOptions.create(row.claim, samples=1_000_000, seed=0, **row.options)
+        plan = _validate(target, opts)
+        extra = round(_AUTO_EXTENSION * opts.samples)
+        big = dataclasses.replace(plan, n_sel=plan.n_sel + extra, n_est=plan.n_est - extra)
+        got = {"off": [], "extended": [], "policy": []}
+        for k in range(args.draws):
+            start = time.perf_counter()
+            r = np.random.default_rng(6000 + k)
+            s0, s1 = target(np.asarray(row.d0), r, big.n_sel), target(np.asarray(row.d1), r, big.n_sel)
+            p0, p1 = s0[:plan.n_sel], s1[:plan.n_sel]
+            pilot = _choose(None, p0, p1, opts, plan, plan.n_est, opts.events_per_direction)
+            z = pilot_ratio(pilot, p0, p1)
+            got["off"].append(expected_bound(pilot, plan.n_est, truth0, truth1))
+            extended = _choose(None, s0, s1, opts, big, big.n_est, opts.events_per_direction)
+            got["extended"].append(expected_bound(extended, big.n_est, truth0, truth1))
+            got["policy"].append(got["extended"][-1] if z < _RESOLVED_SE else got["off"][-1])
+            print(f"{name:<15} draw {k}  ratio {z:5.2f}  " + "  ".join(f"{s} {v[-1]:.4f}" for s, v in got.items())
+                  + f"  ({time.perf_counter() - start:.0f}s)", flush=True)
+        print(f"{name:<15} mean             " + "  ".join(f"{s} {np.mean(v):.4f}" for s, v in got.items())
+              + "   worst " + "  ".join(f"{np.min(v):.4f}" for v in got.values()), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
