@@ -7,12 +7,10 @@
 
 The audits run with the auditor's defaults: `direction_share=0.9`, `events_per_direction=3` and the
 automatic `selection_extension` (20% more of the runs go to the selection split when the pilot's
-strongest event is within 1.5 selection standard errors of 0: SVT1 and SVT2 on both seeds,
-LaplaceParallel on seed 0; `--selection-extension 0` turns it off: SVT1 0.035/0.062 and SVT2
-0.028/0.064 instead of 0.052/0.057 and 0.051/0.057, against StatDP's 0.030 and 0.041.  With the
-earlier rule, 4 standard errors, SVT3, SVT6, NumericalSVT and SVT34Parallel were extended too, for
-no gain at about three times their time: 345 s in all, benchmarks/figures/peers_1e6_extension.txt;
-with 0.1 instead of 0.2 SVT3 fell to 0.098 on seed 0 and was missed).
+strongest event predicts less than 4 selection standard errors: SVT1, SVT2, SVT3, NumericalSVT,
+LaplaceParallel and SVT34Parallel on both seeds, SVT6 on seed 0; 297 s in all with 2 workers,
+benchmarks/figures/peers_1e6_default.txt).  `--selection-extension 0` turns it off.  What the
+extension is worth row by row, over fresh selection draws: benchmarks/extension_policy.py.
 
 The algorithms, written here from their papers and the peers' published definitions:
 - report noisy max with Laplace / exponential noise returning the index (correct) or the noisy value

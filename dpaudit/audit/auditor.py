@@ -802,7 +802,7 @@ def audit(
     family's and runner-up families' (one per direction with `crossfit`);
     `selection_extension` (default None: 0.2, or 0 with `crossfit` or a user `score`; 0 turns it off)
     a further fraction of the runs moved from the estimation split to the selection split when the
-    pilot selection (the first `selection_fraction`) leaves its strongest event within 1.5 selection
+    pilot selection (the first `selection_fraction`) leaves its strongest event within 4 selection
     standard errors of 0 (`_resolved`; not with `crossfit`); `families` None (all) or the names of
     the score families to choose among (`dpaudit.audit.families.FAMILIES`; unknown names are rejected);
     `grid_size` thresholds scanned for the
