@@ -26,8 +26,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import rows  # noqa: E402
-from selection_draws import scheme_bound  # noqa: E402
+from selection_draws import chosen_rows, event_rates, scheme_bound, truth_sample  # noqa: E402
 
 from dpaudit.audit.auditor import _AUTO_EXTENSION, _RESOLVED_SE, AuditOptions, _choose, _validate  # noqa: E402
 from dpaudit.audit.auditor import counts_above  # noqa: E402
@@ -46,14 +45,8 @@ def pilot_ratio(plans, sel0: np.ndarray, sel1: np.ndarray) -> float:
 
 
 def expected_bound(plans, n_est: int, truth0: np.ndarray, truth1: np.ndarray) -> float:
-    rates = {}
-    for d, p in plans.items():
-        rates[d] = []
-        for q in (p, *p.alternates):
-            e0 = float(np.mean(q.sign * q.score(truth0) > q.threshold))
-            e1 = float(np.mean(q.sign * q.score(truth1) > q.threshold))
-            rates[d].append((e0, e1) if d == "d0>d1" else (e1, e0))
-    return scheme_bound(n_est, rates, 3, 0.75)
+    """The auditor's scheme: the lead at 3/4 of the level, two alternates at 1/8."""
+    return scheme_bound(n_est, event_rates(plans, truth0, truth1), 3, 0.75)
 
 
 def main(argv=None) -> int:
@@ -62,17 +55,9 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=6)
     ap.add_argument("--truth", type=int, default=1_000_000)
     args = ap.parse_args(argv)
-    if args.draws < 1 or args.truth < 1000:
-        ap.error(f"--draws must be at least 1 and --truth at least 1000, got {args.draws} and {args.truth}")
-    table = {r.name: r for r in rows()}
-    unknown = [r for r in args.rows if r not in table]
-    if unknown:
-        ap.error(f"--rows: unknown rows {unknown}; known: {sorted(table)}")
-    for name in args.rows:
-        row = table[name]
-        target = row.make()
-        rng = np.random.default_rng(777)
-        truth0, truth1 = target(np.asarray(row.d0), rng, args.truth), target(np.asarray(row.d1), rng, args.truth)
+    for row in chosen_rows(ap, args):
+        name, target = row.name, row.make()
+        truth0, truth1 = truth_sample(row, args.truth)
         opts = AuditOptions.create(row.claim, samples=1_000_000, seed=0, **row.options)
         plan = _validate(target, opts)
         extra = round(_AUTO_EXTENSION * opts.samples)

@@ -60,7 +60,11 @@ def draw_rates(row, draw: int, truth0: np.ndarray, truth1: np.ndarray, extension
     rng = np.random.default_rng(5000 + draw)
     target = row.make()
     s0, s1 = target(np.asarray(row.d0), rng, plan.n_sel), target(np.asarray(row.d1), rng, plan.n_sel)
-    plans = _choose(None, s0, s1, opts, plan, plan.n_est, 6)
+    return plan.n_est, event_rates(_choose(None, s0, s1, opts, plan, plan.n_est, 6), truth0, truth1)
+
+
+def event_rates(plans: dict, truth0: np.ndarray, truth1: np.ndarray) -> dict:
+    """Per direction, the [first, second] probabilities of its lead and alternates on the truth samples."""
     out = {}
     for d, p in plans.items():
         rates = []
@@ -69,7 +73,25 @@ def draw_rates(row, draw: int, truth0: np.ndarray, truth1: np.ndarray, extension
             e1 = float(np.mean(q.sign * q.score(truth1) > q.threshold))
             rates.append((e0, e1) if d == "d0>d1" else (e1, e0))
         out[d] = rates
-    return plan.n_est, out
+    return out
+
+
+def chosen_rows(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list:
+    """The rows named by --rows, after checking --draws and --truth (exit 2 naming the flag)."""
+    if args.draws < 1 or args.truth < 1000:
+        ap.error(f"--draws must be at least 1 and --truth at least 1000, got {args.draws} and {args.truth}")
+    table = {r.name: r for r in rows()}
+    unknown = [r for r in args.rows if r not in table]
+    if unknown:
+        ap.error(f"--rows: unknown rows {unknown}; known: {sorted(table)}")
+    return [table[name] for name in args.rows]
+
+
+def truth_sample(row, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """n runs per side of the row's pair (seed 777, the same for every draw and scheme)."""
+    rng = np.random.default_rng(777)
+    target = row.make()
+    return target(np.asarray(row.d0), rng, n), target(np.asarray(row.d1), rng, n)
 
 
 def scheme_bound(n: int, rates: dict, events: int, lead_share: float | None) -> float:
@@ -97,18 +119,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if not 0.0 <= args.selection_extension < 0.9:
         ap.error(f"--selection-extension must be in [0, 0.9), got {args.selection_extension}")
-    if args.draws < 1 or args.truth < 1000:
-        ap.error(f"--draws must be at least 1 and --truth at least 1000, got {args.draws} and {args.truth}")
-    table = {r.name: r for r in rows()}
-    unknown = [r for r in args.rows if r not in table]
-    if unknown:
-        ap.error(f"--rows: unknown rows {unknown}; known: {sorted(table)}")
-    for name in args.rows:
-        row = table[name]
+    for row in chosen_rows(ap, args):
+        name = row.name
         start = time.perf_counter()
-        rng = np.random.default_rng(777)
-        target = row.make()
-        truth0, truth1 = target(np.asarray(row.d0), rng, args.truth), target(np.asarray(row.d1), rng, args.truth)
+        truth0, truth1 = truth_sample(row, args.truth)
         got = {s: [] for s in SCHEMES}
         for k in range(args.draws):
             n, rates = draw_rates(row, k, truth0, truth1, args.selection_extension)
