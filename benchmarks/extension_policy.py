@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import os
 import sys
 import time
@@ -28,20 +27,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from selection_draws import chosen_rows, event_rates, scheme_bound, truth_sample  # noqa: E402
 
-from dpaudit.audit.auditor import _AUTO_EXTENSION, _RESOLVED_SE, AuditOptions, _choose, _validate  # noqa: E402
-from dpaudit.audit.auditor import counts_above  # noqa: E402
-from dpaudit.audit.selection import DIRECTIONS  # noqa: E402
-
-
-def pilot_ratio(plans, sel0: np.ndarray, sel1: np.ndarray) -> float:
-    """predicted / s.e. of the lead event, as `_resolved` computes them."""
-    lead = max(DIRECTIONS, key=lambda d: (plans[d].predicted, -DIRECTIONS.index(d)))
-    plan, n = plans[lead], len(sel0)
-    k0 = int(counts_above(plan.score(sel0), plan.sign, np.array([plan.threshold]))[0])
-    k1 = int(counts_above(plan.score(sel1), plan.sign, np.array([plan.threshold]))[0])
-    first, second = (k0, k1) if lead == DIRECTIONS[0] else (k1, k0)
-    a, b = (first + 0.5) / (n + 1), (second + 0.5) / (n + 1)
-    return plan.predicted / math.sqrt((1 - a) / (n * a) + (1 - b) / (n * b))
+from dpaudit.audit.auditor import (  # noqa: E402
+    _AUTO_EXTENSION, _RESOLVED_SE, AuditOptions, _choose, _pilot_ratio, _validate,
+)
 
 
 def expected_bound(plans, n_est: int, truth0: np.ndarray, truth1: np.ndarray) -> float:
@@ -69,7 +57,7 @@ def main(argv=None) -> int:
             s0, s1 = target(np.asarray(row.d0), r, big.n_sel), target(np.asarray(row.d1), r, big.n_sel)
             p0, p1 = s0[:plan.n_sel], s1[:plan.n_sel]
             pilot = _choose(None, p0, p1, opts, plan, plan.n_est, opts.events_per_direction)
-            z = pilot_ratio(pilot, p0, p1)
+            z = _pilot_ratio(pilot, p0, p1)
             got["off"].append(expected_bound(pilot, plan.n_est, truth0, truth1))
             extended = _choose(None, s0, s1, opts, big, big.n_est, opts.events_per_direction)
             got["extended"].append(expected_bound(extended, big.n_est, truth0, truth1))

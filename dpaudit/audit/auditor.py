@@ -608,6 +608,11 @@ def _resolved(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.ndarray) -
     runs, a loss that is in fact infinite) is limited by the estimation split's size, which an
     extension would shorten.
     """
+    return bool(_pilot_ratio(plans, sel0, sel1) >= _RESOLVED_SE)
+
+
+def _pilot_ratio(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.ndarray) -> float:
+    """predicted / se of the lead event (`_resolved`); inf when a count is below `_RESOLVED_MIN_COUNT`."""
     lead = max(DIRECTIONS, key=lambda d: (plans[d].predicted, -DIRECTIONS.index(d)))
     plan = plans[lead]
     n = len(sel0)
@@ -615,10 +620,10 @@ def _resolved(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.ndarray) -
     k1 = int(counts_above(plan.score(sel1), plan.sign, np.array([plan.threshold]))[0])
     first, second = (k0, k1) if lead == DIRECTIONS[0] else (k1, k0)
     if min(first, second) < _RESOLVED_MIN_COUNT:
-        return True
+        return math.inf
     a, b = (first + 0.5) / (n + 1), (second + 0.5) / (n + 1)
     se = math.sqrt((1 - a) / (n * a) + (1 - b) / (n * b))
-    return bool(plan.predicted >= _RESOLVED_SE * se)
+    return plan.predicted / se
 
 
 def _extend_selection(runner, bar, store, target, d0, d1, o: "AuditOptions", p: "_Plan", spec: OutputSpec,
