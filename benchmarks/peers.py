@@ -64,7 +64,7 @@ import math
 import os
 import sys
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -73,6 +73,7 @@ from scipy import stats
 
 from dpaudit.audit import audit
 from dpaudit.audit.bounds import cp_lower, cp_upper
+from dpaudit.audit.execution import process_pool
 
 EPS = 0.1
 #: One-sided level of each Clopper-Pearson bound of the `ceiling` column: one event, both proportions
@@ -932,7 +933,8 @@ def main(argv=None) -> int:
     table = []
     total = time.perf_counter()
     chosen = [row for row in rows() if not args.only or row.name in args.only]
-    pool = ProcessPoolExecutor(args.workers) if args.workers > 1 else _Here()
+    # one BLAS thread per core among the workers (dpaudit.audit.execution.worker_init)
+    pool = process_pool(args.workers) if args.workers > 1 else _Here()
     # every audit is submitted first; the quadratures and oracles run here meanwhile
     audits = {row.name: [pool.submit(_run_named, row.name, samples, s, extra) for s in args.seeds] for row in chosen}
     for row in chosen:

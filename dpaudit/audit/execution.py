@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from dpaudit._io import atomic_write, atomic_write_text
 from dpaudit.audit.describe import describe_target
@@ -52,7 +53,9 @@ __all__ = [
     "check_executor",
     "open_runner",
     "run_chunks",
+    "blas_threads",
     "process_pool",
+    "worker_init",
     "progress_bar",
 ]
 
@@ -323,9 +326,27 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="dpaudit-parent-watch", daemon=True).start()
 
 
+def blas_threads(workers: int) -> int:
+    """BLAS threads per worker process when `workers` share this machine: its cores // workers, >= 1."""
+    return max(1, (os.cpu_count() or 1) // max(1, workers))
+
+
+def worker_init(parent: int, threads: int) -> None:
+    """Process-pool initializer: `_exit_with_parent`, and at most `threads` BLAS threads in this worker.
+
+    Workers that each start a BLAS thread per core oversubscribe the machine, and OpenBLAS threads
+    spin while they wait: on 2 cores, a 6e5 x 108 Gram matrix took 0.3 s in one process and 2-15 s
+    in each of two; benchmarks/peers.py ran in 287 s with 2 workers and 222 s (the same bounds)
+    with one BLAS thread each.  The usual cure for nested parallelism (joblib's loky does the same)."""
+    _exit_with_parent(parent)
+    threadpool_limits(threads, user_api="blas")
+
+
 def process_pool(workers: int) -> cf.ProcessPoolExecutor:
-    """A process pool whose workers exit when this process dies (see `_exit_with_parent`)."""
-    return cf.ProcessPoolExecutor(max_workers=workers, initializer=_exit_with_parent, initargs=(os.getpid(),))
+    """A process pool whose workers exit when this process dies and share the cores' BLAS threads
+    (see `worker_init`)."""
+    return cf.ProcessPoolExecutor(max_workers=workers, initializer=worker_init,
+                                  initargs=(os.getpid(), blas_threads(workers)))
 
 
 class _Serial:

@@ -13,7 +13,8 @@ import pytest
 from scipy import stats
 
 from dpaudit.audit import audit
-from dpaudit.audit.classifier import LogisticScore, fit_classifier_scores, logistic_features
+from dpaudit.audit.classifier import (LogisticScore, _feature_columns, _fit_weights, fit_classifier_scores,
+                                     logistic_features)
 from dpaudit.audit.families import FAMILIES
 
 CONFIDENCE = 0.95
@@ -61,6 +62,35 @@ def test_score_is_the_standardised_logit_of_the_feature_matrix():
     x = flag_value(1.0, rng, 500)
     f = logistic_features(x, sc)
     np.testing.assert_allclose(sc(x), ((f - sc.feature_mean) / sc.feature_scale) @ sc.weights, atol=1e-9)
+
+
+def test_weights_are_the_penalised_maximum_likelihood():
+    # The preconditioned L-BFGS fit against Newton's method run to convergence on the same loss:
+    # sum of log(1 + e^t) - y t, t = standardised features @ w + intercept, plus w.w / 2.
+    rng = np.random.default_rng(5)
+    x0, x1 = flag_value(1.0, rng, 3_000), flag_value(0.0, rng, 3_000)
+    (sc,) = fit_classifier_scores(x0, x1)
+    f0, f1 = logistic_features(x0, sc), logistic_features(x1, sc)
+    mean, scale, w = _fit_weights(f0, f1)
+    xs = (np.concatenate([f0, f1]) - mean) / scale
+    xa = np.concatenate([xs, np.ones((len(xs), 1))], axis=1)
+    y = np.concatenate([np.ones(len(f0)), np.zeros(len(f1))])
+    pen = np.append(np.ones(xs.shape[1]), 0.0)
+    v = np.zeros(xa.shape[1])
+    for _ in range(30):
+        p = 1 / (1 + np.exp(-xa @ v))
+        v -= np.linalg.solve(xa.T @ (xa * (p * (1 - p))[:, None]) + np.diag(pen), xa.T @ (p - y) + pen * v)
+    np.testing.assert_allclose(w, v[:-1], atol=2e-5)
+
+
+def test_feature_count_matches_the_columns():
+    rng = np.random.default_rng(6)
+    x = flag_value(1.0, rng, 2_000)
+    (sc,) = fit_classifier_scores(x, flag_value(0.0, rng, 2_000))
+    assert logistic_features(x, sc).shape == (2_000, len(list(_feature_columns(x, sc))))
+    g = grid_laplace(1.0, rng, 2_000)
+    (bits,) = fit_classifier_scores(g, grid_laplace(0.0, rng, 2_000), float_bits=True)
+    assert logistic_features(g, bits).shape == (2_000, len(list(_feature_columns(g, bits))))
 
 
 def test_pooled_features_are_the_per_coordinate_features_summed():

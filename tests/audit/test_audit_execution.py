@@ -22,6 +22,19 @@ def test_process_pool_and_serial_are_identical():
     assert serial.to_json() == pooled.to_json()
 
 
+def _blas_threads_here():
+    from threadpoolctl import threadpool_info
+    return sorted({lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
+
+
+def test_pool_workers_share_the_cores_blas_threads():
+    assert execution.blas_threads(1) == (os.cpu_count() or 1)
+    assert execution.blas_threads(10 ** 6) == 1
+    with execution.process_pool(2) as pool:
+        got = pool.submit(_blas_threads_here).result()
+    assert got == ([execution.blas_threads(2)] if _blas_threads_here() else [])  # [] when no BLAS is seen
+
+
 def _no_default_client(distributed):
     with pytest.raises(ValueError, match="No clients found"):
         distributed.default_client()
