@@ -31,10 +31,9 @@ clipped shifted-Laplace term (|x - m1| - |x - m0|)/b with medians and scale fitt
 (fitted ratios and shifts soft-thresholded by one standard error); the same after whitening by the
 inverse Cholesky factor of the pooled covariance (prefix sums: the independent increments); for
 rows mixing atoms and continuous values, the joint log ratio of their discrete part (atoms, and
-continuous entries coded alike or by quartile), and that ratio plus rank terms of the released
-values given the pattern (beta . (F - 1/2, -log F - 1, -log(1 - F) - 1), F = F(x_j) the pooled
-empirical CDF of the entry among the rows of its pattern, one beta for all cells; events among 64
-thresholds with tails), also on
+continuous entries coded alike or by quartile), and that ratio plus a rank term of the released
+values given the pattern (beta * (F(x_j) - 1/2), F the pooled empirical CDF of the entry among the
+rows of its pattern, one slope beta for all cells; events among 64 thresholds with tails), also on
 the continuous and the wholly discrete coordinates alone; for vectors with a halting state (a code
 that, once taken, holds for the rest of the row: the sparse vector technique's 'aborted'), the
 chain-rule log ratio sum_j log P0(s_j | j, h_j) / P1(s_j | j, h_j), h_j the counts of each state

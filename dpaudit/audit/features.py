@@ -23,9 +23,9 @@ are soft-thresholded by one standard error (a coordinate without signal adds ~no
 covariance: for prefix sums (lower-triangular sums of independent noise) this recovers the
 independent increments.  `AtomPatternLogRatio` is the joint category log ratio of the discrete part
 of the rows (which atom each coordinate holds, continuous entries coded alike).
-`PatternValueLogRatio` adds to that ratio rank terms of the released values given the pattern (the
-likelihood ratio of a row factorises as P(pattern) * density(values | pattern)); their three
-coefficients are shared by all (pattern, coordinate) cells, so they are estimated from every continuous entry,
+`PatternValueLogRatio` adds to that ratio a rank term of the released values given the pattern (the
+likelihood ratio of a row factorises as P(pattern) * density(values | pattern)); its slope is one
+number shared by all (pattern, coordinate) cells, so it is estimated from every continuous entry,
 and its events are chosen among 64 thresholds reaching into the tails (fewer candidates, less
 selection noise charged: `dpaudit.audit.selection`).  On SVT3 (Lyu, Su, Li, PVLDB 2017, Alg. 3) the
 log ratio given the first 'above' query falls with the released answer; the pattern alone caps the
