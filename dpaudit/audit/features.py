@@ -69,8 +69,6 @@ _CELL_MIN_COUNT = 32
 _MAX_CELLS = 1 << 14
 #: Knots (pooled quantiles) of each cell's empirical CDF.
 _RANK_KNOTS = 65
-#: Ranks are floored at half a knot step from 0 and 1 in the tail terms (-log F stays finite).
-_RANK_FLOOR = 0.5 / (_RANK_KNOTS - 1)
 #: Decimals kept of each Laplace term (far above float rounding, far below any useful resolution);
 #: None keeps the raw float term (tests only: it shows the float artefact this guards against).
 _TERM_DECIMALS: int | None = 9
@@ -192,7 +190,7 @@ class PatternValueBlock:
     atom_values: np.ndarray
     keys: np.ndarray
     values: np.ndarray
-    #: (len(keys), len(columns), 3) coefficients of each (pattern, coordinate) cell's `rank_terms` (0: none).
+    #: (len(keys), len(columns)) slope of the rank term of each (pattern, coordinate) cell (0: none).
     slopes: np.ndarray
     #: (len(keys), len(columns), _RANK_KNOTS) pooled quantiles of the cell's continuous entries.
     knots: np.ndarray
@@ -211,7 +209,7 @@ class PatternValueBlock:
         pos = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
         known = self.keys[pos] == k
         total = np.where(known, self.values[pos], 0.0)
-        cells = np.nonzero(np.any(self.slopes != 0, axis=2))
+        cells = np.nonzero(self.slopes)
         if len(cells[0]) == 0:
             return total
         levels = np.linspace(0.0, 1.0, self.knots.shape[2])
@@ -222,16 +220,8 @@ class PatternValueBlock:
             rows = order[bounds[p]:bounds[p + 1]]
             rows = rows[codes[rows, i] == -1]
             rank = np.interp(x[rows, self.columns[i]], self.knots[p, i], levels)
-            total[rows] += rank_terms(rank) @ self.slopes[p, i]
+            total[rows] += self.slopes[p, i] * (rank - 0.5)
         return total
-
-
-def rank_terms(rank: np.ndarray) -> np.ndarray:
-    """(n, 3) terms of a value's rank F within its cell: F - 1/2, -log F - 1, -log(1 - F) - 1 (F floored
-    at `_RANK_FLOOR` from 0 and 1), each of mean 0 under uniform ranks; the last two let the log ratio
-    rise in a tail (`PatternValueLogRatio`)."""
-    f = np.clip(rank, _RANK_FLOOR, 1.0 - _RANK_FLOOR)
-    return np.stack([f - 0.5, -np.log(f) - 1.0, -np.log1p(-f) - 1.0], axis=1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -239,21 +229,14 @@ class PatternValueLogRatio(Score):
     """Joint log ratio of the discrete pattern and the released values, summed over blocks.
 
     For each block B of coordinates and row x: lr_B[p] + sum_{j in B, x_j continuous}
-    beta . g(F_{p,j}(x_j)), where p is the row's atom pattern on B (which atom each coordinate holds,
-    continuous entries coded alike), lr_B[p] its estimated log P0/P1, F_{p,j} the pooled empirical CDF
-    of coordinate j *among the rows of pattern p*, g(F) = (F - 1/2, -log F - 1, -log(1 - F) - 1)
-    (`rank_terms`, each of mean 0 under uniform ranks) and beta one coefficient vector shared by all
-    cells.  With pooled ranks uniform and log p0/p1 = beta . g + o(beta), E0[g] - E1[g] = Cov(g) beta,
-    so beta = Cov(g)^-1 (mean of g under d0 - under d1), Cov(g) the pooled within-sample covariance of
-    the fit rows (for the linear term alone, 1/12: beta = 12 (mean rank difference)), each component
-    soft-thresholded by its standard error (sqrt of [Cov(g)^-1]_kk (1/n0 + 1/n1)).  The rank makes the
-    terms robust to heavy tails and to the value's shape given the pattern.  The two log terms let the
-    ratio rise in one tail: for the sparse vector technique the released answer given which query was
-    the first 'above' is far from a shifted Laplace, and on SVT3 of benchmarks/peers.py its exact log
-    ratio is about 0.03-0.05 (-log F) at positions 3-8 (0.25 at F = 0.01, 0.03 at the median for
-    position 5), which a slope linear in F misses (fitted on 1.5e5 runs per side, the family's best
-    event bound on 7e5 estimation runs: 0.128 with the linear term alone, 0.136 with the three; the
-    exact likelihood ratio's 0.153).  The likelihood
+    beta_{p,j} * (F_{p,j}(x_j) - 1/2), where p is the row's atom pattern on B (which atom each
+    coordinate holds, continuous entries coded alike), lr_B[p] its estimated log P0/P1, F_{p,j} the
+    pooled empirical CDF of coordinate j *among the rows of pattern p* and beta_{p,j} the slope of a
+    log ratio linear in that rank: with pooled ranks uniform and log p0/p1 = beta (F - 1/2) + o(beta),
+    E0[F] - E1[F] = beta / 12, so beta = 12 (mean rank under d0 - under d1), soft-thresholded by one
+    standard error (12 sqrt((1/n0 + 1/n1) / 12)).  The rank makes the term robust to heavy tails and
+    to the value's shape given the pattern (for the sparse vector technique the released answer given
+    which query was the first 'above' is far from a shifted Laplace: its log ratio falls with v).  The likelihood
     ratio of a row factorises as P(pattern) * density(values | pattern); blocks are summed as if
     independent (exact for algorithms run side by side on independent noise).
     """
@@ -290,7 +273,7 @@ def _fit_block(x0: np.ndarray, x1: np.ndarray, columns: np.ndarray,
         a_vals.append(atoms)
     block = PatternValueBlock(columns=columns, atom_columns=np.concatenate(a_cols),
                               atom_values=np.concatenate(a_vals).astype(np.float64), keys=np.zeros(0),
-                              values=np.zeros(0), slopes=np.zeros((0, len(columns), 3)),
+                              values=np.zeros(0), slopes=np.zeros((0, len(columns))),
                               knots=np.zeros((0, len(columns), _RANK_KNOTS)))
     c0, c1 = block.codes(x0), block.codes(x1)
     keys, values = _category_ratios(row_keys(c0), row_keys(c1))
@@ -300,9 +283,9 @@ def _fit_block(x0: np.ndarray, x1: np.ndarray, columns: np.ndarray,
     g0 = np.searchsorted(keys, row_keys(c0))
     g1 = np.searchsorted(keys, row_keys(c1))
     shape = (len(keys), len(columns))
-    active, knots = np.zeros(shape), np.zeros(shape + (_RANK_KNOTS,))
+    slopes, knots = np.zeros(shape), np.zeros(shape + (_RANK_KNOTS,))
     levels = np.linspace(0.0, 1.0, _RANK_KNOTS)
-    sums, counts, second = [np.zeros(3), np.zeros(3)], [0, 0], [np.zeros((3, 3)), np.zeros((3, 3))]
+    sums, counts = [0.0, 0.0], [0, 0]
     for i, j in enumerate(columns):
         m0_, m1_ = c0[:, i] == -1, c1[:, i] == -1
         k0 = np.bincount(g0[m0_], minlength=len(keys))
@@ -312,21 +295,16 @@ def _fit_block(x0: np.ndarray, x1: np.ndarray, columns: np.ndarray,
             cell = np.quantile(np.concatenate([v0, v1]), levels)
             if not cell[-1] > cell[0]:
                 continue
-            for side, v in enumerate((v0, v1)):
-                t = rank_terms(np.interp(v, cell, levels))
-                sums[side] += t.sum(axis=0)
-                second[side] += t.T @ t
-                counts[side] += len(t)
-            active[p, i] = 1.0
+            r0, r1 = np.interp(v0, cell, levels), np.interp(v1, cell, levels)
+            sums[0] += r0.sum() - 0.5 * len(r0)
+            sums[1] += r1.sum() - 0.5 * len(r1)
+            counts[0] += len(r0)
+            counts[1] += len(r1)
+            slopes[p, i] = 1.0
             knots[p, i] = cell
-    beta = np.zeros(3)
     if counts[0] and counts[1]:
-        means = [sums[k] / counts[k] for k in (0, 1)]
-        cov = sum(second[k] - counts[k] * np.outer(means[k], means[k]) for k in (0, 1)) / (counts[0] + counts[1])
-        inv = np.linalg.pinv(cov)
-        var = np.diag(inv) * (1 / counts[0] + 1 / counts[1])
-        beta = _soft(inv @ (means[0] - means[1]), np.sqrt(np.maximum(var, 0.0)))
-    slopes = active[:, :, None] * beta
+        se = 12.0 * np.sqrt((1 / counts[0] + 1 / counts[1]) / 12.0)
+        slopes *= float(_soft(np.array(12.0 * (sums[0] / counts[0] - sums[1] / counts[1])), np.array(se)))
     # Kept even when every fitted parameter was shrunk to 0 (a constant score wins no event).
     return PatternValueBlock(columns=columns, atom_columns=block.atom_columns, atom_values=block.atom_values,
                              keys=keys, values=values, slopes=slopes, knots=knots)

@@ -22,7 +22,6 @@ from dpaudit.audit.features import (
     CoordinateLogRatio,
     FloatBitLogRatio,
     PatternValueLogRatio,
-    rank_terms,
     fit_feature_scores,
     float_bit_keys,
 )
@@ -98,7 +97,7 @@ def test_sentinels_are_atoms_and_get_their_own_ratio():
     assert {"coordinate-log-ratio", "atom-pattern-log-ratio-1"} <= names
 
 
-def test_pattern_value_score_is_pattern_ratio_plus_common_rank_terms():
+def test_pattern_value_score_is_pattern_ratio_plus_common_rank_slope():
     t = flag_value(2.0)
     rng = np.random.default_rng(4)
     x0, x1 = t(1.0, rng, 100_000), t(0.0, rng, 100_000)
@@ -107,25 +106,15 @@ def test_pattern_value_score_is_pattern_ratio_plus_common_rank_terms():
     whole = [s for s in pv if s.name == "pattern-value-log-ratio"][0]
     (block,) = whole.blocks
     assert len(block.keys) == 2  # (flag up, value) and (flag down, sentinel)
-    # one coefficient vector shared by every (pattern, coordinate) cell with continuous entries
-    active = np.any(block.slopes != 0, axis=2)
-    assert active.sum() == 1 and block.slopes.shape[2] == 3
-    beta = block.slopes[active][0]
+    # one slope shared by every (pattern, coordinate) cell with continuous entries, positive: larger
+    # values are likelier under x = 1
+    assert len(set(block.slopes[block.slopes != 0].tolist())) == 1 and block.slopes.max() > 0
     probe = np.array([[1.0, -50.0], [1.0, 50.0], [0.0, -1000.0]])
     s = whole(probe)
-    # larger values are likelier under x = 1 (a Laplace shift: the log ratio rises from the low tail
-    # to the high one)
     assert s[1] > s[0] and s[0] > s[2]
-    # the rank terms span g(1) - g(0) around the pattern's log ratio (ranks floored at both ends)
-    g = rank_terms(np.array([0.0, 1.0]))
-    assert abs((s[1] - s[0]) - (g[1] - g[0]) @ beta) < 1e-12
-    np.testing.assert_allclose(rank_terms(np.array([0.0, 0.5, 1.0]))[1], [0.0, np.log(2) - 1, np.log(2) - 1])
-
-
-def test_rank_terms_have_mean_zero_under_uniform_ranks():
-    # up to the floor at F = 1/128, which moves each tail term's mean by -1/128 exactly
-    g = rank_terms((np.arange(100_000) + 0.5) / 100_000)
-    np.testing.assert_allclose(g.mean(axis=0), [0.0, -1 / 128, -1 / 128], atol=1e-4)
+    # the rank term spans slope * [-1/2, 1/2] around the pattern's log ratio
+    up = block.values[np.searchsorted(block.keys, block.keys)].max()
+    assert abs((s[1] - s[0]) - block.slopes.max()) < 1e-12 and s[0] < up < s[1]
 
 
 def test_coarse_candidates_are_few_and_reach_the_tails():
