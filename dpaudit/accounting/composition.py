@@ -72,8 +72,9 @@ def _het_parts(epsilons: np.ndarray, counts: np.ndarray) -> tuple[float, float, 
 
 
 def _log_keep(deltas: np.ndarray, counts: np.ndarray) -> float:
-    """log prod (1 - delta_i)^k_i."""
-    return float(np.dot(counts, np.log1p(-np.asarray(deltas, dtype=float))))
+    """log prod (1 - delta_i)^k_i (-inf when some delta_i = 1 is composed)."""
+    with np.errstate(divide="ignore"):
+        return float(np.dot(counts, np.log1p(-np.asarray(deltas, dtype=float))))
 
 
 def kov_heterogeneous_epsilon(epsilons, deltas, counts, delta: float) -> float:

@@ -131,7 +131,8 @@ def rdp_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> float:
     rdp = np.maximum(np.asarray(rdp, dtype=float), 0.0)
     if np.all(np.isinf(rdp)):
         return math.inf
-    eps, _ = _rdp.compute_epsilon(np.asarray(orders, dtype=float), rdp, delta)
+    with np.errstate(over="ignore"):  # a huge divergence: +inf at that order, never taken as the minimum
+        eps, _ = _rdp.compute_epsilon(np.asarray(orders, dtype=float), rdp, delta)
     return float(eps)
 
 
@@ -141,7 +142,8 @@ def rdp_delta(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> float:
     rdp = np.maximum(np.asarray(rdp, dtype=float), 0.0)
     if np.all(np.isinf(rdp)):
         return 1.0
-    d, _ = _rdp.compute_delta(np.asarray(orders, dtype=float), rdp, epsilon)
+    with np.errstate(over="ignore"):  # a huge divergence: log delta +inf at that order (delta 1 there)
+        d, _ = _rdp.compute_delta(np.asarray(orders, dtype=float), rdp, epsilon)
     if d == 0.0 and np.any(rdp > 0):  # exp underflowed: the bound is positive, below 1e-308
         return math.ulp(0.0)
     return float(min(d, 1.0))
@@ -173,9 +175,10 @@ _ZCDP_ALPHA_M1 = np.logspace(-5, 9, 3000)
 
 def _zcdp_log_delta(rho: float, xi: float, epsilon: float, am1: np.ndarray) -> np.ndarray:
     a = am1 + 1.0
-    r = xi + a * rho
-    # log delta = (a-1)(r - eps + log(1-1/a)) - log a      (CKS 2020 Prop. 12 / Cor. 13)
-    return am1 * (r - epsilon + np.log(am1 / a)) - np.log(a)
+    with np.errstate(over="ignore"):  # a huge rho: +inf, the trivial bound (delta = 1) at those orders
+        r = xi + a * rho
+        # log delta = (a-1)(r - eps + log(1-1/a)) - log a      (CKS 2020 Prop. 12 / Cor. 13)
+        return am1 * (r - epsilon + np.log(am1 / a)) - np.log(a)
 
 
 def zcdp_delta(rho: float, epsilon: float, xi: float = 0.0) -> float:
@@ -204,7 +207,8 @@ def zcdp_epsilon(rho: float, delta: float, xi: float = 0.0) -> float:
         return math.inf
     am1 = _ZCDP_ALPHA_M1
     a = am1 + 1.0
-    eps = xi + a * rho + np.log(am1 / a) - (math.log(delta) + np.log(a)) / am1
+    with np.errstate(over="ignore"):  # a huge rho: +inf, the trivial bound at those orders
+        eps = xi + a * rho + np.log(am1 / a) - (math.log(delta) + np.log(a)) / am1
     i = int(np.argmin(eps))
     # refine around the grid minimum with a golden-section search on log(a-1); every point
     # evaluated is a valid bound, so the minimum of all evaluated points is valid.
