@@ -299,13 +299,12 @@ def run_entries(entries: list, options: dict[str, Any], jobs: int) -> list[dict[
             records.append(entry.run(**options))
             _progress(i, n, records[-1])
         return records
-    from dpaudit.audit.execution import blas_threads, worker_init
+    from dpaudit.audit.execution import process_pool
 
     _SUITE = (entries, {**options, "executor": "serial"})
     records: list[dict[str, Any] | None] = [None] * n
     try:
-        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
-                                    initializer=worker_init, initargs=(os.getpid(), blas_threads(jobs))) as pool:
+        with process_pool(jobs, multiprocessing.get_context("fork")) as pool:
             futures = {pool.submit(_run_one, i): i for i in range(n)}
             try:
                 for fut in cf.as_completed(futures):
