@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpaudit._interrupt import is_interrupt
 from dpaudit.validation import check_open_unit, check_positive_int
 
 if TYPE_CHECKING:  # annotations only: `catalog` imports this module (AuditEntry.run), never the reverse
@@ -211,7 +212,9 @@ def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = Fa
         record["claims"] = [_claim_record(c, record["audits"]) for c in entry.claims]
         if regret:
             record["regret"] = _regret(entry)
-    except Exception as exc:  # recorded in the report (ok = False) so the rest of the suite still runs
+    except BaseException as exc:  # sys.exit() in user code too: recorded (ok = False), the suite goes on
+        if is_interrupt(exc):
+            raise
         record["error"] = f"{type(exc).__name__}: {exc}"
         record["traceback"] = traceback.format_exc(limit=6)
     return _finish(record, start)

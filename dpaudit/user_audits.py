@@ -25,6 +25,7 @@ import traceback
 import zlib
 from typing import Any, Callable
 
+from dpaudit._interrupt import is_interrupt
 from dpaudit.validation import check_choice, check_delta, check_epsilon, check_int_at_least, check_open_unit
 
 __all__ = ["UserClaim", "UserAuditEntry", "register_audit", "entry_seed", "MIN_SAMPLES"]
@@ -147,7 +148,9 @@ class UserAuditEntry:
         }
         try:
             record["claims"] = [self._judge(n, confidence, base, executor, record["audits"])]
-        except Exception as exc:  # recorded in the report (ok = False) so the rest of the suite still runs
+        except BaseException as exc:  # sys.exit() in a target too: recorded (ok = False), the suite goes on
+            if is_interrupt(exc):
+                raise
             record["error"] = f"{type(exc).__name__}: {exc}"
             record["traceback"] = traceback.format_exc(limit=6)
         record["ok"] = record["error"] is None and all(c["ok"] for c in record["claims"])

@@ -3,6 +3,12 @@
     [tool.dpaudit]
     modules = ["shop_audits"]   # imported in order; each registers entries with dpaudit.register_audit
     paths = ["."]               # optional: folders put on sys.path, relative to the file (default ".")
+    catalog = "user"            # optional: "user" (default with modules), "builtin" or "all"
+
+The project is found as pytest finds its rootdir: the nearest pyproject.toml from the current
+folder upward (`find_project_file`). A project whose file has no `[tool.dpaudit]` table declares no
+audits: `dpaudit audit` refuses it (exit 2) rather than auditing something else; `catalog =
+"builtin"` declares a project that audits the built-in catalog (dpaudit's own checkout does).
 
 Loading imports every module afresh (entries it registered before are forgotten first), so a
 module edited between two runs in one process is read again. Every problem (a missing table or
@@ -20,10 +26,14 @@ import sys
 import tomllib
 from typing import Any
 
-__all__ = ["ConfigError", "UserConfig", "CONFIG_FILE", "find_config", "read_config", "load_user_audits"]
+from dpaudit._interrupt import is_interrupt
+
+__all__ = ["ConfigError", "UserConfig", "CONFIG_FILE", "CATALOGS", "find_config", "find_project_file",
+           "read_config", "load_user_audits"]
 
 CONFIG_FILE = "pyproject.toml"
-_KEYS = ("modules", "paths")
+CATALOGS = ("builtin", "user", "all")
+_KEYS = ("modules", "paths", "catalog")
 _registered: dict[str, list[str]] = {}  # module name -> entry names its last import registered
 
 
@@ -33,11 +43,13 @@ class ConfigError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class UserConfig:
-    """A parsed `[tool.dpaudit]` table: `file` it came from, `modules` to import, `paths` (absolute)."""
+    """A parsed `[tool.dpaudit]` table: `file` it came from, `modules` to import, `paths` (absolute),
+    and the `catalog` it declares (builtin, user or all)."""
 
     file: pathlib.Path
     modules: tuple[str, ...]
     paths: tuple[pathlib.Path, ...]
+    catalog: str = "user"
 
 
 def _string_list(table: dict[str, Any], key: str, file: pathlib.Path) -> list[str]:
@@ -47,24 +59,51 @@ def _string_list(table: dict[str, Any], key: str, file: pathlib.Path) -> list[st
     return value
 
 
+def _load_toml(file: pathlib.Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: not valid TOML ({exc})") from None
+    except OSError as exc:  # unreadable, a folder, a name too long
+        raise ConfigError(f"{file}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _table(doc: dict[str, Any], file: pathlib.Path) -> dict[str, Any] | None:
+    """The `[tool.dpaudit]` table of a parsed file, None when absent; an error when not a table."""
+    tool = doc.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{file}: `tool` must be a table ([tool.dpaudit]), got {tool!r}")
+    table = tool.get("dpaudit")
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{file}: `tool.dpaudit` must be a table ([tool.dpaudit]), got {table!r}")
+    return table
+
+
 def read_config(path: str | pathlib.Path) -> UserConfig:
     """Parse the `[tool.dpaudit]` table of the TOML file `path`."""
     file = pathlib.Path(path).absolute()
-    if not file.is_file():
-        raise ConfigError(f"{file}: no such file")
     try:
-        doc = tomllib.loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{file}: not valid TOML ({exc})") from None
-    table = doc.get("tool", {}).get("dpaudit")
-    if not isinstance(table, dict):
+        is_file = file.is_file()
+    except OSError as exc:  # e.g. a name longer than the system allows
+        raise ConfigError(f"{str(file)[:200]}: cannot be read ({exc.strerror or exc})") from None
+    if not is_file:
+        raise ConfigError(f"{file}: no such file")
+    table = _table(_load_toml(file), file)
+    if table is None:
         raise ConfigError(f"{file}: no [tool.dpaudit] table")
     unknown = sorted(set(table) - set(_KEYS))
     if unknown:
         raise ConfigError(f"{file}: [tool.dpaudit] has unknown key(s) {', '.join(unknown)}; known: {', '.join(_KEYS)}")
-    if "modules" not in table:
-        raise ConfigError(f"{file}: [tool.dpaudit] needs modules = [\"your_audits\", ...]")
-    modules = _string_list(table, "modules", file)
+    catalog = table.get("catalog", "user")
+    if catalog not in CATALOGS:
+        raise ConfigError(f"{file}: [tool.dpaudit] catalog must be one of {', '.join(CATALOGS)}, got {catalog!r}")
+    if "modules" not in table and catalog != "builtin":
+        raise ConfigError(f"{file}: [tool.dpaudit] needs modules = [\"your_audits\", ...] "
+                          "(or catalog = \"builtin\" to audit dpaudit's built-in catalog)")
+    if "modules" in table and catalog == "builtin":
+        raise ConfigError(f"{file}: [tool.dpaudit] catalog = \"builtin\" imports no modules; "
+                          "use catalog = \"all\" to run your modules beside the built-in catalog")
+    modules = _string_list(table, "modules", file) if "modules" in table else []
     paths = _string_list(table, "paths", file) if "paths" in table else ["."]
     folders = []
     for p in paths:
@@ -72,25 +111,33 @@ def read_config(path: str | pathlib.Path) -> UserConfig:
         if not folder.is_dir():
             raise ConfigError(f"{file}: [tool.dpaudit] paths entry {p!r} is not a folder ({folder})")
         folders.append(folder)
-    return UserConfig(file=file, modules=tuple(dict.fromkeys(modules)), paths=tuple(folders))
+    return UserConfig(file=file, modules=tuple(dict.fromkeys(modules)), paths=tuple(folders), catalog=catalog)
+
+
+def find_project_file(start: str | pathlib.Path | None = None) -> pathlib.Path | None:
+    """The nearest pyproject.toml from `start` (default: the current folder) upward, as pytest finds
+    its rootdir; None outside any project."""
+    folder = pathlib.Path.cwd() if start is None else pathlib.Path(start).absolute()
+    for candidate in (folder, *folder.parents):
+        file = candidate / CONFIG_FILE
+        if file.is_file():
+            return file
+    return None
 
 
 def find_config(path: str | pathlib.Path | None = None) -> UserConfig | None:
-    """The config of `path` (an error if it has no `[tool.dpaudit]` table), or else of ./pyproject.toml
-    if that file has the table (an error if it is not valid TOML); None when neither applies."""
+    """The config of `path` (an error if it has no `[tool.dpaudit]` table), or else of the project's
+    pyproject.toml (`find_project_file`) when it has the table (an error if it is not valid TOML);
+    None when neither applies."""
     if path is not None:
         return read_config(path)
-    here = pathlib.Path(CONFIG_FILE)
-    if not here.is_file():
+    file = find_project_file()
+    if file is None:
         return None
-    try:
-        doc = tomllib.loads(here.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        # unreadable, it might declare audits: running the built-in catalog instead would pass CI silently
-        raise ConfigError(f"{here.absolute()}: not valid TOML ({exc})") from None
-    if "dpaudit" not in doc.get("tool", {}):
+    # an unreadable file might declare audits: running the built-in catalog instead would pass CI silently
+    if _table(_load_toml(file), file) is None:
         return None
-    return read_config(here)
+    return read_config(file)
 
 
 def _origin(module: str) -> str:
@@ -126,10 +173,12 @@ def load_user_audits(config: UserConfig) -> list[str]:
         before = set(AUDITS.names())
         try:
             importlib.import_module(module)
-        except Exception as exc:
+        except BaseException as exc:  # sys.exit() at import too: a broken declaration, never a silent pass
             for name in set(AUDITS.names()) - before:  # a half-imported module leaves no entries behind
                 AUDITS.remove(name)
             sys.modules.pop(module, None)
+            if is_interrupt(exc):
+                raise
             if isinstance(exc, ValueError):  # a bad register_audit call (it names the entry) or the module's own check
                 raise ConfigError(f"{_origin(module)}: {exc}") from None
             raise ConfigError(f"{_origin(module)}: importing module {module!r} (listed in {config.file}) "

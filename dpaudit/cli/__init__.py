@@ -6,7 +6,8 @@ added only when that subcommand is parsed (or its help printed), so `dpaudit --h
 accountant, catalog or plugin. Exit status: 0 success, 1 a finding (violation, failed gate),
 2 usage error (argparse's, or a `ValueError` raised by a command, reworded here to name flags; a
 `dpaudit.user_config.ConfigError` names its file and entry and is printed as it is), 3 internal error
-(any other exception: printed with its traceback).
+(any other exception, `SystemExit` from code a command calls included: printed with its traceback),
+130 interrupted (Ctrl-C; `dpaudit audit` first writes the entries that finished, marked incomplete).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import traceback
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
+from dpaudit._interrupt import EXIT_INTERRUPTED, sigint_stops
 from dpaudit.cli._types import help_text
 
 __all__ = ["main", "build_parser"]
@@ -136,7 +138,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return int(handlers[args.command](args))
+        with sigint_stops():
+            return int(handlers[args.command](args))
+    except KeyboardInterrupt:  # Ctrl-C (a command that reports on it, as audit does, has already)
+        print(f"dpaudit {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except ValueError as exc:  # bad input that passed argparse: a usage error
         from dpaudit.user_config import ConfigError
 
@@ -146,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into a reader that stopped early (e.g. `| head`)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except Exception as exc:  # a bug (in dpaudit or a user's code it calls): exit 3 with the traceback
+    except BaseException as exc:  # a bug, or sys.exit() in a user's code it calls: exit 3 with the traceback
         traceback.print_exc(file=sys.stderr)
         print(f"dpaudit {args.command}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 3

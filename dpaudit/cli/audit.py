@@ -16,7 +16,6 @@ not run: an exception in a target, an accountant or dpaudit itself).
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import contextlib
 import json
 import multiprocessing
@@ -26,7 +25,9 @@ import sys
 import time
 from typing import Any, Iterator
 
+from dpaudit._interrupt import EXIT_INTERRUPTED
 from dpaudit.cli._catalog import add_catalog_arguments, load_entries
+from dpaudit.cli._catalog import catalog_text as _catalog_text
 from dpaudit.cli._types import FlagError, check_reachable, int_at_least, real_in, seed, writable_folder
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 3  # 2 (usage error) is dpaudit.cli.main's
@@ -141,6 +142,10 @@ def run(args: argparse.Namespace) -> int:
     with lock_folder(args.out):
         catalog, config, builtin, user = load_entries(args, whole_catalog=args.all)
         entries, quick = _select(args, catalog, builtin, user)
+        if not entries:  # a run that audits nothing is no pass
+            raise ValueError(f"nothing to audit: the {_catalog_text(catalog, config, False)} has no entry to run")
+        print(f"dpaudit audit: {len(entries)} entries of the {_catalog_text(catalog, config, quick)}",
+              file=sys.stderr, flush=True)
         with _executor(address) as executor:
             return _run_suite(args, entries, quick, executor, catalog=catalog,
                               config=str(config.file) if config is not None else None, baseline=baseline,
@@ -202,14 +207,18 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
     jobs = suite_jobs(args.jobs, len(entries), local=executor is None)
     options = dict(samples=args.samples, quick=quick, confidence=per_call, seed=args.seed, executor=executor,
                    regret=not args.no_regret)
-    records = run_entries(entries, options, jobs)
+    try:
+        records, not_run = run_entries(entries, options, jobs), []
+    except SuiteInterrupted as stop:  # Ctrl-C: report what finished, marked incomplete
+        records = [r for r in stop.records if r is not None]
+        not_run = [e.name for e, r in zip(entries, stop.records) if r is None]
     settings = {"seed": args.seed, "samples": args.samples, "quick": quick, "confidence": confidence,
                 "per_audit_confidence": per_call, "audit_calls": calls, "executor": args.executor, "jobs": jobs,
                 "regret": not args.no_regret, "names": [e.name for e in entries], "catalog": catalog,
-                "config": config}
+                "config": config, "incomplete": bool(not_run), "not_run": not_run}
     report = build_report(records, settings=settings, command=_command(args),
                           seconds=round(time.perf_counter() - start, 2))
-    if baseline is not None:
+    if baseline is not None and not not_run:
         from dpaudit.baseline import compare
 
         report["baseline"] = compare(baseline, report, source=str(args.baseline))
@@ -223,7 +232,8 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
     if args.json:
         print(json.dumps({
             "ok": summ["ok"], "exit_status": code, "out": str(args.out), "summary": summ,
-            "regressions": report["baseline"]["regressions"] if baseline is not None else None,
+            "regressions": report["baseline"]["regressions"] if report.get("baseline") else None,
+            "incomplete": bool(not_run), "not_run": not_run,
             "findings": [f["text"] for f in report["findings"]],
             "entries": [{"name": r["name"], "algorithm": r["algorithm"], "expect": r["expect"], "ok": r["ok"],
                          "error": r["error"],
@@ -240,10 +250,13 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
                       f"{one_run_note(c)}")
             if r["error"]:
                 print(f"{r['name']:<34} ERROR {r['error']}")
-        if baseline is not None:
+        if report.get("baseline") is not None:
             print(f"baseline {args.baseline}: {len(report['baseline']['regressions'])} regression(s)"
                   + (": " + ", ".join(report["baseline"]["regressions"]) if report["baseline"]["regressions"] else ""))
-        gate = {EXIT_OK: "PASS", EXIT_FAILED: "FAIL", EXIT_INTERNAL: "ERROR (an audit could not run)"}[code]
+        gate = {EXIT_OK: "PASS", EXIT_FAILED: "FAIL", EXIT_INTERNAL: "ERROR (an audit could not run)",
+                EXIT_INTERRUPTED: f"INTERRUPTED ({len(records)} of {len(entries)} entries finished; "
+                                  "the report is marked incomplete)"}[code]
+        print(f"catalog: {_catalog_text(catalog, config, quick)}")
         print(f"gate: {gate}; report: {paths['html']}")
     return code
 
@@ -266,14 +279,20 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-#: The entries and options of the suite being run, read by forked workers (`_run_one`): entries
+#: The entries and options of the suite being run, read by forked workers (`_child`): entries
 #: stay in this process's registry (users' entries included) and are never pickled.
 _SUITE: tuple[list, dict[str, Any]] | None = None
 
+#: Seconds a worker is given to end after SIGTERM before it is killed.
+_TERMINATE_SECONDS = 2.0
 
-def _run_one(index: int) -> dict[str, Any]:
-    entries, options = _SUITE
-    return entries[index].run(**options)
+
+class SuiteInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the suite; `records` holds the finished entries' records (None where unfinished)."""
+
+    def __init__(self, records: list[dict[str, Any] | None]):
+        super().__init__("interrupted")
+        self.records = records
 
 
 def _progress(i: int, n: int, rec: dict[str, Any]) -> None:
@@ -286,57 +305,134 @@ def run_entries(entries: list, options: dict[str, Any], jobs: int) -> list[dict[
 
     Each entry's audits are seeded from the suite seed and the entry's name alone
     (`dpaudit.audits.run.entry_seed`) and every audit's chunks give bit-identical results wherever
-    they run, so the records do not depend on `jobs` (only their `seconds` do).  With jobs > 1 the
-    entries run in forked worker processes, each auditing serially (one process per core, no pool
-    inside a pool), the entries given out in order to whichever worker is free; a worker that dies
-    gives its entry an error record.  Progress lines go to stderr as entries finish.
+    they run, so the records do not depend on `jobs` (only their `seconds` do).  With jobs > 1 each
+    entry runs in a forked process of its own (at most `jobs` at once, each auditing serially: no
+    pool inside a pool), so a process that dies (killed, out of memory, `os._exit`) is that entry's
+    error and the other entries still run.  Progress lines go to stderr as entries finish.
+    Raises SuiteInterrupted (with the finished records) on Ctrl-C, after stopping the workers.
     """
-    global _SUITE
     n = len(entries)
-    if jobs <= 1:
-        records = []
-        for i, entry in enumerate(entries, 1):
-            records.append(entry.run(**options))
-            _progress(i, n, records[-1])
-        return records
-    from dpaudit.audit.execution import process_pool
-
-    _SUITE = (entries, {**options, "executor": "serial"})
     records: list[dict[str, Any] | None] = [None] * n
+    if jobs <= 1:
+        try:
+            for i, entry in enumerate(entries):
+                records[i] = entry.run(**options)
+                _progress(i + 1, n, records[i])
+        except KeyboardInterrupt:  # entries record what their own code raises: this is the user's Ctrl-C
+            raise SuiteInterrupted(records) from None
+        return records
+    global _SUITE
+    _SUITE = (entries, {**options, "executor": "serial"})
     try:
-        with process_pool(jobs, multiprocessing.get_context("fork")) as pool:
-            futures = {pool.submit(_run_one, i): i for i in range(n)}
-            try:
-                for fut in cf.as_completed(futures):
-                    i = futures[fut]
-                    try:
-                        records[i] = fut.result()
-                    except Exception as exc:  # the worker process died (killed, out of memory)
-                        records[i] = _lost(entries[i], exc)
-                    _progress(i + 1, n, records[i])
-            except BaseException:
-                for fut in futures:
-                    fut.cancel()
-                raise
+        _run_forked(entries, records, jobs)
     finally:
         _SUITE = None
     return records
 
 
-def _lost(entry: Any, exc: BaseException) -> dict[str, Any]:
-    """The record of an entry whose worker process died before returning one."""
-    return {"name": entry.name, "algorithm": entry.algorithm, "variant": entry.variant,
-            "description": entry.description, "observable": entry.observable,
-            "observable_description": entry.observable_description, "expect": entry.expect, "source": entry.source,
+def _child(index: int, conn: Any, parent: int, threads: int) -> None:
+    """A worker's body: audit entry `index` and send its record; SIGINT is the parent's to handle."""
+    import signal
+
+    from dpaudit.audit.execution import worker_init
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker_init(parent, threads)
+    entries, options = _SUITE
+    try:
+        record = entries[index].run(**options)
+    except BaseException as exc:  # dpaudit's own failure (entries record their users' exceptions)
+        record = _lost(entries[index], f"{type(exc).__name__}: {exc}")
+    conn.send(record)
+    conn.close()
+
+
+def _run_forked(entries: list, records: list[dict[str, Any] | None], jobs: int) -> None:
+    from multiprocessing.connection import wait
+
+    from dpaudit.audit.execution import blas_threads
+
+    ctx = multiprocessing.get_context("fork")
+    pending = list(range(len(entries)))
+    running: dict[Any, tuple[int, Any]] = {}  # reading end -> (entry index, process)
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                i = pending.pop(0)
+                reader, writer = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_child, args=(i, writer, os.getpid(), blas_threads(jobs)),
+                                   name=f"dpaudit-{entries[i].name}", daemon=True)
+                proc.start()
+                writer.close()  # the worker holds the only writing end: its death reads as end of file
+                running[reader] = (i, proc)
+            for reader in wait(list(running)):
+                i, proc = running.pop(reader)
+                try:
+                    records[i] = reader.recv()
+                except (EOFError, OSError):
+                    records[i] = None
+                reader.close()
+                proc.join()
+                if records[i] is None:
+                    records[i] = _lost(entries[i], _death(proc.exitcode))
+                _progress(i + 1, len(entries), records[i])
+    except KeyboardInterrupt:
+        _stop([proc for _, proc in running.values()])
+        raise SuiteInterrupted(records) from None
+    except BaseException:
+        _stop([proc for _, proc in running.values()])
+        raise
+
+
+def _death(exitcode: int | None) -> str:
+    """Why a worker ended without a record, from its exit code."""
+    import signal
+
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        hint = " (the out-of-memory killer, or kill -9)" if name == "SIGKILL" else ""
+        return f"WorkerDied: the worker process auditing this entry was killed by {name}{hint}"
+    return f"WorkerDied: the worker process auditing this entry exited with status {exitcode} before reporting"
+
+
+def _stop(procs: list[Any]) -> None:
+    """End the workers: SIGTERM, then SIGKILL for those still alive after `_TERMINATE_SECONDS`."""
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    deadline = time.monotonic() + _TERMINATE_SECONDS
+    for proc in procs:
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+
+
+def _lost(entry: Any, error: str) -> dict[str, Any]:
+    """The record of an entry that returned none (its worker died, or dpaudit failed around it); every
+    field the report reads, whatever kind of entry (catalog or user) it is."""
+    from dpaudit.user_audits import UserAuditEntry
+
+    expect = getattr(entry, "expect", "consistent")
+    origin = {"origin": "user", "module": entry.module} if isinstance(entry, UserAuditEntry) else {}
+    return {**origin, "name": entry.name, "algorithm": getattr(entry, "algorithm", ""), "variant": getattr(entry, "variant", ""),
+            "description": getattr(entry, "description", ""), "observable": getattr(entry, "observable", ""),
+            "observable_description": getattr(entry, "observable_description", getattr(entry, "observable", "")),
+            "expect": expect, "source": getattr(entry, "source", ""),
             "seed": None, "pairs": [], "audits": [], "claims": [], "regret": None, "pin_note": None,
-            "mu_upper": None,
-            "error": f"{type(exc).__name__}: {exc}", "ok": False, "seconds": 0.0}
+            "mu_upper": None, "error": error, "ok": False, "seconds": 0.0}
 
 
 def exit_status(report: dict[str, Any]) -> int:
-    """3 if an entry could not run; else with a baseline comparison 1 on a regression, without one
-    1 unless every claim is as expected; else 0."""
+    """130 if the run was interrupted (the report is incomplete); 3 if an entry could not run; else
+    with a baseline comparison 1 on a regression, without one 1 unless every claim is as expected;
+    else 0."""
     summ = report["summary"]
+    if report.get("settings", {}).get("incomplete"):
+        return EXIT_INTERRUPTED
     if summ["errors"]:
         return EXIT_INTERNAL
     if report.get("baseline") is not None:
