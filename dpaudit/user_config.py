@@ -28,7 +28,7 @@ from typing import Any
 
 from dpaudit._interrupt import is_interrupt
 
-__all__ = ["ConfigError", "UserConfig", "CONFIG_FILE", "CATALOGS", "find_config", "find_project_file",
+__all__ = ["ConfigError", "UserConfig", "CONFIG_FILE", "CATALOGS", "catalog_text", "find_config", "find_project_file",
            "read_config", "load_user_audits"]
 
 CONFIG_FILE = "pyproject.toml"
@@ -190,3 +190,12 @@ def load_user_audits(config: UserConfig) -> list[str]:
         raise ConfigError(f"{config.file}: the modules {', '.join(config.modules)} register no audit "
                           "(decorate a target with @dpaudit.register_audit(...))")
     return names
+
+
+def catalog_text(catalog: str, config: Any, quick: bool) -> str:
+    """Which catalog a run audits, in words (the console and report say it)."""
+    builtin = "built-in catalog" + ("'s quick suite" if quick else "")
+    source = f" declared in {getattr(config, 'file', config)}" if config is not None else ""
+    return {"builtin": builtin + (source if source else " (no project declares audits here)"),
+            "user": f"user catalog{source}",
+            "all": f"user catalog{source} and the {builtin}"}[catalog]

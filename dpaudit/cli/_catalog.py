@@ -13,7 +13,7 @@ from typing import Any
 
 from dpaudit.cli._types import FlagError
 
-__all__ = ["CATALOGS", "add_catalog_arguments", "catalog_text", "load_entries"]
+__all__ = ["CATALOGS", "add_catalog_arguments", "load_entries"]
 
 CATALOGS = ("builtin", "user", "all")
 
@@ -66,12 +66,3 @@ def load_entries(args: argparse.Namespace, *, whole_catalog: bool = False) -> tu
         builtin = [n for n in AUDITS.names() if not isinstance(AUDITS.get(n), UserAuditEntry)]
     user = load_user_audits(config) if catalog != "builtin" else []
     return catalog, config, builtin, user
-
-
-def catalog_text(catalog: str, config: Any, quick: bool) -> str:
-    """Which catalog a run audits, in words (the console and report say it)."""
-    builtin = "built-in catalog" + ("'s quick suite" if quick else "")
-    source = f" declared in {getattr(config, 'file', config)}" if config is not None else ""
-    return {"builtin": builtin + (source if source else " (no project declares audits here)"),
-            "user": f"user catalog{source}",
-            "all": f"user catalog{source} and the {builtin}"}[catalog]

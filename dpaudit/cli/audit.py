@@ -27,7 +27,7 @@ from typing import Any, Iterator
 
 from dpaudit._interrupt import EXIT_INTERRUPTED
 from dpaudit.cli._catalog import add_catalog_arguments, load_entries
-from dpaudit.cli._catalog import catalog_text as _catalog_text
+from dpaudit.user_config import catalog_text as _catalog_text
 from dpaudit.cli._types import FlagError, check_reachable, int_at_least, real_in, seed, writable_folder
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 3  # 2 (usage error) is dpaudit.cli.main's

@@ -318,6 +318,12 @@ def settings_lines(report: dict[str, Any]) -> list[str]:
         f"family-wise confidence {fmt(s.get('confidence'), 4)} over {s.get('audit_calls')} audit calls "
         f"(each at {fmt(s.get('per_audit_confidence'), 6)}, Bonferroni), executor {s.get('executor')}",
     ]
+    if s.get("catalog"):
+        from dpaudit.user_config import catalog_text
+
+        lines.append(f"- catalog: {catalog_text(s['catalog'], s.get('config'), bool(s.get('quick')))}")
+    if s.get("incomplete"):
+        lines.append(f"- **incomplete**: interrupted before {', '.join(s.get('not_run') or [])} finished")
     if report.get("command"):
         lines.append(f"- command: `{' '.join(report['command'])}`")
     if report.get("seconds") is not None:
