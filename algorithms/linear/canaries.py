@@ -1,4 +1,4 @@
-"""Canaries for one-run audits of batched LinUCB, in particular LinUCB-SDP (Chowdhury & Zhou, ICML 2022, Alg. 1).
+"""Canaries for one-run audits of batched private LinUCB (Chowdhury & Zhou, ICML 2022, Alg. 1).
 
     target = one_run_target(LinUCBSDPAmp(epsilon=1.0, delta=1e-6), horizon=1_000_000, num_canaries=10_000)
     result = dpaudit.audit.one_run(*target, claim_epsilon=1.0, claim_delta=1e-6)
@@ -7,27 +7,55 @@ One run of `horizon` users with one fixed set of K action features (Chowdhury & 
 generator, a fixed public seed).  Every non-canary user's reward is 0 for every action (known to the
 auditor: white box); canary i is the user of a fixed round t_i whose reward is 1 for every action
 when included and 0 when not (one user's reward responses, the neighbouring relation of
-Chowdhury & Zhou 2022, §2; the context is unchanged).  Her data enter the batch release of her
-batch m = t_i // B only: the analyzer's sum u~_m = sum_t phi_t y_t + noise ("u"), which moves by her
-chosen feature vector phi_{t_i} (norm 1) when she is included.  Score: <u~_m, phi_{t_i}>, with
-a_{t_i} read from the run's actions.  Placement: the first user of every batch, then the second,
-and so on (canary k at round (k mod M) B + k // M, M = horizon // B full batches).
+Chowdhury & Zhou 2022, §2; the context is unchanged).  Her data enter the release of her batch
+m = t_i // B only, which moves by her chosen feature vector phi_{t_i} (norm 1) when she is
+included.  Placement: the first user of every batch, then the second, and so on (canary k at
+round (k mod M) B + k // M, M = horizon // B full batches).
+
+The score reads only what the release mechanism gives the party its trust model does not trust
+(`RELEASED`): `mechanism` returns a `LinearView` (the actions and that one per-batch statistic), so
+nothing computed before the noise can reach it.  Score <r_i, phi_{t_i}>, with r_i:
+- shuffle (LinUCB-SDP-Amp and -Vec, Chowdhury & Zhou 2022, Thms 3.2, 3.5): the analyzer's batch sum
+  u~_m = sum_t phi_t y_t + noise ("u"), a post-processing of the shuffled messages;
+- local (LinUCB-LDP, Chowdhury & Zhou 2022, Prop. F.1): her own message phi y + N(0, sigma^2 I)
+  ("messages_u"), which the server receives;
+- joint DP (LinUCB-JDP: Shariff & Sheffet, NeurIPS 2018, batched in Chowdhury & Zhou 2022, Prop. F.3):
+  the increment of the released noisy tree prefix ("prefix", its phi y block) from batch m - 1 to m.
+Non-private LinUCB releases no noisy statistic and is rejected.  The actions in the view are a
+function of the earlier releases and the public contexts (a user acts on the model of the previous
+batches), so reading a_{t_i} from them is post-processing.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 
 from dpaudit.algorithms.linear.environment import Block, paper_vectors
-from dpaudit.algorithms.linear.linucb import LinearAlgorithm, LinUCBResult
+from dpaudit.algorithms.linear.linucb import LinearAlgorithm
+from dpaudit.algorithms.linear.linucb_jdp import TreeSums
+from dpaudit.algorithms.linear.linucb_ldp import LocalGaussianSums
+from dpaudit.algorithms.linear.shuffle_linucb import AmpSums, VecSums
 from dpaudit.algorithms.mab.canaries import OneRunTarget
 from dpaudit.validation import check_int_at_least, check_positive_int
 
-__all__ = ["CanaryUsers", "one_run_target", "FEATURE_SEED"]
+__all__ = ["CanaryUsers", "LinearView", "RELEASED", "one_run_target", "released_statistic", "canary_releases",
+           "FEATURE_SEED"]
 
 FEATURE_SEED = 2022  # the fixed public action features (Chowdhury & Zhou 2022, §5 generator)
+
+# The per-batch statistic each release mechanism gives the party its trust model does not trust.
+RELEASED: dict[type, str] = {AmpSums: "u", VecSums: "u", LocalGaussianSums: "messages_u", TreeSums: "prefix"}
+
+
+class LinearView(NamedTuple):
+    """One run as the untrusted party sees it: the actions (T,) and the released statistic (M, ...)."""
+
+    actions: np.ndarray
+    name: str
+    released: np.ndarray
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -61,12 +89,34 @@ class CanaryUsers:
         return Block(t0, feats, means, rewards)
 
 
+def released_statistic(algorithm: LinearAlgorithm, dim: int, horizon: int) -> str:
+    """The name of the per-batch statistic `algorithm`'s release mechanism releases (`RELEASED`)."""
+    release = algorithm.make_release(dim, horizon)
+    for cls, name in RELEASED.items():
+        if isinstance(release, cls):
+            return name
+    raise ValueError(f"algorithm: {algorithm.name} releases no noisy per-batch statistic ({type(release).__name__}); "
+                     f"one-run canaries need one of {sorted({c.__name__ for c in RELEASED})}")
+
+
+def canary_releases(view: LinearView, rounds: np.ndarray, batch: int, dim: int) -> np.ndarray:
+    """r_i (num_canaries, d): the part of the released statistic canary i's data entered (module docstring)."""
+    m_idx = rounds // batch
+    if view.name == "messages_u":
+        return view.released[m_idx, rounds % batch]
+    if view.name == "prefix":
+        cum = view.released[:, :dim, dim]  # the phi y block of each prefix
+        steps = np.diff(cum, axis=0, prepend=np.zeros((1, dim)))
+        return steps[m_idx]
+    return view.released[m_idx]
+
+
 def one_run_target(algorithm: LinearAlgorithm, horizon: int, num_canaries: int, *, dim: int = 5,
                    n_arms: int = 100) -> OneRunTarget:
-    """One run of the batched `algorithm` (batch >= 2, releasing "u" per batch) hosting `num_canaries` canaries.
+    """One run of the batched private `algorithm` (batch >= 2) hosting `num_canaries` canaries.
 
     Returns `OneRunTarget(mechanism, num_canaries, score)` (module docstring); the mechanism
-    returns the run's `LinUCBResult` with every batch's released statistics recorded.
+    returns the run's `LinearView`, the score reads each canary's release from it.
     """
     horizon = check_positive_int(horizon, "horizon")
     m = check_positive_int(num_canaries, "num_canaries")
@@ -74,6 +124,7 @@ def one_run_target(algorithm: LinearAlgorithm, horizon: int, num_canaries: int, 
     k = check_int_at_least(n_arms, 2, "n_arms")
     if not isinstance(algorithm, LinearAlgorithm) or algorithm.batch < 2:
         raise ValueError(f"algorithm must be a batched LinearAlgorithm (batch >= 2), got {algorithm!r}")
+    name = released_statistic(algorithm, dim, horizon)
     batch = algorithm.batch
     batches = horizon // batch
     if m > batches * batch:
@@ -83,16 +134,14 @@ def one_run_target(algorithm: LinearAlgorithm, horizon: int, num_canaries: int, 
     i = np.arange(m)
     rounds = (i % batches) * batch + i // batches
 
-    def mechanism(inclusion: np.ndarray, rng: np.random.Generator) -> LinUCBResult:
+    def mechanism(inclusion: np.ndarray, rng: np.random.Generator) -> LinearView:
         env = CanaryUsers(features, horizon, rounds[np.asarray(inclusion, dtype=bool)])
-        return algorithm.run(env, rng, record=True)
+        res = algorithm.run(env, rng, record=True)
+        return LinearView(res.actions[0], name, res.released[name][0])
 
-    def score(res: LinUCBResult) -> np.ndarray:
-        if "u" not in res.released:
-            raise ValueError(f"{algorithm.name} released no per-batch 'u'; it cannot be audited with canaries")
-        u = res.released["u"][0]  # (M, d)
-        phi = features[res.actions[0, rounds]]
-        return np.einsum("ij,ij->i", u[rounds // batch], phi)
+    def score(view: LinearView) -> np.ndarray:
+        phi = features[view.actions[rounds]]
+        return np.einsum("ij,ij->i", canary_releases(view, rounds, batch, dim), phi)
 
     mechanism.__name__ = f"{algorithm.name}_canaries"
     return OneRunTarget(mechanism, m, score)

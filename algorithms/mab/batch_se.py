@@ -22,6 +22,11 @@ Protocols (Chowdhury & Zhou (ICLR 2023); g, tau, m as in mechanisms.secagg):
              every user's wrap-around mod m, so this protocol always runs user by user (rewards from
              env.window, ShuffleSum.run_fast: the count drawn as two binomials, the same law as the bits).
              Its p' = q = p/2 (1/(2T) by default, as in Thm 3).
+Every run records two statistics per (batch, arm): "aggregates", the SecAgg output y (the server's
+view), and "releases", what the protocol releases to the party its trust model does not trust:
+y for the distributed protocols, y for 'local' (the sum of the users' eps-LDP messages, a
+post-processing of them), the count of ones for 'shuffle', and (y + DLap(g/eps)) mod m for
+'central', whose server is trusted and sees y without noise (App. H.1, Thm 5).
 `path="batch"` draws each release's noise total from its exact law (`total_noise`), `path="users"`
 every user's share (`user_noise`), for audits that change one user and to check the fast path.
 The encoded sum sum x_hat comes from the environment (g * Binomial for Bernoulli rewards, user by
@@ -183,6 +188,7 @@ class BatchSE(Algorithm):
             proto = self.secagg(n, horizon)
             z = np.zeros(active.shape)
             agg = np.zeros(active.shape)
+            rel = np.zeros(active.shape)
             for a in range(active.shape[1]):
                 rows = np.flatnonzero(active[:, a])
                 if rows.size == 0:
@@ -192,12 +198,14 @@ class BatchSE(Algorithm):
                     x = env.window(rng, np.full(active.shape[0], a), start[:, a], int(lens[rows[0]]))[rows]
                     out = proto.run_fast(rng, x)
                     agg[rows, a], z[rows, a] = out.ones, out.estimate  # the server's view: the count of ones
+                    rel[rows, a] = out.ones
                     continue
                 enc = env.rounded_segment_sums(rng, np.full(rows.size, a), start[rows, a], lens[rows], proto.params.g, rows)
                 y = np.mod(enc + self.noise_total(rng, rows.size, n, horizon), proto.params.m)  # server's view
-                agg[rows, a] = y
-                z[rows, a] = proto.analyze(proto.finalize(rng, y))
-            return z, {"aggregates": agg}
+                released = proto.finalize(rng, y)  # 'central': the trusted analyzer adds DLap(g/eps) here
+                agg[rows, a], rel[rows, a] = y, released
+                z[rows, a] = proto.analyze(released)
+            return z, {"aggregates": agg, "releases": rel}
 
         def radius(e, n_active, l):
             sigma, h = self._sigma_h(self.base**e)

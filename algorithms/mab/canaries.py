@@ -8,14 +8,23 @@ auditor: white box); canary i is the user of a fixed round t_i whose reward vect
 when canary i is included and all zeros when it is not, i.e. the two values of one user's data
 under the algorithms' neighbouring relation (one round's reward vector, Hu, Huang, Mehta,
 arXiv:2102.07929, §2; one user's reward, Chowdhury & Zhou, ICLR 2023, §2).  Each reward enters
-exactly one released noisy sum (parallel composition), so that release is the canary's score:
+exactly one released noisy sum (parallel composition), so that release is the canary's score.
+
+The score reads only what the algorithm releases to the party its trust model does not trust
+(`RELEASED`): `mechanism` returns `released_view(algorithm, outcome)`, the actions and that one
+statistic, so nothing computed before the noise (e.g. CDP-SE's exact sum, which its trusted
+server sees) can reach the score.  The one-run bound holds for the view it is computed from
+(Steinke, Nasr, Jagielski, NeurIPS 2023, Thm 3.1, for the output of an eps-DP algorithm):
 
 - DP-SE (Sajed & Sheffet, ICML 2019): arm a's epoch-e sum plus Lap(1/eps) ("noisy_sums"), minus
   the mean of epoch e's releases (which cancels a noise draw shared by all arms, the public-code
   variant `noise="shared"`);
-- BatchSE protocols (Chowdhury & Zhou, ICLR 2023, Alg. 1): the server's view y = (sum x_hat + noise)
-  mod m of arm a's batch ("aggregates"), centred to (-m/2, m/2] and divided by the precision g,
-  minus the batch's mean;
+- BatchSE protocols (Chowdhury & Zhou, ICLR 2023, Alg. 1): the release of arm a's batch
+  ("releases", in Z_m), centred to (-m/2, m/2] and divided by the precision g, minus the batch's
+  mean.  Distributed protocols (Thms 1, 2, 4): the SecAgg output (sum x_hat + sum of the users'
+  noise) mod m; 'local' (Thm 6): the sum of the users' DLap(g/eps) messages mod m (a
+  post-processing of the messages the server receives); 'central' (CDP-SE, App. H.1, Thm 5): the
+  trusted analyzer's (sum x_hat + DLap(g/eps)) mod m, never the exact sum its server sees;
 - Anytime-Lazy-UCB (Hu, Huang, Mehta, Alg. 1): the released sum of the array holding the canary's
   observation ("array_sums").
 
@@ -40,13 +49,22 @@ from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
 from dpaudit.algorithms.mab.outcome import Outcome
 from dpaudit.validation import check_int_at_least, check_positive_int
 
-__all__ = ["CanaryRounds", "OneRunTarget", "one_run_target", "released_blocks", "place_canaries"]
+__all__ = ["CanaryRounds", "OneRunTarget", "RELEASED", "one_run_target", "released_statistic", "released_view",
+           "released_blocks", "place_canaries"]
 
 PLACEMENT_SEED = 20231210  # the dry run that places the canaries (a fixed public choice)
 
+# The statistic each family releases to the party its trust model does not trust (module docstring).
+RELEASED: dict[type, str] = {DPSE: "noisy_sums", BatchSE: "releases", AnytimeLazyUCB: "array_sums"}
+
 
 class OneRunTarget(NamedTuple):
-    """The arguments `dpaudit.audit.one_run(mechanism, num_canaries, score, ...)` needs, in order."""
+    """The arguments `dpaudit.audit.one_run(mechanism, num_canaries, score, ...)` needs, in order.
+
+    `mechanism` returns only what the algorithm releases under its trust model (its view), and
+    `score` reads that view: the one-run bound (Steinke, Nasr, Jagielski, NeurIPS 2023, Thm 3.1)
+    is a bound for the released output, not for the algorithm's internal state.
+    """
 
     mechanism: Callable[[np.ndarray, np.random.Generator], Any]
     num_canaries: int
@@ -108,25 +126,41 @@ def _centred_by_epoch(values: np.ndarray) -> np.ndarray:
     return (grid - means)[mask]
 
 
-def released_blocks(algorithm: Any, out: Outcome, horizon: int) -> tuple[np.ndarray, np.ndarray]:
+def released_statistic(algorithm: Any) -> str:
+    """The name of the statistic `algorithm` releases under its trust model (`RELEASED`)."""
+    for cls, name in RELEASED.items():
+        if isinstance(algorithm, cls):
+            return name
+    raise ValueError(f"algorithm must be DPSE, BatchSE or AnytimeLazyUCB, got {type(algorithm).__name__}")
+
+
+def released_view(algorithm: Any, out: Outcome) -> Outcome:
+    """`out` as the untrusted party sees it: the actions and the released statistic, nothing else."""
+    name = released_statistic(algorithm)
+    return dataclasses.replace(out, statistics={name: np.asarray(out.statistics[name])})
+
+
+def released_blocks(algorithm: Any, view: Outcome, horizon: int) -> tuple[np.ndarray, np.ndarray]:
     """(block of every round, -1 where the round's reward is in no release; score of every block).
 
-    Blocks and scores as in the module docstring, for one run (`out.size == 1`).
+    Blocks and scores as in the module docstring, read from the released statistic of one run's
+    view (`view.size == 1`; `released_view`).
     """
+    stat = view.statistics[released_statistic(algorithm)]
     if isinstance(algorithm, DPSE):
-        values = _centred_by_epoch(out.statistics["noisy_sums"])
-        return _segment_blocks(out, values), values
+        values = _centred_by_epoch(stat)
+        return _segment_blocks(view, values), values
     if isinstance(algorithm, BatchSE):
-        agg = np.array(out.statistics["aggregates"], dtype=float)
+        agg = np.array(stat, dtype=float)
         for e in range(agg.shape[1]):
             params = algorithm.batch_params(algorithm.base ** (e + 1), horizon)
             m = float(params.m)
             agg[:, e] = (np.mod(agg[:, e] + m / 2, m) - m / 2) / params.g
         values = _centred_by_epoch(agg)
-        return _segment_blocks(out, values), values
+        return _segment_blocks(view, values), values
     if isinstance(algorithm, AnytimeLazyUCB):
-        sums = out.statistics["array_sums"][0]  # (K, levels)
-        acts = out.actions()[0].astype(np.int64)
+        sums = stat[0]  # (K, levels)
+        acts = view.actions()[0].astype(np.int64)
         order = np.argsort(acts, kind="stable")
         first = np.searchsorted(acts[order], acts[order])  # index of the arm's first pull in sorted order
         count = np.empty(acts.size, dtype=np.int64)
@@ -161,8 +195,9 @@ def one_run_target(algorithm: Any, horizon: int, num_canaries: int, *, n_arms: i
 
     `algorithm`: a `DPSE`, a `BatchSE` (any protocol but "shuffle", whose server view is a count of
     shuffled bits) or an `AnytimeLazyUCB`.  Returns `OneRunTarget(mechanism, num_canaries, score)`:
-    `mechanism(inclusion, rng)` runs the algorithm once on `CanaryRounds` and returns its `Outcome`,
-    `score(outcome)` the released value each canary entered (module docstring).
+    `mechanism(inclusion, rng)` runs the algorithm once on `CanaryRounds` and returns its
+    `released_view` (actions and the released statistic only), `score(view)` the released value
+    each canary entered (module docstring).
     """
     horizon = check_positive_int(horizon, "horizon")
     m = check_positive_int(num_canaries, "num_canaries")
@@ -176,13 +211,14 @@ def one_run_target(algorithm: Any, horizon: int, num_canaries: int, *, n_arms: i
         raise ValueError(f"algorithm must be DPSE, BatchSE or AnytimeLazyUCB, got {type(algorithm).__name__}")
 
     dry = algorithm.run(CanaryRounds(k, np.empty(0)), np.random.default_rng(PLACEMENT_SEED), 1, horizon)
-    rounds = place_canaries(released_blocks(algorithm, dry, horizon)[0], m)
+    rounds = place_canaries(released_blocks(algorithm, released_view(algorithm, dry), horizon)[0], m)
 
     def mechanism(inclusion: np.ndarray, rng: np.random.Generator) -> Outcome:
-        return algorithm.run(CanaryRounds(k, rounds[np.asarray(inclusion, dtype=bool)]), rng, 1, horizon)
+        out = algorithm.run(CanaryRounds(k, rounds[np.asarray(inclusion, dtype=bool)]), rng, 1, horizon)
+        return released_view(algorithm, out)
 
-    def score(out: Outcome) -> np.ndarray:
-        block, values = released_blocks(algorithm, out, horizon)
+    def score(view: Outcome) -> np.ndarray:
+        block, values = released_blocks(algorithm, view, horizon)
         mine = block[rounds]
         return np.where(mine >= 0, values[np.maximum(mine, 0)], 0.0)
 

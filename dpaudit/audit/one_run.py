@@ -6,9 +6,12 @@
     result.verdict         # "violation" if epsilon_lower > claim_epsilon else "consistent"
 
 `mechanism(inclusion, rng)` runs the algorithm once with canary i present iff inclusion[i]
-(booleans, shape (m,)); `score(output)` returns m floats, higher meaning "more likely included".  A
-family that hosts canaries exposes `one_run_target(horizon, num_canaries, ...)` returning this
-(mechanism, score) pair, so `one_run(*target, ...)` style calls need no glue.
+(booleans, shape (m,)); `score(output)` returns m floats, higher meaning "more likely included".
+The bound is a bound for `output`, so `output` must be what the algorithm releases under its trust
+model (e.g. a central algorithm's noisy release, never the trusted server's exact sum).  A family
+that hosts canaries exposes `one_run_target(horizon, num_canaries, ...)` returning this
+(mechanism, score) pair, its mechanism returning only the released view, so `one_run(*target, ...)`
+style calls need no glue.
 
 Method (Steinke, Nasr, Jagielski, "Privacy Auditing with One (1) Training Run", NeurIPS 2023,
 Algorithm 1 and Theorem 3.1): dpaudit draws the inclusion vector with a fair coin per canary, runs

@@ -3,6 +3,8 @@
 The quick one-run entries' verdicts are checked with the rest of the quick suite
 (tests/audits/test_catalog_entries.py, 5% false-failure rate per consistent claim, fixed seeds).
 Here a small copy of an entry (T = 2 10^5) checks the record; its twin must fail its gate.
+The CDP-SE copy (95% confidence: false-failure rate <= 5% for the sound one, fixed seed) checks
+that a correct central algorithm passes because its score reads the analyzer's noisy release.
 """
 
 import dataclasses
@@ -10,6 +12,7 @@ import functools
 
 import pytest
 
+from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.algorithms.mab.canaries import one_run_target
 from dpaudit.algorithms.mab.elimination import DPSE
 from dpaudit.audits.catalog import Claim
@@ -90,3 +93,15 @@ def test_an_entry_s_fixed_guess_grid_is_the_one_searched():
     assert (audit["k_plus"], audit["k_minus"]) in grid
     linucb = [AUDITS.get(n) for n in ONE_RUN if AUDITS.get(n).algorithm == "linucb-sdp-amp"]
     assert linucb and all(e.guesses is not None and len(e.guesses) == 4 for e in linucb)
+
+
+@pytest.mark.parametrize("epsilon, verdict", [(1.0, "consistent"), (10.0, "violation")])
+def test_cdp_se_entry_scores_the_noisy_release(epsilon, verdict):
+    # eps = 1: scoring the trusted server's exact sum reported a violation (every guess right);
+    # eps = 10 is the twin (a tenth of the noise) against the same claim eps = 1
+    small = _small("dist-dp-se.one-run", BatchSE("central", epsilon), (Claim("paper", epsilon=1.0),))
+    entry = dataclasses.replace(small, algorithm="cdp-se")
+    rec = run_entry(entry, confidence=0.95, seed=0, regret=False)
+    assert rec["error"] is None, rec.get("traceback")
+    (claim,) = rec["claims"]
+    assert claim["verdict"] == verdict and rec["ok"] == (verdict == "consistent"), claim
