@@ -1,10 +1,14 @@
-"""One self-contained HTML page for a verification report: inline CSS, figures as base64 PNG."""
+"""One self-contained HTML page for a verification report: inline CSS, figures as base64 PNG.
+
+Every value of the document is text, never markup: each one goes into the page through `_h` (or
+`_inline`, which escapes first), attributes included, whatever its type.
+"""
 
 from __future__ import annotations
 
 import base64
 import html
-from typing import Any
+from typing import Any, Callable
 
 from dpaudit.report.model import (COLUMNS, INTERVAL_COLUMNS, PIN_TARGET, SUMMARY_COLUMNS, by_algorithm, claim_rows,
                                   interval_rows, settings_lines)
@@ -28,18 +32,40 @@ code{background:#f6f6f6;padding:0 2px}
 """
 
 
+def _h(value: Any) -> str:
+    """Any value as HTML text, safe in element content and in quoted attributes alike."""
+    return html.escape(str(value), quote=True)
+
+
+def _alternate(text: str, mark: str, tag: str) -> str:
+    """`text` with every other `mark`-delimited part wrapped in `tag` (when the marks pair up)."""
+    parts = text.split(mark)
+    if len(parts) % 2 == 0:
+        return text
+    return "".join(f"<{tag}>{p}</{tag}>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def _inline(text: Any) -> str:
+    """A line of the report's own Markdown as HTML: escaped, then `code` spans and **strong** parts."""
+    return _alternate(_alternate(_h(text), "`", "code"), "**", "strong")
+
+
 def _img(png: bytes | None, alt: str, caption: str) -> str:
     if png is None:
         return ""
     data = base64.b64encode(png).decode("ascii")
-    return (f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    return (f'<figure><img alt="{_h(alt)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{_h(caption)}</figcaption></figure>")
 
 
-def _md_code(text: str) -> str:
-    """Escape text, rendering `code` spans."""
-    parts = html.escape(text).split("`")
-    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+def _count(value: Any) -> Any:
+    """How many items a list has (or whatever a crafted document holds instead)."""
+    return len(value) if isinstance(value, (list, tuple)) else value
+
+
+def _names(value: Any) -> str:
+    """A list of names (or whatever a crafted document holds instead) as one comma-separated text."""
+    return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
 def _runs(e: dict[str, Any]) -> str:
@@ -49,80 +75,115 @@ def _runs(e: dict[str, Any]) -> str:
     return f"{e['audits'][0]['samples'] if e.get('audits') else '–'} samples per side"
 
 
-def render_html(report: dict[str, Any]) -> str:
-    """The report page: summary, findings, a table and notes per algorithm, and the figures."""
-    esc = html.escape
-    summ = report["summary"]
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           "<title>dpaudit verification report</title>", f"<style>{_CSS}</style></head><body>",
-           "<h1>dpaudit verification report</h1>", "<ul>"]
-    out += [f"<li>{_md_code(line[2:])}</li>" for line in settings_lines(report)]
-    out.append("</ul>")
+def _table(cls: str, columns: tuple[tuple[str, str], ...], rows: list[dict[str, Any]],
+           row_class: Callable[[dict[str, Any]], str]) -> str:
+    """A table of report rows, each row's class given by `row_class(row)`."""
+    heads = "".join(f"<th>{_h(h)}</th>" for _, h in columns)
+    head = f'<table class="{_h(cls)}"><thead><tr>{heads}</tr></thead><tbody>'
+    body = []
+    for row in rows:
+        cells = "".join(f'<td class="{_h(k)}{" status-" + _h(row[k]) if k == "status" else ""}">{_h(row[k])}</td>'
+                        for k, _ in columns)
+        body.append(f'<tr class="{_h(row_class(row))}">{cells}</tr>')
+    return "\n".join([head, *body, "</tbody></table>"])
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    return str(row["verdict"])
+
+
+def _gate(summ: dict[str, Any]) -> list[str]:
     cls = "pass" if summ["ok"] else "fail"
-    out.append(f'<p id="gate" class="{cls}"><strong>Gate: {"PASS" if summ["ok"] else "FAIL"}</strong> — '
-               f"{summ['entries']} entries, {summ['claims']} claims; expected violations found: "
-               f"{len(summ['violations_found'])}; unexpected violations: {len(summ['unexpected_violations'])}; "
-               f"expected violations missed: {len(summ['missed_violations'])}; errors: {len(summ['errors'])}.</p>")
+    n = {key: _h(_count(summ[key])) for key in ("violations_found", "unexpected_violations", "missed_violations", "errors")}
+    out = [f'<p id="gate" class="{cls}"><strong>Gate: {"PASS" if summ["ok"] else "FAIL"}</strong> — '
+           f"{_h(summ['entries'])} entries, {_h(summ['claims'])} claims; expected violations found: "
+           f"{n['violations_found']}; unexpected violations: {n['unexpected_violations']}; "
+           f"expected violations missed: {n['missed_violations']}; errors: {n['errors']}.</p>"]
     for key, title in (("unexpected_violations", "Unexpected violations"), ("missed_violations", "Missed violations"),
                        ("errors", "Entries that failed to run")):
         if summ[key]:
-            out.append(f"<p class=\"fail\">{esc(title)}: {esc(', '.join(summ[key]))}</p>")
-    out.append('<h2 id="findings">Findings: paper claims the audits contradict</h2>')
-    paper = [f for f in report["findings"] if f["kind"] == "paper"]
-    out.append("<ol>" + "".join(f"<li>{esc(f['text'])}</li>" for f in paper) + "</ol>" if paper
-               else "<p>None in this run.</p>")
-    out.append("<h2>Known-buggy variants caught</h2>")
-    var = [f for f in report["findings"] if f["kind"] == "variant"]
-    out.append("<ol>" + "".join(f"<li>{esc(f['text'])}</li>" for f in var) + "</ol>" if var
-               else "<p>None in this run.</p>")
-    out.append('<h2>All claims</h2><table class="summary"><thead><tr>'
-               + "".join(f"<th>{esc(h)}</th>" for _, h in SUMMARY_COLUMNS) + "</tr></thead><tbody>")
-    for e in report["entries"]:
-        for row in claim_rows(e):
-            out.append(f'<tr class="{esc(row["verdict"])}">' + "".join(
-                f'<td class="{k} status-{esc(row[k])}">{esc(row[k])}</td>' if k == "status" else f'<td class="{k}">{esc(row[k])}</td>'
-                for k, _ in SUMMARY_COLUMNS) + "</tr>")
-    out.append("</tbody></table>")
+            out.append(f'<p class="fail">{_h(title)}: {_h(_names(summ[key]))}</p>')
+    return out
+
+
+def _baseline(comparison: dict[str, Any]) -> list[str]:
+    """The changes since the baseline: `dpaudit.baseline.markdown_lines` as HTML, every line escaped."""
+    from dpaudit.baseline import markdown_lines
+
+    out: list[str] = []
+    in_list = False
+    for line in markdown_lines(comparison):
+        item = line.startswith("- ")
+        if in_list != item:
+            out.append("<ul>" if item else "</ul>")
+            in_list = item
+        if item:
+            out.append(f"<li>{_inline(line[2:])}</li>")
+        elif line.startswith("### "):
+            out.append(f"<h3>{_inline(line[4:])}</h3>")
+        elif line.startswith("## "):
+            out.append(f'<h2 id="baseline">{_inline(line[3:])}</h2>')
+        elif line.strip():
+            out.append(f"<p>{_inline(line)}</p>")
+    return out + (["</ul>"] if in_list else [])
+
+
+def _findings(report: dict[str, Any], kind: str) -> str:
+    texts = [f["text"] for f in report["findings"] if f["kind"] == kind]
+    return "<ol>" + "".join(f"<li>{_h(t)}</li>" for t in texts) + "</ol>" if texts else "<p>None in this run.</p>"
+
+
+def _intervals(report: dict[str, Any]) -> list[str]:
     rows = interval_rows(report["entries"])
-    if rows:
-        pinned = sum(1 for r in rows if r["tight"] == "both")
-        out.append('<h2 id="intervals">Intervals: the true ε between the audit and the accountant</h2>')
-        out.append(f"<p>{pinned} of {len(rows)} entries pinned within {100 * (1 - PIN_TARGET):.0f}% (pin = "
-                   f"ε_lower/ε_upper ≥ {PIN_TARGET:g}; (μ): Gaussian-DP μ_lower/μ_upper). ε_upper is the smallest "
-                   "sound claim (accountant or corrected), ε_lower the audit's bound at its δ.</p>")
-        out.append(_img(interval_png(report["entries"]), "epsilon intervals",
-                        "Per entry, the audited ε_lower (dot) to the smallest sound ε_upper; claims marked "
-                        "(x: expected to hold, +: known to be wrong)."))
-        out.append('<table class="intervals"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for _, h in INTERVAL_COLUMNS)
-                   + "</tr></thead><tbody>")
-        for row in rows:
-            out.append(f'<tr class="tight-{esc(row["tight"])}">'
-                       + "".join(f'<td class="{k}">{esc(row[k])}</td>' for k, _ in INTERVAL_COLUMNS) + "</tr>")
-        out.append("</tbody></table>")
+    if not rows:
+        return []
+    pinned = sum(1 for r in rows if r["tight"] == "both")
+    return ['<h2 id="intervals">Intervals: the true ε between the audit and the accountant</h2>',
+            f"<p>{pinned} of {len(rows)} entries pinned within {100 * (1 - PIN_TARGET):.0f}% (pin = "
+            f"ε_lower/ε_upper ≥ {PIN_TARGET:g}; (μ): Gaussian-DP μ_lower/μ_upper). ε_upper is the smallest "
+            "sound claim (accountant or corrected), ε_lower the audit's bound at its δ.</p>",
+            _img(interval_png(report["entries"]), "epsilon intervals",
+                 "Per entry, the audited ε_lower (dot) to the smallest sound ε_upper; claims marked "
+                 "(x: expected to hold, +: known to be wrong)."),
+            _table("intervals", INTERVAL_COLUMNS, rows, lambda r: f"tight-{r['tight']}")]
+
+
+def _entry_note(e: dict[str, Any]) -> str:
+    pairs = "; ".join(f"{p['relation']}: {p['description']}" for p in e["pairs"])
+    return (f"<li><code>{_h(e['name'])}</code>: {_h(e['description'])} Observable ({_h(e['observable'])}): "
+            f"{_h(e['observable_description'])}. Neighbours: {_h(pairs)}. Source: {_h(e['source'] or '–')}. "
+            f"Seed {_h(e.get('seed'))}, {_h(_runs(e))}, {_h(e.get('seconds'))} s.</li>")
+
+
+def _algorithm(alg: str, entries: list[dict[str, Any]]) -> list[str]:
+    out = [f"<h2>{_h(alg)}</h2>", _table("claims", COLUMNS, [r for e in entries for r in claim_rows(e)], _verdict)]
+    out += ["<ul>", *(_entry_note(e) for e in entries), "</ul>"]
+    out += [_img(tradeoff_png(e), f"trade-off curve {e['name']}",
+                 f"{e['name']}: empirical trade-off (points) against the claimed (ε, δ) curves.") for e in entries]
+    return out
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The report page: summary, findings, a table and notes per algorithm, and the figures."""
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           "<title>dpaudit verification report</title>", f"<style>{_CSS}</style></head><body>",
+           "<h1>dpaudit verification report</h1>", "<ul>"]
+    out += [f"<li>{_inline(line[2:])}</li>" for line in settings_lines(report)]
+    out.append("</ul>")
+    out += _gate(report["summary"])
+    if report.get("baseline"):
+        out += _baseline(report["baseline"])
+    out += ['<h2 id="findings">Findings: paper claims the audits contradict</h2>', _findings(report, "paper"),
+            "<h2>Known-buggy variants caught</h2>", _findings(report, "variant")]
+    out += ["<h2>All claims</h2>",
+            _table("summary", SUMMARY_COLUMNS, [r for e in report["entries"] for r in claim_rows(e)], _verdict)]
+    out += _intervals(report)
     out.append("<h2>Figures</h2>")
     out.append(_img(epsilon_png(report["entries"]), "claimed vs audited epsilon",
                     "Claimed ε (black tick) against the audited lower bound (bar; red where it exceeds the claim)."))
     out.append(_img(regret_png(report["entries"]), "regret curves",
                     "Mean cumulative pseudo-regret over runs with its 95% band."))
     for alg, entries in by_algorithm(report["entries"]).items():
-        out.append(f"<h2>{esc(alg)}</h2>")
-        out.append('<table class="claims"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for _, h in COLUMNS)
-                   + "</tr></thead><tbody>")
-        for e in entries:
-            for row in claim_rows(e):
-                tds = "".join(
-                    f'<td class="{k} status-{esc(row[k])}">{esc(row[k])}</td>' if k == "status"
-                    else f'<td class="{k}">{esc(row[k])}</td>' for k, _ in COLUMNS)
-                out.append(f'<tr class="{esc(row["verdict"])}">{tds}</tr>')
-        out.append("</tbody></table><ul>")
-        for e in entries:
-            pairs = "; ".join(f"{p['relation']}: {p['description']}" for p in e["pairs"])
-            out.append(f"<li><code>{esc(e['name'])}</code>: {esc(e['description'])} Observable ({esc(e['observable'])}): "
-                       f"{esc(e['observable_description'])}. Neighbours: {esc(pairs)}. Source: {esc(e['source'] or '–')}. "
-                       f"Seed {e.get('seed')}, {esc(_runs(e))}, {e.get('seconds')} s.</li>")
-        out.append("</ul>")
-        for e in entries:
-            out.append(_img(tradeoff_png(e), f"trade-off curve {e['name']}",
-                            f"{e['name']}: empirical trade-off (points) against the claimed (ε, δ) curves."))
+        out += _algorithm(alg, entries)
     out.append("</body></html>")
     return "\n".join(part for part in out if part) + "\n"

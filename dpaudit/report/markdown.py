@@ -1,16 +1,104 @@
-"""The report as a Markdown page, rendered from the report document alone."""
+"""The report as a Markdown page, rendered from the report document alone.
+
+Every value of the document is text, never markup: `md_text` puts it on one line and backslash-escapes
+each character that could start Markdown or HTML (so a `|` cannot split a table cell, a newline cannot
+end a list item, a `<script>` stays text); `md_code` makes a code span of it, whatever backticks it holds.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from dpaudit.report.model import (COLUMNS, INTERVAL_COLUMNS, PIN_TARGET, SUMMARY_COLUMNS, by_algorithm, claim_rows,
                                   interval_rows, settings_lines)
 
-__all__ = ["render_markdown", "INTERVAL_PLOT"]
+__all__ = ["render_markdown", "INTERVAL_PLOT", "md_text", "md_code"]
 
 INTERVAL_PLOT = "intervals.png"
 """The interval plot, written beside report.md by `dpaudit.report.write_report` and linked from it."""
+
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~$#])")
+_MARKERS = (re.compile(r"^(\s*)([-+])"), re.compile(r"^(\s*\d+)([.)])"))  # would open a list in a list item
+_COMMAND = "\0command\0"  # stands for the command in settings_lines, which puts it in a code span
+
+
+def _one_line(value: Any) -> str:
+    return " ".join(str(value).splitlines())
+
+
+def md_text(value: Any, *, item: bool = False) -> str:
+    """`value` as Markdown text: on one line, every character that could start markup escaped (with
+    `item`, also a leading list marker, for a text that starts a list item)."""
+    text = _SPECIAL.sub(r"\\\1", _one_line(value))
+    for marker in _MARKERS if item else ():
+        text = marker.sub(r"\1\\\2", text)
+    return text
+
+
+def md_code(value: Any) -> str:
+    """`value` as a Markdown code span on one line, fenced by more backticks than it holds in a row."""
+    text = _one_line(value)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if not text or text[0] in "` " or text[-1] in "` " else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _span(value: Any) -> str:
+    """`value` for a single-backtick code span of a template: one line, backticks replaced by look-alikes."""
+    return _one_line(value).replace("`", "ˋ")
+
+
+def _escaped(value: Any) -> Any:
+    """`value` with every string in it (in lists and dict values too) made Markdown text."""
+    if isinstance(value, str):
+        return md_text(value)
+    if isinstance(value, dict):
+        return {k: _escaped(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_escaped(v) for v in value]
+    return value
+
+
+def _names(value: Any) -> str:
+    """A list of names (or whatever a crafted document holds instead) as one comma-separated text."""
+    return ", ".join(map(md_text, value)) if isinstance(value, (list, tuple)) else md_text(value)
+
+
+def _count(value: Any) -> str:
+    """How many items a list has (or the text a crafted document holds instead)."""
+    return str(len(value)) if isinstance(value, (list, tuple)) else md_text(value)
+
+
+def _row(row: dict[str, Any], columns: tuple[tuple[str, str], ...]) -> str:
+    return "| " + " | ".join(md_text(row[k]) for k, _ in columns) + " |"
+
+
+def _header(columns: tuple[tuple[str, str], ...]) -> list[str]:
+    return ["| " + " | ".join(h for _, h in columns) + " |", "|" + "---|" * len(columns)]
+
+
+def _settings(report: dict[str, Any]) -> list[str]:
+    """The settings lines, every value in them text."""
+    command = report.get("command")
+    safe = {**report, "created": _escaped(report.get("created")), "versions": _escaped(report["versions"]),
+            "settings": _escaped(report["settings"]), "seconds": _escaped(report.get("seconds")),
+            "command": [_COMMAND] if command else None}
+    if not command:
+        return settings_lines(safe)
+    cmd = " ".join(map(str, command)) if isinstance(command, (list, tuple)) else str(command)
+    return [line.replace(f"`{_COMMAND}`", md_code(cmd)).replace(_COMMAND, md_text(cmd))
+            for line in settings_lines(safe)]
+
+
+def _baseline(comparison: dict[str, Any]) -> list[str]:
+    """The changes since the baseline (`dpaudit.baseline.markdown_lines`), every value in them text."""
+    from dpaudit.baseline import markdown_lines
+
+    changes = [c for c in comparison.get("changes") or [] if isinstance(c, dict)]
+    safe = {**_escaped(comparison), "baseline": _span(comparison.get("baseline")),  # these two go in code spans
+            "changes": [{**_escaped(c), "kind": c.get("kind"), "entry": _span(c.get("entry"))} for c in changes]}
+    return markdown_lines(safe)
 
 
 def interval_lines(report: dict[str, Any], plot: bool = True) -> list[str]:
@@ -25,52 +113,51 @@ def interval_lines(report: dict[str, Any], plot: bool = True) -> list[str]:
              "ε_upper is the smallest sound claim (accountant or corrected), ε_lower the audit's bound at its δ.", ""]
     if plot:
         lines += [f"![intervals]({INTERVAL_PLOT})", ""]
-    lines.append("| " + " | ".join(h for _, h in INTERVAL_COLUMNS) + " |")
-    lines.append("|" + "---|" * len(INTERVAL_COLUMNS))
-    for row in rows:
-        lines.append("| " + " | ".join(row[k].replace("|", "\\|") for k, _ in INTERVAL_COLUMNS) + " |")
+    lines += _header(INTERVAL_COLUMNS)
+    lines += [_row(row, INTERVAL_COLUMNS) for row in rows]
+    return lines
+
+
+def _findings(report: dict[str, Any], kind: str) -> list[str]:
+    found = [f for f in report["findings"] if f["kind"] == kind]
+    return [f"{i}. {md_text(f['text'], item=True)}" for i, f in enumerate(found, 1)] or ["None in this run."]
+
+
+def _gate(summ: dict[str, Any]) -> list[str]:
+    lines = [f"**Gate: {'PASS' if summ['ok'] else 'FAIL'}** — {md_text(summ['entries'])} entries, "
+             f"{md_text(summ['claims'])} claims; expected violations found: {_count(summ['violations_found'])}; "
+             f"unexpected violations: {_count(summ['unexpected_violations'])}; expected violations missed: "
+             f"{_count(summ['missed_violations'])}; errors: {_count(summ['errors'])}.", ""]
+    for key, title in (("unexpected_violations", "Unexpected violations"), ("missed_violations", "Missed violations"),
+                       ("errors", "Entries that failed to run")):
+        if summ[key]:
+            lines.append(f"- {title}: " + _names(summ[key]))
+    return lines
+
+
+def _algorithm(alg: str, entries: list[dict[str, Any]]) -> list[str]:
+    lines = ["", f"## {md_text(alg)}", ""] + _header(COLUMNS)
+    lines += [_row(row, COLUMNS) for e in entries for row in claim_rows(e)]
+    for e in entries:
+        pairs = "; ".join(f"{p['relation']}: {p['description']}" for p in e["pairs"])
+        lines.append(f"- {md_code(e['name'])}: {md_text(e['description'])} Observable ({md_text(e['observable'])}): "
+                     f"{md_text(e['observable_description'])}. Neighbours: {md_text(pairs)}. "
+                     f"Source: {md_text(e['source'] or '–')}.")
     return lines
 
 
 def render_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown: summary, findings, one table per algorithm."""
-    summ = report["summary"]
     lines = ["# dpaudit verification report", ""]
-    lines += settings_lines(report)
-    lines += ["", f"**Gate: {'PASS' if summ['ok'] else 'FAIL'}** — {summ['entries']} entries, {summ['claims']} claims; "
-              f"expected violations found: {len(summ['violations_found'])}; unexpected violations: "
-              f"{len(summ['unexpected_violations'])}; expected violations missed: {len(summ['missed_violations'])}; "
-              f"errors: {len(summ['errors'])}.", ""]
-    for key, title in (("unexpected_violations", "Unexpected violations"), ("missed_violations", "Missed violations"),
-                       ("errors", "Entries that failed to run")):
-        if summ[key]:
-            lines.append(f"- {title}: " + ", ".join(summ[key]))
+    lines += _settings(report)
+    lines += [""] + _gate(report["summary"])
     if report.get("baseline"):
-        from dpaudit.baseline import markdown_lines
-
-        lines += markdown_lines(report["baseline"])
-    lines += ["", "## Findings: paper claims the audits contradict", ""]
-    paper = [f for f in report["findings"] if f["kind"] == "paper"]
-    lines += [f"{i}. {f['text']}" for i, f in enumerate(paper, 1)] or ["None in this run."]
-    lines += ["", "## Known-buggy variants caught", ""]
-    var = [f for f in report["findings"] if f["kind"] == "variant"]
-    lines += [f"{i}. {f['text']}" for i, f in enumerate(var, 1)] or ["None in this run."]
-    lines += ["", "## All claims", ""]
-    lines.append("| " + " | ".join(h for _, h in SUMMARY_COLUMNS) + " |")
-    lines.append("|" + "---|" * len(SUMMARY_COLUMNS))
-    for e in report["entries"]:
-        for row in claim_rows(e):
-            lines.append("| " + " | ".join(row[k].replace("|", "\\|") for k, _ in SUMMARY_COLUMNS) + " |")
+        lines += _baseline(report["baseline"])
+    lines += ["", "## Findings: paper claims the audits contradict", ""] + _findings(report, "paper")
+    lines += ["", "## Known-buggy variants caught", ""] + _findings(report, "variant")
+    lines += ["", "## All claims", ""] + _header(SUMMARY_COLUMNS)
+    lines += [_row(row, SUMMARY_COLUMNS) for e in report["entries"] for row in claim_rows(e)]
     lines += interval_lines(report)
     for alg, entries in by_algorithm(report["entries"]).items():
-        lines += ["", f"## {alg}", ""]
-        lines.append("| " + " | ".join(h for _, h in COLUMNS) + " |")
-        lines.append("|" + "---|" * len(COLUMNS))
-        for e in entries:
-            for row in claim_rows(e):
-                lines.append("| " + " | ".join(row[k].replace("|", "\\|") for k, _ in COLUMNS) + " |")
-        for e in entries:
-            pairs = "; ".join(f"{p['relation']}: {p['description']}" for p in e["pairs"])
-            lines.append(f"- `{e['name']}`: {e['description']} Observable ({e['observable']}): "
-                         f"{e['observable_description']}. Neighbours: {pairs}. Source: {e['source'] or '–'}.")
+        lines += _algorithm(alg, entries)
     return "\n".join(lines) + "\n"

@@ -6,17 +6,23 @@
   against the trade-off function of the claimed (epsilon, delta) (Dong, Roth, Su 2022, Prop. 2.5);
 - intervals: per entry, the interval [epsilon_lower, epsilon_upper] left for the true epsilon, with
   every claim marked.
+
+Names and labels are text: every figure is drawn with mathtext and TeX off (`_plain_text`), so an
+entry named "shop.$x^2$-sum" is labelled as written instead of failing to parse as math.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import math
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
 __all__ = ["regret_png", "epsilon_png", "tradeoff_png", "interval_png"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _pyplot():
@@ -28,6 +34,16 @@ def _pyplot():
     return plt
 
 
+def _plain_text(figure: _F) -> _F:
+    """Draw the figure with every text as given: no mathtext for `$...$`, no TeX (whatever the rcParams)."""
+    @functools.wraps(figure)
+    def plain(*args: Any, **kwargs: Any) -> Any:
+        with _pyplot().rc_context({"text.usetex": False, "text.parse_math": False}):
+            return figure(*args, **kwargs)
+
+    return plain  # type: ignore[return-value]
+
+
 def _png(fig) -> bytes:
     plt = _pyplot()
     buf = io.BytesIO()
@@ -36,6 +52,7 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+@_plain_text
 def regret_png(entries: list[dict[str, Any]]) -> bytes | None:
     """Regret curves of every distinct regret run among `entries`; None if there is none."""
     runs: dict[tuple, dict[str, Any]] = {}
@@ -60,6 +77,7 @@ def regret_png(entries: list[dict[str, Any]]) -> bytes | None:
     return _png(fig)
 
 
+@_plain_text
 def epsilon_png(entries: list[dict[str, Any]]) -> bytes | None:
     """Claimed epsilon vs audited lower bound for every claim; None if no entry has a result."""
     rows = [(e["name"], c) for e in entries if not e.get("error") for c in e["claims"]]
@@ -95,6 +113,7 @@ def _claimed_curve(epsilon: float, delta: float, alpha: np.ndarray) -> np.ndarra
                               math.exp(-epsilon) * (1 - delta - alpha)])
 
 
+@_plain_text
 def tradeoff_png(entry: dict[str, Any]) -> bytes | None:
     """The entry's empirical trade-off points against each claimed curve; None without a curve."""
     audits = [a for a in entry.get("audits", []) if a.get("tradeoff")]
@@ -120,6 +139,7 @@ def tradeoff_png(entry: dict[str, Any]) -> bytes | None:
     return _png(fig)
 
 
+@_plain_text
 def interval_png(entries: list[dict[str, Any]]) -> bytes | None:
     """One line per entry from its audited ε_lower to its smallest sound upper bound ε_upper (green
     where ε_lower/ε_upper >= 0.9, orange otherwise, red where a sound claim is violated; entries pinned on

@@ -124,12 +124,13 @@ def test_interval_plot_and_html_table(sample_report):
     assert interval_png([]) is None
 
 
-def test_report_files_written_atomically(tmp_path, sample_report, monkeypatch):
-    """write_report writes every file (the interval plot too) through a temporary file and os.replace:
-    a failure leaves the old files as they were and no temporary behind."""
+def test_report_files_written_as_one_set(tmp_path, sample_report, monkeypatch):
+    """write_report commits the whole set (the interval plot too) before moving any file: a failure
+    while moving leaves a pending set that says so, report.json last, and the next write completes it."""
+    from dpaudit.report.files import check_report_set
+
     write_report(sample_report, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(FILES)
-    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     replaced = []
     real = os.replace
 
@@ -143,6 +144,9 @@ def test_report_files_written_atomically(tmp_path, sample_report, monkeypatch):
     changed = dict(sample_report, entries=[dict(e, name=e["name"] + "-2") for e in sample_report["entries"]])
     with pytest.raises(OSError):
         write_report(changed, tmp_path)
-    assert (tmp_path / "intervals.png").read_bytes() == before["intervals.png"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(FILES)  # no temporary left
-    assert replaced == ["report.json"]
+    assert replaced == []  # the plot moves first; report.json, moved last, is still the old one
+    assert any("interrupted write" in p for p in check_report_set(tmp_path))
+    assert load_report(tmp_path)["entries"][0]["name"] == "ftnl-rnm-2"  # the committed report
+    monkeypatch.setattr(os, "replace", real)
+    write_report(changed, tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(FILES) and check_report_set(tmp_path) == []

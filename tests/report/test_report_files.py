@@ -81,7 +81,7 @@ def test_markdown_has_one_table_per_algorithm(sample_report):
     assert md.count("| entry | observable | claim |") == 3
     summary = md.split("## All claims", 1)[1].split("\n## ", 1)[0]
     assert summary.count("\n| ftnl-rnm |") == 2 and summary.count("\n| ") == 5  # header + 4 claims
-    assert "pure 2, pld 1.9" in md and "5 [4, 6] at T=100" in md and "**Gate: PASS**" in md
+    assert "pure 2, pld 1.9" in md and r"5 \[4, 6\] at T=100" in md and "**Gate: PASS**" in md
 
 
 def test_html_is_self_contained_and_escaped(sample_report):
