@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 NAME = "report"
 HELP = "re-render report.md and report.html from a report.json"
@@ -15,10 +16,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpaudit.report import load_report, lock_folder, write_report
+    from dpaudit.report import check_report_set, load_report, lock_folder, write_report
 
     report = load_report(args.directory)
     with lock_folder(args.directory):
+        for problem in check_report_set(args.directory):  # what this re-rendering repairs
+            print(f"dpaudit report: {problem}; rewriting the set from report.json", file=sys.stderr)
         paths = write_report(report, args.directory, json_file=False)
     if args.json:
         print(json.dumps({"ok": report["summary"]["ok"], "files": {k: str(v) for k, v in paths.items()}}))
