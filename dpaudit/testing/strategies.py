@@ -24,8 +24,14 @@ import dataclasses
 from typing import Any
 
 import numpy as np
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
+
+try:
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+except ImportError as exc:  # dpaudit does not install hypothesis; its [testing] extra does
+    raise ImportError(f'dpaudit.testing.strategies needs hypothesis ({exc}): pip install "dpaudit[testing]" '
+                      "(the [testing] extra of the path, wheel or git URL dpaudit is installed from)",
+                      name=__name__) from None
 
 __all__ = ["Neighbours", "unit_floats", "reward_tables", "contextual_datasets", "typed_patients", "RELATIONS"]
 

@@ -41,7 +41,25 @@ def test_workflow_and_hook_run_the_audit():
     runs = " ".join(s.get("run", "") for s in steps)
     assert "pip install" in runs and "dpaudit audit" in runs and "--junit-xml" in runs and "--baseline" in runs
     (hook,) = yaml.safe_load((EXAMPLE / ".pre-commit-config.yaml").read_text())["repos"][0]["hooks"]
-    assert hook["entry"].startswith("dpaudit audit") and hook["additional_dependencies"] == ["dpaudit"]
+    assert hook["entry"].startswith("dpaudit audit")
+
+
+def test_dpaudit_is_installed_from_its_repository_not_by_name():
+    # dpaudit is not on PyPI: a bare "dpaudit" would install nothing, or someone else's package. Both the
+    # workflow and the hook name one source (a git URL at a tag, the README's placeholder OWNER).
+    from packaging.requirements import Requirement
+
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    install = next(s["run"] for s in workflow["jobs"]["audit"]["steps"] if "pip install" in s.get("run", ""))
+    assert install.strip() == 'python -m pip install "$DPAUDIT"'
+    in_ci = Requirement(workflow["env"]["DPAUDIT"])
+    (hook,) = yaml.safe_load((EXAMPLE / ".pre-commit-config.yaml").read_text())["repos"][0]["hooks"]
+    (in_hook,) = [Requirement(d) for d in hook["additional_dependencies"] if d.startswith("dpaudit")]
+    assert in_ci.name == in_hook.name == "dpaudit" and in_ci.extras == {"dask"}
+    assert in_ci.url == in_hook.url and in_ci.url.startswith("git+https://github.com/OWNER/dpaudit@v")
+    readme = (EXAMPLE.parent / "README.md").read_text()
+    assert workflow["env"]["DPAUDIT"] in readme and hook["additional_dependencies"][0] in readme
 
 
 def test_readme_steps_run(project, capsys):
