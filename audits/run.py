@@ -156,11 +156,14 @@ def _claim_record(claim: Claim, audits: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = False, confidence: float = 0.95,
-              seed: int = 0, executor: Any = None, regret: bool = True) -> dict[str, Any]:
+              seed: int = 0, executor: Any = None, regret: bool = True,
+              baseline_events: dict[str, Any] | None = None) -> dict[str, Any]:
     """Audit `entry` and return its report record.
 
     samples: runs per input (default: the entry's `quick_samples` when `quick`, else its `samples`);
     confidence: of each audit call; seed: the suite seed (each entry derives its own, `entry_seed`).
+    baseline_events (what `dpaudit audit --baseline` passes every entry) is accepted and ignored: a
+    catalog record keeps no event, so `dpaudit.baseline.compare` lists its rises, never gating on them.
     A failure inside the entry (an exception) is recorded as `error` with ok = False, not raised,
     so one broken entry cannot hide the others' results.
     """

@@ -3,9 +3,10 @@
 One <testcase> per claim (classname: the entry's algorithm or module, name: "entry[claim]"): a
 <failure> with the numbers when the claim is not as expected, an <error> with the exception for an
 entry that could not run (one testcase for the entry). With a baseline comparison in the report,
-a claim that failed in the baseline too is <skipped> (known) and a rise of epsilon_lower beyond the
-baseline's interval is a <failure>, so the XML agrees with the exit status. The layout follows the
-JUnit XML schema most CI systems read (the Ant JUnit task's; GitHub, GitLab, Jenkins, Azure).
+a claim that failed in the baseline too is <skipped> (known), a significant rise of the baseline's
+own event (`dpaudit.baseline`, kind "rose") is a <failure> and a rise that does not gate is nothing,
+so the XML agrees with the exit status. The layout follows the JUnit XML schema most CI systems read
+(the Ant JUnit task's; GitHub, GitLab, Jenkins, Azure).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def junit_xml(report: dict[str, Any]) -> str:
                 fail = ET.SubElement(case, "failure", message=f"{kind}: {text}", type=kind.replace(" ", "-"))
                 fail.text = text
                 counts["failures"] += 1
-            elif change is not None:  # "rose": as expected, but more leakage than the baseline's interval
+            elif change is not None:  # "rose": as expected, but the baseline's event leaks significantly more
                 fail = ET.SubElement(case, "failure", message=_xml(f"regression against the baseline: {change['text']}"),
                                      type="baseline-regression")
                 fail.text = _xml(f"{change['text']}; {text}")

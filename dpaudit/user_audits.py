@@ -124,12 +124,17 @@ class UserAuditEntry:
         return 1
 
     def run(self, *, samples: int | None = None, quick: bool = False, confidence: float = 0.95, seed: int = 0,
-            executor: Any = None, regret: bool = True) -> dict[str, Any]:
+            executor: Any = None, regret: bool = True,
+            baseline_events: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
         """Audit the entry; return its report record (the shape of a catalog entry's record).
 
         `quick` and `regret` are accepted for the catalog's interface and change nothing (a user entry
         has one sample size and no regret run). An exception inside the audit (the user's target, the
         accountant) is recorded as `error` with ok = False, so one broken entry cannot hide the others.
+        `baseline_events` ({entry name: {claim label: a baseline claim's `event` record}}, the same
+        dict for every entry of a `dpaudit audit --baseline` run): the baseline's event of this
+        entry's claim is counted again on fresh runs (`recount_event`), the claim's
+        `baseline_event_counts`, which `dpaudit.baseline.compare` tests for a rise.
         """
         confidence = check_open_unit(confidence, "confidence")
         n = check_int_at_least(self.samples if samples is None else samples, MIN_SAMPLES, "samples")
@@ -147,7 +152,8 @@ class UserAuditEntry:
             "audits": [], "claims": [], "regret": None, "error": None,
         }
         try:
-            record["claims"] = [self._judge(n, confidence, base, executor, record["audits"])]
+            previous = ((baseline_events or {}).get(self.name) or {}).get(self.claim.label)
+            record["claims"] = [self._judge(n, confidence, base, executor, record["audits"], previous)]
         except BaseException as exc:  # sys.exit() in a target too: recorded (ok = False), the suite goes on
             if is_interrupt(exc):
                 raise
@@ -158,7 +164,7 @@ class UserAuditEntry:
         return record
 
     def _judge(self, samples: int, confidence: float, seed: int, executor: Any,
-               audits: list[dict[str, Any]]) -> dict[str, Any]:
+               audits: list[dict[str, Any]], previous: dict[str, Any] | None = None) -> dict[str, Any]:
         from dpaudit.audit import audit
 
         claimed = self.claim.value()
@@ -176,19 +182,82 @@ class UserAuditEntry:
                        "mu_lower": float(result.mu_lower), "mu_point": float(result.mu_point), "pair": 0,
                        "seconds": round(time.perf_counter() - start, 3)})
         verdict = "violation" if lower > claimed else "consistent"
-        return {"label": self.claim.label, "epsilon": claimed, "delta": self.claim.delta,
-                "accountant": self.claim.accountant, "by_accountant": self.claim.by_accountant(), "source": "",
-                "expect": self.claim.expect, "epsilon_lower": lower, "epsilon_upper": upper,
-                "confidence": confidence, "pair": 0, "verdict": verdict,
-                "tightness": lower / claimed, "ok": verdict == self.claim.expect}
+        claim = {"label": self.claim.label, "epsilon": claimed, "delta": self.claim.delta,
+                 "accountant": self.claim.accountant, "by_accountant": self.claim.by_accountant(), "source": "",
+                 "expect": self.claim.expect, "epsilon_lower": lower, "epsilon_upper": upper,
+                 "confidence": confidence, "pair": 0, "verdict": verdict,
+                 "tightness": lower / claimed, "ok": verdict == self.claim.expect, "event": event_record(result)}
+        if previous is not None:
+            claim["baseline_event_counts"] = self._recount(previous, result.estimation_samples, seed)
+        return claim
+
+    def _recount(self, previous: dict[str, Any], n: int, seed: int) -> dict[str, Any]:
+        """The baseline's event `previous` counted on n fresh runs per input (`recount_event`); {"error": why}
+        when it cannot be rebuilt (a malformed record, or a user score the entry no longer has)."""
+        from dpaudit.audit.event_codec import decode_event
+
+        try:
+            event = decode_event(previous["state"], user_score=self.audit_options.get("score"))
+        except (ValueError, KeyError, TypeError) as exc:
+            return {"error": f"the baseline's event cannot be rebuilt: {exc}"}
+        try:
+            first, second = recount_event(self.target, self.d0, self.d1, event, n, seed)
+        except EventMismatch as exc:
+            return {"error": str(exc)}
+        return {"count_first": first, "count_second": second, "nobs": n, "direction": event.direction}
+
+
+class EventMismatch(ValueError):
+    """The baseline's event cannot score this run's outputs (the target's output changed shape)."""
+
+
+#: Mixed into the entry seed for the runs that count a baseline's event, so they share no stream
+#: with the audit's own runs.
+_RECOUNT_TAG = zlib.crc32(b"dpaudit baseline event")
+#: Runs per input drawn at once when counting a baseline's event (only the counts are kept).
+RECOUNT_CHUNK = 100_000
+
+
+def event_record(result: Any) -> dict[str, Any] | None:
+    """The event the audit chose (its reported direction) and its estimation-split counts, as a report's
+    claim keeps them: `state` (the JSON of `dpaudit.audit.event_codec`), `event` (readable), `direction`,
+    `count_first`, `count_second`, `nobs`, `delta`.  None when the audit recorded no single event
+    (cross-fitted)."""
+    chosen = next(d for d in result.directions if d.direction == result.direction)
+    if not getattr(chosen, "event_state", ""):
+        return None
+    return {"state": chosen.event_state, "event": chosen.event, "direction": chosen.direction,
+            "count_first": int(chosen.count_first), "count_second": int(chosen.count_second),
+            "nobs": int(chosen.nobs), "delta": float(result.claim_delta)}
+
+
+def recount_event(target: Callable[..., Any], d0: Any, d1: Any, event: Any, n: int, seed: int) -> tuple[int, int]:
+    """(count on the event's first input, on its second) of `event` (`dpaudit.audit.event_codec.ChosenEvent`)
+    over n fresh runs of `target` per input, seeded from SeedSequence([seed, _RECOUNT_TAG]) and drawn in
+    chunks of at most RECOUNT_CHUNK runs (memory bounded by one chunk)."""
+    import numpy as np
+
+    from dpaudit.audit.execution import normalise
+
+    sizes = [min(RECOUNT_CHUNK, n - start) for start in range(0, n, RECOUNT_CHUNK)]
+    counts = [0, 0]
+    for size, chunk in zip(sizes, np.random.SeedSequence([int(seed), _RECOUNT_TAG]).spawn(len(sizes))):
+        for side, (data, child) in enumerate(zip((d0, d1), chunk.spawn(2))):
+            out, _ = normalise(target(data, np.random.default_rng(child), size), size, ("d0", "d1")[side])
+            try:
+                counts[side] += event.count(out)
+            except Exception as exc:  # the target's own exceptions propagate from the line above
+                raise EventMismatch(f"the baseline's event does not apply to these outputs "
+                                    f"({type(exc).__name__}: {exc})") from None
+    return (counts[0], counts[1]) if event.direction == "d0>d1" else (counts[1], counts[0])
 
 
 def epsilon_upper(result: Any) -> float:
     """An upper confidence bound on the epsilon of the event the audit chose (its reported direction):
     log((p0_upper - delta) / p1_lower) with one-sided Clopper-Pearson bounds on the estimation split's
     counts at the level the lower bound used per proportion, (1 - confidence)/4 (two directions x two
-    proportions). With `epsilon_lower` it brackets that event's epsilon; `dpaudit audit --baseline`
-    calls a later lower bound above it a rise beyond the interval. +inf when p1_lower is 0."""
+    proportions). With `epsilon_lower` it brackets that event's epsilon (reported; `dpaudit.baseline`
+    tests the event itself, counted again on fresh runs, not this interval). +inf when p1_lower is 0."""
     from dpaudit.audit.bounds import cp_lower, cp_upper, epsilon_from_rates
 
     chosen = next(d for d in result.directions if d.direction == result.direction)
@@ -230,6 +299,45 @@ def _target_of(obj: Any, name: str, observable: str | None, target_args: dict[st
     return obj
 
 
+# audit options an entry does not take: what sets each instead
+_SET_ELSEWHERE = {
+    "confidence": "the suite (`dpaudit audit --confidence`, `UserAuditEntry.run(confidence=...)`)",
+    "seed": "the suite (`dpaudit audit --seed`; each entry derives its own seed from it)",
+    "claim_parts": "register_audit's claim= (it is derived from the claim)",
+}
+
+
+def _audit_option_names() -> list[str]:
+    """The keywords `register_audit` passes on to `dpaudit.audit.audit` (its own arguments excluded)."""
+    from dpaudit.audit.auditor import AuditOptions
+
+    own = set(inspect.signature(register_audit).parameters)
+    return sorted({f.name for f in dataclasses.fields(AuditOptions)} - own - set(_SET_ELSEWHERE))
+
+
+def _check_audit_options(options: dict[str, Any], claim_epsilon: float, claim_delta: float, samples: int) -> None:
+    """Check every audit option as the audit will (`AuditOptions.create`), before any run: ValueError
+    naming the option (an unknown one, one the entry sets itself, or a bad value)."""
+    import difflib
+
+    from dpaudit.audit.auditor import AuditOptions
+
+    for key in sorted(options):
+        if key in _SET_ELSEWHERE:
+            raise ValueError(f"audit option {key}= is not an entry's: it is set by {_SET_ELSEWHERE[key]}")
+    known = _audit_option_names()
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], known, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ValueError(f"unknown audit option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}{hint}; "
+                         f"register_audit passes on only {', '.join(known)}")
+    try:
+        AuditOptions.create(claim_epsilon=claim_epsilon, claim_delta=claim_delta, samples=samples, **options)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"bad audit option: {exc}") from None
+
+
 def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None = None, claim_delta: float = 0.0,
                    claim: Any = None, claim_accountant: str = "best", samples: int = 20_000,
                    expect: str = "consistent", algorithm: str | None = None, description: str = "",
@@ -243,7 +351,8 @@ def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None =
     `target(observable=observable, **target_args)` gives one (e.g. `target_args={"horizon": 50}`). The claim is `claim_epsilon` at `claim_delta`, or a
     `dp_accounting.DpEvent` `claim` whose epsilon at `claim_delta` under `claim_accountant` is the
     claim (exactly one of the two). `samples` runs per input; `expect="violation"` declares a
-    known-broken twin the audit must catch. Other keywords go to `dpaudit.audit.audit` (e.g. `score`).
+    known-broken twin the audit must catch. Other keywords go to `dpaudit.audit.audit` (e.g. `score`),
+    checked here as it checks them (`confidence` and `seed` are the suite's, not an entry's).
     Returns the target unchanged. Raises ValueError naming the entry on bad arguments.
     """
     def fail(message: str) -> RegistrationError:
@@ -273,6 +382,8 @@ def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None =
         else:
             user_claim = UserClaim(delta=delta, epsilon=check_epsilon(claim_epsilon, "claim_epsilon"), expect=expect)
         n = check_int_at_least(samples, MIN_SAMPLES, "samples")
+        claimed = user_claim.epsilon if user_claim.epsilon is not None else value
+        _check_audit_options(audit_options, claimed, delta, n)
     except RegistrationError:
         raise
     except ValueError as exc:

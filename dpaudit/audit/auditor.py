@@ -54,6 +54,7 @@ from dpaudit.audit.execution import (
 )
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
 from dpaudit.audit.classifier import fit_classifier_scores
+from dpaudit.audit.event_codec import encode_event
 from dpaudit.audit.families import check_families, family_of, keep_families
 from dpaudit.audit.features import fit_feature_scores
 from dpaudit.audit.masked import fit_masked_scores
@@ -328,11 +329,20 @@ def _direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n:
         level=float(level),
         events_tested=len(events),
         lead_event=_event_name(plan),
+        event_state=_event_state(chosen),
     )
 
 
 def _event_name(plan: EventPlan) -> str:
     return f"{'' if plan.sign > 0 else '-'}{plan.score.name} > {plan.threshold!r}"
+
+
+def _event_state(plan: EventPlan) -> str:
+    """The event of `plan` as JSON (`dpaudit.audit.event_codec`); "" for a score the codec does not know."""
+    try:
+        return encode_event(plan.score, plan.sign, plan.threshold, plan.direction)
+    except TypeError:
+        return ""
 
 
 def _claimed_deltas(delta_of: Callable[[float], float], epsilons: np.ndarray) -> np.ndarray:
@@ -732,7 +742,8 @@ def _assemble(target: Any, o: AuditOptions, p: _Plan, spec: OutputSpec, plans: d
         if partner is not None:
             q = partner[d]
             other = f"{'' if q.sign > 0 else '-'}{q.score.name} > {q.threshold!r}"
-            r = dataclasses.replace(r, event=f"cross-fitted: {r.event} (fold A) + {other} (fold B)", lead_event="")
+            r = dataclasses.replace(r, event=f"cross-fitted: {r.event} (fold A) + {other} (fold B)", lead_event="",
+                                    event_state="")
         directions.append(r)
         rates.append((first[2:], second[2:]))
     best = max(directions, key=lambda r: r.epsilon_lower)

@@ -521,7 +521,7 @@ def open_runner(executor: Any, workers: int | None, n_chunks: int, payload: Any)
         try:
             import distributed
         except ImportError:
-            raise ValueError(f"executor {executor!r} needs the 'distributed' package (pip install 'dpaudit[dask]')") from None
+            raise ValueError(f"executor {executor!r} needs the 'distributed' package (the [dask] extra: pip install 'distributed>=2023.1')") from None
         with distributed.Client(dask_address(executor), set_as_default=False) as client:
             yield _Dask(client)
     elif _is_dask_client(executor):

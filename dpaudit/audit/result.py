@@ -56,6 +56,10 @@ class DirectionResult:
     #: The direction's lead event (the best predicted on the selection split), whose mu and trade-off
     #: fields these are; "" in results written before it was recorded, and when cross-fitted.
     lead_event: str = ""
+    #: The chosen epsilon event itself (fitted score, sign, threshold) as JSON text
+    #: (`dpaudit.audit.event_codec.decode_event` rebuilds it, so it can be counted on new runs);
+    #: "" in results written before it was recorded, and when cross-fitted (two events).
+    event_state: str = ""
 
 
 @dataclass(frozen=True)

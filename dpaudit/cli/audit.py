@@ -1,16 +1,19 @@
 """`dpaudit audit`: run audit entries, write report.json/.md/.html (and JUnit XML), exit with the gate's status.
 
-Which entries: with a `[tool.dpaudit]` table in ./pyproject.toml (or `--config FILE`) the user's own
-entries (`dpaudit.register_audit`), else the built-in catalog; `--catalog builtin|user|all` chooses.
+Which entries: the catalog the project declares (`[tool.dpaudit]` in the nearest pyproject.toml upward,
+or `--config FILE`: the user's own entries, `dpaudit.register_audit`), else outside any project the
+built-in catalog; `--catalog builtin|user|all` chooses; a project that declares no audits is refused.
 With no names the built-in catalog runs its quick default suite (the entries marked quick, at their
 quick sample sizes) and the user's entries all run; `--all` runs the whole built-in catalog at full
 sizes. The family-wise confidence is split evenly over all audit calls of the run (Bonferroni), so
 every reported lower bound holds simultaneously.
 
 Exit status: 0 every claim as expected; 1 a claim failed (with `--baseline`: a claim newly failed or
-an epsilon_lower rose beyond the baseline's interval); 2 usage error, found before any audit runs
-(flags, the config, the user's modules and `register_audit` calls); 3 internal error (an audit could
-not run: an exception in a target, an accountant or dpaudit itself).
+the ε of the baseline's own event rose significantly, `dpaudit.baseline`); 2 usage error, found before
+any audit runs (flags, the config, the user's modules and `register_audit` calls, the baseline), or a
+run that audits nothing; 3 an entry could not run (anything its code raised, `sys.exit()` included,
+an accountant's or dpaudit's own error, or its worker died); 130 interrupted (the report of the
+entries that finished is written, marked incomplete).
 """
 
 from __future__ import annotations
@@ -48,8 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--junit-xml", default=None, metavar="FILE",
                         help="also write JUnit XML (one testcase per claim) to FILE")
     parser.add_argument("--baseline", default=None, metavar="REPORT",
-                        help="an earlier report.json (or its folder): exit 1 only when a claim newly fails or an "
-                             "epsilon_lower rose beyond its interval; report.md lists what changed")
+                        help="an earlier report.json (or its folder): exit 1 only when a claim newly fails or the "
+                             "baseline's own event's epsilon rose significantly on fresh runs; report.md lists "
+                             "what changed")
     parser.add_argument("--samples", type=int_at_least(MIN_SAMPLES, " (the auditor's minimum)"), default=None,
                         help=f"runs per input for every audit, >= {MIN_SAMPLES} (default: each entry's)")
     parser.add_argument("--confidence", type=real_in(0.0, 1.0, low_open=True, high_open=True), default=0.95,
@@ -102,21 +106,61 @@ def _command(args: argparse.Namespace) -> list[str]:
     return cmd + (["--no-regret"] if args.no_regret else [])
 
 
-def _junit_path(path: str) -> pathlib.Path:
+def _junit_path(path: str, out: str) -> pathlib.Path:
+    """The JUnit XML file: not a folder, not a file of the report set in `out`, in a writable folder."""
+    from dpaudit.report.files import report_set_member
+
     p = pathlib.Path(path)
     if p.is_dir():
         raise FlagError("--junit-xml", f"{path!r} is a folder; give a file name such as {str(p / 'dpaudit.xml')!r}")
+    if report_set_member(p, out):
+        raise FlagError("--junit-xml", f"{path!r} is a file of the report set in --out {out!r} (report.json, "
+                                       "report.md, report.html, intervals.png or dpaudit's own); give another name")
     writable_folder(str(p.absolute().parent), "--junit-xml")
     return p
 
 
 def _baseline(path: str) -> dict[str, Any]:
+    """The baseline report, checked before any audit runs (`dpaudit.baseline.check_report`): FlagError
+    (exit 2) naming the file and the missing key when it is absent, not JSON, truncated or incomplete."""
+    from dpaudit.baseline import check_report
     from dpaudit.report import load_report
 
     try:
-        return load_report(path)
+        report = load_report(path)
+        check_report(report, str(path))
+    except ValueError as exc:  # UnicodeDecodeError too (a binary file)
+        message = str(exc)
+        raise FlagError("--baseline", message if str(path) in message else f"{path!r}: {message}") from None
+    return report
+
+
+def _baseline_events(args: argparse.Namespace, baseline: dict[str, Any], entries: list,
+                     catalog: str) -> dict[str, dict[str, Any]]:
+    """{entry name: {claim label: the baseline claim's event}} for the entries' run options, once the
+    baseline is known to share an entry with this run (else FlagError, exit 2); the settings that
+    differ from the baseline's are printed to stderr first."""
+    from dpaudit.baseline import check_baseline
+
+    mine = {"samples": args.samples, "confidence": args.confidence, "catalog": catalog, "seed": args.seed}
+    try:
+        warnings = check_baseline(baseline, [e.name for e in entries], mine)
     except ValueError as exc:
-        raise FlagError("--baseline", str(exc)) from None
+        raise FlagError("--baseline", f"{args.baseline}: {exc}") from None
+    for warning in warnings:
+        print(f"warning: --baseline {args.baseline}: {warning}", file=sys.stderr)
+    return {e["name"]: {c["label"]: c["event"] for c in e["claims"] if c.get("event")}
+            for e in baseline["entries"] if not e.get("error")}
+
+
+def _claim_status(name: str, claim: dict[str, Any], comparison: dict[str, Any] | None) -> str:
+    """ok or UNEXPECTED; with a baseline, "known" for a claim failing in the baseline too and "ROSE"
+    for a gating rise of the baseline's event, as the exit status counts them."""
+    changes = (comparison or {}).get("changes", ())
+    kinds = {c["kind"] for c in changes if (c["entry"], c["claim"]) == (name, claim["label"])}
+    if not claim["ok"]:
+        return "known" if "still-failing" in kinds else "UNEXPECTED"
+    return "ROSE" if "rose" in kinds else "ok"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -135,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
         raise FlagError("--jobs", f"runs entries in local processes; with a Dask executor the scheduler spreads the "
                                   f"work (got --jobs {args.jobs} with --executor {args.executor})")
     baseline = _baseline(args.baseline) if args.baseline is not None else None
-    junit = _junit_path(args.junit_xml) if args.junit_xml is not None else None
+    junit = _junit_path(args.junit_xml, args.out) if args.junit_xml is not None else None
     if address is not None:
         check_reachable(address, "--executor")
     writable_folder(args.out, "--out")
@@ -164,7 +208,7 @@ def _executor(address: str | None) -> Iterator[Any]:
     try:
         import distributed
     except ImportError:
-        raise FlagError("--executor", "dask://… needs the 'distributed' package (pip install 'dpaudit[dask]')") from None
+        raise FlagError("--executor", "dask://… needs the 'distributed' package (the [dask] extra: pip install 'distributed>=2023.1')") from None
     _probe_scheduler(address)
     with distributed.Client(address, timeout=f"{CONNECT_TIMEOUT:g}s", set_as_default=False) as client:
         yield client
@@ -207,6 +251,8 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
     jobs = suite_jobs(args.jobs, len(entries), local=executor is None)
     options = dict(samples=args.samples, quick=quick, confidence=per_call, seed=args.seed, executor=executor,
                    regret=not args.no_regret)
+    if baseline is not None:  # checked before any audit runs; each entry picks its own events
+        options["baseline_events"] = _baseline_events(args, baseline, entries, catalog)
     try:
         records, not_run = run_entries(entries, options, jobs), []
     except SuiteInterrupted as stop:  # Ctrl-C: report what finished, marked incomplete
@@ -246,7 +292,8 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
         for r in records:
             for c in r["claims"]:
                 print(f"{r['name']:<34} {c['label']:<10} claim ε={c['epsilon']:<8.4g} δ={c['delta']:<8.2g} "
-                      f"ε_lower={c['epsilon_lower']:<8.4g} {c['verdict']:<10} {'ok' if c['ok'] else 'UNEXPECTED'}"
+                      f"ε_lower={c['epsilon_lower']:<8.4g} {c['verdict']:<10} "
+                      f"{_claim_status(r['name'], c, report.get('baseline'))}"
                       f"{one_run_note(c)}")
             if r["error"]:
                 print(f"{r['name']:<34} ERROR {r['error']}")

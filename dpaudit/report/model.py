@@ -166,7 +166,7 @@ def interval(entry: dict[str, Any]) -> dict[str, Any] | None:
     loose side, "lower" when the accounting is, "neither"), "unknown" without a note; `reason`
     says why the pin is below PIN_TARGET. None for an entry that did not run.
     The entry-level `epsilon_upper` is this proven bound; it is not the claim-level `epsilon_upper` of
-    user audits (the Clopper-Pearson upper bound on the chosen event's ε that `dpaudit.baseline` reads).
+    user audits (the Clopper-Pearson upper bound on the ε of the event that audit chose).
     """
     if entry.get("error") or not entry.get("claims"):
         return None

@@ -145,3 +145,47 @@ def test_a_catalog_algorithm_through_the_interface(registry):
     rec = registry.get("t.dpse").run(samples=200)
     assert rec["error"] is None, rec.get("traceback")
     assert rec["target"].startswith("dpaudit.algorithms")
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(bogus=1), "unknown audit option bogus"),
+    (dict(selection_fracton=0.2), "did you mean selection_fraction?"),
+    (dict(confidence=0.9), "confidence= is not an entry's: it is set by the suite (`dpaudit audit --confidence`"),
+    (dict(seed=3), "seed= is not an entry's: it is set by the suite (`dpaudit audit --seed`"),
+    (dict(selection_fraction=2.0), "selection_fraction must lie in (0, 1), got 2.0"),
+    (dict(chunk_size=-5), "chunk_size must be an integer >= 1"),
+    (dict(chunk_size=1), None),
+    (dict(grid_size=1), "grid_size must be an integer >= 2"),
+    (dict(direction_share=0.2), "direction_share must be a number in [0.5, 1)"),
+    (dict(score=3), "score must be a function"),
+    (dict(families=["nope"]), "unknown family name"),
+    (dict(executor="nowhere"), "unknown executor 'nowhere'"),
+    (dict(crossfit=True, selection_extension=0.1), "selection_extension > 0 cannot be combined with crossfit=True"),
+])
+def test_audit_options_are_checked_at_registration(registry, options, message):
+    """Every option `dpaudit.audit.audit` would refuse at run time is refused when the entry is registered."""
+    def register():
+        dpaudit.register_audit(name="t.opts", claim_epsilon=1.0, d0=D0, d1=D1, samples=20_000, **options)(laplace(1.0))
+
+    if message is None:  # 20 000 runs in chunks of 1: accepted (2**20 chunks at most)
+        register()
+        assert "t.opts" in registry
+        return
+    with pytest.raises(ValueError, match="entry 't.opts'") as err:
+        register()
+    assert message in str(err.value)
+    assert "t.opts" not in registry
+
+
+def test_unknown_audit_option_lists_the_known_ones(registry):
+    with pytest.raises(ValueError) as err:
+        dpaudit.register_audit(name="t.opts", claim_epsilon=1.0, d0=D0, d1=D1, bogus=1)
+    text = str(err.value)
+    assert "selection_fraction" in text and "chunk_size" in text and "score" in text
+    assert "claim_epsilon" not in text and "confidence" not in text  # register_audit's own, and the suite's
+
+
+def test_chunk_size_is_checked_against_the_entrys_samples(registry):
+    # 2 * 10**6 runs in chunks of 1 exceed the auditor's 2**20 chunks
+    with pytest.raises(ValueError, match="entry 't.opts'.*chunk_size=1 splits samples=2000000"):
+        dpaudit.register_audit(name="t.opts", claim_epsilon=1.0, d0=D0, d1=D1, samples=2 * 10**6, chunk_size=1)
