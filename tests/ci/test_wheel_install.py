@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import pytest
 
+import dpaudit
+
 yaml = pytest.importorskip("yaml")
 from packaging.requirements import Requirement  # noqa: E402  (pytest depends on packaging)
 
@@ -180,13 +182,14 @@ def shop(tmp_path) -> pathlib.Path:
 
 def test_wheel_holds_every_package_and_file(installed):
     """Every file of the folders mapped by package-dir (mechanisms/, algorithms/, audits/ included)."""
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    version = dpaudit.__version__  # pyproject.toml reads it from there (dynamic)
     with zipfile.ZipFile(installed.wheel) as whl:
         names = set(whl.namelist())
         meta = whl.read(f"dpaudit-{version}.dist-info/METADATA").decode()
         entry_points = whl.read(f"dpaudit-{version}.dist-info/entry_points.txt").decode()
     assert not installed.sources - names, f"missing from the wheel: {sorted(installed.sources - names)}"
     assert {n.split("/")[0] for n in names} == {"dpaudit", f"dpaudit-{version}.dist-info"}
+    assert "dpaudit/py.typed" in names and f"dpaudit-{version}.dist-info/licenses/LICENSE" in names
     assert "dpaudit = dpaudit.testing.plugin" in entry_points and "dpaudit = dpaudit.cli:main" in entry_points
     assert 'Requires-Dist: hypothesis>=6.80; extra == "testing"' in meta
     assert 'Requires-Dist: pytest>=7; extra == "testing"' in meta
