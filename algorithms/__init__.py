@@ -12,3 +12,5 @@ from dpaudit.algorithms.conse import registration as _conse  # noqa: F401  (regi
 from dpaudit.algorithms.glm import registration as _glm  # noqa: F401
 from dpaudit.algorithms.linear import registration as _linear  # noqa: F401
 from dpaudit.algorithms.mab import registration as _mab  # noqa: F401
+
+__all__: list[str] = []

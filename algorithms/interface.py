@@ -1,55 +1,16 @@
-"""The one shape every algorithm of `dpaudit.algorithms` has, and a user's own algorithm can have too.
+"""Moved to `dpaudit.interface` (core, so that core can type what algorithms declare); this name keeps
+working with a DeprecationWarning."""
 
-An algorithm is an object with
+import warnings
+from typing import Any
 
-- `name`: its `dpaudit regret` name;
-- `run(data, rng, ...)`: simulate independent runs on `data` (an environment or a fixed table) with
-  the numpy `Generator` `rng`, returning the family's result object (actions, released statistics);
-- `target(...)`: the auditor's contract, a callable `target(data, rng, size) -> array` whose first axis
-  has `size` independent runs (see `dpaudit.audit.audit`);
-- `privacy(horizon, ...)`: the `Privacy` it declares for a run of `horizon` rounds (users): the
-  neighbouring relation, the trust model, the `DpEvent` of what it releases about one user, the
-  paper's claim and, where the paper's accounting fails, the corrected guarantee. The horizon is always
-  an argument (an algorithm's privacy depends on it through its number of releases); family-specific
-  inputs (the dimension, the number of types, the environment's constants) are keyword arguments.
+import dpaudit.interface as _moved
 
-`PrivateAlgorithm` states this as a `typing.Protocol`; `isinstance(obj, PrivateAlgorithm)` checks that
-the four members exist. Implement it for your own algorithm to audit it with the catalog's building
-blocks (`dpaudit.audits.build.Observe`, `lazy_claims`) and to account it with `dpaudit.accounting`.
-To give it `dpaudit budget`, `calibrate` and `tradeoff`, register a `dpaudit.registry.AlgorithmEntry`
-whose `privacy(horizon=T, **params)` returns this `privacy(...)` and whose `tuned` names its epsilon
-input (the parameter calibrate searches); the trust model, the neighbouring relation and the reason the
-corrected guarantee differs from the claim (`Privacy.note`, `Guarantee.source`) come from the `Privacy`.
-"""
-
-from __future__ import annotations
-
-from typing import Any, Callable, Protocol, runtime_checkable
-
-import numpy as np
-
-from dpaudit.algorithms.privacy import Privacy
-
-__all__ = ["PrivateAlgorithm", "Target"]
-
-Target = Callable[[Any, np.random.Generator, int], np.ndarray]
-"""target(data, rng, size) -> array with first axis `size`: one row per independent run."""
+__all__ = list(_moved.__all__)
 
 
-@runtime_checkable
-class PrivateAlgorithm(Protocol):
-    """run / target / privacy(horizon, ...): see the module docstring."""
-
-    name: str
-
-    def run(self, data: Any, rng: np.random.Generator, *args: Any, **kwargs: Any) -> Any:
-        """Simulate independent runs on `data`; return the family's result object."""
-        ...
-
-    def target(self, *args: Any, **kwargs: Any) -> Target:
-        """The auditor's `target(data, rng, size)` for one observable."""
-        ...
-
-    def privacy(self, horizon: int, *args: Any, **kwargs: Any) -> Privacy:
-        """The declared privacy of a run of `horizon` rounds."""
-        ...
+def __getattr__(name: str) -> Any:
+    if not hasattr(_moved, name):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} moved to dpaudit.interface.{name}", DeprecationWarning, stacklevel=2)
+    return getattr(_moved, name)

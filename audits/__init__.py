@@ -13,6 +13,8 @@ import importlib
 from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair
 from dpaudit.registry import AUDITS
 
+__all__ = ["AuditEntry", "Claim", "NeighbourPair", "CATALOG_MODULES", "load"]
+
 CATALOG_MODULES = ("mab.entries", "conse.entries", "linear.entries", "glm.entries", "mab.one_run_entries",
                    "linear.one_run_entries")
 

@@ -271,7 +271,7 @@ def epsilon_upper(result: Any) -> float:
 
 def _target_of(obj: Any, name: str, observable: str | None, target_args: dict[str, Any]) -> Callable[..., Any]:
     """`obj` as `target(data, rng, size)`: a function or callable object as it is; an algorithm object
-    (`dpaudit.algorithms.interface.PrivateAlgorithm`: one with a `target(...)` audit hook) through
+    (`dpaudit.interface.PrivateAlgorithm`: one with a `target(...)` audit hook) through
     `obj.target(observable=..., **target_args)`; a class is instantiated with no arguments first."""
     if inspect.isclass(obj):
         try:
@@ -347,7 +347,7 @@ def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None =
     """Decorator registering an audit of the decorated target in `dpaudit.registry.AUDITS`.
 
     The target is `target(data, rng, size)` returning `size` runs on `data` (a function or callable
-    object), or an algorithm object (`dpaudit.algorithms.interface.PrivateAlgorithm`) whose hook
+    object), or an algorithm object (`dpaudit.interface.PrivateAlgorithm`) whose hook
     `target(observable=observable, **target_args)` gives one (e.g. `target_args={"horizon": 50}`). The claim is `claim_epsilon` at `claim_delta`, or a
     `dp_accounting.DpEvent` `claim` whose epsilon at `claim_delta` under `claim_accountant` is the
     claim (exactly one of the two). `samples` runs per input; `expect="violation"` declares a

@@ -60,3 +60,5 @@ from dpaudit.mechanisms.shuffle_gd import (
     pgd_round_privacy,
     pgd_step_size,
 )
+
+__all__ = ["discrete_gaussian", "discrete_laplace", "geometric", "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "GaussianMechanism", "LaplaceMechanism", "RandomizedResponseMechanism", "SkellamMechanism", "binomial", "gaussian", "k_randomized_response", "laplace", "poisson", "polya", "randomized_response", "skellam", "SECAGG_BUGS", "CentralSecAgg", "DiscreteGaussianSecAgg", "LocalSecAgg", "PolyaSecAgg", "SecAggParameters", "SecAggRelease", "SkellamSecAgg", "BinaryTree", "TreeRelease", "TreeStream", "nodes_containing_leaf", "paper_tree_depth", "prefix_cover", "tree_depth", "GaussianShuffleProtocol", "fmt20_amplification", "fmt21_local_delta_term", "gaussian_ldp_sigma", "permutations", "shuffle", "ShuffleSum", "ShuffleSumRelease", "BitSumProtocol", "binomial_count_pld", "PgdRelease", "ShuffleGradientDescent", "advanced_composition", "glm_gradients", "pgd_iterations", "pgd_round_privacy", "pgd_step_size"]

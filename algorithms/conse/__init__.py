@@ -5,3 +5,5 @@ Algorithm 1 (§2), DP-ConSE its Algorithm 2 (App. A.4), whose privacy claim is T
 Modules: `environment` (typed patients), `algorithm` (ConSE / DP-ConSE), `privacy` (claimed vs corrected),
 `inference` (CATE confidence intervals and tests), `regret`, `registration`.
 """
+
+__all__: list[str] = []

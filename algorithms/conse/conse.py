@@ -1,4 +1,4 @@
-"""ConSE and DP-ConSE in the shape of `dpaudit.algorithms.interface.PrivateAlgorithm`.
+"""ConSE and DP-ConSE in the shape of `dpaudit.interface.PrivateAlgorithm`.
 
 Li, Shi, Simchi-Levi, "Privacy Preserving Adaptive Experiment Design", ICML 2024: Algorithm 1 (ConSE,
 `params.epsilon` None) and Algorithm 2 (DP-ConSE), whose claim is Theorem 3.5 ((ε, 1/n)-DP).
@@ -13,8 +13,8 @@ import numpy as np
 from dpaudit.algorithms.conse.algorithm import ConSEParams, ConSEResult, conse_target, run_conse
 from dpaudit.algorithms.conse.environment import PatientData, PatientExperiment
 from dpaudit.algorithms.conse.privacy import conse_privacy
-from dpaudit.algorithms.interface import Target
-from dpaudit.algorithms.privacy import NON_PRIVATE, Privacy
+from dpaudit.interface import Target
+from dpaudit.privacy import NON_PRIVATE, Privacy
 from dpaudit.validation import check_positive_int
 
 __all__ = ["ConSE"]

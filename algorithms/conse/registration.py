@@ -4,9 +4,11 @@ ICML 2024, Algorithms 1 and 2) for `dpaudit regret`."""
 from dpaudit.algorithms.conse.algorithm import ConSEParams
 from dpaudit.algorithms.conse.privacy import conse_privacy
 from dpaudit.algorithms.conse.regret import default_experiment, simulate_conse, simulate_dp_conse
-from dpaudit.algorithms.privacy import NON_PRIVATE
+from dpaudit.privacy import NON_PRIVATE
 from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param
 from dpaudit.validation import check_int_at_least
+
+__all__: list[str] = []
 
 _CONSE_PARAMS = (
     Param("types", int, 2, "number of patient types M"),

@@ -5,3 +5,5 @@ ShuffleGLM is its Algorithm 1 (§5), Private-GLM its Algorithm 2 (§6).
 Modules: `environment` (links, GLM instances), `private_glm`, `shuffle_glm`, `privacy` (claimed vs
 corrected accounting), `regret`, `registration`.
 """
+
+__all__: list[str] = []

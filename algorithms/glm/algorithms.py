@@ -1,4 +1,4 @@
-"""Private-GLM and ShuffleGLM in the shape of `dpaudit.algorithms.interface.PrivateAlgorithm`.
+"""Private-GLM and ShuffleGLM in the shape of `dpaudit.interface.PrivateAlgorithm`.
 
 Sarmasarkar, "Shuffle and Joint Differential Privacy for Generalized Linear Contextual Bandits":
 Algorithm 2 (Private-GLM, (ε, δ)-JDP, Theorem 6.2) and Algorithm 1 (ShuffleGLM, (ε, δ)-SDP, Theorem 5.1).
@@ -16,8 +16,8 @@ from dpaudit.algorithms.glm.environment import GLMData, GLMEnvironment
 from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, PrivateGLMResult, private_glm_target, run_private_glm
 from dpaudit.algorithms.glm.privacy import private_glm_privacy, shuffle_glm_privacy
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams, ShuffleGLMResult, run_shuffle_glm, shuffle_glm_target
-from dpaudit.algorithms.interface import Target
-from dpaudit.algorithms.privacy import Privacy
+from dpaudit.interface import Target
+from dpaudit.privacy import Privacy
 from dpaudit.validation import check_positive_int
 
 __all__ = ["PrivateGLM", "ShuffleGLM"]

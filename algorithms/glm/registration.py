@@ -11,6 +11,8 @@ from dpaudit.algorithms.params import optional_float
 from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param
 from dpaudit.validation import check_positive_int
 
+__all__: list[str] = []
+
 
 def _cli(simulate):
     """`simulate` called with the CLI's `--arms` (K) as its `n_arms`."""

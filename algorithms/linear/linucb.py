@@ -25,7 +25,7 @@ from typing import Callable, Protocol
 import numpy as np
 
 from dpaudit.algorithms.linear.environment import Block, ContextTable, Environment, linear_environment
-from dpaudit.algorithms.privacy import NON_PRIVATE, Privacy
+from dpaudit.privacy import NON_PRIVATE, Privacy
 from dpaudit.regret import RegretCurves
 from dpaudit.validation import (
     check_choice,

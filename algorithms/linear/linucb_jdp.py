@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from dpaudit.algorithms.linear.linucb import LinearAlgorithm, Release
-from dpaudit.algorithms.privacy import Guarantee, Privacy, accounted
+from dpaudit.privacy import Guarantee, Privacy, accounted
 from dpaudit.mechanisms.tree import BinaryTree, paper_tree_depth
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
 

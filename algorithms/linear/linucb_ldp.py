@@ -22,7 +22,7 @@ import dp_accounting
 import numpy as np
 
 from dpaudit.algorithms.linear.linucb import LinearAlgorithm, Release, RunningSums, user_statistics
-from dpaudit.algorithms.privacy import Guarantee, Privacy, accounted
+from dpaudit.privacy import Guarantee, Privacy, accounted
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit
 

@@ -17,6 +17,8 @@ from dpaudit.mechanisms.vector_sum import VECTOR_SUM_RANGES
 from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param
 from dpaudit.validation import check_int_at_least, check_positive_int
 
+__all__: list[str] = []
+
 
 def _linear_params(batch: int) -> tuple[Param, ...]:
     return (

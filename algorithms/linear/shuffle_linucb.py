@@ -28,7 +28,7 @@ import numpy as np
 
 from dpaudit.algorithms.linear.linucb import LinearAlgorithm, Release, RunningSums, user_statistics
 from dpaudit.algorithms.linear.linucb_ldp import MATRIX_SENSITIVITY, VECTOR_SENSITIVITY
-from dpaudit.algorithms.privacy import Guarantee, Privacy, accounted
+from dpaudit.privacy import Guarantee, Privacy, accounted
 from dpaudit.algorithms.linear.claims import pamp_claimed_central_event, pamp_local_budget
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol
 from dpaudit.algorithms.shuffle_claims import cheu_parameters, theorem_event

@@ -7,3 +7,5 @@ and shuffle protocols of Thms 1-6).
 Modules: `environment` (arms, reward tables), `outcome`, `base` (the shared `Algorithm` class),
 one module per algorithm, `registration` (`dpaudit regret` entries).
 """
+
+__all__: list[str] = []

@@ -16,7 +16,7 @@ import numpy as np
 
 from dpaudit.algorithms.mab.environment import RewardTable
 from dpaudit.algorithms.mab.outcome import Outcome
-from dpaudit.algorithms.privacy import Privacy
+from dpaudit.privacy import Privacy
 from dpaudit.validation import check_int_at_least, check_positive_int
 
 __all__ = ["Algorithm", "resolve_horizon"]

@@ -52,7 +52,7 @@ from dpaudit.algorithms.mab.elimination import eliminate
 from dpaudit.algorithms.mab.base import Algorithm
 from dpaudit.algorithms.mab.claims import dist_cdp_paper_event, shuffle_sum_proof_event
 from dpaudit.algorithms.mab.outcome import Outcome
-from dpaudit.algorithms.privacy import Guarantee, Privacy
+from dpaudit.privacy import Guarantee, Privacy
 from dpaudit.mechanisms.secagg import (
     CentralSecAgg,
     DiscreteGaussianSecAgg,

@@ -20,7 +20,7 @@ import numpy as np
 from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab.base import Algorithm
 from dpaudit.algorithms.mab.outcome import Outcome, SegmentLog
-from dpaudit.algorithms.privacy import NON_PRIVATE, Guarantee, Privacy
+from dpaudit.privacy import NON_PRIVATE, Guarantee, Privacy
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
 
 __all__ = ["eliminate", "SuccessiveElimination", "DPSE", "DPSE_NOISES"]

@@ -24,7 +24,7 @@ import numpy as np
 from dpaudit.accounting.events import EpsilonDeltaDpEvent, ParallelComposedDpEvent
 from dpaudit.algorithms.mab.base import Algorithm
 from dpaudit.algorithms.mab.outcome import Outcome, SegmentLog
-from dpaudit.algorithms.privacy import Guarantee, Privacy
+from dpaudit.privacy import Guarantee, Privacy
 from dpaudit.validation import check_choice, check_epsilon, check_positive_int
 
 __all__ = ["FTNL", "FTNL_NOISES"]

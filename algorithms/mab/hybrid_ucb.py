@@ -37,7 +37,7 @@ import numpy as np
 from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab.base import Algorithm, resolve_horizon
 from dpaudit.algorithms.mab.outcome import Outcome, SegmentLog
-from dpaudit.algorithms.privacy import Guarantee, Privacy
+from dpaudit.privacy import Guarantee, Privacy
 from dpaudit.mechanisms.tree import BinaryTree
 from dpaudit.validation import check_choice, check_epsilon, check_finite_array, check_positive, check_positive_int
 

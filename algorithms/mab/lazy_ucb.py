@@ -36,7 +36,7 @@ import numpy as np
 from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab.base import Algorithm
 from dpaudit.algorithms.mab.outcome import Outcome, SegmentLog
-from dpaudit.algorithms.privacy import Guarantee, Privacy
+from dpaudit.privacy import Guarantee, Privacy
 from dpaudit.validation import check_choice, check_epsilon, check_finite_array, check_positive_int
 
 __all__ = ["AnytimeLazyUCB", "lazy_array_releases", "LAZY_ENGINES"]

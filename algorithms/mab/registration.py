@@ -16,7 +16,7 @@ from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
 from dpaudit.algorithms.mab.outcome import checkpoint_grid
 from dpaudit.algorithms.mab.ucb import UCB1
 from dpaudit.algorithms.params import float_list
-from dpaudit.algorithms.privacy import Privacy
+from dpaudit.privacy import Privacy
 from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param
 from dpaudit.regret import RegretCurves
 from dpaudit.validation import check_int_at_least

@@ -13,7 +13,7 @@ import numpy as np
 
 from dpaudit.algorithms.mab.base import Algorithm
 from dpaudit.algorithms.mab.outcome import Outcome
-from dpaudit.algorithms.privacy import NON_PRIVATE, Privacy
+from dpaudit.privacy import NON_PRIVATE, Privacy
 from dpaudit.validation import check_positive_int
 
 __all__ = ["UCB1"]

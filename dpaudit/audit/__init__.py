@@ -127,6 +127,10 @@ in an `AuditOptions` and run with `run_audit`; results name the target by `descr
 its raw rows (selection_fraction x samples rows per input).
 """
 
+import sys
+import types
+from typing import Any
+
 from dpaudit.audit.auditor import AuditOptions, audit, run_audit
 from dpaudit.audit.describe import describe_target
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
@@ -150,3 +154,14 @@ __all__ = [
     "audit_sequential",
     "SequentialAudit",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    """This package, callable as its `audit` function: `dpaudit.audit(...)` is the front door's auditor
+    whether or not the package was imported before (the import system binds `dpaudit.audit` to it)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> AuditResult:
+        return audit(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

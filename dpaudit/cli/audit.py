@@ -33,6 +33,8 @@ from dpaudit.cli._catalog import add_catalog_arguments, load_entries
 from dpaudit.user_config import catalog_text as _catalog_text
 from dpaudit.cli._types import FlagError, check_reachable, int_at_least, real_in, seed, writable_folder
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 EXIT_OK, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 3  # 2 (usage error) is dpaudit.cli.main's
 
 NAME = "audit"

@@ -23,6 +23,8 @@ from typing import Callable
 
 from dpaudit.cli._types import help_text, int_at_least, integer, real, real_in
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "budget"
 HELP = ("epsilon (at delta) or delta (at epsilon) of a mechanism, a whole algorithm run, or a plan of "
         "releases, under every accountant")

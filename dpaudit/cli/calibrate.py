@@ -30,6 +30,8 @@ from dpaudit.cli.budget import (
     reject_mechanism_params,
 )
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "calibrate"
 HELP = ("smallest noise (or largest local epsilon) of a mechanism, or largest epsilon input of an algorithm, "
         "meeting a target (epsilon, delta) under every accountant")

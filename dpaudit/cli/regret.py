@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from dpaudit.cli._types import FlagError, plot_file, help_text, int_at_least, integer, seed
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 if TYPE_CHECKING:
     from dpaudit.registry import Param
 

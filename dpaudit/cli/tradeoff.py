@@ -21,6 +21,8 @@ from typing import Any
 
 from dpaudit.cli._types import FlagError, plot_file, int_at_least, integer, seed
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "tradeoff"
 HELP = "final regret (mean, 95% interval) against the corrected epsilon of one or several algorithms"
 

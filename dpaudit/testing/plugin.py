@@ -15,6 +15,8 @@ import pytest
 
 from dpaudit.testing.assertions import DEFAULT_SAMPLES, assert_dp as _assert_dp
 
+__all__ = ["pytest_addoption", "assert_dp"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dpaudit")

@@ -13,7 +13,7 @@ from dpaudit.algorithms.glm.algorithms import PrivateGLM, ShuffleGLM
 from dpaudit.algorithms.glm.environment import GLMEnvironment
 from dpaudit.algorithms.glm.private_glm import PrivateGLMParams
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
-from dpaudit.algorithms.interface import PrivateAlgorithm
+from dpaudit.interface import PrivateAlgorithm
 from dpaudit.algorithms.linear.linucb import LinUCB
 from dpaudit.algorithms.linear.linucb_jdp import LinUCBJDP
 from dpaudit.algorithms.linear.linucb_ldp import LinUCBLDP

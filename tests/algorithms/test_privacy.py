@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpaudit.algorithms.privacy import NON_PRIVATE, RELATIONS, TRUST_MODELS, Guarantee, Privacy
+from dpaudit.privacy import NON_PRIVATE, RELATIONS, TRUST_MODELS, Guarantee, Privacy
 
 CLAIM = Guarantee("approx", 1.0, 1e-5, source="test")
 GAUSS = dp_accounting.GaussianDpEvent(2.0)

@@ -130,8 +130,8 @@ def test_import_dpaudit_stays_cheap():
 
 
 def test_a_catalog_algorithm_through_the_interface(registry):
-    # a dpaudit.algorithms.interface.PrivateAlgorithm (DP-SE), its actions audited against its own pure claim
-    from dpaudit.algorithms.interface import PrivateAlgorithm
+    # a dpaudit.interface.PrivateAlgorithm (DP-SE), its actions audited against its own pure claim
+    from dpaudit.interface import PrivateAlgorithm
     from dpaudit.algorithms.mab.environment import RewardTable
     from dpaudit.algorithms.mab.elimination import DPSE
 
