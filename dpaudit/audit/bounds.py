@@ -100,6 +100,7 @@ def _lower_root(k: np.ndarray, n: np.ndarray, level: float) -> np.ndarray:
         ab, bb = a[bad], b[bad]
         lo = np.full(ab.shape, np.finfo(float).tiny)
         lo_ok = betainc(ab, bb, lo) <= level
+        # lo is the safe end: betainc(lo) <= level as computed, hi fails it (ulps apart: too close for an exact check)
         lo, _ = _bisect_log(lambda t: betainc(ab, bb, t) <= level, lo, np.ones(ab.shape))
         x[bad] = np.where(lo_ok, lo, 0.0)  # the root below the smallest normal float: 0 is safe
     return x
