@@ -126,7 +126,12 @@ def _make(root: pathlib.Path) -> dict:
     start = time.monotonic()
     sources = _package_files()
     dist = root / "dist"
-    res = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", dist, ROOT], root, _env(), INSTALL_TIMEOUT)
+    # the sdist first, then the wheel built from it: a file the sdist forgets is missing from the wheel
+    res = _run([sys.executable, "-m", "build", "--sdist", "--outdir", dist, ROOT], root, _env(), INSTALL_TIMEOUT)
+    if res.returncode:
+        return _failed("building the sdist (python -m build --sdist)", res, root)
+    (sdist,) = dist.glob("dpaudit-*.tar.gz")
+    res = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", dist, sdist], root, _env(), INSTALL_TIMEOUT)
     if res.returncode:
         return _failed("building the wheel (pip wheel --no-deps)", res, root)
     (wheel,) = dist.glob("dpaudit-*.whl")
@@ -193,6 +198,15 @@ def test_wheel_holds_every_package_and_file(installed):
     assert "dpaudit = dpaudit.testing.plugin" in entry_points and "dpaudit = dpaudit.cli:main" in entry_points
     assert 'Requires-Dist: hypothesis>=6.80; extra == "testing"' in meta
     assert 'Requires-Dist: pytest>=7; extra == "testing"' in meta
+
+
+def test_front_door_and_budget_from_the_venv_outside_the_checkout(installed, tmp_path):
+    code = "import dpaudit; print(len([getattr(dpaudit, n) for n in dpaudit.__all__]))"
+    res = _run([installed.python, "-c", code], tmp_path, installed.env())
+    assert res.returncode == 0 and int(res.stdout) == len(dpaudit.__all__), _tail(res)
+    res = _run(["dpaudit", "budget", "gaussian", "--sigma", "2", "--count", "100", "--delta", "1e-5", "--json"],
+               tmp_path, installed.env())
+    assert res.returncode == 0 and json.loads(res.stdout), _tail(res)
 
 
 def test_imports_from_the_venv_outside_the_checkout(installed, tmp_path):
