@@ -1,16 +1,6 @@
 """Moved to `dpaudit.interface` (core, so that core can type what algorithms declare); this name keeps
 working with a DeprecationWarning."""
 
-import warnings
-from typing import Any
+from dpaudit._moved import forward
 
-import dpaudit.interface as _moved
-
-__all__ = list(_moved.__all__)
-
-
-def __getattr__(name: str) -> Any:
-    if not hasattr(_moved, name):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to dpaudit.interface.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(_moved, name)
+__all__, __getattr__ = forward(__name__, "dpaudit.interface")
