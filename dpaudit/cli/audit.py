@@ -180,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
     if address is not None and args.jobs not in (None, 1):
         raise FlagError("--jobs", f"runs entries in local processes; with a Dask executor the scheduler spreads the "
                                   f"work (got --jobs {args.jobs} with --executor {args.executor})")
+    if args.samples is not None:
+        _check_samples(args.samples)
     baseline = _baseline(args.baseline) if args.baseline is not None else None
     junit = _junit_path(args.junit_xml, args.out) if args.junit_xml is not None else None
     if address is not None:
@@ -196,6 +198,16 @@ def run(args: argparse.Namespace) -> int:
             return _run_suite(args, entries, quick, executor, catalog=catalog,
                               config=str(config.file) if config is not None else None, baseline=baseline,
                               junit=junit)
+
+
+def _check_samples(samples: int) -> None:
+    """--samples as the auditor will check it (its run and chunk limits), before any work."""
+    from dpaudit.audit import AuditOptions
+
+    try:
+        AuditOptions.create(claim_epsilon=1.0, samples=samples)
+    except ValueError as exc:
+        raise FlagError("--samples", f"{samples} runs per input cannot be audited: {exc}") from None
 
 
 @contextlib.contextmanager

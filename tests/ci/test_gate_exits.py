@@ -192,3 +192,12 @@ def test_a_raised_keyboard_interrupt_is_not_a_ctrl_c():
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(1.0)
         assert is_interrupt(caught.value)
+
+
+@pytest.mark.parametrize("samples", ["1e15", str(2**64)])
+def test_samples_beyond_the_auditors_limits_exit_2_before_any_work(project, capsys, samples):
+    project.config()
+    project.write("shop_audits.py", laplace_module())
+    assert main(["audit", "--samples", samples, "--out", "rep"]) == 2
+    assert "--samples" in capsys.readouterr().err
+    assert not (project.root / "rep" / "report.json").exists()
