@@ -1,6 +1,6 @@
 """epsilon budgets of whole algorithms and of deployment plans, from their declared privacy.
 
-An algorithm declares (`dpaudit.algorithms.privacy.Privacy`) the `DpEvent` of what one run releases
+An algorithm declares (`dpaudit.privacy.Privacy`) the `DpEvent` of what one run releases
 about one user, the paper's claim and, where the paper's accounting fails, the corrected guarantee.
 Here that event is handed to every accountant of `dpaudit.accounting` (epsilon at delta, or delta at
 epsilon), next to the claim; `calibrate_algorithm` searches the algorithm's epsilon input for a
@@ -70,12 +70,19 @@ def accountant_rows(event: dp_accounting.DpEvent, delta: float | None, epsilon: 
             row["reason"] = exc.reason
         except (MemoryError, OverflowError) as exc:
             row["supported"] = False
-            row["reason"] = f"this accountant failed on this event ({type(exc).__name__})"
+            row["reason"] = _failure(exc)
             row["failed"] = True
         rows.append(row)
         if on_row is not None:
             on_row(row)
     return rows
+
+
+def _failure(exc: BaseException) -> str:
+    """Why an accountant could not answer: what ran out (memory, or the range of a double) and the detail."""
+    what = "ran out of memory" if isinstance(exc, MemoryError) else "overflowed (a number beyond the range of doubles)"
+    detail = f": {exc}" if str(exc) else ""
+    return f"this accountant {what} on this event ({type(exc).__name__}{detail})"
 
 
 def best_row(rows: list[dict]) -> dict | None:
@@ -104,7 +111,11 @@ def declared_privacy(name: str, horizon: int, params: dict | None = None) -> Any
     known = {p.name for p in entry.params}
     unknown = sorted(set(params or {}) - known)
     if unknown:
-        raise ValueError(f"{name} does not take {', '.join('--' + u.replace('_', '-') for u in unknown)}; "
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], known, n=1)
+        hint = f" (did you mean --{close[0].replace('_', '-')}?)" if close else ""
+        raise ValueError(f"{name} does not take {', '.join('--' + u.replace('_', '-') for u in unknown)}{hint}; "
                          f"its parameters: {', '.join('--' + k.replace('_', '-') for k in sorted(known)) or 'none'}")
     return entry.privacy(horizon=horizon, **(params or {}))
 
@@ -241,62 +252,109 @@ class Release:
     claim: dict | None = None
 
 
-def _plan_error(where: str, message: str) -> ValueError:
-    return ValueError(f"plan {where}: {message}")
+PLAN_KEYS = ("releases",)
+"""The keys of a plan's top level."""
+
+RELEASE_KEYS = ("algorithm", "mechanism", "horizon", "params", "count", "label")
+"""The keys of one release of a plan."""
+
+MAX_COUNT = 2**63 - 1
+"""The most releases one plan line (or `dpaudit budget --count`) composes: numpy's largest integer."""
+
+
+class PlanError(ValueError):
+    """A bad plan file; the message names the file and the table."""
+
+
+def _plan_error(where: str, message: str) -> PlanError:
+    return PlanError(f"plan {where}: {message}")
+
+
+def _check_keys(path: str, table: str, given: dict, known: Any) -> None:
+    """Every key of the plan table `table` is one of `known`; else ValueError naming the file, the
+    table and the key, with a close match and the known keys."""
+    import difflib
+
+    known = sorted(known)
+    unknown = [str(k) for k in given if k not in known]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise _plan_error(path, f"unknown key {unknown[0]!r} in {table}{hint}; its keys: {', '.join(known) or 'none'}")
+
+
+def _read_plan(path: str | pathlib.Path, name: str) -> Any:
+    """The parsed plan file (called `name` in messages): JSON for a .json name, TOML otherwise."""
+    p = pathlib.Path(path)
+    try:
+        text = p.read_text()
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, or a NUL byte in the path
+        raise _plan_error(name, f"cannot read the file ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        return json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
+    except ValueError as exc:  # a decode error, or an integer of more digits than Python reads
+        kind = "JSON" if p.suffix.lower() == ".json" else "TOML"
+        raise _plan_error(name, f"not valid {kind} ({exc})") from None
 
 
 def load_plan(path: str | pathlib.Path) -> list[Release]:
     """Read a plan: TOML (`[[releases]]` tables) or JSON (`{"releases": [...]}`), each release with
-    `algorithm` (+ `horizon`) or `mechanism`, optional `params` (a table) and `count` (default 1)."""
-    from dpaudit.accounting.named import MECHANISMS, event_for
+    `algorithm` (+ `horizon`) or `mechanism`, optional `params` (a table) and `count` (default 1,
+    at most MAX_COUNT). A key no table takes, at any level, is an error (never silently ignored)."""
+    from dpaudit.validation import shorten
 
-    p = pathlib.Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise _plan_error(str(path), f"cannot read the file ({exc.strerror or exc})") from None
-    try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        kind = "JSON" if p.suffix.lower() == ".json" else "TOML"
-        raise _plan_error(str(path), f"not valid {kind} ({exc})") from None
+    name = str(path) if len(str(path)) <= 120 else shorten(str(path))
+    data = _read_plan(path, name)
+    if isinstance(data, dict):
+        _check_keys(name, "the top level", data, PLAN_KEYS)
     items = data.get("releases") if isinstance(data, dict) else None
     if not isinstance(items, list) or not items:
-        raise _plan_error(str(path), "needs a non-empty list `releases`")
-    out = []
-    for i, item in enumerate(items):
-        where = f"releases[{i}]"
-        if not isinstance(item, dict):
-            raise _plan_error(where, f"must be a table, got {item!r}")
-        extra = sorted(set(item) - {"algorithm", "mechanism", "horizon", "params", "count", "label"})
-        if extra:
-            raise _plan_error(where, f"unknown keys {', '.join(extra)}")
-        params = item.get("params", {})
-        count = item.get("count", 1)
+        raise _plan_error(name, "needs a non-empty list `releases`")
+    return [_release(name, f"releases[{i}]", item) for i, item in enumerate(items)]
+
+
+def _release(path: str, where: str, item: Any) -> Release:
+    """One release of the plan `path`, the table `where` of it; ValueError naming both."""
+    if not isinstance(item, dict):
+        raise _plan_error(f"{path}, {where}", f"must be a table, got {item!r}")
+    _check_keys(path, where, item, RELEASE_KEYS)
+    params = item.get("params", {})
+    count = item.get("count", 1)
+    try:
         if not isinstance(params, dict):
-            raise _plan_error(where, f"params must be a table, got {params!r}")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise _plan_error(where, f"count must be an integer >= 1, got {count!r}")
-        try:
-            if ("algorithm" in item) == ("mechanism" in item):
-                raise ValueError("give exactly one of algorithm, mechanism")
-            if "algorithm" in item:
-                horizon = item.get("horizon")
-                if isinstance(horizon, bool) or not isinstance(horizon, int):
-                    raise ValueError(f"horizon must be an integer, got {horizon!r}")
-                privacy = declared_privacy(str(item["algorithm"]), horizon, params)
-                label = item.get("label", f"{item['algorithm']} T={horizon}")
-                out.append(Release(str(label), _event(privacy), count, privacy.claim.to_json()))
-            else:
-                if "horizon" in item:
-                    raise ValueError("horizon applies to algorithms only")
-                mech = str(item["mechanism"])
-                if mech not in MECHANISMS:
-                    raise ValueError(f"unknown mechanism {mech!r}; choose one of {', '.join(MECHANISMS)}")
-                out.append(Release(str(item.get("label", mech)), event_for(mech, params), count))
-        except ValueError as exc:
-            raise _plan_error(where, str(exc)) from None
-    return out
+            raise ValueError(f"`params` must be a table, got {params!r}")
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+            raise ValueError(f"`count` must be an integer in [1, 2**63 - 1], got {count!r}")
+        if ("algorithm" in item) == ("mechanism" in item):
+            raise ValueError("give exactly one of `algorithm`, `mechanism`")
+        if "algorithm" in item:
+            return _algorithm_release(item, params, count)
+        return _mechanism_release(path, where, item, params, count)
+    except PlanError:
+        raise
+    except ValueError as exc:
+        raise _plan_error(f"{path}, {where}", str(exc)) from None
+
+
+def _algorithm_release(item: dict, params: dict, count: int) -> Release:
+    horizon = item.get("horizon")
+    if isinstance(horizon, bool) or not isinstance(horizon, int):
+        raise ValueError(f"`horizon` must be an integer, got {horizon!r}")
+    privacy = declared_privacy(str(item["algorithm"]), horizon, params)
+    label = item.get("label", f"{item['algorithm']} T={horizon}")
+    return Release(str(label), _event(privacy), count, privacy.claim.to_json())
+
+
+def _mechanism_release(path: str, where: str, item: dict, params: dict, count: int) -> Release:
+    from dpaudit.accounting.named import MECHANISMS, event_for
+
+    if "horizon" in item:
+        raise ValueError("`horizon` applies to algorithms only")
+    mech = str(item["mechanism"])
+    if mech not in MECHANISMS:
+        raise ValueError(f"unknown mechanism {mech!r}; choose one of {', '.join(MECHANISMS)}")
+    _check_keys(path, f"{where}.params (mechanism {mech!r})", params, MECHANISMS[mech].params)
+    return Release(str(item.get("label", mech)), event_for(mech, params), count)
 
 
 def plan_event(releases: list[Release]) -> dp_accounting.DpEvent:

@@ -19,6 +19,7 @@ __all__ = [
     "check_int_at_least",
     "check_choice",
     "check_finite_array",
+    "shorten",
 ]
 
 
@@ -111,3 +112,13 @@ def check_finite_array(value: Any, name: str, ndim: int | None = None) -> np.nda
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (no NaN or inf)")
     return arr
+
+
+def shorten(text: Any, limit: int = 120) -> str:
+    """`repr(text)` for a message, its middle elided when longer than `limit` characters (a 5000-character
+    path or number is shown by its ends)."""
+    shown = repr(text)
+    if len(shown) <= limit:
+        return shown
+    keep = (limit - 5) // 2
+    return f"{shown[:keep]}...{shown[-keep:]} ({len(str(text))} characters)"

@@ -8,7 +8,6 @@ which the tests check against the exact privacy loss computed from the pmf/densi
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any
 
@@ -17,7 +16,7 @@ import dp_accounting
 from dp_accounting import dp_event
 import numpy as np
 
-from dpaudit.accounting.events import DiscreteGaussianDpEvent, SkellamDpEvent
+from dpaudit.accounting.events import DiscreteGaussianDpEvent, KaryRandomizedResponseDpEvent, SkellamDpEvent
 from dpaudit.mechanisms import discrete, samplers
 from dpaudit.mechanisms.discrete import Size, exact_rational
 from dpaudit.validation import check_epsilon, check_int_at_least, check_positive
@@ -177,7 +176,8 @@ class RandomizedResponseMechanism:
     other value; eps-LDP. k = 2 is Warner's binary randomized response.
 
     As dp-accounting's RandomizedResponseDpEvent (output a uniform bucket w.p. p, else the
-    input): p = k / (e^eps + k - 1).
+    input): p = k / (e^eps + k - 1); the event keeps eps and k (`KaryRandomizedResponseDpEvent`),
+    since p rounds to 1.0 for large k or small eps.
     """
 
     epsilon: float = attr.ib(converter=lambda e: check_epsilon(e))
@@ -188,9 +188,8 @@ class RandomizedResponseMechanism:
             return samplers.randomized_response(rng, values, self.epsilon)
         return samplers.k_randomized_response(rng, values, self.k, self.epsilon)
 
-    def event(self) -> dp_accounting.RandomizedResponseDpEvent:
-        p = self.k / (math.exp(self.epsilon) + self.k - 1)
-        return dp_accounting.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=self.k)
+    def event(self) -> KaryRandomizedResponseDpEvent:
+        return KaryRandomizedResponseDpEvent(local_epsilon=self.epsilon, num_buckets=self.k)
 
     def pure_epsilon(self) -> float:
         return self.epsilon

@@ -21,17 +21,18 @@ laws; the counts condition assumes every type has at least T_j phase-2 arrivals 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable
 
 import dp_accounting
 import numpy as np
-from scipy import stats
+from scipy import signal, stats
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
 from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted
 from dpaudit.algorithms.conse.algorithm import ConSEParams, epoch_schedule
-from dpaudit.algorithms.privacy import Guarantee, Privacy
+from dpaudit.privacy import Guarantee, Privacy
 from dpaudit.validation import check_epsilon, check_int_at_least, check_open_unit, check_positive
 
 __all__ = [
@@ -396,3 +397,272 @@ def context_phase1_epsilon(params: ConSEParams, horizon: int, num_types: int, de
         return min(1.0, worst * (1 + _ROUND_UP) + _ROUND_UP)
 
     return _epsilon_at(delta_of, delta)
+
+
+# ---- the whole algorithm at the claim's δ: every neighbour kind's released view, composed where it composes
+#
+# A unit's change touches, by kind (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2; the actions after t and the CATE
+# vector are post-processings of what is listed, given the other units' data):
+#   reward in phase 1: one epoch mean (`reward_phase1_epsilon`);
+#   reward in phase 2: one estimate (`reward_phase2_epsilon`);
+#   type in phase 1: two epoch lengths, two epoch means, the M RCT lengths (`context_phase1_epsilon`);
+#   type in phase 2: the RCT (end and estimate) of the type it leaves and of the type it joins
+#   (`context_phase2_epsilon`; a change of type and outcomes together is covered, the shift bounds holding
+#   for any outcome).
+# Each kind is bounded over every T_min the phase-1 counts allow: ⌈T_min⌉ ∈ [c_lo, c_hi] with c_lo the floor's
+# ceiling and c_hi = ⌈max(floor, (⌊n/2⌋/M)^(1-α))⌉ (min_j f̂_j <= ⌊n/2⌋/M). The types' phase-2 streams are assumed
+# at least as long as their RCTs (the regime of Assumption 1.1, as `conse_privacy`).
+
+_LENGTH_TAIL = 37.0  # Lap+ lengths beyond centre + 2·37/ε (mass < e^-37) count as infinite loss
+_BIN_TAIL = 1e-30  # arm counts of smaller binomial mass are set aside as infinite loss
+_GRID = 0.01  # loss grid of `context_phase2_epsilon`; each type's losses are rounded up to it
+_LOSS_LOW, _LOSS_HIGH = -5.0, 40.0  # losses below go to the lowest point, above to infinity
+_TINY = 1e-12
+
+
+def _centre_range(params: ConSEParams, n: int, m: int, rct_length_floor: float | None) -> tuple[int, int]:
+    """[c_lo, c_hi]: every value ⌈T_min⌉ can take, T_min = max{floor, min_j f̂_j^(1-α)} (Alg. 2 line 22)."""
+    floor = math.log(n) / params.epsilon if params.tmin_floor == "log_n_over_eps" else math.log(n)
+    if rct_length_floor is not None:
+        floor = max(floor, check_positive(rct_length_floor, "rct_length_floor"))
+    top = max(floor, (n // 2 / m) ** (1.0 - params.alpha))
+    return math.ceil(floor), math.ceil(top)
+
+
+def _lap_plus_rows(epsilon: float, centres: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(P(T = v) for v = 0..size-1, P(T >= size)) per centre: the Lap+_ε pmf (App. A.4) and its tail
+    q^(size-c)/(1 + q - q^(c+1)) (size > c)."""
+    q = math.exp(-epsilon / 2)
+    c = np.asarray(centres, dtype=float)[:, None]
+    v = np.arange(size)[None, :]
+    z = 1 + q - q ** (c + 1)
+    rows = q ** np.abs(v - c) * (1 - q) / z
+    return rows, (q ** (size - c) / z)[:, 0]
+
+
+def _arm_counts(tau: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(N, P(N)) for N = 1 + Bin(τ - 1, 1/2) (the changed unit's arm count among τ fair coins), without the
+    masses below `_BIN_TAIL` on the small side (returned as the third value, to count as infinite loss) and
+    with those on the large side merged into the largest N kept (a smaller loss, rounded up)."""
+    k = np.arange(tau)
+    w = stats.binom.pmf(k, tau - 1, 0.5)
+    keep = w >= _BIN_TAIL
+    lo, hi = int(np.argmax(keep)), int(tau - 1 - np.argmax(keep[::-1]))
+    out = w[lo:hi + 1].copy()
+    out[-1] += float(w[hi + 1:].sum())
+    return k[lo:hi + 1] + 1.0, out, float(w[:lo].sum())
+
+
+def _cate_length_deltas(epsilon: float, size: int, eps_prime: float) -> np.ndarray:
+    """D_τ(ε') = E[δ of Lap shifted by ε τ/(2N)] over N = 1 + Bin(τ - 1, 1/2), τ = 0..size-1 (D_0 = 0: no
+    estimate); the binomial masses set aside count as δ = 1."""
+    out = np.zeros(size)
+    for tau in range(1, size):
+        n_arm, w, aside = _arm_counts(tau)
+        out[tau] = float(np.sum(w * laplace_shift_delta(epsilon * tau / (2 * n_arm), eps_prime))) + aside
+    return out
+
+
+def reward_phase2_epsilon(params: ConSEParams, horizon: int, num_types: int, delta: float,
+                          rct_length_floor: float | None = None) -> float:
+    """ε at δ of one released estimate Δ̂(X_j) under a change of one phase-2 unit's outcomes, every ⌈T_min⌉.
+
+    Given T = τ and the coins (the same law under both datasets) the two estimates are Laplace laws of
+    scale 2/(ετ) shifted by at most 1/N, N = 1 + Bin(τ - 1, 1/2) the unit's arm count; by joint convexity
+    δ(ε') <= Σ_τ P_c(T = τ) D_τ(ε') (`cate_mixture_delta` with the unit in the RCT whatever τ >= 1, its worst
+    position), maximised over c ∈ [c_lo, c_hi] (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 lines 13, 34-36)."""
+    n = check_int_at_least(horizon, 2, "horizon")
+    m = check_int_at_least(num_types, 1, "num_types")
+    c_lo, c_hi = _centre_range(params, n, m, rct_length_floor)
+    eps = params.epsilon
+    size = c_hi + math.ceil(2 * _LENGTH_TAIL / eps) + 1
+    rows, tails = _lap_plus_rows(eps, np.arange(c_lo, c_hi + 1), size)
+
+    def delta_of(e: float) -> float:
+        worst = float(np.max(rows @ _cate_length_deltas(eps, size, e) + tails))
+        return min(1.0, worst * (1 + _ROUND_UP) + _ROUND_UP)
+
+    return _epsilon_at(delta_of, delta)
+
+
+def reward_phase1_epsilon(params: ConSEParams, horizon: int, delta: float) -> float:
+    """ε at δ of the epoch mean a change of one phase-1 unit's outcomes moves, over every epoch and position.
+
+    Given the epoch lengths and the coins (the same law under both datasets) the mean is a Laplace law of
+    scale 2/(ε R_e) shifted by at most 1/N, N = 1 + Bin(L - 1, 1/2), L the noisy length (Lap+_ε(ℓ R_e), ℓ the
+    length centre; a length 0 lasts one arrival). Which epoch holds the unit depends on the earlier lengths,
+    and holding it conditions its own length on L >= ℓ0; so δ(ε') <= max_e sup_ℓ0 E[D_e(L) | L >= ℓ0]
+    (joint convexity; Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 lines 7-11). Lengths beyond the centre ± 2·37/ε
+    count as δ = 1 (for ℓ0 below that window the window's average is bounded with the mass below in the
+    numerator only). Epochs with R_e > n end within phase 1 (L <= n/2) with probability below
+    2 q^(ℓ R_e - n/2), counted as δ."""
+    if not params.reset_means:
+        raise ValueError("reward_phase1_epsilon assumes means zeroed at every epoch end (reset_means=True)")
+    n = check_int_at_least(horizon, 2, "horizon")
+    eps = params.epsilon
+    r_e = epoch_schedule(params, n, 64)[0]
+    q = math.exp(-eps / 2)
+    inside = r_e[r_e <= n]
+    beyond = float(sum(2 * q ** max(0.0, params.length_centre * r - n / 2) for r in r_e[r_e > n]))
+    width = math.ceil(2 * _LENGTH_TAIL / eps)
+    laws = []
+    for r in inside:
+        centre = math.ceil(params.length_centre * r)
+        lengths = np.arange(max(1, centre - width), centre + width + 1)
+        p = lap_plus_pmf(eps, centre, lengths)
+        below = float(lap_plus_pmf(eps, centre, np.arange(0, lengths[0])).sum())  # counted as δ = 1
+        above = max(0.0, 1.0 - float(p.sum()) - below)  # counted as δ = 1
+        laws.append((float(r), p, below, above, [_arm_counts(int(length)) for length in lengths]))
+
+    def delta_of(e: float) -> float:
+        worst = beyond
+        for r, p, below, above, arms in laws:
+            d = np.array([float(np.sum(w * laplace_shift_delta(eps * r / (2 * k), e))) + a for k, w, a in arms])
+            num = np.cumsum((p * d)[::-1])[::-1] + above  # Σ_{L >= ℓ0} P(L) D(L) over the window
+            mass = np.cumsum(p[::-1])[::-1] + above
+            worst = max(worst, float(np.max(num / mass)), (below + num[0]) / mass[0])  # ℓ0 below the window
+        return min(1.0, worst * (1 + _ROUND_UP) + _ROUND_UP)
+
+    return _epsilon_at(delta_of, delta)
+
+
+def _clip_tails(eta: np.ndarray, weight: np.ndarray, shift: float, points: np.ndarray) -> np.ndarray:
+    """Σ weight·P(shift + clip(η + 2Z, 0, η) >= x) at the points x, Z standard Laplace: the loss bound of a
+    Laplace pair of one scale shifted by at most η·scale, for every shift (both directions; pessimistic
+    at negative losses, which it sets to 0)."""
+    x = points[None, :] - shift
+    e = eta[:, None]
+    inside = np.where(x <= 0, 1.0, np.where(x <= e, 1.0 - 0.5 * np.exp(np.minimum(x - e, 0.0) / 2), 0.0))
+    return weight @ inside
+
+
+def _swap_tails(epsilon: float, tau: int, r: int, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(P side, Q side) tails of the W = r branch of `context_phase2_epsilon` for T = τ and position r <= τ:
+    X ~ Bin(r - 1, 1/2) units before t on the exploitation arm A, m = τ - r coins after t all A (weight 2^-m),
+    t's own coin A or not (1/2 each); the RCTs {1..τ} and {1..τ+1} minus t differ by a swap of t for the
+    next arrival, of arm A: shift <= 1/(X + 1 + m) if t's arm is A, else 1/(r - X) + 1/(X + m + 1)."""
+    x = np.arange(r)
+    w = stats.binom.pmf(x, r - 1, 0.5) * 2.0 ** -(tau - r) / 2
+    sig = np.concatenate([1.0 / (x + 1 + tau - r), 1.0 / (r - x) + 1.0 / (x + tau - r + 1)])
+    eta, ww = epsilon * tau * sig / 2, np.concatenate([w, w])
+    return _clip_tails(eta, ww, math.log(2.0), points), _clip_tails(eta, ww, -math.log(2.0), points)
+
+
+def _remove_tails(epsilon: float, tau: int, points: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """(P side, Q side, mass set aside) tails of the W > r branch for T = τ >= 2, over N = 1 + Bin(τ - 1, 1/2)
+    (the branch's conditioning dropped: a larger measure): D's RCT {1..τ} against D''s {1..τ} minus t, at
+    T' = τ - 1, Laplace scales 2/(ετ) and 2/(ε(τ - 1)), shift <= 1/N:
+      P side: log(p_τ/p_{τ-1}) + log(b'/b) - |x - s|/b + |x|/b' <= ε/2 + log(τ/(τ-1)) + ε(τ-1)/(2N) - E/τ,
+      Q side: <= ε/2 + log((τ-1)/τ) + ετ/(2N) + E/(τ-1),  E ~ Exp(1) (|x| <= |s| + |x - s|, x = s + bZ or b'Z)."""
+    n_arm, w, aside = _arm_counts(tau)
+    a = epsilon / 2 + math.log(tau / (tau - 1)) + epsilon * (tau - 1) / (2 * n_arm)
+    b = epsilon / 2 + math.log((tau - 1) / tau) + epsilon * tau / (2 * n_arm)
+    gap_p = a[:, None] - points[None, :]
+    tail_p = w @ np.where(gap_p > 0, -np.expm1(-tau * np.maximum(gap_p, 0.0)), 0.0)
+    gap_q = points[None, :] - b[:, None]
+    tail_q = w @ np.where(gap_q <= 0, 1.0, np.exp(-(tau - 1) * np.maximum(gap_q, 0.0)))
+    return tail_p, tail_q, aside
+
+
+def _length_tails(epsilon: float, tau: int, points: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """(P tails, Q tails, their totals, infinite mass) of one type's loss given T = τ, dominating every
+    position r of the changed unit: r > τ leaves the views equal (loss 0); r = τ is the swap branch alone;
+    r < τ is the remove branch plus the swap branch, which only grows with r (each configuration at r maps to
+    one at r + 1 of no smaller mass and the same shift), so r = τ - 1 bounds it. Tails are pointwise maxima."""
+    zero = (points <= 0).astype(float)
+    if tau == 0:
+        return zero, zero, 1.0, 0.0
+    last_p, last_q = _swap_tails(epsilon, tau, tau, points)
+    if tau == 1:
+        return np.maximum(last_p, zero), np.maximum(last_q, zero), 1.0, 0.0
+    rem_p, rem_q, aside = _remove_tails(epsilon, tau, points)
+    sw_p, sw_q = _swap_tails(epsilon, tau, tau - 1, points)
+    total = max(1.0, 1.0 - aside + 0.5)
+    return (np.maximum.reduce([rem_p + sw_p, last_p, zero]), np.maximum.reduce([rem_q + sw_q, last_q, zero]),
+            total, aside)
+
+
+def _measure(tails: np.ndarray, total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Masses on the grid from tails at its points (losses in [y_(i-1), y_i) rounded up to y_i, below y_0 to
+    y_0) and the mass at infinity (losses >= the top point), per row."""
+    masses = np.concatenate([total[:, None] - tails[:, :1], tails[:, :-1] - tails[:, 1:]], axis=1)
+    return np.maximum(masses, 0.0), tails[:, -1]
+
+
+@functools.lru_cache(maxsize=16)
+def _context_phase2_laws(epsilon: float, c_lo: int, c_hi: int) -> tuple[np.ndarray, ...]:
+    """Per centre c: the grid masses and infinite masses of the two sides (see `context_phase2_epsilon`)."""
+    grid = np.arange(_LOSS_LOW, _LOSS_HIGH + _GRID / 2, _GRID)
+    points = grid - _TINY
+    size = c_hi + math.ceil(2 * _LENGTH_TAIL / epsilon) + 1
+    tp, tq, tot, inf = (np.empty((size, grid.size)), np.empty((size, grid.size)), np.empty(size), np.empty(size))
+    for tau in range(size):
+        tp[tau], tq[tau], tot[tau], inf[tau] = _length_tails(epsilon, tau, points)
+    rows, beyond = _lap_plus_rows(epsilon, np.arange(c_lo, c_hi + 1), size)
+    mp, ip = _measure(rows @ tp, rows @ tot)
+    mq, iq = _measure(rows @ tq, rows @ tot)
+    return grid, mp, ip + rows @ inf + beyond, mq, iq + rows @ inf + beyond
+
+
+def context_phase2_epsilon(params: ConSEParams, horizon: int, num_types: int, delta: float,
+                           rct_length_floor: float | None = None) -> float:
+    """ε at δ of what a phase-2 unit's change of type (j to k, outcomes free) shows: the actions after it and
+    the estimates Δ̂(X_j), Δ̂(X_k), every position and every ⌈T_min⌉ (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2
+    lines 31-39).
+
+    For the type it leaves (D has it at position r of the type's phase-2 arrivals, D' does not), the observer
+    sees, after t, coins while the RCT lasts, then the type's phase-1 arm A, and Δ̂. Let W be the last unit
+    after t whose action differs from A (r if none). Two couplings of D's T with D''s T' make a dominating
+    pair (the observer is told the pair's index; Zhu, Dong, Wang, "Optimal Accounting of Differential Privacy
+    via Characteristic Function", AISTATS 2022, Thm 10, composes such pairs):
+      W > r: T' = T - 1 (the same units after t in both RCTs): weights p_T/p_(T-1) = e^(±ε/2), RCTs {1..T} and
+      {1..T} minus t, scales 2/(εT) and 2/(ε(T-1)), shift <= 1/N (`_remove_tails`);
+      W = r: T' = T for T >= r (D''s RCT takes the next arrival, which showed A: weight ratio 2), scales equal,
+      a swap (`_swap_tails`); T < r: identical views.
+    Each Laplace pair's loss is bounded stochastically, for every shift the data allow, by a law that does
+    not depend on them; given T the laws are bounded over every r (`_length_tails`), then mixed over T ~
+    Lap+_ε(c). The type it joins has the pair reversed (its Q side). The two types' views are independent, so
+    δ(ε') <= E[(1 - e^(ε' - L_P - L_Q))_+] over independent losses (the bound is non-decreasing in each),
+    computed by convolution on a 0.01 grid (losses rounded up; masses over-counted, never dropped), the
+    largest over c ∈ [c_lo, c_hi]; ε is found by bisection.
+    """
+    n = check_int_at_least(horizon, 2, "horizon")
+    m = check_int_at_least(num_types, 1, "num_types")
+    c_lo, c_hi = _centre_range(params, n, m, rct_length_floor)
+    grid, mp, ip, mq, iq = _context_phase2_laws(params.epsilon, c_lo, c_hi)
+    tot_p, tot_q = mp.sum(axis=1), mq.sum(axis=1)
+    sums = np.array([signal.fftconvolve(a, b) for a, b in zip(mp, mq)])
+    values = 2 * grid[0] + _GRID * np.arange(sums.shape[1])
+    slack = 1e-12 * (tot_p + ip) * (tot_q + iq)  # round-off of the FFT convolution
+
+    def delta_of(e: float) -> float:
+        weight = -np.expm1(np.minimum(e - values, 0.0))
+        finite = np.maximum(sums, 0.0) @ weight
+        worst = float(np.max(finite + ip * (tot_q + iq) + iq * tot_p + slack))
+        return min(1.0, worst * (1 + _ROUND_UP) + _ROUND_UP)
+
+    return _epsilon_at(delta_of, delta)
+
+
+def whole_algorithm_guarantees(params: ConSEParams, horizon: int, num_types: int, delta: float | None = None,
+                               rct_length_floor: float | None = None) -> dict[str, Guarantee]:
+    """(ε, δ) of DP-ConSE's whole output per neighbour kind, and the worst of them ("whole"), at δ (default the
+    claim's 1/n): the tightest sound accounting dpaudit computes (section comment above)."""
+    n = check_int_at_least(horizon, 2, "horizon")
+    delta = 1.0 / n if delta is None else check_open_unit(delta, "delta")
+    src = "Li, Shi, Simchi-Levi, ICML 2024, Alg. 2"
+    kinds = {
+        "reward_phase1": (reward_phase1_epsilon(params, n, delta), "one epoch mean, mixture over its length and arm count"),
+        "reward_phase2": (reward_phase2_epsilon(params, n, num_types, delta, rct_length_floor),
+                          "one estimate, mixture over T and the arm count, every T_min"),
+        "context_phase1": (context_phase1_epsilon(params, n, num_types, delta),
+                           "epoch lengths and means, the M RCT lengths, composed exactly"),
+        "context_phase2": (context_phase2_epsilon(params, n, num_types, delta, rct_length_floor),
+                           "both types' RCT ends and estimates, dominating pairs composed by convolution"),
+    }
+    out = {k: Guarantee("approx", max(e, 1e-12), delta, source=f"{k.replace('_', ' ')}: {why} ({src})")
+           for k, (e, why) in kinds.items()}
+    worst = max(out, key=lambda k: out[k].epsilon)
+    out["whole"] = Guarantee("approx", out[worst].epsilon, delta,
+                             source=f"the whole output, worst neighbour kind {worst.replace('_', ' ')} ({src})")
+    return out

@@ -17,7 +17,9 @@ covariance sum plus (ε/2, δ/2) for P_GD, batches in parallel (disjoint users).
 randomizer's input spans [0, 2Δ], so the summation theorem applied to the real count range doubles ε
 (`proof_step`, `shuffle_claims.theorem_event`). Corrected: the exact binomial-count accounting of what is
 released (`BitSumProtocol.event`, P_GD as the composition of its T_it rounds), which at the paper's
-noise levels is far below the claim: the claim holds, its proof does not.
+noise levels is far below the claim: the claim holds, its proof does not. The events are built from the
+eq. 127 parameters in Python integers (`shuffle_claims.bit_sum_event`, `pgd_events`): P_GD's noise bits
+n·b grow like T_it ∝ n², past 2⁶³ from n ≈ 2·10⁴, where the int64 counts of a simulated protocol end.
 """
 
 from __future__ import annotations
@@ -30,10 +32,9 @@ from dpaudit.accounting.events import EpsilonDeltaDpEvent, ParallelComposedDpEve
 from dpaudit.algorithms.glm.claims import glm_tree_events
 from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, private_glm_constants, sgd_call_event
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
-from dpaudit.algorithms.privacy import RELATIONS, Guarantee, Privacy
+from dpaudit.privacy import RELATIONS, Guarantee, Privacy
 from dpaudit.mechanisms import BinaryTree, paper_tree_depth
-from dpaudit.algorithms.shuffle_claims import bit_sum_protocol, pgd_theorem_event, shuffle_gradient_descent, theorem_event
-from dpaudit.mechanisms.vector_sum import BitSumProtocol
+from dpaudit.algorithms.shuffle_claims import bit_sum_event, bit_sum_theorem_event, cheu_parameters, pgd_events
 from dpaudit.validation import check_positive, check_positive_int
 
 __all__ = ["private_glm_privacy", "shuffle_glm_privacy", "optimiser_call_events", "NEIGHBOURING"]
@@ -120,6 +121,16 @@ def _code_v_claim(sigma: float, horizon: int, dim: int) -> dp_accounting.DpEvent
     return tree.event(1.0, nodes_per_leaf=paper_tree_depth(horizon))
 
 
+def _matrix_sum_events(num_users: int, dim: int, epsilon: float,
+                       delta: float) -> tuple[dp_accounting.DpEvent, dp_accounting.DpEvent]:
+    """(exact, theorem) events of one batch's covariance sum: the eq. 127 bit sum at (ε, δ) over the d(d+1)/2
+    labels i <= j (Sarmasarkar, Alg. 4 R2; `bit_sum_event`, `bit_sum_theorem_event`). V's entries lie in
+    [-1, 1]; H_k's in [-1/κ*, 1/κ*] give the same counts up to scale, so the same events."""
+    g, b, p = cheu_parameters(epsilon, delta, num_users, dim)
+    return (bit_sum_event(num_users, dim * (dim + 1) // 2, g, b, p),
+            bit_sum_theorem_event(num_users, g, b, dim, delta, p))
+
+
 def shuffle_glm_privacy(params: ShuffleGLMParams, batch_sizes: list[int], dim: int,
                         iterations: list[int] | None = None) -> Privacy:
     """Claimed vs corrected privacy of ShuffleGLM with the given batch sizes (Sarmasarkar, Thm 5.1, App. D.1).
@@ -138,13 +149,12 @@ def shuffle_glm_privacy(params: ShuffleGLMParams, batch_sizes: list[int], dim: i
         raise ValueError(f"iterations must have one entry per batch ({len(sizes)}), got {len(iters)}")
     paper, corrected, proof = [], [], []
     for n, it in zip(sizes, iters):
-        bound = 1.0  # V (k = 0); H_k's leaves are bounded by 1/κ*, the same protocol up to scale
-        proto = bit_sum_protocol(eps / 2, delta / 2, n, d, num_labels=d * (d + 1) // 2, bound=bound)
-        pgd = shuffle_gradient_descent(n, d, eps / 2, delta / 2, params.lipschitz, 1.0, iterations=it)
+        matrix, matrix_theorem = _matrix_sum_events(n, d, eps / 2, delta / 2)
+        pgd, pgd_theorem = pgd_events(n, d, eps / 2, delta / 2, it)
         paper.append(dp_accounting.ComposedDpEvent([EpsilonDeltaDpEvent(eps / 2, delta / 2),
                                                     EpsilonDeltaDpEvent(eps / 2, delta / 2)]))
-        corrected.append(dp_accounting.ComposedDpEvent([proto.event(), pgd.event()]))
-        proof.append(dp_accounting.ComposedDpEvent([theorem_event(proto, d, delta / 2), pgd_theorem_event(pgd)]))
+        corrected.append(dp_accounting.ComposedDpEvent([matrix, pgd]))
+        proof.append(dp_accounting.ComposedDpEvent([matrix_theorem, pgd_theorem]))
     return _declare("shuffle", eps, delta, "Theorem 5.1", ParallelComposedDpEvent(corrected),
                     ParallelComposedDpEvent(paper),
                     "exact binomial-count accounting of each invocation; batches on disjoint users; "

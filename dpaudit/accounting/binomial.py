@@ -29,7 +29,11 @@ from scipy.special import betainc
 
 from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted, smallest_accepted_int
 
-__all__ = ["binomial_delta", "binomial_epsilon"]
+__all__ = ["MAX_TRIALS", "binomial_delta", "binomial_epsilon"]
+
+MAX_TRIALS = 2**52
+"""Most trials accounted for: outcomes and N are doubles here, exact integers only below 2^53, and
+scipy's incomplete beta returns nan near N = 1e18 (a delta of 0, epsilon 0, was read there)."""
 
 # Relative slack added to each computed delta: the two tails come from scipy's incomplete beta
 # (a few ulps each); their difference loses at most this much of the larger tail.

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
@@ -82,10 +83,11 @@ def kov_heterogeneous_epsilon(epsilons, deltas, counts, delta: float) -> float:
     eps = min(sum eps_i, D + sqrt(2 S log(e + sqrt(S)/d~)), D + sqrt(2 S log(1/d~))),
     D = sum eps_i (e^eps_i - 1)/(e^eps_i + 1), S = sum eps_i^2. Here d~ solves the delta equation."""
     keep = _log_keep(deltas, counts)
-    # 1 - (1 - d~) e^keep <= delta  <=>  d~ <= 1 - (1 - delta) e^-keep
-    dt = -math.expm1(math.log1p(-delta) - keep)
-    if dt <= 0:
+    # 1 - (1 - d~) e^keep <= delta  <=>  d~ <= 1 - (1 - delta) e^-keep, positive iff log(1-delta) < keep
+    gap = math.log1p(-delta) - keep
+    if not gap < 0:  # also keep = -inf (a delta_i = 1 composed): e^-keep overflows, no d~ works
         return math.inf
+    dt = -math.expm1(gap)
     total, drift, sq = _het_parts(epsilons, counts)
     cands = [total]
     if sq > 0:
@@ -130,7 +132,9 @@ def log_binomial_lower_tail_bound(k: int, log_p: float, log_q: float, j: int) ->
     best = -k * kl
     log_r = math.log(j) + log_p - math.log(k - j + 1) - log_q if j > 0 else -math.inf
     if log_r < 0:
-        log_wj = float(gammaln(k + 1) - gammaln(j + 1) - gammaln(k - j + 1)) + (k - j) * log_p + j * log_q
+        # as floats: scipy's gammaln takes no integer beyond 2**64 (a count of 1e20 releases)
+        log_wj = (float(gammaln(float(k) + 1) - gammaln(float(j) + 1) - gammaln(float(k - j) + 1))
+                  + (k - j) * log_p + j * log_q)
         best = min(best, log_wj - math.log(-math.expm1(log_r)))
     return min(0.0, best)
 
@@ -162,7 +166,7 @@ class OptimalHomogeneous:
         self._log_q = -float(np.logaddexp(0.0, self.eps0))
         self._log_keep = self.k * math.log1p(-self.delta0) if self.delta0 < 1 else -math.inf
         self._log_lost = math.log(-math.expm1(self._log_keep)) if self.delta0 > 0 else -math.inf
-        self._log_k_fact = float(gammaln(self.k + 1))
+        self._log_k_fact = float(gammaln(float(self.k) + 1))  # a float: gammaln takes no integer beyond 2**64
         # round-off of a log term: gammaln and the two products, each a few ulp of its magnitude
         mag = self._log_k_fact + self.k * (abs(self._log_p) + abs(self._log_q)) + 1.0
         self._slack = 16 * np.finfo(float).eps * mag
@@ -171,12 +175,11 @@ class OptimalHomogeneous:
         """The largest i with (k - 2i) eps0 > eps (-1 when there is none)."""
         if self.eps0 == 0.0:
             return -1
-        i = min(self.k, max(-1, math.ceil((self.k - epsilon / self.eps0) / 2) - 1))
-        while i >= 0 and not ((self.k - 2 * i) * self.eps0 > epsilon):
-            i -= 1
-        while i + 1 <= self.k and (self.k - 2 * (i + 1)) * self.eps0 > epsilon:
-            i += 1
-        return i
+        if not math.isfinite(epsilon / self.eps0):  # a huge epsilon or a tiny eps0: no loss exceeds epsilon
+            return -1
+        # exact rationals: k - 2i > eps/eps0; floats would be off by many indices once k > 2**53
+        ratio = Fraction(epsilon) / Fraction(self.eps0)
+        return min(self.k, max(-1, math.ceil((self.k - ratio) / 2) - 1))
 
     def _log_delta_rr(self, epsilon: float) -> float:
         """log of the binary-RR sum (an upper bound, see the class docstring)."""
@@ -186,8 +189,11 @@ class OptimalHomogeneous:
         lo = max(0, top - self.WINDOW + 1)
         i = np.arange(lo, top + 1, dtype=float)
         loss = (self.k - 2 * i) * self.eps0
-        logw = self._log_k_fact - gammaln(i + 1) - gammaln(self.k - i + 1) + (self.k - i) * self._log_p + i * self._log_q
-        total = float(logsumexp(logw + np.log(-np.expm1(epsilon - loss))))
+        logw = (self._log_k_fact - gammaln(i + 1) - gammaln(float(self.k) - i + 1)
+                + (self.k - i) * self._log_p + i * self._log_q)
+        with np.errstate(divide="ignore", over="ignore"):  # a loss rounded to <= epsilon adds log 0: nothing
+            gain = np.log(np.maximum(-np.expm1(epsilon - loss), 0.0))
+        total = float(logsumexp(logw + gain))
         if lo > 0:
             total = float(np.logaddexp(total, log_binomial_lower_tail_bound(self.k, self._log_p, self._log_q, lo - 1)))
         return total + self._slack

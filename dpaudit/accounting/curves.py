@@ -6,6 +6,7 @@ zCDP of a release, Skellam and binomial PLDs. The accountants (`dpaudit.accounti
 from __future__ import annotations
 
 import math
+import sys
 
 import dp_accounting
 import numpy as np
@@ -15,13 +16,13 @@ from scipy import stats
 from scipy.special import gammaln, ive, log_ndtr
 
 from dpaudit.accounting.events import DiscreteGaussianDpEvent, SkellamDpEvent
-from dpaudit.accounting.guarantees import pure_to_zcdp
+from dpaudit.accounting.guarantees import half_square_up, pure_to_zcdp
 from dpaudit.accounting.leaves import TINY, nonprivate, pure_epsilon, trivially_private
 from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted
 
 __all__ = [
     "MAX_ENUMERATED", "ULP", "log_gaussian_delta", "gaussian_delta", "gaussian_epsilon", "skellam_rdp",
-    "poisson_gaussian_rdp", "zcdp_of_leaf", "skellam_pld", "binomial_pld",
+    "laplace_rdp", "half_square_up", "poisson_gaussian_rdp", "zcdp_of_leaf", "skellam_pld", "binomial_pld",
 ]
 
 
@@ -87,6 +88,46 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
         return hi
     lo = 0.0 if hi == 1.0 else hi / 2
     return smallest_accepted(accept, lo, hi, rtol=1e-12, atol=1e-300)
+
+
+def _exp_minus_linear(x: np.ndarray) -> np.ndarray:
+    """g(x) = e^x - 1 - x >= 0 without cancellation: x^2 sum_{m>=0} x^m/(m+2)! (Horner, 24 terms: the
+    rest is below 1e-30 of the sum) for |x| < 1/2, expm1(x) - x beyond."""
+    small = np.abs(x) < 0.5
+    xs = np.where(small, x, 0.0)
+    series = np.zeros_like(xs)
+    for m in range(23, -1, -1):
+        series = series * xs + 1.0 / math.factorial(m + 2)
+    xl = np.where(small, 0.0, x)
+    return np.where(small, xs * xs * series, np.expm1(xl) - xl)
+
+
+def laplace_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
+    """RDP of the Laplace mechanism with pure epsilon eps (scale = sensitivity/eps), rounded up:
+
+        D_a = log(a/(2a-1) e^((a-1) eps) + (a-1)/(2a-1) e^(-a eps)) / (a-1)
+
+    (Mironov, "Renyi Differential Privacy", CSF 2017, Prop. 6). For a eps <= 1 the argument minus 1 is
+    (a g((a-1) eps) + (a-1) g(-a eps))/(2a-1), g(x) = e^x - 1 - x: two non-negative terms, so a tiny
+    eps (1e-17, where D_a ~ a eps^2/2) keeps its value (dp-accounting's form cancels to 0 there).
+    Above, the logarithm is taken with (a-1) eps factored out, so a huge a eps does not overflow.
+    """
+    a = np.asarray(orders, dtype=float)
+    eps = float(epsilon)
+    if eps == 0.0:
+        return np.zeros_like(a)
+    if math.isinf(eps):
+        return np.full_like(a, np.inf)
+    small = a * eps <= 1.0
+    with np.errstate(over="ignore"):
+        excess = (a * _exp_minus_linear(np.where(small, (a - 1.0) * eps, 0.0))
+                  + (a - 1.0) * _exp_minus_linear(np.where(small, -a * eps, 0.0))) / (2.0 * a - 1.0)
+        log_b = (a - 1.0) * eps + np.log(a + (a - 1.0) * np.exp(-(2.0 * a - 1.0) * eps)) - np.log(2.0 * a - 1.0)
+    out = np.where(small, np.log1p(excess), log_b) / (a - 1.0)
+    # round-off: a few ulp of each term of the logarithm, which holds (a - 1) eps + log a; below the
+    # smallest normal double a value keeps no relative precision: one smallest double is added
+    out = out * (1 + 16 * ULP) + 16 * ULP * (np.log(a) + 1.0) / (a - 1.0) * ~small
+    return np.where(out < sys.float_info.min, out + TINY, out)
 
 
 def skellam_rdp(orders: np.ndarray, variance: float, l1: float, l2: float) -> np.ndarray:
@@ -168,10 +209,9 @@ def _zcdp_of_leaf(leaf) -> tuple[float, float] | None:
         return math.inf, 0.0
     if isinstance(leaf, dp_accounting.GaussianDpEvent):
         mu = 1.0 / leaf.noise_multiplier  # inf for a noise multiplier below 1/1.8e308: rho = inf
-        return 0.5 * mu * mu, 0.0
+        return half_square_up(mu), 0.0
     if isinstance(leaf, DiscreteGaussianDpEvent):
-        r = leaf.sensitivity / leaf.sigma
-        return 0.5 * r * r, 0.0
+        return half_square_up(leaf.sensitivity / leaf.sigma), 0.0
     if isinstance(leaf, dp_accounting.ZCDpEvent):
         return float(leaf.rho), float(leaf.xi)
     if isinstance(leaf, SkellamDpEvent):
@@ -183,13 +223,22 @@ def _zcdp_of_leaf(leaf) -> tuple[float, float] | None:
     return None
 
 
+def skellam_log_tail(variance: float, u: float) -> float:
+    """log of a bound on P(X >= u) for Skellam noise X of variance var and u >= 0 (Chernoff, with
+    E e^(lambda X) = e^(var (cosh lambda - 1)) at lambda = asinh(u/var)):
+    -(u asinh(u/var) - sqrt(var^2 + u^2) + var)."""
+    return -(u * math.asinh(u / variance) - math.hypot(variance, u) + variance)
+
+
 def skellam_pld(variance: float, sensitivity: int, vdi: float):
     """Pessimistic PLD of the scalar Skellam mechanism: X + Sk(var/2, var/2) vs X + D + Sk(var/2, var/2).
 
     pmf(x) = e^-var I_|x|(var) = ive(|x|, var) (Skellam 1946; the exponentially scaled Bessel
     function keeps it accurate for large variances, where scipy's skellam.logpmf loses its
     accuracy). Outcomes are enumerated on [-T, T + D] with T = 15 sd + 50; the mass of the
-    shifted distribution outside that range goes to the infinite privacy loss (pessimistic).
+    shifted distribution outside that range, bounded by `skellam_log_tail` on both sides (1 minus
+    the enumerated mass reads 0 once it is below 1e-16), and at outcomes where the unshifted pmf
+    underflows goes to the infinite privacy loss (pessimistic).
     """
     sd = math.sqrt(variance)
     t = int(math.ceil(15 * sd + 50))
@@ -198,12 +247,23 @@ def skellam_pld(variance: float, sensitivity: int, vdi: float):
         lower = np.log(ive(np.abs(x), variance))
         upper = np.log(ive(np.abs(x - sensitivity), variance))
     keep = np.isfinite(lower) & np.isfinite(upper)
+    only_upper = np.isfinite(upper) & ~np.isfinite(lower)
     log_lower = {int(o): float(v) for o, v in zip(x[keep], lower[keep])}
     log_upper = {int(o): float(v) for o, v in zip(x[keep], upper[keep])}
-    outside = 1.0 - math.fsum(np.exp(upper[keep]))
+    # X + D leaves [-T, T + D] only if X leaves [-T, T]
+    bound = 2 * math.exp(skellam_log_tail(variance, t + 1)) + math.fsum(np.exp(upper[only_upper]))
+    outside = max(1.0 - math.fsum(np.exp(upper[keep])), bound)
     if outside > 0:
         log_upper["outside"] = math.log(outside)  # absent from lower: infinite loss
     return pld_lib.from_two_probability_mass_functions(log_lower, log_upper, pessimistic_estimate=True, value_discretization_interval=vdi)
+
+
+def binomial_log_tail(trials: int, p: float, k: int) -> float:
+    """log of a bound on P(X >= k) (k >= Np) or P(X <= k) (k <= Np) for X ~ Bin(N, p): -N KL(k/N || p)
+    (Chernoff; Hoeffding 1963, Thm 1)."""
+    a = min(max(k / trials, 0.0), 1.0)
+    kl = (a * math.log(a / p) if a > 0 else 0.0) + ((1 - a) * math.log((1 - a) / (1 - p)) if a < 1 else 0.0)
+    return -trials * kl
 
 
 MAX_ENUMERATED = 400_000  # beyond it (sd > 5000) approx reads the exact tails, at a fraction of the cost
@@ -215,8 +275,8 @@ def binomial_pld(trials: int, probability: float, sensitivity: int, vdi: float):
     (symmetric=False: the binomial is skewed for p != 1/2).
 
     Outcomes within ±40 sd of the mean are enumerated with scipy's exact log-pmf; each
-    distribution's mass outside the window goes to an outcome the other never takes (infinite
-    privacy loss, so it only adds to delta), and so do outcomes of log-mass below
+    distribution's mass outside the window (at least its Chernoff bound, `binomial_log_tail`) goes to
+    an outcome the other never takes (infinite privacy loss, so it only adds to delta), and so do outcomes of log-mass below
     `_BINOMIAL_LOG_MASS_TRUNCATION` (at most `MAX_ENUMERATED` of them: < 10⁻¹² of delta), which keeps the
     support, hence self-composition over many labels, small.
     """
@@ -227,7 +287,10 @@ def binomial_pld(trials: int, probability: float, sensitivity: int, vdi: float):
     logpmf = stats.binom.logpmf(x, n, p)
     base = {int(o): float(v) for o, v in zip(x, logpmf) if np.isfinite(v)}
     shifted = {int(o) + d: v for o, v in base.items()}
-    outside = 1.0 - math.fsum(np.exp(list(base.values())))
+    # 1 minus the enumerated mass reads 0 below 1e-16: the tails beyond the window are bounded too
+    tails = (math.exp(binomial_log_tail(n, p, lo - 1)) if lo > 0 else 0.0) + \
+        (math.exp(binomial_log_tail(n, p, hi + 1)) if hi < n else 0.0)
+    outside = max(1.0 - math.fsum(np.exp(list(base.values()))), tails)
     if outside > 0:
         base["outside (unshifted)"] = math.log(outside)
         shifted["outside (shifted)"] = math.log(outside)

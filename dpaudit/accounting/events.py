@@ -12,9 +12,11 @@ from typing import Sequence
 import attr
 import dp_accounting
 
+from dpaudit.accounting.randomized_response import noise_parameter
 from dpaudit.validation import check_delta, check_epsilon, check_int_at_least, check_open_unit, check_positive
 
 __all__ = [
+    "KaryRandomizedResponseDpEvent",
     "SkellamDpEvent",
     "DiscreteGaussianDpEvent",
     "EpsilonDeltaDpEvent",
@@ -22,6 +24,34 @@ __all__ = [
     "ParallelComposedDpEvent",
     "BinomialDpEvent",
 ]
+
+
+def _local_epsilon(value: float) -> float:
+    return check_epsilon(value, "local_epsilon")
+
+
+def _bucket_count(value: int) -> int:
+    return check_int_at_least(value, 2, "num_buckets")
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class KaryRandomizedResponseDpEvent(dp_accounting.DpEvent):
+    """k-ary randomized response with pure local epsilon eps0: the true bucket w.p.
+    e^eps0/(e^eps0 + k - 1), each other bucket w.p. 1/(e^eps0 + k - 1); exactly eps0-DP (replace-one).
+
+    Warner 1965; Kairouz, Oh, Viswanath, "Extremal Mechanisms for Local Differential Privacy"
+    (NeurIPS 2014). The release dp-accounting calls `RandomizedResponseDpEvent(p, k)` with
+    p = k/(e^eps0 - 1 + k), kept here by eps0 and k (an integer, exact at any size): p rounds to 1.0
+    for large k or small eps0, eps0 does not (`dpaudit.accounting.randomized_response`).
+    """
+
+    local_epsilon: float = attr.ib(converter=_local_epsilon)
+    num_buckets: int = attr.ib(converter=_bucket_count)
+
+    @property
+    def noise_parameter(self) -> float:
+        """dp-accounting's p = k/(e^eps0 - 1 + k), rounded (display only; never read by dpaudit)."""
+        return noise_parameter(self.local_epsilon, self.num_buckets)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

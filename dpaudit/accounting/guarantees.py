@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
+from fractions import Fraction
 
 import numpy as np
 from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 
+from dpaudit.accounting import randomized_response
 from dpaudit.validation import check_delta, check_epsilon, check_nonnegative
 
 __all__ = [
     "positive_delta",
+    "half_square_up",
     "PureDp",
     "ApproxDp",
     "RdpCurve",
@@ -60,9 +64,19 @@ def pure_delta(pure_eps: float, epsilon: float) -> float:
     return float(-math.expm1(epsilon - pure_eps) / (1.0 + math.exp(-pure_eps)))
 
 
+def half_square_up(r: float) -> float:
+    """r^2/2 rounded up to the next double when inexact: below the smallest normal double a square
+    loses its relative precision (and 0 would claim no privacy loss), so one smallest double is added there."""
+    half = 0.5 * r * r
+    if half < sys.float_info.min:
+        return half + math.ulp(0.0)
+    return math.nextafter(half, math.inf) if math.isfinite(half) and Fraction(half) < Fraction(r) ** 2 / 2 else half
+
+
 def pure_to_zcdp(pure_eps: float) -> float:
-    """rho of the zCDP implied by pure epsilon-DP: rho = epsilon^2/2 (Bun, Steinke 2016, Prop. 3.3)."""
-    return 0.5 * pure_eps * pure_eps
+    """rho of the zCDP implied by pure epsilon-DP: rho = epsilon^2/2 (Bun, Steinke 2016, Prop. 3.3),
+    rounded up (`half_square_up`)."""
+    return 0.0 if pure_eps == 0.0 else half_square_up(pure_eps)
 
 
 def pure_rdp(pure_eps: float, orders: np.ndarray) -> np.ndarray:
@@ -70,21 +84,16 @@ def pure_rdp(pure_eps: float, orders: np.ndarray) -> np.ndarray:
 
     D_a = log(p^a q^(1-a) + q^a p^(1-a)) / (a-1), p = e^eps/(1+e^eps), q = 1-p. Valid for every
     eps-DP mechanism by KOV 2015 Thm 2.1 (post-processing of RR) and the data-processing
-    inequality; it is <= min(eps, a*eps^2/2) (Bun, Steinke 2016, Prop. 3.3).
+    inequality; it is <= min(eps, a*eps^2/2) (Bun, Steinke 2016, Prop. 3.3). Evaluated as k-RR with
+    k = 2 (`randomized_response.rdp`), whose form keeps a tiny eps (D_a ~ a eps^2/2) from cancelling
+    to 0, rounded up.
     """
     orders = np.asarray(orders, dtype=float)
     if math.isinf(pure_eps):
         return np.full_like(orders, np.inf)
     if pure_eps == 0.0:
         return np.zeros_like(orders)
-    log_p = -float(np.logaddexp(0.0, -pure_eps))
-    log_q = -float(np.logaddexp(0.0, pure_eps))
-    a = orders
-    terms = np.logaddexp(a * log_p + (1 - a) * log_q, a * log_q + (1 - a) * log_p)
-    out = terms / (a - 1)
-    # Round-off can push the value a hair outside [0, min(eps, a eps^2/2)]; clamp upwards only
-    # to zero (a Renyi divergence is non-negative) and keep the exact-formula value otherwise.
-    return np.maximum(out, 0.0)
+    return randomized_response.rdp(pure_eps, 2, orders)
 
 
 @dataclasses.dataclass(frozen=True)

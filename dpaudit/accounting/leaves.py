@@ -11,10 +11,11 @@ import math
 import dp_accounting
 from dp_accounting import dp_event
 
-from dpaudit.accounting.events import EpsilonDeltaDpEvent
+from dpaudit.accounting.events import EpsilonDeltaDpEvent, KaryRandomizedResponseDpEvent
+from dpaudit.accounting.randomized_response import epsilon_of_noise_parameter
 from dpaudit.validation import check_int_at_least, check_nonnegative, check_positive, check_probability
 
-__all__ = ["validate_leaf", "pure_epsilon", "rr_epsilon", "nonprivate", "trivially_private", "TINY"]
+__all__ = ["validate_leaf", "pure_epsilon", "rr_epsilon", "rr_parameters", "nonprivate", "trivially_private", "TINY"]
 
 
 def validate_leaf(leaf: dp_accounting.DpEvent) -> None:
@@ -34,6 +35,7 @@ def validate_leaf(leaf: dp_accounting.DpEvent) -> None:
         if p == 0.0:
             raise ValueError("RandomizedResponseDpEvent.noise_parameter must lie in (0, 1], got 0 (no noise)")
         check_int_at_least(leaf.num_buckets, 1, "RandomizedResponseDpEvent.num_buckets")
+        rr_epsilon(p, leaf.num_buckets)  # ValueError when p has lost epsilon0 (rounded near 1.0)
     elif isinstance(leaf, dp_accounting.ZCDpEvent):
         check_nonnegative(leaf.rho, "ZCDpEvent.rho")
         check_nonnegative(leaf.xi, "ZCDpEvent.xi")
@@ -46,15 +48,27 @@ def validate_leaf(leaf: dp_accounting.DpEvent) -> None:
 
 
 def rr_epsilon(noise_parameter: float, num_buckets: int) -> float:
-    """Pure epsilon of k-ary randomized response, replace-one: log(1 + k(1-p)/p).
+    """Pure epsilon of k-ary randomized response given by dp-accounting's noise parameter p,
+    replace-one: log(1 + k(1-p)/p), rounded up over the reals within one ulp of p.
 
     With probability 1-p the true bucket, else a uniform one: the likelihood ratio is at most
-    (1 - p + p/k)/(p/k) (Warner 1965; the k-RR of Kairouz, Oh, Viswanath 2014).
+    (1 - p + p/k)/(p/k) (Warner 1965; the k-RR of Kairouz, Oh, Viswanath 2014). ValueError when p
+    cannot carry epsilon (p = 1.0, or k(1-p)/p has lost precision:
+    `randomized_response.epsilon_of_noise_parameter`); `KaryRandomizedResponseDpEvent` keeps it.
     """
-    p, k = float(noise_parameter), int(num_buckets)
-    if k == 1 or p == 1.0:
-        return 0.0
-    return math.log1p(k * (1.0 - p) / p)
+    return epsilon_of_noise_parameter(noise_parameter, num_buckets)
+
+
+def rr_parameters(leaf: dp_accounting.DpEvent) -> tuple[float, int] | None:
+    """(eps0, k) of a k-ary randomized response leaf with k >= 2 and eps0 > 0, else None: eps0 as
+    given by `KaryRandomizedResponseDpEvent`, or from the noise parameter of dp-accounting's
+    `RandomizedResponseDpEvent` (`rr_epsilon`)."""
+    if isinstance(leaf, KaryRandomizedResponseDpEvent):
+        return leaf.local_epsilon, leaf.num_buckets
+    if isinstance(leaf, dp_accounting.RandomizedResponseDpEvent) and int(leaf.num_buckets) >= 2:
+        eps0 = rr_epsilon(leaf.noise_parameter, leaf.num_buckets)
+        return (eps0, int(leaf.num_buckets)) if eps0 > 0 else None
+    return None
 
 
 def pure_epsilon(leaf: dp_accounting.DpEvent) -> float | None:
@@ -62,7 +76,8 @@ def pure_epsilon(leaf: dp_accounting.DpEvent) -> float | None:
 
     Laplace: 1/noise_multiplier (noise scale over l1 sensitivity; Dwork et al. 2006).
     Discrete Laplace pmf ∝ exp(-a|x|) with sensitivity D: a*D (Ghosh, Roughgarden, Sundararajan 2009).
-    Randomized response: `rr_epsilon`. EpsilonDeltaDpEvent with delta = 0: its epsilon.
+    k-ary randomized response: its eps0 (`KaryRandomizedResponseDpEvent`), or `rr_epsilon` of dp-accounting's
+    noise parameter. EpsilonDeltaDpEvent with delta = 0: its epsilon.
     """
     if isinstance(leaf, dp_accounting.NonPrivateDpEvent):
         return math.inf
@@ -70,6 +85,8 @@ def pure_epsilon(leaf: dp_accounting.DpEvent) -> float | None:
         return 1.0 / leaf.noise_multiplier
     if isinstance(leaf, dp_event.DiscreteLaplaceDpEvent):
         return float(leaf.noise_parameter) * int(leaf.sensitivity)
+    if isinstance(leaf, KaryRandomizedResponseDpEvent):
+        return float(leaf.local_epsilon)
     if isinstance(leaf, dp_accounting.RandomizedResponseDpEvent):
         return rr_epsilon(leaf.noise_parameter, leaf.num_buckets)
     if isinstance(leaf, EpsilonDeltaDpEvent) and leaf.delta == 0.0:

@@ -2,21 +2,28 @@
 
 `event_for(name, params)` builds the `DpEvent` of one release; each entry says which parameter
 is its noise (calibrated by `calibrate_parameter`) and in which direction privacy improves.
+Parameters are kept as given (k-ary randomized response by eps0 and k), and a ratio an event needs
+(noise over sensitivity) is rounded towards less privacy, never to more: a ratio beyond the doubles
+becomes a `NonPrivateDpEvent` (epsilon inf) rather than 0 or inf noise.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import sys
+from fractions import Fraction
 from typing import Callable
 
 import dp_accounting
 from dp_accounting import dp_event
 
+from dpaudit.accounting import randomized_response
 from dpaudit.accounting.events import (
     BinomialDpEvent,
     DiscreteGaussianDpEvent,
     EpsilonDeltaDpEvent,
+    KaryRandomizedResponseDpEvent,
     ShuffledDpEvent,
     SkellamDpEvent,
 )
@@ -39,24 +46,51 @@ class NamedMechanism:
 
 
 def rr_noise_parameter(local_epsilon: float, num_buckets: int) -> float:
-    """Noise parameter p of k-ary randomized response with pure epsilon eps0: p = k/(e^eps0 - 1 + k)
-    (inverse of log(1 + k(1-p)/p))."""
-    return num_buckets / (math.expm1(local_epsilon) + num_buckets)
+    """dp-accounting's noise parameter p = k/(e^eps0 - 1 + k) of k-ary randomized response, rounded: for
+    display only (it rounds to 1.0 for large k or small eps0); the "rr" mechanism is accounted from
+    eps0 and k (`KaryRandomizedResponseDpEvent`)."""
+    return randomized_response.noise_parameter(local_epsilon, num_buckets)
+
+
+def _ratio_down(num: float, den: float) -> float:
+    """The largest double <= num/den for positive doubles (the largest finite double when the
+    quotient overflows, 0.0 when it is below the smallest positive double)."""
+    q = num / den
+    if math.isinf(q):
+        return sys.float_info.max
+    return math.nextafter(q, 0.0) if Fraction(q) > Fraction(num) / Fraction(den) else q
+
+
+def _ratio_up(num: float, den: float) -> float:
+    """The smallest double >= num/den for positive doubles (inf when the quotient overflows)."""
+    q = num / den
+    if math.isinf(q):
+        return q
+    return math.nextafter(q, math.inf) if Fraction(q) < Fraction(num) / Fraction(den) else q
+
+
+def _noise_multiplier(p: dict, noise: str) -> float:
+    """noise/sensitivity rounded down (less noise per unit of sensitivity: never more privacy)."""
+    return _ratio_down(check_positive(p[noise], noise), check_positive(p["sensitivity"], "sensitivity"))
 
 
 def _gaussian(p):
-    return dp_accounting.GaussianDpEvent(check_positive(p["sigma"], "sigma") / check_positive(p["sensitivity"], "sensitivity"))
+    nm = _noise_multiplier(p, "sigma")
+    return dp_accounting.GaussianDpEvent(nm) if nm > 0 else dp_accounting.NonPrivateDpEvent()
 
 
 def _laplace(p):
-    return dp_accounting.LaplaceDpEvent(check_positive(p["scale"], "scale") / check_positive(p["sensitivity"], "sensitivity"))
+    nm = _noise_multiplier(p, "scale")
+    return dp_accounting.LaplaceDpEvent(nm) if nm > 0 else dp_accounting.NonPrivateDpEvent()
 
 
 def _dlaplace(p):
-    return dp_event.DiscreteLaplaceDpEvent(
-        noise_parameter=1.0 / check_positive(p["scale"], "scale"),
-        sensitivity=check_int_at_least(p["sensitivity"], 1, "sensitivity"),
-    )
+    # pure epsilon = noise_parameter * sensitivity with noise_parameter = 1/scale rounded up
+    a = _ratio_up(1.0, check_positive(p["scale"], "scale"))
+    sensitivity = check_int_at_least(p["sensitivity"], 1, "sensitivity")
+    if math.isinf(a):
+        return dp_accounting.NonPrivateDpEvent()
+    return dp_event.DiscreteLaplaceDpEvent(noise_parameter=a, sensitivity=sensitivity)
 
 
 def _dgaussian(p):
@@ -68,10 +102,9 @@ def _skellam(p):
 
 
 def _rr(p):
-    k = check_int_at_least(p["buckets"], 2, "buckets")
-    return dp_accounting.RandomizedResponseDpEvent(
-        noise_parameter=rr_noise_parameter(check_epsilon(p["epsilon0"], "epsilon0"), k), num_buckets=k
-    )
+    # eps0 and k as given: a noise parameter k/(e^eps0 - 1 + k) would round to 1.0 for large k
+    return KaryRandomizedResponseDpEvent(local_epsilon=check_epsilon(p["epsilon0"], "epsilon0"),
+                                         num_buckets=check_int_at_least(p["buckets"], 2, "buckets"))
 
 
 def _shuffle(p):

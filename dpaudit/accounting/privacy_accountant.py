@@ -25,6 +25,7 @@ from dpaudit.accounting.events import (
     BinomialDpEvent,
     DiscreteGaussianDpEvent,
     EpsilonDeltaDpEvent,
+    KaryRandomizedResponseDpEvent,
     ShuffledDpEvent,
     SkellamDpEvent,
 )
@@ -66,7 +67,7 @@ def leaf_relations(leaf: dp_accounting.DpEvent) -> frozenset[NeighboringRelation
     """
     if isinstance(leaf, _RELATION_FREE):
         return _ANY
-    if isinstance(leaf, (dp_accounting.RandomizedResponseDpEvent, ShuffledDpEvent)):
+    if isinstance(leaf, (dp_accounting.RandomizedResponseDpEvent, KaryRandomizedResponseDpEvent, ShuffledDpEvent)):
         return _REPLACE
     if isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
         return frozenset({NeighboringRelation.ADD_OR_REMOVE_ONE})

@@ -87,7 +87,7 @@ class _Numerical:
 
     def __init__(self, local_epsilon: float, num_users: int, tail: float = 1e-13) -> None:
         self.eps0 = float(local_epsilon)
-        self.n = int(num_users)
+        self.n = min(int(num_users), _MAX_USERS)
         self.alpha = 1.0 / (1.0 + math.exp(-self.eps0))  # e^eps0/(1+e^eps0)
         m = self.n - 1
         p = math.exp(-self.eps0)
@@ -131,18 +131,31 @@ class _Numerical:
 # e^eps0 overflows: no amplification is claimed (the trivial eps0-DP bound is used).
 _MAX_LOCAL_EPSILON = 500.0
 
+# Below this local epsilon e^eps0/(1 + e^eps0) rounds to within a few ulp of 1/2 (at 1e-17 exactly,
+# and the numerical bound divided by 0): no amplification is claimed from it.
+_MIN_LOCAL_EPSILON = 1e-9
+
+# The numerical bound's windows of C ~ Bin(n - 1, e^-eps0) are doubles read by scipy's incomplete beta,
+# which slows (18 s at 2^52 users) and then fails (nan near 1e18): more users are accounted as this
+# many (0.4 s), and Thm 3.1 takes the true n. Fewer users is a valid bound: the shuffle of n' > n
+# reports is a post-processing of the shuffle of n (the other n' - n users' data is fixed in a
+# neighbouring pair, so their reports can be added and reshuffled).
+_MAX_USERS = 10**10
+
 
 def numerical_delta(local_epsilon: float, num_users: int, epsilon: float) -> float:
     """Upper bound on delta at `epsilon` of the shuffled protocol (FMT 2021 numerical bound)."""
     if local_epsilon > _MAX_LOCAL_EPSILON:
         return 0.0 if epsilon >= local_epsilon else 1.0
+    if local_epsilon < _MIN_LOCAL_EPSILON:
+        return pure_delta(local_epsilon, epsilon)
     return _Numerical(local_epsilon, num_users).delta(epsilon)
 
 
 @functools.lru_cache(maxsize=4096)
 def numerical_epsilon(local_epsilon: float, num_users: int, delta: float, rtol: float = 1e-4) -> float:
     """Smallest epsilon found (bisection, rounded up) with `numerical_delta` <= delta; at most eps0."""
-    if delta <= _ROUNDOFF or local_epsilon > _MAX_LOCAL_EPSILON:
+    if delta <= _ROUNDOFF or not _MIN_LOCAL_EPSILON <= local_epsilon <= _MAX_LOCAL_EPSILON:
         return float(local_epsilon)
     num = _Numerical(local_epsilon, num_users, tail=min(1e-13, delta * 1e-3))
     hi = float(local_epsilon)
@@ -236,12 +249,17 @@ def shuffled_delta(local_epsilon: float, num_users: int, epsilon: float, local_d
 
 
 def _pure_shuffled_epsilon(local_epsilon: float, num_users: int, delta: float) -> float:
-    """min(eps0, FMT Thm 3.1 where it applies, FMT numerical bound) at `delta` (pure eps0-LDP)."""
+    """min(eps0 at delta (`unamplified_epsilon`, exact for one user), FMT Thm 3.1 where it applies,
+    FMT numerical bound (skipped beyond `_MAX_USERS` users where Thm 3.1 applies)) at `delta`
+    (pure eps0-LDP)."""
     best = float(local_epsilon)
     if delta == 0.0:
         return best
+    best = min(best, unamplified_epsilon(local_epsilon, 0.0, delta))
     if closed_form_applies(local_epsilon, num_users, delta):
         best = min(best, closed_form_epsilon(local_epsilon, num_users, delta))
+        if num_users > _MAX_USERS:  # the numerical bound would count only _MAX_USERS of them
+            return best
     return min(best, numerical_epsilon(local_epsilon, num_users, delta))
 
 

@@ -73,7 +73,8 @@ def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{name}", type=typ, default=None, help=help_text("; ".join(helps)))
     parser.add_argument("--count", type=int_at_least(1), default=None,
                         help="number of releases composed, e.g. 100 or 1e12 (default 1; 100 for the embedded default)")
-    parser.add_argument("--horizon", type=integer, default=None, help="an algorithm's horizon T (rounds or users)")
+    parser.add_argument("--horizon", type=int_at_least(1), default=None,
+                        help="an algorithm's horizon T (rounds or users)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_algorithm_arguments(parser, skip=set(PARAM_TYPES))
 
@@ -193,6 +194,19 @@ def json_number(x: float) -> float | str:
     return "inf" if math.isinf(x) else x
 
 
+def _no_answer(mechanism: str, params: dict, count: int, rows: list[dict]) -> str:
+    """Why no accountant answered: the ones that failed (a number beyond the doubles, memory) with the
+    parameters that drove them there, else that none supports the mechanism."""
+    failed = [r for r in rows if r.get("failed")]
+    given = ", ".join([f"--{k} {v:g}" if isinstance(v, float) else f"--{k} {v}" for k, v in params.items()]
+                      + [f"--count {count}"])
+    if not failed:
+        return f"no accountant supports mechanism {mechanism!r} ({given})"
+    reasons = "; ".join(f"{r['accountant']}: {r['reason']}" for r in failed)
+    return (f"every accountant that applies to {mechanism!r} failed at {given} ({reasons}); "
+            "these values are beyond what they can compute")
+
+
 def compute(mechanism: str, params: dict, count: int, delta: float | None, epsilon: float | None,
             on_row: Callable[[dict], None] | None = None) -> dict:
     """The budget table as a dict (what --json prints); `on_row` sees each row as soon as it is computed.
@@ -210,7 +224,7 @@ def compute(mechanism: str, params: dict, count: int, delta: float | None, epsil
     key = "epsilon" if epsilon is None else "delta"
     supported = [r for r in rows if r["supported"]]
     if not supported:
-        raise ValueError(f"no accountant supports mechanism {mechanism!r}")
+        raise ValueError(_no_answer(mechanism, params, count, rows))
     best = min(supported, key=lambda r: r[key])
     extra = {}
     if mechanism == "shuffle" and count == 1 and epsilon is None and delta > 0:

@@ -78,6 +78,36 @@ def _explain(mechanism: str, params: dict, count: int, eps: float, delta: float,
     return f"needs a {word} {flag} than the searched range reaches"
 
 
+def _meets_beyond(mechanism: str, params: dict, count: int, value: float, eps: float, delta: float,
+                  accountant: str) -> bool:
+    """Whether a tenth (or ten times, for a local epsilon) of the calibrated `value`, less private, still
+    meets the target: then `value` is only the end of the searched range, not the least noise needed."""
+    import dp_accounting
+
+    from dpaudit import accounting
+    from dpaudit.accounting.named import MECHANISMS, event_for
+
+    mech = MECHANISMS[mechanism]
+    beyond = value / 10 if mech.larger_is_private else value * 10
+    try:
+        event = dp_accounting.SelfComposedDpEvent(event_for(mechanism, {**params, mech.tuned: beyond}), count)
+        return accounting.epsilon(event, delta, accountant) <= eps
+    except (ValueError, ArithmeticError, MemoryError):
+        return False
+
+
+def _note(row: dict, best: dict, mechanism: str) -> str:
+    """The table's note of a calibrated row: best, and where the value is only the searched range's end."""
+    from dpaudit.accounting.named import MECHANISMS
+
+    mech = MECHANISMS[mechanism]
+    notes = ["best"] if row is best else []
+    if row.get("range_end"):
+        word = "smaller" if mech.larger_is_private else "larger"
+        notes.append(f"end of the searched range: a {word} --{mech.tuned} meets the target too")
+    return "; ".join(notes)
+
+
 def _target(args: argparse.Namespace, name: str, default: float) -> float:
     """--target-X, or its mechanism synonym --X; both given is a usage error."""
     plain, target = getattr(args, name), getattr(args, f"target_{name}")
@@ -131,8 +161,10 @@ def run_algorithm(args: argparse.Namespace) -> int:
            "target_epsilon": eps, "target_delta": delta, "results": rows, "best": best}
     if args.regret_runs is not None:
         print(f"simulating {args.regret_runs} runs at {entry.tuned}={best[entry.tuned]:.6g} ...", file=sys.stderr)
-        curves = entry.simulate(horizon=args.horizon, runs=args.regret_runs, seed=args.seed,
-                                **params, **{entry.tuned: best[entry.tuned]})
+        from dpaudit.cli.regret import simulate
+
+        curves = simulate(entry, args.horizon, args.regret_runs, args.seed, {**params, entry.tuned: best[entry.tuned]},
+                          runs_flag="--regret-runs")
         summary = curves.to_json()
         out["regret"] = {"runs": summary["runs"], "seed": args.seed, "final_mean": summary["final_mean"],
                          "final_ci": summary["final_ci"]}
@@ -203,6 +235,8 @@ def run(args: argparse.Namespace) -> int:
     if not found:
         raise ValueError(f"no accountant reaches (epsilon={eps:g}, delta={delta:g}) for {mechanism}: "
                          + "; ".join(f"{r['accountant']}: {r['reason']}" for r in rows))
+    for r in found:
+        r["range_end"] = _meets_beyond(mechanism, params, count, r[mech.tuned], eps, delta, r["accountant"])
     pick = min if mech.larger_is_private else max
     best = pick(found, key=lambda r: r[mech.tuned])
     out = {"mechanism": mechanism, "params": params, "count": count, "epsilon": eps, "delta": delta,
@@ -217,5 +251,5 @@ def run(args: argparse.Namespace) -> int:
         if r[mech.tuned] is None:
             print(f"{r['accountant']:<10}  {'-':>14}  {r['reason']}")
         else:
-            print(f"{r['accountant']:<10}  {r[mech.tuned]:>14.6g}  {'best' if r is best else ''}")
+            print(f"{r['accountant']:<10}  {r[mech.tuned]:>14.6g}  {_note(r, best, mechanism)}")
     return 0

@@ -15,7 +15,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.cli._types import FlagError, plot_file, help_text, int_at_least, integer, seed
+from dpaudit.cli._types import FlagError, plot_file, help_text, int_at_least, seed
 
 __all__ = ["NAME", "HELP", "add_arguments", "run"]
 
@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     load_plugins()
     parser.add_argument("algorithm", nargs="?", help="algorithm name (see --list)")
     parser.add_argument("--list", action="store_true", help="list the algorithms and their parameters")
-    parser.add_argument("--horizon", type=integer, help="horizon T (rounds)")
+    parser.add_argument("--horizon", type=int_at_least(1), help="horizon T (rounds)")
     parser.add_argument("--runs", type=int_at_least(1), default=100,
                         help="independent runs (default 100; the 95%% interval needs at least 2)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of numpy.random.SeedSequence, >= 0 (default 0)")
@@ -64,6 +64,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         users = ", ".join(sorted({o for o, _ in owners}))
         group.add_argument(_flag(pname), dest=f"param_{pname}", default=argparse.SUPPRESS, metavar="VALUE",
                            help=help_text(f"{helps} [{users}]"))
+
+
+# numpy's ValueErrors for an array or index range beyond what the machine can address
+_TOO_LARGE = ("array is too big", "iterator is too large", "Maximum allowed", "maximum supported dimension")
+
+
+def simulate(entry: Any, horizon: int, runs: int, seed: int, params: dict, runs_flag: str = "--runs") -> Any:
+    """`entry.simulate(...)`; a simulation too large for this machine (MemoryError, an index beyond
+    numpy's integers, an array numpy cannot address) is a usage error naming --horizon and `runs_flag`."""
+    try:
+        return entry.simulate(horizon=horizon, runs=runs, seed=seed, **params)
+    except (MemoryError, OverflowError, ValueError) as exc:
+        if isinstance(exc, ValueError) and not any(s in str(exc) for s in _TOO_LARGE):
+            raise
+        raise FlagError("--horizon", f"{runs} runs ({runs_flag}) of {horizon} rounds are too large to simulate on "
+                                     f"this machine ({type(exc).__name__}: {exc}); use a smaller --horizon or "
+                                     f"{runs_flag}") from None
 
 
 def _convert(p: Param, text: str) -> Any:
@@ -160,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
                          f"its parameters: {', '.join(_flag(p) for p in own) or 'none'}")
     params = {name: _convert(own[name], text) for name, text in given.items()}
     print(f"dpaudit regret: simulating {args.algorithm}, T={args.horizon}, {args.runs} runs", file=sys.stderr)
-    curves = entry.simulate(horizon=args.horizon, runs=args.runs, seed=args.seed, **params)
+    curves = simulate(entry, args.horizon, args.runs, args.seed, params)
     if args.plot:
         from dpaudit.regret import plot_curves
 

@@ -18,8 +18,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dpaudit.cli._types import check_path
     from dpaudit.report import check_report_set, load_report, lock_folder, write_report
 
+    check_path(args.directory, "DIR")  # a name too long for the system: a usage error
     report = load_report(args.directory)
     with lock_folder(args.directory):
         for problem in check_report_set(args.directory):  # what this re-rendering repairs

@@ -19,7 +19,8 @@ import math
 import sys
 from typing import Any
 
-from dpaudit.cli._types import FlagError, plot_file, int_at_least, integer, seed
+from dpaudit.cli._types import FlagError, plot_file, int_at_least, seed
+from dpaudit.validation import shorten
 
 __all__ = ["NAME", "HELP", "add_arguments", "run"]
 
@@ -31,9 +32,9 @@ def _epsilons(text: str) -> tuple[float, ...]:
     try:
         values = tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {shorten(text)}") from None
     if not values or not all(math.isfinite(v) and v > 0 for v in values):
-        raise argparse.ArgumentTypeError(f"every epsilon must be a finite number > 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"every epsilon must be a finite number > 0, got {shorten(text)}")
     return tuple(sorted(set(values)))
 
 
@@ -42,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("algorithms", nargs="+", metavar="ALGORITHM", help="one or more algorithms of `dpaudit regret --list`")
     parser.add_argument("--epsilons", type=_epsilons, required=True, help="values of the epsilon input, e.g. 0.1,0.5,1,2")
-    parser.add_argument("--horizon", type=integer, required=True, help="horizon T (rounds or users)")
+    parser.add_argument("--horizon", type=int_at_least(1), required=True, help="horizon T (rounds or users)")
     parser.add_argument("--runs", type=int_at_least(2, " (the 95% interval needs two runs)"), default=20,
                         help="independent runs per point (default 20)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of numpy.random.SeedSequence, >= 0 (default 0)")
@@ -95,6 +96,7 @@ def _point(name: str, horizon: int, params: dict, tuned: str | None, value: floa
 
 def run(args: argparse.Namespace) -> int:
     from dpaudit import budgets
+    from dpaudit.cli.regret import simulate
     from dpaudit.registry import ALGORITHMS, load_plugins
 
     load_plugins()
@@ -120,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         setting = "" if p["value"] is None else f" {p['tuned']}={p['value']:g}"
         print(f"dpaudit tradeoff: simulating {p['algorithm']}{setting}, T={args.horizon}, {args.runs} runs",
               file=sys.stderr)
-        c = ALGORITHMS.get(p["algorithm"]).simulate(horizon=args.horizon, runs=args.runs, seed=args.seed, **p["params"])
+        c = simulate(ALGORITHMS.get(p["algorithm"]), args.horizon, args.runs, args.seed, p["params"])
         curves[id(p)] = c
         lo, hi = c.final_ci
         p.update({"final_mean": c.final_mean, "final_ci": [lo, hi]})

@@ -11,25 +11,46 @@ The sweep: delta in {0, 1e-300, 1e-12}; k in {1, 10, 1e3, 1e4, 1e6, 1e8}; pure e
   Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Balle, Wang, ICML 2018, Thm 8), in mpmath.
 - one Laplace release of pure eps0: delta(eps) = 1 - e^((eps - eps0)/2) for eps < eps0.
 
+Every named mechanism of `dpaudit budget` / `dpaudit calibrate` (`named.MECHANISMS`), built by
+`named.event_for` and answered by `budgets.accountant_rows` as the CLI does, at delta in
+{0, 1e-300, 1e-12, 0.999999} and extreme parameters: eps0 from 1e-17 to 700, k from 2 to 1e20,
+counts to 1e18, users to 1e30, sigma and scales from 1e-300 to 1e300 (noise/sensitivity beyond the
+doubles both ways), variances 1e-300 to 1e300, trials to 1e18, probabilities 1e-300 and 1 - 1e-16,
+delta0 from 1e-300 to 1 - 1e-16. References (`exact_privacy`): the closed forms above, k-RR's
+(e^eps0 - e^eps)/(e^eps0 + k - 1), the discrete Laplace and discrete Gaussian profiles, Skellam and
+binomial sums, shuffled binary RR, and post-processings into binary RR for compositions.
+
 An answer eps_hat is optimistic when the exact delta at eps_hat (1 + 1e-9) exceeds delta. The
 references compute a *lower* bound on the exact delta (a partial sum of the positive terms, each
 anchored in mpmath and rounded down), so a check that fails proves an optimistic answer. Answers
-may be loose (inf, or an UnsupportedEventError refusal counted apart): that is allowed. The
-deterministic sweep has no statistical false-failure rate.
+may be loose (inf, or an UnsupportedEventError refusal counted apart): that is allowed, except that
+the accountants exact for a release (pure at delta = 0, the Gaussian PLD, one (eps0, delta0) box
+under approx, one shuffled user) must be within a tolerance of it. The deterministic sweep has no
+statistical false-failure rate.
 """
 
 from __future__ import annotations
 
+import collections
+import dataclasses
+import functools
 import itertools
 import math
+import sys
+from typing import Callable
 
 import dp_accounting as dpa
 import mpmath
 import numpy as np
 import pytest
 
+import exact_privacy as X
 from dpaudit import accounting as A
 from dpaudit.accounting.leaves import rr_epsilon
+from dpaudit.accounting.named import MECHANISMS, event_for
+from dpaudit.budgets import accountant_rows
+
+kov_log_delta_lower = X.kov_log_delta_lower
 
 DELTAS = (0.0, 1e-300, 1e-12)
 COUNTS = (1, 10, 1000, 10**4, 10**6, 10**8)
@@ -39,43 +60,6 @@ RTOL = 1e-9
 # PLD at a coarse discretisation (still pessimistic) keeps the sweep fast; the default
 # discretisation goes through the same code.
 PLD_VDI = 1e-2
-_WINDOW = 20_000
-
-
-def kov_log_delta_lower(eps0: float, k: int, epsilon: float) -> float:
-    """A lower bound on log delta(eps) of k-fold eps0-DP (KOV Thm 3.3): the sum of the terms of a
-    window of i (up to 2 * `_WINDOW` of them around the largest), each w_i anchored at one
-    index by mpmath's log-gamma and carried by exact ratio recurrences, rounded down."""
-    mpmath.mp.dps = 50
-    e0 = mpmath.mpf(eps0)
-    log_p = -mpmath.log1p(mpmath.exp(-e0))
-    log_q = -mpmath.log1p(mpmath.exp(e0))
-    m = None  # largest i with (k - 2i) eps0 > eps
-    i = math.ceil((k - mpmath.mpf(epsilon) / e0) / 2) - 1
-    for cand in (i + 1, i, i - 1, i - 2):
-        if 0 <= cand <= k and (k - 2 * cand) * e0 > epsilon:
-            m = cand
-            break
-    if m is None:
-        return -math.inf
-    mode = math.floor((k + 1) * float(mpmath.exp(log_q)))
-    sd = math.sqrt(k * float(mpmath.exp(log_p + log_q)))
-    top = min(m, mode + int(8 * sd) + 1)
-    lo = max(0, top - _WINDOW)
-    anchor = mpmath.loggamma(k + 1) - mpmath.loggamma(top + 1) - mpmath.loggamma(k - top + 1) + (k - top) * log_p + top * log_q
-    idx = np.arange(lo, top + 1, dtype=float)
-    # log w_{i-1} - log w_i = log(i / (k - i + 1)) + log p - log q, summed downwards from `top`
-    step = np.log(idx[1:] / (k - idx[1:] + 1)) + float(log_p - log_q)
-    rel = np.concatenate([np.cumsum(step[::-1])[::-1], [0.0]])
-    loss = (k - 2 * idx) * eps0
-    keep = loss > epsilon
-    logs = rel[keep] + np.log(-np.expm1(epsilon - loss[keep]))
-    if logs.size == 0:
-        return -math.inf
-    peak = float(logs.max())
-    total = peak + math.log(float(np.sum(np.exp(logs - peak))))
-    slack = 1e-12 * (abs(total) + float(np.abs(rel).max()) + 1.0)
-    return float(anchor) + total - slack
 
 
 def gaussian_delta_exact(mu: float, epsilon: float) -> mpmath.mpf:
@@ -188,3 +172,291 @@ def test_reported_bug_pure_events_at_delta_zero():
         event = dpa.SelfComposedDpEvent(leaf, k)
         assert A.epsilon(event, 0.0) == pytest.approx(0.1 * k, rel=1e-12)
         assert A.epsilon(event, 0.0, "approx") == pytest.approx(0.1 * k, rel=1e-12)
+
+
+# ---- the named mechanisms of `dpaudit budget` and `dpaudit calibrate`, through the functions they
+# call (`named.event_for`, `budgets.accountant_rows`), at extreme parameters
+
+NAMED_DELTAS = (0.0, 1e-300, 1e-12, 0.999999)
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """A named mechanism with `params`, released `count` times, and its exact privacy: `pure` the
+    exact epsilon at delta = 0 (inf when it is not pure DP), `log_delta(eps)` a lower bound on log
+    delta(eps) (`exact_privacy`), `exact_at_zero` the accountants exact at delta = 0 (at most `pure`
+    (1 + RTOL)), `tight` {accountant: relative tolerance} for those exact at delta > 0."""
+
+    mechanism: str
+    params: dict
+    count: int
+    pure: float
+    log_delta: Callable[[float], float]
+    exact_at_zero: tuple = ()
+    tight: dict = dataclasses.field(default_factory=dict)
+
+
+def _float(x: mpmath.mpf) -> float:
+    return float(x) if x < mpmath.mpf(sys.float_info.max) else math.inf
+
+
+def _kov(eps_prime: float, count: int) -> Callable[[float], float]:
+    """The k-fold binary-RR reference for a post-processing into binary RR of parameter eps'."""
+    return functools.partial(X.kov_log_delta_lower, eps_prime, count) if count > 1 else \
+        functools.partial(X.pure_log_delta, eps_prime)
+
+
+def _gaussian_points() -> list[Point]:
+    out = []
+    for sigma, sens in ((1e-300, 1.0), (1e-3, 1.0), (1.0, 1.0), (1e3, 1.0), (1e300, 1.0), (1e300, 1e300),
+                        (1e-300, 1e300), (1e300, 1e-300)):
+        for count in (1, 10**6, 10**18) if (sigma, sens) == (1.0, 1.0) else (1, 10**18):
+            mu = mpmath.sqrt(count) * mpmath.mpf(sens) / mpmath.mpf(sigma)
+            tight = ({"pld": 1e-6} | ({"approx": 1e-6} if count == 1 else {})) if 1e-3 <= mu <= 1e3 else {}
+            out.append(Point("gaussian", {"sigma": sigma, "sensitivity": sens}, count, math.inf,
+                             functools.partial(X.gaussian_log_delta, mu), tight=tight))
+    return out
+
+
+def _laplace_points() -> list[Point]:
+    out = []
+    for scale, sens in ((1e-300, 1.0), (1e-17, 1.0), (1e-3, 1.0), (1.0, 1.0), (1e17, 1.0), (1e300, 1.0), (1e-300, 1e300)):
+        eps0 = mpmath.mpf(sens) / mpmath.mpf(scale)
+        for count in (1, 10**6, 10**18):
+            ref = functools.partial(X.laplace_log_delta, eps0) if count == 1 else _kov(X.laplace_threshold_epsilon(eps0), count)
+            out.append(Point("laplace", {"scale": scale, "sensitivity": sens}, count, _float(count * eps0), ref,
+                             exact_at_zero=("pure", "approx")))
+    return out
+
+
+def _discrete_laplace_points() -> list[Point]:
+    out = []
+    for scale in (1e-300, 1e-3, 1.0, 1e17, 1e300):
+        a = 1 / mpmath.mpf(scale)
+        for sens in (1, 999):
+            for count in (1, 10**6, 10**18) if scale == 1.0 else (1, 10**18):
+                ref = functools.partial(X.discrete_laplace_log_delta, a, sens) if count == 1 else \
+                    _kov(X.discrete_laplace_threshold_epsilon(a, sens), count)
+                out.append(Point("discrete-laplace", {"scale": scale, "sensitivity": sens}, count,
+                                 _float(count * a * sens), ref, exact_at_zero=("pure", "approx")))
+    return out
+
+
+def _discrete_gaussian_points() -> list[Point]:
+    out = []
+    for sigma in (1e-300, 0.1, 1.0, 1e3, 1e300):
+        log_n = X.discrete_gaussian_log_norm(sigma)
+        for sens in (1, 11):
+            threshold = X.symmetric_threshold_epsilon(
+                lambda x: -mpmath.mpf(x) ** 2 / (2 * mpmath.mpf(sigma) ** 2) - log_n, sens, narrow=sigma < 1)
+            for count in (1, 10**6, 10**18) if sigma > 1 else (1, 10**18):  # PLDs of 1e6 narrow ones take seconds
+                ref = functools.partial(X.discrete_gaussian_log_delta, sigma, sens) if count == 1 else _kov(threshold, count)
+                out.append(Point("discrete-gaussian", {"sigma": sigma, "sensitivity": float(sens)}, count, math.inf, ref))
+    return out
+
+
+def _skellam_points() -> list[Point]:
+    """A vector shift (D, 0, ...) with D = min(l1, l2) meets both sensitivities; the sum of `count`
+    releases of one query is Skellam noise of variance count * var shifted by count * D."""
+    out = []
+    for variance in (1e-300, 1.0, 100.0, 1e4, 1e300):
+        for l1, l2 in ((1.0, 1.0), (10.0, 3.0)):
+            shift = int(min(l1, l2))
+            for count in (1, 1000, 10**18):
+                ref = functools.partial(X.skellam_log_delta, count * mpmath.mpf(variance), count * shift)
+                out.append(Point("skellam", {"variance": variance, "l1": l1, "l2": l2}, count, math.inf, ref))
+    return out
+
+
+def _binomial_points() -> list[Point]:
+    """The sum of `count` releases of one count is the count plus Bin(count N, p), shifted by count s."""
+    out = []
+    for trials, p in ((1, 0.5), (100, 0.25), (10**6, 0.5), (10**15, 0.25), (10**18, 0.25), (100, 1e-300),
+                     (10**6, 1 - 1e-16)):
+        for sens in (1, 10):
+            for count in (1, 1000) if trials in (1, 10**15) else (1,):  # 1000 PLDs of 100 trials take seconds
+                n = count * trials
+                ref = functools.partial(X.binomial_log_delta, n, p, count * sens) if n <= 10**7 else \
+                    functools.partial(X.unimodal_log_delta, X.binomial_log_mode_mass(n, p))
+                out.append(Point("binomial", {"trials": float(trials), "probability": p, "sensitivity": sens},
+                                 count, math.inf, ref))
+    return out
+
+
+def _rr_points() -> list[Point]:
+    out = []
+    for eps0, k in itertools.product((1e-17, 1e-8, 0.01, 1.0, 10.0, 700.0), (2, 3, 10**6, 93 * 10**11, 10**17, 10**20)):
+        out.append(Point("rr", {"epsilon0": eps0, "buckets": k}, 1, eps0, functools.partial(X.rr_log_delta, eps0, k),
+                         exact_at_zero=("pure", "approx")))
+    for eps0, k, count in itertools.product((1e-17, 1.0, 700.0), (2, 10**20), (10**6, 10**18)):
+        out.append(Point("rr", {"epsilon0": eps0, "buckets": k}, count, _float(count * mpmath.mpf(eps0)),
+                         _kov(X.rr_binary_epsilon(eps0, k), count), exact_at_zero=("pure", "approx")))
+    return out
+
+
+def _shuffle_points() -> list[Point]:
+    """Shuffled binary RR bounds every shuffled eps0-DP randomizer below; `count` releases are at
+    least as revealing as one. At delta = 0 it is exactly count eps0 (all n report 1)."""
+    out = []
+    for eps0, users in itertools.product((1e-17, 0.1, 1.0, 10.0, 700.0), (1, 2, 1000, 10**6, 10**30)):
+        if users == 10**6 and eps0 not in (0.1, 1.0):  # the numerical bound over 1e6 users takes 0.6 s
+            continue
+        for count in (1, 1000) if users in (1, 1000) and eps0 in (1e-17, 1.0, 700.0) else (1,):
+            ref = functools.partial(X.shuffled_rr_log_delta, eps0, users) if users <= 10**6 else (lambda e: -math.inf)
+            tight = {"shuffle": 1e-3} if users == 1 and count == 1 else {}
+            out.append(Point("shuffle", {"epsilon0": eps0, "users": users}, count, _float(count * mpmath.mpf(eps0)), ref,
+                             exact_at_zero=("shuffle",) if count == 1 else (), tight=tight))
+    return out
+
+
+def _epsilon_delta_points() -> list[Point]:
+    out = []
+    for eps0, delta0, count in itertools.product((1e-17, 1.0, 700.0), (0.0, 1e-300, 1e-12, 0.5, 1 - 1e-16),
+                                                 (1, 10**18)):
+        pure = _float(count * mpmath.mpf(eps0)) if delta0 == 0 else math.inf
+        out.append(Point("epsilon-delta", {"epsilon0": eps0, "delta0": delta0}, count, pure,
+                         functools.partial(X.epsilon_delta_log_delta, eps0, delta0, count),
+                         exact_at_zero=("pure", "approx") if delta0 == 0 else (),
+                         tight={"approx": 1e-6} if count == 1 else {}))
+    return out
+
+
+POINTS = {
+    "gaussian": _gaussian_points, "laplace": _laplace_points, "discrete-laplace": _discrete_laplace_points,
+    "discrete-gaussian": _discrete_gaussian_points, "skellam": _skellam_points, "binomial": _binomial_points,
+    "rr": _rr_points, "shuffle": _shuffle_points, "epsilon-delta": _epsilon_delta_points,
+}
+
+
+def _check(point: Point, accountant: str, delta: float, eps: float) -> None:
+    where = (point.mechanism, point.params, point.count, accountant, delta, eps)
+    assert eps >= 0 and not math.isnan(eps), where
+    if delta == 0.0:
+        assert eps >= point.pure * (1 - RTOL), where
+        if accountant in point.exact_at_zero:
+            assert eps <= point.pure * (1 + RTOL) + 1e-300, where
+        return
+    if math.isinf(eps):
+        assert accountant not in point.tight or point.log_delta(sys.float_info.max) > math.log(delta), where
+        return
+    assert point.log_delta(min(eps * (1 + RTOL), sys.float_info.max)) <= math.log(delta) + 1e-9, where
+    if accountant in point.tight and eps > 1e-6:  # exact: at eps / (1 + tol) the exact delta exceeds delta
+        assert point.log_delta(eps / (1 + point.tight[accountant])) > math.log(delta), where
+
+
+def _sweep(point: Point, tally: collections.Counter) -> None:
+    """Every accountant's epsilon at every delta, as `dpaudit budget` computes them: a number is
+    checked, a refusal (an accountant that does not support the release or finds it too costly, or
+    a ValueError naming a parameter when the event is built) counted. Nothing else may raise."""
+    try:
+        event = dpa.SelfComposedDpEvent(event_for(point.mechanism, point.params), point.count)
+    except ValueError as exc:
+        assert any(name in str(exc) for name in point.params), (point, exc)
+        tally["refused"] += len(NAMED_DELTAS)
+        return
+    for delta in NAMED_DELTAS:
+        rows = accountant_rows(event, delta, None)
+        for row in rows:
+            if not row["supported"]:
+                tally["refused"] += 1
+                continue
+            _check(point, row["accountant"], delta, row["epsilon"])
+            tally["checked"] += 1
+
+
+def test_the_sweep_covers_every_named_mechanism():
+    assert set(POINTS) == set(MECHANISMS)
+
+
+@pytest.mark.parametrize("mechanism", sorted(POINTS))
+def test_named_mechanisms_are_never_optimistic(mechanism):
+    tally: collections.Counter = collections.Counter()
+    for point in POINTS[mechanism]():
+        _sweep(point, tally)
+    assert tally["checked"] > 0
+
+
+# ---- k-ary randomized response is accounted from eps0 and k, never through a rounded noise parameter
+
+
+def test_reported_rr_commands_give_epsilon0():
+    """`dpaudit budget rr` read 0 at k = 1e17 (p = k/(e^eps0 - 1 + k) rounded to 1.0) and 0.00925 for
+    eps0 = 0.01 at k = 9.3e12; `dpaudit calibrate rr` at k = 1e20 recommended eps0 = 9.01."""
+    from dpaudit.accounting.calibration import calibrate_parameter
+
+    for eps0, k in ((1.0, 10**17), (0.01, 93 * 10**11), (1e-17, 10**20)):
+        event = event_for("rr", {"epsilon0": eps0, "buckets": k})
+        for name in ("pure", "approx"):
+            assert A.epsilon(event, 0.0, name) == eps0
+    for name in ("pure", "approx"):
+        found = calibrate_parameter("rr", 1.0, 0.0, params={"buckets": 10**20}, accountant=name)
+        assert 0.999 <= found <= 1.0
+
+
+@pytest.mark.parametrize("p,k", [(1.0, 2), (1.0, 10**17), (10**17 / (math.expm1(1.0) + 10**17), 10**17),
+                                 (93e11 / (math.expm1(0.01) + 93e11), 93 * 10**11), (2 / (math.exp(1e-8) + 1), 2)])
+def test_a_noise_parameter_that_lost_epsilon0_is_refused(p, k):
+    event = dpa.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=k)
+    for name in ("pure", "approx", "rdp", "zcdp", "pld"):
+        with pytest.raises(ValueError, match="cannot be represented.*KaryRandomizedResponseDpEvent"):
+            A.epsilon(event, 1e-6, name)
+
+
+@pytest.mark.parametrize("p,k", [(0.5, 2), (0.4, 3), (0.9, 10), (1e-300, 10**20), (0.999, 2), (2 / (math.exp(1e-4) + 1), 2)])
+def test_a_representable_noise_parameter_gives_at_least_its_epsilon0(p, k):
+    with mpmath.workdps(60):
+        exact = mpmath.log1p(k * (1 - mpmath.mpf(p)) / mpmath.mpf(p))
+    got = A.epsilon(dpa.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=k), 0.0, "pure")
+    assert exact <= got <= exact * (1 + 1e-9)  # one ulp of p moves eps0 by less than 1e-9 here
+
+
+def test_kary_rr_event_validates_and_keeps_its_parameters():
+    event = A.KaryRandomizedResponseDpEvent(local_epsilon=1e-17, num_buckets=1e20)
+    assert event.num_buckets == 10**20 and isinstance(event.num_buckets, int) and event.noise_parameter == 1.0
+    for bad in (dict(local_epsilon=0.0, num_buckets=2), dict(local_epsilon=1.0, num_buckets=1),
+                dict(local_epsilon=math.inf, num_buckets=2), dict(local_epsilon=1.0, num_buckets=2.5)):
+        with pytest.raises(ValueError, match="local_epsilon|num_buckets"):
+            A.KaryRandomizedResponseDpEvent(**bad)
+    assert A.PrivacyAccountant("pure", dpa.NeighboringRelation.REPLACE_ONE).compose(event).get_epsilon(0.0) == 1e-17
+
+
+def _rdp_exact(orders, divergence) -> list:
+    with mpmath.workdps(700):  # a divergence of 1e-600 is resolved
+        return [divergence(mpmath.mpf(a)) for a in orders]
+
+
+@pytest.mark.parametrize("eps0", [1e-300, 1e-17, 1e-8, 0.5, 1.0, 10.0, 700.0])
+@pytest.mark.parametrize("k", [2, 3, 10**6, 10**20])
+def test_rr_rdp_is_the_exact_divergence_rounded_up(eps0, k):
+    """D_a = log((e^(a eps0) + e^((1-a) eps0) + k - 2)/(e^eps0 + k - 1))/(a - 1) (Mironov, CSF 2017, Def. 3)."""
+    from dpaudit.accounting import randomized_response
+
+    orders = np.array([1.0001, 1.5, 2.0, 64.0, 3 * 2.0**19])
+    e = mpmath.mpf(eps0)
+    exact = _rdp_exact(orders, lambda a: mpmath.log((mpmath.exp(a * e) + mpmath.exp((1 - a) * e) + k - 2)
+                                                    / (mpmath.exp(e) + k - 1)) / (a - 1))
+    for got, ref in zip(randomized_response.rdp(eps0, k, orders), exact):
+        assert got >= ref and (ref < 1e-300 or got <= ref * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("eps0", [1e-300, 1e-17, 1e-8, 0.5, 1.0, 10.0, 700.0])
+def test_laplace_rdp_is_the_exact_divergence_rounded_up(eps0):
+    """Mironov, CSF 2017, Prop. 6; dp-accounting's form cancels to 0 at eps0 = 1e-17."""
+    from dpaudit.accounting.curves import laplace_rdp
+
+    orders = np.array([1.0001, 1.5, 2.0, 64.0, 3 * 2.0**19])
+    e = mpmath.mpf(eps0)
+    exact = _rdp_exact(orders, lambda a: mpmath.log(a / (2 * a - 1) * mpmath.exp((a - 1) * e)
+                                                    + (a - 1) / (2 * a - 1) * mpmath.exp(-a * e)) / (a - 1))
+    for got, ref in zip(laplace_rdp(eps0, orders), exact):
+        assert got >= ref and (ref < 1e-300 or got <= ref * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("sigma,sensitivity,expected", [(1e-300, 1e300, "NonPrivateDpEvent"), (1e300, 1e-300, "GaussianDpEvent")])
+def test_a_noise_ratio_beyond_the_doubles_rounds_towards_less_privacy(sigma, sensitivity, expected):
+    """sigma/sensitivity underflowing to 0 (refused as no noise) or overflowing to inf (no release at
+    all) is neither: the ratio is rounded down, and below the smallest double no guarantee is stated."""
+    event = event_for("gaussian", {"sigma": sigma, "sensitivity": sensitivity})
+    assert type(event).__name__ == expected
+    if expected == "GaussianDpEvent":
+        assert event.noise_multiplier == sys.float_info.max

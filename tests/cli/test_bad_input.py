@@ -164,11 +164,24 @@ def test_join_negative_values():
     assert join_negative_values(["--json", "--delta", "1e-5"]) == ["--json", "--delta", "1e-5"]
 
 
-@pytest.mark.parametrize("text, value", [("1e12", 10**12), ("1_000", 1000), ("12", 12), ("1e30", 10**30)])
+@pytest.mark.parametrize("text, value", [("1e12", 10**12), ("1_000", 1000), ("12", 12), ("1e18", 10**18),
+                                         ("9.223372036854775807e18", 2**63 - 1)])
 def test_counts_in_scientific_notation_are_exact_integers(text, value, capsys):
     from dpaudit.cli._types import integer
 
     assert integer(text) == value and isinstance(integer(text), int)
+
+
+@pytest.mark.parametrize("text", ["1e30", "9223372036854775808", "1e999999999", "-1e999999999"])
+def test_integers_beyond_int64_are_refused_at_once(text):
+    """Beyond numpy's int64 no accountant or simulation can take the value; `1e999999999` must not
+    become a billion-digit int first."""
+    import argparse
+
+    from dpaudit.cli._types import integer
+
+    with pytest.raises(argparse.ArgumentTypeError, match="2\\*\\*63 - 1"):
+        integer(text)
 
 
 def test_budget_huge_count_answers(capsys):

@@ -60,6 +60,8 @@ class ApproxBackend(Backend):
     name = "approx"
 
     def unsupported_reason(self, leaf):
+        if isinstance(leaf, BinomialDpEvent) and leaf.trials > binomial.MAX_TRIALS:
+            return f"its binomial tails are exact to {binomial.MAX_TRIALS:.3g} trials, here {leaf.trials:.3g}"
         if pure_epsilon(leaf) is not None or isinstance(leaf, EpsilonDeltaDpEvent) or _profile(leaf) is not None:
             return None
         return "no (epsilon, delta) guarantee per release is known to this accountant"

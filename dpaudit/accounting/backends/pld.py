@@ -8,26 +8,47 @@ import math
 import dp_accounting
 from dp_accounting import dp_event
 from dp_accounting.pld import common as pld_common
+from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
+from dpaudit.accounting import randomized_response
 from dpaudit.accounting.backends.base import (BRANCH_PLD_CACHE_LIMIT, CACHE_LIMIT, PLD_CACHE_LIMIT, Backend, Keyed,
                                               cached)
 from dpaudit.accounting.curves import MAX_ENUMERATED, ULP, binomial_pld, gaussian_delta, gaussian_epsilon, skellam_pld
-from dpaudit.accounting.events import BinomialDpEvent, DiscreteGaussianDpEvent, EpsilonDeltaDpEvent, SkellamDpEvent
-from dpaudit.accounting.leaves import nonprivate, pure_epsilon
+from dpaudit.accounting.events import (BinomialDpEvent, DiscreteGaussianDpEvent, EpsilonDeltaDpEvent,
+                                       KaryRandomizedResponseDpEvent, SkellamDpEvent)
+from dpaudit.accounting.leaves import nonprivate, pure_epsilon, rr_parameters
 from dpaudit.validation import check_positive
 
 __all__ = ["PldBackend"]
 
+# dp-accounting composes a sparse PLD of s points k times by k - 1 quadratic convolutions when
+# s^k <= 1000 (so a one-point PLD, s^k = 1, loops k times: 1e18 releases never finish)
+_SPARSE_COMPOSITIONS = 8
 
-NeighborRel = dp_accounting.NeighboringRelation
+
+def _dg_truncation(leaf: DiscreteGaussianDpEvent) -> float:
+    """dp-accounting's truncation of the discrete Gaussian noise to [-T, T], T = ceil(11.6 sigma) (mass
+    outside below 1e-30), widened to the shift's half: it refuses a T below sensitivity/2."""
+    return max(math.ceil(11.6 * leaf.sigma), math.ceil(leaf.sensitivity / 2))
+
+
+def _dense(pld, count: int):
+    """`pld` with dense PMFs when composing it `count` times sparsely would loop (more than
+    `_SPARSE_COMPOSITIONS` times); dense self-composition is one FFT whatever the count."""
+    if count <= _SPARSE_COMPOSITIONS or all(isinstance(p, pld_pmf.DensePLDPmf) for p in (pld._pmf_remove, pld._pmf_add)):
+        return pld
+    remove = pld._pmf_remove.to_dense_pmf()
+    add = None if pld._symmetric else pld._pmf_add.to_dense_pmf()
+    return pld_lib.PrivacyLossDistribution(remove, add)
 
 
 class PldBackend(Backend):
     """Privacy loss distributions (dp-accounting's, pessimistic, discretisation interval
     `value_discretization_interval`): each distinct leaf's PLD is built once and self-composed
     `count` times (for randomized response too, which dp-accounting's PLD accountant does not
-    do), then distinct leaves are composed."""
+    do), then distinct leaves are composed. k-ary randomized response: `randomized_response.pld`,
+    from eps0 and k (dp-accounting's reads the rounded noise parameter)."""
 
     name = "pld"
 
@@ -48,12 +69,22 @@ class PldBackend(Backend):
             CACHE_LIMIT,
         )
 
+    # dp-accounting's Laplace PLD ("connect the dots") loses a relative ~1e-17/eps0 of delta (eps0 = 1e-8:
+    # 3.6e-9 too low; 1e-17: delta 0); below this eps0 the binary randomized response of the same eps0,
+    # which dominates every eps0-DP release (Kairouz, Oh, Viswanath, ICML 2015, Thm 2.1), is used
+    MIN_LAPLACE_EPSILON = 1e-3
+
+    # dp-accounting's PLDs evaluate e^loss (and e^interval when building a Laplace PLD): a release
+    # whose privacy loss reaches beyond this overflows (OverflowError) or reads as inf; it is
+    # accounted as non-private (epsilon inf, delta 1), which keeps calibration's searches going
+    MAX_LOSS = 700.0
+
     def unsupported_reason(self, leaf):
         if nonprivate(leaf):
             return None
         if isinstance(leaf, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent,
                              dp_event.DiscreteLaplaceDpEvent, dp_accounting.RandomizedResponseDpEvent,
-                             EpsilonDeltaDpEvent)):
+                             KaryRandomizedResponseDpEvent, EpsilonDeltaDpEvent)):
             return None
         if isinstance(leaf, DiscreteGaussianDpEvent):
             if not float(leaf.sensitivity).is_integer():
@@ -61,6 +92,8 @@ class PldBackend(Backend):
             r = leaf.sensitivity / leaf.sigma
             if math.isinf(r * r):  # dp-accounting divides by sigma^2, which underflows to 0
                 return "sigma is too small for dp-accounting's discrete Gaussian PLD (sensitivity/sigma squared overflows)"
+            if 2 * _dg_truncation(leaf) > MAX_ENUMERATED:
+                return f"the discrete Gaussian PLD enumerates ±11.6 sigma outcomes, here more than {MAX_ENUMERATED}"
             return None
         if isinstance(leaf, BinomialDpEvent):
             sd = math.sqrt(leaf.trials * leaf.probability * (1 - leaf.probability))
@@ -68,9 +101,11 @@ class PldBackend(Backend):
                 return f"the binomial PLD enumerates ±40 sd outcomes, here more than {MAX_ENUMERATED}"
             return None
         if isinstance(leaf, SkellamDpEvent):
-            if leaf.l1_sensitivity == leaf.l2_sensitivity and float(leaf.l1_sensitivity).is_integer():
-                return None
-            return "the Skellam PLD is implemented for a scalar integer shift (l1 = l2, an integer) only"
+            if not (leaf.l1_sensitivity == leaf.l2_sensitivity and float(leaf.l1_sensitivity).is_integer()):
+                return "the Skellam PLD is implemented for a scalar integer shift (l1 = l2, an integer) only"
+            if 2 * (15 * math.sqrt(leaf.variance) + 50) + leaf.l1_sensitivity > MAX_ENUMERATED:
+                return f"the Skellam PLD enumerates ±(15 sd + 50) outcomes, here more than {MAX_ENUMERATED}"
+            return None
         if isinstance(leaf, dp_accounting.PoissonSampledDpEvent) and isinstance(
             leaf.event, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)
         ):
@@ -79,21 +114,22 @@ class PldBackend(Backend):
 
     def _single(self, leaf, v: float):
         """PLD of one release of a non-Gaussian leaf (Gaussians are merged in `branch_pld`)."""
-        if isinstance(leaf, dp_accounting.LaplaceDpEvent):
+        if isinstance(leaf, dp_accounting.LaplaceDpEvent) and 1.0 / leaf.noise_multiplier < self.MIN_LAPLACE_EPSILON:
+            p = randomized_response.pld(1.0 / leaf.noise_multiplier, 2, v)  # dominates every eps0-DP release
+        elif isinstance(leaf, dp_accounting.LaplaceDpEvent):
             p = pld_lib.from_laplace_mechanism(leaf.noise_multiplier, value_discretization_interval=v)
         elif isinstance(leaf, dp_event.DiscreteLaplaceDpEvent):
             p = pld_lib.from_discrete_laplace_mechanism(leaf.noise_parameter, sensitivity=int(leaf.sensitivity), value_discretization_interval=v)
-        elif isinstance(leaf, dp_accounting.RandomizedResponseDpEvent):
-            if leaf.num_buckets == 1 or leaf.noise_parameter == 1.0:
+        elif isinstance(leaf, (KaryRandomizedResponseDpEvent, dp_accounting.RandomizedResponseDpEvent)):
+            rr = rr_parameters(leaf)  # from eps0 and k, never through the rounded noise parameter
+            if rr is None:
                 return pld_lib.identity(v)
-            p = pld_lib.from_randomized_response(
-                leaf.noise_parameter, leaf.num_buckets, value_discretization_interval=v,
-                neighboring_relation=NeighborRel.REPLACE_ONE,
-            )
+            p = randomized_response.pld(*rr, v)
         elif isinstance(leaf, EpsilonDeltaDpEvent):
             p = pld_lib.from_privacy_parameters(pld_common.DifferentialPrivacyParameters(leaf.epsilon, leaf.delta), value_discretization_interval=v)
         elif isinstance(leaf, DiscreteGaussianDpEvent):
-            p = pld_lib.from_discrete_gaussian_mechanism(leaf.sigma, sensitivity=int(leaf.sensitivity), value_discretization_interval=v)
+            p = pld_lib.from_discrete_gaussian_mechanism(leaf.sigma, sensitivity=int(leaf.sensitivity),
+                                                         truncation_bound=_dg_truncation(leaf), value_discretization_interval=v)
         elif isinstance(leaf, SkellamDpEvent):
             p = skellam_pld(leaf.variance, int(leaf.l1_sensitivity), v)
         elif isinstance(leaf, BinomialDpEvent):
@@ -110,7 +146,7 @@ class PldBackend(Backend):
 
     def _composed_leaf_pld(self, keyed: Keyed, count: int, vdi: float):
         one = self._single(keyed.value, vdi) if count == 1 else self._leaf_pld(keyed, 1, vdi)
-        return one.self_compose(count) if count > 1 else one
+        return _dense(one, count).self_compose(count) if count > 1 else one
 
     def leaf_pld(self, key, leaf, count: int, vdi: float):
         """The PLD of `count` releases of a leaf at interval `vdi`, cached by the leaf's key."""
@@ -130,13 +166,24 @@ class PldBackend(Backend):
     # responses of eps0 = log 3, 1.4e7 points, 19 s). Beyond this many points the accountant refuses.
     MAX_POINTS_COMPOSED = 2_500_000
 
-    @staticmethod
-    def _composed_points(pld, count: int) -> int:
+    # dp-accounting self-composes a dense PLD as ifft(fft(p)^count): a Fourier coefficient off by an
+    # ulp is off by count ulp after the power, so beyond this count a leaf is refused
+    MAX_COMPOSITIONS = 10**9
+
+    @classmethod
+    def _composed_points(cls, pld, count: int) -> int:
         """Length of the FFT that `pld.self_compose(count)` runs (dp-accounting's
         `compute_self_convolve_bounds`, tail mass 1e-15 as in `self_compose`), summed over the
-        PLD's remove and add distributions."""
+        PLD's remove and add distributions. The composed support is at least as wide as one PLD's:
+        one wider than `MAX_POINTS_COMPOSED` is counted as it is, without the bounds (which take
+        seconds on tens of millions of points)."""
         total = 0
         for pmf in {id(p): p for p in (pld._pmf_remove, pld._pmf_add)}.values():
+            keys = list(getattr(pmf, "_loss_probs", {}))
+            width = max(keys) - min(keys) + 1 if keys else pmf.to_dense_pmf()._probs.size
+            if width > cls.MAX_POINTS_COMPOSED:
+                total += width
+                continue
             probs = pmf.to_dense_pmf()._probs
             lo, hi = pld_common.compute_self_convolve_bounds(probs, count, 1e-15)
             total += hi - lo + 1
@@ -156,6 +203,10 @@ class PldBackend(Backend):
         costs = {}
         for k, c in rest.items():
             leaf = leaves[k]
+            if c > self.MAX_COMPOSITIONS:
+                return leaf, (f"{c:.3g} releases: self-composing a PLD raises its Fourier transform to the power "
+                              f"of the count, whose round-off grows with it (beyond {self.MAX_COMPOSITIONS:.0e}: a "
+                              "delta of 0 was read at 1e18)")
             if isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
                 inner = leaf.event
                 width = self._gaussian_width(1.0 / inner.noise_multiplier) if isinstance(
@@ -174,25 +225,34 @@ class PldBackend(Backend):
             f"value_discretization_interval={vdi:g})"
         )
 
-    @staticmethod
-    def _infinite(leaf) -> bool:
-        """Non-private, or pure with an infinite epsilon (a noise parameter of ~1e-308)."""
-        pe = pure_epsilon(leaf)
-        return nonprivate(leaf) or (pe is not None and math.isinf(pe))
+    @classmethod
+    def _infinite(cls, leaf) -> bool:
+        """Non-private (a binomial count shifted beyond its trials too), or with an epsilon beyond
+        `MAX_LOSS` (pure, or an (epsilon, delta) box)."""
+        if isinstance(leaf, BinomialDpEvent) and leaf.sensitivity > leaf.trials:
+            return True  # the shifted and unshifted counts have disjoint supports: delta = 1
+        pe = leaf.epsilon if isinstance(leaf, EpsilonDeltaDpEvent) else pure_epsilon(leaf)
+        return nonprivate(leaf) or (pe is not None and pe > cls.MAX_LOSS)
 
     @staticmethod
     def _gaussian_mu(branch, leaves) -> tuple[float, dict]:
         """Gaussian leaves compose exactly into one Gaussian: mu^2 = sum count / nm^2
-        (Dong, Roth, Su 2022, Cor. 3.3); returns mu and the remaining leaves."""
-        mu2, rest = 0.0, {}
+        (Dong, Roth, Su 2022, Cor. 3.3); returns mu and the remaining leaves.
+
+        mu is summed relative to the largest 1/nm, so neither a square that underflows (1/nm ~ 1e-300,
+        where mu = 0 would claim epsilon 0) nor one that overflows loses it; rounded up by 4 ulp."""
+        inverses, rest = [], {}
         for k, c in branch.items():
             leaf = leaves[k]
             if isinstance(leaf, dp_accounting.GaussianDpEvent):
-                inv = 1.0 / leaf.noise_multiplier  # products, not **: a huge float ** 2 raises OverflowError
-                mu2 += c * inv * inv
+                inverses.append((1.0 / leaf.noise_multiplier, c))
             else:
                 rest[k] = c
-        return math.sqrt(mu2), rest
+        top = max((inv for inv, _ in inverses), default=0.0)
+        if top == 0.0 or math.isinf(top):
+            return top, rest
+        total = math.fsum(c * (inv / top) * (inv / top) for inv, c in inverses)
+        return top * math.sqrt(total) * (1 + 4 * ULP), rest
 
     def branch_pld(self, branch, leaves):
         """The branch's composed PLD (None when a leaf is non-private), built once per branch:

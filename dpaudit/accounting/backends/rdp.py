@@ -11,17 +11,20 @@ import numpy as np
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 
+from dpaudit.accounting import randomized_response
 from dpaudit.accounting.backends.base import Backend, Keyed, cached
-from dpaudit.accounting.curves import poisson_gaussian_rdp, skellam_rdp
-from dpaudit.accounting.events import DiscreteGaussianDpEvent, EpsilonDeltaDpEvent, ShuffledDpEvent, SkellamDpEvent
+from dpaudit.accounting.curves import half_square_up, laplace_rdp, poisson_gaussian_rdp, skellam_rdp
+from dpaudit.accounting.events import (DiscreteGaussianDpEvent, EpsilonDeltaDpEvent, KaryRandomizedResponseDpEvent,
+                                       ShuffledDpEvent, SkellamDpEvent)
 from dpaudit.accounting.guarantees import pure_rdp, rdp_delta, rdp_epsilon
-from dpaudit.accounting.leaves import TINY, nonprivate, pure_epsilon, trivially_private
+from dpaudit.accounting.leaves import TINY, nonprivate, pure_epsilon, rr_parameters, trivially_private
 from dpaudit.accounting.tree import Branch
 
 __all__ = ["RdpBackend", "RDP_ORDERS", "check_orders"]
 
 
 NeighborRel = dp_accounting.NeighboringRelation
+ULP = float(np.finfo(float).eps)
 
 
 RDP_ORDERS = np.array(
@@ -64,6 +67,9 @@ class RdpBackend(Backend):
     Curves: dp-accounting's `RdpAccountant` for its events (replace-one relation where it
     supports it, else the relation its analysis is stated for); Skellam (`skellam_rdp`);
     discrete Gaussian alpha * D^2/(2 sigma^2) (Canonne, Kamath, Steinke 2020, Thm 4: zCDP);
+    Laplace (`curves.laplace_rdp`: dp-accounting's form cancels to 0 for a tiny epsilon);
+    k-ary randomized response from eps0 and k in log space (`randomized_response.rdp`, for
+    dp-accounting's `RandomizedResponseDpEvent` too, whose own curve reads the rounded p);
     pure leaves without an exact curve (discrete Laplace, EpsilonDelta with delta = 0): the
     binary-RR curve (`guarantees.pure_rdp`)."""
 
@@ -100,8 +106,9 @@ class RdpBackend(Backend):
         if isinstance(leaf, (ShuffledDpEvent, EpsilonDeltaDpEvent)) and pure_epsilon(leaf) is None:
             return False
         return nonprivate(leaf) or isinstance(
-            leaf, (dp_accounting.GaussianDpEvent, SkellamDpEvent, DiscreteGaussianDpEvent,
-                   dp_event.DiscreteLaplaceDpEvent, EpsilonDeltaDpEvent)
+            leaf, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent, SkellamDpEvent, DiscreteGaussianDpEvent,
+                   dp_event.DiscreteLaplaceDpEvent, EpsilonDeltaDpEvent, KaryRandomizedResponseDpEvent,
+                   dp_accounting.RandomizedResponseDpEvent)
         )
 
     def _curve(self, leaf) -> np.ndarray | None:
@@ -111,11 +118,16 @@ class RdpBackend(Backend):
             return skellam_rdp(self.orders, leaf.variance, leaf.l1_sensitivity, leaf.l2_sensitivity)
         if isinstance(leaf, (dp_accounting.GaussianDpEvent, DiscreteGaussianDpEvent)):
             # alpha r^2 / 2 with r = sensitivity / sigma (Mironov 2017, Prop. 7; CKS 2020, Thm 4);
-            # products, not **, so sigma ~ 1e-300 gives inf rather than OverflowError
+            # products, not **, so sigma ~ 1e-300 gives inf rather than OverflowError; rounded up
             r = 1.0 / leaf.noise_multiplier if isinstance(leaf, dp_accounting.GaussianDpEvent) else leaf.sensitivity / leaf.sigma
-            return self.orders * (0.5 * r * r)
+            return self.orders * half_square_up(r) * (1 + 2 * ULP)
+        if isinstance(leaf, dp_accounting.LaplaceDpEvent):
+            return laplace_rdp(1.0 / leaf.noise_multiplier, self.orders)
         if isinstance(leaf, (ShuffledDpEvent, EpsilonDeltaDpEvent)) and pure_epsilon(leaf) is None:
             return None
+        if isinstance(leaf, (KaryRandomizedResponseDpEvent, dp_accounting.RandomizedResponseDpEvent)):
+            rr = rr_parameters(leaf)  # None: one bucket, or p = 1 with k = 1 (the output ignores the input)
+            return np.zeros_like(self.orders) if rr is None else randomized_response.rdp(*rr, self.orders)
         if isinstance(leaf, (dp_event.DiscreteLaplaceDpEvent, EpsilonDeltaDpEvent)):
             return pure_rdp(pure_epsilon(leaf), self.orders)
         return self._dp_accounting_curve(leaf)
