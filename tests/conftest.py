@@ -6,10 +6,14 @@ Under pytest-xdist each worker gets its share of the cores' BLAS threads
 
 import os
 
-from hypothesis import settings
-from threadpoolctl import threadpool_limits
+# Subprocesses the tests start (`python -m dpaudit`, `python -c ...`) from the checkout import the
+# installed package, as the suite does under `python -P`: the checkout's dpaudit/ must not shadow it.
+os.environ["PYTHONSAFEPATH"] = "1"
 
-from dpaudit.audit.execution import blas_threads
+from hypothesis import settings  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from dpaudit.audit.execution import blas_threads  # noqa: E402
 
 settings.register_profile("dpaudit", deadline=None, derandomize=True)
 settings.load_profile("dpaudit")

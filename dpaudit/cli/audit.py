@@ -31,7 +31,7 @@ from typing import Any, Iterator
 from dpaudit._interrupt import EXIT_INTERRUPTED
 from dpaudit.cli._catalog import add_catalog_arguments, load_entries
 from dpaudit.user_config import catalog_text as _catalog_text
-from dpaudit.cli._types import FlagError, check_reachable, int_at_least, real_in, seed, writable_folder
+from dpaudit.cli._types import FlagError, check_path, check_reachable, int_at_least, real_in, seed, writable_folder
 
 __all__ = ["NAME", "HELP", "add_arguments", "run"]
 
@@ -112,7 +112,7 @@ def _junit_path(path: str, out: str) -> pathlib.Path:
     """The JUnit XML file: not a folder, not a file of the report set in `out`, in a writable folder."""
     from dpaudit.report.files import report_set_member
 
-    p = pathlib.Path(path)
+    p = check_path(path, "--junit-xml")
     if p.is_dir():
         raise FlagError("--junit-xml", f"{path!r} is a folder; give a file name such as {str(p / 'dpaudit.xml')!r}")
     if report_set_member(p, out):
@@ -128,6 +128,7 @@ def _baseline(path: str) -> dict[str, Any]:
     from dpaudit.baseline import check_report
     from dpaudit.report import load_report
 
+    check_path(path, "--baseline")
     try:
         report = load_report(path)
         check_report(report, str(path))

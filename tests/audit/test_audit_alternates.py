@@ -22,7 +22,7 @@ from dpaudit.audit.bounds import cp_lower, cp_upper
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.scores import UserScore
 from dpaudit.audit.selection import EventPlan, choose_events
-from tests.audit.test_audit_coverage import tolerance
+from test_audit_coverage import tolerance
 
 AUDITS = 200
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from dpaudit.audit import audit
-from tests.audit.test_audit_coverage import exceedances as coverage_exceedances, tolerance
+from test_audit_coverage import exceedances as coverage_exceedances, tolerance
 from dpaudit.audit.chain import ChainLogRatio, _halts, column_groups, fit_chain_score, fit_chain_scores
 
 CONFIDENCE = 0.95

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit
-from tests.audit.test_audit_coverage import exceedances as coverage_exceedances, tolerance
+from test_audit_coverage import exceedances as coverage_exceedances, tolerance
 from dpaudit.audit.families import FAMILIES, family_of
 from dpaudit.audit.masked import MaskedValueScore, fit_masked_scores, masked_features
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit
-from tests.audit.test_audit_coverage import tolerance
+from test_audit_coverage import tolerance
 
 AUDITS = 200
 

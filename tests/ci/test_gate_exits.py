@@ -201,3 +201,11 @@ def test_samples_beyond_the_auditors_limits_exit_2_before_any_work(project, caps
     assert main(["audit", "--samples", samples, "--out", "rep"]) == 2
     assert "--samples" in capsys.readouterr().err
     assert not (project.root / "rep" / "report.json").exists()
+
+
+@pytest.mark.parametrize("flag", ["--junit-xml", "--baseline"])
+def test_a_path_longer_than_the_system_allows_exits_2(project, capsys, flag):
+    project.config()
+    project.write("shop_audits.py", laplace_module())
+    assert main(["audit", flag, "x" * 5000, "--out", "rep"]) == 2
+    assert flag in capsys.readouterr().err

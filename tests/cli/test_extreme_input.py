@@ -3,7 +3,6 @@ the doubles): exit 2 naming the flag before any work, or a correct answer where 
 
 import argparse
 import json
-import math
 
 import pytest
 from hypothesis import given, settings, strategies as st
