@@ -17,6 +17,10 @@ neighbour kind the worst unit t touches these releases, composed sequentially:
 δ collects the conditioning events: per-arm counts N ≥ ν·(length) in the touched releases, T_j ≥ T_lo,
 and Lap+ draws of 0 (where the unit coupling breaks). All are computed exactly from the binomial and Lap+
 laws; the counts condition assumes every type has at least T_j phase-2 arrivals (Assumption 1.1 regime).
+
+That component accounting holds at a δ far above the claim's 1/n. The declaration's `corrected` is instead the
+whole output at δ = 1/n (`whole_algorithm_guarantees`): per neighbour kind, a mixture or dominating-pair
+bound of what it changes, over every T_min and position, composed exactly where it composes; the worst kind.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Callable
 
 import dp_accounting
 import numpy as np
-from scipy import signal, stats
+from scipy import signal, sparse, stats
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
 from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted
@@ -40,6 +44,12 @@ __all__ = [
     "cate_mixture_epsilon",
     "composed_delta",
     "context_phase1_epsilon",
+    "context_phase2_epsilon",
+    "context_phase2_side_deltas",
+    "context_phase2_view_epsilon",
+    "reward_phase1_epsilon",
+    "reward_phase2_epsilon",
+    "whole_algorithm_guarantees",
     "conse_privacy",
     "lap_plus_pmf",
     "lap_plus_shift_loss",
@@ -132,6 +142,11 @@ def _phase1_events(params: ConSEParams, n: int,
     return length_event, mean_event, nu_e, epoch_short
 
 
+def _listed(views: dict[str, Guarantee]) -> str:
+    """'reward phase1 0.521, ...': each kind's ε, for the declaration's note."""
+    return ", ".join(f"{k.replace('_', ' ')} {g.epsilon:.3g}" for k, g in views.items() if k != "whole")
+
+
 def conse_privacy(
     params: ConSEParams,
     horizon: int,
@@ -141,9 +156,12 @@ def conse_privacy(
 ) -> Privacy:
     """Claimed and corrected privacy of DP-ConSE with `params` at horizon n and M types.
 
-    The declaration's `event` and `corrected` are those of the worst neighbour kind; `implied` holds the
-    corrected (ε, δ) per kind ("reward", "context_phase1", "context_phase2"); `paper_event` is the
-    paper's split (ε/2 phase 1 + ε/2 phase 2).
+    `corrected` is the whole output at the claim's δ = 1/n (`whole_algorithm_guarantees`, the worst neighbour
+    kind) and `event` the same (ε, δ) black box; `implied` holds it ("whole"), each kind's view bound
+    ("view_reward_phase1", ..., "view_context_phase2") and the component accounting per kind ("reward",
+    "context_phase1", "context_phase2": basic composition, δ well above 1/n). Where the whole output is not
+    computed (the no-reset variant; ⌈T_min⌉ ranging over more than 1500 values) the component accounting of
+    the worst kind is declared, as the note says. `paper_event` is the paper's split (ε/2 phase 1 + ε/2 phase 2).
 
     Each conditioning event of the corrected accounting is given failure probability ≤ delta_target
     (default 1/(10 n)): the count fractions ν (per-arm count ≥ ν·R_e for epoch means, ≥ ν·T_j for estimates)
@@ -204,13 +222,21 @@ def conse_privacy(
         for kind, event in corrected.items()
     }
     worst = max(by_kind, key=lambda kind: by_kind[kind].epsilon)
+    claim = Guarantee("approx", eps, 1.0 / n, source="Li, Shi, Simchi-Levi, Theorem 3.5")
+    basic = (f"components composed sequentially, δ by basic composition: ({by_kind[worst].epsilon:.4g}, "
+             f"{by_kind[worst].delta:.3g}), worst kind {worst!r}")
+    try:
+        views = whole_algorithm_guarantees(params, n, m, 1.0 / n, rct_length_floor)
+    except ValueError as exc:  # a variant or a T_min range the exact views do not cover: the components stand
+        return Privacy("unit", "central", corrected[worst], claim, by_kind[worst],
+                       note=f"{basic}; no whole-output figure ({exc})", paper_event=paper_composition,
+                       implied=by_kind)
+    whole = views["whole"]
     return Privacy(
-        "unit", "central", corrected[worst],
-        Guarantee("approx", eps, 1.0 / n, source="Li, Shi, Simchi-Levi, Theorem 3.5"),
-        by_kind[worst],
-        note=f"worst neighbour kind {worst!r}; components composed sequentially, δ by basic composition",
+        "unit", "central", EpsilonDeltaDpEvent(whole.epsilon, whole.delta), claim, whole,
+        note=f"every neighbour kind's released view at the claim's δ, the worst taken ({_listed(views)}); {basic}",
         paper_event=paper_composition,
-        implied=by_kind,
+        implied={**by_kind, **{f"view_{k}": g for k, g in views.items() if k != "whole"}, "whole": whole},
     )
 
 
@@ -414,10 +440,10 @@ def context_phase1_epsilon(params: ConSEParams, horizon: int, num_types: int, de
 # at least as long as their RCTs (the regime of Assumption 1.1, as `conse_privacy`).
 
 _LENGTH_TAIL = 37.0  # Lap+ lengths beyond centre + 2·37/ε (mass < e^-37) count as infinite loss
-_BIN_TAIL = 1e-30  # arm counts of smaller binomial mass are set aside as infinite loss
 _GRID = 0.01  # loss grid of `context_phase2_epsilon`; each type's losses are rounded up to it
 _LOSS_LOW, _LOSS_HIGH = -5.0, 40.0  # losses below go to the lowest point, above to infinity
 _TINY = 1e-12
+_MAX_CENTRES = 1500  # beyond this many values of ⌈T_min⌉ the whole-output figure is not computed
 
 
 def _centre_range(params: ConSEParams, n: int, m: int, rct_length_floor: float | None) -> tuple[int, int]:
@@ -441,26 +467,38 @@ def _lap_plus_rows(epsilon: float, centres: np.ndarray, size: int) -> tuple[np.n
 
 
 def _arm_counts(tau: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """(N, P(N)) for N = 1 + Bin(τ - 1, 1/2) (the changed unit's arm count among τ fair coins), without the
-    masses below `_BIN_TAIL` on the small side (returned as the third value, to count as infinite loss) and
-    with those on the large side merged into the largest N kept (a smaller loss, rounded up)."""
-    k = np.arange(tau)
+    """(N, P(N)) for N = 1 + Bin(τ - 1, 1/2) (the changed unit's arm count among τ fair coins) within 12 standard
+    deviations of the mean; the mass below (< 10^-31) is returned as the third value, to count as infinite loss,
+    the mass above is merged into the largest N kept (a smaller loss, rounded up)."""
+    half = (tau - 1) / 2
+    spread = 12.0 * math.sqrt(max(tau - 1, 1)) / 2
+    lo, hi = max(0, math.floor(half - spread)), min(tau - 1, math.ceil(half + spread))
+    k = np.arange(lo, hi + 1)
     w = stats.binom.pmf(k, tau - 1, 0.5)
-    keep = w >= _BIN_TAIL
-    lo, hi = int(np.argmax(keep)), int(tau - 1 - np.argmax(keep[::-1]))
-    out = w[lo:hi + 1].copy()
-    out[-1] += float(w[hi + 1:].sum())
-    return k[lo:hi + 1] + 1.0, out, float(w[:lo].sum())
+    w[-1] += float(stats.binom.sf(hi, tau - 1, 0.5))
+    return k + 1.0, w, float(stats.binom.cdf(lo - 1, tau - 1, 0.5))
+
+
+@functools.lru_cache(maxsize=64)
+def _arm_count_table(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`_arm_counts` for τ = 1..size-1 as flat arrays (τ, N, P(N)) and the masses set aside per τ (index τ)."""
+    taus, counts, weights, aside = [], [], [], np.zeros(size)
+    for tau in range(1, size):
+        n_arm, w, aside[tau] = _arm_counts(tau)
+        taus.append(np.full(n_arm.size, tau))
+        counts.append(n_arm)
+        weights.append(w)
+    if not taus:
+        return np.zeros(0), np.zeros(0), np.zeros(0), aside
+    return np.concatenate(taus), np.concatenate(counts), np.concatenate(weights), aside
 
 
 def _cate_length_deltas(epsilon: float, size: int, eps_prime: float) -> np.ndarray:
     """D_τ(ε') = E[δ of Lap shifted by ε τ/(2N)] over N = 1 + Bin(τ - 1, 1/2), τ = 0..size-1 (D_0 = 0: no
     estimate); the binomial masses set aside count as δ = 1."""
-    out = np.zeros(size)
-    for tau in range(1, size):
-        n_arm, w, aside = _arm_counts(tau)
-        out[tau] = float(np.sum(w * laplace_shift_delta(epsilon * tau / (2 * n_arm), eps_prime))) + aside
-    return out
+    taus, counts, weights, aside = _arm_count_table(size)
+    terms = weights * laplace_shift_delta(epsilon * taus / (2 * counts), eps_prime)
+    return np.bincount(taus.astype(np.int64), weights=terms, minlength=size) + aside
 
 
 def reward_phase2_epsilon(params: ConSEParams, horizon: int, num_types: int, delta: float,
@@ -485,6 +523,7 @@ def reward_phase2_epsilon(params: ConSEParams, horizon: int, num_types: int, del
     return _epsilon_at(delta_of, delta)
 
 
+@functools.lru_cache(maxsize=64)
 def reward_phase1_epsilon(params: ConSEParams, horizon: int, delta: float) -> float:
     """ε at δ of the epoch mean a change of one phase-1 unit's outcomes moves, over every epoch and position.
 
@@ -492,9 +531,10 @@ def reward_phase1_epsilon(params: ConSEParams, horizon: int, delta: float) -> fl
     scale 2/(ε R_e) shifted by at most 1/N, N = 1 + Bin(L - 1, 1/2), L the noisy length (Lap+_ε(ℓ R_e), ℓ the
     length centre; a length 0 lasts one arrival). Which epoch holds the unit depends on the earlier lengths,
     and holding it conditions its own length on L >= ℓ0; so δ(ε') <= max_e sup_ℓ0 E[D_e(L) | L >= ℓ0]
-    (joint convexity; Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 lines 7-11). Lengths beyond the centre ± 2·37/ε
-    count as δ = 1 (for ℓ0 below that window the window's average is bounded with the mass below in the
-    numerator only). Epochs with R_e > n end within phase 1 (L <= n/2) with probability below
+    (joint convexity; Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 lines 7-11). D_e(L) = E[δ_Lap(ε R_e/(2N), ε')]
+    is non-increasing in L (N grows stochastically with L, the loss falls with N), so the supremum is at
+    ℓ0 = 1: E[D_e(L)]. Lengths below the centre - 2·37/ε count as δ = 1, those above it + 2·37/ε as the
+    window's last D. Epochs with R_e > n end within phase 1 (L <= n/2) with probability below
     2 q^(ℓ R_e - n/2), counted as δ."""
     if not params.reset_means:
         raise ValueError("reward_phase1_epsilon assumes means zeroed at every epoch end (reset_means=True)")
@@ -518,90 +558,174 @@ def reward_phase1_epsilon(params: ConSEParams, horizon: int, delta: float) -> fl
         worst = beyond
         for r, p, below, above, arms in laws:
             d = np.array([float(np.sum(w * laplace_shift_delta(eps * r / (2 * k), e))) + a for k, w, a in arms])
-            num = np.cumsum((p * d)[::-1])[::-1] + above  # Σ_{L >= ℓ0} P(L) D(L) over the window
-            mass = np.cumsum(p[::-1])[::-1] + above
-            worst = max(worst, float(np.max(num / mass)), (below + num[0]) / mass[0])  # ℓ0 below the window
+            worst = max(worst, below + float(p @ d) + above * float(d[-1]))
         return min(1.0, worst * (1 + _ROUND_UP) + _ROUND_UP)
 
     return _epsilon_at(delta_of, delta)
 
 
-def _clip_tails(eta: np.ndarray, weight: np.ndarray, shift: float, points: np.ndarray) -> np.ndarray:
-    """Σ weight·P(shift + clip(η + 2Z, 0, η) >= x) at the points x, Z standard Laplace: the loss bound of a
-    Laplace pair of one scale shifted by at most η·scale, for every shift (both directions; pessimistic
-    at negative losses, which it sets to 0)."""
-    x = points[None, :] - shift
-    e = eta[:, None]
-    inside = np.where(x <= 0, 1.0, np.where(x <= e, 1.0 - 0.5 * np.exp(np.minimum(x - e, 0.0) / 2), 0.0))
-    return weight @ inside
+def _tail_kernel(kind: str, tau: int, size: int) -> np.ndarray:
+    """Tail of one loss law at grid offsets d = -size+1..size-1 from its (grid) location, at points lowered by
+    `_TINY`: "minus" a - E/τ, "plus" b + E/(τ-1) (E ~ Exp(1)), "clip" s + clip(η + 2Z, 0, η) seen from s + η
+    (Z standard Laplace; the part at or below s is added by the caller)."""
+    d = np.arange(-size + 1, size) * _GRID - _TINY  # the point minus the location
+    if kind == "minus":  # P(a - E/τ >= a + d) = P(E <= -τ d)
+        return np.where(d < 0, -np.expm1(np.minimum(tau * d, 0.0)), 0.0)
+    if kind == "plus":  # P(b + E/(τ-1) >= b + d)
+        return np.where(d <= 0, 1.0, np.exp(-(tau - 1) * np.maximum(d, 0.0)))
+    return np.where(d <= 0, 1.0 - 0.5 * np.exp(np.minimum(d, 0.0) / 2), 0.0)  # P(s + clip >= s + η + d), above s
 
 
-def _swap_tails(epsilon: float, tau: int, r: int, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(P side, Q side) tails of the W = r branch of `context_phase2_epsilon` for T = τ and position r <= τ:
-    X ~ Bin(r - 1, 1/2) units before t on the exploitation arm A, m = τ - r coins after t all A (weight 2^-m),
-    t's own coin A or not (1/2 each); the RCTs {1..τ} and {1..τ+1} minus t differ by a swap of t for the
-    next arrival, of arm A: shift <= 1/(X + 1 + m) if t's arm is A, else 1/(r - X) + 1/(X + m + 1)."""
+def _on_grid(values: np.ndarray, weights: np.ndarray, size: int) -> tuple[np.ndarray, float]:
+    """Weights at the grid index of each value rounded up (below the grid: its lowest point), and the weight of
+    values beyond the grid's top (to count as infinite loss)."""
+    idx = np.maximum(np.ceil((values - _LOSS_LOW) / _GRID - 1e-9).astype(np.int64), 0)
+    top = idx >= size
+    return np.bincount(idx[~top], weights=weights[~top], minlength=size), float(weights[top].sum())
+
+
+def _located_tails(values: np.ndarray, weights: np.ndarray, kernel: np.ndarray, size: int) -> tuple[np.ndarray, float]:
+    """Σ weight·tail(point - value) at the grid points, each value rounded up to the grid (every law here has
+    tails non-decreasing in its location), by FFT convolution with a round-off margin; and the weight beyond."""
+    hist, beyond = _on_grid(values, weights, size)
+    full = signal.fftconvolve(hist, kernel)  # index i + size - 1: Σ_k hist[k] kernel[(i - k) + size - 1]
+    tails = full[size - 1:2 * size - 1] + 1e-13 * (1.0 + float(hist.sum()))
+    return np.minimum(tails, float(hist.sum()) + beyond), beyond
+
+
+@functools.lru_cache(maxsize=4096)
+def _half_binomial(trials: int) -> np.ndarray:
+    """Bin(trials, 1/2)'s pmf on 0..trials."""
+    return stats.binom.pmf(np.arange(trials + 1), trials, 0.5)
+
+
+def _swap_laws(epsilon: float, tau: int, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """(η, weight) of the W = r branch of `context_phase2_epsilon` for T = τ and position r <= τ: X ~ Bin(r - 1,
+    1/2) units before t on the exploitation arm A, m = τ - r coins after t all A (weight 2^-m), t's own coin A
+    or not (1/2 each); the RCTs {1..τ} and {1..τ+1} minus t differ by a swap of t for the next arrival, of arm A:
+    shift <= 1/(X + 1 + m) if t's arm is A, else 1/(r - X) + 1/(X + m + 1), η = shift·ετ/2."""
     x = np.arange(r)
-    w = stats.binom.pmf(x, r - 1, 0.5) * 2.0 ** -(tau - r) / 2
+    w = _half_binomial(r - 1) * 2.0 ** -(tau - r) / 2
     sig = np.concatenate([1.0 / (x + 1 + tau - r), 1.0 / (r - x) + 1.0 / (x + tau - r + 1)])
-    eta, ww = epsilon * tau * sig / 2, np.concatenate([w, w])
-    return _clip_tails(eta, ww, math.log(2.0), points), _clip_tails(eta, ww, -math.log(2.0), points)
+    return epsilon * tau * sig / 2, np.concatenate([w, w])
 
 
-def _remove_tails(epsilon: float, tau: int, points: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """(P side, Q side, mass set aside) tails of the W > r branch for T = τ >= 2, over N = 1 + Bin(τ - 1, 1/2)
-    (the branch's conditioning dropped: a larger measure): D's RCT {1..τ} against D''s {1..τ} minus t, at
-    T' = τ - 1, Laplace scales 2/(ετ) and 2/(ε(τ - 1)), shift <= 1/N:
-      P side: log(p_τ/p_{τ-1}) + log(b'/b) - |x - s|/b + |x|/b' <= ε/2 + log(τ/(τ-1)) + ε(τ-1)/(2N) - E/τ,
-      Q side: <= ε/2 + log((τ-1)/τ) + ετ/(2N) + E/(τ-1),  E ~ Exp(1) (|x| <= |s| + |x - s|, x = s + bZ or b'Z)."""
+def _swap_entries(epsilon: float, tau: int, r: int, size: int, shift: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """(grid index of shift + η rounded up, weight, weight beyond the grid) of `_swap_laws`: the loss of a
+    Laplace pair of one scale shifted by at most η·scale is below shift + clip(η + 2Z, 0, η) (Z standard
+    Laplace) for every shift, both directions (negative losses raised to 0); shift log 2 on D's side, -log 2 on D''s."""
+    eta, w = _swap_laws(epsilon, tau, r)
+    idx = np.maximum(np.ceil((shift + eta - _LOSS_LOW) / _GRID - 1e-9).astype(np.int64), 0)
+    inside = idx < size
+    return idx[inside], w[inside], float(w[~inside].sum())
+
+
+def _clip_tails(hist: np.ndarray) -> np.ndarray:
+    """Σ_k hist[k] P(clip law located at grid point k >= grid point i), for every row: a law at s + η has tail
+    1 - e^((x - s - η)/2)/2 on (s, s + η] (`_tail_kernel` "clip"), so the sum is a suffix sum minus half a
+    geometric filter (ratio e^(-grid/2)), both run backwards along the grid."""
+    rev = hist[:, ::-1]
+    suffix = np.cumsum(rev, axis=1)
+    geometric = signal.lfilter([1.0], [1.0, -math.exp(-_GRID / 2)], rev, axis=1)
+    return (suffix - 0.5 * geometric)[:, ::-1]
+
+
+def _remove_laws(epsilon: float, tau: int, rising: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """(a_N, b_N, P(N), mass set aside) of the W > r branch for T = τ >= 2, N = 1 + Bin(τ - 1, 1/2) (the branch's
+    conditioning dropped: a larger measure): D's RCT {1..τ} against D''s {1..τ} minus t at T' = τ - 1, Laplace
+    scales b = 2/(ετ) and b' = 2/(ε(τ - 1)), shift s <= 1/N, and ρ = log(p_τ/p_{τ-1}) = ε/2 for τ <= c (`rising`),
+    -ε/2 above the centre c of Lap+:
+      D's side: ρ + log(b'/b) - |x - s|/b + |x|/b' <= a_N - E/τ, a_N = ρ + log(τ/(τ-1)) + ε(τ-1)/(2N),
+      D''s side: <= b_N + E/(τ-1), b_N = -ρ + log((τ-1)/τ) + ετ/(2N),  E ~ Exp(1)
+    (|x| <= |s| + |x - s| with x = s + bZ, resp. |x - s| <= |x| + |s| with x = b'Z)."""
     n_arm, w, aside = _arm_counts(tau)
-    a = epsilon / 2 + math.log(tau / (tau - 1)) + epsilon * (tau - 1) / (2 * n_arm)
-    b = epsilon / 2 + math.log((tau - 1) / tau) + epsilon * tau / (2 * n_arm)
-    gap_p = a[:, None] - points[None, :]
-    tail_p = w @ np.where(gap_p > 0, -np.expm1(-tau * np.maximum(gap_p, 0.0)), 0.0)
-    gap_q = points[None, :] - b[:, None]
-    tail_q = w @ np.where(gap_q <= 0, 1.0, np.exp(-(tau - 1) * np.maximum(gap_q, 0.0)))
-    return tail_p, tail_q, aside
+    rho = epsilon / 2 if rising else -epsilon / 2
+    a = rho + math.log(tau / (tau - 1)) + epsilon * (tau - 1) / (2 * n_arm)
+    b = -rho + math.log((tau - 1) / tau) + epsilon * tau / (2 * n_arm)
+    return a, b, w, aside
 
 
-def _length_tails(epsilon: float, tau: int, points: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """(P tails, Q tails, their totals, infinite mass) of one type's loss given T = τ, dominating every
-    position r of the changed unit: r > τ leaves the views equal (loss 0); r = τ is the swap branch alone;
-    r < τ is the remove branch plus the swap branch, which only grows with r (each configuration at r maps to
-    one at r + 1 of no smaller mass and the same shift), so r = τ - 1 bounds it. Tails are pointwise maxima."""
-    zero = (points <= 0).astype(float)
-    if tau == 0:
-        return zero, zero, 1.0, 0.0
-    last_p, last_q = _swap_tails(epsilon, tau, tau, points)
-    if tau == 1:
-        return np.maximum(last_p, zero), np.maximum(last_q, zero), 1.0, 0.0
-    rem_p, rem_q, aside = _remove_tails(epsilon, tau, points)
-    sw_p, sw_q = _swap_tails(epsilon, tau, tau - 1, points)
-    total = max(1.0, 1.0 - aside + 0.5)
-    return (np.maximum.reduce([rem_p + sw_p, last_p, zero]), np.maximum.reduce([rem_q + sw_q, last_q, zero]),
-            total, aside)
+def _remove_tails(epsilon: float, tau: int, size: int,
+                  rising: bool) -> tuple[np.ndarray, np.ndarray, float, float, float]:
+    """(D's tails, D''s tails, finite mass, infinite mass on D's side, on D''s side) of `_remove_laws` at the grid
+    points (the binomial masses set aside are infinite)."""
+    a, b, w, aside = _remove_laws(epsilon, tau, rising)
+    rem_p, inf_p = _located_tails(a, w, _tail_kernel("minus", tau, size), size)
+    rem_q, inf_q = _located_tails(b, w, _tail_kernel("plus", tau, size), size)
+    return rem_p, rem_q, float(w.sum()), inf_p + aside, inf_q + aside
 
 
 def _measure(tails: np.ndarray, total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Masses on the grid from tails at its points (losses in [y_(i-1), y_i) rounded up to y_i, below y_0 to
-    y_0) and the mass at infinity (losses >= the top point), per row."""
+    y_0) and the mass at infinity (losses >= the top point), per row; each mass raised by the tails' round-off."""
     masses = np.concatenate([total[:, None] - tails[:, :1], tails[:, :-1] - tails[:, 1:]], axis=1)
-    return np.maximum(masses, 0.0), tails[:, -1]
+    return np.maximum(masses, 0.0) + 1e-13, tails[:, -1]
+
+
+_SWAP_SPAN = 50  # the swap branch of T = τ has weight 2^-(τ - r): τ > r + 50 counts as infinite loss
 
 
 @functools.lru_cache(maxsize=16)
 def _context_phase2_laws(epsilon: float, c_lo: int, c_hi: int) -> tuple[np.ndarray, ...]:
-    """Per centre c: the grid masses and infinite masses of the two sides (see `context_phase2_epsilon`)."""
-    grid = np.arange(_LOSS_LOW, _LOSS_HIGH + _GRID / 2, _GRID)
+    """Per centre c: the grid, then D's side and D''s side each as (grid masses, infinite mass).
+
+    For position r the loss measure of one side is Σ_τ p_τ M_τ(r): loss 0 (mass 1) for τ < r, the swap branch
+    for τ = r, the remove branch (over-counted to its unconditioned law) plus the swap branch for τ > r. Its
+    tails are built for every r, from r = top down (suffix sums of the remove branch over τ > r; the swap
+    histograms of τ = r..r+50 mixed by the Lap+ weights, then convolved with the clip kernel), and the bound is
+    their pointwise maximum over r. Every loss law here has tails that only grow with its location, so
+    rounding locations up to the grid is pessimistic."""
+    size = round((_LOSS_HIGH - _LOSS_LOW) / _GRID) + 1
+    grid = _LOSS_LOW + _GRID * np.arange(size)
     points = grid - _TINY
-    size = c_hi + math.ceil(2 * _LENGTH_TAIL / epsilon) + 1
-    tp, tq, tot, inf = (np.empty((size, grid.size)), np.empty((size, grid.size)), np.empty(size), np.empty(size))
-    for tau in range(size):
-        tp[tau], tq[tau], tot[tau], inf[tau] = _length_tails(epsilon, tau, points)
-    rows, beyond = _lap_plus_rows(epsilon, np.arange(c_lo, c_hi + 1), size)
-    mp, ip = _measure(rows @ tp, rows @ tot)
-    mq, iq = _measure(rows @ tq, rows @ tot)
-    return grid, mp, ip + rows @ inf + beyond, mq, iq + rows @ inf + beyond
+    top = c_hi + math.ceil(2 * _LENGTH_TAIL / epsilon) + 1  # lengths 0..top-1; longer ones: infinite loss
+    rows, beyond = _lap_plus_rows(epsilon, np.arange(c_lo, c_hi + 1), top)
+    zero = (points <= 0).astype(float)
+    centres = np.arange(c_lo, c_hi + 1)
+    removes = {(tau, up): _remove_tails(epsilon, tau, size, up) for tau in range(2, top) for up in (True, False)
+               if (up and tau <= c_hi) or (not up and tau > c_lo)}
+    out: list[np.ndarray] = [grid]
+    for side, shift in ((0, math.log(2.0)), (1, -math.log(2.0))):
+        best = (rows.sum(axis=1)[:, None] * zero[None, :]).copy()  # r >= top: every τ below r, loss 0
+        best_total, best_inf = rows.sum(axis=1), np.zeros(rows.shape[0])
+        suffix, suffix_total, suffix_inf = np.zeros_like(best), np.zeros(rows.shape[0]), np.zeros(rows.shape[0])
+        below = rows.sum(axis=1)
+        for r in range(top - 1, 0, -1):
+            below = below - rows[:, r]  # Σ_{τ < r}
+            if r + 1 < top:  # the remove branch of τ = r + 1 joins the suffix τ > r, ρ = ±ε/2 as τ <= c or not
+                tau = r + 1
+                for up, pick in ((True, tau <= centres), (False, tau > centres)):
+                    if pick.any():
+                        law = removes[(tau, up)]
+                        weight = np.where(pick, rows[:, tau], 0.0)
+                        suffix += weight[:, None] * law[side][None, :]
+                        suffix_total += weight * law[2]
+                        suffix_inf += weight * law[3 + side]
+            taus = list(range(r, min(top, r + _SWAP_SPAN + 1)))
+            entries = [_swap_entries(epsilon, tau, r, size, shift) for tau in taus]
+            col = np.concatenate([np.full(e[0].size, j) for j, e in enumerate(entries)])
+            idx, w = np.concatenate([e[0] for e in entries]), np.concatenate([e[1] for e in entries])
+            mix = rows[:, taus]
+            onehot = sparse.csr_matrix((w, (np.arange(idx.size), idx)), shape=(idx.size, size))
+            hist = np.asarray((onehot.T @ mix[:, col].T).T)
+            swap_w = hist.sum(axis=1)
+            swap = np.where(points[None, :] <= shift, swap_w[:, None], _clip_tails(hist) + 1e-12 * (1.0 + swap_w[:, None]))
+            spill = rows[:, r + _SWAP_SPAN + 1:].sum(axis=1) * 2.0 ** -(_SWAP_SPAN + 1)  # τ > r + 50
+            best = np.maximum(best, below[:, None] * zero[None, :] + suffix + swap)
+            best_total = np.maximum(best_total, below + suffix_total + swap_w)
+            best_inf = np.maximum(best_inf, suffix_inf + mix @ np.array([e[2] for e in entries]) + spill)
+        masses, at_top = _measure(best, best_total)
+        out += [masses, at_top + best_inf + beyond]
+    return tuple(out)
+
+
+def context_phase2_side_deltas(epsilon: float, centre: int, eps_prime: float) -> tuple[float, float]:
+    """δ(ε') of one type's view alone at ⌈T_min⌉ = centre, as `context_phase2_epsilon` bounds it: (the type the unit
+    leaves, D against D'; the type it joins, D' against D), every position and every outcome."""
+    c = check_int_at_least(centre, 0, "centre")
+    grid, mp, ip, mq, iq = _context_phase2_laws(check_epsilon(epsilon), c, c)
+    weight = -np.expm1(np.minimum(eps_prime - grid, 0.0))
+    return float(mp[0] @ weight + ip[0]), float(mq[0] @ weight + iq[0])
 
 
 def context_phase2_epsilon(params: ConSEParams, horizon: int, num_types: int, delta: float,
@@ -618,18 +742,29 @@ def context_phase2_epsilon(params: ConSEParams, horizon: int, num_types: int, de
       W > r: T' = T - 1 (the same units after t in both RCTs): weights p_T/p_(T-1) = e^(±ε/2), RCTs {1..T} and
       {1..T} minus t, scales 2/(εT) and 2/(ε(T-1)), shift <= 1/N (`_remove_tails`);
       W = r: T' = T for T >= r (D''s RCT takes the next arrival, which showed A: weight ratio 2), scales equal,
-      a swap (`_swap_tails`); T < r: identical views.
+      a swap (`_swap_entries`); T < r: identical views.
     Each Laplace pair's loss is bounded stochastically, for every shift the data allow, by a law that does
-    not depend on them; given T the laws are bounded over every r (`_length_tails`), then mixed over T ~
-    Lap+_ε(c). The type it joins has the pair reversed (its Q side). The two types' views are independent, so
+    not depend on them; mixed over T ~ Lap+_ε(c), the laws are bounded over every position r
+    (`_context_phase2_laws`). The type it joins has the pair reversed (D''s side). The two types' views are
+    independent given the data, so
     δ(ε') <= E[(1 - e^(ε' - L_P - L_Q))_+] over independent losses (the bound is non-decreasing in each),
     computed by convolution on a 0.01 grid (losses rounded up; masses over-counted, never dropped), the
     largest over c ∈ [c_lo, c_hi]; ε is found by bisection.
     """
     n = check_int_at_least(horizon, 2, "horizon")
     m = check_int_at_least(num_types, 1, "num_types")
-    c_lo, c_hi = _centre_range(params, n, m, rct_length_floor)
-    grid, mp, ip, mq, iq = _context_phase2_laws(params.epsilon, c_lo, c_hi)
+    return _phase2_epsilon(params.epsilon, *_centre_range(params, n, m, rct_length_floor), delta)
+
+
+def context_phase2_view_epsilon(epsilon: float, centre: int, delta: float) -> float:
+    """`context_phase2_epsilon` at one value of ⌈T_min⌉ (every position, every outcome)."""
+    c = check_int_at_least(centre, 0, "centre")
+    return _phase2_epsilon(check_epsilon(epsilon), c, c, delta)
+
+
+def _phase2_epsilon(epsilon: float, c_lo: int, c_hi: int, delta: float) -> float:
+    """The bisection of `context_phase2_epsilon` over the centres c_lo..c_hi."""
+    grid, mp, ip, mq, iq = _context_phase2_laws(epsilon, c_lo, c_hi)
     tot_p, tot_q = mp.sum(axis=1), mq.sum(axis=1)
     sums = np.array([signal.fftconvolve(a, b) for a, b in zip(mp, mq)])
     values = 2 * grid[0] + _GRID * np.arange(sums.shape[1])
@@ -647,21 +782,29 @@ def context_phase2_epsilon(params: ConSEParams, horizon: int, num_types: int, de
 def whole_algorithm_guarantees(params: ConSEParams, horizon: int, num_types: int, delta: float | None = None,
                                rct_length_floor: float | None = None) -> dict[str, Guarantee]:
     """(ε, δ) of DP-ConSE's whole output per neighbour kind, and the worst of them ("whole"), at δ (default the
-    claim's 1/n): the tightest sound accounting dpaudit computes (section comment above)."""
+    claim's 1/n): the tightest sound accounting dpaudit computes (section comment above). One type (M = 1) has
+    no change of type. Raises for the no-reset variant (a reward enters every later mean) and where ⌈T_min⌉
+    may take more than 1500 values."""
     n = check_int_at_least(horizon, 2, "horizon")
     delta = 1.0 / n if delta is None else check_open_unit(delta, "delta")
     src = "Li, Shi, Simchi-Levi, ICML 2024, Alg. 2"
-    kinds = {
-        "reward_phase1": (reward_phase1_epsilon(params, n, delta), "one epoch mean, mixture over its length and arm count"),
-        "reward_phase2": (reward_phase2_epsilon(params, n, num_types, delta, rct_length_floor),
+    m = check_int_at_least(num_types, 1, "num_types")
+    c_lo, c_hi = _centre_range(params, n, m, rct_length_floor)
+    if c_hi - c_lo > _MAX_CENTRES:
+        raise ValueError(f"⌈T_min⌉ may range over {c_lo}..{c_hi}, more than {_MAX_CENTRES} centres to compute")
+    kinds: dict[str, tuple[Callable[[], float], str]] = {
+        "reward_phase1": (lambda: reward_phase1_epsilon(params, n, delta),
+                          "one epoch mean, mixture over its length and arm count"),
+        "reward_phase2": (lambda: reward_phase2_epsilon(params, n, m, delta, rct_length_floor),
                           "one estimate, mixture over T and the arm count, every T_min"),
-        "context_phase1": (context_phase1_epsilon(params, n, num_types, delta),
-                           "epoch lengths and means, the M RCT lengths, composed exactly"),
-        "context_phase2": (context_phase2_epsilon(params, n, num_types, delta, rct_length_floor),
-                           "both types' RCT ends and estimates, dominating pairs composed by convolution"),
     }
-    out = {k: Guarantee("approx", max(e, 1e-12), delta, source=f"{k.replace('_', ' ')}: {why} ({src})")
-           for k, (e, why) in kinds.items()}
+    if m > 1:  # one type: no unit can change its type
+        kinds["context_phase1"] = (lambda: context_phase1_epsilon(params, n, m, delta),
+                                   "epoch lengths and means, the M RCT lengths, composed exactly")
+        kinds["context_phase2"] = (lambda: context_phase2_epsilon(params, n, m, delta, rct_length_floor),
+                                   "both types' RCT ends and estimates, dominating pairs composed by convolution")
+    out = {k: Guarantee("approx", max(value(), 1e-12), delta, source=f"{k.replace('_', ' ')}: {why} ({src})")
+           for k, (value, why) in kinds.items()}
     worst = max(out, key=lambda k: out[k].epsilon)
     out["whole"] = Guarantee("approx", out[worst].epsilon, delta,
                              source=f"the whole output, worst neighbour kind {worst.replace('_', ' ')} ({src})")

@@ -72,6 +72,17 @@ def _at_most(trials: int, p: float, k: np.ndarray) -> np.ndarray:
     return np.where(inside, val, np.where(k < 0, 0.0, 1.0))
 
 
+def _check(trials: int, probability: float, sensitivity: int) -> tuple[int, float, int]:
+    """The arguments as (N, p, s), or ValueError naming the one outside what is exact here."""
+    if not 1 <= trials <= MAX_TRIALS:
+        raise ValueError(f"trials must be in [1, {MAX_TRIALS}] (exact only there), got {trials}")
+    if not 0.0 < probability < 1.0:
+        raise ValueError(f"probability must be in (0, 1), got {probability}")
+    if sensitivity < 0:
+        raise ValueError(f"sensitivity must be >= 0, got {sensitivity}")
+    return int(trials), float(probability), int(sensitivity)
+
+
 def _worst(a: np.ndarray, b: np.ndarray, epsilon: float) -> float:
     """max over candidate sets of P(S) - e^eps Q(S) (P(S) = a, Q(S) = b), plus the round-off slack."""
     diff = np.maximum(a - math.exp(epsilon) * b, 0.0)
@@ -84,7 +95,9 @@ def binomial_delta(trials: int, probability: float, sensitivity: int, epsilon: f
     """Exact delta(eps) of count + Bin(trials, probability) when one user moves the count by
     `sensitivity`, both directions (module docstring), rounded up by a relative 1e-10. The
     tails are regularized incomplete beta functions (P(X >= k) = I_p(k, N-k+1))."""
-    n, p, s = int(trials), float(probability), int(sensitivity)
+    n, p, s = _check(trials, probability, sensitivity)
+    if not epsilon >= 0.0:
+        raise ValueError(f"epsilon must be >= 0, got {epsilon}")
     if s > n:  # the supports {0..N} and {s..N+s} are disjoint
         return 1.0
     # shifted vs unshifted: S = {y >= t}; P(S) = P(X >= t - s), Q(S) = P(X >= t); the computed
@@ -103,7 +116,7 @@ def binomial_delta(trials: int, probability: float, sensitivity: int, epsilon: f
 def binomial_epsilon(trials: int, probability: float, sensitivity: int, delta: float, rtol: float = 1e-9) -> float:
     """Smallest eps found (bisection, rounded up) with `binomial_delta` <= delta; inf when even
     eps -> inf leaves more than delta (the mass only one side can produce)."""
-    args = (int(trials), float(probability), int(sensitivity))
+    args = _check(trials, probability, sensitivity)
 
     def accept(e: float) -> bool:
         return binomial_delta(*args, e) <= delta

@@ -59,3 +59,34 @@ def test_accountants_on_binomial_events():
     with pytest.raises(A.UnsupportedEventError, match="approx"):
         A.epsilon(huge, 1e-6, "pld")
     assert A.epsilon(huge, 1e-6) == binomial_epsilon(10**14, 0.25, 50, 1e-6)
+
+
+@pytest.mark.parametrize(
+    "trials, p, shift, eps, name",
+    [
+        (10079370854975320000, 0.25, 566, 0.0, "trials"),  # beyond exact doubles: read 0 before
+        (A.binomial.MAX_TRIALS + 1, 0.25, 1, 0.0, "trials"),
+        (0, 0.25, 1, 0.0, "trials"),
+        (100, 0.0, 1, 0.0, "probability"),
+        (100, 1.0, 1, 0.0, "probability"),
+        (100, float("nan"), 1, 0.0, "probability"),
+        (100, 0.5, -1, 0.0, "sensitivity"),
+        (100, 0.5, 1, -0.1, "epsilon"),
+        (100, 0.5, 1, float("nan"), "epsilon"),
+    ],
+)
+def test_inputs_outside_the_exact_range_are_refused(trials, p, shift, eps, name):
+    with pytest.raises(ValueError, match=name):
+        binomial_delta(trials, p, shift, eps)
+    if name != "epsilon":
+        with pytest.raises(ValueError, match=name):
+            binomial_epsilon(trials, p, shift, 1e-6)
+
+
+def test_largest_exact_trials_is_positive_and_near_the_gaussian_limit():
+    """At N = 2^52 the tails are still exact: delta(0) = TV of two binomials shifted by s, close to
+    the Gaussian TV 2 Phi(s / (2 sigma)) - 1 (relative 1e-3)."""
+    n, p, s = A.binomial.MAX_TRIALS, 0.25, 566
+    sigma = math.sqrt(n * p * (1 - p))
+    tv = 2 * stats.norm.cdf(s / (2 * sigma)) - 1
+    assert binomial_delta(n, p, s, 0.0) == pytest.approx(tv, rel=1e-3)

@@ -4,10 +4,10 @@ the declaration is built from the eq. 127 parameters in Python integers, never t
 
 import math
 
+import dp_accounting
 import numpy as np
 import pytest
 
-from dpaudit import accounting
 from dpaudit.accounting.binomial import binomial_delta
 from dpaudit.algorithms.glm.privacy import shuffle_glm_privacy
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
@@ -17,7 +17,6 @@ from dpaudit.algorithms.shuffle_claims import (accounted_trials, bit_sum_protoco
 from dpaudit.budgets import algorithm_budget
 from dpaudit.mechanisms.shuffle_gd import pgd_iterations, pgd_round_privacy
 
-import dp_accounting
 
 
 def test_events_equal_the_simulated_protocols_where_those_exist():
