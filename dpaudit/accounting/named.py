@@ -27,7 +27,7 @@ from dpaudit.accounting.events import (
     ShuffledDpEvent,
     SkellamDpEvent,
 )
-from dpaudit.validation import check_epsilon, check_int_at_least, check_positive
+from dpaudit.validation import check_delta, check_epsilon, check_int_at_least, check_positive
 
 __all__ = ["NamedMechanism", "MECHANISMS", "event_for", "rr_noise_parameter"]
 
@@ -108,7 +108,8 @@ def _rr(p):
 
 
 def _shuffle(p):
-    return ShuffledDpEvent(local_epsilon=p["epsilon0"], num_users=p["users"])
+    return ShuffledDpEvent(local_epsilon=check_epsilon(p["epsilon0"], "epsilon0"),
+                           num_users=check_int_at_least(p["users"], 1, "users"))
 
 
 def _binomial(p):
@@ -118,7 +119,7 @@ def _binomial(p):
 
 
 def _epsdelta(p):
-    return EpsilonDeltaDpEvent(epsilon=p["epsilon0"], delta=p["delta0"])
+    return EpsilonDeltaDpEvent(epsilon=check_epsilon(p["epsilon0"], "epsilon0"), delta=check_delta(p["delta0"], "delta0"))
 
 
 MECHANISMS: dict[str, NamedMechanism] = {

@@ -96,6 +96,8 @@ def test_negative_seed_names_seed(argv, capsys):
 @pytest.mark.parametrize("argv, flag, internal", [
     (["budget", "shuffle", "--epsilon0", "1", "--users", "0"], "--users", "num_users"),
     (["budget", "shuffle", "--epsilon0", "-1", "--users", "10"], "--epsilon0", "local_epsilon"),
+    (["budget", "epsilon-delta", "--epsilon0", "0", "--delta0", "1e-6"], "--epsilon0", "--epsilon "),
+    (["budget", "epsilon-delta", "--epsilon0", "1", "--delta0", "1"], "--delta0", "--delta "),
 ])
 def test_errors_name_flags_not_internal_parameters(argv, flag, internal, capsys):
     assert main(argv) == 2
