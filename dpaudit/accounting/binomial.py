@@ -85,7 +85,10 @@ def _check(trials: int, probability: float, sensitivity: int) -> tuple[int, floa
 
 def _worst(a: np.ndarray, b: np.ndarray, epsilon: float) -> float:
     """max over candidate sets of P(S) - e^eps Q(S) (P(S) = a, Q(S) = b), plus the round-off slack."""
-    diff = np.maximum(a - math.exp(epsilon) * b, 0.0)
+    # e^eps Q(S) in log space: e^eps alone overflows past eps = 709, and inf * 0 would be nan
+    with np.errstate(divide="ignore", over="ignore"):
+        scaled = np.where(b > 0, np.exp(epsilon + np.log(np.where(b > 0, b, 1.0))), 0.0)
+    diff = np.maximum(a - scaled, 0.0)
     j = int(np.argmax(diff))
     return float(diff[j] + _REL_SLACK * a[j]) if diff[j] > 0 else 0.0
 

@@ -90,3 +90,14 @@ def test_largest_exact_trials_is_positive_and_near_the_gaussian_limit():
     sigma = math.sqrt(n * p * (1 - p))
     tv = 2 * stats.norm.cdf(s / (2 * sigma)) - 1
     assert binomial_delta(n, p, s, 0.0) == pytest.approx(tv, rel=1e-3)
+
+
+def test_huge_epsilon_leaves_only_the_one_sided_mass():
+    """Past eps = 709, e^eps overflows a double: delta is then the mass only one side can produce
+    (the outcomes y > N or y < s), never nan or an overflow."""
+    n, p, s = 10, 0.25, 2
+    one_sided = max(stats.binom.sf(n - s, n, p), stats.binom.cdf(s - 1, n, p))
+    for eps in (700.0, 710.0, 1e4):
+        got = binomial_delta(n, p, s, eps)
+        assert one_sided <= got <= one_sided * (1 + 1e-9)
+    assert binomial_epsilon(n, p, s, one_sided / 2) == math.inf
