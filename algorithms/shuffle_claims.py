@@ -17,9 +17,9 @@ the count range the randomizer really uses (w = v + Δ ∈ [0, 2Δ], so x̂ ∈ 
 Accounting needs no simulation: `bit_sum_event` and `bit_sum_theorem_event` describe one invocation
 from (n, labels, g, b, p, range) in Python integers, so n·b may exceed 2⁶³ (P_GD's rounds at the papers'
 horizons: b ∝ 1/ε_it² ∝ T_it) where `BitSumProtocol`, whose counts are int64, refuses to be built.
-`binomial_loss_pld` is the privacy loss distribution of one label's count for any number of noise bits
-up to 2⁵² (the papers' b ~ 10⁹ included), built on a grid of privacy losses instead of enumerating the
-counts: the PLD accountant of the exact mechanism where the enumerating one gives up.
+`binomial_loss_pld` (`dpaudit.accounting.binomial_loss`, re-exported here) is the privacy loss distribution of
+one label's count for any number of noise bits up to 2⁵² (the papers' b ~ 10⁹ included), built on a grid of
+privacy losses instead of enumerating the counts; the `pld` accountant uses it for such counts.
 """
 
 from __future__ import annotations
@@ -27,37 +27,42 @@ from __future__ import annotations
 import math
 
 import dp_accounting
-import numpy as np
-from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
-from scipy import stats
 
+from dpaudit.accounting.binomial import MAX_TRIALS
+from dpaudit.accounting.binomial_loss import binomial_loss_pld
 from dpaudit.accounting.events import BinomialDpEvent, EpsilonDeltaDpEvent
 from dpaudit.mechanisms.shuffle_gd import ShuffleGradientDescent, pgd_iterations, pgd_round_privacy
 from dpaudit.mechanisms.vector_sum import VECTOR_SUM_RANGES, BitSumProtocol
-from dpaudit.validation import (check_choice, check_epsilon, check_int_at_least, check_open_unit, check_positive,
-                                check_positive_int)
+from dpaudit.validation import (
+    check_choice,
+    check_epsilon,
+    check_int_at_least,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+)
 
 __all__ = [
     "CHEU_CONSTANT",
-    "cheu_parameters",
-    "cheu_claimed_epsilon",
-    "bit_sum_protocol",
-    "pvec_protocols",
-    "claimed_epsilon",
-    "corrected_epsilon",
-    "claimed_event",
-    "theorem_event",
-    "shuffle_gradient_descent",
-    "pgd_claimed_event",
-    "pgd_theorem_event",
-    "count_cap",
-    "bit_sum_event",
     "accounted_trials",
-    "bit_sum_theorem_event",
-    "pgd_events",
     "binomial_loss_pld",
+    "bit_sum_event",
     "bit_sum_pld",
+    "bit_sum_protocol",
+    "bit_sum_theorem_event",
+    "cheu_claimed_epsilon",
+    "cheu_parameters",
+    "claimed_epsilon",
+    "claimed_event",
+    "corrected_epsilon",
+    "count_cap",
+    "pgd_claimed_event",
+    "pgd_events",
+    "pgd_theorem_event",
+    "pvec_protocols",
+    "shuffle_gradient_descent",
+    "theorem_event",
 ]
 
 CHEU_CONSTANT = 24.0e4  # Chowdhury & Zhou (ICML 2022), Thm C.1; Sarmasarkar (arXiv), eq. 127
@@ -228,7 +233,7 @@ def accounted_trials(trials: int) -> int:
     Bin(N - N', p), so the count with N' <= N bits is at least as revealing (post-processing): a sound,
     looser description, whose counts stay exact in float64 (the accountants' binomial tails evaluate them
     in floating point, where counts beyond 2⁵³ round and a shift of a few hundred can vanish)."""
-    return min(check_positive_int(trials, "trials"), _PLD_TRIALS_LIMIT)
+    return min(check_positive_int(trials, "trials"), MAX_TRIALS)
 
 
 def bit_sum_theorem_event(num_users: int, g: int, b: int, dim: int, delta: float, p: float = 0.25,
@@ -259,117 +264,7 @@ def pgd_events(num_users: int, dim: int, epsilon: float, delta: float, iteration
     return dp_accounting.SelfComposedDpEvent(exact, t), dp_accounting.SelfComposedDpEvent(theorem, t)
 
 
-# ---- the exact count mechanism's privacy loss distribution, on a grid of losses
-
-_PLD_TRIALS_LIMIT = 2**52  # counts up to here are exact in float64, so each loss is computed to round-off
-_PLD_SIDE_SDS = 40.0  # counts beyond the mean ± this many sd: mass < 10^-340, put at the pessimistic end
-_PLD_ROUND_OFF = 1e-9  # absolute margin added to every computed loss before it is rounded up to the grid
-_PLD_MAX_CELLS = 200_000  # the grid is coarsened (a larger interval) to stay below this many cells per direction
-_PLD_MASS_SLACK = 1e-15  # per grid cell: an upper bound on the round-off of a difference of two binomial tails
-
-
-def _count_log_ratio(y: np.ndarray, trials: int, p: float, shift: int) -> np.ndarray:
-    """log f(y - s)/f(y) for Bin(N, p)'s pmf f and integers s <= y <= N: Σ_{j<s} log1p((x - p(N+1))/((N-x+1)p)),
-    x = y - j (f(x-1)/f(x) = x(1-p)/((N-x+1)p)); non-decreasing in y (the binomial is log-concave)."""
-    x = np.asarray(y, dtype=float)[..., None] - np.arange(shift, dtype=float)
-    return np.log1p((x - p * (trials + 1)) / ((trials - x + 1) * p)).sum(axis=-1)
-
-
-def _largest_at_most(level: np.ndarray, lo: int, hi: int, trials: int, p: float, shift: int) -> np.ndarray:
-    """For each level, the largest integer y in [lo, hi] with log ratio(y) + round-off margin <= level
-    (lo - 1 when there is none): a vectorised bisection on the non-decreasing log ratio."""
-    a = np.full(level.shape, lo - 1, dtype=np.int64)
-    b = np.full(level.shape, hi, dtype=np.int64)
-    ok_hi = _count_log_ratio(b, trials, p, shift) + _PLD_ROUND_OFF <= level
-    a = np.where(ok_hi, b, a)
-    while True:
-        open_ = b - a > 1
-        if not open_.any():
-            return a
-        mid = np.where(open_, (a + b) // 2, hi)  # closed entries evaluate a valid count, unused
-        ok = _count_log_ratio(mid, trials, p, shift) + _PLD_ROUND_OFF <= level
-        a = np.where(open_ & ok, mid, a)
-        b = np.where(open_ & ~ok, mid, b)
-
-
-def _interval_masses(lower: np.ndarray, upper: np.ndarray, trials: int, p: float) -> np.ndarray:
-    """P(lower < X <= upper) for X ~ Bin(N, p), from the cdf below the mean and the survival function above
-    it (no difference of two numbers near 1), never negative."""
-    below = stats.binom.cdf(upper, trials, p) - stats.binom.cdf(lower, trials, p)
-    above = stats.binom.sf(lower, trials, p) - stats.binom.sf(upper, trials, p)
-    return np.maximum(np.where(upper <= trials * p, below, above), 0.0)
-
-
-def _one_direction(trials: int, p: float, shift: int, vdi: float, sign: int) -> tuple[dict[int, float], float]:
-    """Rounded-up pmf of the privacy loss on the grid vdi·Z and its infinity mass, for the upper law
-    X + s against X (sign = +1: loss log f(y - s)/f(y) at y = X + s) or X against X + s (sign = -1: loss
-    -log f(y - s)/f(y) at y = X). Counts one side alone produces go to infinity; the far tails go to the
-    grid's pessimistic end; every cell's mass is rounded up by the tails' round-off (cell count x 1e-15)."""
-    sd = math.sqrt(trials * p * (1 - p))
-    x_lo = max(0, math.floor(trials * p - _PLD_SIDE_SDS * sd))
-    x_hi = min(trials, math.ceil(trials * p + _PLD_SIDE_SDS * sd))
-    if sign > 0:  # y = X + s, loss R(y) non-decreasing in y; y > N only under the upper law
-        infinity = float(stats.binom.sf(trials - shift, trials, p))
-        y_lo, y_hi = max(shift, x_lo + shift), min(trials, x_hi + shift)
-        ends = np.array([y_lo, y_hi])
-        k_lo, k_hi = np.ceil((_count_log_ratio(ends, trials, p, shift) + _PLD_ROUND_OFF) / vdi).astype(np.int64)
-        grid = np.arange(k_lo, k_hi + 1)
-        cut = _largest_at_most(grid * vdi, y_lo, y_hi, trials, p, shift)  # y <= cut[k] has loss <= k vdi
-        upper_x = cut - shift
-        lower_x = np.concatenate([[-1], upper_x[:-1]])  # the lowest cell takes every smaller count
-        masses = _interval_masses(lower_x, upper_x, trials, p)
-        infinity += float(stats.binom.sf(upper_x[-1], trials, p))  # counts above the top cell: at infinity
-    else:  # y = X, loss -R(y) non-increasing in y; y < s only under the upper law
-        y_lo, y_hi = max(shift, x_lo), x_hi
-        ends = np.array([y_hi, y_lo])
-        k_lo, k_hi = np.ceil((-_count_log_ratio(ends, trials, p, shift) + _PLD_ROUND_OFF) / vdi).astype(np.int64)
-        grid = np.arange(k_lo, k_hi + 1)
-        # y > cut[k] (not R̂(y) + margin <= 2 margin - k vdi) has true loss -R(y) <= -R̂(y) + margin < k vdi
-        cut = _largest_at_most(2 * _PLD_ROUND_OFF - grid * vdi, y_lo, y_hi, trials, p, shift)
-        lower_x = cut  # cell k: cut[k] < X <= cut[k-1]; the lowest cell takes every larger count
-        upper_x = np.concatenate([[trials], cut[:-1]])
-        masses = _interval_masses(lower_x, upper_x, trials, p)
-        infinity = float(stats.binom.cdf(cut[-1], trials, p))  # X < s (Q = 0) and counts below the top cell
-    pmf = {int(k): float(m) + _PLD_MASS_SLACK for k, m in zip(grid, masses) if m > 0}
-    return pmf, min(1.0, infinity + _PLD_MASS_SLACK)
-
-
-def binomial_loss_pld(trials: int, probability: float, shift: int,
-                      value_discretization_interval: float | None = None) -> pld_lib.PrivacyLossDistribution:
-    """Pessimistic privacy loss distribution of a count plus Bin(N, p) noise that one user moves by `shift`,
-    both directions (the binomial is skewed for p != 1/2), for any N up to 2⁵².
-
-    The log likelihood ratio R(y) = log f(y - s)/f(y) is non-decreasing in y (log-concavity), so each
-    grid cell ((k-1)v, kv] of the loss is an interval of counts, found by bisection, and its mass is a
-    difference of binomial tails (regularized incomplete beta functions): nothing is enumerated, so
-    Cheu et al.'s theorem-sized noise (N ~ 10¹⁰) costs what N = 100 does. Losses are rounded up (with a
-    round-off margin), counts only one law produces and the tails beyond ±40 sd go to infinity or to
-    the grid's pessimistic end, and each cell's mass is rounded up: every δ(ε) it gives is an upper
-    bound (as `dpaudit.mechanisms.vector_sum.binomial_count_pld`, which enumerates the counts; the
-    hockey-stick divergence attained on level sets of R: Balle, Barthe, Gaboardi, "Privacy Amplification
-    by Subsampling", NeurIPS 2018, Thm 1). The interval is widened where the ±40 sd window would need
-    more than 2·10⁵ cells (small N, large losses). Each composition adds up to one interval to the losses,
-    so the default interval is min(10⁻⁵, μ/200), μ = s/sd the count's normal-limit Gaussian-DP parameter:
-    thousands of composed labels stay within a few percent. Raises for N > 2⁵² (counts not exact in float64).
-    """
-    n = check_positive_int(trials, "trials")
-    p = check_open_unit(probability, "probability")
-    s = check_positive_int(shift, "shift")
-    if n > _PLD_TRIALS_LIMIT:
-        raise ValueError(f"trials={n} > 2^52: the counts are not exact in float64 (`accounted_trials` caps them)")
-    if s > n:
-        raise ValueError(f"shift={s} exceeds trials={n}: the two laws have disjoint supports (no privacy)")
-    sd = math.sqrt(n * p * (1 - p))
-    v = (min(1e-5, s / sd / 200) if value_discretization_interval is None
-         else check_positive(value_discretization_interval, "value_discretization_interval"))
-    ends = np.array([max(s, math.floor(n * p - _PLD_SIDE_SDS * sd)), min(n, math.ceil(n * p + _PLD_SIDE_SDS * sd) + s)])
-    span = float(np.max(np.abs(_count_log_ratio(ends, n, p, s))))
-    v = max(v, 2 * span / _PLD_MAX_CELLS)
-    remove, inf_remove = _one_direction(n, p, s, v, +1)
-    add, inf_add = _one_direction(n, p, s, v, -1)
-    return pld_lib.PrivacyLossDistribution(pld_pmf.create_pmf(remove, v, inf_remove, True),
-                                           pld_pmf.create_pmf(add, v, inf_add, True))
-
+# ---- the exact count mechanism's privacy loss distribution
 
 def bit_sum_pld(num_users: int, num_labels: int, g: int, b: int, p: float = 0.25, range: str = "paper",
                 value_discretization_interval: float | None = None) -> pld_lib.PrivacyLossDistribution:

@@ -1,19 +1,19 @@
 """dpaudit.audits: the catalog pairing each algorithm with accountants, neighbours and an auditor.
 
 Importing this package registers every catalog entry in `dpaudit.registry.AUDITS`
-(`catalog` holds the data model, `run` executes an entry, `build` has shared building blocks;
-each algorithm family's entries are in `<family>.entries`, mirroring `dpaudit.algorithms`: `mab`,
-`linear`, `glm`, `conse`). A module that fails to import registers one entry `<module>.import-error`
+(the entry model is core's `dpaudit.entries`, shared with the user's entries, and `dpaudit.entry_runner`
+runs an entry; `build` has shared building blocks; each algorithm family's entries are in
+`<family>.entries`, mirroring `dpaudit.algorithms`: `mab`, `linear`, `glm`, `conse`). A module that fails to import registers one entry `<module>.import-error`
 instead, whose audit fails with that error: the rest of the catalog still runs, and the gate fails.
 Not to be confused with `dpaudit.audit` (singular, core): the auditor these entries call.
 """
 
 import importlib
 
-from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair
+from dpaudit.entries import AuditEntry, Claim, NeighbourPair
 from dpaudit.registry import AUDITS
 
-__all__ = ["AuditEntry", "Claim", "NeighbourPair", "CATALOG_MODULES", "load"]
+__all__ = ["CATALOG_MODULES", "AuditEntry", "Claim", "NeighbourPair", "load"]
 
 CATALOG_MODULES = ("mab.entries", "conse.entries", "linear.entries", "glm.entries", "mab.one_run_entries",
                    "linear.one_run_entries")
@@ -32,7 +32,7 @@ def load(modules=CATALOG_MODULES) -> list[str]:
     for module in modules:
         try:
             importlib.import_module(f"dpaudit.audits.{module}")
-        except Exception as exc:  # reported as a failing entry, so one broken module cannot hide the others
+        except Exception as exc:  # noqa: BLE001  (a failing entry: one broken module cannot hide the others)
             error = f"{type(exc).__name__}: {exc}"
             name = f"{module}.import-error"
             if name not in AUDITS:

@@ -9,16 +9,26 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import dp_accounting
 import numpy as np
 
-from dpaudit.audits.catalog import Claim, LazyClaims
+from dpaudit.entries import Claim, LazyClaims
 from dpaudit.mechanisms.discrete import bisect_last_true
 
-__all__ = ["Observe", "ObserveLinear", "Releases", "claims_from_privacy", "lazy_claims", "flip_point", "APPROX_DELTA",
-           "gaussian_mu", "VIEW_ACCOUNTANT"]
+__all__ = [
+    "APPROX_DELTA",
+    "VIEW_ACCOUNTANT",
+    "Observe",
+    "ObserveLinear",
+    "Releases",
+    "claims_from_privacy",
+    "flip_point",
+    "gaussian_mu",
+    "lazy_claims",
+]
 
 APPROX_DELTA = 1e-5
 """delta at which RDP and zCDP claims are turned into (epsilon, delta) claims for the auditor."""

@@ -1,14 +1,14 @@
 """Accounting benchmark: dpaudit's accountants side by side with dp-accounting 0.6.0.
 
-    /tmp/venv/bin/python benchmarks/accounting.py            # about a minute on a free core
-    /tmp/venv/bin/python benchmarks/accounting.py --full     # also dp-accounting's 10^4-step streaming run (~1 min+)
-    /tmp/venv/bin/python benchmarks/accounting.py --repeated-only   # the repeated-queries section (~10 s)
-    /tmp/venv/bin/python benchmarks/accounting.py --calibration-only  # calibrate_dp_mechanism section (~15 s)
+    python -m benchmarks run accounting                     # about a minute on a free core
+    python -m benchmarks run accounting --full              # also dp-accounting's 10^4-step streaming run (~1 min+)
+    python -m benchmarks run accounting --repeated-only     # the repeated-queries section (~10 s)
+    python -m benchmarks run accounting --calibration-only  # calibrate_dp_mechanism section (~15 s)
 
 Prints, for k = 1, 100, 10^4 compositions of Gaussian, Laplace and discrete Laplace releases,
 epsilon at delta = 1e-5 and wall time for dpaudit (pld, and "best" over all accountants) and
 dp-accounting (PLD and RDP accountants); shuffle amplification for n = 10^3 .. 10^7; the
-optimal homogeneous composition where dp-accounting's helper overflows; round-by-round
+optimal homogeneous composition where dp-accounting's `advanced_composition` overflows; round-by-round
 (streaming) composition against a single call with a count. Noise grows with sqrt(k) so that
 epsilon stays of order one. "Repeated queries": a whole-curve audit's pattern (64 delta(eps)
 queries on one composed mixed event) next to the times measured before the composed state was
@@ -22,11 +22,12 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+import sys
 import time
 
 import dp_accounting as dpa
 from dp_accounting import dp_event
-from dp_accounting.pld import accountant as pld_helpers
+from dp_accounting.pld import accountant as pld_accountant
 from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
@@ -93,12 +94,12 @@ def optimal_composition() -> None:
     for k in (100, 1000, 10_000):
         ours, t = timed(lambda: composition.OptimalHomogeneous(0.1, 0.0, k).epsilon(DELTA))
         try:
-            ref, t_ref = timed(lambda: pld_helpers.advanced_composition(pld_common.DifferentialPrivacyParameters(0.1, 0.0), k, DELTA))
+            ref, t_ref = timed(lambda: pld_accountant.advanced_composition(pld_common.DifferentialPrivacyParameters(0.1, 0.0), k, DELTA))
             ref_s = f"{ref:.5f} ({t_ref:.3f} s, grid value)"
         except OverflowError as exc:
             ref_s = f"OverflowError: {exc}"
         drv = composition.drv_epsilon(0.1, 0.0, k, DELTA)
-        print(f"k={k:>6}: dpaudit {ours:.5f} ({t:.3f} s)  DRV {drv:.5f}  dp-accounting helper: {ref_s}")
+        print(f"k={k:>6}: dpaudit {ours:.5f} ({t:.3f} s)  DRV {drv:.5f}  dp-accounting advanced_composition: {ref_s}")
 
 
 def streaming(full: bool) -> None:
@@ -197,25 +198,26 @@ def calibration() -> None:
         print(f"  {label:<22} sigma {sigma:.8f}  true delta {exact_delta(sigma):.4g}  {t:7.3f} s")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="run dp-accounting's 10^4-step streaming composition")
     parser.add_argument("--repeated-only", action="store_true", help="run only the repeated-queries section")
     parser.add_argument("--calibration-only", action="store_true", help="run only the calibration section")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.repeated_only:
         repeated_queries()
-        return
+        return 0
     if args.calibration_only:
         calibration()
-        return
+        return 0
     compositions()
     shuffling()
     optimal_composition()
     streaming(args.full)
     repeated_queries()
     calibration()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,11 +1,11 @@
 """Speed and tightness of `dpaudit.audit.audit` (not part of the test suite).
 
-    /tmp/venv/bin/python benchmarks/audit.py [--sizes 1000000 10000000] [--repeat 3] [--skip-speed]
-                                             [--skip-tightness] [--coverage AUDITS] [--json]
+    python -m benchmarks run audit [--sizes 1000000 10000000] [--repeat 3] [--skip-speed]
+                                   [--skip-tightness] [--coverage AUDITS] [--json]
 
 1. Speed: a Laplace target (true epsilon = 1) audited with `samples` runs per side, against the
    time to just draw those 2*samples Laplace variates with numpy in the same chunks; ratio =
-   audit wall time / draw time (issue 4 target: <= 1.5).  The audit runs in this process
+   audit wall time / draw time (target: <= 1.5).  The audit runs in this process
    ("serial") and in a local process pool with 1 and 2 workers (speed-up = 1 worker / 2 workers).
    Best of `--repeat` (the machine is shared).  On a machine whose cores are busy with other work
    the CPU-bound speed-up cannot show, so the same 1 vs 2 workers comparison is also made on a
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 import numpy as np
@@ -151,7 +152,7 @@ def bounds() -> dict:
     return {"ratio_to_rate": ratios, "seconds": timings}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10**6, 10**7])
     parser.add_argument("--repeat", type=int, default=3)
@@ -160,7 +161,7 @@ def main() -> None:
     parser.add_argument("--coverage", type=int, default=0, metavar="AUDITS")
     parser.add_argument("--bounds", action="store_true")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     out = {}
     if args.bounds:
         out["bounds"] = bounds()
@@ -173,7 +174,7 @@ def main() -> None:
         out["coverage"] = coverage(args.coverage)
     if args.json:
         print(json.dumps(out, indent=2))
-        return
+        return 0
     if "bounds" in out:
         for r in out["bounds"]["ratio_to_rate"]:
             print(f"cp_lower(1000, {r['n']:.1e}, 0.0125) / rate: dpaudit {r['dpaudit']:.6f} | "
@@ -194,7 +195,8 @@ def main() -> None:
     for r in out.get("coverage", []):
         print(f"coverage {r['target']:>20} {r['samples_per_side']:>6}/side: {r['exceed']}/{r['audits']} audits above "
               f"the true epsilon (mean lower bound {r['mean_lower']:.3f})")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,8 +1,8 @@
 """False-flag rate of `dpaudit audit --baseline` on unchanged code (not part of the tests).
 
-    python benchmarks/baseline_rule.py [--repeats 200] [--targets laplace gaussian vector]
-                                       [--sizes 20000 100000 1000000] [--noise-factor 1.0]
-                                       [--out benchmarks/figures/baseline_rule.txt [--append]]
+    python -m benchmarks run baseline_rule [--repeats 200] [--targets laplace gaussian vector]
+                                           [--sizes 20000 100000 1000000] [--noise-factor 1.0]
+                                           [--out benchmarks/figures/baseline_rule.txt [--append]]
 
 For each target and repeat k: a baseline audit at 2 * 10^4 runs per input (suite seed k), then one
 new run per size n of `--sizes` (suite seed 10^4 * (i + 1) + k for the i-th size) that counts the
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"# {what}: {args.repeats} repeats per target, baseline at {BASELINE_SAMPLES} runs per input (seed k),",
              f"# new runs at each size (seed 10^4 (i + 1) + k), confidence {CONFIDENCE} (promised false-flag rate <= "
              f"{1 - CONFIDENCE:.2f}); 'upper': one-sided 95% Clopper-Pearson bound on the rate.",
-             f"# Measured with `python benchmarks/baseline_rule.py --repeats {args.repeats} --targets "
+             f"# Measured with `python -m benchmarks run baseline_rule --repeats {args.repeats} --targets "
              f"{' '.join(args.targets)} --sizes {' '.join(map(str, args.sizes))}"
              + (f" --noise-factor {factor:g}`." if factor != 1.0 else "`."),
              f"{'target':<9} {'new runs':>9} {'flags':>6} {'rate':>7} {'upper':>7}   {'replaced rule':>13}"]

@@ -1,6 +1,7 @@
 """Chowdhury & Zhou (ICLR 2023, Sec. 7, Figs. 1-3): the authors' code's runs beside ours, cell by cell.
 
-The table builder of `benchmarks/reproduce_mab.py --part cz`, without simulation (tests/benchmarks/test_cz_table.py):
+The table builder of `python -m benchmarks run reproduce_mab --part cz`, without simulation
+(tests/benchmarks/test_cz_table.py):
 
 - `read_authors_runs` parses `authors_code/mab_chowdhury_zhou_2023.jsonl` (one line per run of the authors' code
   written by `authors_code/run_mab.py`, or a summary line with the mean and standard error of runs 0..n-1);
@@ -39,7 +40,7 @@ import json
 import math
 import pathlib
 import zlib
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from scipy import stats
@@ -328,10 +329,11 @@ def source_hash(root: pathlib.Path = HERE.parent) -> str:
 
 def new_cache() -> dict:
     return {"version": CACHE_VERSION,
-            "about": "dpaudit's runs for the Chowdhury & Zhou (ICLR 2023) table of benchmarks/reproduce_mab.py --part cz. "
-                     "on_authors_instances[cell][seed]: runs on one of the authors' instances (pseudo-regret at T and "
-                     "the variance V the realised regret adds); figure_runs[cell][seed]: final pseudo-regrets of the "
-                     "figures' runs (run r on the authors' instance r).",
+            "about": "dpaudit's runs for the Chowdhury & Zhou (ICLR 2023) table of "
+                     "`python -m benchmarks run reproduce_mab --part cz`. on_authors_instances[cell][seed]: runs on "
+                     "one of the authors' instances (pseudo-regret at T and the variance V the realised regret adds); "
+                     "figure_runs[cell][seed]: final pseudo-regrets of the figures' runs (run r on the authors' "
+                     "instance r).",
             "sources": SOURCES, "source_hash": "", "on_authors_instances": {}, "figure_runs": {}}
 
 

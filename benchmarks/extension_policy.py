@@ -1,10 +1,10 @@
 """What the selection extension is worth, by how well the pilot resolved its event (not part of the tests).
 
-    python benchmarks/extension_policy.py --rows SVT1 SVT3 [--draws 6] [--truth 1000000]
+    python -m benchmarks run extension_policy --rows SVT1 SVT3 [--draws 6] [--truth 1000000]
 
-For each row of benchmarks/peers.py and each draw k (seed 6000 + k), 3 * 10^5 selection runs per side
-are drawn at the auditor's settings for 10^6 runs.  The pilot is the auditor's choice on the first
-10^5 of them; its ratio is the one `dpaudit.audit.auditor._resolved` compares with `_RESOLVED_SE`
+For each row of the peers benchmark (benchmarks/peers/) and each draw k (seed 6000 + k), 3 * 10^5 selection
+runs per side are drawn at the auditor's settings for 10^6 runs.  The pilot is the auditor's choice on the first
+10^5 of them; its ratio is the one `dpaudit.audit.candidates.resolved` compares with `RESOLVED_SE`
 (predicted bound over the selection standard error of the lead event's log ratio).  The extended
 choice is made on all 3 * 10^5 (the auditor's default extension, 0.2 of the runs).  Each choice's
 expected bound is computed as in benchmarks/selection_draws.py (events' probabilities read off
@@ -18,18 +18,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from selection_draws import chosen_rows, event_rates, scheme_bound, truth_sample  # noqa: E402
-
-from dpaudit.audit.auditor import (  # noqa: E402
-    _AUTO_EXTENSION, _RESOLVED_SE, AuditOptions, _choose, _pilot_ratio, _validate,
-)
+from benchmarks.selection_draws import chosen_rows, event_rates, scheme_bound, truth_sample
+from dpaudit.audit.candidates import RESOLVED_SE as _RESOLVED_SE
+from dpaudit.audit.candidates import choose as _choose
+from dpaudit.audit.candidates import pilot_ratio as _pilot_ratio
+from dpaudit.audit.options import AUTO_EXTENSION as _AUTO_EXTENSION
+from dpaudit.audit.options import AuditOptions
+from dpaudit.audit.options import plan_audit as _validate
 
 
 def expected_bound(plans, n_est: int, truth0: np.ndarray, truth1: np.ndarray) -> float:
@@ -37,7 +37,7 @@ def expected_bound(plans, n_est: int, truth0: np.ndarray, truth1: np.ndarray) ->
     return scheme_bound(n_est, event_rates(plans, truth0, truth1), 3, 0.75)
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", nargs="+", required=True)
     ap.add_argument("--draws", type=int, default=6)

@@ -1,12 +1,12 @@
 """Samples per second of every dpaudit sampler next to numpy's own continuous Laplace.
 
-    /tmp/venv/bin/python benchmarks/mechanisms.py [--size 1000000] [--repeat 7] [--json]
+    python -m benchmarks run mechanisms [--size 1000000] [--repeat 7] [--json]
 
 Each sampler draws `--size` samples per call; every round times numpy's `Generator.laplace` and
 then each sampler, and the figure kept is the best of `--repeat` rounds (the machine is shared, so
 the best round is the least disturbed one). The ratio column is (sampler time per sample) /
-(numpy Laplace time per sample, same round structure): issue 3 targets the exact discrete
-samplers (discrete Laplace, discrete Gaussian) within 5x. Also timed: one secure-aggregation
+(numpy Laplace time per sample, same round structure); the exact discrete samplers (discrete
+Laplace, discrete Gaussian) are meant to stay within 5x. Also timed: one secure-aggregation
 release of Chowdhury & Zhou (ICLR 2023, Alg. 1 with Thm 1's Pólya shares) (n = 1024 users) user by user against its
 fast path, and Chowdhury & Zhou's (ICLR 2023, App. D.2, Thm 3) shuffle protocol P_Shuffle (n = 64, every bit message shuffled) against its binomial-count fast path.
 Not part of the test suite.
@@ -18,15 +18,14 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
 
 import dpaudit.mechanisms as mech
 from dpaudit.mechanisms.secagg import PolyaSecAgg, SkellamSecAgg
 from dpaudit.mechanisms.shuffle_sum import ShuffleSum
-
 
 POLYA_THETA = float(np.exp(-1 / 32))  # LocalSecAgg's total noise at eps = 1, n = 1024 (g = 32)
 

@@ -1,6 +1,6 @@
 """Throughput of the shuffle protocols and the tree (not part of the test suite).
 
-    /tmp/venv/bin/python benchmarks/mechanisms_protocols.py [--json]
+    python -m benchmarks run mechanisms_protocols [--json]
 
 1. Cheu et al. vector summation (`BitSumProtocol`): the binomial fast path against the per-message
    path (every bit materialised and shuffled), at sizes where the per-message path fits in memory,
@@ -19,13 +19,13 @@ import json
 import os
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
+from dpaudit.algorithms.shuffle_claims import bit_sum_protocol
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol
 from dpaudit.mechanisms.tree import BinaryTree
-from dpaudit.algorithms.shuffle_claims import bit_sum_protocol
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
 
 

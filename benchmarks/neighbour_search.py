@@ -1,18 +1,18 @@
 """Neighbour search (dpaudit.audit.search.audit_pairs) against the peers' fixed pair (not part of the test suite).
 
-    python benchmarks/neighbour_search.py [--samples 1000000] [--seeds 0] [--only NAME ...] [--json]
+    python -m benchmarks run neighbour_search [--samples 1000000] [--seeds 0] [--only NAME ...] [--json]
 
-For the rows of benchmarks/peers.py whose outputs depend on a vector of queries (report noisy max,
+For the rows of the peers benchmark (benchmarks/peers/) whose outputs depend on a vector of queries (report noisy max,
 SVT1-4, SVT6, the numerical SVT), the exact loss of each of StatDP's 16 patterns (`statdp_patterns`:
-Ding et al. CCS 2018, Sec. 5.1, as DP-Sniper uses them) is computed first where peers.py has it
+Ding et al. CCS 2018, Sec. 5.1, as DP-Sniper uses them) is computed first where benchmarks.peers.exact has it
 (quadrature: noisy max, SVT1, 2, 3, 4); the rows where some pattern is worse than the peers' own pair,
 and the rows without an exact loss, are audited per seed at `--samples` runs per side, confidence 0.95:
-- `fixed`: the peers' pair, as in benchmarks/peers.py;
+- `fixed`: the peers' pair, as in the peers benchmark;
 - `search`: `audit_pairs(target, statdp_patterns(n), ...)`, pilots of samples/10 runs per pattern on
   their own seeds, then the pilot-best pair audited on fresh runs (no correction needed: the choice is
   made on independent runs, see dpaudit.audit.search).
 Columns: the pair, its exact loss, ε_lower and wall time for each; `best pattern` is the pattern with
-the largest exact loss (what an ideal search would pick).  The other rows of peers.py are left out:
+the largest exact loss (what an ideal search would pick).  The other rows of the peers benchmark are left out:
 their input is one scalar (RAPPOR, Laplace, the geometric and float mechanisms), or they are run on one
 fixed pair by definition (NoisyHist: histogram neighbours; LaplaceParallel, PrefixSum: every pattern
 moving all entries by one has the same loss as the peers' pair).
@@ -22,17 +22,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import peers  # noqa: E402
-from dpaudit.audit import audit  # noqa: E402
-from dpaudit.audit.search import audit_pairs, statdp_patterns  # noqa: E402
+from benchmarks.peers.exact import noisy_max_pmf, pair_loss, svt3_loss, svt_pmf
+from benchmarks.peers.mechanisms import noisy_max, numerical_svt, svt
+from benchmarks.peers.rows import rows
+from dpaudit.audit import audit
+from dpaudit.audit.search import audit_pairs, statdp_patterns
 
 
 def _name(pair) -> str:
@@ -40,21 +39,21 @@ def _name(pair) -> str:
 
 
 def _pmf_loss(pmf):
-    return lambda a, b: peers._pair_loss(pmf(np.asarray(a, float)), pmf(np.asarray(b, float)))
+    return lambda a, b: pair_loss(pmf(np.asarray(a, float)), pmf(np.asarray(b, float)))
 
 
 ROWS = {
     # name: (target factory, exact loss of a pair or None, dimensions)
-    "ReportNoisyMax1": (lambda: peers.noisy_max("laplace", False),
-                        _pmf_loss(lambda q: peers.noisy_max_pmf(q, "laplace")), 5),
-    "ReportNoisyMax2": (lambda: peers.noisy_max("exponential", False),
-                        _pmf_loss(lambda q: peers.noisy_max_pmf(q, "exp")), 5),
-    "SVT1": (lambda: peers.svt(1, c=1, t=0.5), _pmf_loss(lambda q: peers.svt_pmf(q, 1, t=0.5)[1]), 10),
-    "SVT2": (lambda: peers.svt(2, c=1, t=1.0), _pmf_loss(lambda q: peers.svt_pmf(q, 2)[1]), 10),
-    "SVT3": (lambda: peers.svt(3, c=1, t=1.0), lambda a, b: peers.svt3_loss(a, b), 10),
-    "SVT4": (lambda: peers.svt(4, c=1, t=1.0), _pmf_loss(lambda q: peers.svt_pmf(q, 4)[1]), 10),
-    "SVT6": (lambda: peers.svt(6, c=1, t=1.0), None, 10),
-    "NumericalSVT": (lambda: peers.numerical_svt(c=2, t=1.0), None, 10),
+    "ReportNoisyMax1": (lambda: noisy_max("laplace", False),
+                        _pmf_loss(lambda q: noisy_max_pmf(q, "laplace")), 5),
+    "ReportNoisyMax2": (lambda: noisy_max("exponential", False),
+                        _pmf_loss(lambda q: noisy_max_pmf(q, "exp")), 5),
+    "SVT1": (lambda: svt(1, c=1, t=0.5), _pmf_loss(lambda q: svt_pmf(q, 1, t=0.5)[1]), 10),
+    "SVT2": (lambda: svt(2, c=1, t=1.0), _pmf_loss(lambda q: svt_pmf(q, 2)[1]), 10),
+    "SVT3": (lambda: svt(3, c=1, t=1.0), lambda a, b: svt3_loss(a, b), 10),
+    "SVT4": (lambda: svt(4, c=1, t=1.0), _pmf_loss(lambda q: svt_pmf(q, 4)[1]), 10),
+    "SVT6": (lambda: svt(6, c=1, t=1.0), None, 10),
+    "NumericalSVT": (lambda: numerical_svt(c=2, t=1.0), None, 10),
 }
 
 
@@ -62,14 +61,14 @@ def _f(v) -> str:
     return "   —  " if v is None else f"{v:.4f}"
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--samples", type=int, default=1_000_000)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--only", nargs="+", default=None)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    by_name = {r.name: r for r in peers.rows()}
+    by_name = {r.name: r for r in rows()}
     out = []
     for name, (make, loss, dims) in ROWS.items():
         if args.only and name not in args.only:

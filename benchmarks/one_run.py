@@ -1,6 +1,6 @@
 """Speed and bounds of `dpaudit.audit.one_run` (not part of the test suite).
 
-    /work/venv-onerun/bin/python benchmarks/one_run.py [--canaries 100000] [--repeat 3] [--json]
+    python -m benchmarks run one_run [--canaries 100000] [--repeat 3] [--json]
 
 One run of a per-canary Laplace mechanism (canary i adds 1 to coordinate i, Laplace(1/eps) noise,
 so eps-DP per canary) with true eps = 1 and 2, audited at 95% with the default guess grid
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 import numpy as np
@@ -37,12 +38,12 @@ def _best(fn, repeat: int) -> tuple[float, object]:
     return min(times), out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--canaries", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.canaries < 1:
         parser.error(f"--canaries must be >= 1, got {args.canaries}")
     if args.repeat < 1:
@@ -61,7 +62,7 @@ def main() -> None:
     ceiling = {int(r): float(one_run_epsilon(m, r, r, 0.0, 0.05)[0]) for r in (100, 1_000, 10_000, 100_000)}
     if args.json:
         print(json.dumps(dict(canaries=m, runs=rows, all_correct_ceiling=ceiling), indent=2))
-        return
+        return 0
     print(f"one run, {m} canaries, 95% confidence, claim epsilon 1 (default guess grid)")
     print(f"{'true eps':>8} {'delta':>7} {'seconds':>8} {'draw s':>7} {'eps_lower':>9} {'verdict':>10} "
           f"{'k+':>6} {'k-':>6} {'correct':>7} {'grid':>4}")
@@ -71,7 +72,8 @@ def main() -> None:
               f"{r['correct']:7d} {r['grid_size']:4d}")
     print("largest bound with r guesses all correct (delta = 0, 95%):",
           ", ".join(f"r={r}: {e:.4f}" for r, e in ceiling.items()))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """One-run audits of bandits at their deployment horizon (not part of the test suite).
 
-    /work/venv-onerun/bin/python benchmarks/one_run_bandits.py [--horizon 1000000] [--linear] [--json]
+    python -m benchmarks run one_run_bandits [--horizon 1000000] [--linear] [--json]
 
 Each row: one run of the algorithm at T = `--horizon` with m canaries (`one_run_target` of
 `dpaudit.algorithms.mab.canaries` / `dpaudit.algorithms.linear.canaries`), audited by
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 from dpaudit.algorithms.linear import canaries as linear_canaries
@@ -48,12 +49,12 @@ def cases(linear: bool) -> list[tuple[str, object, int, int, float]]:
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--horizon", type=int, default=1_000_000)
     parser.add_argument("--linear", action="store_true", help="add LinUCB-SDP-Amp (about 45 s per run at T = 1e6)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.horizon < 1:
         parser.error(f"--horizon must be >= 1, got {args.horizon}")
     rows = []
@@ -71,7 +72,7 @@ def main() -> None:
                          correct=res.correct))
     if args.json:
         print(json.dumps(dict(horizon=args.horizon, claim_epsilon=1.0, confidence=0.95, runs=rows), indent=2))
-        return
+        return 0
     print(f"one run at T = {args.horizon}, claim epsilon 1, 95% confidence (default guess grid)")
     print(f"{'algorithm':<30} {'arms':>6} {'canaries':>8} {'place s':>7} {'audit s':>7} {'eps_lower':>9} "
           f"{'verdict':>10} {'guesses':>7} {'correct':>7}")
@@ -79,7 +80,8 @@ def main() -> None:
         print(f"{r['algorithm']:<30} {r['arms']:6d} {r['canaries']:8d} {r['place_seconds']:7.2f} "
               f"{r['audit_seconds']:7.2f} {r['epsilon_lower']:9.3f} {r['verdict']:>10} {r['guesses']:7d} "
               f"{r['correct']:7d}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """The interval table of one or two `dpaudit audit` reports (not part of the test suite).
 
-    python benchmarks/pins.py BEFORE_DIR [AFTER_DIR] [--json]
+    python -m benchmarks run pins BEFORE_DIR [AFTER_DIR] [--json]
 
 Per entry: [ε_lower, ε_upper] (ε_upper the smallest proven claim, `dpaudit.report.interval`), the
 pin ratio (ε, or Gaussian-DP μ where the entry declares the accountant's μ), and the tight side; with

@@ -1,7 +1,7 @@
 """Coverage of the auditor's new score families and of cross-fitting (not part of the test suite).
 
-    python benchmarks/power_coverage.py [--audits 1000] [--samples 2000] [--json] [--only-sequential]
-                                        [--only LABEL ...]
+    python -m benchmarks run power_coverage [--audits 1000] [--samples 2000] [--json] [--only-sequential]
+                                            [--only LABEL ...]
 
 For each family, `--audits` audits (seeds 0..audits-1) of a mechanism whose true epsilon is known,
 with the candidate families restricted to that one family (the auditor's `families` option), claim = the true
@@ -165,7 +165,7 @@ def sequential_coverage(audits: int) -> dict:
             "mean_lower": float(lows.mean()), "seconds": time.perf_counter() - start}
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--audits", type=int, default=1000)
     ap.add_argument("--samples", type=int, default=2000)

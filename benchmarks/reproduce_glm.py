@@ -1,8 +1,8 @@
 """Reproduce Sarmasarkar's (shuffle/joint DP GLM bandits) probit regret table (§8, Table 2: κ sweep) and Li, Shi,
 Simchi-Levi's (ICML 2024) error-versus-regret trade-off (§5).
 
-    /work/venv-fid/bin/python benchmarks/reproduce_glm.py [--part glm|conse|all] [--runs-glm 10] [--runs-conse 50]
-                                                          [--horizon-glm 5000] [--modes ...] [--json]
+    python -m benchmarks run reproduce_glm [--part glm|conse|all] [--runs-glm 10] [--runs-conse 50]
+                                           [--horizon-glm 5000] [--modes ...] [--json]
 
 Part glm (Sarmasarkar, §8 Table 2): probit, d = 3, K = 20, T = 5000, δ = ζ = 0.02, S ∈ {2, 2.5, 3} on the
 authors' instance (their generator, env seed 109832: κ = 18.39, 56.44, 222.15 as in the table), Private-GLM at
@@ -51,16 +51,16 @@ import time
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from scipy import stats  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from scipy import stats
 
-from dpaudit._io import atomic_write_text  # noqa: E402
-from dpaudit.algorithms.conse.algorithm import ConSEParams, run_conse  # noqa: E402
-from dpaudit.algorithms.conse.privacy import conse_privacy  # noqa: E402
-from dpaudit.algorithms.conse.regret import default_experiment  # noqa: E402
-from dpaudit.algorithms.glm.environment import paper_glm_environment  # noqa: E402
-from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, run_private_glm  # noqa: E402
+from dpaudit._io import atomic_write_text
+from dpaudit.algorithms.conse.algorithm import ConSEParams, run_conse
+from dpaudit.algorithms.conse.privacy import conse_privacy
+from dpaudit.algorithms.conse.regret import default_experiment
+from dpaudit.algorithms.glm.environment import paper_glm_environment
+from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, run_private_glm
 
 FIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "figures")
 PAPER_TABLE2 = {  # Sarmasarkar, Table 2 (probit, d=3, K=20, T=5000): S -> (κ, {ε: regret}, RS-GLinUCB)
@@ -220,7 +220,7 @@ def part_conse(runs: int) -> dict:
     return {"rows": rows, "privacy": claims, "figures": [f1, f2]}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("glm", "conse", "all"), default="all")
     ap.add_argument("--runs-glm", type=int, default=10)
@@ -228,7 +228,7 @@ def main() -> int:
     ap.add_argument("--horizon-glm", type=int, default=5000)
     ap.add_argument("--modes", nargs="+", choices=tuple(MODES), default=list(MODES))
     ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     out = {}
     if args.part in ("conse", "all"):
         out["conse"] = part_conse(args.runs_conse)

@@ -1,7 +1,7 @@
 """Reproduce Chowdhury & Zhou's (ICML 2022) simulations (§5 and App. G) cell by cell. Not a test.
 
-    python benchmarks/reproduce_linear.py --quick     # ~5 min: Figs. 1-2 cells, the authors' instances 0-7, no sweep
-    python benchmarks/reproduce_linear.py             # 50 runs per cell and the epsilon sweep (~30 min)
+    python -m benchmarks run reproduce_linear --quick  # ~5 min: Figs. 1-2 cells, the authors' instances 0-7, no sweep
+    python -m benchmarks run reproduce_linear          # 50 runs per cell and the epsilon sweep (~30 min)
 
 Setting (Chowdhury & Zhou (ICML 2022), §5, Figs. 1-2, and its public code): K = 100 arms fixed per run, run r on the authors' code's
 instance r (`environment.authors_instances`: their np.random.seed(2) stream, features rescaled to norm <= 1 with the
@@ -36,16 +36,16 @@ import time
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from scipy import stats  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from scipy import stats
 
-from dpaudit._io import atomic_write, atomic_write_text  # noqa: E402
-from dpaudit.algorithms.linear.linucb import LinUCB, code_width, simulate_linear  # noqa: E402
-from dpaudit.algorithms.linear.linucb_jdp import LinUCBJDP  # noqa: E402
-from dpaudit.algorithms.linear.linucb_ldp import LinUCBLDP  # noqa: E402
-from dpaudit.algorithms.linear.shuffle_linucb import LinUCBSDPAmp, LinUCBSDPVec  # noqa: E402
-from tables import print_table  # noqa: E402 (benchmarks/, the script's own folder)
+from benchmarks.tables import print_table
+from dpaudit._io import atomic_write, atomic_write_text
+from dpaudit.algorithms.linear.linucb import LinUCB, code_width, simulate_linear
+from dpaudit.algorithms.linear.linucb_jdp import LinUCBJDP
+from dpaudit.algorithms.linear.linucb_ldp import LinUCBLDP
+from dpaudit.algorithms.linear.shuffle_linucb import LinUCBSDPAmp, LinUCBSDPVec
 
 FIGURES = pathlib.Path(__file__).resolve().parent / "figures"
 AUTHORS_CODE = pathlib.Path(__file__).resolve().parent / "authors_code" / "linear_chowdhury_zhou_2022.jsonl"

@@ -1,9 +1,9 @@
 """Reproduce the bandit experiments of Hu, Huang, Mehta (arXiv:2102.07929, §6) and Chowdhury & Zhou (ICLR 2023, Sec. 7), cell by cell.
 
-    python benchmarks/reproduce_mab.py --quick                # Chowdhury & Zhou easy (Figs. 1-2) and Fig. 4 only
-    python benchmarks/reproduce_mab.py                        # everything (hard at T = 10^7, Hu-Huang-Mehta at T = 2^22)
-    python benchmarks/reproduce_mab.py --part cz|hhm|hhm-hybrid-full [--hybrid-horizon T]
-    python benchmarks/reproduce_mab.py --part cz --from-cache # the Chowdhury & Zhou Figs. 1-4 tables again, no simulation
+    python -m benchmarks run reproduce_mab --quick    # Chowdhury & Zhou easy (Figs. 1-2) and Fig. 4 only
+    python -m benchmarks run reproduce_mab            # everything (hard at T = 10^7, Hu-Huang-Mehta at T = 2^22)
+    python -m benchmarks run reproduce_mab --part cz|hhm|hhm-hybrid-full [--hybrid-horizon T]
+    python -m benchmarks run reproduce_mab --part cz --from-cache  # the Figs. 1-4 tables again, no simulation
 
 Every cell is printed as a table on stdout: the reference figure beside ours, mean and 95% interval.
 Chowdhury & Zhou (ICLR 2023) (§7, App. J): K = 10, their code's instances (run r: np.random.seed(r), mu = gap *
@@ -41,21 +41,21 @@ import math
 import pathlib
 import sys
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
+from benchmarks import cz_table as czt
+from benchmarks.tables import format_table, print_table
 from dpaudit._io import atomic_write, atomic_write_text
-from dpaudit.algorithms.mab.environment import HHM_SETTINGS, BernoulliArms, ClippedGaussianArms, authors_instances
 from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.algorithms.mab.elimination import DPSE
+from dpaudit.algorithms.mab.environment import HHM_SETTINGS, BernoulliArms, ClippedGaussianArms, authors_instances
 from dpaudit.algorithms.mab.hybrid_ucb import HybridUCB
 from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
 from dpaudit.algorithms.mab.outcome import checkpoint_grid
 from dpaudit.algorithms.mab.ucb import UCB1
 from dpaudit.regret import RegretCurves, plot_curves, plot_final
-import cz_table as czt  # noqa: E402 (benchmarks/, the script's own folder)
-from tables import format_table, print_table  # noqa: E402
 
 FIG = pathlib.Path(__file__).resolve().parent / "figures"
 EPS_001 = (0.1, 0.25, 0.5, 1.0, 8.0, 64.0, 128.0)
@@ -408,11 +408,11 @@ def cz_experiments(results: dict, *, quick: bool, from_cache: bool, root: int = 
     atomic_write_text(CZ_TABLES, text)
     plot_vs_authors(results)
     for m in missing:
-        log(f"not in the cache: {m}; run `python benchmarks/reproduce_mab.py --part cz` (simulates what is missing)")
+        log(f"not in the cache: {m}; run `python -m benchmarks run reproduce_mab --part cz` (simulates what is missing)")
     return missing
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("hhm", "cz", "hhm-hybrid-full", "all"), default="all")
     ap.add_argument("--quick", action="store_true",
@@ -422,7 +422,7 @@ def main() -> int:
                          "jsonl and our cached runs (benchmarks/figures/mab_cz_ours.json), in seconds, e.g. after a "
                          "new line in benchmarks/authors_code/mab_chowdhury_zhou_2023.jsonl")
     ap.add_argument("--hybrid-horizon", type=int, default=2**18)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.from_cache and args.part != "cz":
         ap.error("--from-cache goes with --part cz")
     FIG.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,9 @@
 """Expected bound of the events the auditor chooses, over independent selection splits (not part of the tests).
 
-    python benchmarks/selection_draws.py --rows SVT3 NumericalSVT [--draws 6] [--truth 2000000]
-                                         [--selection-extension F]
+    python -m benchmarks run selection_draws --rows SVT3 NumericalSVT [--draws 6] [--truth 2000000]
+                                             [--selection-extension F]
 
-For each row of benchmarks/peers.py and each draw k, a selection split of the size the auditor
+For each row of the peers benchmark (benchmarks/peers/) and each draw k, a selection split of the size the auditor
 uses at 10^6 runs per side (10^5) is drawn (seed 5000 + k) and the auditor's choice made on it
 (`_choose`, with up to 6 events per direction).  Each chosen event's probabilities under d0 and d1
 are then read off a large fixed sample (`--truth` runs per side, seed 777, the same for every draw
@@ -29,17 +29,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import rows  # noqa: E402
-
-from dpaudit.audit.auditor import AuditOptions, _choose, _validate  # noqa: E402
-from dpaudit.audit.bounds import cp_lower, cp_upper  # noqa: E402
+from benchmarks.peers.rows import rows
+from dpaudit.audit.bounds import cp_lower, cp_upper
+from dpaudit.audit.candidates import choose as _choose
+from dpaudit.audit.options import AuditOptions
+from dpaudit.audit.options import plan_audit as _validate
 
 LEVEL = 0.0125
 #: scheme name -> (events per direction, share of the lead; None: equal shares)
@@ -110,7 +109,7 @@ def scheme_bound(n: int, rates: dict, events: int, lead_share: float | None) -> 
     return best
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", nargs="+", required=True)
     ap.add_argument("--draws", type=int, default=6)

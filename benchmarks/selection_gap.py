@@ -1,6 +1,6 @@
-"""Where the auditor loses power on a row of benchmarks/peers.py: the family, or its threshold.
+"""Where the auditor loses power on a row of the peers benchmark (benchmarks/peers/): the family, or its threshold.
 
-    python benchmarks/selection_gap.py SVT3 [--seed 0] [--samples 1000000] [--selection-fraction 0.1]
+    python -m benchmarks run selection_gap SVT3 [--seed 0] [--samples 1000000] [--selection-fraction 0.1]
 
 Not part of the test suite and not an audit: a diagnostic.  It draws the row's runs as the auditor
 does (a selection split of `--selection-fraction` of the runs, its first half to fit the learned
@@ -15,26 +15,22 @@ and thresholds on the whole selection split, and so does this script) and direct
   it is evaluated on); it is the reference "this family with a perfect threshold".
 
 `best` far above `chosen` says the threshold choice loses the power; `best` itself below the claim
-says the family does.  Both use the one-sided level 0.05 / 4 of peers.py's oracle column.
+says the family does.  Both use the one-sided level 0.05 / 4 of the peers benchmark's oracle column.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import peers  # noqa: E402
-
-from dpaudit.audit.bounds import cp_lower, cp_upper  # noqa: E402
-from dpaudit.audit.chain import fit_chain_scores  # noqa: E402
-from dpaudit.audit.features import fit_feature_scores  # noqa: E402
-from dpaudit.audit.scores import fit_scores  # noqa: E402
-from dpaudit.audit.selection import DIRECTIONS, choose_events  # noqa: E402
+from benchmarks.peers.rows import rows
+from dpaudit.audit.bounds import cp_lower, cp_upper
+from dpaudit.audit.chain import fit_chain_scores
+from dpaudit.audit.features import fit_feature_scores
+from dpaudit.audit.scores import fit_scores
+from dpaudit.audit.selection import DIRECTIONS, choose_events
 
 LEVEL = 0.05 / 4
 
@@ -61,16 +57,16 @@ def _best(u0: np.ndarray, u1: np.ndarray) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("row", help="a row name of benchmarks/peers.py")
+    ap.add_argument("row", help="a row name of the peers benchmark (benchmarks/peers/rows.py)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--samples", type=int, default=1_000_000)
     ap.add_argument("--selection-fraction", type=float, default=0.1)
     args = ap.parse_args(argv)
     if not 0 < args.selection_fraction < 1:
         ap.error(f"--selection-fraction must be in (0, 1), got {args.selection_fraction!r}")
-    matches = [r for r in peers.rows() if r.name == args.row]
+    matches = [r for r in rows() if r.name == args.row]
     if not matches:
-        ap.error(f"row must be one of {[r.name for r in peers.rows()]}, got {args.row!r}")
+        ap.error(f"row must be one of {[r.name for r in rows()]}, got {args.row!r}")
     row = matches[0]
     target = row.make()
     rng = np.random.default_rng(args.seed)

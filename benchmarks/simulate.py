@@ -1,29 +1,32 @@
 """Simulation speed of the multi-armed algorithms against straightforward per-round loops.
 
-    /tmp/venv/bin/python benchmarks/simulate.py [--prefix ROUNDS] [--json FILE] [--contextual]
+    python -m benchmarks run simulate [--prefix ROUNDS] [--json FILE] [--contextual]
 
-Cases (issue 5): DP-SE and Dist-DP-SE with K = 10 (Chowdhury & Zhou (ICLR 2023), Sec. 7, easy instance, Bernoulli rewards),
+Cases: DP-SE and Dist-DP-SE with K = 10 (Chowdhury & Zhou (ICLR 2023), Sec. 7, easy instance, Bernoulli rewards),
 T = 10^6, 1000 runs; Anytime-Lazy-UCB with K = 5 (Hu, Huang, Mehta (arXiv:2102.07929), §6, setting 1), T = 10^6, 100 runs.
 The per-round references run all runs as numpy arrays but advance one round at a time (a
 reward per run per round, users' shares drawn one by one); they are timed on the first
 `--prefix` rounds and extrapolated linearly to T (their cost per round is constant). The
 UCB-style target compares the event engine with the time numpy takes to draw the R*T rewards.
-`--contextual` then runs the contextual cases of issue 6: LinUCB-SDP-Amp at d = 10, T = 10^5,
-50 runs, with its linear-algebra share (simulate_contextual.py), and ShuffleGLM and Private-GLM
-at the size of Sarmasarkar's (shuffle/joint DP GLM bandits) §8 experiments (simulate_glm.py); each of those scripts also runs on its own.
+`--contextual` then runs the contextual cases: LinUCB-SDP-Amp at d = 10, T = 10^5,
+50 runs, with its linear-algebra share (the simulate_contextual benchmark), and ShuffleGLM and Private-GLM
+at the size of Sarmasarkar's (shuffle/joint DP GLM bandits) §8 experiments (the simulate_glm benchmark); each of
+those also runs on its own (`python -m benchmarks run simulate_glm`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 import numpy as np
 
-from dpaudit.algorithms.mab.environment import HHM_SETTINGS, BernoulliArms, cz_means
+from benchmarks import simulate_contextual, simulate_glm
 from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.algorithms.mab.elimination import DPSE
+from dpaudit.algorithms.mab.environment import HHM_SETTINGS, BernoulliArms, cz_means
 from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
 from dpaudit.algorithms.mab.outcome import checkpoint_grid
 
@@ -116,12 +119,12 @@ def timed(fn):
     return time.perf_counter() - t0, out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prefix", type=int, default=20_000, help="rounds timed for the per-round references")
     ap.add_argument("--json", help="also write the results to this JSON file")
-    ap.add_argument("--contextual", action="store_true", help="also run simulate_contextual.py and simulate_glm.py")
-    args = ap.parse_args()
+    ap.add_argument("--contextual", action="store_true", help="also run the simulate_contextual and simulate_glm benchmarks")
+    args = ap.parse_args(argv)
     T = 10**6
     results = {}
 
@@ -165,12 +168,10 @@ def main() -> None:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=2)
     if args.contextual:
-        import simulate_contextual  # siblings in benchmarks/, on sys.path when run as a script
-        import simulate_glm
-
         simulate_contextual.main([])
         simulate_glm.main([])
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """Wall time of LinUCB-SDP-Amp at d = 10, T = 10^5, 50 runs, and where the time goes (not a test).
 
-    /tmp/venv/bin/python benchmarks/simulate_contextual.py [--horizon T] [--runs R] [--dim d] [--json]
+    python -m benchmarks run simulate_contextual [--horizon T] [--runs R] [--dim d] [--json]
 
 Chowdhury & Zhou's (ICML 2022, §5) instances (K = 100 fixed arms per run, unit-norm features), batch B = 20, epsilon = 1,
 delta = 0.1, the authors' noise constant (the cost does not depend on sigma). Two passes: one timed

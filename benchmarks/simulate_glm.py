@@ -1,7 +1,7 @@
 """Wall time of Sarmasarkar's (shuffle/joint DP GLM bandits) GLM bandits (Algs. 1-2) at the size of
 the paper's §8 experiments (not part of the test suite).
 
-    /tmp/venv/bin/python benchmarks/simulate_glm.py [--runs 10] [--horizon 5000] [--epsilon 4] [--json]
+    python -m benchmarks run simulate_glm [--runs 10] [--horizon 5000] [--epsilon 4] [--json]
         [--pgd-sampler bits|uniform] [--shuffle-only]
 
 Instance: probit, d = 3, K = 20, S = 2, the authors' generator with env seed 109832 (Table 2's first

@@ -1,4 +1,4 @@
-"""Plain-text tables for the benchmark scripts (imported from the scripts' own folder)."""
+"""Plain-text tables for the benchmarks (benchmarks.reproduce_linear, benchmarks.reproduce_mab)."""
 
 from __future__ import annotations
 

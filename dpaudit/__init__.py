@@ -60,7 +60,7 @@ _FRONT_DOOR = {
     "Guarantee": "dpaudit.privacy",
 }
 
-__all__ = ["__version__", *_FRONT_DOOR]
+__all__ = ["__version__", *_FRONT_DOOR]  # noqa: PLE0604  (the keys of _FRONT_DOOR: strings)
 
 
 def __getattr__(name: str) -> Any:

@@ -14,14 +14,24 @@ import os
 import pathlib
 import shutil
 import tempfile
-from typing import BinaryIO, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import BinaryIO
 
-__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text", "replace_file_set", "finish_file_sets",
-           "pending_file_sets", "pending_file", "STAGING_PREFIX", "SWAP_PREFIX"]
+__all__ = [
+    "STAGING_PREFIX",
+    "SWAP_PREFIX",
+    "atomic_write",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "finish_file_sets",
+    "pending_file",
+    "pending_file_sets",
+    "replace_file_set",
+]
 
 
-def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]) -> pathlib.Path:
-    """Call `write(fh)` on a binary temporary file beside `path`, then move it onto `path` atomically.
+def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], object]) -> pathlib.Path:
+    """Call `write(fh)` (its return value unused) on a binary temporary file beside `path`, then move it onto `path` atomically.
 
     The folder is created if needed; the file gets the usual permissions (0666 less the umask, not
     mkstemp's 0600).  On any error the temporary file is removed and `path` is left as it was.

@@ -30,12 +30,20 @@ no entry with the run, and lists the settings (samples, confidence, catalog, see
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
+from dpaudit.records import ClaimRecord, EventCounts, EventRecord
 from dpaudit.report.model import fmt
 
-__all__ = ["compare", "markdown_lines", "check_report", "check_baseline", "settings_warnings", "same_event_test",
-           "GATING"]
+__all__ = [
+    "GATING",
+    "check_baseline",
+    "check_report",
+    "compare",
+    "markdown_lines",
+    "same_event_test",
+    "settings_warnings",
+]
 
 GATING = ("newly-failing", "rose")
 """Kinds of change that make `dpaudit audit --baseline` exit 1."""
@@ -119,24 +127,28 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _claims(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+def _claims(report: dict[str, Any]) -> dict[tuple[str, str], ClaimRecord]:
     return {(e["name"], c["label"]): c for e in report.get("entries", []) for c in e.get("claims", [])
             if not e.get("error")}
 
 
-def _testable(prev: dict[str, Any], cur: dict[str, Any]) -> bool:
-    """Whether the baseline claim has an event and this run counted it again, in its direction."""
-    event, counts = prev.get("event"), cur.get("baseline_event_counts")
+def _testable(prev: ClaimRecord, cur: ClaimRecord) -> tuple[EventRecord, EventCounts] | None:
+    """The baseline claim's event and this run's new counts of it, when the baseline claim has an event
+    and this run counted it again, in its direction (both well-formed); else None."""
+    event: Any = prev.get("event")  # read from a baseline file: checked here, key by key
+    counts: Any = cur.get("baseline_event_counts")
     if not isinstance(event, dict) or not isinstance(counts, dict) or "error" in counts:
-        return False
+        return None
     keys = ("count_first", "count_second", "nobs")
     if not all(isinstance(d.get(k), int) and not isinstance(d.get(k), bool) for d in (event, counts) for k in keys):
-        return False
-    return (counts.get("direction") == event.get("direction") and _is_number(event.get("delta"))
-            and all(0 <= d[a] <= d["nobs"] and d["nobs"] >= 1 for d in (event, counts) for a in keys[:2]))
+        return None
+    if (counts.get("direction") == event.get("direction") and _is_number(event.get("delta"))
+            and all(0 <= d[a] <= d["nobs"] and d["nobs"] >= 1 for d in (event, counts) for a in keys[:2])):
+        return cast(EventRecord, event), cast(EventCounts, counts)
+    return None
 
 
-def same_event_test(event: dict[str, Any], counts: dict[str, Any], alpha: float) -> tuple[float, float]:
+def same_event_test(event: EventRecord, counts: EventCounts, alpha: float) -> tuple[float, float]:
     """(lower_new, upper_old) of the module docstring: the event's epsilon bounded below on this run's
     fresh counts and above on the baseline's counts, each at level alpha/2 (two Clopper-Pearson bounds
     at alpha/4), at the baseline's delta. upper_old is +inf when the baseline's second count is 0."""
@@ -165,7 +177,8 @@ def compare(old: dict[str, Any], new: dict[str, Any], source: str = "") -> dict[
     alpha = (1.0 - confidence) / max(tested, 1)
     changes: list[dict[str, Any]] = []
 
-    def add(kind: str, key: tuple[str, str], text: str, prev: dict | None, cur: dict | None, **extra: Any) -> None:
+    def add(kind: str, key: tuple[str, str], text: str, prev: ClaimRecord | None, cur: ClaimRecord | None,
+            **extra: Any) -> None:
         changes.append({"kind": kind, "entry": key[0], "claim": key[1], "text": text,
                         "old_epsilon_lower": prev and prev["epsilon_lower"], "old_epsilon_upper": prev and prev.get("epsilon_upper"),
                         "old_ok": prev and prev["ok"], "epsilon_lower": cur and cur["epsilon_lower"],
@@ -205,14 +218,15 @@ def compare(old: dict[str, Any], new: dict[str, Any], source: str = "") -> dict[
     }
 
 
-def _rise(add: Any, key: tuple[str, str], prev: dict[str, Any], cur: dict[str, Any], alpha: float,
+def _rise(add: Any, key: tuple[str, str], prev: ClaimRecord, cur: ClaimRecord, alpha: float,
           lower: float | None, old_lower: float | None) -> None:
     """The rise of a claim that is as expected now: "rose" (gating) when the baseline's event rose
     significantly, "rose-violation" for such a rise of a claim expected to violate, "rose-lower" when
     only epsilon_lower rose."""
     rose = lower is not None and old_lower is not None and lower > old_lower
-    if _testable(prev, cur):
-        event, counts = prev["event"], cur["baseline_event_counts"]
+    tested = _testable(prev, cur)
+    if tested is not None:
+        event, counts = tested
         low_new, upp_old = same_event_test(event, counts, alpha)
         if low_new > upp_old:
             kind = "rose-violation" if cur.get("expect") == "violation" else "rose"
@@ -233,11 +247,11 @@ def _rise(add: Any, key: tuple[str, str], prev: dict[str, Any], cur: dict[str, A
 def markdown_lines(comparison: dict[str, Any]) -> list[str]:
     """The comparison as a Markdown section listing what changed, gating kinds first."""
     lines = ["", "## Changes since the baseline", "",
-             f"Baseline: `{comparison['baseline']}` (created {comparison.get('baseline_created') or 'unknown'}). "
-             f"Regressions: {len(comparison['regressions'])}.", ""]
+             (f"Baseline: `{comparison['baseline']}` (created {comparison.get('baseline_created') or 'unknown'}). "
+             f"Regressions: {len(comparison['regressions'])}."), ""]
     if comparison.get("tested"):
-        lines += [f"The baseline's events were counted again for {comparison['tested']} claim(s); each is tested "
-                  f"at level {comparison['alpha']:.3g} (Bonferroni).", ""]
+        lines += [(f"The baseline's events were counted again for {comparison['tested']} claim(s); each is tested "
+                  f"at level {comparison['alpha']:.3g} (Bonferroni)."), ""]
     if comparison.get("warnings"):
         lines += ["Settings differ from the baseline's:", ""] + [f"- {w}" for w in comparison["warnings"]] + [""]
     if not comparison["changes"]:

@@ -17,7 +17,8 @@ import json
 import math
 import pathlib
 import tomllib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import dp_accounting
 
@@ -29,17 +30,19 @@ __all__ = [
     "Release",
     "accountant_rows",
     "algorithm_budget",
-    "best_row",
     "algorithm_entry",
+    "best_row",
     "calibrate_algorithm",
+    "cannot_answer",
     "correction_reason",
     "declared_privacy",
     "default_delta",
+    "json_number",
     "load_plan",
+    "no_finite_epsilon_reason",
     "plan_budget",
     "plan_event",
     "privacy_budget",
-    "json_number",
 ]
 
 DEFAULT_DELTA = 1e-5
@@ -56,15 +59,20 @@ def accountant_rows(event: dp_accounting.DpEvent, delta: float | None, epsilon: 
     An accountant that does not support the event, or runs out of memory or range on it, gives a row
     without a number (supported False, with the reason), never a guessed one.
     """
+    if epsilon is None and delta is None:
+        raise ValueError("give delta or epsilon")
     rows = []
     for name in accounting.ACCOUNTANTS if accountants is None else accountants:
         row: dict[str, Any] = {"accountant": name}
         try:
-            if epsilon is None:
-                row["epsilon"] = float(accounting.epsilon(event, delta, name))
-            else:
+            if epsilon is not None:
                 row["delta"] = float(accounting.delta(event, epsilon, name))
-            row["supported"] = True
+                row["supported"] = True
+            elif delta is not None:
+                row["epsilon"] = float(accounting.epsilon(event, delta, name))
+                row["supported"] = True
+                if math.isinf(row["epsilon"]):
+                    row["reason"] = no_finite_epsilon_reason(name, delta)
         except accounting.UnsupportedEventError as exc:
             row["supported"] = False
             row["reason"] = exc.reason
@@ -78,6 +86,41 @@ def accountant_rows(event: dp_accounting.DpEvent, delta: float | None, epsilon: 
     return rows
 
 
+_NO_PURE_EPSILON = {
+    "pure": "the event is not private (a release without a privacy guarantee)",
+    "approx": "its composition keeps a δ > 0 term (it is not pure DP as this accountant composes it)",
+    "rdp": "Rényi DP converts to (ε, δ) only for δ > 0 (Mironov, \"Rényi Differential Privacy\", CSF 2017, Prop. 3)",
+    "zcdp": "zCDP converts to (ε, δ) only for δ > 0 (Bun, Steinke, \"Concentrated Differential Privacy\", TCC 2016, "
+            "Prop. 1.3)",
+    "pld": "its privacy loss distribution keeps mass at an unbounded loss (a Gaussian's tails, or the tails "
+           "discretisation and composition leave), so δ > 0 at every finite ε",
+    "shuffle": "amplification by shuffling gives (ε, δ) only for δ > 0",
+}
+
+
+def no_finite_epsilon_reason(accountant: str, delta: float | None) -> str:
+    """Why `accountant` gives no finite epsilon (its answer inf): at delta 0, the accountant's own limit; at a
+    delta > 0, the event is not private at that delta under this accountant."""
+    if delta == 0:
+        return f"no answer at δ = 0: {_NO_PURE_EPSILON.get(accountant, 'no finite ε at δ = 0 from this accountant')}"
+    return f"no finite ε at δ = {delta:g} under this accountant (the event is not private at this δ)"
+
+
+def cannot_answer(accountant: str, event: dp_accounting.DpEvent, delta: float) -> str | None:
+    """Why `accountant` cannot give a finite epsilon for events like `event` at `delta` (None: it can): the
+    backend's unsupported reason, or at delta 0 an infinite answer on `event` (`no_finite_epsilon_reason`).
+    Used to skip, before any search, an accountant that cannot answer."""
+    try:
+        value = accounting.epsilon(event, delta, accountant)
+    except accounting.UnsupportedEventError as exc:
+        return f"not supported: {exc.reason}"
+    except (MemoryError, OverflowError) as exc:
+        return _failure(exc)
+    if delta == 0 and math.isinf(value) and not isinstance(event, dp_accounting.NonPrivateDpEvent):
+        return no_finite_epsilon_reason(accountant, delta)
+    return None
+
+
 def _failure(exc: BaseException) -> str:
     """Why an accountant could not answer: what ran out (memory, or the range of a double) and the detail."""
     what = "ran out of memory" if isinstance(exc, MemoryError) else "overflowed (a number beyond the range of doubles)"
@@ -86,7 +129,8 @@ def _failure(exc: BaseException) -> str:
 
 
 def best_row(rows: list[dict]) -> dict | None:
-    """The smallest supported answer (every accountant's answer is a valid bound, so the least is too)."""
+    """The smallest supported answer (every accountant's answer is a valid bound, so the least is too; inf when
+    none is finite)."""
     key = "epsilon" if any("epsilon" in r for r in rows) else "delta"
     supported = [r for r in rows if r["supported"]]
     if not supported:
@@ -100,9 +144,15 @@ def algorithm_entry(name: str) -> AlgorithmEntry:
     or when it declares no privacy for budgets."""
     load_plugins()
     entry = ALGORITHMS.get(name)
-    if entry.privacy is None:
-        raise ValueError(f"algorithm {name!r} registers no privacy declaration (AlgorithmEntry.privacy)")
+    _declaration(entry)
     return entry
+
+
+def _declaration(entry: AlgorithmEntry) -> Callable[..., Any]:
+    """`entry.privacy`; ValueError when the algorithm declares none."""
+    if entry.privacy is None:
+        raise ValueError(f"algorithm {entry.name!r} registers no privacy declaration (AlgorithmEntry.privacy)")
+    return entry.privacy
 
 
 def declared_privacy(name: str, horizon: int, params: dict | None = None) -> Any:
@@ -117,7 +167,7 @@ def declared_privacy(name: str, horizon: int, params: dict | None = None) -> Any
         hint = f" (did you mean --{close[0].replace('_', '-')}?)" if close else ""
         raise ValueError(f"{name} does not take {', '.join('--' + u.replace('_', '-') for u in unknown)}{hint}; "
                          f"its parameters: {', '.join('--' + k.replace('_', '-') for k in sorted(known)) or 'none'}")
-    return entry.privacy(horizon=horizon, **(params or {}))
+    return _declaration(entry)(horizon=horizon, **(params or {}))
 
 
 def default_delta(privacy: Any) -> float:
@@ -205,7 +255,7 @@ def calibrate_algorithm(name: str, horizon: int, target_epsilon: float, target_d
 
     def make(x: float) -> dp_accounting.DpEvent:
         try:
-            return _event(entry.privacy(horizon=horizon, **params, **{tuned: x}))
+            return _event(_declaration(entry)(horizon=horizon, **params, **{tuned: x}))
         except ValueError:  # outside the algorithm's domain: no guarantee, so it cannot meet the target
             return dp_accounting.NonPrivateDpEvent()
 
@@ -314,7 +364,8 @@ def load_plan(path: str | pathlib.Path) -> list[Release]:
 
 
 def _release(path: str, where: str, item: Any) -> Release:
-    """One release of the plan `path`, the table `where` of it; ValueError naming both."""
+    """One release of the plan `path`, the table `where` of it; PlanError (a ValueError) naming both, for a bad
+    value or a value of the wrong type alike: the file's content is the value."""
     if not isinstance(item, dict):
         raise _plan_error(f"{path}, {where}", f"must be a table, got {item!r}")
     _check_keys(path, where, item, RELEASE_KEYS)
@@ -322,8 +373,10 @@ def _release(path: str, where: str, item: Any) -> Release:
     count = item.get("count", 1)
     try:
         if not isinstance(params, dict):
-            raise ValueError(f"`params` must be a table, got {params!r}")
-        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+            raise TypeError(f"`params` must be a table, got {params!r}")
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError(f"`count` must be an integer in [1, 2**63 - 1], got {count!r}")
+        if not 1 <= count <= MAX_COUNT:
             raise ValueError(f"`count` must be an integer in [1, 2**63 - 1], got {count!r}")
         if ("algorithm" in item) == ("mechanism" in item):
             raise ValueError("give exactly one of `algorithm`, `mechanism`")
@@ -332,14 +385,14 @@ def _release(path: str, where: str, item: Any) -> Release:
         return _mechanism_release(path, where, item, params, count)
     except PlanError:
         raise
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:
         raise _plan_error(f"{path}, {where}", str(exc)) from None
 
 
 def _algorithm_release(item: dict, params: dict, count: int) -> Release:
     horizon = item.get("horizon")
     if isinstance(horizon, bool) or not isinstance(horizon, int):
-        raise ValueError(f"`horizon` must be an integer, got {horizon!r}")
+        raise TypeError(f"`horizon` must be an integer, got {horizon!r}")
     privacy = declared_privacy(str(item["algorithm"]), horizon, params)
     label = item.get("label", f"{item['algorithm']} T={horizon}")
     return Release(str(label), _event(privacy), count, privacy.claim.to_json())
@@ -363,9 +416,10 @@ def plan_event(releases: list[Release]) -> dp_accounting.DpEvent:
 
 
 def plan_budget(releases: list[Release], *, delta: float | None = None, epsilon: float | None = None,
-                on_row: Callable[[dict], None] | None = None) -> dict:
+                on_row: Callable[[dict], None] | None = None, on_part: Callable[[dict], None] | None = None) -> dict:
     """One epsilon per user (at `delta`, default DEFAULT_DELTA) or delta (at `epsilon`) under every
-    accountant for all of `releases`, with each release's own best answer alongside."""
+    accountant for all of `releases`, with each release's own best answer alongside (`on_part` sees each
+    as it is computed, before any row of the whole plan)."""
     if delta is not None and epsilon is not None:
         raise ValueError("give delta or epsilon, not both")
     if delta is None and epsilon is None:
@@ -374,6 +428,8 @@ def plan_budget(releases: list[Release], *, delta: float | None = None, epsilon:
     for r in releases:
         own = best_row(accountant_rows(dp_accounting.SelfComposedDpEvent(r.event, r.count), delta, epsilon))
         parts.append({"label": r.label, "count": r.count, "claim": r.claim, "best": own})
+        if on_part is not None:
+            on_part(parts[-1])
     rows = accountant_rows(plan_event(releases), delta, epsilon, on_row)
     return {"releases": parts, ("delta" if epsilon is None else "epsilon"): delta if epsilon is None else epsilon,
             "results": rows, "best": best_row(rows)}

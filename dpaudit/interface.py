@@ -24,7 +24,8 @@ corrected guarantee differs from the claim (`Privacy.note`, `Guarantee.source`) 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 

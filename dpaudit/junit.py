@@ -16,7 +16,8 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from dpaudit.report.model import fmt
+from dpaudit.records import ClaimRecord, EntryRecord
+from dpaudit.report.model import fmt, samples_text
 
 __all__ = ["junit_xml", "write_junit"]
 
@@ -29,10 +30,12 @@ def _xml(text: str) -> str:
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
-def _claim_text(entry: dict[str, Any], c: dict[str, Any]) -> str:
+def _claim_text(entry: EntryRecord, c: ClaimRecord) -> str:
     return (f"claim ε = {fmt(c['epsilon'])} at δ = {fmt(c['delta'])} ({c['accountant']}); the audit gives "
-            f"ε_lower = {fmt(c['epsilon_lower'])} with {fmt(100 * c['confidence'], 6)}% confidence "
-            f"(ε_upper = {fmt(c.get('epsilon_upper'))}): verdict {c['verdict']}, expected {c['expect']}; "
+            f"ε_lower = {fmt(c['epsilon_lower'])} with {fmt(100 * c['confidence'], 6)}% confidence"
+            + (f" (the chosen event's ε is at most {fmt(c['epsilon_upper'])}, Clopper-Pearson)"
+               if c.get("epsilon_upper") is not None else "")
+            + f": verdict {c['verdict']}, expected {c['expect']}; "
             f"entry seed {entry.get('seed')}")
 
 
@@ -46,7 +49,8 @@ def junit_xml(report: dict[str, Any]) -> str:
     settings = report.get("settings", {})
     for key in ("seed", "confidence", "per_audit_confidence", "samples", "executor", "catalog"):
         if key in settings:
-            ET.SubElement(props, "property", name=key, value=_xml(settings[key]))
+            value = samples_text(report) if key == "samples" and settings[key] is None else settings[key]
+            ET.SubElement(props, "property", name=key, value=_xml(value))
     if report.get("command"):
         ET.SubElement(props, "property", name="command", value=_xml(" ".join(report["command"])))
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -82,7 +86,7 @@ def junit_xml(report: dict[str, Any]) -> str:
                 counts["failures"] += 1
     for key, value in counts.items():
         suite.set(key, str(value))
-    suites = ET.Element("testsuites", name="dpaudit", **{k: str(v) for k, v in counts.items() if k != "skipped"})
+    suites = ET.Element("testsuites", {"name": "dpaudit", **{k: str(v) for k, v in counts.items() if k != "skipped"}})
     suites.append(suite)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

@@ -23,11 +23,11 @@ import dp_accounting
 from dpaudit import accounting
 
 __all__ = [
-    "Guarantee",
     "NON_PRIVATE",
-    "Privacy",
     "RELATIONS",
     "TRUST_MODELS",
+    "Guarantee",
+    "Privacy",
     "accounted",
     "event_to_json",
 ]
@@ -75,6 +75,13 @@ class Guarantee:
             raise ValueError(f"rho must be positive for a zCDP guarantee, got {self.rho!r}")
         if not 0 <= self.delta < 1:
             raise ValueError(f"delta must lie in [0, 1), got {self.delta!r}")
+
+    @property
+    def dp_epsilon(self) -> float:
+        """epsilon of a pure or approx guarantee (always set for them); ValueError for zCDP and RDP ones."""
+        if self.epsilon is None:
+            raise ValueError(f"a {self.notion} guarantee has no epsilon")
+        return self.epsilon
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "Guarantee", "notion": self.notion}
@@ -139,17 +146,17 @@ class Privacy:
         if self.trust_model not in TRUST_MODELS:
             raise ValueError(f"trust_model must be one of {tuple(TRUST_MODELS)}, got {self.trust_model!r}")
         if not isinstance(self.claim, Guarantee):
-            raise ValueError(f"claim must be a Guarantee, got {self.claim!r}")
+            raise TypeError(f"claim must be a Guarantee, got {self.claim!r}")
         if self.corrected is not None and not isinstance(self.corrected, Guarantee):
-            raise ValueError(f"corrected must be a Guarantee or None, got {self.corrected!r}")
+            raise TypeError(f"corrected must be a Guarantee or None, got {self.corrected!r}")
         for name in _EVENTS:
             value = getattr(self, name)
             if value is not None and not isinstance(value, dp_accounting.DpEvent):
-                raise ValueError(f"{name} must be a DpEvent or None, got {value!r}")
+                raise TypeError(f"{name} must be a DpEvent or None, got {value!r}")
         implied = dict(self.implied)
         for key, g in implied.items():
             if not isinstance(key, str) or not isinstance(g, Guarantee):
-                raise ValueError(f"implied must map names to Guarantees, got {key!r}: {g!r}")
+                raise TypeError(f"implied must map names to Guarantees, got {key!r}: {g!r}")
         object.__setattr__(self, "implied", types.MappingProxyType(implied))
 
     def accounted_epsilon(self, part: str = "event", delta: float | None = None,

@@ -8,10 +8,11 @@ importing them registers their entries here. Third-party packages can register t
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterator
 from importlib import metadata
-from typing import Any, Callable, Generic, Iterator, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["Param", "AlgorithmEntry", "Registry", "ALGORITHMS", "AUDITS", "load_plugins"]
+__all__ = ["ALGORITHMS", "AUDITS", "AlgorithmEntry", "Param", "Registry", "load_plugins"]
 
 T = TypeVar("T")
 

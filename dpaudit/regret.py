@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import stats

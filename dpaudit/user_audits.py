@@ -8,8 +8,9 @@
         return data.sum() + rng.laplace(0.0, 1.0, size)
 
 A `UserAuditEntry` has the interface `dpaudit audit` and `dpaudit list` use for catalog entries
-(name, algorithm, claims, audit_calls(), run(...) -> report record), so user entries and the
-built-in catalog share one registry, one report and one gate. Running one is one call of the core
+(`dpaudit.entries.Entry`: name, algorithm, claims, audit_calls(), run(...) -> `dpaudit.records.EntryRecord`)
+and its claim is a `dpaudit.entries.Claim`, so user entries and the built-in catalog share one claim
+model, one seed derivation, one registry, one report and one gate. Running one is one call of the core
 auditor `dpaudit.audit.audit` (Jagielski, Ullman, Oprea, "Auditing Differentially Private Machine
 Learning: How Private is Private SGD?", NeurIPS 2020): the claim is violated when the lower bound
 on epsilon, valid with the stated confidence, exceeds the claimed epsilon at the claimed delta.
@@ -21,80 +22,61 @@ import dataclasses
 import inspect
 import math
 import time
-import traceback
 import zlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from dpaudit._interrupt import is_interrupt
+from dpaudit._moved import forward
+from dpaudit.entries import EXPECTS, Claim
+from dpaudit.entry_runner import entry_seed as _entry_seed
+from dpaudit.limits import MIN_SAMPLES as _MIN_SAMPLES
+from dpaudit.records import (
+    ClaimRecord,
+    EntryRecord,
+    EventCounts,
+    EventRecord,
+    claim_record,
+    entry_record,
+    finish_record,
+    record_error,
+    user_audit_record,
+)
 from dpaudit.validation import check_choice, check_delta, check_epsilon, check_int_at_least, check_open_unit
 
-__all__ = ["UserClaim", "UserAuditEntry", "register_audit", "entry_seed", "MIN_SAMPLES"]
+__all__ = ["UserAuditEntry", "UserClaim", "register_audit"]
 
-MIN_SAMPLES = 10  # the fewest runs per input `dpaudit.audit.audit` accepts
-EXPECTS = ("consistent", "violation")
+# the seed derivation and the auditor's minimum are shared with the built-in catalog
+_, __getattr__ = forward(__name__, {"entry_seed": "dpaudit.entry_runner", "MIN_SAMPLES": "dpaudit.limits"})
 
 
 class RegistrationError(ValueError):
     """A bad `register_audit(...)` call; names the entry (the loader adds the file)."""
 
 
-def entry_seed(seed: int, name: str) -> int:
-    """The seed of one entry's audit: SeedSequence([seed, crc32(name)]), the derivation the built-in
-    catalog uses, so an entry's result does not depend on which other entries run."""
-    import numpy as np
+class UserClaim(Claim):
+    """The claim of a user entry: a `dpaudit.entries.Claim` labelled "declared" by default, built with the
+    arguments in this order: `epsilon` as stated, or the epsilon at `delta` that `accountant` (a
+    `dpaudit.accounting` accountant name, or "best") gives for the DpEvent `event`."""
 
-    state = np.random.SeedSequence([int(seed), zlib.crc32(name.encode())]).generate_state(1, dtype=np.uint32)
-    return int(state[0])
-
-
-@dataclasses.dataclass(frozen=True)
-class UserClaim:
-    """The claim of a user entry: `epsilon` as stated, or the epsilon at `delta` that `accountant`
-    (a `dpaudit.accounting` accountant name, or "best") gives for the DpEvent `event`."""
-
-    delta: float
-    epsilon: float | None = None
-    event: Any = None
-    accountant: str = "stated"
-    expect: str = "consistent"
-    label: str = "declared"
-
-    def value(self) -> float:
-        """The claimed epsilon at `delta`."""
-        if self.epsilon is not None:
-            return float(self.epsilon)
-        from dpaudit.accounting import epsilon as account
-
-        return float(account(self.event, self.delta, accountant=self.accountant))
-
-    def by_accountant(self) -> dict[str, float | None]:
-        """Epsilon at `delta` under every accountant that supports the event (None where one cannot)."""
-        if self.event is None:
-            return {}
-        from dpaudit.accounting import ACCOUNTANTS
-        from dpaudit.accounting import epsilon as account
-
-        out: dict[str, float | None] = {}
-        for name in ACCOUNTANTS:
-            try:
-                value = float(account(self.event, self.delta, accountant=name))
-            except (ValueError, NotImplementedError, TypeError, ArithmeticError):
-                value = None  # this accountant cannot account for the event (or at this delta)
-            out[name] = value if value is None or math.isfinite(value) else None
-        return out
+    def __init__(self, delta: float, epsilon: float | None = None, event: Any = None, accountant: str = "stated",
+                 expect: str = "consistent", label: str = "declared", source: str = "") -> None:
+        super().__init__(label, delta=delta, accountant=accountant, epsilon=epsilon, event=event, expect=expect,
+                         source=source)
 
 
 @dataclasses.dataclass(frozen=True)
 class UserAuditEntry:
     """One audit of a user's mechanism: `target(data, rng, size)` on the neighbouring inputs d0, d1
     against one claim, with `samples` runs per input. `module` and `file` say where it was declared
-    (the module that called `register_audit`; `algorithm` defaults to its name)."""
+    (the module that called `register_audit`; `algorithm` defaults to its name).  It has the interface
+    of every entry (`dpaudit.entries.Entry`)."""
 
     name: str
     target: Callable[..., Any]
     d0: Any
     d1: Any
-    claim: UserClaim
+    claim: Claim
     samples: int
     algorithm: str
     description: str = ""
@@ -107,8 +89,10 @@ class UserAuditEntry:
     variant: str = ""
     quick: bool = True
 
+    origin: ClassVar[str] = "user"
+
     @property
-    def claims(self) -> tuple[UserClaim, ...]:
+    def claims(self) -> tuple[Claim, ...]:
         return (self.claim,)
 
     @property
@@ -119,13 +103,17 @@ class UserAuditEntry:
     def relations(self) -> tuple[str, ...]:
         return (self.relation,)
 
+    @property
+    def observable_description(self) -> str:
+        return self.observable
+
     def audit_calls(self) -> int:
         """Number of `dpaudit.audit.audit` calls `run` makes."""
         return 1
 
     def run(self, *, samples: int | None = None, quick: bool = False, confidence: float = 0.95, seed: int = 0,
             executor: Any = None, regret: bool = True,
-            baseline_events: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+            baseline_events: dict[str, Any] | None = None) -> EntryRecord:
         """Audit the entry; return its report record (the shape of a catalog entry's record).
 
         `quick` and `regret` are accepted for the catalog's interface and change nothing (a user entry
@@ -137,34 +125,26 @@ class UserAuditEntry:
         `baseline_event_counts`, which `dpaudit.baseline.compare` tests for a rise.
         """
         confidence = check_open_unit(confidence, "confidence")
-        n = check_int_at_least(self.samples if samples is None else samples, MIN_SAMPLES, "samples")
+        n = check_int_at_least(self.samples if samples is None else samples, _MIN_SAMPLES, "samples")
         start = time.perf_counter()
-        base = entry_seed(seed, self.name)
+        base = _entry_seed(seed, self.name)
         from dpaudit.audit import describe_target
 
         target = describe_target(self.target)
-        record: dict[str, Any] = {
-            "name": self.name, "algorithm": self.algorithm, "variant": self.variant,
-            "description": self.description or target, "target": target,
-            "observable": self.observable, "observable_description": self.observable, "expect": self.expect,
-            "source": self.source or self.file, "seed": base, "origin": "user", "module": self.module,
-            "pairs": [{"relation": self.relation, "description": "d0 vs d1 as declared"}],
-            "audits": [], "claims": [], "regret": None, "error": None,
-        }
+        record = entry_record(self, base, [{"relation": self.relation, "description": "d0 vs d1 as declared"}],
+                              description=self.description or target, source=self.source or self.file,
+                              target=target, module=self.module)
         try:
             previous = ((baseline_events or {}).get(self.name) or {}).get(self.claim.label)
-            record["claims"] = [self._judge(n, confidence, base, executor, record["audits"], previous)]
+            record["claims"] = [self._judge(n, confidence, base, executor, record, previous)]
         except BaseException as exc:  # sys.exit() in a target too: recorded (ok = False), the suite goes on
             if is_interrupt(exc):
                 raise
-            record["error"] = f"{type(exc).__name__}: {exc}"
-            record["traceback"] = traceback.format_exc(limit=6)
-        record["ok"] = record["error"] is None and all(c["ok"] for c in record["claims"])
-        record["seconds"] = round(time.perf_counter() - start, 3)
-        return record
+            record_error(record, exc)
+        return finish_record(record, start)
 
-    def _judge(self, samples: int, confidence: float, seed: int, executor: Any,
-               audits: list[dict[str, Any]], previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _judge(self, samples: int, confidence: float, seed: int, executor: Any, record: EntryRecord,
+               previous: EventRecord | None = None) -> ClaimRecord:
         from dpaudit.audit import audit
 
         claimed = self.claim.value()
@@ -174,24 +154,16 @@ class UserAuditEntry:
         start = time.perf_counter()
         result = audit(self.target, self.d0, self.d1, claim_epsilon=claimed, claim_delta=self.claim.delta,
                        samples=samples, confidence=confidence, seed=seed, **options)
-        lower = float(result.epsilon_lower)
-        upper = epsilon_upper(result)
-        audits.append({"delta": self.claim.delta, "claim_epsilon": claimed, "samples": samples,
-                       "confidence": confidence, "seed": seed, "epsilon_lower": lower, "epsilon_upper": upper,
-                       "verdict": str(result.verdict), "direction": result.direction,
-                       "mu_lower": float(result.mu_lower), "mu_point": float(result.mu_point), "pair": 0,
-                       "seconds": round(time.perf_counter() - start, 3)})
-        verdict = "violation" if lower > claimed else "consistent"
-        claim = {"label": self.claim.label, "epsilon": claimed, "delta": self.claim.delta,
-                 "accountant": self.claim.accountant, "by_accountant": self.claim.by_accountant(), "source": "",
-                 "expect": self.claim.expect, "epsilon_lower": lower, "epsilon_upper": upper,
-                 "confidence": confidence, "pair": 0, "verdict": verdict,
-                 "tightness": lower / claimed, "ok": verdict == self.claim.expect, "event": event_record(result)}
+        record["audits"].append(user_audit_record(
+            result, delta=self.claim.delta, claim_epsilon=claimed, samples=samples, confidence=confidence,
+            seed=seed, epsilon_upper=epsilon_upper(result), seconds=round(time.perf_counter() - start, 3)))
+        claim = claim_record(self.claim, record["audits"], claimed)
+        claim["event"] = event_record(result)
         if previous is not None:
             claim["baseline_event_counts"] = self._recount(previous, result.estimation_samples, seed)
         return claim
 
-    def _recount(self, previous: dict[str, Any], n: int, seed: int) -> dict[str, Any]:
+    def _recount(self, previous: EventRecord, n: int, seed: int) -> EventCounts:
         """The baseline's event `previous` counted on n fresh runs per input (`recount_event`); {"error": why}
         when it cannot be rebuilt (a malformed record, or a user score the entry no longer has)."""
         from dpaudit.audit.event_codec import decode_event
@@ -218,7 +190,7 @@ _RECOUNT_TAG = zlib.crc32(b"dpaudit baseline event")
 RECOUNT_CHUNK = 100_000
 
 
-def event_record(result: Any) -> dict[str, Any] | None:
+def event_record(result: Any) -> EventRecord | None:
     """The event the audit chose (its reported direction) and its estimation-split counts, as a report's
     claim keeps them: `state` (the JSON of `dpaudit.audit.event_codec`), `event` (readable), `direction`,
     `count_first`, `count_second`, `nobs`, `delta`.  None when the audit recorded no single event
@@ -237,7 +209,7 @@ def recount_event(target: Callable[..., Any], d0: Any, d1: Any, event: Any, n: i
     chunks of at most RECOUNT_CHUNK runs (memory bounded by one chunk)."""
     import numpy as np
 
-    from dpaudit.audit.execution import normalise
+    from dpaudit.audit.outputs import normalise
 
     sizes = [min(RECOUNT_CHUNK, n - start) for start in range(0, n, RECOUNT_CHUNK)]
     counts = [0, 0]
@@ -246,7 +218,7 @@ def recount_event(target: Callable[..., Any], d0: Any, d1: Any, event: Any, n: i
             out, _ = normalise(target(data, np.random.default_rng(child), size), size, ("d0", "d1")[side])
             try:
                 counts[side] += event.count(out)
-            except Exception as exc:  # the target's own exceptions propagate from the line above
+            except Exception as exc:  # noqa: BLE001  (the target's own exceptions propagate from the line above)
                 raise EventMismatch(f"the baseline's event does not apply to these outputs "
                                     f"({type(exc).__name__}: {exc})") from None
     return (counts[0], counts[1]) if event.direction == "d0>d1" else (counts[1], counts[0])
@@ -309,7 +281,7 @@ _SET_ELSEWHERE = {
 
 def _audit_option_names() -> list[str]:
     """The keywords `register_audit` passes on to `dpaudit.audit.audit` (its own arguments excluded)."""
-    from dpaudit.audit.auditor import AuditOptions
+    from dpaudit.audit.options import AuditOptions
 
     own = set(inspect.signature(register_audit).parameters)
     return sorted({f.name for f in dataclasses.fields(AuditOptions)} - own - set(_SET_ELSEWHERE))
@@ -320,7 +292,7 @@ def _check_audit_options(options: dict[str, Any], claim_epsilon: float, claim_de
     naming the option (an unknown one, one the entry sets itself, or a bad value)."""
     import difflib
 
-    from dpaudit.audit.auditor import AuditOptions
+    from dpaudit.audit.options import AuditOptions
 
     for key in sorted(options):
         if key in _SET_ELSEWHERE:
@@ -381,15 +353,16 @@ def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None =
                                  f"{claim_accountant!r} accountant; an audit needs a positive, finite claim")
         else:
             user_claim = UserClaim(delta=delta, epsilon=check_epsilon(claim_epsilon, "claim_epsilon"), expect=expect)
-        n = check_int_at_least(samples, MIN_SAMPLES, "samples")
+        n = check_int_at_least(samples, _MIN_SAMPLES, "samples")
         claimed = user_claim.epsilon if user_claim.epsilon is not None else value
         _check_audit_options(audit_options, claimed, delta, n)
     except RegistrationError:
         raise
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:  # either names the argument; the loader adds the file
         raise fail(str(exc)) from None
 
-    caller = inspect.currentframe().f_back  # the declaring module names and groups the entry
+    frame = inspect.currentframe()
+    caller = frame.f_back if frame is not None else None  # the declaring module names and groups the entry
     module = caller.f_globals.get("__name__", "") if caller is not None else ""
     file = caller.f_globals.get("__file__", "") if caller is not None else ""
 

@@ -28,8 +28,17 @@ from typing import Any
 
 from dpaudit._interrupt import is_interrupt
 
-__all__ = ["ConfigError", "UserConfig", "CONFIG_FILE", "CATALOGS", "catalog_text", "find_config", "find_project_file",
-           "read_config", "load_user_audits"]
+__all__ = [
+    "CATALOGS",
+    "CONFIG_FILE",
+    "ConfigError",
+    "UserConfig",
+    "catalog_text",
+    "find_config",
+    "find_project_file",
+    "load_user_audits",
+    "read_config",
+]
 
 CONFIG_FILE = "pyproject.toml"
 CATALOGS = ("builtin", "user", "all")

@@ -10,12 +10,17 @@ dpaudit[fast]`; without numba, `table_round` is None and the numpy path runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 try:
     import numba
+
+    _compile: Callable[..., Any] | None = numba.njit(cache=True, nogil=True)
 except ImportError:  # the numpy path of _GlmRounding is used instead
-    numba = None
+    _compile = None
 
 __all__ = ["table_round"]
 
@@ -54,4 +59,4 @@ def _table_round(theta_h, shift, last, x_t, values, slopes, r, x_norm, lip, x_sc
     return 0
 
 
-table_round = None if numba is None else numba.njit(cache=True, nogil=True)(_table_round)
+table_round = None if _compile is None else _compile(_table_round)

@@ -50,7 +50,7 @@ from dpaudit.mechanisms.exact import (
     log_gamma_interval,
 )
 
-__all__ = ["CountLaw", "poisson_law", "polya_law", "cdf_bounds", "sample_law"]
+__all__ = ["CountLaw", "cdf_bounds", "poisson_law", "polya_law", "sample_law"]
 
 _U = 2.0**-53
 _GRID = 2.0**53
@@ -272,10 +272,7 @@ def _table_pmf(law: CountLaw, lo: int, hi: int) -> np.ndarray:
     na = -(-n // step)
     j = lo + np.arange(na * step, dtype=np.float64).reshape(na, step)
     with np.errstate(divide="ignore", invalid="ignore"):  # j = 0: an anchor, ratio replaced by 1
-        if law.kind == "poisson":
-            ratios = float(law.a) / j
-        else:
-            ratios = (j - 1.0 + float(law.a)) * float(law.theta) / j
+        ratios = float(law.a) / j if law.kind == "poisson" else (j - 1.0 + float(law.a)) * float(law.theta) / j
     ratios[:, 0] = 1.0
     anchors = np.empty(na)
     for i in range(na):

@@ -23,10 +23,12 @@ continuous Laplace; the discrete Gaussian is the rejection sampler of Canonne, K
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from numbers import Integral, Rational, Real
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -35,11 +37,11 @@ from dpaudit.mechanisms.exact import Bounds, LazyUniform, exp_neg_bounds, ratio_
 __all__ = [
     "Size",
     "as_shape",
-    "exact_rational",
     "bisect_last_true",
-    "geometric",
-    "discrete_laplace",
     "discrete_gaussian",
+    "discrete_laplace",
+    "exact_rational",
+    "geometric",
 ]
 
 Size = int | tuple[int, ...]
@@ -53,7 +55,7 @@ _MAX_SCALE = 1e12
 def exact_rational(value: Any, name: str) -> Fraction:
     """The exact rational value of a positive finite parameter (int, Fraction or float)."""
     if isinstance(value, bool) or not isinstance(value, (Real, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
+        raise TypeError(f"{name} must be a real number, got {value!r}")
     if isinstance(value, (Integral, np.integer)):
         q = Fraction(int(value))
     elif isinstance(value, Rational):
@@ -69,12 +71,17 @@ def exact_rational(value: Any, name: str) -> Fraction:
 
 
 def as_shape(size: Size | None) -> tuple[int, ...]:
-    """`size` (None, an int or a tuple of ints) as a shape tuple; ValueError otherwise."""
+    """`size` (None, an int or a tuple of ints) as a shape tuple; TypeError for another type, ValueError for a
+    negative entry."""
     if size is None:
         return ()
+    if not isinstance(size, (Integral, np.integer)) and not np.iterable(size):
+        raise TypeError(f"size must be a non-negative int or a tuple of them, got {size!r}")
     shape = (size,) if isinstance(size, (Integral, np.integer)) else tuple(size)
     for s in shape:
-        if isinstance(s, bool) or not isinstance(s, (Integral, np.integer)) or s < 0:
+        if isinstance(s, bool) or not isinstance(s, (Integral, np.integer)):
+            raise TypeError(f"size must be a non-negative int or a tuple of them, got {size!r}")
+        if s < 0:
             raise ValueError(f"size must be a non-negative int or a tuple of them, got {size!r}")
     return tuple(int(s) for s in shape)
 
@@ -235,7 +242,7 @@ def _dgauss_accept(
     for i in np.flatnonzero(ambiguous):
         gi = (int(mag.flat[i]) - sigma2 / t) ** 2 / (2 * sigma2)
         lazy = LazyUniform(float(u.flat[i]), _UNIT, rng)
-        accept.flat[i] = lazy.below(lambda prec, gi=gi: exp_neg_bounds(gi, prec))
+        accept.flat[i] = lazy.below(functools.partial(exp_neg_bounds, gi))
     return accept
 
 

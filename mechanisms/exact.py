@@ -16,22 +16,22 @@ from __future__ import annotations
 import decimal
 import functools
 import math
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
 
 __all__ = [
     "LazyUniform",
     "exp_neg_bounds",
-    "ratio_power_bounds",
     "frac_interval",
     "iv_add",
-    "iv_sub",
-    "iv_mul",
-    "iv_ln",
     "iv_exp",
+    "iv_ln",
+    "iv_mul",
+    "iv_sub",
     "log_gamma_interval",
+    "ratio_power_bounds",
 ]
 
 Bounds = tuple[Fraction, Fraction]
@@ -189,7 +189,7 @@ def _bernoulli(k: int) -> Fraction:
     """B_k (B_1 = -1/2 convention) from sum_{j<=m} C(m+1, j) B_j = 0, cached."""
     while len(_BERNOULLI) <= k:
         m = len(_BERNOULLI)
-        acc = sum(math.comb(m + 1, j) * _BERNOULLI[j] for j in range(m))
+        acc = sum((math.comb(m + 1, j) * _BERNOULLI[j] for j in range(m)), Fraction(0))
         _BERNOULLI.append(-acc / (m + 1))
     return _BERNOULLI[k]
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import attr
 import dp_accounting
-from dp_accounting import dp_event
 import numpy as np
+from dp_accounting import dp_event
 
 from dpaudit.accounting.events import DiscreteGaussianDpEvent, KaryRandomizedResponseDpEvent, SkellamDpEvent
 from dpaudit.mechanisms import discrete, samplers
@@ -22,26 +22,26 @@ from dpaudit.mechanisms.discrete import Size, exact_rational
 from dpaudit.validation import check_epsilon, check_int_at_least, check_positive
 
 __all__ = [
-    "LaplaceMechanism",
-    "GaussianMechanism",
-    "DiscreteLaplaceMechanism",
     "DiscreteGaussianMechanism",
-    "SkellamMechanism",
+    "DiscreteLaplaceMechanism",
+    "GaussianMechanism",
+    "LaplaceMechanism",
     "RandomizedResponseMechanism",
+    "SkellamMechanism",
 ]
 
 
 def _int_values(values: Any) -> np.ndarray:
     arr = np.asarray(values)
     if arr.dtype.kind not in "iu":
-        raise ValueError(f"values must be integers for a discrete mechanism, got dtype {arr.dtype}")
+        raise TypeError(f"values must be integers for a discrete mechanism, got dtype {arr.dtype}")
     return arr.astype(np.int64)
 
 
 def _float_values(values: Any) -> np.ndarray:
     arr = np.asarray(values)
     if arr.dtype.kind not in "iuf":
-        raise ValueError(f"values must be real numbers, got dtype {arr.dtype}")
+        raise TypeError(f"values must be real numbers, got dtype {arr.dtype}")
     return arr.astype(float)
 
 
@@ -56,7 +56,7 @@ class LaplaceMechanism:
     scale: float = attr.ib(converter=lambda s: check_positive(s, "scale"))
 
     @classmethod
-    def for_epsilon(cls, epsilon: float, sensitivity: float = 1.0) -> "LaplaceMechanism":
+    def for_epsilon(cls, epsilon: float, sensitivity: float = 1.0) -> LaplaceMechanism:
         return cls(check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon))
 
     def sample(self, rng: np.random.Generator, size: Size | None = None) -> np.ndarray:
@@ -104,7 +104,7 @@ class DiscreteLaplaceMechanism:
     scale: Fraction = attr.ib(converter=lambda s: exact_rational(s, "scale"))
 
     @classmethod
-    def for_epsilon(cls, epsilon: Any, sensitivity: int = 1) -> "DiscreteLaplaceMechanism":
+    def for_epsilon(cls, epsilon: Any, sensitivity: int = 1) -> DiscreteLaplaceMechanism:
         """scale = sensitivity / epsilon, exactly (epsilon taken at its exact rational value)."""
         return cls(_sensitivity_int(sensitivity) / exact_rational(epsilon, "epsilon"))
 

@@ -12,9 +12,10 @@ Laplace, discrete Gaussian and geometric samplers are in `dpaudit.mechanisms.dis
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from numbers import Real
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -22,21 +23,23 @@ from dpaudit.mechanisms import counts
 from dpaudit.mechanisms.discrete import Size, as_shape, exact_rational
 
 __all__ = [
-    "laplace",
-    "gaussian",
     "binomial",
-    "polya",
-    "poisson",
-    "skellam",
-    "randomized_response",
+    "gaussian",
     "k_randomized_response",
+    "laplace",
+    "poisson",
+    "polya",
+    "randomized_response",
+    "skellam",
 ]
 
 
 def _positive(value: Any, name: str) -> np.ndarray:
-    """`value` as a float array if every entry is a positive finite real number."""
+    """`value` as a float array if every entry is a positive finite real number (TypeError for a non-number)."""
     raw = np.asarray(value)
-    if raw.dtype.kind not in "iuf" or not np.all(np.isfinite(raw)) or np.any(raw <= 0):
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be positive and finite, got {value!r}")
+    if not np.all(np.isfinite(raw)) or np.any(raw <= 0):
         raise ValueError(f"{name} must be positive and finite, got {value!r}")
     return raw.astype(float)
 
@@ -86,7 +89,9 @@ def gaussian(rng: np.random.Generator, sigma: Any, size: Size | None = None) -> 
 def binomial(rng: np.random.Generator, n: Any, p: Any, size: Size | None = None) -> np.ndarray:
     """Binomial(n, p): the number of successes in n Bernoulli(p) trials (numpy's sampler)."""
     n_arr = np.asarray(n)
-    if not np.issubdtype(n_arr.dtype, np.integer) or np.any(n_arr < 0):
+    if not np.issubdtype(n_arr.dtype, np.integer):
+        raise TypeError(f"n must be a non-negative integer, got {n!r}")
+    if np.any(n_arr < 0):
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
     p_arr = np.asarray(p, dtype=float)
     if not np.all((p_arr >= 0) & (p_arr <= 1)):
@@ -122,7 +127,9 @@ def _exact_counts(
 
 
 def _polya_law(r: Any, theta: Any) -> counts.CountLaw:
-    if isinstance(theta, (bool, np.bool_)) or not _is_scalar(theta) or not 0 <= theta < 1:
+    if isinstance(theta, (bool, np.bool_)) or not _is_scalar(theta):
+        raise TypeError(f"theta must be a real number in [0, 1), got {theta!r}")
+    if not 0 <= theta < 1:
         raise ValueError(f"theta must lie in [0, 1), got {theta!r}")
     return counts.polya_law(r, Fraction(0) if theta == 0 else theta)
 
@@ -161,10 +168,7 @@ def skellam(rng: np.random.Generator, variance: Any, size: Size | None = None) -
     Agarwal, Kairouz, Liu (NeurIPS 2021). Closed under sums: variances add. The two Poisson
     draws are exact for the rational variance/2 (`dpaudit.mechanisms.counts`).
     """
-    if _is_scalar(variance):
-        half = exact_rational(variance, "variance") / 2
-    else:
-        half = _positive(variance, "variance") / 2.0
+    half = exact_rational(variance, "variance") / 2 if _is_scalar(variance) else _positive(variance, "variance") / 2.0
     return poisson(rng, half, size) - poisson(rng, half, size)
 
 
@@ -192,10 +196,14 @@ def k_randomized_response(
     epsilon-LDP over {0, ..., k-1} (Kairouz, Oh, Viswanath, "Extremal Mechanisms for Local
     Differential Privacy", 2014; "k-RR").
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an integer >= 2, got {k!r}")
+    if k < 2:
         raise ValueError(f"k must be an integer >= 2, got {k!r}")
     v = np.asarray(values)
-    if not np.issubdtype(v.dtype, np.integer) or np.any((v < 0) | (v >= k)):
+    if not np.issubdtype(v.dtype, np.integer):
+        raise TypeError(f"values must be integers in [0, {k - 1}], got {values!r}")
+    if np.any((v < 0) | (v >= k)):
         raise ValueError(f"values must be integers in [0, {k - 1}], got {values!r}")
     eps = _positive(epsilon, "epsilon")
     shape = _broadcast(size, "values and epsilon", v, eps)

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import dp_accounting
 import numpy as np
@@ -49,22 +50,22 @@ from dpaudit.validation import (
 
 __all__ = [
     "BUGS",
+    "CentralSecAgg",
+    "DiscreteGaussianSecAgg",
+    "LocalSecAgg",
+    "PolyaSecAgg",
     "SecAggParameters",
     "SecAggRelease",
-    "derive_parameters",
-    "check_rewards",
-    "pure_dp_tau",
-    "polya_difference",
-    "encode",
-    "modular_messages",
-    "secure_sum",
-    "analyze",
-    "PolyaSecAgg",
     "SkellamSecAgg",
-    "DiscreteGaussianSecAgg",
-    "CentralSecAgg",
-    "LocalSecAgg",
+    "analyze",
+    "check_rewards",
+    "derive_parameters",
+    "encode",
     "kairouz_epsilon_hat",
+    "modular_messages",
+    "polya_difference",
+    "pure_dp_tau",
+    "secure_sum",
 ]
 
 INT64_MAX = 2**63 - 1

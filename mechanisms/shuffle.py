@@ -37,13 +37,13 @@ from dpaudit.validation import (
 )
 
 __all__ = [
+    "GaussianShuffleProtocol",
+    "fmt20_amplification",
+    "fmt20_amplification_applies",
+    "fmt21_local_delta_term",
+    "gaussian_ldp_sigma",
     "permutations",
     "shuffle",
-    "gaussian_ldp_sigma",
-    "fmt20_amplification_applies",
-    "fmt20_amplification",
-    "fmt21_local_delta_term",
-    "GaussianShuffleProtocol",
 ]
 
 
@@ -155,10 +155,15 @@ class GaussianShuffleProtocol:
         sm = self.sigma if self.sigma_matrix is None else check_positive(self.sigma_matrix, "sigma_matrix")
         object.__setattr__(self, "sigma_matrix", sm)
 
+    @property
+    def matrix_sigma(self) -> float:
+        """σ_M, the matrix noise's standard deviation (`sigma_matrix`; `sigma` when that is None)."""
+        return self.sigma if self.sigma_matrix is None else self.sigma_matrix
+
     @classmethod
     def from_local_privacy(
         cls, epsilon0: float, delta0: float, dim: int, batch_size: int
-    ) -> "GaussianShuffleProtocol":
+    ) -> GaussianShuffleProtocol:
         """σ = 4√(2 log(2.5/δ0))/ε0 for a target local (ε0, δ0) (Chowdhury & Zhou 2022, Cor. B.3, any B)."""
         return cls(dim=dim, num_users=batch_size, sigma=gaussian_ldp_sigma(epsilon0, delta0))
 
@@ -185,7 +190,7 @@ class GaussianShuffleProtocol:
 
     def _matrix_noise(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
         iu, ju = _triu(self.dim)
-        vals = gaussian(rng, self.sigma_matrix, size + (iu.size,))
+        vals = gaussian(rng, self.matrix_sigma, size + (iu.size,))
         out = np.empty(size + (self.dim, self.dim))
         out[..., iu, ju] = vals
         out[..., ju, iu] = vals
@@ -235,7 +240,7 @@ class GaussianShuffleProtocol:
         """
         dv = check_positive(vector_sensitivity, "vector_sensitivity")
         dm = check_positive(matrix_sensitivity, "matrix_sensitivity")
-        return dp_accounting.GaussianDpEvent(noise_multiplier=1.0 / math.hypot(dv / self.sigma, dm / self.sigma_matrix))
+        return dp_accounting.GaussianDpEvent(noise_multiplier=1.0 / math.hypot(dv / self.sigma, dm / self.matrix_sigma))
 
     def sum_event(self, vector_sensitivity: float = 2.0, matrix_sensitivity: float = 2.0) -> dp_accounting.DpEvent:
         """The analyzer's output (ũ, Ṽ) alone: a Gaussian mechanism with noise σ√n on the sums
@@ -263,4 +268,4 @@ class GaussianShuffleProtocol:
 
     def sum_noise_std(self) -> tuple[float, float]:
         """Std of each entry of the analyzer's error: σ√n (vector), σ_M√n (matrix)."""
-        return self.sigma * math.sqrt(self.num_users), self.sigma_matrix * math.sqrt(self.num_users)
+        return self.sigma * math.sqrt(self.num_users), self.matrix_sigma * math.sqrt(self.num_users)

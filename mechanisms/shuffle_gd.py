@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import dp_accounting
 import numpy as np
@@ -38,18 +38,18 @@ from dpaudit.validation import (
 )
 
 __all__ = [
-    "pgd_iterations",
-    "pgd_step_size",
-    "pgd_round_privacy",
-    "advanced_composition",
-    "project_ball",
-    "clip_rows",
+    "PGD_SAMPLERS",
     "PgdRelease",
     "ShuffleGradientDescent",
+    "advanced_composition",
+    "clip_rows",
     "glm_gradients",
+    "pgd_iterations",
+    "pgd_round_privacy",
+    "pgd_step_size",
+    "project_ball",
     "random_bits16",
     "round_with_bits",
-    "PGD_SAMPLERS",
 ]
 
 Gradients = Callable[[np.ndarray], np.ndarray]
@@ -181,9 +181,27 @@ class ShuffleGradientDescent:
             )
 
     @property
+    def _rounds(self) -> int:
+        """T_it (`iterations`, filled in by __post_init__)."""
+        assert self.iterations is not None
+        return self.iterations
+
+    @property
+    def _eta(self) -> float:
+        """The step size (`step_size`, filled in by __post_init__)."""
+        assert self.step_size is not None
+        return self.step_size
+
+    @property
+    def _bits(self) -> BitSumProtocol:
+        """The vector-sum protocol (`protocol`, required by __post_init__)."""
+        assert self.protocol is not None
+        return self.protocol
+
+    @property
     def round_privacy(self) -> tuple[float, float]:
         """(ε_it, δ_it) of `pgd_round_privacy`."""
-        return pgd_round_privacy(self.epsilon, self.delta, self.iterations)
+        return pgd_round_privacy(self.epsilon, self.delta, self._rounds)
 
     def run(
         self, rng: np.random.Generator, gradients: Gradients, runs: int, per_message: bool = False
@@ -195,7 +213,7 @@ class ShuffleGradientDescent:
         randomized. per_message=True sends every bit through the shuffler (small sizes only).
         """
         runs = check_positive_int(runs, "runs")
-        n, d, t_it = self.num_users, self.dim, self.iterations
+        n, d, t_it = self.num_users, self.dim, self._rounds
         theta = project_ball(np.zeros((runs, d)), self.radius)
         iterates = np.empty((runs, t_it, d))
         sums = np.empty((runs, t_it, d))
@@ -204,10 +222,10 @@ class ShuffleGradientDescent:
             grads = check_finite_array(gradients(theta), "gradients")
             if grads.shape != (runs, n, d):
                 raise ValueError(f"gradients must return shape {(runs, n, d)}, got {grads.shape}")
-            released = self.protocol.sum_vectors(rng, clip_rows(grads, self.lipschitz), per_message)
+            released = self._bits.sum_vectors(rng, clip_rows(grads, self.lipschitz), per_message)
             sums[:, t] = released
             mean_grad = released / n + (self.regularization / n) * theta
-            theta = project_ball(theta - self.step_size * mean_grad, self.radius)
+            theta = project_ball(theta - self._eta * mean_grad, self.radius)
         return PgdRelease(iterates.mean(axis=1), iterates, sums)
 
     def run_glm(
@@ -240,7 +258,7 @@ class ShuffleGradientDescent:
             link_curvature = check_nonnegative(link_curvature, "link_curvature")
         if features.shape[:-1] != rewards.shape:
             raise ValueError(f"rewards must have shape {features.shape[:-1]}, got {rewards.shape}")
-        n, d, t_it = self.num_users, self.dim, self.iterations
+        n, d, t_it = self.num_users, self.dim, self._rounds
         if features.shape[-2:] != (n, d):
             raise ValueError(f"features must end in shape {(n, d)}, got {features.shape}")
         runs = features.shape[0] if features.ndim == 3 else 1
@@ -248,17 +266,17 @@ class ShuffleGradientDescent:
             return self._run_glm_uniform(rng, features, rewards, link, runs)
         x = np.broadcast_to(features, (runs, n, d))
         r = np.ascontiguousarray(np.broadcast_to(rewards, (runs, n)), dtype=float)
-        rounding = _GlmRounding(self.protocol, self.lipschitz, x, r, link, self.radius, link_curvature)
-        noise_trials = n * self.protocol.b
+        rounding = _GlmRounding(self._bits, self.lipschitz, x, r, link, self.radius, link_curvature)
+        noise_trials = n * self._bits.b
         theta = project_ball(np.zeros((runs, d)), self.radius)
         iterates = np.empty((runs, t_it, d))
         sums = np.empty((runs, t_it, d))
         for t in range(t_it):
             iterates[:, t] = theta
-            counts = rounding.counts(rng, theta) + rng.binomial(noise_trials, self.protocol.p, (runs, d))
-            released = self.protocol.analyze(counts)
+            counts = rounding.counts(rng, theta) + rng.binomial(noise_trials, self._bits.p, (runs, d))
+            released = self._bits.analyze(counts)
             sums[:, t] = released
-            theta = project_ball(theta - self.step_size * (released / n + (self.regularization / n) * theta),
+            theta = project_ball(theta - self._eta * (released / n + (self.regularization / n) * theta),
                                  self.radius)
         return PgdRelease(iterates.mean(axis=1), iterates, sums)
 
@@ -268,10 +286,10 @@ class ShuffleGradientDescent:
     ) -> PgdRelease:
         """`run_glm` with sampler="uniform": per round one uniform per user and label, then the binomial noise,
         as `BitSumProtocol.counts` draws them; x̂ = ⌈s − U⌉ = ⌊s⌋ + 1{U < s − ⌊s⌋}, summed by a matrix product."""
-        n, d, t_it = self.num_users, self.dim, self.iterations
+        n, d, t_it = self.num_users, self.dim, self._rounds
         x = np.broadcast_to(features, (runs, n, d))
         r = np.broadcast_to(rewards, (runs, n))
-        proto, lip = self.protocol, self.lipschitz
+        proto, lip = self._bits, self.lipschitz
         scale = proto.g / proto.unit
         x_norm = np.linalg.norm(x, axis=-1)
         x_norm_max = float(x_norm.max())
@@ -296,7 +314,7 @@ class ShuffleGradientDescent:
             counts = np.matmul(s, ones)[..., 0] + rng.binomial(noise_trials, proto.p, (runs, d))
             released = proto.analyze(counts)
             sums[:, t] = released
-            theta = project_ball(theta - self.step_size * (released / n + (self.regularization / n) * theta),
+            theta = project_ball(theta - self._eta * (released / n + (self.regularization / n) * theta),
                                  self.radius)
         return PgdRelease(iterates.mean(axis=1), iterates, sums)
 
@@ -305,11 +323,11 @@ class ShuffleGradientDescent:
     def round_event(self) -> dp_accounting.DpEvent:
         """One round: the vector-sum protocol's event (`BitSumProtocol.event`: a binomial count
         per label, composed over the d labels; the exact mechanism, accountable at any b)."""
-        return self.protocol.event()
+        return self._bits.event()
 
     def event(self) -> dp_accounting.DpEvent:
         """All rounds: SelfComposedDpEvent(round_event, T_it) (each user is in every round)."""
-        return dp_accounting.SelfComposedDpEvent(self.round_event(), self.iterations)
+        return dp_accounting.SelfComposedDpEvent(self.round_event(), self._rounds)
 
 
 PGD_SAMPLERS = ("bits", "uniform")
@@ -376,11 +394,11 @@ class _GlmRounding:
         self.x_t = np.ascontiguousarray(np.swapaxes(x, 1, 2))  # (runs, d, n)
         self.x_scaled = self.x_t * scale
         self.ones = np.ones((n, 1))
-        self.table = None
+        self.table: tuple[np.ndarray, np.ndarray, float, int] | None = None  # (values, slopes, shift, last)
         if curvature is not None:
             h = _TABLE_STEP
             half = h * math.ceil((radius * self.x_norm_max * (1.0 + 2.0**-20) + 4.0 * h) / h)  # |⟨x, θ⟩| < half
-            points = int(round(2.0 * half / h)) + 1
+            points = round(2.0 * half / h) + 1
             if points <= _TABLE_MAX_POINTS:
                 values = np.asarray(link(-half + h * np.arange(points)), dtype=float)
                 self.table = (values[:-1].copy(), np.diff(values), half / h, points - 2)
@@ -417,7 +435,7 @@ class _GlmRounding:
         then the tie uniforms (`round_with_bits`) in C order of the (run, label, user) entries."""
         bits = random_bits16(rng, self.shape)
         if self.table is not None:
-            out = self._counts_table(rng, theta, bits)
+            out = self._counts_table(rng, theta, bits, self.table)
             if out is not None:
                 return out
         z = self.margins(theta, slice(None), slice(None))
@@ -460,10 +478,11 @@ class _GlmRounding:
             out[run_label] += floor + (b < t_floor or (b == t_floor and t > t_floor and rng.random() < t - t_floor))
         return out.reshape(runs, d)
 
-    def _counts_table(self, rng: np.random.Generator, theta: np.ndarray, bits: np.ndarray) -> np.ndarray | None:
-        """`counts` with the link table: the entries the table decides, plus `_exact_sums` over the others;
+    def _counts_table(self, rng: np.random.Generator, theta: np.ndarray, bits: np.ndarray,
+                      table: tuple[np.ndarray, np.ndarray, float, int]) -> np.ndarray | None:
+        """`counts` with the link `table`: the entries the table decides, plus `_exact_sums` over the others;
         None if some ⟨x, θ⟩ leaves the table (cannot happen for ‖θ‖ <= radius)."""
-        values, slopes, shift, last = self.table
+        values, slopes, shift, last = table
         if table_round is not None:
             if table_round(theta / _TABLE_STEP, shift, float(last), self.x_t, values, slopes, self.r, self.x_norm,
                            self.lip, self.x_scaled, self.offset, bits, _BITS_UNIT, self.margin, self.sums, self.flag,

@@ -55,7 +55,7 @@ from dpaudit.mechanisms.secagg import (
 from dpaudit.mechanisms.shuffle import shuffle
 from dpaudit.validation import check_choice, check_epsilon, check_int_at_least, check_open_unit
 
-__all__ = ["THETA_READINGS", "ShuffleSumRelease", "ShuffleSum"]
+__all__ = ["THETA_READINGS", "ShuffleSum", "ShuffleSumRelease"]
 
 THETA_READINGS = ("proof", "printed")  # θ = exp(-eps'/g) as the proof of Thm 3 needs, or exp(-eps/g) as printed
 
@@ -118,7 +118,9 @@ class ShuffleSum:
             raise ValueError(f"n*d*m = {n * self.d * m} overflows int64 (n = {n}, m = {m})")
         if flip is None:
             flip = self.p / (2 * n * self.d)
-        if not isinstance(flip, (int, float)) or isinstance(flip, bool) or not 0 <= flip < 0.5:
+        if not isinstance(flip, (int, float)) or isinstance(flip, bool):
+            raise TypeError(f"flip must be a real number in [0, 1/2), got {flip!r}")
+        if not 0 <= flip < 0.5:
             raise ValueError(f"flip must lie in [0, 1/2), got {flip!r}")
         self.flip = float(flip)
 

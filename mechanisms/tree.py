@@ -38,14 +38,14 @@ from dpaudit.validation import (
 __all__ = [
     "TREE_NOISES",
     "TREE_SYMMETRIZATIONS",
-    "tree_depth",
-    "paper_tree_depth",
-    "prefix_cover",
-    "nodes_containing_leaf",
     "BinaryTree",
     "TreeRelease",
     "TreeStream",
+    "nodes_containing_leaf",
+    "paper_tree_depth",
+    "prefix_cover",
     "symmetric_noise",
+    "tree_depth",
 ]
 
 TREE_NOISES = ("gaussian", "laplace")
@@ -175,7 +175,9 @@ class BinaryTree:
         object.__setattr__(self, "horizon", check_positive_int(self.horizon, "horizon"))
         check_choice(self.noise, TREE_NOISES, "noise")
         object.__setattr__(self, "scale", check_nonnegative(self.scale, "scale"))
-        if not isinstance(self.shape, tuple) or len(self.shape) > 2:
+        if not isinstance(self.shape, tuple):
+            raise TypeError(f"shape must be (), (d,) or (d, d), got {self.shape!r}")
+        if len(self.shape) > 2:
             raise ValueError(f"shape must be (), (d,) or (d, d), got {self.shape!r}")
         shape = tuple(check_positive_int(s, "shape") for s in self.shape)
         object.__setattr__(self, "shape", shape)
@@ -199,7 +201,7 @@ class BinaryTree:
 
     def start(
         self, rng: np.random.Generator, runs: int, run_scale: np.ndarray | None = None
-    ) -> "TreeStream":
+    ) -> TreeStream:
         """A streaming tree for `runs` independent runs, each with its own leaf counter (see
         `TreeStream`); run i's node noise has scale `scale`·run_scale[i] (default 1)."""
         return TreeStream(self, rng, check_positive_int(runs, "runs"), run_scale)
@@ -325,10 +327,14 @@ class TreeStream:
         return run_scale.astype(float)
 
     def _check_mask(self, mask: np.ndarray | None) -> np.ndarray | None:
-        if mask is None:
-            return None
+        return None if mask is None else self._mask(mask)
+
+    def _mask(self, mask: np.ndarray) -> np.ndarray:
+        """`mask` as a boolean array of shape (runs,): TypeError for another dtype, ValueError for another shape."""
         mask = np.asarray(mask)
-        if mask.dtype != bool or mask.shape != (self.runs,):
+        if mask.dtype != bool:
+            raise TypeError(f"mask must be a boolean array of shape ({self.runs},), got {mask.dtype} {mask.shape}")
+        if mask.shape != (self.runs,):
             raise ValueError(f"mask must be a boolean array of shape ({self.runs},), got {mask.dtype} {mask.shape}")
         return mask
 
@@ -456,12 +462,15 @@ class TreeStream:
     def advance(self, steps: np.ndarray) -> np.ndarray:
         """Insert the first steps[i] (0..W) leaves of the last `lookahead` in each of its masked
         runs, with the node noises drawn there; returns the prefix sums of all runs. steps: (runs,)."""
-        if getattr(self, "_pending", None) is None:
+        pending = getattr(self, "_pending", None)
+        if pending is None:
             raise ValueError("advance needs a lookahead first")
-        idx, m0, leaves, fresh, prefix = self._pending
+        idx, m0, leaves, fresh, prefix = pending
         self._pending = None
         steps = np.asarray(steps)
-        if not np.issubdtype(steps.dtype, np.integer) or steps.shape != (self.runs,):
+        if not np.issubdtype(steps.dtype, np.integer):
+            raise TypeError(f"steps must be an integer array of shape ({self.runs},), got {steps.dtype} {steps.shape}")
+        if steps.shape != (self.runs,):
             raise ValueError(f"steps must be an integer array of shape ({self.runs},), got {steps.dtype} {steps.shape}")
         n = steps[idx]
         W = leaves.shape[1]
@@ -499,7 +508,7 @@ class TreeStream:
     def restart(self, mask: np.ndarray, run_scale: np.ndarray | None = None) -> None:
         """Start a new empty tree (no leaves, prefix 0) in each masked run; `run_scale` (shape
         (runs,)) gives the new noise multipliers of the masked runs (others keep theirs)."""
-        mask = self._check_mask(mask)
+        mask = self._mask(mask)
         scale = self._check_scale(run_scale, self._run_scale)
         self._pending = None
         if not mask.any():

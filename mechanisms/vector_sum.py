@@ -274,8 +274,8 @@ def binomial_count_pld(
     x = np.arange(lo, hi + 1)
     logpmf = stats.binom.logpmf(x, trials, p)
     tail = -math.expm1(np.logaddexp.reduce(logpmf)) if logpmf.size else 1.0
-    base = dict(zip(x.tolist(), logpmf.tolist()))
-    shifted = dict(zip((x + shift).tolist(), logpmf.tolist()))
+    base: dict[int | str, float] = dict(zip(x.tolist(), logpmf.tolist()))  # outcome (or a tail's name): log mass
+    shifted: dict[int | str, float] = dict(zip((x + shift).tolist(), logpmf.tolist()))
     if tail > 0.0:
         base["tail of the unshifted count"] = math.log(tail)
         shifted["tail of the shifted count"] = math.log(tail)

@@ -1,7 +1,7 @@
 """Suite-wide settings: hypothesis examples have no deadline (a loaded CI machine is not a failing property)
 and are derandomized (the same examples on every run: a CI landing never depends on a fresh draw).
 Under pytest-xdist each worker gets its share of the cores' BLAS threads
-(`dpaudit.audit.execution.worker_init`): tests/audit and tests/algorithms with -n 2 on 2 cores ran in
+(`dpaudit.audit.workers.worker_init`): tests/audit and tests/algorithms with -n 2 on 2 cores ran in
 153 s instead of 199 s."""
 
 import os
@@ -10,10 +10,10 @@ import os
 # installed package, as the suite does under `python -P`: the checkout's dpaudit/ must not shadow it.
 os.environ["PYTHONSAFEPATH"] = "1"
 
-from hypothesis import settings  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
+from hypothesis import settings
+from threadpoolctl import threadpool_limits
 
-from dpaudit.audit.execution import blas_threads  # noqa: E402
+from dpaudit.audit.workers import blas_threads
 
 settings.register_profile("dpaudit", deadline=None, derandomize=True)
 settings.load_profile("dpaudit")

@@ -18,7 +18,7 @@ PACKAGES = ("dpaudit", "mechanisms", "algorithms", "audits")
 
 
 def _documented() -> set[str]:
-    section = (ROOT / "README.md").read_text().split("## One import", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "reference" / "index.md").read_text().split("## One import", 1)[1].split("\n## ", 1)[0]
     table = [line for line in section.splitlines() if line.startswith("| ") and "`" in line]
     return {name for line in table for name in re.findall(r"`(\w+)`", line.split("|")[2])}
 

@@ -17,23 +17,31 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from dpaudit.algorithms.conse.environment import PatientData, PatientExperiment
 from dpaudit.mechanisms import discrete_laplace, laplace
-from dpaudit.validation import check_choice, check_epsilon, check_positive, check_probability
+from dpaudit.validation import (
+    check_bool,
+    check_choice,
+    check_epsilon,
+    check_int_at_least,
+    check_positive,
+    check_positive_int,
+    check_probability,
+)
 
 __all__ = [
+    "TARGET_OBSERVABLES",
     "ConSEParams",
     "ConSEResult",
+    "conse_target",
     "epoch_schedule",
     "lap_plus",
-    "conse_target",
     "rct_lengths_release",
     "run_conse",
-    "TARGET_OBSERVABLES",
 ]
 
 TARGET_OBSERVABLES = ("estimates", "rct_lengths", "actions_after", "epoch_lengths", "epoch_means")
@@ -74,8 +82,7 @@ class ConSEParams:
         check_positive(self.c_factor, "c_factor")
         check_positive(self.length_centre, "length_centre")
         check_choice(self.tmin_floor, ("log_n", "log_n_over_eps"), "tmin_floor")
-        if not isinstance(self.reset_means, bool):
-            raise ValueError(f"reset_means must be a bool, got {self.reset_means!r}")
+        check_bool(self.reset_means, "reset_means")
         if self.tmin_floor == "log_n_over_eps" and self.epsilon is None:
             raise ValueError("tmin_floor='log_n_over_eps' needs epsilon")
 
@@ -83,16 +90,23 @@ class ConSEParams:
     def private(self) -> bool:
         return self.epsilon is not None
 
+    @property
+    def dp_epsilon(self) -> float:
+        """epsilon of DP-ConSE; ValueError for ConSE (epsilon None)."""
+        if self.epsilon is None:
+            raise ValueError("ConSE (epsilon=None) is not private: it has no epsilon")
+        return self.epsilon
+
 
 def epoch_schedule(params: ConSEParams, n: int, epochs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(R_e, h_e, c_e) for e = 1..epochs (Li, Shi, Simchi-Levi, §2 and App. A.4; c_e = 0 for ConSE)."""
     a1, b1, a2, b2 = params.constants
     e = np.arange(1, epochs + 1, dtype=float)
     gap = 2.0**-e
-    eps = params.epsilon if params.private else 1.0
+    eps = params.dp_epsilon if params.private else 1.0
     r = np.maximum(a1 * np.log(b1 * n * e**2) / gap**2, a2 * np.log(b2 * n * e**2) / (eps * gap))
     h = np.sqrt(np.log(b1 * n * e**2) / (2 * r))
-    c = params.c_factor * np.log(b2 * n * e**2) / (params.epsilon * r) if params.private else np.zeros_like(r)
+    c = params.c_factor * np.log(b2 * n * e**2) / (eps * r) if params.private else np.zeros_like(r)
     return r, h, c
 
 
@@ -204,7 +218,7 @@ def _phase1_epochs(params: ConSEParams, types1: np.ndarray, n: int, m: int, rng:
     while True:
         r_e, h_e, c_e = epoch_schedule(params, n, epochs)
         if params.private:
-            lengths = lap_plus(rng, params.epsilon, params.length_centre * r_e[None, None, :], (runs, m, epochs))
+            lengths = lap_plus(rng, params.dp_epsilon, params.length_centre * r_e[None, None, :], (runs, m, epochs))
         else:
             lengths = np.broadcast_to(np.ceil(r_e).astype(np.int64), (runs, m, epochs)).copy()
         lengths = np.maximum(lengths, 1)
@@ -263,11 +277,10 @@ def _rct_lengths(params: ConSEParams, counts1: np.ndarray, n: int,
                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """(T_j, T_min): T_min = max{floor, min_j f̂_j^(1-α)}, T_j = Lap+_ε(T_min) for DP-ConSE (Alg. 2 line 13)."""
     runs, m = counts1.shape
-    eps = params.epsilon
-    floor = math.log(n) / eps if params.tmin_floor == "log_n_over_eps" else math.log(n)
+    floor = math.log(n) / params.dp_epsilon if params.tmin_floor == "log_n_over_eps" else math.log(n)
     t_min = np.maximum(floor, np.min(counts1.astype(float) ** (1.0 - params.alpha), axis=1))
     if params.private:
-        return lap_plus(rng, eps, t_min[:, None], (runs, m)), t_min
+        return lap_plus(rng, params.dp_epsilon, t_min[:, None], (runs, m)), t_min
     return np.broadcast_to(np.ceil(t_min)[:, None], (runs, m)).astype(np.int64).copy(), t_min
 
 
@@ -287,8 +300,7 @@ def rct_lengths_release(params: ConSEParams, data: PatientData, num_types: int,
         raise ValueError(f"horizon must be at least 2, got {n}")
     counts1 = _ranks(data.types[:, : n // 2], num_types)[3]
     if size is not None:
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise ValueError(f"size must be a positive integer, got {size!r}")
+        size = check_positive_int(size, "size")
         if counts1.shape[0] != 1:
             raise ValueError(f"size needs data with one run, got {counts1.shape[0]}")
         counts1 = np.broadcast_to(counts1, (int(size), num_types))
@@ -391,12 +403,10 @@ def conse_target(
     at index `after`, 0-based), "epoch_lengths" / "epoch_means" (white-box phase-1 releases, flattened).
     """
     check_choice(observable, TARGET_OBSERVABLES, "observable")
-    if isinstance(after, bool) or not isinstance(after, (int, np.integer)) or after < 0:
-        raise ValueError(f"after must be a non-negative integer, got {after!r}")
+    after = check_int_at_least(after, 0, "after")
 
     def target(data: PatientData, rng: np.random.Generator, size: int) -> np.ndarray:
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise ValueError(f"size must be a positive integer, got {size!r}")
+        size = check_positive_int(size, "size")
         if after >= data.horizon:
             raise ValueError(f"after must be < horizon {data.horizon}, got {after}")
         rep = PatientData(np.repeat(data.types[:1], size, axis=0), np.repeat(data.y0[:1], size, axis=0),
@@ -408,6 +418,7 @@ def conse_target(
             return res.rct_lengths
         if observable == "actions_after":
             return res.actions[:, after + 1:]
+        assert res.released is not None  # run with release=True for the epoch observables
         return np.asarray(res.released[observable], dtype=float).reshape(size, -1)
 
     target.__name__ = f"{'dp-conse' if params.private else 'conse'}_{observable}"

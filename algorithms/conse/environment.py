@@ -21,7 +21,7 @@ from dpaudit.validation import (
     check_probability,
 )
 
-__all__ = ["PatientData", "PatientExperiment", "NEIGHBOUR_KINDS"]
+__all__ = ["NEIGHBOUR_KINDS", "PatientData", "PatientExperiment"]
 
 NEIGHBOUR_KINDS = ("context", "reward", "both")
 
@@ -38,7 +38,9 @@ class PatientData:
         types = np.asarray(self.types)
         if types.ndim != 2:
             raise ValueError(f"types must have shape (runs, horizon), got {types.shape}")
-        if not np.issubdtype(types.dtype, np.integer) or (types.size and types.min() < 0):
+        if not np.issubdtype(types.dtype, np.integer):
+            raise TypeError(f"types must be non-negative integers, got dtype {types.dtype}")
+        if types.size and types.min() < 0:
             raise ValueError("types must be non-negative integers")
         for name in ("y0", "y1"):
             y = check_finite_array(getattr(self, name), name, ndim=2)
@@ -126,6 +128,7 @@ class PatientExperiment:
         horizon = check_positive_int(horizon, "horizon")
         t = np.arange(horizon)[:, None]
         j = np.arange(self.num_types)[None, :]
+        assert self.weights is not None  # normalised by __post_init__
         p = self.weights[None, :] * (1 + self.seasonality * np.sin(2 * np.pi * (t / self.period + j / self.num_types)))
         return p / p.sum(axis=1, keepdims=True)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import dp_accounting
 import numpy as np
@@ -43,20 +43,20 @@ __all__ = [
     "cate_mixture_delta",
     "cate_mixture_epsilon",
     "composed_delta",
+    "conse_privacy",
     "context_phase1_epsilon",
     "context_phase2_epsilon",
     "context_phase2_side_deltas",
     "context_phase2_view_epsilon",
-    "reward_phase1_epsilon",
-    "reward_phase2_epsilon",
-    "whole_algorithm_guarantees",
-    "conse_privacy",
+    "count_shortfall_probability",
     "lap_plus_pmf",
     "lap_plus_shift_loss",
-    "count_shortfall_probability",
     "laplace_shift_delta",
     "rct_lengths_view_delta",
     "rct_lengths_view_epsilon",
+    "reward_phase1_epsilon",
+    "reward_phase2_epsilon",
+    "whole_algorithm_guarantees",
 ]
 
 
@@ -129,7 +129,7 @@ def _largest_fraction(shortfall, target: float) -> tuple[float, float]:
 def _phase1_events(params: ConSEParams, n: int,
                    target: float) -> tuple[EpsilonDeltaDpEvent, EpsilonDeltaDpEvent, float, float]:
     """(epoch length event, epoch mean event, ν, count-shortfall probability) of `conse_privacy`."""
-    eps = params.epsilon
+    eps = params.dp_epsilon
     # phase-1 epochs: the touched epoch may be any e that fits in phase 1; R_1 is the shortest
     r_1 = float(epoch_schedule(params, n, 1)[0][0])
     centre = params.length_centre * r_1
@@ -174,7 +174,7 @@ def conse_privacy(
     n = check_int_at_least(horizon, 2, "horizon")
     m = check_int_at_least(num_types, 1, "num_types")
     target = 1.0 / (10 * n) if delta_target is None else check_open_unit(delta_target, "delta_target")
-    eps = params.epsilon
+    eps = params.dp_epsilon
     floor = math.log(n) / eps if params.tmin_floor == "log_n_over_eps" else math.log(n)
     if rct_length_floor is not None:
         floor = max(floor, check_positive(rct_length_floor, "rct_length_floor"))
@@ -221,7 +221,7 @@ def conse_privacy(
                         source=f"conse_privacy, {kind.replace('_', ' ')} neighbour (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 components composed)")
         for kind, event in corrected.items()
     }
-    worst = max(by_kind, key=lambda kind: by_kind[kind].epsilon)
+    worst = max(by_kind, key=lambda kind: by_kind[kind].dp_epsilon)
     claim = Guarantee("approx", eps, 1.0 / n, source="Li, Shi, Simchi-Levi, Theorem 3.5")
     basic = (f"components composed sequentially, δ by basic composition: ({by_kind[worst].epsilon:.4g}, "
              f"{by_kind[worst].delta:.3g}), worst kind {worst!r}")
@@ -233,7 +233,7 @@ def conse_privacy(
                        implied=by_kind)
     whole = views["whole"]
     return Privacy(
-        "unit", "central", EpsilonDeltaDpEvent(whole.epsilon, whole.delta), claim, whole,
+        "unit", "central", EpsilonDeltaDpEvent(whole.dp_epsilon, whole.delta), claim, whole,
         note=f"every neighbour kind's released view at the claim's δ, the worst taken ({_listed(views)}); {basic}",
         paper_event=paper_composition,
         implied={**by_kind, **{f"view_{k}": g for k, g in views.items() if k != "whole"}, "whole": whole},
@@ -411,8 +411,8 @@ def context_phase1_epsilon(params: ConSEParams, horizon: int, num_types: int, de
     target = 1.0 / (10 * n) if delta_target is None else check_open_unit(delta_target, "delta_target")
     length_event, mean_event, _, _ = _phase1_events(params, n, target)
     pair_losses, pair_probs = _approx_dp_pair_losses([length_event, length_event, mean_event, mean_event])
-    floor = math.log(n) / params.epsilon if params.tmin_floor == "log_n_over_eps" else math.log(n)
-    t_losses, t_weights = _lengths_losses(params.epsilon, math.ceil(floor), m, 64)
+    floor = math.log(n) / params.dp_epsilon if params.tmin_floor == "log_n_over_eps" else math.log(n)
+    t_losses, t_weights = _lengths_losses(params.dp_epsilon, math.ceil(floor), m, 64)
     finite = np.isfinite(pair_losses)
     inf_mass = float(pair_probs[~finite].sum())
 
@@ -448,7 +448,7 @@ _MAX_CENTRES = 1500  # beyond this many values of ⌈T_min⌉ the whole-output f
 
 def _centre_range(params: ConSEParams, n: int, m: int, rct_length_floor: float | None) -> tuple[int, int]:
     """[c_lo, c_hi]: every value ⌈T_min⌉ can take, T_min = max{floor, min_j f̂_j^(1-α)} (Alg. 2 line 22)."""
-    floor = math.log(n) / params.epsilon if params.tmin_floor == "log_n_over_eps" else math.log(n)
+    floor = math.log(n) / params.dp_epsilon if params.tmin_floor == "log_n_over_eps" else math.log(n)
     if rct_length_floor is not None:
         floor = max(floor, check_positive(rct_length_floor, "rct_length_floor"))
     top = max(floor, (n // 2 / m) ** (1.0 - params.alpha))
@@ -512,7 +512,7 @@ def reward_phase2_epsilon(params: ConSEParams, horizon: int, num_types: int, del
     n = check_int_at_least(horizon, 2, "horizon")
     m = check_int_at_least(num_types, 1, "num_types")
     c_lo, c_hi = _centre_range(params, n, m, rct_length_floor)
-    eps = params.epsilon
+    eps = params.dp_epsilon
     size = c_hi + math.ceil(2 * _LENGTH_TAIL / eps) + 1
     rows, tails = _lap_plus_rows(eps, np.arange(c_lo, c_hi + 1), size)
 
@@ -539,7 +539,7 @@ def reward_phase1_epsilon(params: ConSEParams, horizon: int, delta: float) -> fl
     if not params.reset_means:
         raise ValueError("reward_phase1_epsilon assumes means zeroed at every epoch end (reset_means=True)")
     n = check_int_at_least(horizon, 2, "horizon")
-    eps = params.epsilon
+    eps = params.dp_epsilon
     r_e = epoch_schedule(params, n, 64)[0]
     q = math.exp(-eps / 2)
     inside = r_e[r_e <= n]
@@ -696,11 +696,11 @@ def _context_phase2_laws(epsilon: float, c_lo: int, c_hi: int) -> tuple[np.ndarr
                 tau = r + 1
                 for up, pick in ((True, tau <= centres), (False, tau > centres)):
                     if pick.any():
-                        law = removes[(tau, up)]
+                        tails_d, tails_d1, finite, inf_d, inf_d1 = removes[(tau, up)]
                         weight = np.where(pick, rows[:, tau], 0.0)
-                        suffix += weight[:, None] * law[side][None, :]
-                        suffix_total += weight * law[2]
-                        suffix_inf += weight * law[3 + side]
+                        suffix += weight[:, None] * (tails_d, tails_d1)[side][None, :]
+                        suffix_total += weight * finite
+                        suffix_inf += weight * (inf_d, inf_d1)[side]
             taus = list(range(r, min(top, r + _SWAP_SPAN + 1)))
             entries = [_swap_entries(epsilon, tau, r, size, shift) for tau in taus]
             col = np.concatenate([np.full(e[0].size, j) for j, e in enumerate(entries)])
@@ -753,7 +753,7 @@ def context_phase2_epsilon(params: ConSEParams, horizon: int, num_types: int, de
     """
     n = check_int_at_least(horizon, 2, "horizon")
     m = check_int_at_least(num_types, 1, "num_types")
-    return _phase2_epsilon(params.epsilon, *_centre_range(params, n, m, rct_length_floor), delta)
+    return _phase2_epsilon(params.dp_epsilon, *_centre_range(params, n, m, rct_length_floor), delta)
 
 
 def context_phase2_view_epsilon(epsilon: float, centre: int, delta: float) -> float:
@@ -805,7 +805,7 @@ def whole_algorithm_guarantees(params: ConSEParams, horizon: int, num_types: int
                                    "both types' RCT ends and estimates, dominating pairs composed by convolution")
     out = {k: Guarantee("approx", max(value(), 1e-12), delta, source=f"{k.replace('_', ' ')}: {why} ({src})")
            for k, (value, why) in kinds.items()}
-    worst = max(out, key=lambda k: out[k].epsilon)
+    worst = max(out, key=lambda k: out[k].dp_epsilon)
     out["whole"] = Guarantee("approx", out[worst].epsilon, delta,
                              source=f"the whole output, worst neighbour kind {worst.replace('_', ' ')} ({src})")
     return out

@@ -16,7 +16,7 @@ from dpaudit.algorithms.conse.environment import PatientExperiment
 from dpaudit.regret import RegretCurves
 from dpaudit.validation import check_int_at_least, check_positive_int, check_probability
 
-__all__ = ["default_experiment", "simulate_conse", "simulate_dp_conse", "checkpoints"]
+__all__ = ["checkpoints", "default_experiment", "simulate_conse", "simulate_dp_conse"]
 
 
 def default_experiment(types: int = 2, gap: float = 0.4, seasonality: float = 0.3) -> PatientExperiment:

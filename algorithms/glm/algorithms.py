@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpaudit.algorithms.glm.environment import GLMData, GLMEnvironment
-from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, PrivateGLMResult, private_glm_target, run_private_glm
 from dpaudit.algorithms.glm.privacy import private_glm_privacy, shuffle_glm_privacy
+from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, PrivateGLMResult, private_glm_target, run_private_glm
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams, ShuffleGLMResult, run_shuffle_glm, shuffle_glm_target
 from dpaudit.interface import Target
 from dpaudit.privacy import Privacy

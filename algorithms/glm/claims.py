@@ -15,7 +15,7 @@ from dpaudit.mechanisms.shuffle_gd import advanced_composition, pgd_round_privac
 from dpaudit.mechanisms.tree import BinaryTree, paper_tree_depth
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive
 
-__all__ = ["glm_tree_sigma", "glm_tree_events", "pgd_claimed_guarantee"]
+__all__ = ["glm_tree_events", "glm_tree_sigma", "pgd_claimed_guarantee"]
 
 
 def glm_tree_sigma(epsilon: float, delta: float, horizon: int, kappa_star: float) -> float:

@@ -15,14 +15,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy import special
 
 from dpaudit.validation import check_choice, check_finite_array, check_int_at_least, check_positive, check_positive_int
 
-__all__ = ["LINKS", "Link", "get_link", "GLMEnvironment", "GLMData", "paper_glm_environment", "NEIGHBOUR_KINDS"]
+__all__ = ["LINKS", "NEIGHBOUR_KINDS", "GLMData", "GLMEnvironment", "Link", "get_link", "paper_glm_environment"]
 
 NEIGHBOUR_KINDS = ("context", "reward", "both")
 
@@ -155,7 +155,7 @@ class GLMEnvironment:
 
     def neighbour(
         self, data: GLMData, t: int, kind: str, new_contexts: np.ndarray | None = None, new_reward: float = 1.0
-    ) -> tuple["GLMEnvironment", GLMData]:
+    ) -> tuple[GLMEnvironment, GLMData]:
         """The (environment, data) pair that differs in user t only (0-based).
 
         kind "context": X_t becomes `new_contexts` (K, d) (default: the arms reflected, −X_t);

@@ -25,6 +25,7 @@ n·b grow like T_it ∝ n², past 2⁶³ from n ≈ 2·10⁴, where the int64 co
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import dp_accounting
 
@@ -32,12 +33,12 @@ from dpaudit.accounting.events import EpsilonDeltaDpEvent, ParallelComposedDpEve
 from dpaudit.algorithms.glm.claims import glm_tree_events
 from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, private_glm_constants, sgd_call_event
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
-from dpaudit.privacy import RELATIONS, Guarantee, Privacy
-from dpaudit.mechanisms import BinaryTree, paper_tree_depth
 from dpaudit.algorithms.shuffle_claims import bit_sum_event, bit_sum_theorem_event, cheu_parameters, pgd_events
+from dpaudit.mechanisms import BinaryTree, paper_tree_depth
+from dpaudit.privacy import RELATIONS, Guarantee, Privacy
 from dpaudit.validation import check_positive, check_positive_int
 
-__all__ = ["private_glm_privacy", "shuffle_glm_privacy", "optimiser_call_events", "NEIGHBOURING"]
+__all__ = ["NEIGHBOURING", "optimiser_call_events", "private_glm_privacy", "shuffle_glm_privacy"]
 
 NEIGHBOURING = RELATIONS["user"]  # the relation both declarations name
 
@@ -48,7 +49,8 @@ def _declare(trust_model: str, eps: float, delta: float, theorem: str, event: dp
     (inf when the event's own δ exceeds it)."""
     claim = Guarantee("approx", eps, delta, source=f"Sarmasarkar (shuffle/joint DP GLM bandits) {theorem}")
     declared = Privacy("user", trust_model, event, claim, None, note, paper_event=paper, proof_step=proof_step)
-    corrected = Guarantee("approx", max(declared.accounted_epsilon(), 1e-12), delta,
+    accounted = declared.accounted_epsilon()  # never None here: the declaration has an event
+    corrected = Guarantee("approx", math.inf if accounted is None else max(accounted, 1e-12), delta,
                           source="dpaudit.accounting of the declared event")
     return dataclasses.replace(declared, corrected=corrected)
 
@@ -65,7 +67,7 @@ def private_glm_privacy(params: PrivateGLMParams, horizon: int, dim: int, kappa:
     d = check_positive_int(dim, "dim")
     kappa_star = check_positive(kappa_star, "kappa_star")
     c = private_glm_constants(params, T, d, kappa, kappa_star, S)
-    eps, delta, zeta = params.epsilon, params.delta, params.zeta
+    eps, delta, zeta = params.dp_epsilon, params.delta, params.zeta
     v_claim, v_corr = glm_tree_events(c.sigma_v, T, d, kappa_star, tree="V")
     h_claim, h_corr = glm_tree_events(c.sigma_h, T, d, kappa_star, tree="H")
     if params.tree_calibration == "code":
@@ -143,8 +145,8 @@ def shuffle_glm_privacy(params: ShuffleGLMParams, batch_sizes: list[int], dim: i
     sizes = [check_positive_int(n, "batch_sizes") for n in batch_sizes]
     if not sizes:
         raise ValueError("batch_sizes must hold at least one batch")
-    eps, delta = params.epsilon, params.delta
-    iters = iterations or [None] * len(sizes)
+    eps, delta = params.dp_epsilon, params.delta
+    iters: list[int | None] = list(iterations) if iterations else [None] * len(sizes)
     if len(iters) != len(sizes):
         raise ValueError(f"iterations must have one entry per batch ({len(sizes)}), got {len(iters)}")
     paper, corrected, proof = [], [], []

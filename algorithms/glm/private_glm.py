@@ -29,34 +29,42 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import dp_accounting
 import numpy as np
 
+from dpaudit.accounting.calibration import calibrate
 from dpaudit.algorithms.glm.claims import glm_tree_sigma
 from dpaudit.algorithms.glm.environment import GLMData, GLMEnvironment, get_link
-from dpaudit.mechanisms import BinaryTree, gaussian
+from dpaudit.mechanisms import BinaryTree, TreeStream, gaussian
 from dpaudit.mechanisms.shuffle_gd import advanced_composition, project_ball
-from dpaudit.accounting.calibration import calibrate
-from dpaudit.validation import check_choice, check_epsilon, check_int_at_least, check_open_unit, check_positive_int
+from dpaudit.validation import (
+    check_choice,
+    check_epsilon,
+    check_int_at_least,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+)
 
 __all__ = [
-    "PrivateGLMParams",
+    "OPTIMIZERS",
+    "PRIVATE_GLM_OBSERVABLES",
+    "AuthorsFirstCommitTree",
     "PrivateGLMConstants",
+    "PrivateGLMParams",
     "PrivateGLMResult",
-    "split_budget",
-    "zcdp_rho",
-    "private_glm_constants",
-    "run_private_glm",
+    "authors_sgd_epochs",
     "dp_gd_sigma",
     "dp_sgd_noise_multiplier",
-    "authors_sgd_epochs",
-    "sgd_steps",
-    "OPTIMIZERS",
-    "AuthorsFirstCommitTree",
+    "private_glm_constants",
     "private_glm_target",
-    "PRIVATE_GLM_OBSERVABLES",
+    "run_private_glm",
+    "sgd_steps",
+    "split_budget",
+    "zcdp_rho",
 ]
 
 OPTIMIZERS = ("dp-gd", "dp-sgd")
@@ -226,27 +234,27 @@ class PrivateGLMParams:
             raise ValueError(f"clip must be positive and finite, got {self.clip!r}")
         check_choice(self.optimizer, OPTIMIZERS, "optimizer")
         check_choice(self.sgd_noise, SGD_NOISE, "sgd_noise")
-        for name in ("sgd_clip", "sgd_lr"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be positive and finite, got {value!r}")
-        if isinstance(self.sgd_ridge, bool) or not isinstance(self.sgd_ridge, (int, float)) or not (
-                math.isfinite(self.sgd_ridge) and self.sgd_ridge >= 0):
-            raise ValueError(f"sgd_ridge must be non-negative and finite, got {self.sgd_ridge!r}")
-        q = self.sgd_sampling_rate
-        if isinstance(q, bool) or not isinstance(q, (int, float)) or not (0 < q <= 1):
-            raise ValueError(f"sgd_sampling_rate must lie in (0, 1], got {q!r}")
+        check_positive(self.sgd_clip, "sgd_clip")
+        check_positive(self.sgd_lr, "sgd_lr")
+        check_nonnegative(self.sgd_ridge, "sgd_ridge")
+        if check_positive(self.sgd_sampling_rate, "sgd_sampling_rate") > 1:
+            raise ValueError(f"sgd_sampling_rate must lie in (0, 1], got {self.sgd_sampling_rate!r}")
         if self.sgd_epochs is not None:
             check_positive_int(self.sgd_epochs, "sgd_epochs")
         check_int_at_least(self.sgd_burn_in, 0, "sgd_burn_in")
         check_choice(self.tree_query, TREE_QUERIES, "tree_query")
-        f = self.count2_factor
-        if isinstance(f, bool) or not isinstance(f, (int, float)) or not (math.isfinite(f) and f > 0):
-            raise ValueError(f"count2_factor must be positive and finite, got {f!r}")
+        check_positive(self.count2_factor, "count2_factor")
 
     @property
     def private(self) -> bool:
         return self.epsilon is not None
+
+    @property
+    def dp_epsilon(self) -> float:
+        """epsilon of the private variant; ValueError for the non-private one (epsilon None)."""
+        if self.epsilon is None:
+            raise ValueError("PrivateGLM with epsilon=None is not private: it has no epsilon")
+        return self.epsilon
 
 
 @dataclasses.dataclass(frozen=True)
@@ -299,7 +307,7 @@ def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kapp
         k = sgd_steps(e, p.sgd_sampling_rate)
         return PrivateGLMConstants(base, base, base, gamma, beta, threshold, big, big, (math.inf, 0.0),
                                    (math.inf, 0.0), 0.0, 0.0, 0.0, 0.0, depth, e, e, k, k, 0.0, 0.0)
-    eps, delta = p.epsilon, p.delta
+    eps, delta = p.dp_epsilon, p.delta
     noise_term = math.log(4 / delta) * math.log(4 * T / p.zeta) ** 2 / (eps * kappa_star)
     lam = 2.0 * noise_term + base
     lam_max, lam_min = lam + 1.5 * noise_term, lam - 1.5 * noise_term
@@ -436,7 +444,7 @@ class _Rounds:
     inst: np.ndarray
 
     @classmethod
-    def start(cls, runs: int, T: int, d: int, lam: float) -> "_Rounds":
+    def start(cls, runs: int, T: int, d: int, lam: float) -> _Rounds:
         maxdet = np.full(runs, lam**d)
         return cls(np.zeros((runs, d, d)), np.zeros((runs, d, d)), np.broadcast_to(np.eye(d) / lam, (runs, d, d)).copy(),
                    maxdet, maxdet.copy(), np.zeros((runs, d)), np.zeros((runs, d)), np.zeros(runs, dtype=np.int64),
@@ -507,11 +515,13 @@ def run_private_glm(env: GLMEnvironment, data: GLMData, params: PrivateGLMParams
     """
     link = get_link(env.link)
     runs, T = data.seeds.shape
-    if T != env.horizon:
+    if env.horizon != T:
         raise ValueError(f"data must hold horizon {env.horizon} rounds, got {T}")
     d, S = env.dim, env.S if S is None else S
     kappa, kappa_star = env.kappa, env.kappa_star
     c = private_glm_constants(params, T, d, kappa, kappa_star, S)
+    tv: AuthorsFirstCommitTree | TreeStream
+    th: AuthorsFirstCommitTree | TreeStream
     if params.tree_query == "ab8fd16":
         tv = AuthorsFirstCommitTree(T, c.sigma_v, d, rng, runs)
         th = AuthorsFirstCommitTree(T, c.sigma_h, d, rng, runs)
@@ -528,7 +538,7 @@ def run_private_glm(env: GLMEnvironment, data: GLMData, params: PrivateGLMParams
         arms = env.contexts[t]  # (K, d)
         v_raw = st.v_prefix + c.lam * eye
         h_raw = st.h_prefix + c.lam * eye
-        if release:
+        if rel_v is not None and rel_h is not None:
             rel_v[:, t], rel_h[:, t] = v_raw, h_raw
         _, v_inv = _project_psd(v_raw, c.lam_min)
         h_now, _ = _project_psd(h_raw, c.lam_min)
@@ -549,7 +559,7 @@ def run_private_glm(env: GLMEnvironment, data: GLMData, params: PrivateGLMParams
         st.v_prefix = tv.insert(np.where(exp_now[:, None, None], outer_v, 0.0))
         st.h_prefix = th.insert(np.where(exp_now[:, None, None], 0.0, scal[:, None, None] * outer))
         _refit_o(st, exp_now, t, rng, link, params, c, S)
-    released = {"V": rel_v, "H": rel_h} if release else None
+    released = {"V": rel_v, "H": rel_h} if rel_v is not None and rel_h is not None else None
     return PrivateGLMResult(st.actions, np.cumsum(st.inst, axis=1), st.explore, st.switches, st.calls_o, st.calls_tau,
                             st.theta_o, st.theta_tau, c, released)
 
@@ -566,8 +576,7 @@ def private_glm_target(
     "theta" (final θ̂_o and θ̂_τ).
     """
     check_choice(observable, PRIVATE_GLM_OBSERVABLES, "observable")
-    if isinstance(after, bool) or not isinstance(after, (int, np.integer)) or after < 0:
-        raise ValueError(f"after must be a non-negative integer, got {after!r}")
+    after = check_int_at_least(after, 0, "after")
 
     def target(data: tuple[GLMEnvironment, GLMData], rng: np.random.Generator, size: int) -> np.ndarray:
         env, users = data
@@ -582,6 +591,7 @@ def private_glm_target(
             return res.explore[:, after + 1:].sum(axis=1)
         if observable == "theta":
             return np.concatenate([res.theta_o, res.theta_tau], axis=1)
+        assert res.released is not None  # run with release=True for the released observables
         return res.released["V" if observable == "released_v" else "H"].reshape(size, -1)
 
     target.__name__ = f"private-glm_{observable}"

@@ -5,8 +5,8 @@ import numpy as np
 
 from dpaudit.algorithms.glm.environment import LINKS, paper_glm_environment
 from dpaudit.algorithms.glm.private_glm import PrivateGLMParams
-from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
 from dpaudit.algorithms.glm.regret import simulate_private_glm, simulate_shuffle_glm
+from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
 from dpaudit.algorithms.params import optional_float
 from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param
 from dpaudit.validation import check_positive_int

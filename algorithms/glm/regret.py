@@ -7,7 +7,8 @@ and shared by all runs, which differ in their reward seeds and the algorithms' n
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

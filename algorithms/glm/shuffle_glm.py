@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -29,8 +29,15 @@ from dpaudit.mechanisms.shuffle_gd import PGD_SAMPLERS, glm_gradients, pgd_itera
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive, check_positive_int
 
-__all__ = ["ShuffleGLMParams", "ShuffleGLMResult", "g_optimal_design", "shuffle_glm_batches", "run_shuffle_glm",
-           "shuffle_glm_target", "SHUFFLE_GLM_OBSERVABLES"]
+__all__ = [
+    "SHUFFLE_GLM_OBSERVABLES",
+    "ShuffleGLMParams",
+    "ShuffleGLMResult",
+    "g_optimal_design",
+    "run_shuffle_glm",
+    "shuffle_glm_batches",
+    "shuffle_glm_target",
+]
 
 SHUFFLE_GLM_OBSERVABLES = ("released", "actions")
 
@@ -44,7 +51,7 @@ def g_optimal_design(arms: np.ndarray, mask: np.ndarray | None = None, iteration
     optimum max g = d; a distribution with max g ≤ 2d is what Lemma 4.3 asks for).
     """
     arms = np.asarray(arms, dtype=float)
-    k, d = arms.shape[-2:]
+    _, d = arms.shape[-2:]
     mask = np.ones(arms.shape[:-1], dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     if mask.shape != arms.shape[:-1]:
         raise ValueError(f"mask must have shape {arms.shape[:-1]}, got {mask.shape}")
@@ -120,6 +127,13 @@ class ShuffleGLMParams:
     def private(self) -> bool:
         return self.epsilon is not None
 
+    @property
+    def dp_epsilon(self) -> float:
+        """epsilon of the private variant; ValueError for the non-private one (epsilon None)."""
+        if self.epsilon is None:
+            raise ValueError("ShuffleGLM with epsilon=None is not private: it has no epsilon")
+        return self.epsilon
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ShuffleGLMResult:
@@ -162,8 +176,9 @@ def _schedule(env: GLMEnvironment, params: ShuffleGLMParams, T: int, S: float, R
     batch ends with B_1 from eq. 6 unless `params.first_batch` is given."""
     d, kappa = env.dim, env.kappa
     m = params.batches or max(1, math.ceil(math.log2(max(math.log2(T), 1.0))))
-    eps, delta = params.epsilon, params.delta
+    delta = params.delta
     if params.private:
+        eps = params.dp_epsilon
         sigma = math.sqrt(_matrix_protocol(eps / 2, delta / 2, T, d, 1.0).noise_variance_bound())
         nu = R * S**2 / eps * math.sqrt(d * math.log(T * d / delta) ** 3)
     else:
@@ -212,8 +227,9 @@ def _estimate(x: np.ndarray, r: np.ndarray, params: ShuffleGLMParams, n: int, d:
               rng: np.random.Generator, runs: int) -> tuple[np.ndarray, int]:
     """(θ̄, rounds): P_GD over the shuffled GLM gradients of the users' (x, r) (private, the fused
     `ShuffleGradientDescent.run_glm`), or exact projected GD on the mean gradient."""
-    eps, delta = params.epsilon, params.delta
+    delta = params.delta
     if params.private:
+        eps = params.dp_epsilon
         it = params.pgd_iterations or pgd_iterations(eps / 2, delta / 2, n, d)
         pgd = shuffle_gradient_descent(n, d, eps / 2, delta / 2, params.lipschitz, S, iterations=it, regularization=lam)
         if params.pgd_sampler == "uniform":
@@ -240,7 +256,7 @@ def run_shuffle_glm(env: GLMEnvironment, data: GLMData, params: ShuffleGLMParams
     """
     link = get_link(env.link)
     runs, T = data.seeds.shape
-    if T != env.horizon:
+    if env.horizon != T:
         raise ValueError(f"data must hold horizon {env.horizon} rounds, got {T}")
     d, R = env.dim, 1.0
     S = env.S if S is None else check_positive(S, "S")
@@ -271,7 +287,7 @@ def run_shuffle_glm(env: GLMEnvironment, data: GLMData, params: ShuffleGLMParams
         outer = weight[..., None, None] * x[..., :, None] * x[..., None, :]
         bound = 1.0 if k == 0 else 1.0 / kappa_star
         if params.private:
-            released = _matrix_protocol(params.epsilon / 2, params.delta / 2, n, d, bound).sum_matrices(rng, outer)
+            released = _matrix_protocol(params.dp_epsilon / 2, params.delta / 2, n, d, bound).sum_matrices(rng, outer)
         else:
             released = outer.sum(axis=1)
         mats[:, k] = released + lam * eye

@@ -28,11 +28,11 @@ from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol, fmt20_amplificat
 from dpaudit.validation import check_delta, check_epsilon, check_open_unit, check_positive_int
 
 __all__ = [
-    "pamp_local_budget",
-    "pamp_sigma",
-    "pamp_protocol",
-    "pamp_claimed_local_event",
     "pamp_claimed_central_event",
+    "pamp_claimed_local_event",
+    "pamp_local_budget",
+    "pamp_protocol",
+    "pamp_sigma",
     "pvec_exact_epsilon",
 ]
 

@@ -26,26 +26,27 @@ import math
 import dp_accounting
 import numpy as np
 
+from dpaudit import accounting
+from dpaudit.algorithms.linear.claims import pamp_claimed_central_event, pamp_local_budget
 from dpaudit.algorithms.linear.linucb import LinearAlgorithm, Release, RunningSums, user_statistics
 from dpaudit.algorithms.linear.linucb_ldp import MATRIX_SENSITIVITY, VECTOR_SENSITIVITY
-from dpaudit.privacy import Guarantee, Privacy, accounted
-from dpaudit.algorithms.linear.claims import pamp_claimed_central_event, pamp_local_budget
+from dpaudit.algorithms.shuffle_claims import accounted_trials, bit_sum_event, cheu_parameters, theorem_event
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol
-from dpaudit.algorithms.shuffle_claims import cheu_parameters, theorem_event
 from dpaudit.mechanisms.vector_sum import VECTOR_SUM_RANGES, BitSumProtocol
+from dpaudit.privacy import Guarantee, Privacy, accounted
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
 
 __all__ = [
-    "USERS",
-    "SDP_NOISES",
     "AMP_RETURNING_NOISES",
-    "returning_budget",
-    "amp_sigma",
-    "vec_parameters",
+    "SDP_NOISES",
+    "USERS",
     "AmpSums",
-    "VecSums",
     "LinUCBSDPAmp",
     "LinUCBSDPVec",
+    "VecSums",
+    "amp_sigma",
+    "returning_budget",
+    "vec_parameters",
 ]
 
 USERS = ("unique", "returning")
@@ -281,6 +282,27 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
                        lower_event=batch_sum, implied=dict(implied))
 
 
+_EXACT_COUNTS = {
+    "pld": "exact binomial counts of the batch: privacy loss distribution of every label's count, composed "
+           "(dpaudit pld accountant)",
+    "approx": "exact binomial counts of the batch: every label's exact (eps, delta) profile, composed through one "
+              "point each (dpaudit approx accountant)",
+}
+
+
+def _exact_counts(event: dp_accounting.DpEvent, delta: float) -> Guarantee | None:
+    """The least epsilon at `delta` of the pld and approx accountants on the exact binomial counts, naming the one
+    that gives it; None where neither answers (as `dpaudit.privacy.accounted`: never a made-up number)."""
+    answers = []
+    for accountant, source in _EXACT_COUNTS.items():
+        try:
+            eps = accounting.epsilon(event, delta, accountant)
+        except (accounting.UnsupportedEventError, ValueError, OverflowError):
+            continue
+        answers.append(Guarantee("approx", max(float(eps), 1e-12), delta, source=source))  # (0, delta): a tiny eps
+    return min(answers, key=lambda g: g.epsilon) if answers else None
+
+
 @dataclasses.dataclass(frozen=True)
 class LinUCBSDPVec(_ShuffleLinUCB):
     """LinUCB-SDP-Vec: Algorithm 1 with P_Vec (Chowdhury & Zhou 2022, §3.3, Thm 3.5; returning users Thm 4.2(ii)).
@@ -316,10 +338,13 @@ class LinUCBSDPVec(_ShuffleLinUCB):
         """Claim (eps, delta)-SDP (Thm 3.5 / 4.2(ii)).
 
         event: the exact mechanism of one batch, the vector and matrix invocations
-        (`BitSumProtocol.event`: Bin(B b, p) on every label's count, shift <= cap), composed; over the
-        M batches for returning users. corrected: its epsilon at the claim's delta by dpaudit's
-        accountant where computable (the theorem's b ~ 10^9 may be too wide for the exact profile;
-        then the theorem applied to the real count range, `theorem_event`, basic composition).
+        (`BitSumProtocol.event`: Bin(B b, p) on every label's count, shift <= cap, from the parameters by
+        `shuffle_claims.bit_sum_event`, which accounts at most 2^52 noise bits per count: sound, looser beyond),
+        composed; over the M batches for returning users. corrected: its epsilon at the claim's delta, the least of dpaudit's
+        accountants: the pld accountant's privacy loss distribution of the exact counts (on a grid of losses
+        for the theorem's b ~ 10^9, `dpaudit.accounting.binomial_loss`; the tightest sound value) or approx's
+        exact per-label profiles; where none answers, the theorem applied to the real count range
+        (`theorem_event`, basic composition).
         implied "theorem": that theorem bound (a loose sufficient condition; doubled eps for range="paper").
         """
         g, b, p = self.parameters(dim, horizon)
@@ -327,7 +352,11 @@ class LinUCBSDPVec(_ShuffleLinUCB):
         m = self.batches(horizon)
         delta_b = self.delta if self.users == "unique" else returning_budget(self.epsilon, self.delta, m)[1]
         notes = [f"g={g}, b={b}, p={p}, range={self.vec_range}, count sensitivity {rel.vector.count_sensitivity()}"]
-        per_batch = dp_accounting.ComposedDpEvent([rel.vector.event(), rel.matrix.event()])
+        per_batch = dp_accounting.ComposedDpEvent([bit_sum_event(self.batch, k, g, b, p, self.vec_range)
+                                                   for k in (dim, dim * (dim + 1) // 2)])
+        if accounted_trials(self.batch * b) < self.batch * b:
+            notes.append(f"each count accounted with 2^52 of its {self.batch * b:.3g} noise bits (a count with fewer "
+                         "is at least as revealing)")
         relation, source, event = "user", "Chowdhury & Zhou 2022 Thm 3.5 ((eps, delta)-SDP)", per_batch
         if self.users == "returning":
             relation, source = "returning-user", "Chowdhury & Zhou 2022 Thm 4.2(ii) / E.5"
@@ -350,7 +379,7 @@ class LinUCBSDPVec(_ShuffleLinUCB):
                                     min(k * sum(e.delta for e in parts), 0.999999),
                                     source="the theorem on the real count range, basic composition")
                 implied.append(("theorem", theorem))
-        corrected = accounted(event, self.delta, "exact binomial counts of the batch (dpaudit accountant)")
+        corrected = _exact_counts(event, self.delta)
         if corrected is None:
             notes.append("the accountant gives no epsilon for the exact binomial event here")
             corrected = theorem

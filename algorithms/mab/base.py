@@ -10,7 +10,7 @@ observable is 'actions', 'pulls' or the name of a released statistic.
 from __future__ import annotations
 
 import abc
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -49,7 +49,7 @@ class Algorithm(abc.ABC):
         """Simulate `size` independent runs on `env` for `horizon` rounds."""
         size = check_positive_int(size, "size")
         if not isinstance(rng, np.random.Generator):
-            raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+            raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         return self._run(env, rng, size, resolve_horizon(env, horizon))
 
     def target(self, horizon: int | None = None, observable: str = "actions") -> Callable[..., np.ndarray]:

@@ -48,11 +48,11 @@ from dp_accounting import dp_event
 
 from dpaudit import accounting
 from dpaudit.accounting.events import ParallelComposedDpEvent
-from dpaudit.algorithms.mab.elimination import eliminate
 from dpaudit.algorithms.mab.base import Algorithm
 from dpaudit.algorithms.mab.claims import dist_cdp_paper_event, shuffle_sum_proof_event
+from dpaudit.algorithms.mab.elimination import eliminate
 from dpaudit.algorithms.mab.outcome import Outcome
-from dpaudit.privacy import Guarantee, Privacy
+from dpaudit.algorithms.mab.shuffle_view import shuffle_count_epsilon, shuffle_count_event, shuffle_count_lower_epsilon
 from dpaudit.mechanisms.secagg import (
     CentralSecAgg,
     DiscreteGaussianSecAgg,
@@ -62,6 +62,7 @@ from dpaudit.mechanisms.secagg import (
     SkellamSecAgg,
 )
 from dpaudit.mechanisms.shuffle_sum import ShuffleSum
+from dpaudit.privacy import Guarantee, Privacy
 from dpaudit.validation import (
     check_choice,
     check_epsilon,
@@ -71,7 +72,7 @@ from dpaudit.validation import (
     check_positive_int,
 )
 
-__all__ = ["BatchSE", "PROTOCOLS", "PATHS", "POLYA_VARIANTS", "BATCH_NAMES"]
+__all__ = ["BATCH_NAMES", "PATHS", "POLYA_VARIANTS", "PROTOCOLS", "BatchSE"]
 
 PROTOCOLS = ("dist-dp", "dist-rdp", "dist-cdp", "central", "local", "shuffle")
 BATCH_NAMES = {"dist-dp": "dist-dp-se", "dist-rdp": "dist-rdp-se", "dist-cdp": "dist-cdp-se",
@@ -129,7 +130,7 @@ class BatchSE(Algorithm):
     def _p(self, horizon: int) -> float:
         return 1.0 / horizon if self.p is None else self.p
 
-    @functools.lru_cache(maxsize=128)
+    @functools.lru_cache(maxsize=128)  # noqa: B019  (frozen, hashable instances; the cache is bounded)
     def secagg(self, n: int, horizon: int):
         """The mechanisms.secagg protocol of one release of n users."""
         eps, p = self.batch_epsilon, self._p(horizon)
@@ -180,8 +181,7 @@ class BatchSE(Algorithm):
         p = self._p(horizon)
 
         def length(e, n_active):
-            l = self.base**e
-            return np.full(n_active.shape, min(l, 4 * horizon), dtype=np.int64)
+            return np.full(n_active.shape, min(self.base**e, 4 * horizon), dtype=np.int64)
 
         def release(rng, env, active, start, lens, e):
             n = self.base**e
@@ -207,17 +207,17 @@ class BatchSE(Algorithm):
                 z[rows, a] = proto.analyze(released)
             return z, {"aggregates": agg, "releases": rel}
 
-        def radius(e, n_active, l):
+        def radius(e, n_active, users):
             sigma, h = self._sigma_h(self.base**e)
             lg4 = np.log(4 * n_active * e**2 / p)
             lg2 = np.log(2 * n_active * e**2 / p)
-            return np.sqrt(lg4 / (2 * l)) + sigma * np.sqrt(lg2) / l + h * lg2 / l
+            return np.sqrt(lg4 / (2 * users)) + sigma * np.sqrt(lg2) / users + h * lg2 / users
 
         return eliminate(env, rng, size, horizon, length=length, release=release, radius=radius)
 
     # ---- privacy ---------------------------------------------------------------------------------
     def _batches(self, horizon: int) -> range:
-        top = max(1, int(math.floor(math.log(max(horizon, self.base)) / math.log(self.base) + 1e-12)))
+        top = max(1, math.floor(math.log(max(horizon, self.base)) / math.log(self.base) + 1e-12))
         return range(1, top + 1)
 
     def batch_event(self, n: int, horizon: int) -> dp_accounting.DpEvent:
@@ -237,17 +237,28 @@ class BatchSE(Algorithm):
         return dp_accounting.SelfComposedDpEvent(event, self.returning) if self.returning > 1 else event
 
     def _shuffle_privacy(self, horizon: int) -> Privacy:
-        """Thm 3's pure eps claim, and what the shuffled bits of mechanisms.ShuffleSum provably give."""
+        """Thm 3's pure eps claim, and the exact pure eps of what the server sees: each release's count of ones C of
+        mechanisms.ShuffleSum's shuffled unary bits (`shuffle_view.shuffle_count_epsilon`, log f(0)/f(g) for the
+        Pólya-difference pmf f; within `shuffle_count_lower_epsilon` of the exact eps of C), composed as the other
+        protocols' releases are (`_composed`: parallel over the batches, `returning` batches basic)."""
         protos = [self.secagg(self.base**b, horizon) for b in self._batches(horizon)]
-        event = self._composed([pr.server_view_event() for pr in protos])
+        event = self._composed([shuffle_count_event(pr) for pr in protos])
         sound = accounting.epsilon(event, delta=0.0)
+        worst = max(protos, key=shuffle_count_epsilon)
+        gap = shuffle_count_epsilon(worst) - shuffle_count_lower_epsilon(worst)
         thm = " + App. I basic composition" if self.returning > 1 else ""
+        basis = " + basic composition over the returning user's batches" if self.returning > 1 else ""
         return Privacy(
-            "user-reward", "shuffle", event, Guarantee("pure", self.epsilon, source=f"Chowdhury & Zhou 2023, Thm 3 (P_Shuffle){thm}"),
-            Guarantee("pure", sound, source="ShuffleSum.server_view_event(): unary randomized response, "
-                                            "eps0 = (m-1) log((1-f)/f), shuffled (FMT amplification)"),
+            "user-reward", "shuffle", event,
+            Guarantee("pure", self.epsilon, source=f"Chowdhury & Zhou 2023, Thm 3 (P_Shuffle){thm}"),
+            Guarantee("pure", sound, source="exact pure eps of the server's count of ones per release, log f(0)/f(g) "
+                                             f"for the Pólya-difference pmf f, at the largest batch (n = {worst.params.n}, "
+                                             f"g = {worst.params.g}, m = {worst.params.m}; exact to {gap:.1e}), "
+                                             f"parallel over the batches{basis}"),
             "the count of ones reveals sum_i y_i over the integers, not only mod m: the eps~-relaxed security "
-            "Thm 3 assumes is not established for this instantiation",
+            "Thm 3 assumes is not established for this instantiation; the worst count is 0 (every share 0), e^eps "
+            "times likelier when the changed user's reward is 0 than when it is 1; at delta > 0 the same eps is "
+            "valid but loose (no (eps, delta) profile of the count, which spans n(m-1) values, is computed)",
             paper_event=self._composed([shuffle_sum_proof_event(pr) for pr in protos]),
         )
 

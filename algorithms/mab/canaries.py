@@ -39,7 +39,8 @@ eps-DP with respect to every canary (Steinke, Nasr, Jagielski, NeurIPS 2023, Thm
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -49,8 +50,16 @@ from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
 from dpaudit.algorithms.mab.outcome import Outcome
 from dpaudit.validation import check_int_at_least, check_positive_int
 
-__all__ = ["CanaryRounds", "OneRunTarget", "RELEASED", "one_run_target", "released_statistic", "released_view",
-           "released_blocks", "place_canaries"]
+__all__ = [
+    "RELEASED",
+    "CanaryRounds",
+    "OneRunTarget",
+    "one_run_target",
+    "place_canaries",
+    "released_blocks",
+    "released_statistic",
+    "released_view",
+]
 
 PLACEMENT_SEED = 20231210  # the dry run that places the canaries (a fixed public choice)
 
@@ -131,7 +140,7 @@ def released_statistic(algorithm: Any) -> str:
     for cls, name in RELEASED.items():
         if isinstance(algorithm, cls):
             return name
-    raise ValueError(f"algorithm must be DPSE, BatchSE or AnytimeLazyUCB, got {type(algorithm).__name__}")
+    raise TypeError(f"algorithm must be DPSE, BatchSE or AnytimeLazyUCB, got {type(algorithm).__name__}")
 
 
 def released_view(algorithm: Any, out: Outcome) -> Outcome:
@@ -208,7 +217,7 @@ def one_run_target(algorithm: Any, horizon: int, num_canaries: int, *, n_arms: i
         raise ValueError("algorithm: BatchSE protocol 'shuffle' cannot host canaries (its server view is one "
                          "count of shuffled bits per batch); use another protocol")
     if not isinstance(algorithm, (DPSE, BatchSE, AnytimeLazyUCB)):
-        raise ValueError(f"algorithm must be DPSE, BatchSE or AnytimeLazyUCB, got {type(algorithm).__name__}")
+        raise TypeError(f"algorithm must be DPSE, BatchSE or AnytimeLazyUCB, got {type(algorithm).__name__}")
 
     dry = algorithm.run(CanaryRounds(k, np.empty(0)), np.random.default_rng(PLACEMENT_SEED), 1, horizon)
     rounds = place_canaries(released_blocks(algorithm, released_view(algorithm, dry), horizon)[0], m)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import dp_accounting
 import numpy as np
@@ -23,7 +23,7 @@ from dpaudit.algorithms.mab.outcome import Outcome, SegmentLog
 from dpaudit.privacy import NON_PRIVATE, Guarantee, Privacy
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
 
-__all__ = ["eliminate", "SuccessiveElimination", "DPSE", "DPSE_NOISES"]
+__all__ = ["DPSE", "DPSE_NOISES", "SuccessiveElimination", "eliminate"]
 
 # release(rng, env, active (R,K) bool, start (R,K) int, length (R,) int, epoch) ->
 #     (private sums (R,K), {name: (R,K) array of released statistics})
@@ -127,7 +127,7 @@ class SuccessiveElimination(Algorithm):
             env, rng, size, horizon,
             length=lambda e, n: np.full(n.shape, 2**e),
             release=release,
-            radius=lambda e, n, l: np.sqrt(np.log(4 * n * e**2 / beta) / (2 * l)),
+            radius=lambda e, n, ell: np.sqrt(np.log(4 * n * e**2 / beta) / (2 * ell)),
         )
 
 
@@ -182,8 +182,8 @@ class DPSE(Algorithm):
 
         def length(e, n):
             d = 2.0**-e
-            l = np.maximum(32 * np.log(8 * n * e**2 / beta) / d**2, 8 * np.log(4 * n * e**2 / beta) / (eps * d))
-            return 1 + np.floor(np.minimum(l, 4 * horizon)).astype(np.int64)
+            ell = np.maximum(32 * np.log(8 * n * e**2 / beta) / d**2, 8 * np.log(4 * n * e**2 / beta) / (eps * d))
+            return 1 + np.floor(np.minimum(ell, 4 * horizon)).astype(np.int64)
 
         def release(rng, env, active, start, lens, e):
             raw = _raw_sums(rng, env, active, start, lens)
@@ -191,7 +191,7 @@ class DPSE(Algorithm):
             noisy = raw + rng.laplace(0.0, 1.0 / eps, shape)
             return noisy, {"noisy_sums": noisy}
 
-        def radius(e, n, l):
-            return np.sqrt(np.log(8 * n * e**2 / beta) / (2 * l)) + np.log(4 * n * e**2 / beta) / (l * eps)
+        def radius(e, n, ell):
+            return np.sqrt(np.log(8 * n * e**2 / beta) / (2 * ell)) + np.log(4 * n * e**2 / beta) / (ell * eps)
 
         return eliminate(env, rng, size, horizon, length=length, release=release, radius=radius)

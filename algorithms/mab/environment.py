@@ -23,7 +23,7 @@ reward vector; Chowdhury & Zhou (ICLR 2023), Sec. 2: one user's reward, i.e. the
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy import stats
@@ -31,18 +31,18 @@ from scipy import stats
 from dpaudit.validation import check_choice, check_finite_array, check_int_at_least, check_positive
 
 __all__ = [
-    "BernoulliArms",
-    "ClippedGaussianArms",
-    "RewardTable",
-    "Environment",
     "HHM_SETTINGS",
-    "cz_means",
-    "authors_instances",
-    "instance_rewards",
-    "make_environment",
-    "check_means",
     "INSTANCES",
     "REWARD_MODELS",
+    "BernoulliArms",
+    "ClippedGaussianArms",
+    "Environment",
+    "RewardTable",
+    "authors_instances",
+    "check_means",
+    "cz_means",
+    "instance_rewards",
+    "make_environment",
 ]
 
 # Hu, Huang, Mehta, §6 / App. I: three mean vectors, K = 5 (settings 1 and 2 from Sajed & Sheffet 2019).
@@ -128,12 +128,13 @@ class BernoulliArms:
         mu = _rows(self.means, size)
         rows = np.arange(size)
         block = max(1, _CHUNK // max(size, 1))
-        cache = {"start": -(1 << 62), "u": None}
+        first, u = -(1 << 62), np.empty((0, size))  # the block of uniforms for rounds first, first + 1, ...
 
         def draw(t: int, arms: np.ndarray) -> np.ndarray:
-            if not cache["start"] <= t < cache["start"] + block:
-                cache["start"], cache["u"] = t, rng.random((block, size))
-            return (cache["u"][t - cache["start"]] < mu[rows, arms]).astype(float)
+            nonlocal first, u
+            if not first <= t < first + block:
+                first, u = t, rng.random((block, size))
+            return (u[t - first] < mu[rows, arms]).astype(float)
 
         return draw
 
@@ -200,12 +201,13 @@ class ClippedGaussianArms:
         mu = _rows(self.means, size)
         rows = np.arange(size)
         block = max(1, _CHUNK // max(size, 1))
-        cache = {"start": -(1 << 62), "z": None}
+        first, z = -(1 << 62), np.empty((0, size))  # the block of normals for rounds first, first + 1, ...
 
         def draw(t: int, arms: np.ndarray) -> np.ndarray:
-            if not cache["start"] <= t < cache["start"] + block:
-                cache["start"], cache["z"] = t, rng.standard_normal((block, size))
-            return np.clip(mu[rows, arms] + self.std * cache["z"][t - cache["start"]], 0.0, 1.0)
+            nonlocal first, z
+            if not first <= t < first + block:
+                first, z = t, rng.standard_normal((block, size))
+            return np.clip(mu[rows, arms] + self.std * z[t - first], 0.0, 1.0)
 
         return draw
 
@@ -259,6 +261,7 @@ class RewardTable:
     """
 
     rewards: np.ndarray
+    _prefix: np.ndarray = dataclasses.field(init=False, repr=False)  # cumulative sums, row 0 zero
 
     def __post_init__(self) -> None:
         arr = check_finite_array(self.rewards, "rewards", ndim=2)
@@ -284,7 +287,7 @@ class RewardTable:
     def means(self) -> np.ndarray:
         return self.rewards.mean(axis=0)
 
-    def neighbour(self, t: int, row) -> "RewardTable":
+    def neighbour(self, t: int, row) -> RewardTable:
         """The table with round t's reward vector replaced by `row` (scalar or length K)."""
         t = check_int_at_least(t, 0, "t")
         if t >= self.horizon:

@@ -48,11 +48,14 @@ class FTNL(Algorithm):
         """Laplace scale b of the RNM noise."""
         return {"paper": 1.0, "fixed": 2.0, "naive": float(n_arms)}[self.noise] / self.epsilon
 
-    def privacy(self, horizon: int, *, n_arms: int) -> Privacy:
+    def privacy(self, horizon: int, *, n_arms: int | None = None) -> Privacy:
         """Pure epsilon at every horizon (each round's reward vector enters one epoch's RNM); the naive
-        variant's noise, hence its event, depends on the number of arms K = `n_arms`."""
+        variant's noise, hence its event, depends on the number of arms K = `n_arms` (required: TypeError
+        without it)."""
         check_positive_int(horizon, "horizon")
-        check_positive_int(n_arms, "n_arms")
+        if n_arms is None:
+            raise TypeError("FTNL.privacy needs n_arms, the number of arms K")
+        n_arms = check_positive_int(n_arms, "n_arms")
         eps = self.epsilon
         claim = Guarantee("pure", eps, source="Hu, Huang, Mehta, Thm 6" if self.noise == "paper" else "RNM with Lap(2/ε) noise (dpaudit's fix of Hu, Huang, Mehta, Alg. 3)")
         b = self.scale(n_arms)

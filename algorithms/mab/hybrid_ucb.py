@@ -37,11 +37,11 @@ import numpy as np
 from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab.base import Algorithm, resolve_horizon
 from dpaudit.algorithms.mab.outcome import Outcome, SegmentLog
-from dpaudit.privacy import Guarantee, Privacy
 from dpaudit.mechanisms.tree import BinaryTree
+from dpaudit.privacy import Guarantee, Privacy
 from dpaudit.validation import check_choice, check_epsilon, check_finite_array, check_positive, check_positive_int
 
-__all__ = ["HybridUCB", "hybrid_arm_releases", "HYBRID_NODE_SCALES", "HYBRID_ENGINES"]
+__all__ = ["HYBRID_ENGINES", "HYBRID_NODE_SCALES", "HybridUCB", "hybrid_arm_releases"]
 
 HYBRID_NODE_SCALES = ("paper", "fixed")
 HYBRID_ENGINES = ("windows", "rounds")

@@ -37,9 +37,9 @@ from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab.base import Algorithm
 from dpaudit.algorithms.mab.outcome import Outcome, SegmentLog
 from dpaudit.privacy import Guarantee, Privacy
-from dpaudit.validation import check_choice, check_epsilon, check_finite_array, check_positive_int
+from dpaudit.validation import check_bool, check_choice, check_epsilon, check_finite_array, check_positive_int
 
-__all__ = ["AnytimeLazyUCB", "lazy_array_releases", "LAZY_ENGINES"]
+__all__ = ["LAZY_ENGINES", "AnytimeLazyUCB", "lazy_array_releases"]
 
 LAZY_ENGINES = ("events", "rounds")
 _MARGIN = 1e-9
@@ -94,8 +94,7 @@ class AnytimeLazyUCB(Algorithm):
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
         check_choice(self.engine, LAZY_ENGINES, "engine")
-        if not isinstance(self.forget, bool):
-            raise ValueError(f"forget must be a bool, got {self.forget!r}")
+        check_bool(self.forget, "forget")
 
     def privacy(self, horizon: int) -> Privacy:
         """Pure epsilon at every horizon: each observation enters one released array sum."""

@@ -10,11 +10,11 @@ the pseudo-regret on a grid of rounds without expanding it.
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["Outcome", "checkpoint_grid", "segment_regret", "gaps"]
+__all__ = ["Outcome", "checkpoint_grid", "gaps", "segment_regret"]
 
 
 def checkpoint_grid(horizon: int, points: int = 200) -> np.ndarray:
@@ -36,7 +36,7 @@ def segment_regret(arms: np.ndarray, lengths: np.ndarray, gap: np.ndarray, check
 
     Row i plays arms[i, s] for lengths[i, s] rounds in order. `gap` is (K,) or (R, K).
     """
-    R, S = arms.shape
+    R, _ = arms.shape
     g = np.broadcast_to(gap, (R, gap.shape[-1]))
     seg_gap = np.take_along_axis(g, arms, axis=1)
     ends = np.cumsum(lengths, axis=1)
@@ -72,7 +72,7 @@ class Outcome:
             raise ValueError("segment lengths must sum to the horizon in every run")
 
     @classmethod
-    def from_actions(cls, actions: np.ndarray, n_arms: int, statistics: Mapping[str, np.ndarray] | None = None) -> "Outcome":
+    def from_actions(cls, actions: np.ndarray, n_arms: int, statistics: Mapping[str, np.ndarray] | None = None) -> Outcome:
         """Run-length encode per-round actions of shape (size, horizon)."""
         a = np.asarray(actions)
         R, T = a.shape
@@ -118,7 +118,7 @@ class SegmentLog:
         self._lengths: list[np.ndarray] = []
         self.size = size
 
-    def add(self, arms: np.ndarray, lengths: np.ndarray) -> None:
+    def add(self, arms: np.ndarray | int, lengths: np.ndarray | int) -> None:
         self._arms.append(np.broadcast_to(np.asarray(arms, dtype=np.int64), (self.size,)))
         self._lengths.append(np.broadcast_to(np.asarray(lengths, dtype=np.int64), (self.size,)))
 

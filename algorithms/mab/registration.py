@@ -3,13 +3,14 @@ Chowdhury & Zhou 2023, Alg. 1, and their baselines) for `dpaudit regret`."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from dpaudit.algorithms.mab.environment import INSTANCES, REWARD_MODELS, CZ_GAPS, instance_rewards, make_environment
 from dpaudit.algorithms.mab.batch_se import PATHS, POLYA_VARIANTS, BatchSE
 from dpaudit.algorithms.mab.elimination import DPSE, DPSE_NOISES, SuccessiveElimination
+from dpaudit.algorithms.mab.environment import CZ_GAPS, INSTANCES, REWARD_MODELS, instance_rewards, make_environment
 from dpaudit.algorithms.mab.ftnl import FTNL, FTNL_NOISES
 from dpaudit.algorithms.mab.hybrid_ucb import HYBRID_NODE_SCALES, HybridUCB
 from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
@@ -21,7 +22,7 @@ from dpaudit.registry import ALGORITHMS, AlgorithmEntry, Param
 from dpaudit.regret import RegretCurves
 from dpaudit.validation import check_int_at_least
 
-__all__ = ["simulate_regret", "declared_privacy", "MAB_ENTRIES"]
+__all__ = ["MAB_ENTRIES", "declared_privacy", "simulate_regret"]
 
 
 def _optional_float(text: str) -> float | None:

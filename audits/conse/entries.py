@@ -12,21 +12,36 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import cast
 
 import numpy as np
 from scipy import stats
 
 from dpaudit.algorithms.conse.algorithm import ConSEParams, epoch_schedule, rct_lengths_release, run_conse
-from dpaudit.algorithms.conse.privacy import (cate_mixture_epsilon, conse_privacy, context_phase1_epsilon, lap_plus_pmf,
-                                               rct_lengths_view_epsilon)
 from dpaudit.algorithms.conse.environment import PatientData, PatientExperiment
+from dpaudit.algorithms.conse.privacy import (
+    cate_mixture_epsilon,
+    conse_privacy,
+    context_phase1_epsilon,
+    lap_plus_pmf,
+    rct_lengths_view_epsilon,
+)
+from dpaudit.audits.build import VIEW_ACCOUNTANT
+from dpaudit.entries import AuditEntry, Claim, LazyClaims, NeighbourPair, PinNote, RegretRun
 from dpaudit.registry import AUDITS
 
-from dpaudit.audits.build import VIEW_ACCOUNTANT
-from dpaudit.audits.catalog import AuditEntry, Claim, LazyClaims, NeighbourPair, PinNote, RegretRun
-
-__all__ = ["ConSEObserve", "RCTLengths", "EpochMeans", "EpochMeansScore", "RCTEndScore", "RCTEndLogRatio",
-           "LengthsBelowScore", "CATELogRatio", "cate_pair_densities", "ENTRIES"]
+__all__ = [
+    "ENTRIES",
+    "CATELogRatio",
+    "ConSEObserve",
+    "EpochMeans",
+    "EpochMeansScore",
+    "LengthsBelowScore",
+    "RCTEndLogRatio",
+    "RCTEndScore",
+    "RCTLengths",
+    "cate_pair_densities",
+]
 
 NO_ESTIMATE = -9.0  # stands for "no estimate released" (T_j = 0); estimates lie in [-1, 1] plus noise
 
@@ -78,7 +93,7 @@ class EpochMeans:
     epochs: int
 
     def __call__(self, data: PatientData, rng: np.random.Generator, size: int) -> np.ndarray:
-        rel = run_conse(self.env, data.repeat(size), self.params, rng, release=True).released
+        rel = cast(dict[str, np.ndarray], run_conse(self.env, data.repeat(size), self.params, rng, release=True).released)
         done = np.repeat(rel["epoch_done"][:, 0, :self.epochs], 2, axis=1)
         return np.where(done, rel["epoch_means"][:, 0, :self.epochs].reshape(size, -1), NO_ESTIMATE)
 
@@ -309,20 +324,27 @@ def _phase1_context(params: ConSEParams, n: int, types: int):
     return corrected
 
 
+def _epsilon(params: ConSEParams) -> float:
+    """The ε of audited parameters (every audited DP-ConSE is private: ε is given)."""
+    if params.epsilon is None:
+        raise ValueError("the audited DP-ConSE parameters need an epsilon")
+    return params.epsilon
+
+
 def _floor_centre(params: ConSEParams, n: int) -> int:
     """⌈floor⌉ of T_min = max{floor, min_j f̂_j^(1-α)}: the smallest RCT-length centre any dataset gives."""
-    floor = math.log(n) / params.epsilon if params.tmin_floor == "log_n_over_eps" else math.log(n)
+    floor = math.log(n) / _epsilon(params) if params.tmin_floor == "log_n_over_eps" else math.log(n)
     return math.ceil(floor)
 
 
 def _cate_t_min(params: ConSEParams, n: int) -> float:
     """T_min with one type (f̂ = ⌊n/2⌋ for every dataset): max{floor, ⌊n/2⌋^(1-α)}."""
-    floor = math.log(n) / params.epsilon if params.tmin_floor == "log_n_over_eps" else math.log(n)
+    floor = math.log(n) / _epsilon(params) if params.tmin_floor == "log_n_over_eps" else math.log(n)
     return max(floor, float(n // 2) ** (1.0 - params.alpha))
 
 
 def _rct_length_claims(params: ConSEParams, n: int, types: int) -> tuple[Claim, ...]:
-    eps, corrected = params.epsilon, _phase1_context(params, n, types)
+    eps, corrected = _epsilon(params), _phase1_context(params, n, types)
     return (
         Claim("paper-proof", delta=1.0 / n, epsilon=eps, expect="violation",
               source="App. A.5.4: all internal releases together are (ε, 1/n)-DP, Thm 3.5 following by "
@@ -339,7 +361,7 @@ def _rct_length_claims(params: ConSEParams, n: int, types: int) -> tuple[Claim, 
 
 
 def _action_claims(params: ConSEParams, n: int, types: int) -> tuple[Claim, ...]:
-    eps, corrected = params.epsilon, _phase1_context(params, n, types)
+    eps, corrected = _epsilon(params), _phase1_context(params, n, types)
     return (
         Claim("paper", delta=1.0 / n, epsilon=eps, expect="violation",
               source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP for the actions after t and the CATE vector"),
@@ -355,11 +377,11 @@ def _action_claims(params: ConSEParams, n: int, types: int) -> tuple[Claim, ...]
 
 def _cate_claims(params: ConSEParams, n: int) -> tuple[Claim, ...]:
     return (
-        Claim("paper", delta=1.0 / n, epsilon=params.epsilon, source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP"),
+        Claim("paper", delta=1.0 / n, epsilon=_epsilon(params), source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP"),
         Claim("corrected", delta=1.0 / n, epsilon=conse_privacy(params, n, 1).implied["reward"].epsilon,
               source="conse_privacy, reward change (one Laplace-noised mean)"),
         Claim("view", delta=1.0 / n, accountant="mixture-bound",
-              epsilon=cate_mixture_epsilon(params.epsilon, _cate_t_min(params, n), n - n // 2, 1.0 / n),
+              epsilon=cate_mixture_epsilon(_epsilon(params), _cate_t_min(params, n), n - n // 2, 1.0 / n),
               source="cate_mixture_delta: the Laplace profile averaged over the RCT length T and the arm count N "
                      "(joint convexity), every outcome change with M = 1 (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 line 34)"),
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import Any, cast
 
 import numpy as np
 
@@ -19,12 +20,11 @@ from dpaudit.algorithms.glm.environment import GLMData, GLMEnvironment
 from dpaudit.algorithms.glm.privacy import private_glm_privacy, shuffle_glm_privacy
 from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, private_glm_constants, run_private_glm
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams, run_shuffle_glm
+from dpaudit.entries import AuditEntry, Claim, NeighbourPair, PinNote, RegretRun
 from dpaudit.mechanisms.tree import tree_depth
 from dpaudit.registry import AUDITS
 
-from dpaudit.audits.catalog import AuditEntry, Claim, NeighbourPair, PinNote, RegretRun
-
-__all__ = ["GLMObserve", "v_tree_mu", "v_tree_node_score", "v_tree_score", "ENTRIES"]
+__all__ = ["ENTRIES", "GLMObserve", "v_tree_mu", "v_tree_node_score", "v_tree_score"]
 
 EPS, DELTA = 4.0, 0.02  # the authors' experiments (Sarmasarkar, §8)
 THETA = np.array([1.0, 0.5])
@@ -50,10 +50,10 @@ class GLMObserve:
         env, one = data
         rep = GLMData(np.repeat(one.seeds, size, 0), np.repeat(one.pinned, size, 0))
         if self.algorithm == "private":
-            res = run_private_glm(env, rep, self.params, rng, release=True)
-            return res.released[self.observable].reshape(size, -1)
-        res = run_shuffle_glm(env, rep, self.params, rng)
-        return res.matrices[:, 0].reshape(size, -1)
+            released = run_private_glm(env, rep, cast(PrivateGLMParams, self.params), rng, release=True).released
+            return cast(dict[str, np.ndarray], released)[self.observable].reshape(size, -1)
+        shuffled = run_shuffle_glm(env, rep, cast(ShuffleGLMParams, self.params), rng)
+        return shuffled.matrices[:, 0].reshape(size, -1)
 
 
 def v_tree_score(out: np.ndarray) -> np.ndarray:
@@ -68,7 +68,7 @@ def v_tree_node_score(out: np.ndarray) -> np.ndarray:
     independent with equal noise, so for the pair x = e1 vs e2 (each node's V_11 - V_22 moves by 2) this sum is
     the Neyman-Pearson statistic of the tree's mean shift (up to the other users' rare exploration leaves)."""
     rounds = out.shape[1] // 4
-    powers = [1 << l for l in range(max(rounds - 1, 1).bit_length()) if 1 << l < rounds]
+    powers = [1 << k for k in range(max(rounds - 1, 1).bit_length()) if 1 << k < rounds]
     return sum(out[:, 4 * t] - out[:, 4 * t + 3] for t in powers)
 
 
@@ -107,6 +107,11 @@ V_TREE_NOTE = PinNote(
              "With θ* = (1, 0.5) (the first round's pair) no round explores, so the V view did not depend on user 1")
 
 
+def _declared_event(privacy: Any, which: str) -> Any:
+    """The DpEvent `which` ("event" or "paper_event") of the declaration `privacy()`, built when accounted."""
+    return getattr(privacy(), which)
+
+
 def glm_entries() -> list[AuditEntry]:
     out = []
     horizon = 8
@@ -125,9 +130,9 @@ def glm_entries() -> list[AuditEntry]:
             observable_description=f"the released V prefix sums at all {horizon} rounds",
             claims=(
                 Claim("paper", delta=DELTA, epsilon=EPS, source="Thm 6.2: (ε, δ)-JDP"),
-                Claim("paper-composition", delta=DELTA, accountant="best", event=lambda p=privacy: p().paper_event,
+                Claim("paper-composition", delta=DELTA, accountant="best", event=functools.partial(_declared_event, privacy, "paper_event"),
                       source="the paper's own split: ε/3 trees (V, H in parallel), ε/3 switching, ε/3 optimisers"),
-                Claim("corrected", delta=DELTA, accountant="best", event=lambda p=privacy: p().event,
+                Claim("corrected", delta=DELTA, accountant="best", event=functools.partial(_declared_event, privacy, "event"),
                       source="V leaf bound 1 (Frobenius √2 for a replaced x), trees and optimisers composed"),
                 Claim("paper-trees", delta=DELTA / 6 + DELTA / 6, epsilon=EPS / 3,  # ζ = δ in the experiments
                       expect="violation" if calibration == "paper" else "consistent",

@@ -17,12 +17,11 @@ from dpaudit.algorithms.linear.environment import ContextTable
 from dpaudit.algorithms.linear.linucb_jdp import LinUCBJDP
 from dpaudit.algorithms.linear.linucb_ldp import LinUCBLDP
 from dpaudit.algorithms.linear.shuffle_linucb import LinUCBSDPAmp, LinUCBSDPVec
+from dpaudit.audits.build import ObserveLinear, gaussian_mu, lazy_claims
+from dpaudit.entries import AuditEntry, NeighbourPair, PinNote, RegretRun
 from dpaudit.registry import AUDITS
 
-from dpaudit.audits.build import ObserveLinear, gaussian_mu, lazy_claims
-from dpaudit.audits.catalog import AuditEntry, NeighbourPair, PinNote, RegretRun
-
-__all__ = ["ENTRIES", "JOINT_SENSITIVITY", "WORST_COSINE", "joint_pair", "joint_llr_score"]
+__all__ = ["ENTRIES", "JOINT_SENSITIVITY", "WORST_COSINE", "joint_llr_score", "joint_pair"]
 
 DIM = 2
 EPS, DELTA = 1.0, 0.1  # Chowdhury & Zhou's (ICML 2022) experiments (§5) use delta = 0.1
@@ -148,7 +147,7 @@ def linear_entries() -> list[AuditEntry]:
     for noise in ("paper", "code"):
         batch = 2
         horizon = 4
-        algo = LinUCBSDPAmp(epsilon=EPS, delta=DELTA, batch=batch, noise=noise)
+        amp = LinUCBSDPAmp(epsilon=EPS, delta=DELTA, batch=batch, noise=noise)
         code = noise == "code"
         out.append(AuditEntry(
             name="linucb-sdp-amp.batch-sum" + (".code-noise" if code else ""), algorithm="linucb-sdp-amp",
@@ -156,12 +155,12 @@ def linear_entries() -> list[AuditEntry]:
             description="LinUCB-SDP-Amp (Chowdhury & Zhou 2022, Alg. 1 with P_Amp): the analyzer's batch sum of the users' "
                         "Gaussian messages, a post-processing of the shuffled view"
                         + (", with the authors' simulation σ (missing √log(2/δ) and 4√2)." if code else "."),
-            target=functools.partial(ObserveLinear, algo, "released", _batch1_columns(horizon, batch)),
+            target=functools.partial(ObserveLinear, amp, "released", _batch1_columns(horizon, batch)),
             pairs=_pairs(horizon, "vector") + (() if code else (joint_pair(horizon),)), observable="white-box",
             observable_description=f"batch 1's released sums u and V over its B={batch} users",
-            claims=lazy_claims(functools.partial(algo.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
+            claims=lazy_claims(functools.partial(amp.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
             samples=1_000_000, quick=False,
-            mu_upper=functools.partial(_ratio, JOINT_SENSITIVITY, algo.sigma(horizon) * math.sqrt(batch)),
+            mu_upper=functools.partial(_ratio, JOINT_SENSITIVITY, amp.sigma(horizon) * math.sqrt(batch)),
             audit_options={} if code else {"score": joint_llr_score},
             pin_note=_CODE_NOTE if code else PinNote(
                 "audit", "the batch sum's μ is 0.11 (noise σ√B on B = 2 users' messages) and the worst-case pair "
@@ -171,7 +170,7 @@ def linear_entries() -> list[AuditEntry]:
             source="Chowdhury & Zhou (ICML 2022), Algorithm 1 with P_Amp" + ("; the authors' simulation noise constant" if code else "")))
     for noise in ("paper", "code"):
         batch, horizon = 2, 8
-        algo = LinUCBSDPAmp(epsilon=EPS, delta=DELTA, batch=batch, users="returning", noise=noise)
+        amp = LinUCBSDPAmp(epsilon=EPS, delta=DELTA, batch=batch, users="returning", noise=noise)
         code = noise == "code"
         batches = horizon // batch
         out.append(AuditEntry(
@@ -180,15 +179,15 @@ def linear_entries() -> list[AuditEntry]:
             description="LinUCB-SDP-Amp with returning users (Chowdhury & Zhou 2022, §4): one user in every batch; the claim "
                         "composes the M batches (advanced composition)"
                         + (", but the authors' simulation σ is used." if code else "."),
-            target=functools.partial(ObserveLinear, algo, "released",
+            target=functools.partial(ObserveLinear, amp, "released",
                                      tuple(batches * DIM * DIM + i for i in range(batches * DIM))),
             pairs=(NeighbourPair("context-only", _returning_table(horizon, batch, 1.0),
                                  _returning_table(horizon, batch, -1.0),
                                  f"d={DIM}, T={horizon}, B={batch}: the returning user (first of every batch) has "
                                  "φ = e1 vs -e1 in all her rounds, reward 1"),),
             observable="white-box", observable_description=f"every batch's released vector sum u (M={batches})",
-            claims=lazy_claims(functools.partial(algo.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
-            mu_upper=functools.partial(_ratio, 2.0 * math.sqrt(batches), algo.sigma(horizon) * math.sqrt(batch)),
+            claims=lazy_claims(functools.partial(amp.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
+            mu_upper=functools.partial(_ratio, 2.0 * math.sqrt(batches), amp.sigma(horizon) * math.sqrt(batch)),
             pin_note=None if code else PinNote(
                 "audit", f"the returning user's {batches} batch sums have μ = 2√M/(σ√B) ≈ 0.017 in all: below the "
                          "auditor's μ resolution at 2·10⁵ runs per side (≈ 0.02); a pin within 10% needs ≈ 10⁸ runs"),

@@ -14,11 +14,9 @@ import functools
 
 from dpaudit.algorithms.linear.canaries import one_run_target
 from dpaudit.algorithms.linear.shuffle_linucb import LinUCBSDPAmp
-from dpaudit.registry import AUDITS
-
 from dpaudit.audits.build import lazy_claims
-from dpaudit.audits.catalog import Claim, NeighbourPair, PinNote
-from dpaudit.audits.one_run import OneRunEntry
+from dpaudit.entries import Claim, NeighbourPair, OneRunEntry, PinNote
+from dpaudit.registry import AUDITS
 
 __all__ = ["ENTRIES"]
 

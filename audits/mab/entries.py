@@ -5,27 +5,35 @@ Inputs are fixed reward tables (`RewardTable`): rewards[t, a] is round t's rewar
 same in every run, so the two inputs differ in exactly one round (Hu, Huang, Mehta's (arXiv:2102.07929) relation, §2.2: one round's
 reward vector; Chowdhury & Zhou's (ICLR 2023), Sec. 2: one user's reward). Epoch geometry (how many pulls epoch 1 gives each
 arm) is read from the algorithm's own output, not recomputed here.
+
+This module holds the entries' data (instances, pairs, claims, notes); the exact ε of the Laplace views is
+derived in `laplace_views` (and of the SecAgg and shuffle views in `exact_views`), and the targets built from
+an algorithm's parts are in `targets`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import math
 
 import numpy as np
 
-from dpaudit.algorithms.mab.environment import RewardTable
+from dpaudit._moved import forward
 from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.algorithms.mab.elimination import DPSE
+from dpaudit.algorithms.mab.environment import RewardTable
 from dpaudit.algorithms.mab.ftnl import FTNL
-from dpaudit.algorithms.mab.hybrid_ucb import HybridUCB, _node_scale, hybrid_arm_releases
+from dpaudit.algorithms.mab.hybrid_ucb import HybridUCB, hybrid_arm_releases
 from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB, lazy_array_releases
-from dpaudit.mechanisms.secagg import BUGS, LocalSecAgg, PolyaSecAgg
-from dpaudit.registry import AUDITS
-
-from dpaudit.audits.build import APPROX_DELTA, VIEW_ACCOUNTANT, Observe, Releases, claims_from_privacy, flip_point, lazy_claims
-from dpaudit.audits.catalog import AuditEntry, Claim, LazyClaims, NeighbourPair, PinNote, RegretRun
+from dpaudit.audits.build import (
+    APPROX_DELTA,
+    VIEW_ACCOUNTANT,
+    Observe,
+    Releases,
+    claims_from_privacy,
+    flip_point,
+    lazy_claims,
+)
+from dpaudit.audits.mab import laplace_views, targets
 from dpaudit.audits.mab.exact_views import (
     LogRatioScore,
     release_llr_table,
@@ -36,9 +44,15 @@ from dpaudit.audits.mab.exact_views import (
     shuffle_decoded_epsilon,
     shuffle_decoded_llr_table,
 )
+from dpaudit.entries import AuditEntry, Claim, LazyClaims, NeighbourPair, PinNote, RegretRun
+from dpaudit.mechanisms.secagg import BUGS, LocalSecAgg, PolyaSecAgg
+from dpaudit.registry import AUDITS
 
-__all__ = ["ENTRIES", "BatchRelease", "decisions_flip", "paper_batch", "hybrid_view_epsilon", "laplace_sum_tail_rate",
-           "no_forgetting_llr_score", "laplace_difference_sf", "rnm_decision_epsilon", "ftnl_view_epsilon"]
+__all__ = ["ENTRIES", "decisions_flip", "paper_batch"]
+
+# the view mathematics moved to `laplace_views`, the targets built from an algorithm's parts to `targets`
+_, __getattr__ = forward(__name__, {**dict.fromkeys(laplace_views.__all__, laplace_views.__name__),
+                                    **dict.fromkeys(targets.__all__, targets.__name__)})
 
 DPSE_EPS = 1.0
 DPSE_BETA = 0.5  # large beta keeps epoch 1 short (444 pulls per arm at eps = 1); the claim holds for any beta
@@ -189,7 +203,7 @@ def hhm_entries() -> list[AuditEntry]:
             claims=(Claim("paper", epsilon=eps, expect="violation", source="Hu, Huang, Mehta, Thm 2"),
                     Claim("corrected", epsilon=3 * eps,
                           source="three Lap(1/ε) releases of sensitivity 1 contain the changed observation")),
-            samples=200_000, quick=False, audit_options={"score": no_forgetting_llr_score}, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 1: Lap(1/ε) on each array sum, forgotten once released"),
+            samples=200_000, quick=False, audit_options={"score": laplace_views.no_forgetting_llr_score}, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 1: Lap(1/ε) on each array sum, forgotten once released"),
         AuditEntry(
             name="anytime-lazy-ucb.decisions", algorithm="anytime-lazy-ucb",
             description="Anytime-Lazy-UCB decisions: arm 1's init noise alone decides whether it is re-pulled early.",
@@ -208,7 +222,7 @@ def hhm_entries() -> list[AuditEntry]:
             observable="white-box", observable_description="released totals R_1..R_4 after each pull",
             claims=lazy_claims(functools.partial(hybrid.privacy, 1 << 10), paper_expect="violation", paper_label="paper-proof",
                                extra=(_hybrid_view_claim(eps, "paper"),)),
-            samples=800_000, quick=True, quick_samples=400_000, audit_options={"score": hybrid_conjunction_score},
+            samples=800_000, quick=True, quick_samples=400_000, audit_options={"score": laplace_views.hybrid_conjunction_score},
             regret=RegretRun("hybrid-ucb", horizon=5_000, runs=10, params=regret), source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 4 (Hybrid-UCB), Theorem 5 / App. E.3.1"),
         AuditEntry(
             name="hybrid-ucb.fixed", algorithm="hybrid-ucb",
@@ -219,7 +233,7 @@ def hhm_entries() -> list[AuditEntry]:
             observable="white-box", observable_description="released totals R_1..R_4 after each pull",
             claims=lazy_claims(functools.partial(hybrid_fixed.privacy, 1 << 10), extra=(_hybrid_view_claim(eps, "fixed"),)),
             samples=800_000, quick=False,
-            audit_options={"score": hybrid_conjunction_score}, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 4 (Hybrid-UCB), Theorem 5 / App. E.3.1"),
+            audit_options={"score": laplace_views.hybrid_conjunction_score}, source="Hu, Huang, Mehta (arXiv:2102.07929), Algorithm 4 (Hybrid-UCB), Theorem 5 / App. E.3.1"),
         AuditEntry(
             name="ftnl.rnm", algorithm="ftnl",
             description="FTNL (Hu, Huang, Mehta, Alg. 2-3): Report Noisy Max with Lap(1/ε) on per-action epoch sums. Under "
@@ -258,44 +272,6 @@ def hhm_entries() -> list[AuditEntry]:
     ]
 
 
-def laplace_sum_tail_rate(*scales: float) -> float:
-    """Pure ε of a shift by 1 of Z = sum of independent Laplace(b_i): sup_z log f(z)/f(z+1) = 1/max b_i.
-
-    f is log-concave (a convolution of log-concave densities), so log f(z) - log f(z+1) is
-    nondecreasing in z and its supremum is the limit z -> inf, the tail rate of the widest Laplace
-    (f(z) ~ C z^k e^{-z/b_max}); by symmetry the same holds for z -> -inf.
-    """
-    return 1.0 / max(scales)
-
-
-def hybrid_view_epsilon(epsilon: float, node_scale: str) -> float:
-    """Exact pure ε of the audited Hybrid-UCB view R_1..R_4 (an arm's released totals after its pulls
-    1-4, any longer stream) over every change of one observation in [0, 1].
-
-    By a bijective linear map the view is (R_1, R_2 - R_1, R_3 - R_1, R_4 - R_1) = (x_1 + A_0,
-    x_2 + n_leaf, x_2 + x_3 + n_root, x_2 + x_3 + x_4 + A_1 + n'_leaf) (1-based observations), four
-    independent noises: A_0, A_1 ~ Lap(2/ε) (arrays 0, 1), n_leaf, n_root ~ Lap(s_1) (tree 1), n'_leaf ~
-    Lap(s_2) (tree 2) (Hu, Huang, Mehta (arXiv:2102.07929), Alg. 4; s_r = `_node_scale`). Pure ε adds over
-    independent components, each a shift by at most 1:
-    x_1: ε/2; x_2: 2/s_1 + r; x_3: 1/s_1 + r; x_4: r; with r = `laplace_sum_tail_rate`(2/ε, s_2).
-    The view's ε is the largest, max(ε/2, 2/s_1 + r): 2ε/3 for node_scale "fixed", 5ε/4 for "paper"
-    (attained in the limit of all three noises of x_2 deep in their tails).
-    The theorem's ε (and 1.5ε corrected for "paper") bounds the whole run, whose array noise A_1 is
-    never released alone; this is the least upper bound for what the audit sees.
-    """
-    s1, s2 = _node_scale(epsilon, 1, node_scale), _node_scale(epsilon, 2, node_scale)
-    rate = laplace_sum_tail_rate(2.0 / epsilon, s2)
-    return max(epsilon / 2.0, 2.0 / s1 + rate)
-
-
-def no_forgetting_llr_score(out: np.ndarray) -> np.ndarray:
-    """The log-likelihood ratio (times 1/ε, up to an affine map) of the no-forgetting pair: releases 1-3
-    contain the 2nd observation (0 vs 1) under independent Lap(1/ε), so log f_1/f_0 = ε Σ_r
-    clip(2 y_r - 1, -1, 1), i.e. Σ_r clip(y_r, 0, 1) up to scale and shift. Its top value 3 is the event
-    {all three releases >= 1}, of probability 1/8 vs e^{-3}/8: the full loss 3ε (Neyman–Pearson)."""
-    return np.clip(np.asarray(out, dtype=float)[:, 1:4], 0.0, 1.0).sum(axis=1)
-
-
 FTNL_NOTE = PinNote(
     "audit", "Report Noisy Max over two Lap(2/ε) sums that move in opposite directions: the decision's loss at "
              "sum difference x is ε + log((2 + ε(x - 2)/2)/(2 + εx/2)), reaching the accountant's ε only as x -> inf; "
@@ -306,83 +282,15 @@ FTNL_TAIL_SAMPLES = 1_000_000
 """Runs per input of ftnl.fixed and ftnl.naive (about 1 s each): the decision's exact loss 0.818 sits in the
 noise tail, where the auditor's bound grows with the sample size (≈ 0.74 at 2·10^5, ≈ 0.78 at 10^6)."""
 
-_ROUND_UP = 1e-12
-"""Added to closed-form ε values computed in floating point (a few operations, relative error < 1e-15), so
-that the claim is never below the exact value."""
-
-
-def laplace_difference_sf(y: float, scale: float) -> float:
-    """P(L_1 - L_0 > y) for independent L_0, L_1 ~ Lap(b), b = `scale`.
-
-    The difference has density (1 + |y|/b) e^{-|y|/b} / (4b) (the convolution of two Laplace densities), so
-    for y >= 0: P(D > y) = e^{-y/b} (2 + y/b) / 4; for y < 0 it is 1 - P(D > -y) (D is symmetric).
-    """
-    u = abs(float(y)) / float(scale)
-    tail = math.exp(-u) * (2.0 + u) / 4.0
-    return tail if y >= 0 else 1.0 - tail
-
-
-def rnm_decision_epsilon(scale: float, length: int) -> float:
-    """Exact pure ε of one Report Noisy Max decision J = argmax_j (G_j + Lap(b)) over K = 2 sums G_j of
-    `length` rewards in [0, 1], when one round's reward vector changes (Hu, Huang, Mehta (arXiv:2102.07929),
-    §2.2: both sums may move by 1, in opposite directions).
-
-    J = 0 iff D = L_1 - L_0 < x = G_0 - G_1, with x in [-n, n] (n = `length`) and a change moving x by at most
-    δ = min(2, 2n). P(J = 0 | x) = S(-x) with S = `laplace_difference_sf`; S is log-concave (D has a log-concave
-    density), so log S(u - δ') - log S(u) is nondecreasing in u and in δ', and the largest loss over the pairs
-    (x, x - δ') in the domain is at u = -x' = n, δ' = δ (J = 1 is the mirror image):
-        ε = log S(n - δ) - log S(n)  =  2/b + log((2 + (n - 2)/b) / (2 + n/b))  for n >= 2,
-    below the composed 2/b at every n and reaching it only as n -> inf. Rounded up by `_ROUND_UP`.
-    """
-    n = int(length)
-    if n < 1:
-        raise ValueError(f"length must be a positive number of rounds, got {length!r}")
-    b = float(scale)
-    if not (b > 0 and math.isfinite(b)):
-        raise ValueError(f"scale must be positive and finite, got {scale!r}")
-    shift = min(2.0, 2.0 * n)
-    if n >= shift:  # both points in the tail y >= 0: closed form in logs, no cancellation
-        value = shift / b + math.log((2.0 + (n - shift) / b) / (2.0 + n / b))
-    else:
-        value = math.log(laplace_difference_sf(n - shift, b)) - math.log(laplace_difference_sf(n, b))
-    return value + _ROUND_UP
-
-
-def ftnl_view_epsilon(algorithm: FTNL, round_index: int) -> float:
-    """Exact pure ε of FTNL's action in round `round_index` (0-based) for K = 2 arms, over every change of one
-    round's reward vector in [0, 1]^2 (any horizon beyond the round).
-
-    Epoch s covers rounds 2^s - 1 .. 2^{s+1} - 2 (0-based) and its RNM sets the action of the next epoch
-    (Hu, Huang, Mehta (arXiv:2102.07929), Algs. 2-3), so the action in round r is the RNM of the last epoch
-    that ends before r, over sums of 2^s rounds, with fresh noise: `rnm_decision_epsilon`. A change in any
-    other round leaves the action's law unchanged. 0 before the first RNM (round 0 plays action 0).
-    """
-    r = int(round_index)
-    if r < 0:
-        raise ValueError(f"round_index must be >= 0, got {round_index!r}")
-    s = (r + 1).bit_length() - 2  # the largest s with 2^{s+1} - 1 <= r: epoch s has ended by round r
-    if s < 0:
-        return 0.0
-    return rnm_decision_epsilon(algorithm.scale(2), 1 << s)
-
-
 def _ftnl_view_claim(algorithm: FTNL, round_index: int) -> Claim:
-    return Claim("view", accountant=VIEW_ACCOUNTANT, epsilon=ftnl_view_epsilon(algorithm, round_index),
+    return Claim("view", accountant=VIEW_ACCOUNTANT, epsilon=laplace_views.ftnl_view_epsilon(algorithm, round_index),
                  source="exact ε of the action in round "
                         f"{round_index + 1} (Report Noisy Max over two Lap({algorithm.scale(2):g}) epoch sums; "
                         "Hu, Huang, Mehta (arXiv:2102.07929), Algs. 2-3)")
 
 
-def hybrid_conjunction_score(out: np.ndarray) -> np.ndarray:
-    """min(R_2 - R_1, R_3 - R_1, R_4 - R_1 - 5): {score > 1} is the event
-    {R_2 - R_1 > 1, R_3 - R_1 > 1, R_4 - R_1 > 6}, where all three noises covering the 2nd
-    observation (leaf, root, array 1) are in their tails at once."""
-    d = out[:, 1:4] - out[:, :1]
-    return np.minimum(np.minimum(d[:, 0], d[:, 1]), d[:, 2] - 5.0)
-
-
 def _hybrid_view_claim(eps: float, node_scale: str) -> Claim:
-    return Claim("view", accountant=VIEW_ACCOUNTANT, epsilon=hybrid_view_epsilon(eps, node_scale),
+    return Claim("view", accountant=VIEW_ACCOUNTANT, epsilon=laplace_views.hybrid_view_epsilon(eps, node_scale),
                  source="exact ε of the released totals R_1..R_4 (four independent Laplace components; "
                         "Hu, Huang, Mehta (arXiv:2102.07929), Alg. 4)")
 
@@ -517,44 +425,6 @@ def _secagg_pair(n: int = SECAGG_N, reward: float = 1.0) -> NeighbourPair:
     return NeighbourPair("one-user", x0, x1, f"one release of n={n} users: rewards all 0 vs user 1's reward {reward:g}")
 
 
-@dataclasses.dataclass(frozen=True)
-class ServerView:
-    """target(data, rng, size): the SecAgg output ŷ (server's view) of `protocol` on the users' rewards `data`,
-    run user by user (`protocol.run`) so per-user bugs act as they would."""
-
-    protocol: PolyaSecAgg
-
-    def __call__(self, data, rng: np.random.Generator, size: int) -> np.ndarray:
-        return self.protocol.run(rng, np.broadcast_to(np.asarray(data, dtype=float), (size, np.size(data)))).aggregate
-
-
-@dataclasses.dataclass(frozen=True)
-class UserMessage:
-    """target(data, rng, size): user 1's message y_1 = (x̂_1 + η_1) mod m in `protocol` (the local model's view)."""
-
-    protocol: LocalSecAgg
-
-    def __call__(self, data, rng: np.random.Generator, size: int) -> np.ndarray:
-        x = np.broadcast_to(np.asarray(data, dtype=float), (size, np.size(data)))
-        return self.protocol.run(rng, x).messages[:, 0]
-
-
-@dataclasses.dataclass(frozen=True)
-class ShuffleDecoded:
-    """target(data, rng, size): the analyzer's decoded sum ŷ = decode(C) (mod m) of one Shuffle-SE release of
-    `users` users, read from the server's count C at flattened `column` of the aggregates (-1: not released)."""
-
-    algorithm: BatchSE
-    horizon: int
-    column: int
-    users: int
-
-    def __call__(self, data, rng: np.random.Generator, size: int) -> np.ndarray:
-        ones = Observe(self.algorithm, self.horizon, "aggregates", (self.column,), -1.0)(data, rng, size)
-        decoded = self.algorithm.secagg(self.users, self.horizon).decode(np.maximum(ones, 0).astype(np.int64), self.users)
-        return np.where(ones < 0, -1, decoded)
-
-
 PAPER_T, PAPER_K, PAPER_BASE, PAPER_P = 10**6, 10, 4, 0.1
 """Chowdhury & Zhou's (ICLR 2023, Sec. 7 and App. J) synthetic experiments as their public code runs them: T = 10^6 users
 (easy instance), K = 10 arms, batches of 4^b users, confidence level p = 0.1 (in β(b) and τ)."""
@@ -567,25 +437,6 @@ def paper_batch() -> int:
         b += 1
         used += PAPER_K * PAPER_BASE**b
     return b
-
-
-@dataclasses.dataclass(frozen=True)
-class BatchRelease:
-    """target(x, rng, size): the server's view y = (x̂_1 + Σ_i η_i) mod m of one release of `users` users of
-    `algorithm` at `horizon` (its own SecAgg parameters g, τ, m and noise law), user 1's reward x[0] encoded by
-    randomized rounding (Chowdhury & Zhou (ICLR 2023), Alg. 1 line 20) and every other user's reward 0 (their
-    encodings are public constants of the pair, so they do not change the loss)."""
-
-    algorithm: BatchSE
-    users: int
-    horizon: int
-
-    def __call__(self, data, rng: np.random.Generator, size: int) -> np.ndarray:
-        proto = self.algorithm.secagg(self.users, self.horizon)
-        xg = float(np.asarray(data, dtype=float).reshape(-1)[0]) * proto.params.g
-        low = np.floor(xg)
-        enc = (low + (rng.random(size) < xg - low)).astype(np.int64)
-        return np.mod(enc + self.algorithm.noise_total(rng, size, self.users, self.horizon), proto.params.m)
 
 
 def paper_scale_entries() -> list[AuditEntry]:
@@ -603,7 +454,7 @@ def paper_scale_entries() -> list[AuditEntry]:
         name="dist-dp-se.paper-release", algorithm="dist-dp-se",
         description=f"Dist-DP-SE (Chowdhury & Zhou 2023, Thm 1) at the experiments' parameters: the server's view of "
                     f"batch {b}'s release (n = {n}, ε = 1, p = 0.1, T = 10^6).",
-        target=functools.partial(BatchRelease, algo, n, PAPER_T), pairs=(pair,), observable="white-box",
+        target=functools.partial(targets.BatchRelease, algo, n, PAPER_T), pairs=(pair,), observable="white-box",
         observable_description=f"the SecAgg output ŷ (mod m) of one release of {n} users",
         claims=lazy_claims(functools.partial(algo.privacy, PAPER_T)), samples=400_000, quick=False,
         source="Chowdhury & Zhou (ICLR 2023), Algorithm 1, Theorem 1; Sec. 7 / App. J parameters (public code: base 4, p = 0.1)")]
@@ -655,7 +506,7 @@ def cz_entries() -> list[AuditEntry]:
             source="Chowdhury & Zhou (ICLR 2023), Algorithm 1: eliminations post-process the released sums"))
     inverted = BatchSE("dist-dp", eps, base=4, path="users", polya="inverted")
     out.append(AuditEntry(
-        name="dist-dp-se.inverted-polya", algorithm="dist-dp-se", variant="inverted Pólya parameter (public code, B1)",
+        name="dist-dp-se.inverted-polya", algorithm="dist-dp-se", variant="Pólya(1/n, 1-θ) shares instead of Pólya(1/n, θ) (the authors' public code)",
         description="Dist-DP-SE as in Chowdhury & Zhou's (ICLR 2023) public code: per-user Pólya(1/n, 1-θ) shares instead of Pólya(1/n, θ).",
         target=functools.partial(Observe, inverted, horizon, "aggregates", (2,), -1.0), pairs=(batch_pair,),
         observable="white-box",
@@ -685,7 +536,7 @@ def cz_entries() -> list[AuditEntry]:
         name="shuffle-se.analyzer", algorithm="shuffle-se",
         description="Shuffle-SE: the analyzer's decoded modular sum ŷ = round((C - k d f)/(1 - 2f)) mod m of the "
                     "same release, what Thm 3's proof simulates (Pólya total noise at ε' = ε/2).",
-        target=functools.partial(ShuffleDecoded, shuffled, horizon, 2, 16), pairs=(batch_pair,),
+        target=functools.partial(targets.ShuffleDecoded, shuffled, horizon, 2, 16), pairs=(batch_pair,),
         observable="white-box", observable_description="arm 1's batch-2 decoded sum ŷ in Z_m (-1 if not released)",
         claims=LazyClaims(lambda: (Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 3 (P_Shuffle)"),
                                    _shuffle_view_claim("decoded", shuffle_proto)), expect="consistent"),
@@ -697,7 +548,7 @@ def cz_entries() -> list[AuditEntry]:
     out.append(AuditEntry(
         name="ldp-se.message", algorithm="ldp-se",
         description=f"LDP-SE's local randomizer (Chowdhury & Zhou 2023, App. H.2, Thm 6): each user adds DLap(g/ε), n={SECAGG_N}.",
-        target=functools.partial(UserMessage, local), pairs=(_secagg_pair(),), observable="white-box",
+        target=functools.partial(targets.UserMessage, local), pairs=(_secagg_pair(),), observable="white-box",
         observable_description="user 1's message y_1 in Z_m (what an untrusted server sees in the local model)",
         claims=(Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 6: ε-LDP"),
                 Claim("accounted", event=local.event, accountant="best", source="LocalSecAgg.event()")),
@@ -706,7 +557,7 @@ def cz_entries() -> list[AuditEntry]:
     out.append(AuditEntry(
         name="dist-dp-se.secagg", algorithm="dist-dp-se",
         description=f"Pólya shares + secure aggregation (Chowdhury & Zhou 2023, Thm 1), user by user, n={SECAGG_N}.",
-        target=functools.partial(ServerView, correct), pairs=(_secagg_pair(),), observable="white-box",
+        target=functools.partial(targets.ServerView, correct), pairs=(_secagg_pair(),), observable="white-box",
         observable_description="the SecAgg output ŷ of one release",
         claims=(Claim("paper", epsilon=eps, source="Chowdhury & Zhou 2023, Thm 1"),
                 Claim("accounted", event=correct.event, accountant="best", source="PolyaSecAgg.event()")),
@@ -717,7 +568,7 @@ def cz_entries() -> list[AuditEntry]:
             name=f"dist-dp-se.secagg-{bug.replace('_', '-')}", algorithm="dist-dp-se",
             variant=bug.replace("_", " "),
             description=f"Pólya secure aggregation with a bug: {BUGS[bug]}",
-            target=functools.partial(ServerView, proto), pairs=(_secagg_pair(n, reward),), observable="white-box",
+            target=functools.partial(targets.ServerView, proto), pairs=(_secagg_pair(n, reward),), observable="white-box",
             observable_description="the SecAgg output ŷ of one release",
             claims=(Claim("paper", epsilon=eps, expect="violation", source="Chowdhury & Zhou 2023, Thm 1"),),
             samples=400_000, quick=bug == "shared_user_noise", quick_samples=20_000, source="bugs of the public code of Chowdhury & Zhou (ICLR 2023, Sec. 7 fn. 5) (mechanisms.secagg.BUGS)"))

@@ -14,8 +14,10 @@ neighbouring inputs is the maximum over shifts 1..g.
 Shuffle-SE (Thm 3, mechanisms.ShuffleSum) releases the count C of ones among the shuffled unary
 randomized-response bits: C = Bin(S, 1 - f) + Bin(k d - S, f) with S = Σ_i y_i over the integers and
 y_i = (x̂_i + η_i) mod m per user. S's pmf is the convolution of the users' wrapped-share pmfs; C is a
-post-processing of S (flips independent of the input given S), so the pure ε of S bounds the count's.
-The analyzer's decoded sum ŷ = round((C - k d f)/(1 - 2f)) mod m = (S + F) mod m (F = net flips, its law
+post-processing of S (flips independent of the input given S), so the pure ε of S bounds the count's. That
+mathematics is the budget's too and lives in `dpaudit.algorithms.mab.shuffle_view` (re-exported here:
+`polya_difference_pmf`, `fold`, `shuffle_sum_pmf`, and `shuffle_count_epsilon`, its enumeration over every
+input); this module adds the analyzer's view and the audit scores. The analyzer's decoded sum ŷ = round((C - k d f)/(1 - 2f)) mod m = (S + F) mod m (F = net flips, its law
 depends on S) is computed with the flips' pmf truncated at `_FLIPS` per direction (the rest is slack).
 Here the other users' encodings x̂_i in 0..g matter (each wraps on its own), so the maximum runs over
 every multiset of them and every pair of the changed user's encodings.
@@ -26,19 +28,41 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy import special, stats
 
-from dpaudit.audit.describe import describe_target
 from dpaudit.accounting.pmf import pmf_delta, pmf_epsilon, pmf_gaussian_mu, pmf_is_gaussian_dp, pmf_pure_epsilon
 from dpaudit.algorithms.mab.batch_se import BatchSE
+from dpaudit.algorithms.mab.shuffle_view import (
+    fold,
+    polya_difference_pmf,
+    shuffle_sum_enumerated_epsilon,
+    shuffle_sum_pmf,
+    worst_over_inputs,
+)
+from dpaudit.audit.describe import describe_target
 
-__all__ = ["discrete_gaussian_pmf", "skellam_pmf", "discrete_laplace_pmf", "polya_difference_pmf", "fold", "ViewLaw",
-           "release_law", "release_view_epsilon", "release_view_mu", "shuffle_sum_pmf", "shuffle_count_epsilon",
-           "shuffle_decoded_pmf", "shuffle_decoded_epsilon", "LogRatioScore", "release_llr_table",
-           "shuffle_count_llr_table", "shuffle_decoded_llr_table"]
+__all__ = [
+    "LogRatioScore",
+    "ViewLaw",
+    "discrete_gaussian_pmf",
+    "discrete_laplace_pmf",
+    "fold",
+    "polya_difference_pmf",
+    "release_law",
+    "release_llr_table",
+    "release_view_epsilon",
+    "release_view_mu",
+    "shuffle_count_epsilon",
+    "shuffle_count_llr_table",
+    "shuffle_decoded_epsilon",
+    "shuffle_decoded_llr_table",
+    "shuffle_decoded_pmf",
+    "shuffle_sum_pmf",
+    "skellam_pmf",
+]
 
 _TINY = 1e-300  # a positive missing mass that underflows is carried as this (rounded up)
 _FLIPS = 8  # flips per direction kept in the shuffle count's kernel: P(more) <= (k d f)^9/9! < 10^-24 here
@@ -78,21 +102,6 @@ def discrete_laplace_pmf(scale: float, width: int) -> tuple[np.ndarray, float]:
     return pmf, _window_slack(math.log(2) + (width + 1) * math.log(q) - math.log1p(q))
 
 
-def polya_difference_pmf(r: float, theta: float, width: int) -> tuple[np.ndarray, float]:
-    """pmf of Pólya(r, θ) - Pólya(r, θ) (Pólya(r, θ) = negative binomial NB(r, 1 - θ), scipy's pmf) on
-    -width..width, and the mass missed: 2 P(Pólya > width)."""
-    a = stats.nbinom.pmf(np.arange(width + 1), r, 1 - theta) * (1 - 1e-13)
-    tail = float(stats.nbinom.sf(width, r, 1 - theta))
-    return np.convolve(a, a[::-1]), 2 * max(tail, _TINY)
-
-
-def fold(pmf: np.ndarray, low: int, m: int) -> np.ndarray:
-    """The pmf of X mod m for X with `pmf` on low, low + 1, ..."""
-    out = np.zeros(m)
-    np.add.at(out, np.mod(np.arange(pmf.size) + low, m), pmf)
-    return out
-
-
 @dataclasses.dataclass(frozen=True)
 class ViewLaw:
     """The pmf of (N mod m) on Z_m for one release's total noise N (the view at x̂ = 0), and its slack."""
@@ -114,19 +123,19 @@ def release_law(algorithm: BatchSE, n: int, horizon: int) -> ViewLaw:
     proto = algorithm.secagg(n, horizon)
     g, m = proto.params.g, proto.params.m
     if algorithm.protocol == "dist-cdp":
-        share, slack = discrete_gaussian_pmf(proto.sigma, int(math.ceil(40 * proto.sigma)) + 40)
+        share, slack = discrete_gaussian_pmf(proto.sigma, math.ceil(40 * proto.sigma) + 40)
         total, width = np.array([1.0]), share.size // 2
         for _ in range(n):
             total = np.convolve(total, share)
         return ViewLaw(fold(total, -n * width, m), n * slack, g, m)
     if algorithm.protocol == "dist-rdp":
         var = n * proto.user_variance
-        width = int(math.ceil(40 * math.sqrt(var))) + 40
+        width = math.ceil(40 * math.sqrt(var)) + 40
         pmf, slack = skellam_pmf(var, width)
         return ViewLaw(fold(pmf, -width, m), slack, g, m)
     if algorithm.protocol == "local":
         scale = float(proto.scale)
-        share, slack = discrete_laplace_pmf(scale, int(math.ceil(200 * scale)) + 40)
+        share, slack = discrete_laplace_pmf(scale, math.ceil(200 * scale) + 40)
         total, width = np.array([1.0]), share.size // 2
         for _ in range(n):
             total = np.convolve(total, share)
@@ -163,61 +172,9 @@ def release_view_mu(algorithm: BatchSE, n: int, horizon: int) -> float:
 
 # ---------------------------------------------------------------------------- Shuffle-SE
 
-@functools.lru_cache(maxsize=8)
-def _share_law(proto) -> tuple[np.ndarray, float]:
-    """pmf of η_i = Pólya(1/n, θ) - Pólya(1/n, θ) folded on Z_m (ShuffleSum.randomize), and its slack."""
-    width = int(math.ceil(-745.0 / math.log(proto.theta))) + 40  # θ^width < 1e-323: beyond float range
-    pmf, slack = polya_difference_pmf(1.0 / proto.params.n, proto.theta, width)
-    return fold(pmf, -width, proto.params.m), slack
-
-
-def shuffle_sum_pmf(proto, encodings: tuple[int, ...]) -> tuple[np.ndarray, float]:
-    """pmf of S = Σ_i ((x̂_i + η_i) mod m) on 0..k(m-1) for the users' encodings x̂_i (mechanisms.ShuffleSum),
-    and its slack (the users' slacks add)."""
-    share, slack = _share_law(proto)
-    out = np.array([1.0])
-    for x in encodings:
-        out = np.convolve(out, np.roll(share, x))
-    return out, len(encodings) * slack
-
-
-def _configurations(n: int, g: int):
-    """Every multiset of the other n - 1 users' encodings in 0..g, as a tuple of counts of 1..g."""
-    def rec(left: int, values: int):
-        if values == 0:
-            yield ()
-            return
-        for c in range(left + 1):
-            for rest in rec(left - c, values - 1):
-                yield (c,) + rest
-    yield from rec(n - 1, g)
-
-
-def _others(counts: tuple[int, ...], n: int) -> tuple[int, ...]:
-    out = [v for v, c in enumerate(counts, start=1) for _ in range(c)]
-    return tuple(out + [0] * (n - 1 - len(out)))
-
-
-def _worst_over_inputs(proto, view) -> float:
-    """max over the other users' encodings and the changed user's pair (a, b), a < b, of view(pa, pb, slack)."""
-    n, g = proto.params.n, proto.params.g
-    share, share_slack = _share_law(proto)
-    worst = 0.0
-    for counts in _configurations(n, g):
-        rest, rest_slack = shuffle_sum_pmf(proto, _others(counts, n))
-        laws = [np.convolve(rest, np.roll(share, a)) for a in range(g + 1)]
-        slack = rest_slack + share_slack
-        for a in range(g + 1):
-            for b in range(a + 1, g + 1):
-                worst = max(worst, view(laws[a], laws[b], slack))
-    return worst
-
-
-@functools.lru_cache(maxsize=8)
-def shuffle_count_epsilon(proto) -> float:
-    """Pure ε (rounded up) of Shuffle-SE's server count C for one release, over every one-user change:
-    the pure ε of S = Σ_i y_i (C is a post-processing of S), maximised over the inputs (module docstring)."""
-    return _worst_over_inputs(proto, pmf_pure_epsilon)
+shuffle_count_epsilon = shuffle_sum_enumerated_epsilon
+"""Pure ε (rounded up) of Shuffle-SE's server count C for one release, over every one-user change: the pure ε
+of S = Σ_i y_i (C is a post-processing of S), maximised over the inputs (module docstring)."""
 
 
 @functools.lru_cache(maxsize=8)
@@ -257,7 +214,7 @@ def shuffle_decoded_epsilon(proto) -> float:
         da, extra = shuffle_decoded_pmf(proto, pa)
         db, _ = shuffle_decoded_pmf(proto, pb)
         return pmf_pure_epsilon(da, db, slack + extra)
-    return _worst_over_inputs(proto, view)
+    return worst_over_inputs(proto, view)
 
 
 # ---------------------------------------------------------------------------- Neyman-Pearson scores

@@ -17,11 +17,9 @@ from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.algorithms.mab.canaries import one_run_target
 from dpaudit.algorithms.mab.elimination import DPSE
 from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
-from dpaudit.registry import AUDITS
-
 from dpaudit.audits.build import lazy_claims
-from dpaudit.audits.catalog import Claim, NeighbourPair, PinNote
-from dpaudit.audits.one_run import OneRunEntry
+from dpaudit.entries import Claim, NeighbourPair, OneRunEntry, PinNote
+from dpaudit.registry import AUDITS
 
 __all__ = ["ENTRIES"]
 
@@ -85,7 +83,7 @@ def one_run_entries() -> list[OneRunEntry]:
         _entry("dist-dp-se.one-run-inverted-polya", inverted, DIST_ARMS, DIST_CANARIES,
                "Dist-DP-SE with Pólya(1/n, 1-θ) shares (public code), in one run at T = 10^6.", dist_obs,
                lazy_claims(functools.partial(inverted.privacy, HORIZON), paper_expect="violation"),
-               variant="inverted Pólya parameter (public code, B1)",
+               variant="Pólya(1/n, 1-θ) shares instead of Pólya(1/n, θ) (the authors' public code)",
                source=f"the public code of {_CZ} (Sec. 7 fn. 5): Pólya(1/n, 1-θ) shares"),
         _entry("anytime-lazy-ucb.one-run", lazy, LAZY_ARMS, LAZY_CANARIES,
                f"Anytime-Lazy-UCB ({_HHM}, Alg. 1), central pure ε-DP, in one run at T = 10^6 with "

@@ -1,6 +1,6 @@
 """Run Chowdhury & Zhou's (ICML 2022, §5 fn. 7) public linear-bandit code unchanged on its own instances; one JSON line per run.
 
-    python benchmarks/authors_code/run_linear.py --code PATH/LinBanditPrivate.py --alg SDPLinUCBPAmp --epsilon 1 \
+    python -m benchmarks run authors_linear --code PATH/LinBanditPrivate.py --alg SDPLinUCBPAmp --epsilon 1 \
         --dim 5 --runs 0-9 >> benchmarks/authors_code/linear_chowdhury_zhou_2022.jsonl
 
 PATH is a checkout of github.com/sayakrc/Differentially-Private-Bandits (LinBanditPrivate.py, commit ea7503b). The

@@ -1,6 +1,6 @@
 """Run Chowdhury & Zhou's (ICLR 2023, Sec. 7 fn. 5) public MAB code unchanged on its own instances; one JSON line per run.
 
-    python benchmarks/authors_code/run_mab.py --code PATH/MABPrivate.py --alg distdp --epsilon 1 \
+    python -m benchmarks run authors_mab --code PATH/MABPrivate.py --alg distdp --epsilon 1 \
         --instance easy --horizon 1000000 --runs 0,1,2,3 >> benchmarks/authors_code/mab_chowdhury_zhou_2023.jsonl
 
 PATH is a checkout of github.com/sayakrc/Differentially-Private-Bandits (MABPrivate.py as of commit ea7503b, the file

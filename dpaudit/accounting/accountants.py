@@ -9,28 +9,27 @@ account for the tree. "best" is the smallest answer over the accountants that su
 
 from __future__ import annotations
 
-import math
-from typing import Hashable
+from collections.abc import Hashable
 
 import dp_accounting
 import numpy as np
 
 from dpaudit.accounting import backends
 from dpaudit.accounting.errors import UnsupportedEventError
+from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.accounting.guarantees import PureDp, RdpCurve, Zcdp
 from dpaudit.accounting.leaves import validate_leaf
-from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.accounting.tree import Flattened, flatten, leaf_key
 from dpaudit.validation import check_choice, check_delta, check_epsilon
 
 __all__ = [
     "ACCOUNTANTS",
     "Accountant",
-    "epsilon",
     "delta",
-    "supporting_accountants",
+    "epsilon",
     "pure_guarantee",
     "rdp_guarantee",
+    "supporting_accountants",
     "zcdp_guarantee",
 ]
 
@@ -54,6 +53,13 @@ def _backend(name: str) -> backends.Backend:
     if name not in _SHARED:
         _SHARED[name] = _CLASSES[name]()
     return _SHARED[name]
+
+
+def _rdp_backend() -> backends.RdpBackend:
+    """The shared rdp backend, as its own type (its curves and orders)."""
+    b = _backend("rdp")
+    assert isinstance(b, backends.RdpBackend)
+    return b
 
 
 def _validate(flat: Flattened) -> None:
@@ -101,7 +107,9 @@ def _select(flat: Flattened, accountant: str, pool: dict[str, backends.Backend])
                 reasons = [pool[n].reason(key, leaf) for n in ACCOUNTANTS]
                 if all(r is not None for r in reasons):
                     raise UnsupportedEventError("best", leaf, "no accountant supports it", ())
-            leaf, reason = pool[ACCOUNTANTS[0]].first_unsupported(flat)
+            refusal = pool[ACCOUNTANTS[0]].first_unsupported(flat)
+            assert refusal is not None  # no accountant supports the tree, so the first refuses some part of it
+            leaf, reason = refusal
             raise UnsupportedEventError("best", leaf, f"{reason} (and no single accountant covers the whole tree)", ())
         return [pool[n] for n in names]
     bad = pool[accountant].first_unsupported(flat)
@@ -153,6 +161,7 @@ def rdp_guarantee(event: dp_accounting.DpEvent) -> RdpCurve:
     a valid curve for every branch)."""
     flat = _prepare(event)
     b = _select(flat, "rdp", _pool())[0]
+    assert isinstance(b, backends.RdpBackend)
     curves = np.array([b.branch_curve(br, flat.leaves) for br in flat.branches])
     return RdpCurve(tuple(b.orders.tolist()), tuple(np.max(curves, axis=0).tolist()))
 
@@ -161,6 +170,7 @@ def zcdp_guarantee(event: dp_accounting.DpEvent) -> Zcdp:
     """The (xi, rho)-zCDP guarantee of `event` (max rho and max xi over parallel branches)."""
     flat = _prepare(event)
     b = _select(flat, "zcdp", _pool())[0]
+    assert isinstance(b, backends.ZcdpBackend)
     pairs = [b.branch_zcdp(br, flat.leaves) for br in flat.branches]
     return Zcdp(rho=max(p[0] for p in pairs), xi=max(p[1] for p in pairs))
 
@@ -199,7 +209,7 @@ class Accountant:
     def _pool(self) -> dict[str, backends.Backend]:
         return _pool(self._overrides)
 
-    def compose(self, event: dp_accounting.DpEvent, count: int = 1) -> "Accountant":
+    def compose(self, event: dp_accounting.DpEvent, count: int = 1) -> Accountant:
         """Account for `count` more applications of `event`; returns self."""
         # fast path for the streaming case: a leaf already accounted for (validated, supported)
         if (

@@ -10,7 +10,7 @@ of the guarantee in the parameter is assumed only for the tightness of the answe
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import dp_accounting
 
@@ -20,7 +20,7 @@ from dpaudit.accounting.privacy_accountant import PrivacyAccountant, common_rela
 from dpaudit.accounting.search import largest_accepted_count
 from dpaudit.validation import check_delta, check_epsilon, check_int_at_least, check_positive
 
-__all__ = ["calibrate", "calibrate_parameter", "calibrate_count"]
+__all__ = ["calibrate", "calibrate_count", "calibrate_parameter"]
 
 
 def calibrate(

@@ -21,12 +21,12 @@ from dpaudit.accounting.guarantees import positive_delta
 from dpaudit.accounting.search import smallest_accepted
 
 __all__ = [
-    "basic",
-    "drv_epsilon",
-    "drv_delta",
-    "kov_heterogeneous_epsilon",
-    "kov_heterogeneous_delta",
     "OptimalHomogeneous",
+    "basic",
+    "drv_delta",
+    "drv_epsilon",
+    "kov_heterogeneous_delta",
+    "kov_heterogeneous_epsilon",
     "log_binomial_lower_tail_bound",
 ]
 

@@ -15,14 +15,26 @@ from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 from scipy import stats
 from scipy.special import gammaln, ive, log_ndtr
 
+from dpaudit.accounting.binomial_loss import binomial_loss_pld
 from dpaudit.accounting.events import DiscreteGaussianDpEvent, SkellamDpEvent
 from dpaudit.accounting.guarantees import half_square_up, pure_to_zcdp
 from dpaudit.accounting.leaves import TINY, nonprivate, pure_epsilon, trivially_private
 from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted
 
 __all__ = [
-    "MAX_ENUMERATED", "ULP", "log_gaussian_delta", "gaussian_delta", "gaussian_epsilon", "skellam_rdp",
-    "laplace_rdp", "half_square_up", "poisson_gaussian_rdp", "zcdp_of_leaf", "skellam_pld", "binomial_pld",
+    "MAX_ENUMERATED",
+    "ULP",
+    "binomial_enumerated",
+    "binomial_pld",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "half_square_up",
+    "laplace_rdp",
+    "log_gaussian_delta",
+    "poisson_gaussian_rdp",
+    "skellam_pld",
+    "skellam_rdp",
+    "zcdp_of_leaf",
 ]
 
 
@@ -241,7 +253,7 @@ def skellam_pld(variance: float, sensitivity: int, vdi: float):
     underflows goes to the infinite privacy loss (pessimistic).
     """
     sd = math.sqrt(variance)
-    t = int(math.ceil(15 * sd + 50))
+    t = math.ceil(15 * sd + 50)
     x = np.arange(-t, t + sensitivity + 1)
     with np.errstate(divide="ignore"):
         lower = np.log(ive(np.abs(x), variance))
@@ -266,21 +278,31 @@ def binomial_log_tail(trials: int, p: float, k: int) -> float:
     return -trials * kl
 
 
-MAX_ENUMERATED = 400_000  # beyond it (sd > 5000) approx reads the exact tails, at a fraction of the cost
+MAX_ENUMERATED = 400_000  # beyond it (sd > 5000) the binomial PLD is built on a grid of losses
 _BINOMIAL_LOG_MASS_TRUNCATION = -40.0
+
+
+def binomial_enumerated(trials: int, probability: float, sensitivity: int) -> bool:
+    """Whether `binomial_pld` enumerates the outcomes (±40 sd and the shift: at most `MAX_ENUMERATED` of them)
+    rather than building the loss grid of `dpaudit.accounting.binomial_loss`."""
+    return 2 * 40 * math.sqrt(trials * probability * (1 - probability)) + sensitivity <= MAX_ENUMERATED
 
 
 def binomial_pld(trials: int, probability: float, sensitivity: int, vdi: float):
     """Pessimistic PLD of count + Bin(trials, p) against count + D + Bin(trials, p), both directions
     (symmetric=False: the binomial is skewed for p != 1/2).
 
-    Outcomes within ±40 sd of the mean are enumerated with scipy's exact log-pmf; each
+    Beyond `MAX_ENUMERATED` outcomes (`binomial_enumerated`) it is `binomial_loss.binomial_loss_pld` at
+    interval `vdi` (which must be at least its `smallest_interval`: the grid is widened below it), for up
+    to 2⁵² trials. Otherwise outcomes within ±40 sd of the mean are enumerated with scipy's exact log-pmf; each
     distribution's mass outside the window (at least its Chernoff bound, `binomial_log_tail`) goes to
     an outcome the other never takes (infinite privacy loss, so it only adds to delta), and so do outcomes of log-mass below
     `_BINOMIAL_LOG_MASS_TRUNCATION` (at most `MAX_ENUMERATED` of them: < 10⁻¹² of delta), which keeps the
     support, hence self-composition over many labels, small.
     """
     n, p, d = int(trials), float(probability), int(sensitivity)
+    if not binomial_enumerated(n, p, d):
+        return binomial_loss_pld(n, p, d, vdi)
     sd = math.sqrt(n * p * (1 - p))
     lo, hi = max(0, math.floor(n * p - 40 * sd - 1)), min(n, math.ceil(n * p + 40 * sd + 1))
     x = np.arange(lo, hi + 1)

@@ -7,7 +7,7 @@ Every event validates its parameters on construction (ValueError naming the para
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import attr
 import dp_accounting
@@ -16,13 +16,13 @@ from dpaudit.accounting.randomized_response import noise_parameter
 from dpaudit.validation import check_delta, check_epsilon, check_int_at_least, check_open_unit, check_positive
 
 __all__ = [
-    "KaryRandomizedResponseDpEvent",
-    "SkellamDpEvent",
+    "BinomialDpEvent",
     "DiscreteGaussianDpEvent",
     "EpsilonDeltaDpEvent",
-    "ShuffledDpEvent",
+    "KaryRandomizedResponseDpEvent",
     "ParallelComposedDpEvent",
-    "BinomialDpEvent",
+    "ShuffledDpEvent",
+    "SkellamDpEvent",
 ]
 
 
@@ -151,7 +151,7 @@ def _tuple_of_events(events: Sequence[dp_accounting.DpEvent]) -> tuple:
         raise ValueError("events must hold at least one DpEvent, got an empty sequence")
     for e in events:
         if not isinstance(e, dp_accounting.DpEvent):
-            raise ValueError(f"events must hold DpEvent objects, got {e!r}")
+            raise TypeError(f"events must hold DpEvent objects, got {e!r}")
     return events
 
 

@@ -23,19 +23,19 @@ from dpaudit.accounting import randomized_response
 from dpaudit.validation import check_delta, check_epsilon, check_nonnegative
 
 __all__ = [
-    "positive_delta",
-    "half_square_up",
-    "PureDp",
     "ApproxDp",
+    "PureDp",
     "RdpCurve",
     "Zcdp",
+    "half_square_up",
+    "positive_delta",
     "pure_delta",
-    "pure_to_zcdp",
     "pure_rdp",
-    "rdp_epsilon",
+    "pure_to_zcdp",
     "rdp_delta",
-    "zcdp_epsilon",
+    "rdp_epsilon",
     "zcdp_delta",
+    "zcdp_epsilon",
 ]
 
 
@@ -110,7 +110,7 @@ class PureDp:
         """delta at `epsilon` (see `pure_delta`)."""
         return pure_delta(self.epsilon, check_epsilon(epsilon))
 
-    def to_zcdp(self) -> "Zcdp":
+    def to_zcdp(self) -> Zcdp:
         """epsilon-DP implies (epsilon^2/2)-zCDP (Bun, Steinke 2016, Prop. 3.3)."""
         return Zcdp(rho=pure_to_zcdp(self.epsilon))
 

@@ -15,7 +15,7 @@ from dpaudit.accounting.events import EpsilonDeltaDpEvent, KaryRandomizedRespons
 from dpaudit.accounting.randomized_response import epsilon_of_noise_parameter
 from dpaudit.validation import check_int_at_least, check_nonnegative, check_positive, check_probability
 
-__all__ = ["validate_leaf", "pure_epsilon", "rr_epsilon", "rr_parameters", "nonprivate", "trivially_private", "TINY"]
+__all__ = ["TINY", "nonprivate", "pure_epsilon", "rr_epsilon", "rr_parameters", "trivially_private", "validate_leaf"]
 
 
 def validate_leaf(leaf: dp_accounting.DpEvent) -> None:

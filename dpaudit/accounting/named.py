@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 import dp_accounting
 from dp_accounting import dp_event
@@ -29,7 +29,7 @@ from dpaudit.accounting.events import (
 )
 from dpaudit.validation import check_delta, check_epsilon, check_int_at_least, check_positive
 
-__all__ = ["NamedMechanism", "MECHANISMS", "event_for", "rr_noise_parameter"]
+__all__ = ["MECHANISMS", "NamedMechanism", "event_for", "rr_noise_parameter"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,7 +114,7 @@ def _shuffle(p):
 
 def _binomial(p):
     # calibration searches real values; a fractional number of trials rounds up (more noise)
-    trials = int(math.ceil(check_positive(p["trials"], "trials")))
+    trials = math.ceil(check_positive(p["trials"], "trials"))
     return BinomialDpEvent(trials=trials, probability=p["probability"], sensitivity=check_int_at_least(p["sensitivity"], 1, "sensitivity"))
 
 

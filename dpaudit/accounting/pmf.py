@@ -22,15 +22,14 @@ non-increasing in eps, so the check covers every eps in between.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
-
 from scipy.special import log_ndtr
 
-from dpaudit.validation import check_delta
+from dpaudit.validation import check_delta, check_nonnegative
 
-__all__ = ["check_pmfs", "pmf_delta", "pmf_epsilon", "pmf_pure_epsilon", "pmf_gaussian_mu", "pmf_is_gaussian_dp"]
+__all__ = ["check_pmfs", "pmf_delta", "pmf_epsilon", "pmf_gaussian_mu", "pmf_is_gaussian_dp", "pmf_pure_epsilon"]
 
 _ULP = 2.0**-52
 _EXP_CAP = 700.0  # e^eps is evaluated at min(eps, 700): no overflow, and only ever a larger delta
@@ -74,8 +73,7 @@ def _two_way(p: np.ndarray, q: np.ndarray, epsilon: float, slack: float) -> floa
 def pmf_delta(p: np.ndarray, q: np.ndarray, epsilon: float, slack: float = 0.0) -> float:
     """delta(eps) = max of the two hockey-stick divergences of p and q, plus `slack` (module docstring)."""
     p, q, slack = check_pmfs(p, q, slack)
-    if not (isinstance(epsilon, (int, float)) and 0.0 <= epsilon < math.inf):
-        raise ValueError(f"epsilon must be non-negative and finite, got {epsilon!r}")
+    epsilon = check_nonnegative(epsilon, "epsilon")
     return min(1.0, _two_way(p, q, epsilon, slack))
 
 

@@ -17,9 +17,9 @@ its analysis is stated for, and an accountant built for another relation does no
 from __future__ import annotations
 
 import dp_accounting
-from dp_accounting import dp_event
+from dp_accounting import NeighboringRelation, dp_event
 
-from dpaudit.accounting.accountants import Accountant, _backend, _prepare
+from dpaudit.accounting.accountants import Accountant, _prepare, _rdp_backend
 from dpaudit.accounting.errors import UnsupportedEventError
 from dpaudit.accounting.events import (
     BinomialDpEvent,
@@ -30,9 +30,7 @@ from dpaudit.accounting.events import (
     SkellamDpEvent,
 )
 
-__all__ = ["PrivacyAccountant", "leaf_relations", "common_relation"]
-
-NeighboringRelation = dp_accounting.NeighboringRelation
+__all__ = ["PrivacyAccountant", "common_relation", "leaf_relations"]
 
 _ANY = frozenset(NeighboringRelation)
 _ORDER = (NeighboringRelation.REPLACE_ONE, NeighboringRelation.ADD_OR_REMOVE_ONE, NeighboringRelation.REPLACE_SPECIAL)
@@ -71,7 +69,7 @@ def leaf_relations(leaf: dp_accounting.DpEvent) -> frozenset[NeighboringRelation
         return _REPLACE
     if isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
         return frozenset({NeighboringRelation.ADD_OR_REMOVE_ONE})
-    relation = _backend("rdp").relation(leaf)
+    relation = _rdp_backend().relation(leaf)
     return frozenset() if relation is None else frozenset({relation})
 
 
@@ -102,7 +100,7 @@ class PrivacyAccountant(dp_accounting.PrivacyAccountant):
         **options,
     ) -> None:
         if not isinstance(neighboring_relation, NeighboringRelation):
-            raise ValueError(
+            raise TypeError(
                 f"neighboring_relation must be a dp_accounting.NeighboringRelation, got {neighboring_relation!r}"
             )
         super().__init__(neighboring_relation)
@@ -134,7 +132,7 @@ class PrivacyAccountant(dp_accounting.PrivacyAccountant):
             self._accountant.compose(event, count)
         return None
 
-    def compose(self, event: dp_accounting.DpEvent, count: int = 1) -> "PrivacyAccountant":
+    def compose(self, event: dp_accounting.DpEvent, count: int = 1) -> PrivacyAccountant:
         """Account for `count` more applications of `event`; raises `UnsupportedEventError`
         (naming the refused release) or ValueError before changing any state; returns self."""
         if not isinstance(event, dp_accounting.DpEvent):

@@ -25,11 +25,11 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 __all__ = [
     "NOISE_PARAMETER_RTOL",
+    "epsilon_of_noise_parameter",
     "log_other_bucket_probability",
     "noise_parameter",
-    "epsilon_of_noise_parameter",
-    "rdp",
     "pld",
+    "rdp",
 ]
 
 ULP = float(np.finfo(float).eps)

@@ -9,9 +9,9 @@ that is not quite monotone (round-off) can only make the answer loose, never opt
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
-__all__ = ["smallest_accepted", "first_accepted_doubling", "smallest_accepted_int", "largest_accepted_count"]
+__all__ = ["first_accepted_doubling", "largest_accepted_count", "smallest_accepted", "smallest_accepted_int"]
 
 
 def smallest_accepted(

@@ -34,13 +34,13 @@ from dpaudit.accounting.search import smallest_accepted
 __all__ = [
     "closed_form_applies",
     "closed_form_epsilon",
+    "local_delta_term",
     "numerical_delta",
     "numerical_epsilon",
-    "local_delta_term",
-    "unamplified_delta",
-    "unamplified_epsilon",
     "shuffled_delta",
     "shuffled_epsilon",
+    "unamplified_delta",
+    "unamplified_epsilon",
 ]
 
 # Slack added to each numerically computed delta: cancellation in F(t) - e^eps F(t-1) loses at

@@ -11,7 +11,8 @@ accountant can drop a count, and identical events are computed once whatever the
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Iterable
+from collections.abc import Hashable, Iterable
+from typing import Any
 
 import attr
 import dp_accounting
@@ -19,7 +20,7 @@ import numpy as np
 
 from dpaudit.accounting.events import ParallelComposedDpEvent
 
-__all__ = ["Branch", "Flattened", "flatten", "leaf_key", "MAX_BRANCHES"]
+__all__ = ["MAX_BRANCHES", "Branch", "Flattened", "flatten", "leaf_key"]
 
 # Parallel compositions inside sequential ones multiply the number of branches; beyond this
 # many distinct branches the tree is refused rather than silently simplified.
@@ -79,7 +80,7 @@ def _product(left: list[Branch], right: list[Branch]) -> list[Branch]:
 
 def _count(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"count must be a non-negative integer, got {value!r}")
+        raise TypeError(f"count must be a non-negative integer, got {value!r}")
     value = int(value)
     if value < 0:
         raise ValueError(f"count must be a non-negative integer, got {value!r}")
@@ -95,7 +96,7 @@ class Flattened:
         self.branches: list[Branch] = branches if branches is not None else [{}]
         self.leaves: dict[Hashable, dp_accounting.DpEvent] = leaves if leaves is not None else {}
 
-    def compose(self, other: "Flattened", count: int = 1) -> "Flattened":
+    def compose(self, other: Flattened, count: int = 1) -> Flattened:
         """Sequential composition of self with `count` copies of `other` (a new object)."""
         count = _count(count)
         if count == 0:
@@ -104,7 +105,7 @@ class Flattened:
         leaves.update(other.leaves)
         return Flattened(_product(self.branches, _scale(other.branches, count)), leaves)
 
-    def compose_inplace(self, other: "Flattened", count: int = 1) -> None:
+    def compose_inplace(self, other: Flattened, count: int = 1) -> None:
         """Sequential composition in place; cheap when `other` is one leaf and self one branch."""
         count = _count(count)
         if count == 0:
@@ -122,12 +123,12 @@ def flatten(event: dp_accounting.DpEvent, count: int = 1) -> Flattened:
     """Flatten `event` (composed `count` times) into merged branches; validates counts and types."""
     count = _count(count)
     if not isinstance(event, dp_accounting.DpEvent):
-        raise ValueError(f"event must be a dp_accounting.DpEvent, got {event!r}")
+        raise TypeError(f"event must be a dp_accounting.DpEvent, got {event!r}")
     leaves: dict[Hashable, dp_accounting.DpEvent] = {}
 
     def walk(e: dp_accounting.DpEvent) -> list[Branch]:
         if not isinstance(e, dp_accounting.DpEvent):
-            raise ValueError(f"event tree must hold DpEvent objects, got {e!r}")
+            raise TypeError(f"event tree must hold DpEvent objects, got {e!r}")
         if isinstance(e, dp_accounting.NoOpDpEvent):
             return [{}]
         if isinstance(e, dp_accounting.SelfComposedDpEvent):

@@ -35,15 +35,15 @@ import numpy as np
 from scipy.special import betainc, betaincc, betainccinv, betaincinv, ndtri
 
 __all__ = [
+    "best_case_epsilon",
     "cp_lower",
     "cp_upper",
-    "probit_cp_lower",
-    "probit_cp_upper",
     "epsilon_from_rates",
     "mu_from_rates",
+    "probit_cp_lower",
+    "probit_cp_upper",
     "wilson_lower",
     "wilson_upper",
-    "best_case_epsilon",
 ]
 
 #: A root from scipy's inverse is accepted when the exact root lies within this relative distance
@@ -62,7 +62,8 @@ def _check_counts(count, nobs, level: float) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"count must be an integer in [0, nobs], got {count!r} (nobs={nobs!r})")
     if isinstance(level, bool) or not (isinstance(level, (int, float, np.floating)) and 0.0 < level <= 0.5):
         raise ValueError(f"level must lie in (0, 0.5], got {level!r}")
-    return np.broadcast_arrays(k, n)
+    k, n = np.broadcast_arrays(k, n)
+    return k, n
 
 
 def _bisect_log(below, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -18,13 +18,13 @@ the sparse vector technique with c = 1 (history: 'no above yet') this is the pat
 ratio itself; with larger c it is exact when all queries are equal (the counts are then a
 sufficient history) and an approximation otherwise: for SVT4 with c = 2 on ten queries, 1s
 against 2s then 0s, the family fitted on 10^6 runs gives at best 0.224 (best threshold, 9 * 10^5 runs),
-the exact pattern ratio 0.226 (oracle; SVT34Parallel's SVT4 half in benchmarks/peers.py).  The
+the exact pattern ratio 0.226 (oracle; SVT34Parallel's SVT4 half in benchmarks/peers/).  The
 algorithms: Lyu, Su, Li, "Understanding the Sparse Vector Technique for Differential Privacy"
 (PVLDB 2017), Algs. 1-6.
 
 Fitted log ratios are add-1/2 smoothed and soft-thresholded by half a standard error (the other
 engineered families of `dpaudit.audit.features` take one; the terms here are many and each small.
-SVT34Parallel of benchmarks/peers.py at 10^6 runs, seeds 0/1: one s.e. 0.215/0.180, half 0.205/0.199,
+SVT34Parallel of benchmarks/peers/ at 10^6 runs, seeds 0/1: one s.e. 0.215/0.180, half 0.205/0.199,
 a quarter 0.228/0.182: within the seed-to-seed noise, half kept).  A history never seen in the fit
 rows adds 0.  The score is one more candidate of the selection step: it is fitted on the selection
 split only, so the estimation split's Clopper-Pearson bounds stay valid whatever it learns.  It
@@ -92,7 +92,7 @@ class ChainLogRatio(Score):
         return total
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "states": int(len(self.alphabet)) + 1, "cells": int(len(self.cells)), "groups": int(len(np.unique(self.groups)))}
+        return {"name": self.name, "states": len(self.alphabet) + 1, "cells": len(self.cells), "groups": len(np.unique(self.groups))}
 
 
 def _cell_keys(states: np.ndarray, n_states: int, groups: np.ndarray):

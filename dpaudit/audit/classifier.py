@@ -34,8 +34,9 @@ artefacts (same guard as `dpaudit.audit.features`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -91,8 +92,8 @@ class LogisticScore(Score):
         return total
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "features": int(len(self.weights)), "pooled": self.pooled,
-                "whitened": self.transform is not None, "atoms": int(len(self.atom_values))}
+        return {"name": self.name, "features": len(self.weights), "pooled": self.pooled,
+                "whitened": self.transform is not None, "atoms": len(self.atom_values)}
 
 
 def _continuous_features(u: np.ndarray) -> list[np.ndarray]:
@@ -161,7 +162,7 @@ def _fit_weights(f0: np.ndarray, f1: np.ndarray) -> tuple[np.ndarray, np.ndarray
     The loss is minimised by L-BFGS in the coordinates v = L^T w, L L^T = X^T X / 4 + diag(penalty)
     the Hessian at w = 0 (the data's own preconditioner, one Gram matrix): there the Hessian is close
     to the identity and L-BFGS stops after about 8 loss evaluations where the raw coordinates took
-    60-75 on the one-hot features of benchmarks/peers.py's SVT rows (collinear within a coordinate),
+    60-75 on the one-hot features of the SVT rows of benchmarks/peers/ (collinear within a coordinate),
     and at a lower loss.  The minimiser is the same; only the path to it changes."""
     n0, k = f0.shape
     y = np.concatenate([np.ones(n0), np.zeros(len(f1))])
@@ -234,7 +235,7 @@ def _fit_one(x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | None, poole
                 has_cont[j] = len(atoms) > 0
                 n_feat += int(has_cont[j]) + (0 if pooled else _CONT_FEATURES)
     if pooled:
-        if np.count_nonzero(inv_scale) < 2 or sum(len(a) for a in a_vals):
+        if np.count_nonzero(inv_scale) < 2 or any(len(a) for a in a_vals):
             return None
         n_feat += _CONT_FEATURES
     if n_feat == 0 or n_feat > _MAX_FEATURES:

@@ -45,7 +45,7 @@ def _describe(obj: Any) -> str:
         return f"[{inner}]" if isinstance(obj, list) else f"({inner}{',' if len(obj) == 1 else ''})"
     if isinstance(obj, dict):
         return "{" + ", ".join(f"{_describe(k)}: {_describe(v)}" for k, v in obj.items()) + "}"
-    if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__"):
+    if isinstance(obj, type) or (callable(obj) and hasattr(obj, "__qualname__")):
         owner = getattr(obj, "__self__", None)  # bound method: its object, then the method's name
         if owner is not None and not isinstance(owner, type) and not _is_module(owner):
             return f"{_describe(owner)}.{obj.__name__}"

@@ -18,8 +18,9 @@ import dataclasses
 import json
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ from dpaudit.audit.features import (
 from dpaudit.audit.masked import MaskedValueScore
 from dpaudit.audit.scores import CategoryLogRatio, GaussianLogRatio, Identity, Projection, Score, UserScore
 
-__all__ = ["ChosenEvent", "encode_score", "decode_score", "encode_event", "decode_event", "CODEC_VERSION"]
+__all__ = ["CODEC_VERSION", "ChosenEvent", "decode_event", "decode_score", "encode_event", "encode_score"]
 
 CODEC_VERSION = 1
 
@@ -127,7 +128,7 @@ def encode_score(score: Score) -> dict[str, Any]:
     return _encode(score)
 
 
-def decode_score(doc: dict[str, Any], user_score: Callable | None = None) -> Any:
+def decode_score(doc: Any, user_score: Callable | None = None) -> Any:
     """The score (or score part) `doc` describes, built only from whitelisted classes.
 
     {"type": "user"} becomes `UserScore(user_score)`; ValueError when `user_score` is None then,
@@ -170,8 +171,8 @@ def _decode_event(doc: Any, user_score: Callable | None) -> ChosenEvent:
         raise ValueError("an event needs sign 1 or -1 and direction 'd0>d1' or 'd1>d0'")
     threshold = _decode(doc.get("threshold"), None)
     if not isinstance(threshold, (int, float)) or isinstance(threshold, bool):
-        raise ValueError("an event needs a numeric threshold")
+        raise TypeError("an event needs a numeric threshold")
     score = decode_score(doc.get("score"), user_score)
     if not isinstance(score, Score):
-        raise ValueError(f"{type(score).__name__} is not a score")
+        raise TypeError(f"{type(score).__name__} is not a score")
     return ChosenEvent(score=score, sign=int(sign), threshold=float(threshold), direction=doc["direction"])

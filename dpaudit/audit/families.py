@@ -12,9 +12,10 @@ the validity of the estimation split's bounds.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-__all__ = ["FAMILIES", "family_of", "check_families", "keep_families"]
+__all__ = ["FAMILIES", "check_families", "family_of", "keep_families"]
 
 #: Every family the auditor can fit, in no particular order.
 FAMILIES: tuple[str, ...] = (
@@ -49,7 +50,7 @@ def check_families(value: Any) -> tuple[str, ...] | None:
     if value is None:
         return None
     if isinstance(value, str) or not isinstance(value, Iterable):
-        raise ValueError(f"families must be None or a sequence of family names such as ('coordinate-log-ratio',), "
+        raise TypeError(f"families must be None or a sequence of family names such as ('coordinate-log-ratio',), "
                          f"got {value!r}")
     names = tuple(value)
     if not names:

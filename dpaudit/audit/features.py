@@ -2,7 +2,7 @@
 
 The score families of `dpaudit.audit.scores` see a real vector through linear projections only and a
 discrete output through the joint category of the whole row.  Three things escape them (measured on
-the StatDP / DP-Sniper benchmark, benchmarks/peers.py):
+the StatDP / DP-Sniper benchmark, benchmarks/peers/):
 
 - independent noise on many coordinates, each carrying a little privacy loss: the log-likelihood
   ratio of shifted Laplace vectors is a sum of clipped terms, sum_j (|x_j - m1_j| - |x_j - m0_j|) / b_j
@@ -29,7 +29,7 @@ number shared by all (pattern, coordinate) cells, so it is estimated from every 
 and its events are chosen among 64 thresholds reaching into the tails (fewer candidates, less
 selection noise charged: `dpaudit.audit.selection`).  On SVT3 (Lyu, Su, Li, PVLDB 2017, Alg. 3) the
 log ratio given the first 'above' query falls with the released answer; the pattern alone caps the
-bound near 0.11 at 10^6 runs, the pattern with the values near 0.16 (benchmarks/peers.py).
+bound near 0.11 at 10^6 runs, the pattern with the values near 0.16 (benchmarks/peers/).
 `FloatBitLogRatio` is the category log ratio of a bit feature of scalar float outputs (trailing
 zero bits of the mantissa with the exponent, or the low mantissa byte); opt-in (`float_bits`).
 
@@ -49,8 +49,15 @@ import numpy as np
 
 from dpaudit.audit.scores import Score, row_keys
 
-__all__ = ["CoordinateLogRatio", "AtomPatternLogRatio", "PatternValueBlock", "PatternValueLogRatio",
-           "FloatBitLogRatio", "fit_feature_scores", "atoms_of"]
+__all__ = [
+    "AtomPatternLogRatio",
+    "CoordinateLogRatio",
+    "FloatBitLogRatio",
+    "PatternValueBlock",
+    "PatternValueLogRatio",
+    "atoms_of",
+    "fit_feature_scores",
+]
 
 #: A value is an atom of its coordinate when it occurs at least this many times in the fit rows.
 _ATOM_MIN_COUNT = 8
@@ -144,7 +151,7 @@ class CoordinateLogRatio(Score):
         return total
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "coordinates": int(len(self.cont_ratio)), "atoms": int(len(self.atom_values)),
+        return {"name": self.name, "coordinates": len(self.cont_ratio), "atoms": len(self.atom_values),
                 "whitened": self.transform is not None}
 
 
@@ -178,7 +185,7 @@ class AtomPatternLogRatio(Score):
         return np.where(self.keys[pos] == k, self.values[pos], 0.0)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "categories": int(len(self.keys)), "atoms": int(len(self.atom_values))}
+        return {"name": self.name, "categories": len(self.keys), "atoms": len(self.atom_values)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -260,8 +267,8 @@ class PatternValueLogRatio(Score):
         return total
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "blocks": [int(len(b.columns)) for b in self.blocks],
-                "patterns": [int(len(b.keys)) for b in self.blocks]}
+        return {"name": self.name, "blocks": [len(b.columns) for b in self.blocks],
+                "patterns": [len(b.keys) for b in self.blocks]}
 
 
 def _fit_block(x0: np.ndarray, x1: np.ndarray, columns: np.ndarray,
@@ -367,7 +374,7 @@ class FloatBitLogRatio(Score):
         return np.where(self.keys[pos] == k, self.values[pos], 0.0)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "feature": self.kind, "categories": int(len(self.keys))}
+        return {"name": self.name, "feature": self.kind, "categories": len(self.keys)}
 
 
 def _category_ratios(k0: np.ndarray, k1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -401,8 +408,8 @@ def _coordinate_score(x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | No
         r0, r1 = c0[~h0], c1[~h1]
         if len(r0) < 2 or len(r1) < 2:
             continue
-        k0, k1 = len(r0) + 0.5, len(r1) + 0.5
-        cont[j] = _soft(np.log(k0 / n0) - np.log(k1 / n1), np.sqrt(1 / k0 + 1 / k1))
+        c0n, c1n = len(r0) + 0.5, len(r1) + 0.5
+        cont[j] = _soft(np.log(c0n / n0) - np.log(c1n / n1), np.sqrt(1 / c0n + 1 / c1n))
         m0, m1 = np.median(r0), np.median(r1)
         b = 0.5 * (np.mean(np.abs(r0 - m0)) + np.mean(np.abs(r1 - m1)))
         if not b > 0:
@@ -413,7 +420,10 @@ def _coordinate_score(x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | No
         loc0[j], loc1[j], inv_scale[j] = mid + 0.5 * shift, mid - 0.5 * shift, 1.0 / b
     if not a_cols and not np.any(inv_scale):
         return None
-    cat = (lambda parts, dtype: np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype))
+
+    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+
     return CoordinateLogRatio(atom_columns=cat(a_cols, np.int64), atom_values=cat(a_vals, np.float64),
                               atom_ratios=cat(a_lrs, np.float64), cont_ratio=cont, loc0=loc0, loc1=loc1,
                               inv_scale=inv_scale, transform=transform, name=name)
@@ -467,7 +477,7 @@ def fit_feature_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool = Fa
             white = _coordinate_score(x0 @ w.T, x1 @ w.T, w, "whitened-coordinate-log-ratio")
             if white is not None:
                 out.append(white)
-    if has_atoms and np.any(coord.inv_scale > 0):
+    if coord is not None and has_atoms and np.any(coord.inv_scale > 0):
         for bins in _PATTERN_BINS:
             edges = _bin_edges(x0, x1, coord, bins)
             pattern = AtomPatternLogRatio(atom_columns=coord.atom_columns, atom_values=coord.atom_values, width=d,

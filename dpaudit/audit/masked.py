@@ -8,7 +8,7 @@ a flag with a value released only when the flag is up.  The likelihood ratio of 
 factorises as P(pattern of sentinels) * density(real values | pattern); with exchangeable queries
 the pattern's ratio depends on how many entries hold each sentinel, and the values' ratio is a sum
 of per-value terms.  What defeats the other families there (measured on the StatDP / DP-Sniper
-benchmark, benchmarks/peers.py, NumericalSVT row): linear scores see the sentinels (-1000) rather
+benchmark, benchmarks/peers/, NumericalSVT row): linear scores see the sentinels (-1000) rather
 than the values; per-pattern and per-coordinate estimates spread a tiny privacy loss over many
 cells, each below its own standard error.
 
@@ -93,7 +93,7 @@ class MaskedValueScore(Score):
         return ((f - self.feature_mean) / self.feature_scale) @ self.weights
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "sentinels": [float(a) for a in self.alphabet], "features": int(len(self.weights))}
+        return {"name": self.name, "sentinels": [float(a) for a in self.alphabet], "features": len(self.weights)}
 
 
 def _counts(x: np.ndarray, alphabet: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -38,7 +38,7 @@ import numpy as np
 import dpaudit
 from dpaudit.audit.one_run_bound import best_one_run_epsilon
 
-__all__ = ["one_run", "OneRunResult", "default_guess_grid"]
+__all__ = ["OneRunResult", "default_guess_grid", "one_run"]
 
 Mechanism = Callable[[np.ndarray, np.random.Generator], Any]
 Score = Callable[[Any], Any]
@@ -98,11 +98,11 @@ class OneRunResult:
 def default_guess_grid(num_canaries: int) -> tuple[tuple[int, int], ...]:
     """Every (k_+, k_-) with k in {0} U {ceil(m / 2^j): j >= 1}, k_+ + k_- <= m, not both 0."""
     m = _positive_int("num_canaries", num_canaries)
-    ks, j = {0}, 1
-    while 1 not in ks:
-        ks.add(-(-m // 2**j))
+    found, j = {0}, 1
+    while 1 not in found:
+        found.add(-(-m // 2**j))
         j += 1
-    ks = sorted(ks)
+    ks = sorted(found)
     return tuple((a, b) for a in ks for b in ks if 0 < a + b <= m)
 
 
@@ -179,6 +179,7 @@ def _pairs(guesses: Any, m: int) -> tuple[tuple[tuple[int, int], ...], str]:
     if guesses is None:
         return default_guess_grid(m), "grid"
     arr = np.asarray(guesses)
+    pairs: tuple[tuple[Any, ...], ...]
     if arr.shape == (2,):
         pairs, selection = (tuple(guesses),), "fixed"
     elif arr.ndim == 2 and arr.shape[1] == 2 and arr.shape[0] >= 1:

@@ -41,7 +41,7 @@ import math
 import numpy as np
 from scipy.special import betainc, expit, gammaln
 
-__all__ = ["binomial_tail", "one_run_p_value", "one_run_epsilon", "best_one_run_epsilon", "EPSILON_GRID_STEP"]
+__all__ = ["EPSILON_GRID_STEP", "best_one_run_epsilon", "binomial_tail", "one_run_epsilon", "one_run_p_value"]
 
 EPSILON_GRID_STEP = 1e-3
 _BISECTION_STEPS = 100
@@ -68,7 +68,7 @@ def _window_term(r: int, v: int, q: np.ndarray) -> np.ndarray:
     below the exact value.
     """
     q = np.asarray(q, dtype=float)
-    lo = max(0, min(v - 1, int(math.floor(r * float(q.min()) - 12.0 * math.sqrt(r * 0.25))) - 1))
+    lo = max(0, min(v - 1, math.floor(r * float(q.min()) - 12.0 * math.sqrt(r * 0.25)) - 1))
     j = np.arange(v - 1, lo - 1, -1, dtype=float)  # v-1, v-2, ..., lo
     log_comb = gammaln(r + 1.0) - gammaln(j + 1.0) - gammaln(r - j + 1.0)
     log_pmf = log_comb[None, :] + np.multiply.outer(np.log(q), j) + np.multiply.outer(np.log1p(-q), r - j)
@@ -158,7 +158,7 @@ def _failure_point(num_canaries: int, guesses: int, correct: int, delta: float, 
 def _grid_prefix_epsilon(num_canaries: int, guesses: int, correct: int, delta: float, level: float,
                          limit: float) -> float:
     """Last grid point eps_j = j h of the prefix of rejected points, scanning eps_j <= `limit`."""
-    last = int(math.floor(limit / EPSILON_GRID_STEP))
+    last = math.floor(limit / EPSILON_GRID_STEP)
     rows = max(1, _CHUNK_CELLS // max(1, correct))
     best = -1
     for start in range(0, last + 1, rows):
@@ -183,7 +183,8 @@ def one_run_epsilon(num_canaries: int, guesses, correct, delta: float, level: fl
     pure = _pure_epsilon(r, v, level)
     if delta == 0.0:
         return pure
-    args = [(num_canaries, int(ri), int(vi), delta, level) for ri, vi in zip(r, v)]
+    args: list[tuple[int, int, int, float, float]] = [(num_canaries, int(ri), int(vi), delta, level)
+                                                       for ri, vi in zip(r, v)]
     return np.array([_grid_prefix_epsilon(*a, _failure_point(*a, float(c))) if c > 0 else 0.0
                      for a, c in zip(args, pure)])
 
@@ -201,17 +202,18 @@ def best_one_run_epsilon(num_canaries: int, guesses, correct, delta: float, leve
     if delta == 0.0:
         best = int(np.argmax(pure))
         return best, float(pure[best])
-    args = [(num_canaries, int(ri), int(vi), delta, level) for ri, vi in zip(r, v)]
+    args: list[tuple[int, int, int, float, float]] = [(num_canaries, int(ri), int(vi), delta, level)
+                                                       for ri, vi in zip(r, v)]
     best, best_eps = 0, 0.0
     for i in np.argsort(-pure, kind="stable"):
         if pure[i] <= best_eps:
             break
-        if best_eps > 0 and one_run_p_value(*args[i][:3], best_eps, delta)[0] > level:
+        if best_eps > 0 and one_run_p_value(num_canaries, int(r[i]), int(v[i]), best_eps, delta)[0] > level:
             continue
-        limit = _failure_point(*args[i], float(pure[i]))
+        limit = _failure_point(*args[int(i)], float(pure[i]))
         if limit <= best_eps:
             continue
-        eps = _grid_prefix_epsilon(*args[i], limit)
+        eps = _grid_prefix_epsilon(*args[int(i)], limit)
         if eps > best_eps:
             best, best_eps = int(i), eps
     return best, best_eps

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DirectionResult", "CurveCheck", "AuditResult"]
+__all__ = ["AuditResult", "CurveCheck", "DirectionResult"]
 
 #: 2: `target` added (schema-1 results read back with target "").
 RESULT_SCHEMA = 2
@@ -146,7 +146,7 @@ class AuditResult:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "AuditResult":
+    def from_dict(cls, data: dict[str, Any]) -> AuditResult:
         """Inverse of `to_dict`."""
         data = dict(data)
         if data.pop("type", "AuditResult") != "AuditResult":
@@ -159,7 +159,7 @@ class AuditResult:
         return cls(**data)
 
     @classmethod
-    def from_json(cls, text: str) -> "AuditResult":
+    def from_json(cls, text: str) -> AuditResult:
         """Read a result written by `to_json`."""
         return cls.from_dict(json.loads(text))
 

@@ -20,13 +20,22 @@ All scores are picklable values, so they travel to process pools and Dask worker
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Score", "Identity", "Projection", "GaussianLogRatio", "CategoryLogRatio", "UserScore", "fit_scores",
-           "row_keys"]
+__all__ = [
+    "CategoryLogRatio",
+    "GaussianLogRatio",
+    "Identity",
+    "Projection",
+    "Score",
+    "UserScore",
+    "fit_scores",
+    "row_keys",
+]
 
 #: A category family is only fitted when there are at most this many distinct rows per fitted row
 #: (otherwise nearly every row is a singleton and its estimated likelihood ratio is noise).
@@ -140,7 +149,7 @@ class CategoryLogRatio(Score):
         return np.where(hit, self.values[pos], 0.0)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "categories": int(len(self.keys))}
+        return {"name": self.name, "categories": len(self.keys)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,6 +162,8 @@ class UserScore(Score):
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         if outputs.dtype.kind in "iu" and outputs.dtype != np.int64:
             outputs = outputs.astype(np.int64)  # the user sees int64 rows, as from the target
+        if self.fn is None:
+            raise TypeError("a UserScore needs the user's function fn")
         s = np.asarray(self.fn(outputs), dtype=np.float64)
         if s.shape != (len(outputs),):
             raise ValueError(f"score must return one number per run: expected shape ({len(outputs)},), got {s.shape}")

@@ -19,8 +19,9 @@ rest below, one below rest above, half-half, all above, all below, and the x sha
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from dpaudit.audit.auditor import audit
 from dpaudit.audit.result import AuditResult
 from dpaudit.validation import check_int_at_least
 
-__all__ = ["statdp_patterns", "audit_pairs", "PairSearch"]
+__all__ = ["PairSearch", "audit_pairs", "statdp_patterns"]
 
 #: Seeds of the pilot audits are offset by this from the final audit's seed (disjoint runs).
 _PILOT_SEED_OFFSET = 1_000_003

@@ -23,7 +23,7 @@ from scipy.special import ndtri
 from dpaudit.audit.bounds import wilson_lower, wilson_upper
 from dpaudit.audit.scores import Score
 
-__all__ = ["EventPlan", "choose_events", "direction_levels", "DIRECTIONS"]
+__all__ = ["DIRECTIONS", "EventPlan", "choose_events", "direction_levels"]
 
 #: The two directions: "d0>d1" looks for events more likely under d0 than under d1, and back.
 DIRECTIONS = ("d0>d1", "d1>d0")
@@ -72,7 +72,7 @@ class EventPlan:
     predicted: float = -np.inf
     #: Runner-up events of this direction, each the best event of another score family (only their
     #: `threshold` is counted; `dpaudit.audit.auditor` tests them beside this one, Bonferroni over all).
-    alternates: tuple["EventPlan", ...] = ()
+    alternates: tuple[EventPlan, ...] = ()
 
     def thresholds(self, with_grid: bool) -> np.ndarray:
         """The thresholds counted on the estimation split, in the order the counts are returned."""
@@ -124,7 +124,7 @@ def _mixed_rates(u0: np.ndarray, u1: np.ndarray, sign: int, thresholds: np.ndarr
     side's runs, P1(E) ~ E0[exp(-s) 1_E] and P0(E) ~ E1[exp(s) 1_E] (exact when s is the log ratio;
     s clipped to [-_WEIGHT_CLIP, _WEIGHT_CLIP]).  On an event where s is nearly constant the weighted
     estimate of the ratio P0/P1 hardly varies, so the threshold chosen for it is less noisy (chain
-    family on SVT34Parallel, benchmarks/peers.py)."""
+    family on SVT34Parallel, benchmarks/peers/)."""
     def weighted(u: np.ndarray, w: np.ndarray) -> np.ndarray:
         cum = np.concatenate([[0.0], np.cumsum(w)])
         if sign > 0:  # {u > t}: a suffix of the ascending values
@@ -149,6 +149,11 @@ def _predicted(p0: np.ndarray, p1: np.ndarray, n_sel: int, n_est: int, z: float,
     return eps, np.nan_to_num(mu, nan=-np.inf)
 
 
+#: One family's best event in a direction: (predicted bound, score, sign, epsilon threshold, mu threshold,
+#: sorted d0 and d1 selection scores, both pooled and sorted), as `_plan` takes it.
+_Best = tuple[float, Score, int, float, float, np.ndarray, np.ndarray, np.ndarray]
+
+
 def choose_events(
     families: list[tuple[Score, np.ndarray, np.ndarray]],
     n_est: int,
@@ -165,8 +170,8 @@ def choose_events(
     least `_ALTERNATE_RATIO` of the lead's, best first) are kept in `EventPlan.alternates`.
     """
     z = -float(ndtri(level))  # not ndtri(1 - level): 1 - level rounds to 1 below level ~ 1e-17
-    best: dict[str, dict[int, tuple]] = {d: {} for d in DIRECTIONS}  # per direction, per family
-    fallback: dict[str, dict[int, tuple]] = {d: {} for d in DIRECTIONS}  # the same at `_FALLBACK_Z`
+    best: dict[str, dict[int, _Best]] = {d: {} for d in DIRECTIONS}  # per direction, per family
+    fallback: dict[str, dict[int, tuple[float, _Best]]] = {d: {} for d in DIRECTIONS}  # the same at `_FALLBACK_Z`
     for f, (score, s0, s1) in enumerate(families):
         n_sel = min(len(s0), len(s1))
         u0, u1 = np.sort(s0), np.sort(s1)

@@ -16,14 +16,15 @@ runs would not change the verdict in expectation); otherwise go on to the next s
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from dpaudit.audit.auditor import audit
 from dpaudit.audit.result import AuditResult
 from dpaudit.validation import check_int_at_least, check_open_unit
 
-__all__ = ["audit_sequential", "SequentialAudit"]
+__all__ = ["SequentialAudit", "audit_sequential"]
 
 #: Seeds of stage k are seed + k * this (disjoint runs per stage).
 _STAGE_SEED_STEP = 7_919

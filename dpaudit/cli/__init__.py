@@ -19,13 +19,14 @@ import pkgutil
 import re
 import sys
 import traceback
+from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from dpaudit._interrupt import EXIT_INTERRUPTED, sigint_stops
 from dpaudit.cli._types import help_text
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 # internal parameter names that reach error messages, and the flag a user gave for each
 PARAMETER_FLAGS = {
@@ -45,7 +46,7 @@ class _CommandParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self._pending = add_arguments
 
-    def populate(self) -> "_CommandParser":
+    def populate(self) -> _CommandParser:
         if self._pending is not None:
             add, self._pending = self._pending, None
             add(self)
@@ -152,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into a reader that stopped early (e.g. `| head`)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except BaseException as exc:  # a bug, or sys.exit() in a user's code it calls: exit 3 with the traceback
+    except BaseException as exc:  # noqa: BLE001  (a bug, or sys.exit() in a user's code: exit 3, traceback)
         traceback.print_exc(file=sys.stderr)
         print(f"dpaudit {args.command}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 3

@@ -64,5 +64,5 @@ def load_entries(args: argparse.Namespace, *, whole_catalog: bool = False) -> tu
     if catalog != "user":
         load_plugins()
         builtin = [n for n in AUDITS.names() if not isinstance(AUDITS.get(n), UserAuditEntry)]
-    user = load_user_audits(config) if catalog != "builtin" else []
+    user = load_user_audits(config) if catalog != "builtin" and config is not None else []
     return catalog, config, builtin, user

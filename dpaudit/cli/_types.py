@@ -16,13 +16,24 @@ import math
 import os
 import pathlib
 import socket
-from typing import Callable
+from collections.abc import Callable
 
 from dpaudit.validation import shorten
 
 __all__ = [
-    "integer", "int_at_least", "real", "real_in", "seed", "writable_folder", "file_in_existing_folder",
-    "check_path", "check_reachable", "FlagError", "help_text", "MAX_INTEGER", "MAX_SEED",
+    "MAX_INTEGER",
+    "MAX_SEED",
+    "FlagError",
+    "check_path",
+    "check_reachable",
+    "file_in_existing_folder",
+    "help_text",
+    "int_at_least",
+    "integer",
+    "real",
+    "real_in",
+    "seed",
+    "writable_folder",
 ]
 
 MAX_INTEGER = 2**63 - 1

@@ -26,14 +26,20 @@ import os
 import pathlib
 import sys
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from dpaudit._interrupt import EXIT_INTERRUPTED
 from dpaudit.cli._catalog import add_catalog_arguments, load_entries
-from dpaudit.user_config import catalog_text as _catalog_text
 from dpaudit.cli._types import FlagError, check_path, check_reachable, int_at_least, real_in, seed, writable_folder
+from dpaudit.limits import MIN_SAMPLES
+from dpaudit.records import ClaimRecord, EntryRecord, lost_record
+from dpaudit.user_config import catalog_text as _catalog_text
 
-__all__ = ["NAME", "HELP", "add_arguments", "run"]
+if TYPE_CHECKING:
+    from dpaudit.entries import Entry
+
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 3  # 2 (usage error) is dpaudit.cli.main's
 
@@ -42,7 +48,6 @@ HELP = ("audit your entries ([tool.dpaudit] in pyproject.toml) or the built-in c
         "write a report (exit 0 pass, 1 a claim failed, 2 usage error, 3 internal error)")
 DEFAULT_OUT = "dpaudit-report"
 CONNECT_TIMEOUT = 10.0  # seconds
-MIN_SAMPLES = 10  # the fewest runs per input `dpaudit.audit.audit` accepts
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -156,7 +161,7 @@ def _baseline_events(args: argparse.Namespace, baseline: dict[str, Any], entries
             for e in baseline["entries"] if not e.get("error")}
 
 
-def _claim_status(name: str, claim: dict[str, Any], comparison: dict[str, Any] | None) -> str:
+def _claim_status(name: str, claim: ClaimRecord, comparison: dict[str, Any] | None) -> str:
     """ok or UNEXPECTED; with a baseline, "known" for a claim failing in the baseline too and "ROSE"
     for a gating rise of the baseline's event, as the exit status counts them."""
     changes = (comparison or {}).get("changes", ())
@@ -170,7 +175,8 @@ def run(args: argparse.Namespace) -> int:
     """Check every flag (the output folder, the scheduler's reachability), then the config and the
     user's modules, before any audit runs; then run the suite holding the output folder's lock, so
     two runs never mix their files."""
-    from dpaudit.audit.execution import dask_address
+    started = time.perf_counter() - _process_age()  # the report's wall time is the command's, from its start
+    from dpaudit.audit.executors import dask_address
     from dpaudit.report import lock_folder
 
     if args.all and args.names:
@@ -198,7 +204,18 @@ def run(args: argparse.Namespace) -> int:
         with _executor(address) as executor:
             return _run_suite(args, entries, quick, executor, catalog=catalog,
                               config=str(config.file) if config is not None else None, baseline=baseline,
-                              junit=junit)
+                              junit=junit, started=started)
+
+
+def _process_age() -> float:
+    """Seconds since this process started (Linux: /proc/self/stat's start time against /proc/uptime), 0 where
+    that cannot be read: the time spent importing and building the parser before `run`."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat, open("/proc/uptime", encoding="ascii") as up:
+            start_ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
+            return max(0.0, float(up.read().split()[0]) - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def _check_samples(samples: int) -> None:
@@ -247,7 +264,7 @@ def _probe_scheduler(address: str) -> None:
 
     try:
         answer = asyncio.run(asyncio.wait_for(identity(), CONNECT_TIMEOUT))
-    except Exception as exc:  # a refused, silent or non-Dask peer (its bytes can be read as anything)
+    except Exception as exc:  # noqa: BLE001  (a refused, silent or non-Dask peer: its bytes can be anything)
         raise FlagError("--executor", f"no Dask scheduler answered at {address} within {CONNECT_TIMEOUT:g} s "
                                       f"({type(exc).__name__}: {str(exc)[:160]})") from None
     if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
@@ -255,14 +272,15 @@ def _probe_scheduler(address: str) -> None:
 
 
 def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: Any, *, catalog: str,
-               config: str | None, baseline: dict[str, Any] | None, junit: pathlib.Path | None) -> int:
+               config: str | None, baseline: dict[str, Any] | None, junit: pathlib.Path | None,
+               started: float) -> int:
     from dpaudit.report import build_report, write_report
     from dpaudit.report.model import one_run_note
 
     confidence = args.confidence
     calls = sum(e.audit_calls() for e in entries)
     per_call = 1.0 - (1.0 - confidence) / calls
-    start = time.perf_counter()
+    start = started
     jobs = suite_jobs(args.jobs, len(entries), local=executor is None)
     options = dict(samples=args.samples, quick=quick, confidence=per_call, seed=args.seed, executor=executor,
                    regret=not args.no_regret)
@@ -277,7 +295,7 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
                 "per_audit_confidence": per_call, "audit_calls": calls, "executor": args.executor, "jobs": jobs,
                 "regret": not args.no_regret, "names": [e.name for e in entries], "catalog": catalog,
                 "config": config, "incomplete": bool(not_run), "not_run": not_run}
-    report = build_report(records, settings=settings, command=_command(args),
+    report = build_report([dict(r) for r in records], settings=settings, command=_command(args),
                           seconds=round(time.perf_counter() - start, 2))
     if baseline is not None and not not_run:
         from dpaudit.baseline import compare
@@ -309,7 +327,7 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
                 print(f"{r['name']:<34} {c['label']:<10} claim ε={c['epsilon']:<8.4g} δ={c['delta']:<8.2g} "
                       f"ε_lower={c['epsilon_lower']:<8.4g} {c['verdict']:<10} "
                       f"{_claim_status(r['name'], c, report.get('baseline'))}"
-                      f"{one_run_note(c)}")
+                      f"{one_run_note(dict(c))}")
             if r["error"]:
                 print(f"{r['name']:<34} ERROR {r['error']}")
         if report.get("baseline") is not None:
@@ -352,21 +370,21 @@ _TERMINATE_SECONDS = 2.0
 class SuiteInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped the suite; `records` holds the finished entries' records (None where unfinished)."""
 
-    def __init__(self, records: list[dict[str, Any] | None]):
+    def __init__(self, records: list[EntryRecord | None]):
         super().__init__("interrupted")
         self.records = records
 
 
-def _progress(i: int, n: int, rec: dict[str, Any]) -> None:
+def _progress(i: int, n: int, rec: EntryRecord) -> None:
     status = "ok" if rec["ok"] else ("ERROR " + rec["error"] if rec["error"] else "UNEXPECTED")
     print(f"[{i}/{n}] {rec['name']} ... {status} ({rec['seconds']:.1f} s)", file=sys.stderr, flush=True)
 
 
-def run_entries(entries: list, options: dict[str, Any], jobs: int) -> list[dict[str, Any]]:
+def run_entries(entries: list[Entry], options: dict[str, Any], jobs: int) -> list[EntryRecord]:
     """Every entry's record, in the order of `entries`, from `jobs` processes at once.
 
     Each entry's audits are seeded from the suite seed and the entry's name alone
-    (`dpaudit.audits.run.entry_seed`) and every audit's chunks give bit-identical results wherever
+    (`dpaudit.entry_runner.entry_seed`) and every audit's chunks give bit-identical results wherever
     they run, so the records do not depend on `jobs` (only their `seconds` do).  With jobs > 1 each
     entry runs in a forked process of its own (at most `jobs` at once, each auditing serially: no
     pool inside a pool), so a process that dies (killed, out of memory, `os._exit`) is that entry's
@@ -374,45 +392,47 @@ def run_entries(entries: list, options: dict[str, Any], jobs: int) -> list[dict[
     Raises SuiteInterrupted (with the finished records) on Ctrl-C, after stopping the workers.
     """
     n = len(entries)
-    records: list[dict[str, Any] | None] = [None] * n
+    records: list[EntryRecord | None] = [None] * n
+    global _SUITE
     if jobs <= 1:
         try:
             for i, entry in enumerate(entries):
-                records[i] = entry.run(**options)
-                _progress(i + 1, n, records[i])
+                records[i] = record = entry.run(**options)
+                _progress(i + 1, n, record)
         except KeyboardInterrupt:  # entries record what their own code raises: this is the user's Ctrl-C
             raise SuiteInterrupted(records) from None
-        return records
-    global _SUITE
-    _SUITE = (entries, {**options, "executor": "serial"})
-    try:
-        _run_forked(entries, records, jobs)
-    finally:
-        _SUITE = None
-    return records
+    else:
+        _SUITE = (entries, {**options, "executor": "serial"})
+        try:
+            _run_forked(entries, records, jobs)
+        finally:
+            _SUITE = None
+    return [r for r in records if r is not None]  # every entry's, by now
 
 
 def _child(index: int, conn: Any, parent: int, threads: int) -> None:
     """A worker's body: audit entry `index` and send its record; SIGINT is the parent's to handle."""
     import signal
 
-    from dpaudit.audit.execution import worker_init
+    from dpaudit.audit.workers import worker_init
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     worker_init(parent, threads)
+    if _SUITE is None:  # set by `run_entries` before it forks
+        raise RuntimeError("no suite to run in this worker")
     entries, options = _SUITE
     try:
         record = entries[index].run(**options)
-    except BaseException as exc:  # dpaudit's own failure (entries record their users' exceptions)
-        record = _lost(entries[index], f"{type(exc).__name__}: {exc}")
+    except BaseException as exc:  # noqa: BLE001  (dpaudit's own failure; entries record their users' exceptions)
+        record = lost_record(entries[index], f"{type(exc).__name__}: {exc}")
     conn.send(record)
     conn.close()
 
 
-def _run_forked(entries: list, records: list[dict[str, Any] | None], jobs: int) -> None:
+def _run_forked(entries: list[Entry], records: list[EntryRecord | None], jobs: int) -> None:
     from multiprocessing.connection import wait
 
-    from dpaudit.audit.execution import blas_threads
+    from dpaudit.audit.workers import blas_threads
 
     ctx = multiprocessing.get_context("fork")
     pending = list(range(len(entries)))
@@ -427,17 +447,19 @@ def _run_forked(entries: list, records: list[dict[str, Any] | None], jobs: int) 
                 proc.start()
                 writer.close()  # the worker holds the only writing end: its death reads as end of file
                 running[reader] = (i, proc)
-            for reader in wait(list(running)):
-                i, proc = running.pop(reader)
+            for ready in wait(list(running)):
+                i, proc = running.pop(ready)
+                conn: Any = ready  # one of the reading ends in `running`
                 try:
-                    records[i] = reader.recv()
+                    record: EntryRecord | None = conn.recv()
                 except (EOFError, OSError):
-                    records[i] = None
-                reader.close()
+                    record = None
+                conn.close()
                 proc.join()
-                if records[i] is None:
-                    records[i] = _lost(entries[i], _death(proc.exitcode))
-                _progress(i + 1, len(entries), records[i])
+                if record is None:
+                    record = lost_record(entries[i], _death(proc.exitcode))
+                records[i] = record
+                _progress(i + 1, len(entries), record)
     except KeyboardInterrupt:
         _stop([proc for _, proc in running.values()])
         raise SuiteInterrupted(records) from None
@@ -471,21 +493,6 @@ def _stop(procs: list[Any]) -> None:
         if proc.is_alive():
             proc.kill()
             proc.join()
-
-
-def _lost(entry: Any, error: str) -> dict[str, Any]:
-    """The record of an entry that returned none (its worker died, or dpaudit failed around it); every
-    field the report reads, whatever kind of entry (catalog or user) it is."""
-    from dpaudit.user_audits import UserAuditEntry
-
-    expect = getattr(entry, "expect", "consistent")
-    origin = {"origin": "user", "module": entry.module} if isinstance(entry, UserAuditEntry) else {}
-    return {**origin, "name": entry.name, "algorithm": getattr(entry, "algorithm", ""), "variant": getattr(entry, "variant", ""),
-            "description": getattr(entry, "description", ""), "observable": getattr(entry, "observable", ""),
-            "observable_description": getattr(entry, "observable_description", getattr(entry, "observable", "")),
-            "expect": expect, "source": getattr(entry, "source", ""),
-            "seed": None, "pairs": [], "audits": [], "claims": [], "regret": None, "pin_note": None,
-            "mu_upper": None, "error": error, "ok": False, "seconds": 0.0}
 
 
 def exit_status(report: dict[str, Any]) -> int:

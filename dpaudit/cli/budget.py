@@ -19,17 +19,37 @@ import argparse
 import json
 import math
 import sys
-from typing import Callable
+from collections.abc import Callable, Collection
+from typing import TypedDict
 
 from dpaudit.cli._types import help_text, int_at_least, integer, real, real_in
+from dpaudit.cli.budget_text import (
+    best_line,
+    comparison,
+    guarantee_text,
+    num,
+    params_text,
+    row_printer,
+    sensitivity_text,
+    short_numbers,
+)
 
-__all__ = ["NAME", "HELP", "add_arguments", "run"]
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 NAME = "budget"
 HELP = ("epsilon (at delta) or delta (at epsilon) of a mechanism, a whole algorithm run, or a plan of "
         "releases, under every accountant")
 
-DEFAULT = {"mechanism": "gaussian", "params": {"sigma": 10.0}, "count": 100, "delta": 1e-5}
+
+
+class _Default(TypedDict):
+    mechanism: str
+    params: dict[str, float]
+    count: int
+    delta: float
+
+
+DEFAULT: _Default = {"mechanism": "gaussian", "params": {"sigma": 10.0}, "count": 100, "delta": 1e-5}
 
 
 
@@ -79,7 +99,7 @@ def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
     add_algorithm_arguments(parser, skip=set(PARAM_TYPES))
 
 
-def add_algorithm_arguments(parser: argparse.ArgumentParser, skip: set[str] = frozenset()) -> None:
+def add_algorithm_arguments(parser: argparse.ArgumentParser, skip: Collection[str] = frozenset()) -> None:
     """Every registered algorithm's parameters as `--name VALUE` (dest `param_name`, read by the algorithm)."""
     from dpaudit.registry import ALGORITHMS, load_plugins
 
@@ -89,7 +109,7 @@ def add_algorithm_arguments(parser: argparse.ArgumentParser, skip: set[str] = fr
         for p in ALGORITHMS.get(name).params:
             owners.setdefault(p.name, []).append(name)
     group = parser.add_argument_group("algorithm parameters (each algorithm takes its own; see dpaudit regret --list)")
-    for pname in sorted(set(owners) - OWN - skip):
+    for pname in sorted(set(owners).difference(OWN, skip)):
         group.add_argument(flag(pname), dest=f"param_{pname}", default=argparse.SUPPRESS, metavar="VALUE",
                            help=help_text(f"[{', '.join(sorted(owners[pname]))}]"))
 
@@ -226,8 +246,8 @@ def compute(mechanism: str, params: dict, count: int, delta: float | None, epsil
     if not supported:
         raise ValueError(_no_answer(mechanism, params, count, rows))
     best = min(supported, key=lambda r: r[key])
-    extra = {}
-    if mechanism == "shuffle" and count == 1 and epsilon is None and delta > 0:
+    extra: dict[str, float | None] = {}
+    if mechanism == "shuffle" and count == 1 and epsilon is None and delta is not None and delta > 0:
         from dpaudit.accounting import shuffle
 
         e0, n = float(params["epsilon0"]), int(params["users"])
@@ -247,44 +267,31 @@ def compute(mechanism: str, params: dict, count: int, delta: float | None, epsil
     return out
 
 
+def _point(delta: float | None, epsilon: float | None) -> str:
+    return f"delta = {num(delta)}" if epsilon is None else f"epsilon = {num(epsilon)}"
+
+
 def _print_header(mechanism: str, params: dict, count: int, delta: float | None, epsilon: float | None) -> None:
     key = "epsilon" if epsilon is None else "delta"
-    at = f"delta = {delta:g}" if epsilon is None else f"epsilon = {epsilon:g}"
-    shown = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
-    print(f"{mechanism}({shown}) x {count}: {key} at {at}")
-    print(f"{'accountant':<10}  {key:>14}  note", flush=True)
+    print(f"{mechanism}({params_text(params)}) x {count}: {key} at {_point(delta, epsilon)}")
+    print(f"sensitivity: {sensitivity_text(mechanism, params)}")
+    _print_rows_header(key)
 
 
-def _print_row(row: dict) -> None:
-    key = "epsilon" if "epsilon" in row else "delta"
-    if row["supported"]:
-        print(f"{row['accountant']:<10}  {row[key]:>14.6g}", flush=True)
-    else:
-        note = row["reason"] if row.get("failed") else f"not supported: {row['reason']}"
-        print(f"{row['accountant']:<10}  {'-':>14}  {note}", flush=True)
+_print_row = row_printer()
 
 
 def _print_footer(out: dict) -> None:
     key = "epsilon" if "epsilon" in out["best"] else "delta"
-    print(f"best: {out['best']['accountant']} ({key} {out['best'][key]:.6g})")
+    print(best_line(out["best"], key, _point(out.get("delta"), out.get("epsilon"))))
     if "shuffle_bounds" in out:
         b = out["shuffle_bounds"]
-        cf = "does not apply (needs epsilon0 <= log(n/(16 log(2/delta))))" if b["fmt_closed_form"] is None else f"{b['fmt_closed_form']:.6g}"
-        print(f"FMT 2021 numerical bound {b['fmt_numerical']:.6g}; closed form (Thm 3.1) {cf}")
+        cf = "does not apply (needs epsilon0 <= log(n/(16 log(2/delta))))" if b["fmt_closed_form"] is None else num(b["fmt_closed_form"])
+        print(f"FMT 2021 numerical bound {num(b['fmt_numerical'])}; closed form (Thm 3.1) {cf}")
 
 
 def _at(args: argparse.Namespace) -> tuple[float | None, float | None]:
     return args.at_delta, args.at_epsilon
-
-
-def _guarantee_text(g: dict | None) -> str:
-    if g is None:
-        return "-"
-    if g["notion"] == "none":
-        return "none"
-    parts = [g["notion"]] + [f"{k}={g[k]:.6g}" if isinstance(g[k], float) else f"{k}={g[k]}"
-                             for k in ("epsilon", "delta", "rho") if k in g]
-    return " ".join(parts) + (f"  ({g['source']})" if g.get("source") else "")
 
 
 def _print_rows_header(key: str) -> None:
@@ -309,22 +316,31 @@ def run_algorithm(args: argparse.Namespace) -> int:
         print(json.dumps(budgets.json_number(out), indent=1))
         return 0
     declared = privacy.to_json()
-    shown = ", ".join(f"{k}={v}" for k, v in params.items())
-    print(f"{args.mechanism}({shown}) over T = {args.horizon}")
+    print(f"{args.mechanism}({params_text(params)}) over T = {args.horizon}")
     print(f"trust model: {declared['trust_model']} ({declared['trust_model_text']})")
-    print(f"neighbours:  {declared['relation']} ({declared['relation_text']})")
-    print(f"paper claim: {_guarantee_text(declared['claim'])}")
-    if declared["corrected"] is not None:
-        print(f"corrected:   {_guarantee_text(declared['corrected'])}")
-        print(f"why:         {budgets.correction_reason(privacy)}")
+    print(f"neighbours:  {declared['relation']} ({declared['relation_text']}): the sensitivity the guarantees assume")
+    # a guarantee is called pure DP only where the pure accountant can say so for the declared event: the table
+    # below never contradicts the kind printed here
+    pure_ok = privacy.event is not None and budgets.cannot_answer("pure", privacy.event, 0.0) is None
+    claim, corrected = declared["claim"], declared["corrected"]
+    print(f"paper claim: {guarantee_text(claim, pure_word=pure_ok)}")
+    pure_note = None
+    if corrected is not None:
+        relation = comparison(claim, corrected)
+        words = {"tighter": "tighter than the paper's claim", "looser": "looser than the paper's claim",
+                 "equal": "the paper's claim", "different": "in place of the paper's claim"}[relation]
+        print(f"corrected:   {guarantee_text(corrected, pure_word=pure_ok, remark=words)}")
+        label = "why:" if relation in ("looser", "different") else "basis:"
+        print(f"{label:<12} {short_numbers(budgets.correction_reason(privacy) or '')}")
+    if not pure_ok and any(g is not None and g.get("notion") == "pure" for g in (claim, corrected)):
+        pure_note = ("not supported: basic composition of pure-DP releases cannot derive the ε at δ = 0 above from "
+                     "the declared event (its source does)")
     key = "epsilon" if at_epsilon is None else "delta"
-    point = (f"delta = {budgets.default_delta(privacy) if at_delta is None else at_delta:g}" if at_epsilon is None
-             else f"epsilon = {at_epsilon:g}")
+    point = _point(budgets.default_delta(privacy) if at_delta is None else at_delta, at_epsilon)
     print(f"declared event, {key} at {point}:")
     _print_rows_header(key)
-    out = budgets.privacy_budget(privacy, delta=at_delta, epsilon=at_epsilon, on_row=_print_row)
-    if out["best"] is not None:
-        print(f"best: {out['best']['accountant']} ({key} {out['best'][key]:.6g})")
+    out = budgets.privacy_budget(privacy, delta=at_delta, epsilon=at_epsilon, on_row=row_printer(pure_note))
+    print(best_line(out["best"], key, point))
     return 0
 
 
@@ -345,15 +361,27 @@ def run_plan(args: argparse.Namespace) -> int:
                          indent=1))
         return 0
     key = "epsilon" if at_epsilon is None else "delta"
-    point = f"delta = {budgets.DEFAULT_DELTA if at_delta is None else at_delta:g}" if at_epsilon is None \
-        else f"epsilon = {at_epsilon:g}"
-    print(f"plan {args.plan}: {len(releases)} releases composed per user, {key} at {point}")
-    for r in releases:
-        print(f"  {r.count} x {r.label}")
-    _print_rows_header(key)
-    out = budgets.plan_budget(releases, delta=at_delta, epsilon=at_epsilon, on_row=_print_row)
-    if out["best"] is not None:
-        print(f"best: {out['best']['accountant']} ({key} {out['best'][key]:.6g})")
+    point = _point(budgets.DEFAULT_DELTA if at_delta is None else at_delta, at_epsilon)
+    print(f"plan {args.plan}: {len(releases)} lines composed per user, {key} at {point}")
+    width = max(len(f"{r.count} x {r.label}") for r in releases)
+    print(f"  {'line':<{width}}  {key + ' of the line alone (best)'}", flush=True)
+
+    def part(line: dict) -> None:
+        own = line["best"]
+        alone = "-" if own is None else f"{num(own[key])} ({own['accountant']})"
+        name = f"{line['count']} x {line['label']}"
+        print(f"  {name:<{width}}  {alone}", flush=True)
+
+    heading = [f"all lines together, {key} at {point}:"]
+
+    def first_row(row: dict) -> None:
+        while heading:
+            print(heading.pop())
+            _print_rows_header(key)
+        _print_row(row)
+
+    out = budgets.plan_budget(releases, delta=at_delta, epsilon=at_epsilon, on_row=first_row, on_part=part)
+    print(best_line(out["best"], key, point))
     return 0
 
 

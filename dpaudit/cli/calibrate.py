@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TypedDict
 
 from dpaudit.cli._types import FlagError, int_at_least, seed
 from dpaudit.cli.budget import (
@@ -29,14 +30,24 @@ from dpaudit.cli.budget import (
     mechanism_params,
     reject_mechanism_params,
 )
+from dpaudit.cli.budget_text import num, params_text, sensitivity_text, short_numbers
 
-__all__ = ["NAME", "HELP", "add_arguments", "run"]
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 NAME = "calibrate"
 HELP = ("smallest noise (or largest local epsilon) of a mechanism, or largest epsilon input of an algorithm, "
         "meeting a target (epsilon, delta) under every accountant")
 
-DEFAULT = {"mechanism": "gaussian", "count": 100, "epsilon": 1.0, "delta": 1e-5}
+
+
+class _Default(TypedDict):
+    mechanism: str
+    count: int
+    epsilon: float
+    delta: float
+
+
+DEFAULT: _Default = {"mechanism": "gaussian", "count": 100, "epsilon": 1.0, "delta": 1e-5}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,6 +107,27 @@ def _meets_beyond(mechanism: str, params: dict, count: int, value: float, eps: f
         return False
 
 
+def _skipped(names: list[str], event: object, delta: float, tuned: str) -> list[dict]:
+    """Rows for the accountants that cannot answer for `event` (the mechanism or algorithm at a probe value of
+    its tuned parameter) at `delta`, found before any search: at delta 0 those that give no finite epsilon
+    (RDP, zCDP, a composed PLD, ...), so calibration spends no time on them."""
+    from dpaudit import budgets
+
+    if delta != 0:
+        return []  # every accountant of `names` supports the event; at delta > 0 each answers
+    rows = []
+    for name in names:
+        why = budgets.cannot_answer(name, event, delta)
+        if why is not None:
+            rows.append({"accountant": name, tuned: None, "reason": f"skipped: {why}"})
+    return rows
+
+
+def _failed(exc: BaseException) -> str:
+    what = "ran out of memory" if isinstance(exc, MemoryError) else "overflowed (a number beyond the doubles)"
+    return f"this accountant {what} during the search ({type(exc).__name__}: {exc})"
+
+
 def _note(row: dict, best: dict, mechanism: str) -> str:
     """The table's note of a calibrated row: best, and where the value is only the searched range's end."""
     from dpaudit.accounting.named import MECHANISMS
@@ -145,13 +177,18 @@ def run_algorithm(args: argparse.Namespace) -> int:
         if args.accountant not in names:
             raise accounting.UnsupportedEventError(args.accountant, privacy.event, "see `dpaudit budget`", names)
         names = [args.accountant]
-    rows = []
+    rows = _skipped(names, privacy.event, delta, entry.tuned)
     for acct in names:
+        if any(r["accountant"] == acct for r in rows):
+            continue
         print(f"calibrating under {acct} ...", file=sys.stderr)
         try:
             rows.append(budgets.calibrate_algorithm(name, args.horizon, eps, delta, params, accountant=acct))
         except ValueError as exc:
             rows.append({"accountant": acct, entry.tuned: None, "reason": str(exc)})
+        except (OverflowError, MemoryError) as exc:
+            rows.append({"accountant": acct, entry.tuned: None, "reason": _failed(exc)})
+    rows.sort(key=lambda r: names.index(r["accountant"]))
     found = [r for r in rows if r[entry.tuned] is not None]
     if not found:
         raise FlagError("--target-epsilon", f"no accountant reaches (epsilon={eps:g}, delta={delta:g}) for {name} "
@@ -171,18 +208,21 @@ def run_algorithm(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(budgets.json_number(out), indent=1))
         return 0
-    print(f"{name} over T = {args.horizon}: largest {entry.tuned} meeting (epsilon={eps:g}, delta={delta:g})")
+    print(f"{name}({params_text(params)}) over T = {args.horizon}: largest {entry.tuned} meeting "
+          f"(epsilon={num(eps)}, delta={num(delta)})")
     print(f"{'accountant':<10}  {entry.tuned:>14}  {'achieved eps':>14}  note")
     for r in rows:
         if r[entry.tuned] is None:
-            print(f"{r['accountant']:<10}  {'-':>14}  {'-':>14}  {r['reason']}")
+            print(f"{r['accountant']:<10}  {'-':>14}  {'-':>14}  {short_numbers(r['reason'])}")
         else:
-            print(f"{r['accountant']:<10}  {r[entry.tuned]:>14.6g}  {r['achieved_epsilon']:>14.6g}  "
+            print(f"{r['accountant']:<10}  {num(r[entry.tuned]):>14}  {num(r['achieved_epsilon']):>14}  "
                   f"{'best' if r is best else ''}")
+    print(f"best: {entry.tuned} {num(best[entry.tuned])} ({best['accountant']}): the largest value any accountant "
+          "certifies; each row meets the target under its own accountant (a valid bound), so the largest does too")
     if "regret" in out:
         g = out["regret"]
-        print(f"final regret at {entry.tuned}={best[entry.tuned]:.6g}: {g['final_mean']:.6g} "
-              f"(95% interval [{g['final_ci'][0]:.6g}, {g['final_ci'][1]:.6g}], {g['runs']} runs, seed {g['seed']})")
+        print(f"final regret at {entry.tuned}={num(best[entry.tuned])}: {num(g['final_mean'])} "
+              f"(95% interval [{num(g['final_ci'][0])}, {num(g['final_ci'][1])}], {g['runs']} runs, seed {g['seed']})")
     return 0
 
 
@@ -222,8 +262,12 @@ def run(args: argparse.Namespace) -> int:
         if args.accountant not in names:
             raise accounting.UnsupportedEventError(args.accountant, probe, "see `dpaudit budget`", names)
         names = [args.accountant]
-    rows = []
+    import dp_accounting
+
+    rows = _skipped(names, dp_accounting.SelfComposedDpEvent(probe, count), delta, mech.tuned)
     for name in names:
+        if any(r["accountant"] == name for r in rows):
+            continue
         print(f"calibrating under {name} ...", file=sys.stderr)
         try:
             rows.append({"accountant": name, mech.tuned: calibrate_parameter(
@@ -231,6 +275,9 @@ def run(args: argparse.Namespace) -> int:
         except ValueError:
             rows.append({"accountant": name, mech.tuned: None,
                          "reason": _explain(mechanism, params, count, eps, delta, name)})
+        except (OverflowError, MemoryError) as exc:
+            rows.append({"accountant": name, mech.tuned: None, "reason": _failed(exc)})
+    rows.sort(key=lambda r: names.index(r["accountant"]))
     found = [r for r in rows if r[mech.tuned] is not None]
     if not found:
         raise ValueError(f"no accountant reaches (epsilon={eps:g}, delta={delta:g}) for {mechanism}: "
@@ -245,11 +292,15 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=1))
         return 0
     word = "smallest" if mech.larger_is_private else "largest"
-    print(f"{mechanism} x {count}: {word} {mech.tuned} meeting (epsilon={eps:g}, delta={delta:g})")
+    print(f"{mechanism}({params_text(params)}) x {count}: {word} {mech.tuned} meeting "
+          f"(epsilon={num(eps)}, delta={num(delta)})")
+    print(f"sensitivity: {sensitivity_text(mechanism, params)}")
     print(f"{'accountant':<10}  {mech.tuned:>14}  note")
     for r in rows:
         if r[mech.tuned] is None:
-            print(f"{r['accountant']:<10}  {'-':>14}  {r['reason']}")
+            print(f"{r['accountant']:<10}  {'-':>14}  {short_numbers(r['reason'])}")
         else:
-            print(f"{r['accountant']:<10}  {r[mech.tuned]:>14.6g}  {_note(r, best, mechanism)}")
+            print(f"{r['accountant']:<10}  {num(r[mech.tuned]):>14}  {_note(r, best, mechanism)}")
+    print(f"best: {mech.tuned} {num(best[mech.tuned])} ({best['accountant']}): the {word} value any accountant "
+          "certifies; each row meets the target under its own accountant (a valid bound), so the best does too")
     return 0

@@ -14,7 +14,7 @@ from typing import Any
 
 from dpaudit.cli._catalog import add_catalog_arguments, load_entries
 
-__all__ = ["NAME", "HELP", "add_arguments", "run"]
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 NAME = "list"
 HELP = "list audit entries: yours ([tool.dpaudit] in pyproject.toml) or the built-in catalog's"

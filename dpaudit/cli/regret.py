@@ -15,9 +15,9 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.cli._types import FlagError, plot_file, help_text, int_at_least, seed
+from dpaudit.cli._types import FlagError, help_text, int_at_least, plot_file, seed
 
-__all__ = ["NAME", "HELP", "add_arguments", "run"]
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 if TYPE_CHECKING:
     from dpaudit.registry import Param

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-__all__ = ["NAME", "HELP", "add_arguments", "run"]
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 NAME = "report"
 HELP = "re-render report.md and report.html from a report.json"

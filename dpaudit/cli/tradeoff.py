@@ -19,10 +19,10 @@ import math
 import sys
 from typing import Any
 
-from dpaudit.cli._types import FlagError, plot_file, int_at_least, seed
+from dpaudit.cli._types import FlagError, int_at_least, plot_file, seed
 from dpaudit.validation import shorten
 
-__all__ = ["NAME", "HELP", "add_arguments", "run"]
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 NAME = "tradeoff"
 HELP = "final regret (mean, 95% interval) against the corrected epsilon of one or several algorithms"
@@ -126,9 +126,10 @@ def run(args: argparse.Namespace) -> int:
         curves[id(p)] = c
         lo, hi = c.final_ci
         p.update({"final_mean": c.final_mean, "final_ci": [lo, hi]})
+    flat = {name: why for name in args.algorithms if (why := flat_reason([p for p in points if p["algorithm"] == name]))}
     if args.plot:
-        _plot(points, curves, args)
-    out = {"horizon": args.horizon, "runs": args.runs, "seed": args.seed, "points": points}
+        _plot(points, curves, args, flat)
+    out = {"horizon": args.horizon, "runs": args.runs, "seed": args.seed, "points": points, "flat": flat}
     if args.plot:
         out["plot"] = args.plot
     if args.json:
@@ -143,12 +144,45 @@ def run(args: argparse.Namespace) -> int:
         print(f"{p['algorithm']:<18} {'-' if p['value'] is None else format(p['value'], 'g'):>10} {claim:>18} "
               f"{p['corrected_epsilon']:>14.6g} {'(' + (p['accountant'] or '-') + ')':<10} {p['final_mean']:>12.6g}  "
               f"[{p['final_ci'][0]:.6g}, {p['final_ci'][1]:.6g}]")
+    for name, why in flat.items():
+        print(f"{name}: flat: {why}; ε does not change the regret at T = {args.horizon} here. Typically the "
+              "algorithm never leaves its exploration phase (e.g. eliminates no arm) within T at any of these ε, so "
+              "the noise changes no decision: a longer --horizon, an instance with larger gaps or smaller "
+              "--epsilons shows the trade-off")
     if args.plot:
         print(f"plot: {args.plot}")
     return 0
 
 
-def _plot(points: list[dict], curves: dict, args: argparse.Namespace) -> None:
+FLAT_SPREAD = 0.01
+"""A change of the final regret below this fraction of it, across the grid, counts as none (runs with identical
+regret have intervals of width 0, which a change of 0.7% would otherwise separate)."""
+
+
+def flat_reason(points: list[dict[str, Any]]) -> str | None:
+    """Why the regret of one algorithm's swept points does not change with epsilon (None when it does, or with
+    fewer than two swept points): every 95% interval shares a common value, or the means spread less than
+    FLAT_SPREAD of the largest."""
+    swept = [p for p in points if p["tuned"] is not None and "final_mean" in p]
+    if len(swept) < 2:
+        return None
+    means = [p["final_mean"] for p in swept]
+    lows, highs = [p["final_ci"][0] for p in swept], [p["final_ci"][1] for p in swept]
+    spread, top = max(means) - min(means), max(abs(m) for m in means)
+    if max(lows) <= min(highs):
+        return (f"the regret's 95% intervals all overlap across --epsilons (means {_num(min(means))} to "
+                f"{_num(max(means))})")
+    if spread <= FLAT_SPREAD * top:
+        return (f"the regret moves by {_num(spread)} across --epsilons, below {FLAT_SPREAD:.0%} of it "
+                f"({_num(min(means))} to {_num(max(means))})")
+    return None
+
+
+def _num(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _plot(points: list[dict], curves: dict, args: argparse.Namespace, flat: dict[str, str]) -> None:
     """Final regret with 95% intervals against the corrected epsilon, one series per private algorithm
     (settings with an infinite corrected epsilon cannot be placed on the axis and are left out)."""
     from dpaudit.regret import plot_final
@@ -158,5 +192,8 @@ def _plot(points: list[dict], curves: dict, args: argparse.Namespace) -> None:
         mine = [p for p in points if p["algorithm"] == name and p["tuned"] and math.isfinite(p["corrected_epsilon"])]
         if mine:
             series[name] = ([p["corrected_epsilon"] for p in mine], [curves[id(p)] for p in mine])
-    plot_final(series, args.plot, title=f"privacy-utility frontier, T={args.horizon}, {args.runs} runs",
+    title = f"privacy-utility frontier, T={args.horizon}, {args.runs} runs"
+    if flat:
+        title += f"\nflat for {', '.join(flat)}: regret does not change with ε here"
+    plot_final(series, args.plot, title=title,
                xlabel="corrected epsilon (best accountant)")

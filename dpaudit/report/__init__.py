@@ -1,6 +1,7 @@
 """Verification reports: claimed epsilon, audited epsilon and regret side by side (JSON, Markdown, HTML).
 
-The package is layered in one direction: `model` (the document, its schema and table rows) <-
+The package is layered in one direction: `glossary` (what every label and column means) <-
+`model` (the document, its schema, findings and table rows) <-
 `plots` (figures as PNG bytes) <- `markdown`, `html` (the two pages) <- `files` (writing and
 reading the three files, the folder lock). Every public name is re-exported here, so
 `from dpaudit.report import build_report, write_report` works as before.

@@ -10,8 +10,9 @@ import base64
 import html
 from typing import Any, Callable
 
-from dpaudit.report.model import (COLUMNS, INTERVAL_COLUMNS, PIN_TARGET, SUMMARY_COLUMNS, by_algorithm, claim_rows,
-                                  interval_rows, settings_lines)
+from dpaudit.report.glossary import COLUMN_HELP, glossary
+from dpaudit.report.model import (INTERVAL_COLUMNS, PIN_TARGET, SUMMARY_COLUMNS, by_algorithm, claim_columns, claim_rows,
+                                  entry_note, finding_sections, interval_rows, settings_lines)
 from dpaudit.report.plots import epsilon_png, interval_png, regret_png, tradeoff_png
 
 __all__ = ["render_html"]
@@ -29,6 +30,11 @@ tr.tight-both td.pin{color:#070}tr.tight-violated td.pin{color:#b00;font-weight:
 figure{margin:0.5em 0 1.5em}figcaption{font-size:0.85em;color:#555}
 img{max-width:100%}
 code{background:#f6f6f6;padding:0 2px}
+th[title]{text-decoration:underline dotted;cursor:help}
+ol.findings>li{margin:0.3em 0}
+details>summary{cursor:pointer}details>ul{margin:0.2em 0 0.5em;font-size:0.9em;color:#333}
+dl.glossary{display:grid;grid-template-columns:max-content auto;gap:2px 1em;font-size:0.9em}
+dl.glossary dt{font-weight:bold}dl.glossary dd{margin:0}
 """
 
 
@@ -68,17 +74,11 @@ def _names(value: Any) -> str:
     return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
-def _runs(e: dict[str, Any]) -> str:
-    """How the entry was run: samples per side, or one run at T with m canaries."""
-    if e.get("mode") == "one-run":
-        return f"one run at T = {e['one_run']['horizon']} with {e['one_run']['num_canaries']} canaries"
-    return f"{e['audits'][0]['samples'] if e.get('audits') else '–'} samples per side"
-
-
 def _table(cls: str, columns: tuple[tuple[str, str], ...], rows: list[dict[str, Any]],
            row_class: Callable[[dict[str, Any]], str]) -> str:
     """A table of report rows, each row's class given by `row_class(row)`."""
-    heads = "".join(f"<th>{_h(h)}</th>" for _, h in columns)
+    heads = "".join(f'<th title="{_h(COLUMN_HELP[k])}">{_h(h)}</th>' if k in COLUMN_HELP else f"<th>{_h(h)}</th>"
+                    for k, h in columns)
     head = f'<table class="{_h(cls)}"><thead><tr>{heads}</tr></thead><tbody>'
     body = []
     for row in rows:
@@ -128,9 +128,24 @@ def _baseline(comparison: dict[str, Any]) -> list[str]:
     return out + (["</ul>"] if in_list else [])
 
 
-def _findings(report: dict[str, Any], kind: str) -> str:
-    texts = [f["text"] for f in report["findings"] if f["kind"] == kind]
-    return "<ol>" + "".join(f"<li>{_h(t)}</li>" for t in texts) + "</ol>" if texts else "<p>None in this run.</p>"
+def _finding(f: dict[str, Any]) -> str:
+    """One finding: its line, with its details folded under it."""
+    details = [d for d in f.get("details") or [] if isinstance(d, dict)]
+    if not details:
+        return f"<li>{_h(f['text'])}</li>"
+    items = "".join(f"<li><strong>{_h(d.get('label'))}</strong>: {_h(d.get('text'))}</li>" for d in details)
+    return f"<li><details><summary>{_h(f['text'])}</summary><ul>{items}</ul></details></li>"
+
+
+def _findings(found: list[dict[str, Any]]) -> str:
+    return '<ol class="findings">' + "".join(map(_finding, found)) + "</ol>" if found else "<p>None in this run.</p>"
+
+
+def _glossary(report: dict[str, Any]) -> list[str]:
+    items = "".join(f"<dt>{_h(term)}</dt><dd>{_h(meaning)}</dd>" for term, meaning in glossary(report))
+    return ['<h2 id="glossary">Glossary</h2>',
+            "<p>Every column header explains itself when pointed at.</p>",
+            f'<dl class="glossary">{items}</dl>']
 
 
 def _intervals(report: dict[str, Any]) -> list[str]:
@@ -140,8 +155,9 @@ def _intervals(report: dict[str, Any]) -> list[str]:
     pinned = sum(1 for r in rows if r["tight"] == "both")
     return ['<h2 id="intervals">Intervals: the true ε between the audit and the accountant</h2>',
             f"<p>{pinned} of {len(rows)} entries pinned within {100 * (1 - PIN_TARGET):.0f}% (pin = "
-            f"ε_lower/ε_upper ≥ {PIN_TARGET:g}; (μ): Gaussian-DP μ_lower/μ_upper). ε_upper is the smallest "
-            "sound claim (accountant or corrected), ε_lower the audit's bound at its δ.</p>",
+            f"ε_lower/ε_upper ≥ {PIN_TARGET:g}; (μ): Gaussian-DP μ_lower/μ_upper). Sound ε_upper is the tightest "
+            "claim expected to hold (accounted, corrected, view or declared; see the glossary), ε_lower the audit's "
+            "bound at its δ.</p>",
             _img(interval_png(report["entries"]), "epsilon intervals",
                  "Per entry, the audited ε_lower (dot) to the smallest sound ε_upper; claims marked "
                  "(x: expected to hold, +: known to be wrong)."),
@@ -149,14 +165,13 @@ def _intervals(report: dict[str, Any]) -> list[str]:
 
 
 def _entry_note(e: dict[str, Any]) -> str:
-    pairs = "; ".join(f"{p['relation']}: {p['description']}" for p in e["pairs"])
-    return (f"<li><code>{_h(e['name'])}</code>: {_h(e['description'])} Observable ({_h(e['observable'])}): "
-            f"{_h(e['observable_description'])}. Neighbours: {_h(pairs)}. Source: {_h(e['source'] or '–')}. "
-            f"Seed {_h(e.get('seed'))}, {_h(_runs(e))}, {_h(e.get('seconds'))} s.</li>")
+    parts = [f"{_h(label.capitalize())}: {_h(text)}." if label else _h(text) for label, text in entry_note(e)]
+    return f"<li><code>{_h(e['name'])}</code>: " + " ".join(p for p in parts if p) + "</li>"
 
 
 def _algorithm(alg: str, entries: list[dict[str, Any]]) -> list[str]:
-    out = [f"<h2>{_h(alg)}</h2>", _table("claims", COLUMNS, [r for e in entries for r in claim_rows(e)], _verdict)]
+    columns = claim_columns(entries)
+    out = [f"<h2>{_h(alg)}</h2>", _table("claims", columns, [r for e in entries for r in claim_rows(e)], _verdict)]
     out += ["<ul>", *(_entry_note(e) for e in entries), "</ul>"]
     out += [_img(tradeoff_png(e), f"trade-off curve {e['name']}",
                  f"{e['name']}: empirical trade-off (points) against the claimed (ε, δ) curves.") for e in entries]
@@ -173,8 +188,8 @@ def render_html(report: dict[str, Any]) -> str:
     out += _gate(report["summary"])
     if report.get("baseline"):
         out += _baseline(report["baseline"])
-    out += ['<h2 id="findings">Findings: paper claims the audits contradict</h2>', _findings(report, "paper"),
-            "<h2>Known-buggy variants caught</h2>", _findings(report, "variant")]
+    for ident, title, found in finding_sections(report):
+        out += [f'<h2 id="{_h(ident)}">{_h(title)}</h2>', _findings(found)]
     out += ["<h2>All claims</h2>",
             _table("summary", SUMMARY_COLUMNS, [r for e in report["entries"] for r in claim_rows(e)], _verdict)]
     out += _intervals(report)
@@ -185,5 +200,6 @@ def render_html(report: dict[str, Any]) -> str:
                     "Mean cumulative pseudo-regret over runs with its 95% band."))
     for alg, entries in by_algorithm(report["entries"]).items():
         out += _algorithm(alg, entries)
+    out += _glossary(report)
     out.append("</body></html>")
     return "\n".join(part for part in out if part) + "\n"

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dpaudit.report.model import (COLUMNS, INTERVAL_COLUMNS, PIN_TARGET, SUMMARY_COLUMNS, by_algorithm, claim_rows,
-                                  interval_rows, settings_lines)
+from dpaudit.report.glossary import COLUMN_HELP, glossary
+from dpaudit.report.model import (INTERVAL_COLUMNS, PIN_TARGET, SUMMARY_COLUMNS, by_algorithm, claim_columns, claim_rows,
+                                  entry_note, finding_sections, interval_rows, settings_lines)
 
 __all__ = ["render_markdown", "INTERVAL_PLOT", "md_text", "md_code"]
 
@@ -75,7 +76,9 @@ def _row(row: dict[str, Any], columns: tuple[tuple[str, str], ...]) -> str:
 
 
 def _header(columns: tuple[tuple[str, str], ...]) -> list[str]:
-    return ["| " + " | ".join(h for _, h in columns) + " |", "|" + "---|" * len(columns)]
+    """The table's header; each column explained by a footnote (`[^col-KEY]`, defined under "Columns")."""
+    heads = [f"{h}[^col-{k}]" if k in COLUMN_HELP else h for k, h in columns]
+    return ["| " + " | ".join(heads) + " |", "|" + "---|" * len(columns)]
 
 
 def _settings(report: dict[str, Any]) -> list[str]:
@@ -110,7 +113,8 @@ def interval_lines(report: dict[str, Any], plot: bool = True) -> list[str]:
     lines = ["", "## Intervals: the true ε between the audit and the accountant", "",
              f"{pinned} of {len(rows)} entries pinned within {100 * (1 - PIN_TARGET):.0f}% "
              f"(pin = ε_lower/ε_upper ≥ {PIN_TARGET:g}; (μ): Gaussian-DP μ_lower/μ_upper). "
-             "ε_upper is the smallest sound claim (accountant or corrected), ε_lower the audit's bound at its δ.", ""]
+             "Sound ε_upper is the tightest claim expected to hold (accounted, corrected, view or declared; see the "
+             "glossary), ε_lower the audit's bound at its δ.", ""]
     if plot:
         lines += [f"![intervals]({INTERVAL_PLOT})", ""]
     lines += _header(INTERVAL_COLUMNS)
@@ -118,9 +122,24 @@ def interval_lines(report: dict[str, Any], plot: bool = True) -> list[str]:
     return lines
 
 
-def _findings(report: dict[str, Any], kind: str) -> list[str]:
-    found = [f for f in report["findings"] if f["kind"] == kind]
-    return [f"{i}. {md_text(f['text'], item=True)}" for i, f in enumerate(found, 1)] or ["None in this run."]
+def _findings(found: list[dict[str, Any]]) -> list[str]:
+    """Each finding on one line, its details in an indented list under it."""
+    lines = []
+    for i, f in enumerate(found, 1):
+        lines.append(f"{i}. {md_text(f['text'], item=True)}")
+        for d in f.get("details") or []:
+            if isinstance(d, dict):
+                lines.append(f"   - {md_text(d.get('label'))}: {md_text(d.get('text'))}")
+    return lines or ["None in this run."]
+
+
+def _glossary(report: dict[str, Any], columns: list[tuple[str, str]]) -> list[str]:
+    """The glossary of the report's labels, then the columns' footnotes."""
+    lines = ["", "## Glossary", ""]
+    lines += [f"- **{md_text(term)}**: {md_text(meaning)}" for term, meaning in glossary(report)]
+    lines += ["", "## Columns", ""]
+    lines += [f"[^col-{key}]: {md_text(head)}: {md_text(COLUMN_HELP[key])}" for key, head in columns if key in COLUMN_HELP]
+    return lines
 
 
 def _gate(summ: dict[str, Any]) -> list[str]:
@@ -136,13 +155,12 @@ def _gate(summ: dict[str, Any]) -> list[str]:
 
 
 def _algorithm(alg: str, entries: list[dict[str, Any]]) -> list[str]:
-    lines = ["", f"## {md_text(alg)}", ""] + _header(COLUMNS)
-    lines += [_row(row, COLUMNS) for e in entries for row in claim_rows(e)]
+    columns = claim_columns(entries)
+    lines = ["", f"## {md_text(alg)}", ""] + _header(columns)
+    lines += [_row(row, columns) for e in entries for row in claim_rows(e)]
     for e in entries:
-        pairs = "; ".join(f"{p['relation']}: {p['description']}" for p in e["pairs"])
-        lines.append(f"- {md_code(e['name'])}: {md_text(e['description'])} Observable ({md_text(e['observable'])}): "
-                     f"{md_text(e['observable_description'])}. Neighbours: {md_text(pairs)}. "
-                     f"Source: {md_text(e['source'] or '–')}.")
+        parts = [f"{label.capitalize()}: {md_text(text)}." if label else md_text(text) for label, text in entry_note(e)]
+        lines.append(f"- {md_code(e['name'])}: " + " ".join(p for p in parts if p))
     return lines
 
 
@@ -153,11 +171,14 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += [""] + _gate(report["summary"])
     if report.get("baseline"):
         lines += _baseline(report["baseline"])
-    lines += ["", "## Findings: paper claims the audits contradict", ""] + _findings(report, "paper")
-    lines += ["", "## Known-buggy variants caught", ""] + _findings(report, "variant")
+    for _, title, found in finding_sections(report):
+        lines += ["", f"## {md_text(title)}", ""] + _findings(found)
     lines += ["", "## All claims", ""] + _header(SUMMARY_COLUMNS)
     lines += [_row(row, SUMMARY_COLUMNS) for e in report["entries"] for row in claim_rows(e)]
     lines += interval_lines(report)
+    used = dict(SUMMARY_COLUMNS) | (dict(INTERVAL_COLUMNS) if interval_rows(report["entries"]) else {})
     for alg, entries in by_algorithm(report["entries"]).items():
         lines += _algorithm(alg, entries)
+        used |= dict(claim_columns(entries))
+    lines += _glossary(report, list(used.items()))
     return "\n".join(lines) + "\n"

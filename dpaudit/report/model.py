@@ -10,9 +10,12 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import platform
+import re
 import sys
 from importlib import metadata
 from typing import Any, Iterable
+
+from dpaudit.report.glossary import readable_target
 
 __all__ = [
     "SCHEMA",
@@ -33,6 +36,12 @@ __all__ = [
     "interval_rows",
     "proven_claims",
     "INTERVAL_COLUMNS",
+    "claim_columns",
+    "entry_note",
+    "finding_sections",
+    "is_user",
+    "pin_text",
+    "samples_text",
 ]
 
 SCHEMA = "dpaudit.report"
@@ -90,32 +99,107 @@ def summarize(entries: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _claim_phrase(c: dict[str, Any]) -> str:
-    by = "as stated" if c["accountant"] == "stated" else f"{c['accountant']} accountant"
+    acct = c["accountant"]
+    by = "as stated" if acct == "stated" else ("best accountant" if acct == "best" else f"{acct} accountant")
     return f"ε = {fmt(c['epsilon'])} at δ = {fmt(c['delta'])} ({by})"
 
 
-def findings(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every claim the audits contradict, stated with its numbers.
+def is_user(entry: dict[str, Any]) -> bool:
+    """Whether the entry is the user's own (declared with register_audit), not the built-in catalog's."""
+    return entry.get("origin") == "user"
 
-    kind "paper": a paper's own claim about a faithful implementation; kind "variant": a known-buggy
-    variant (e.g. of the authors' public code) caught against the claim it was shipped with.
+
+def _subject(e: dict[str, Any]) -> str:
+    """Who a finding is about: the user's entry by its name; a catalog entry by its algorithm (and variant)."""
+    if is_user(e):
+        return str(e["name"])
+    subject = f"{e['algorithm']} ({e['variant']})" if e.get("variant") else str(e["algorithm"])
+    return f"{subject}, audit {e['name']}"
+
+
+def _headline(e: dict[str, Any], c: dict[str, Any]) -> str:
+    """One line: what was claimed, what the audit shows, how sure it is."""
+    ratio = f" ({fmt(c['epsilon_lower'] / c['epsilon'])}× the claim)" if c["epsilon"] > 0 else ""
+    return (f"{_subject(e)}: {c['label']} claim {_claim_phrase(c)}; the audit shows ε ≥ "
+            f"{fmt(c['epsilon_lower'])}{ratio} with {fmt(100 * c['confidence'], 4)}% confidence.")
+
+
+_LONG_NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{5,}(?:e[-+]?\d+)?")
+"""A number printed with more digits than a reader needs (an event's threshold), shown to 4 digits."""
+
+
+def _pairs_text(e: dict[str, Any], pairs: list[dict[str, Any]]) -> str:
+    """The neighbouring inputs: "relation: description" (a user's: "description (relation R)")."""
+    if is_user(e):
+        return "; ".join(f"{p.get('description')} (relation {p.get('relation')})" for p in pairs)
+    return "; ".join(f"{p.get('relation')}: {p.get('description')}" for p in pairs)
+
+
+def _event_detail(e: dict[str, Any], c: dict[str, Any]) -> str | None:
+    """The event the audit counted, with its event ε_upper (user claims), or how the audit chose it."""
+    ev = c.get("event")
+    if isinstance(ev, dict) and ev.get("event"):
+        text = _LONG_NUMBER.sub(lambda m: fmt(float(m.group()), 4), str(ev["event"]))
+        upper = c.get("epsilon_upper")
+        bound = "" if upper is None else f"; this event's ε is at most {fmt(upper)} (event ε_upper, Clopper-Pearson)"
+        return (f"{text}, direction {ev.get('direction')}: counted {ev.get('count_first')} vs "
+                f"{ev.get('count_second')} times in {ev.get('nobs')} runs per side{bound}")
+    if c.get("mode") == "one-run":
+        return one_run_note(c).strip(" ()")
+    audits = [a for a in e.get("audits") or [] if isinstance(a, dict) and a.get("pair", 0) == c.get("pair", 0)]
+    a = audits[0] if audits else None
+    if a is None or a.get("direction") is None:
+        return None
+    return (f"the event the audit chose on {a.get('selection_samples')} runs per side, counted on "
+            f"{a.get('estimation_samples')} fresh runs per side (direction {a['direction']})")
+
+
+def _details(e: dict[str, Any], c: dict[str, Any], interval_: dict[str, Any] | None) -> list[dict[str, str]]:
+    """The finding's details: audit, neighbours, event, interval, accountants, source (those known)."""
+    pair = (e.get("pairs") or [{}])[c.get("pair", 0)] if e.get("pairs") else {}
+    observable = e.get("observable_description") or ""
+    seen = (f"{e['observable']}: {readable_target(observable)}" if observable and observable != e["observable"]
+            else str(e["observable"]))
+    out = [{"label": "audit", "text": f"{e['name']} ({seen})"}]
+    if pair:
+        out.append({"label": "neighbours", "text": _pairs_text(e, [pair])})
+    event = _event_detail(e, c)
+    if event:
+        out.append({"label": "event", "text": event})
+    if interval_ is not None and interval_.get("tight") == "violated":
+        out.append({"label": "interval", "text": (
+            f"none: the audit's ε_lower exceeds the {interval_['claim']} claim's ε = {fmt(interval_['epsilon_upper'])}, "
+            "a claim expected to hold")})
+    elif interval_ is not None and interval_.get("epsilon_upper") is not None:
+        out.append({"label": "interval", "text": (
+            f"the true ε at δ = {fmt(interval_['delta'])} lies in [{fmt(interval_['epsilon_lower'])}, "
+            f"{fmt(interval_['epsilon_upper'])}]: sound ε_upper from the {interval_['claim']} claim "
+            f"({interval_['accountant']})")})
+    accs = ", ".join(f"{k} {fmt(v)}" for k, v in (c.get("by_accountant") or {}).items() if v is not None)
+    others = [o for o in e["claims"] if o is not c and o["verdict"] == "consistent"]
+    holds = "; ".join(f"{o['label']} {_claim_phrase(o)}" for o in others)
+    if accs or holds:
+        text = (f"this claim under each accountant: {accs}" if accs else "") + ("; " if accs and holds else "")
+        out.append({"label": "accountants", "text": text + (f"claims the audit is consistent with: {holds}" if holds else "")})
+    if c.get("source"):
+        out.append({"label": "source", "text": str(c["source"])})
+    return out
+
+
+def findings(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every claim the audits contradict: `text`, one line (what was claimed, what the audit shows, how
+    sure), and `details` (audit, neighbours, event, interval, accountants, source; label and text each).
+
+    kind "paper": a claim about a faithful implementation (a paper's, or a user's own); kind "variant":
+    a known-buggy variant (e.g. of the authors' public code, or a user's twin declared to fail) caught
+    against the claim it was shipped with.
     """
     out = []
     for e in entries:
         for c in e.get("claims", []):
             if c["verdict"] != "violation":
                 continue
-            pair = e["pairs"][c["pair"]]["description"] if e.get("pairs") else ""
-            conf = fmt(100 * c["confidence"], 4)
-            subject = f"{e['algorithm']} ({e['variant']})" if e.get("variant") else e["algorithm"]
-            text = (f"{subject}: the {c['label']} claim {_claim_phrase(c)}"
-                    f"{' [' + c['source'] + ']' if c.get('source') else ''} is contradicted: the audit "
-                    f"'{e['name']}' ({e['observable']}: {e['observable_description']}; neighbours: {pair}) "
-                    f"gives ε ≥ {fmt(c['epsilon_lower'])} with {conf}% confidence"
-                    + (f", {fmt(c['epsilon_lower'] / c['epsilon'])}× the claim." if c["epsilon"] > 0 else "."))
-            others = [o for o in e["claims"] if o is not c and o["verdict"] == "consistent"]
-            if others:
-                text += " Consistent with: " + "; ".join(f"{o['label']} {_claim_phrase(o)}" for o in others) + "."
+            iv = e.get("interval") if "interval" in e else interval(e)
             out.append({
                 "kind": "variant" if e.get("variant") else "paper",
                 "entry": e["name"],
@@ -126,9 +210,53 @@ def findings(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                 "epsilon_lower": c["epsilon_lower"],
                 "confidence": c["confidence"],
                 "expected": c["expect"] == "violation",
-                "text": text,
+                "text": _headline(e, c),
+                "details": _details(e, c, iv),
             })
     return out
+
+
+FINDING_SECTIONS = (
+    ("findings", "Findings: paper claims the audits contradict", "paper", False),
+    ("user-findings", "Findings: your claims the audits contradict", "paper", True),
+    ("variants", "Known-buggy variants caught", "variant", False),
+    ("user-expected", "Expected violations caught: your entries declared with expect=\"violation\"", "variant", True),
+)
+"""(id, title, finding kind, the user's entries?) of the findings sections, in page order."""
+
+
+def finding_sections(report: dict[str, Any]) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """(id, title, findings) of each findings section the report has entries for: the paper and variant
+    sections for built-in entries, the "your claims" and "expected violations" ones for the user's."""
+    entries = [e for e in report["entries"] if isinstance(e, dict)]
+    users = {e.get("name") for e in entries if is_user(e)}
+    has = {False: any(not is_user(e) for e in entries), True: bool(users)}
+    if not entries:
+        has[False] = True
+    out = []
+    for ident, title, kind, user in FINDING_SECTIONS:
+        if has[user]:
+            found = [f for f in report["findings"] if f["kind"] == kind and (f.get("entry") in users) == user]
+            out.append((ident, title, found))
+    return out
+
+
+def entry_note(e: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, text) parts of an entry's note under its algorithm's table: what it audits, what it observes,
+    its neighbouring inputs, the source, and how it ran."""
+    description = readable_target(e.get("description") or "").strip()
+    if description and description[-1] not in ".!?":
+        description += "."
+    seen = readable_target(e.get("observable_description") or "")
+    observable = f"{e['observable']}: {seen}" if seen and seen != e["observable"] else str(e["observable"])
+    pairs = _pairs_text(e, e["pairs"])
+    parts = [("", description), ("observable", observable), ("neighbours", pairs), ("source", e["source"] or "–")]
+    if e.get("mode") == "one-run" and isinstance(e.get("one_run"), dict):
+        runs = f"one run at T = {e['one_run'].get('horizon')} with {e['one_run'].get('num_canaries')} canaries"
+    else:
+        runs = f"{e['audits'][0].get('samples') if e.get('audits') else '–'} samples per side"
+    parts.append(("run", f"seed {e.get('seed')}, {runs}, {e.get('seconds')} s"))
+    return parts
 
 
 def _auto_reason(iv: dict[str, Any]) -> str:
@@ -308,13 +436,36 @@ COLUMNS = (
 )
 
 
+def claim_columns(entries: Iterable[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """The columns of an algorithm's claim table: COLUMNS, without the regret column when no entry has a
+    regret run (a user's entries never have one)."""
+    if any(e.get("regret") for e in entries):
+        return COLUMNS
+    return tuple(c for c in COLUMNS if c[0] != "regret")
+
+
+def samples_text(report: dict[str, Any]) -> str:
+    """The runs per input the audits used: the --samples given, else each entry's own as a range (one-run
+    audits use one run whatever --samples says)."""
+    given = report["settings"].get("samples")
+    if given is not None:
+        return f"{given} per side (--samples)"
+    counts = sorted({a["samples"] for e in report.get("entries", []) for a in e.get("audits") or []
+                     if isinstance(a, dict) and isinstance(a.get("samples"), int) and not isinstance(a["samples"], bool)})
+    one_run = any(e.get("mode") == "one-run" for e in report.get("entries", []))
+    if not counts:
+        return "one run per one-run audit" if one_run else "each entry's own"
+    span = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+    return f"{span} per side (each entry's own)" + (", one run for one-run audits" if one_run else "")
+
+
 def settings_lines(report: dict[str, Any]) -> list[str]:
     s = report["settings"]
     v = report["versions"]
     lines = [
         f"- created {report['created']}, dpaudit {v.get('dpaudit')}, Python {v.get('python')}, numpy {v.get('numpy')}, "
         f"dp-accounting {v.get('dp-accounting')}",
-        f"- seed {s.get('seed')}, samples per side {s.get('samples') or 'entry default'}, "
+        f"- seed {s.get('seed')}, samples {samples_text(report)}, "
         f"family-wise confidence {fmt(s.get('confidence'), 4)} over {s.get('audit_calls')} audit calls "
         f"(each at {fmt(s.get('per_audit_confidence'), 6)}, Bonferroni), executor {s.get('executor')}",
     ]
@@ -327,8 +478,18 @@ def settings_lines(report: dict[str, Any]) -> list[str]:
     if report.get("command"):
         lines.append(f"- command: `{' '.join(report['command'])}`")
     if report.get("seconds") is not None:
-        lines.append(f"- wall time {fmt(report['seconds'])} s")
+        lines.append(f"- wall time {fmt(report['seconds'])} s (the command's, up to assembling this report)")
     return lines
+
+
+def pin_text(pin: Any) -> str:
+    """A pin for the tables: rounded down to 3 decimals, so a pin below PIN_TARGET never shows as PIN_TARGET."""
+    if pin is None:
+        return "–"
+    if isinstance(pin, str) or not math.isfinite(float(pin)) or float(pin) < 0.5:
+        return fmt(pin, 2)
+    shown = math.floor(float(pin) * 1000 + 1e-9) / 1000
+    return f"{shown:.3f}".rstrip("0").rstrip(".") if shown else "0"
 
 
 def interval_rows(entries: Iterable[dict[str, Any]]) -> list[dict[str, str]]:
@@ -341,7 +502,7 @@ def interval_rows(entries: Iterable[dict[str, Any]]) -> list[dict[str, str]]:
             continue
         mu = (f"[{fmt(iv['mu_lower'])}, {fmt(iv['mu_upper'])}]" if iv["mu_upper"] is not None
               else ("≥ " + fmt(iv["mu_lower"]) if iv["mu_lower"] is not None else "–"))
-        pin = "–" if iv["pin"] is None else fmt(iv["pin"], 2) + (" (μ)" if iv["pin_kind"] == "mu" else "")
+        pin = "–" if iv["pin"] is None else pin_text(iv["pin"]) + (" (μ)" if iv["pin_kind"] == "mu" else "")
         rows.append({
             "entry": e["name"],
             "delta": fmt(iv["delta"]),
@@ -358,8 +519,8 @@ def interval_rows(entries: Iterable[dict[str, Any]]) -> list[dict[str, str]]:
 INTERVAL_COLUMNS = (
     ("entry", "entry"),
     ("delta", "δ"),
-    ("interval", "[ε_lower, ε_upper]"),
-    ("upper", "ε_upper from"),
+    ("interval", "[ε_lower, sound ε_upper]"),
+    ("upper", "sound ε_upper from"),
     ("mu", "[μ_lower, μ_upper]"),
     ("pin", "pin"),
     ("tight", "tight side"),

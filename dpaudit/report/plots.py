@@ -44,6 +44,11 @@ def _plain_text(figure: _F) -> _F:
     return plain  # type: ignore[return-value]
 
 
+def _legend_outside(ax, fontsize: float = 7) -> None:
+    """The legend to the right of the axes, never over the data (the saved figure is cropped to fit it)."""
+    ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
+
+
 def _png(fig) -> bytes:
     plt = _pyplot()
     buf = io.BytesIO()
@@ -73,7 +78,7 @@ def regret_png(entries: list[dict[str, Any]]) -> bytes | None:
     ax.set_ylabel("cumulative pseudo-regret")
     ax.set_title("Regret: mean over runs, 95% band")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    _legend_outside(ax)
     return _png(fig)
 
 
@@ -104,7 +109,7 @@ def epsilon_png(entries: list[dict[str, Any]]) -> bytes | None:
     ax.set_xlabel("ε")
     ax.set_title("Claimed ε vs audited lower bound")
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    _legend_outside(ax)
     return _png(fig)
 
 
@@ -135,7 +140,7 @@ def tradeoff_png(entry: dict[str, Any]) -> bytes | None:
     ax.set_xlabel("type I error α")
     ax.set_ylabel("type II error β")
     ax.set_title(entry["name"], fontsize=9)
-    ax.legend(fontsize=6)
+    _legend_outside(ax, fontsize=6)
     return _png(fig)
 
 
@@ -145,7 +150,7 @@ def interval_png(entries: list[dict[str, Any]]) -> bytes | None:
     where ε_lower/ε_upper >= 0.9, orange otherwise, red where a sound claim is violated; entries pinned on
     Gaussian-DP μ carry their μ pin in the label), every claim marked (x: claims expected to hold,
     +: claims known to be wrong); None if no entry has an interval."""
-    from dpaudit.report.model import PIN_TARGET, interval
+    from dpaudit.report.model import PIN_TARGET, interval, pin_text
 
     rows = []
     for e in entries:
@@ -181,10 +186,10 @@ def interval_png(entries: list[dict[str, Any]]) -> bytes | None:
     ax.plot([], [], ">", color="k", label="ε_upper beyond the axis")
     ax.set_xlim(0, cap * 1.02)
     ax.set_yticks(y, [f"{e['name']} (δ={iv['delta']:.2g})"
-                      + (f" μ-pin {iv['pin']:.2f}" if iv.get("pin_kind") == "mu" and iv["pin"] is not None else "")
+                      + (f" μ-pin {pin_text(iv['pin'])}" if iv.get("pin_kind") == "mu" and iv["pin"] is not None else "")
                       for e, iv in rows], fontsize=7)
     ax.set_xlabel("ε")
     ax.set_title("Where the true ε lies: audited lower bound to smallest sound upper bound")
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    _legend_outside(ax)
     return _png(fig)

@@ -1,4 +1,4 @@
-"""Helpers for users' own test suites: `assert_dp` and hypothesis strategies for neighbouring data.
+"""Tools for users' own test suites: `assert_dp` and hypothesis strategies for neighbouring data.
 
 `assert_dp` is also a pytest fixture (plugin `dpaudit.testing.plugin`, registered under the
 `pytest11` entry point); neither needs more than dpaudit. The strategies live in

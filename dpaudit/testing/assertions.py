@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from dpaudit.validation import check_delta, check_epsilon
 
-__all__ = ["assert_dp", "DEFAULT_SAMPLES"]
+__all__ = ["DEFAULT_SAMPLES", "assert_dp"]
 
 DEFAULT_SAMPLES = 20_000
 

@@ -13,9 +13,10 @@ import functools
 
 import pytest
 
-from dpaudit.testing.assertions import DEFAULT_SAMPLES, assert_dp as _assert_dp
+from dpaudit.testing.assertions import DEFAULT_SAMPLES
+from dpaudit.testing.assertions import assert_dp as _assert_dp
 
-__all__ = ["pytest_addoption", "assert_dp"]
+__all__ = ["assert_dp", "pytest_addoption"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

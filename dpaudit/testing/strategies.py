@@ -33,7 +33,7 @@ except ImportError as exc:  # dpaudit does not install hypothesis; its [testing]
                       "(the [testing] extra of the path, wheel or git URL dpaudit is installed from)",
                       name=__name__) from None
 
-__all__ = ["Neighbours", "unit_floats", "reward_tables", "contextual_datasets", "typed_patients", "RELATIONS"]
+__all__ = ["RELATIONS", "Neighbours", "contextual_datasets", "reward_tables", "typed_patients", "unit_floats"]
 
 RELATIONS = ("reward-only", "context-only", "both")
 

@@ -1,5 +1,6 @@
 """Exact (eps, delta) profile of the binomial count mechanism from binomial tails, any number of trials."""
 
+import itertools
 import math
 
 import numpy as np
@@ -31,7 +32,7 @@ def test_delta_equals_enumeration(trials, p, shift):
 def test_epsilon_and_delta_are_consistent_and_monotone():
     args = (30600, 0.25, 9)
     deltas = [binomial_delta(*args, e) for e in (0.0, 0.1, 0.2, 0.4, 0.8)]
-    assert all(a >= b for a, b in zip(deltas, deltas[1:]))
+    assert all(a >= b for a, b in itertools.pairwise(deltas))
     for delta in (1e-3, 1e-5, 1e-8):
         e = binomial_epsilon(*args, delta)
         assert binomial_delta(*args, e) <= delta < binomial_delta(*args, e * (1 - 1e-6))

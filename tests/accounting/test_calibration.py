@@ -1,6 +1,5 @@
 """Calibration returns a parameter that meets the target (safe side) and is tight to the tolerance."""
 
-import math
 
 import dp_accounting as dpa
 import pytest

@@ -126,7 +126,7 @@ def test_kov_heterogeneous_matches_brute_force_validity():
 
 
 def test_kov_in_log_space_for_large_k():
-    # dp-accounting's helper overflows at eps0 = 0.1, k = 1000
+    # dp-accounting's `advanced_composition` overflows at eps0 = 0.1, k = 1000
     opt = composition.OptimalHomogeneous(0.1, 0.0, 1000)
     e = opt.epsilon(1e-5)
     assert 0 < e < composition.drv_epsilon(0.1, 0.0, 1000, 1e-5)

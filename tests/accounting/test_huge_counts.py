@@ -42,7 +42,7 @@ def test_i_max_is_exact():
                          (10**20, 0.1, 3.0)]:
         i = OptimalHomogeneous(eps0, 0.0, k)._i_max(eps)
 
-        def above(j: int) -> bool:
+        def above(j: int, k: int = k, eps0: float = eps0, eps: float = eps) -> bool:
             return (k - 2 * j) * Fraction(eps0) > Fraction(eps)
 
         assert i == -1 or above(i)

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from dpaudit.accounting import epsilon as account
 from dpaudit.accounting.curves import gaussian_delta, gaussian_epsilon

@@ -87,7 +87,7 @@ def test_refusal_by_the_accountant_is_dp_accountings_error_and_changes_nothing()
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="neighboring_relation"):
+    with pytest.raises(TypeError, match="neighboring_relation"):
         PrivacyAccountant("pld", "replace-one")
     with pytest.raises(ValueError, match="accountant"):
         PrivacyAccountant("moments")
@@ -114,7 +114,10 @@ K, EPS, DELTA = 20, 1.0, 1e-5
 BRACKET = dpa.ExplicitBracketInterval(2.0, 40.0)
 
 
-def _calibrated(make_accountant, make_event=_gaussians(K), bracket=BRACKET):
+GAUSSIANS = _gaussians(K)
+
+
+def _calibrated(make_accountant, make_event=GAUSSIANS, bracket=BRACKET):
     return dpa.calibrate_dp_mechanism(make_accountant, make_event, EPS, DELTA, bracket_interval=bracket, tol=1e-6)
 
 

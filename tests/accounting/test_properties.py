@@ -9,9 +9,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpaudit import accounting as A
+from dpaudit.accounting.backends import RDP_ORDERS
 from dpaudit.accounting.curves import gaussian_delta, gaussian_epsilon
 from dpaudit.accounting.guarantees import pure_rdp, rdp_epsilon, zcdp_epsilon
-from dpaudit.accounting.backends import RDP_ORDERS
 
 FAST = settings(max_examples=15, deadline=None)
 

@@ -1,11 +1,12 @@
-"""The one bisection helper returns the end it checked; UnsupportedEventError is both
+"""The one bisection function returns the end it checked; UnsupportedEventError is both
 dp-accounting's error and a ValueError."""
 
 import math
 
 import dp_accounting as dpa
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpaudit import accounting as A
 from dpaudit.accounting.search import first_accepted_doubling, smallest_accepted

@@ -13,7 +13,6 @@ from dpaudit.algorithms.glm.algorithms import PrivateGLM, ShuffleGLM
 from dpaudit.algorithms.glm.environment import GLMEnvironment
 from dpaudit.algorithms.glm.private_glm import PrivateGLMParams
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
-from dpaudit.interface import PrivateAlgorithm
 from dpaudit.algorithms.linear.linucb import LinUCB
 from dpaudit.algorithms.linear.linucb_jdp import LinUCBJDP
 from dpaudit.algorithms.linear.linucb_ldp import LinUCBLDP
@@ -24,6 +23,7 @@ from dpaudit.algorithms.mab.ftnl import FTNL
 from dpaudit.algorithms.mab.hybrid_ucb import HybridUCB
 from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
 from dpaudit.algorithms.mab.ucb import UCB1
+from dpaudit.interface import PrivateAlgorithm
 
 ALGORITHMS = [
     UCB1(), SuccessiveElimination(), DPSE(1.0), AnytimeLazyUCB(1.0), HybridUCB(1.0), FTNL(1.0), BatchSE("dist-dp", 1.0),
@@ -80,7 +80,7 @@ def test_glm_and_conse_wrappers_give_the_functions_declarations():
 
 
 def test_every_environment_names_its_number_of_arms_n_arms():
-    """One name for K across the families (issue 13 item 7): `n_arms`; `arms` is left to arrays of arm indices."""
+    """One name for K across the families: `n_arms`; `arms` is left to arrays of arm indices."""
     from dpaudit.algorithms.linear.environment import ContextTable, linear_environment
     from dpaudit.algorithms.mab.environment import RewardTable, make_environment
 

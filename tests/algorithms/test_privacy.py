@@ -31,13 +31,13 @@ def test_unknown_relation_or_trust_model_is_named(name):
 
 
 def test_field_types_are_checked():
-    with pytest.raises(ValueError, match="claim"):
+    with pytest.raises(TypeError, match="claim"):
         Privacy("user", "central", GAUSS, {"notion": "approx"})
-    with pytest.raises(ValueError, match="corrected"):
+    with pytest.raises(TypeError, match="corrected"):
         Privacy("user", "central", GAUSS, CLAIM, corrected=2.0)
-    with pytest.raises(ValueError, match="paper_event"):
+    with pytest.raises(TypeError, match="paper_event"):
         Privacy("user", "central", GAUSS, CLAIM, paper_event="Gaussian")
-    with pytest.raises(ValueError, match="implied"):
+    with pytest.raises(TypeError, match="implied"):
         Privacy("user", "central", GAUSS, CLAIM, implied={"theorem": 1.0})
 
 

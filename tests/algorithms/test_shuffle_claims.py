@@ -115,7 +115,7 @@ def test_pgd_claimed_and_theorem_events_compose_the_rounds():
 
 def test_mechanisms_no_longer_carry_the_papers_claims():
     """The shuffled bit sum in dpaudit.mechanisms is Cheu et al.'s mechanism for any (g, b, p); the papers'
-    eq. 127 and claimed ε are in dpaudit.algorithms.shuffle_claims (issue 13 item 3)."""
+    eq. 127 and claimed ε are in dpaudit.algorithms.shuffle_claims."""
     import dpaudit.mechanisms.vector_sum as vector_sum
     for name in ("cheu_parameters", "cheu_claimed_epsilon", "pvec_protocols", "CHEU_CONSTANT"):
         assert not hasattr(mechanisms, name) and not hasattr(vector_sum, name), name

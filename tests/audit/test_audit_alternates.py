@@ -1,8 +1,8 @@
 """Several epsilon events per direction (`events_per_direction`, default 3): the runner-up families'
 events are tested beside the lead's, the lead at 3/4 of the direction's level, the others sharing the rest.
 
-Exact properties: which runner-ups `choose_events` keeps, `_distinct` dropping repeated events, the
-union-bound level of `_direction_result`, validation.  Coverage: N seeded audits with every family,
+Exact properties: which runner-ups `choose_events` keeps, `distinct` dropping repeated events, the
+union-bound level of `direction_result`, validation.  Coverage: N seeded audits with every family,
 the count of epsilon_lower > true epsilon asserted <= c, the smallest c with
 P[Binomial(N, 0.05) > c] <= 0.005 (an auditor exactly at its nominal 5% fails with probability
 <= 0.5%); the twin (noise perturbed, a larger true loss) must fail the same check.  1000 audits per
@@ -14,15 +14,17 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
+from test_audit_coverage import tolerance
 
 from dpaudit.audit import audit
-from dpaudit.audit.auditor import _direction_result, _distinct
 from dpaudit.audit.bounds import cp_lower, cp_upper
+from dpaudit.audit.candidates import distinct
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.scores import UserScore
 from dpaudit.audit.selection import EventPlan, choose_events
-from test_audit_coverage import tolerance
+from dpaudit.audit.verdict import direction_result
 
 AUDITS = 200
 
@@ -61,31 +63,31 @@ def test_distinct_drops_events_that_repeat_an_earlier_one():
     same = _plan(501.0, name="same")  # {x > 501}: Jaccard 498/499 with {x > 500}
     other = _plan(900.0, name="other")  # {x > 900}: 99/499
     plan = dataclasses.replace(lead, alternates=(same, other, _plan(901.0, name="again")))
-    kept = _distinct(plan, x[:500], x[500:], 2)
+    kept = distinct(plan, x[:500], x[500:], 2)
     assert [a.threshold for a in kept.alternates] == [900.0]  # 901 repeats 900
-    assert _distinct(plan, x[:500], x[500:], 0).alternates == ()
-    assert _distinct(dataclasses.replace(lead, alternates=(other, _plan(100.0))), x[:500], x[500:], 1).alternates == (other,)
+    assert distinct(plan, x[:500], x[500:], 0).alternates == ()
+    assert distinct(dataclasses.replace(lead, alternates=(other, _plan(100.0))), x[:500], x[500:], 1).alternates == (other,)
 
 
 def test_direction_result_tests_every_event_at_the_divided_level():
     n, level = 100_000, 0.0125
     lead, alt = _plan(0.5), _plan(2.0, name="alt")
     first, second = np.array([30_000, 30_000]), np.array([20_000, 20_000])
-    one = _direction_result(lead, first, second, n, 0.0, level, level)
+    one = direction_result(lead, first, second, n, 0.0, level, level)
     assert one.events_tested == 1 and one.level == level
-    three = _direction_result(lead, first, second, n, 0.0, level, level, ((alt, 3_000, 1_000), (alt, 1, 1)))
+    three = direction_result(lead, first, second, n, 0.0, level, level, ((alt, 3_000, 1_000), (alt, 1, 1)))
     # the lead at 3 level / 4, the two alternates at level / 8 each: level in all (union bound)
     assert three.events_tested == 3 and math.isclose(three.level, level / 8)
     expected = math.log(cp_lower(3_000, n, level / 8) / cp_upper(1_000, n, level / 8))
     assert math.isclose(three.epsilon_lower, expected)
-    two = _direction_result(lead, first, second, n, 0.0, level, level, ((alt, 3_000, 1_000),))
+    two = direction_result(lead, first, second, n, 0.0, level, level, ((alt, 3_000, 1_000),))
     assert two.events_tested == 2 and math.isclose(two.level, level / 4)
     assert two.event.endswith("> 2.0") and two.lead_event.endswith("> 0.5")
     assert (two.count_first, two.count_second, two.threshold) == (3_000, 1_000, 2.0)
     # the lead's mu event is kept whichever epsilon event wins
     assert (two.mu_count_first, two.mu_count_second) == (one.mu_count_first, one.mu_count_second)
     # a weaker alternate only costs level: the lead's event is reported, at 3 level / 4
-    weak = _direction_result(lead, first, second, n, 0.0, level, level, ((alt, 1_000, 1_000),))
+    weak = direction_result(lead, first, second, n, 0.0, level, level, ((alt, 1_000, 1_000),))
     assert weak.event == one.event and weak.epsilon_lower < one.epsilon_lower
     lead_only = math.log(cp_lower(30_000, n, 0.75 * level) / cp_upper(20_000, n, 0.75 * level))
     assert math.isclose(weak.epsilon_lower, lead_only) and math.isclose(weak.level, 0.75 * level)
@@ -104,10 +106,17 @@ def test_result_round_trips_the_new_fields():
     assert [d.lead_event for d in back.directions] == [d.lead_event for d in r.directions]
 
 
-@given(st.one_of(st.integers(max_value=0), st.booleans(), st.text(max_size=3),
-                 st.floats(allow_nan=True).filter(lambda v: not (math.isfinite(v) and v >= 1 and v.is_integer()))))
-def test_events_per_direction_is_validated(value):  # integral floats (3.0) are accepted, like samples=1e5
+@given(st.one_of(st.integers(max_value=0), st.floats(max_value=0.0).filter(float.is_integer)))
+def test_events_per_direction_below_one_is_a_value_error(value):  # integral floats count, like samples=1e5
     with pytest.raises(ValueError, match="events_per_direction"):
+        audit(lambda d, rng, n: d + rng.laplace(0.0, 1.0, n), 1.0, 0.0, claim_epsilon=1.0, samples=2_000,
+              events_per_direction=value)
+
+
+@given(st.one_of(st.booleans(), st.text(max_size=3),
+                 st.floats(allow_nan=True).filter(lambda v: not (math.isfinite(v) and v.is_integer()))))
+def test_events_per_direction_of_another_type_is_a_type_error(value):
+    with pytest.raises(TypeError, match="events_per_direction"):
         audit(lambda d, rng, n: d + rng.laplace(0.0, 1.0, n), 1.0, 0.0, claim_epsilon=1.0, samples=2_000,
               events_per_direction=value)
 

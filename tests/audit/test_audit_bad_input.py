@@ -102,6 +102,24 @@ def test_options_object_validates_and_matches_the_keyword_call():
     assert run_audit(laplace, 1.0, 0.0, opts) == audit(laplace, 1.0, 0.0, seed=3, **OPTS)
 
 
+def test_every_option_is_an_explicit_keyword_with_the_options_default():
+    """`audit` spells out every field of `AuditOptions` (for IDEs and type checkers), keyword-only after the
+    first eight, with the same defaults; the docstring documents each."""
+    import dataclasses
+    import inspect
+
+    params = inspect.signature(audit).parameters
+    fields = {f.name: f for f in dataclasses.fields(AuditOptions) if f.name != "claim_parts"}
+    assert list(params)[:3] == ["target", "d0", "d1"]
+    assert set(params) - {"target", "d0", "d1"} == set(fields)
+    assert not any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in params.values())
+    for name, field in fields.items():
+        default = None if name == "claim_epsilon" else field.default  # derived from `claim` when not given
+        assert params[name].default == default, name
+        assert (params[name].kind == params[name].KEYWORD_ONLY) == (list(params).index(name) >= 8), name
+        assert f"`{name}`" in audit.__doc__, name
+
+
 def test_positional_call_signature_is_kept():
     a = audit(laplace, 1.0, 0.0, 1.0, 0.0, 2_000, 0.95, 5, executor="serial")
     b = audit(laplace, 1.0, 0.0, claim_epsilon=1.0, claim_delta=0.0, samples=2_000, confidence=0.95, seed=5,

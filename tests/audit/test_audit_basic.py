@@ -18,7 +18,7 @@ def test_laplace_consistent_and_reproducible():
     a = audit(laplace, 1.0, 0.0, claim_epsilon=1.0, samples=20_000, seed=3)
     b = audit(laplace, 1.0, 0.0, claim_epsilon=1.0, samples=20_000, seed=3)
     assert a == b
-    assert 0.0 <= a.epsilon_lower
+    assert a.epsilon_lower >= 0.0
     assert a.verdict == ("violation" if a.epsilon_lower > 1.0 else "consistent")
 
 

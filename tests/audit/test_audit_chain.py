@@ -11,9 +11,10 @@ benchmarks/power_coverage.py runs 1000 audits (`--only chain-log-ratio`).
 import math
 
 import numpy as np
+from test_audit_coverage import exceedances as coverage_exceedances
+from test_audit_coverage import tolerance
 
 from dpaudit.audit import audit
-from test_audit_coverage import exceedances as coverage_exceedances, tolerance
 from dpaudit.audit.chain import ChainLogRatio, _halts, column_groups, fit_chain_score, fit_chain_scores
 
 CONFIDENCE = 0.95

@@ -5,7 +5,7 @@ true epsilon is known, N audits with fixed seeds; the count of epsilon_lower > t
 <= c, the smallest c with P[Binomial(N, 0.05) > c] <= 0.005: an auditor exactly at its nominal 5% would
 fail each check with probability <= 0.5%.  The twin (noise halved: true epsilon 2, claim 1) must fail
 the same check.  benchmarks/power_coverage.py runs 1000 audits per mechanism
-(benchmarks/figures/power_coverage_logistic_1000.txt).
+(benchmarks/figures/power_coverage_1000.txt).
 """
 
 import numpy as np
@@ -13,8 +13,13 @@ import pytest
 from scipy import stats
 
 from dpaudit.audit import audit
-from dpaudit.audit.classifier import (LogisticScore, _feature_columns, _fit_weights, fit_classifier_scores,
-                                     logistic_features)
+from dpaudit.audit.classifier import (
+    LogisticScore,
+    _feature_columns,
+    _fit_weights,
+    fit_classifier_scores,
+    logistic_features,
+)
 from dpaudit.audit.families import FAMILIES
 
 CONFIDENCE = 0.95

@@ -126,7 +126,7 @@ def test_tradeoff_points_are_monotone_and_consistent_with_counts():
     for d in r.directions:
         a, b = np.array(d.tradeoff_alpha), np.array(d.tradeoff_beta)
         assert np.all(np.diff(a) <= 0) and np.all(np.diff(b) >= 0)
-        assert np.all((0 <= a) & (a <= 1) & (0 <= b) & (b <= 1))
+        assert np.all((a >= 0) & (a <= 1) & (b >= 0) & (b <= 1))
         # Points of a 1-GDP mechanism lie near G_1(alpha) = Phi(Phi^-1(1 - alpha) - 1).
         inner = (a > 0.05) & (a < 0.95)
         g = stats.norm.cdf(stats.norm.ppf(1 - a[inner]) - 1.0)

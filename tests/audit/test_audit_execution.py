@@ -1,12 +1,10 @@
 """Chunked execution: identical results on any executor, checkpoints that resume exactly."""
 
 import os
-import warnings
 
-import numpy as np
 import pytest
 
-from dpaudit.audit import audit, execution
+from dpaudit.audit import audit, executors, workers
 
 OPTS = dict(claim_epsilon=1.0, samples=12_000, seed=7, chunk_size=2_000)
 
@@ -28,11 +26,11 @@ def _blas_threads_here():
 
 
 def test_pool_workers_share_the_cores_blas_threads():
-    assert execution.blas_threads(1) == (os.cpu_count() or 1)
-    assert execution.blas_threads(10 ** 6) == 1
-    with execution.process_pool(2) as pool:
+    assert workers.blas_threads(1) == (os.cpu_count() or 1)
+    assert workers.blas_threads(10 ** 6) == 1
+    with workers.process_pool(2) as pool:
         got = pool.submit(_blas_threads_here).result()
-    assert got == ([execution.blas_threads(2)] if _blas_threads_here() else [])  # [] when no BLAS is seen
+    assert got == ([workers.blas_threads(2)] if _blas_threads_here() else [])  # [] when no BLAS is seen
 
 
 def _no_default_client(distributed):
@@ -74,7 +72,7 @@ def test_dask_local_cluster_is_identical():
     ("http://10.0.0.1:8786", None),
 ])
 def test_dask_address_forms(spec, address):
-    assert execution.dask_address(spec) == address
+    assert executors.dask_address(spec) == address
 
 
 @pytest.mark.parametrize("spec", ["dask://", "dask://http://10.0.0.1:8786", "dask://tcp://", "dask://a/b"])
@@ -98,12 +96,12 @@ def test_chunk_size_is_part_of_the_result_but_workers_are_not():
 def test_auto_executor_is_identical_whether_or_not_it_starts_a_pool(monkeypatch):
     serial = audit(laplace, 1.0, 0.0, executor="serial", **OPTS)
     assert audit(laplace, 1.0, 0.0, **OPTS) == serial  # short work: stays in this process
-    monkeypatch.setattr(execution, "_POOL_MIN_SECONDS", 0.0)  # any work: a pool after one chunk
+    monkeypatch.setattr(executors, "_POOL_MIN_SECONDS", 0.0)  # any work: a pool after one chunk
     assert audit(laplace, 1.0, 0.0, workers=2, **OPTS) == serial
 
 
 def test_unpicklable_target_falls_back_to_this_process_with_a_warning(monkeypatch):
-    monkeypatch.setattr(execution, "_POOL_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(executors, "_POOL_MIN_SECONDS", 0.0)
     target = lambda data, rng, size: data + rng.laplace(0.0, 1.0, size)  # noqa: E731
     with pytest.warns(UserWarning, match="cannot be pickled"):
         fallback = audit(target, 1.0, 0.0, workers=2, **OPTS)
@@ -148,9 +146,9 @@ def test_checkpoint_resume_matches_an_uninterrupted_run(tmp_path):
 
 def test_checkpoint_folder_of_another_audit_is_refused(tmp_path):
     audit(laplace, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS)
-    with pytest.raises(ValueError, match="different audit.*seed"):
+    with pytest.raises(ValueError, match=r"different audit.*seed"):
         audit(laplace, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **{**OPTS, "seed": 8})
-    with pytest.raises(ValueError, match="different audit.*data"):
+    with pytest.raises(ValueError, match=r"different audit.*data"):
         audit(laplace, 2.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS)
 
 

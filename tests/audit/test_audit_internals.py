@@ -5,14 +5,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from dpaudit.audit import execution
+from dpaudit.audit import chunks as chunking
 from dpaudit.audit.bounds import best_case_epsilon, cp_lower, cp_upper, epsilon_from_rates, mu_from_rates
 from dpaudit.audit.scores import CategoryLogRatio, fit_scores, row_keys
 
 
 @given(st.integers(0, 10_000), st.integers(0, 10_000), st.integers(1, 3_000))
 def test_chunk_plan_partitions_both_splits(n_sel, n_est, size):
-    chunks = execution.plan_chunks(n_sel, n_est, size)
+    chunks = chunking.plan_chunks(n_sel, n_est, size)
     assert [c.index for c in chunks] == list(range(len(chunks)))
     assert sum(c.size for c in chunks if c.phase == "selection") == n_sel
     assert sum(c.size for c in chunks if c.phase == "estimation") == n_est
@@ -27,8 +27,8 @@ def test_one_pass_and_sorted_counts_agree(values, thresholds, sign):
     t = np.array(sorted(thresholds), dtype=float)
     v = values.astype(float)
     expected = np.array([np.sum(sign * v > x) for x in t])
-    assert np.array_equal(execution._counts_above(v, sign, t), expected)  # either path, by length
-    assert np.array_equal(execution._counts_above(v, sign, np.repeat(t, 13)), np.repeat(expected, 13))
+    assert np.array_equal(chunking.counts_above(v, sign, t), expected)  # either path, by length
+    assert np.array_equal(chunking.counts_above(v, sign, np.repeat(t, 13)), np.repeat(expected, 13))
 
 
 @given(st.integers(1, 500), st.data(), st.floats(1e-6, 0.4))

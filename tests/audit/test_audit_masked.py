@@ -5,14 +5,15 @@ whose true epsilon is known, N audits with fixed seeds; the count of epsilon_low
 asserted <= c, the smallest c with P[Binomial(N, 0.05) > c] <= 0.005: an auditor exactly at its nominal
 5% would fail each check with probability <= 0.5%.  The twin (noise perturbed: true epsilon 4 or 2,
 claim 1) must fail the same check.  benchmarks/power_coverage.py runs 1000 audits per mechanism
-(benchmarks/figures/power_coverage_masked_1000.txt).
+(benchmarks/figures/power_coverage_1000.txt).
 """
 
 import numpy as np
 import pytest
+from test_audit_coverage import exceedances as coverage_exceedances
+from test_audit_coverage import tolerance
 
 from dpaudit.audit import audit
-from test_audit_coverage import exceedances as coverage_exceedances, tolerance
 from dpaudit.audit.families import FAMILIES, family_of
 from dpaudit.audit.masked import MaskedValueScore, fit_masked_scores, masked_features
 

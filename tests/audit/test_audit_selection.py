@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import AuditResult, audit
-from dpaudit.audit.auditor import AuditOptions
+from dpaudit.audit.options import AuditOptions
 from dpaudit.audit.scores import UserScore
 from dpaudit.audit.selection import DIRECTIONS, EventPlan, _predicted, choose_events, direction_levels
 
@@ -161,9 +161,9 @@ def _plans_with_counts(first: int, second: int, predicted: float, n: int = 100_0
     (5, 30, 0.0, True),
 ])
 def test_resolved_rule(first, second, predicted, resolved):
-    from dpaudit.audit.auditor import _resolved
+    from dpaudit.audit.candidates import resolved as is_resolved
     plans, sel0, sel1 = _plans_with_counts(first, second, predicted)
-    assert _resolved(plans, sel0, sel1) is resolved
+    assert is_resolved(plans, sel0, sel1) is resolved
 
 
 def test_without_a_positive_prediction_the_less_charged_one_chooses():

@@ -9,9 +9,9 @@ same check must flag.  The benchmark of 1000 audits per case is benchmarks/power
 
 import numpy as np
 import pytest
+from test_audit_coverage import tolerance
 
 from dpaudit.audit import audit
-from test_audit_coverage import tolerance
 
 AUDITS = 200
 

@@ -6,6 +6,7 @@ failure <= 0.5% for an auditor exactly at its nominal 5%).  The twin (noise scal
 2) must fail the same check.
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -27,7 +28,7 @@ def tolerance(audits, rate=0.05, false_failure=0.005):
 
 def test_spending_sums_to_alpha_and_grows():
     levels = spending(0.05, 4)
-    assert math.isclose(sum(levels), 0.05) and all(a < b for a, b in zip(levels, levels[1:]))
+    assert math.isclose(sum(levels), 0.05) and all(a < b for a, b in itertools.pairwise(levels))
 
 
 def test_stops_at_the_first_certain_violation():

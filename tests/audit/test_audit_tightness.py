@@ -1,4 +1,4 @@
-"""Reproduction-scale tightness targets of issue 4 (95% confidence), marked slow.
+"""Reproduction-scale tightness targets (95% confidence), marked slow.
 
 Laplace at true epsilon 1: epsilon_lower >= 0.95 at 10^5 runs per side and >= 0.98 at 10^6;
 Gaussian mechanism with mu = 1: mu_lower >= 0.97 at 10^6.  These are statistical: with the fixed

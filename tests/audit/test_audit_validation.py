@@ -85,7 +85,7 @@ def test_claim_delta_in_unit_interval(delta):
 
 
 def test_other_parameters_named():
-    with pytest.raises(ValueError, match="target"):
+    with pytest.raises(TypeError, match="target"):
         audit("not callable", 1.0, 0.0, claim_epsilon=1.0)
     with pytest.raises(ValueError, match="claim_epsilon is required"):
         audit(laplace, 1.0, 0.0)

@@ -64,7 +64,7 @@ def test_pool_workers_exit_when_the_audit_is_killed(tmp_path):
 
 
 def test_parent_check_sees_a_dead_parent():
-    from dpaudit.audit.execution import _parent_gone
+    from dpaudit.audit.workers import _parent_gone
 
     assert not _parent_gone(os.getpid(), os.getppid())
     assert _parent_gone(os.getpid(), os.getppid() + 1)  # reparented

@@ -8,10 +8,10 @@ import zlib
 import numpy as np
 import pytest
 
-import dpaudit.audit.auditor as auditor_module
+import dpaudit.audit.verdict as verdict_module
 from dpaudit.audit import audit
 from dpaudit.audit.event_codec import decode_event, decode_score, encode_event, encode_score
-from dpaudit.audit.execution import normalise
+from dpaudit.audit.outputs import normalise
 from dpaudit.audit.scores import Identity, Projection
 
 
@@ -88,7 +88,7 @@ def _encoded_events(monkeypatch) -> list:
         seen.append((score, sign, threshold, text))
         return text
 
-    monkeypatch.setattr(auditor_module, "encode_event", spy)
+    monkeypatch.setattr(verdict_module, "encode_event", spy)
     return seen
 
 

@@ -20,7 +20,7 @@ from scipy import stats
 
 from dpaudit.audit import audit
 from dpaudit.audit.bounds import cp_lower, cp_upper, epsilon_from_rates
-from dpaudit.audit.execution import plan_chunks
+from dpaudit.audit.chunks import plan_chunks
 
 FALSE_FAILURE = 1e-3
 

@@ -1,4 +1,4 @@
-"""`dpaudit.audit.one_run`: the game, the result, input validation and the power goals of issue 15."""
+"""`dpaudit.audit.one_run`: the game, the result, input validation and the power goals."""
 
 import json
 import math
@@ -97,7 +97,7 @@ def test_bad_scores_are_rejected():
         one_run(laplace_canaries(1.0), 100, lambda out: np.where(out > 2, np.nan, out), 1.0)
 
 
-# Power goals of issue 15.  Each run is one fixed seed.  At true epsilon 2 the guesses in the
+# Power goals.  Each run is one fixed seed.  At true epsilon 2 the guesses in the
 # Laplace tail are right with probability e^2/(1+e^2) = 0.88, so the expected bound is ~1.95 at
 # 10^5 and ~1.8 at 10^4 canaries; falling below 1 would need accuracy below 0.73 on thousands of
 # guesses, a deviation of dozens of standard deviations: false-failure probability < 1e-50.

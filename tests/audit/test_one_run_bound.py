@@ -16,10 +16,10 @@ from scipy.stats import binom
 
 from dpaudit.audit.one_run_bound import (
     EPSILON_GRID_STEP,
+    _window_term,
     best_one_run_epsilon,
     binomial_tail,
     one_run_epsilon,
-    _window_term,
     one_run_p_value,
 )
 

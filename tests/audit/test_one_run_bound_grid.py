@@ -91,7 +91,7 @@ def test_delta_bound_when_the_level_is_crossed_just_below_a_grid_point(m, r, v, 
     got = float(one_run_epsilon(m, r, v, delta, level)[0])
     assert got == pytest.approx((j - 1) * H, abs=1e-12), (got, j)
     assert p_value_exact(m, r, v, mpmath.mpf(j - 1) * mpmath.mpf(H), delta) <= level
-    i, best = best_one_run_epsilon(m, [r], [v], delta, level)
+    _i, best = best_one_run_epsilon(m, [r], [v], delta, level)
     assert best == pytest.approx(got, abs=1e-12)
 
 

@@ -11,7 +11,7 @@ import functools
 
 from dpaudit.algorithms.mab.lazy_ucb import lazy_array_releases
 from dpaudit.audits.build import Releases
-from dpaudit.audits.run import run_entry
+from dpaudit.entry_runner import run_entry
 from dpaudit.registry import AUDITS, load_plugins
 
 load_plugins()

@@ -11,8 +11,8 @@ import dataclasses
 
 import pytest
 
-from dpaudit.audits.catalog import AuditEntry, Claim
-from dpaudit.audits.run import run_entry
+from dpaudit.entries import AuditEntry, Claim
+from dpaudit.entry_runner import run_entry
 from dpaudit.registry import ALGORITHMS, AUDITS, load_plugins
 
 load_plugins()

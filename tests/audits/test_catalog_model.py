@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpaudit.audits.build import Observe, claims_from_privacy, flip_point
-from dpaudit.audits.catalog import AuditEntry, Claim, LazyClaims, NeighbourPair, RegretRun
+from dpaudit.entries import AuditEntry, Claim, LazyClaims, NeighbourPair, RegretRun
 
 
 def _target():
@@ -41,18 +41,18 @@ def test_audit_calls_count_pairs_times_deltas():
     assert _entry(pairs=pairs, claims=claims).audit_calls() == 4
 
 
-@pytest.mark.parametrize("kw, match", [
-    ({"name": "has space"}, "name"),
-    ({"algorithm": ""}, "algorithm"),
-    ({"target": 3}, "target"),
-    ({"pairs": ()}, "pairs"),
-    ({"claims": ()}, "claims"),
-    ({"observable": "grey-box"}, "observable"),
-    ({"samples": 0}, "samples"),
-    ({"quick_samples": -1}, "quick_samples"),
+@pytest.mark.parametrize("kw, error, match", [
+    ({"name": "has space"}, ValueError, "name"),
+    ({"algorithm": ""}, ValueError, "algorithm"),
+    ({"target": 3}, TypeError, "target"),
+    ({"pairs": ()}, ValueError, "pairs"),
+    ({"claims": ()}, ValueError, "claims"),
+    ({"observable": "grey-box"}, ValueError, "observable"),
+    ({"samples": 0}, ValueError, "samples"),
+    ({"quick_samples": -1}, ValueError, "quick_samples"),
 ])
-def test_entry_rejects_bad_fields(kw, match):
-    with pytest.raises(ValueError, match=match):
+def test_entry_rejects_bad_fields(kw, error, match):
+    with pytest.raises(error, match=match):
         _entry(**kw)
 
 
@@ -134,7 +134,7 @@ def test_observe_projects_columns_and_pickles():
 
 def test_a_module_that_fails_to_import_becomes_a_failing_entry(monkeypatch):
     import dpaudit.audits as catalog
-    from dpaudit.audits.run import run_entry
+    from dpaudit.entry_runner import run_entry
     from dpaudit.registry import AUDITS
 
     monkeypatch.setattr(AUDITS, "_entries", dict(AUDITS._entries))
@@ -192,7 +192,7 @@ def test_lazy_claims_refuse_a_wrong_declared_expectation():
 
 def test_importing_the_catalog_builds_no_claims():
     """Regression: importing dpaudit.audits accounted every claim (seconds of exact binomial profiles)."""
-    code = ("import json, dpaudit.audits\nfrom dpaudit.audits.catalog import LazyClaims\n"
+    code = ("import json, dpaudit.audits\nfrom dpaudit.entries import LazyClaims\n"
             "from dpaudit.registry import AUDITS\nentries = [AUDITS.get(n) for n in AUDITS.names()]\n"
             "print(json.dumps({e.name: e.claims.built if isinstance(e.claims, LazyClaims) else None "
             "for e in entries}))")
@@ -201,21 +201,3 @@ def test_importing_the_catalog_builds_no_claims():
     assert not any(built.values())
     for name in ("linucb-sdp-vec.batch-sum", "linucb-sdp-amp.batch-sum", "dp-conse.rct-lengths", "ftnl.rnm"):
         assert built[name] is False  # declared lazily: accounted when audited, not when imported
-
-
-def test_catalog_imports_run_in_one_direction():
-    """Regression: catalog.py and run.py imported each other inside functions; now only catalog -> run."""
-    import ast
-    import pathlib
-
-    import dpaudit.audits.catalog as catalog
-    import dpaudit.audits.run as run
-
-    def runtime_imports(module) -> set[str]:
-        tree = ast.parse(pathlib.Path(module.__file__).read_text())
-        skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-                and getattr(node.test, "id", "") == "TYPE_CHECKING" for n in ast.walk(node)}
-        return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and id(n) not in skip and n.module}
-
-    assert "dpaudit.audits.run" in runtime_imports(catalog)
-    assert "dpaudit.audits.catalog" not in runtime_imports(run)

@@ -1,4 +1,4 @@
-"""DP-ConSE's catalog entries pinned from both sides (issue 12): white-box scores and view claims.
+"""DP-ConSE's catalog entries pinned from both sides: white-box scores and view claims.
 
 Exact tests check each score against the brute-force log-likelihood ratio; the statistical tests are
 seeded and state their false-failure rate, each with a twin that must fail when the noise is perturbed.
@@ -15,8 +15,14 @@ from scipy import stats
 from dpaudit.algorithms.conse.algorithm import ConSEParams, rct_lengths_release, run_conse
 from dpaudit.algorithms.conse.environment import PatientExperiment
 from dpaudit.algorithms.conse.privacy import lap_plus_pmf
-from dpaudit.audits.conse.entries import (NO_ESTIMATE, CATELogRatio, LengthsBelowScore, RCTEndLogRatio, RCTLengths,
-                                          cate_pair_densities)
+from dpaudit.audits.conse.entries import (
+    NO_ESTIMATE,
+    CATELogRatio,
+    LengthsBelowScore,
+    RCTEndLogRatio,
+    RCTLengths,
+    cate_pair_densities,
+)
 from dpaudit.registry import AUDITS, load_plugins
 
 load_plugins()
@@ -92,7 +98,7 @@ def test_rct_lengths_release_has_run_conses_law():
 
 
 def _run(entry, samples, seed):
-    from dpaudit.audits.run import run_entry
+    from dpaudit.entry_runner import run_entry
 
     return {c["label"]: c for c in run_entry(entry, samples=samples, confidence=0.95, seed=seed,
                                               regret=False)["claims"]}

@@ -1,4 +1,4 @@
-"""Exact views of the distributed MAB releases (issue 12, dpaudit.audits.mab.exact_views): the pmfs against
+"""Exact views of the distributed MAB releases (dpaudit.audits.mab.exact_views): the pmfs against
 independent closed forms and Monte Carlo, the exact-view bounds against dp-accounting and the Gaussian, and
 the Neyman-Pearson scores' coverage (seeded, false-failure rate stated) with twins that must fail when the
 noise is thinner.
@@ -143,7 +143,7 @@ def test_entry_scores_pickle_and_describe_without_addresses(name):
 
 
 def _run(entry, samples, seed):
-    from dpaudit.audits.run import run_entry
+    from dpaudit.entry_runner import run_entry
 
     rec = run_entry(entry, samples=samples, confidence=0.95, seed=seed, regret=False)
     assert rec["error"] is None, rec.get("traceback")
@@ -225,7 +225,7 @@ def test_score_coverage_over_seeds(case):
     rate; observed 0 of 20 for both, the count's largest bound 3.84 of 3.87 at 40 000 runs). Twin: the same
     audits of a release with thinner noise (ε = 3 for the count, 2 for LDP-SE) exceed that ε in most seeds
     (at least 15 of 20; observed 20 and 19)."""
-    from dpaudit.audits.mab.entries import BatchRelease
+    from dpaudit.audits.mab.targets import BatchRelease
 
     def make(eps):
         if case == "count":

@@ -15,9 +15,8 @@ import pytest
 from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.algorithms.mab.canaries import one_run_target
 from dpaudit.algorithms.mab.elimination import DPSE
-from dpaudit.audits.catalog import Claim
-from dpaudit.audits.one_run import OneRunEntry
-from dpaudit.audits.run import run_entry
+from dpaudit.entries import Claim, OneRunEntry
+from dpaudit.entry_runner import run_entry
 from dpaudit.registry import AUDITS
 from dpaudit.report.model import claim_rows
 

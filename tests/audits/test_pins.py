@@ -1,4 +1,4 @@
-"""The catalog's interval declarations (issue 12): Gaussian-DP μ bounds of the LinUCB family, the
+"""The catalog's interval declarations: Gaussian-DP μ bounds of the LinUCB family, the
 white-box score of the joint worst-case pair, and exact accounting of audited views.
 
 Exact tests check the bounds against closed forms and brute force; the statistical tests are seeded
@@ -87,7 +87,7 @@ def test_mu_upper_of_linear_entries_match_their_noise():
 
 
 def _mu_audit(entry, samples, seed):
-    from dpaudit.audits.run import run_entry
+    from dpaudit.entry_runner import run_entry
 
     rec = run_entry(entry, samples=samples, confidence=0.95, seed=seed, regret=False)
     assert rec["error"] is None, rec.get("traceback")
@@ -120,7 +120,7 @@ def _laplace_sum_density(z, a, b):
 def test_laplace_sum_tail_rate_is_the_sup_of_the_loss(a, b):
     """Exact: on a fine grid the loss log f(z)/f(z+1) of the closed-form density never exceeds 1/max(a, b)
     and approaches it in the tail (log-concavity makes it nondecreasing)."""
-    from dpaudit.audits.mab.entries import laplace_sum_tail_rate
+    from dpaudit.audits.mab.laplace_views import laplace_sum_tail_rate
 
     z = np.linspace(-60.0, 60.0, 24001)
     loss = np.log(_laplace_sum_density(z, a, b)) - np.log(_laplace_sum_density(z + 1.0, a, b))
@@ -131,7 +131,7 @@ def test_laplace_sum_tail_rate_is_the_sup_of_the_loss(a, b):
 
 
 def test_hybrid_view_epsilon_closed_forms():
-    from dpaudit.audits.mab.entries import hybrid_view_epsilon
+    from dpaudit.audits.mab.laplace_views import hybrid_view_epsilon
 
     for eps in (0.5, 1.0, 2.0):
         assert hybrid_view_epsilon(eps, "fixed") == pytest.approx(2 * eps / 3)
@@ -142,7 +142,7 @@ def test_hybrid_view_claim_holds_and_twin_with_thinner_noise_fails():
     """Statistical (seeded): the exact view claim 2ε/3 of hybrid-ucb.fixed is reported violated with
     probability at most 5% (confidence 0.95). Twin: the paper's thinner node noise (view ε 1.25) audited
     against the fixed variant's 2/3 must be a violation (ε_lower ≈ 1.1 at 200 000 runs)."""
-    from dpaudit.audits.run import run_entry
+    from dpaudit.entry_runner import run_entry
 
     fixed = AUDITS.get("hybrid-ucb.fixed")
     rec = run_entry(fixed, samples=200_000, confidence=0.95, seed=1, regret=False)
@@ -159,13 +159,13 @@ def test_laplace_difference_sf_matches_numeric_integration(b):
     """Exact: the closed-form tail of L_1 - L_0 against quad of P(L_1 > y + l) over the density of L_0."""
     from scipy import integrate
 
-    from dpaudit.audits.mab.entries import laplace_difference_sf
+    from dpaudit.audits.mab.laplace_views import laplace_difference_sf
 
     def laplace_sf(t):
         return 0.5 * math.exp(-t / b) if t >= 0 else 1.0 - 0.5 * math.exp(t / b)
 
     for y in (-3.0, -0.5, 0.0, 0.7, 2.0, 6.0):
-        tail = integrate.quad(lambda l: math.exp(-abs(l) / b) / (2 * b) * laplace_sf(y + l), -60 * b, 60 * b,
+        tail = integrate.quad(lambda u, y=y: math.exp(-abs(u) / b) / (2 * b) * laplace_sf(y + u), -60 * b, 60 * b,
                               points=[0.0, -y], epsabs=1e-13, limit=200)[0]
         assert laplace_difference_sf(y, b) == pytest.approx(tail, rel=1e-8, abs=1e-13)
 
@@ -175,7 +175,7 @@ def test_rnm_decision_epsilon_is_the_sup_over_the_domain(n, b):
     """Exact (brute force): over a grid of sum differences x, x' in [-n, n] with |x - x'| <= 2 (one round's
     reward vector changed), the loss of either action never exceeds the closed form and reaches it at the
     corner (x, x') = (2 - n, -n); the closed form stays below the composed 2/b."""
-    from dpaudit.audits.mab.entries import laplace_difference_sf, rnm_decision_epsilon
+    from dpaudit.audits.mab.laplace_views import laplace_difference_sf, rnm_decision_epsilon
 
     eps = rnm_decision_epsilon(b, n)
     grid = np.linspace(-n, n, 8 * n * 20 + 1)
@@ -193,7 +193,7 @@ def test_rnm_decision_epsilon_is_the_sup_over_the_domain(n, b):
 def test_ftnl_view_epsilon_reads_the_epoch_of_the_round():
     """Exact: the action in round r is the RNM of the last epoch ended before r (epoch s: 2^s rounds)."""
     from dpaudit.algorithms.mab.ftnl import FTNL
-    from dpaudit.audits.mab.entries import ftnl_view_epsilon, rnm_decision_epsilon
+    from dpaudit.audits.mab.laplace_views import ftnl_view_epsilon, rnm_decision_epsilon
 
     paper, fixed = FTNL(1.0), FTNL(1.0, noise="fixed")
     assert ftnl_view_epsilon(paper, 0) == 0.0
@@ -234,7 +234,7 @@ def test_no_forgetting_score_reaches_the_full_loss():
     """Statistical (seeded): with the likelihood-ratio score the audit of the no-forgetting variant
     certifies more than 2.5 of the exact 3 at 100 000 runs (expected ≈ 2.8; the event {all three
     releases >= 1} has probabilities 1/8 vs e^-3/8), and never exceeds 3 (false failure <= 5%)."""
-    from dpaudit.audits.run import run_entry
+    from dpaudit.entry_runner import run_entry
 
     rec = run_entry(AUDITS.get("anytime-lazy-ucb.no-forgetting"), samples=100_000, confidence=0.95, seed=2,
                     regret=False)
@@ -243,8 +243,8 @@ def test_no_forgetting_score_reaches_the_full_loss():
 
 
 def test_pin_note_and_mu_upper_are_validated_and_recorded():
-    from dpaudit.audits.catalog import PinNote
-    from dpaudit.audits.run import run_entry
+    from dpaudit.entries import PinNote
+    from dpaudit.entry_runner import run_entry
 
     with pytest.raises(ValueError, match="loose"):
         PinNote("sideways", "why")
@@ -285,7 +285,7 @@ def test_decisions_pair_is_not_vacuous_and_old_pair_twin_is(name):
     batch can eliminate there) gives the same pull counts in every run, so it must not pass."""
     from dpaudit.algorithms.mab.environment import RewardTable
     from dpaudit.audits.build import Observe
-    from dpaudit.audits.catalog import NeighbourPair
+    from dpaudit.entries import NeighbourPair
 
     pair = AUDITS.get(name).pairs[0]
     assert _survival_z(name, pair, 20_000, 1) > 5

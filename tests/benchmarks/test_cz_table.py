@@ -1,30 +1,17 @@
 """The Chowdhury & Zhou (ICLR 2023, Sec. 7, Figs. 1-3) table of benchmarks/reproduce_mab.py --part cz (benchmarks/cz_table.py):
 the authors' jsonl, single-run and 4-run cells, the intervals and the 'inside' verdict, the cache. Seconds, no simulation."""
 
-import importlib.util
 import json
 import math
 import pathlib
-import sys
 import zlib
 
 import numpy as np
 import pytest
 from scipy import stats
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BENCH = ROOT / "benchmarks"
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
-
-
-czt = _load("cz_table")
+from benchmarks import cz_table as czt
+from benchmarks import reproduce_mab as rm
 
 
 def _jsonl(tmp_path, lines) -> pathlib.Path:
@@ -154,7 +141,7 @@ def test_four_run_cell_interval_is_the_law_of_the_mean_of_one_run_per_instance()
     # brute force over the 39^4 combinations, one loop level per instance
     grid = (y[0][:, None, None, None] + y[1][None, :, None, None] + y[2][None, None, :, None] + y[3][None, None, None, :]) / 4
     want = np.quantile(grid.ravel(), [0.025, 0.975])
-    cell = czt.AuthorsCell("easy", 10**6, 0.5, "dpse", {i: 0.0 for i in range(4)})
+    cell = czt.AuthorsCell("easy", 10**6, 0.5, "dpse", dict.fromkeys(range(4), 0.0))
     pred = czt.predict(ours, cell.ids, _seed)
     assert pred["expected"] == pytest.approx(want.tolist()) and pred["mean"] == pytest.approx(np.mean(list(pseudo.values())))
     assert pred["runs"] == 156 and pred["copies"] == 39 and "4-run mean" in pred["method"]
@@ -241,13 +228,11 @@ def test_cache_round_trip(tmp_path):
         czt.load_cache(path)
 
 
-def test_the_stored_cache_covers_every_authors_cell(monkeypatch):
+def test_the_stored_cache_covers_every_authors_cell():
     """Every cell of the authors' jsonl has our runs in benchmarks/figures/mab_cz_ours.json (what --from-cache needs),
     and the hard instance's cells not yet run by the authors too (instance 0)."""
     if not czt.CACHE.exists():
-        pytest.skip("no cache yet: run benchmarks/reproduce_mab.py --part cz")
-    monkeypatch.setattr(sys, "path", [str(BENCH), *sys.path])
-    rm = _load("reproduce_mab")
+        pytest.skip("no cache yet: run `python -m benchmarks run reproduce_mab --part cz`")
     cache = czt.load_cache()
     text, missing = rm.cz_table({}, cache, root=4, runs=20)
     assert missing == [] and "not in cache" not in text
@@ -259,8 +244,6 @@ def test_the_stored_cache_covers_every_authors_cell(monkeypatch):
 
 def test_a_jsonl_cell_without_cached_runs_is_reported_not_guessed(tmp_path, monkeypatch):
     """--from-cache never simulates: a cell of the jsonl on an instance the cache lacks is named, and its row says so."""
-    monkeypatch.setattr(sys, "path", [str(BENCH), *sys.path])
-    rm = _load("reproduce_mab")
     monkeypatch.setattr(rm.czt, "AUTHORS_CODE", _jsonl(tmp_path, [_run(run=5, regret=20000.0), _run(run=0, eps=0.5, regret=1000.0)]))
     cache = rm.czt.new_cache()
     key = czt.cell_key("hard", 10**7, 0.5, "DP-SE")

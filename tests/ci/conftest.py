@@ -8,11 +8,11 @@ import sys
 import textwrap
 
 import pytest
+from ci_modules import laplace_module as _laplace_module
 
 import dpaudit.registry
 import dpaudit.user_config
 from dpaudit.user_audits import UserAuditEntry
-from ci_modules import laplace_module as _laplace_module
 
 
 class Project:

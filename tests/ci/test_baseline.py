@@ -8,14 +8,13 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from ci_modules import laplace_module
 
 from dpaudit import user_audits
 from dpaudit.audit.bounds import cp_lower, cp_upper
 from dpaudit.baseline import check_baseline, check_report, compare, markdown_lines, same_event_test
 from dpaudit.cli import main
 from dpaudit.user_audits import UserAuditEntry, UserClaim
-
-from ci_modules import laplace_module
 
 # --- compare on hand-made reports (exact) ------------------------------------------------------
 

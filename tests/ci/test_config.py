@@ -4,12 +4,11 @@ entry or module, before any audit runs)."""
 import json
 
 import pytest
+from ci_modules import laplace_module
 
 import dpaudit.audit
 from dpaudit.cli import main
 from dpaudit.user_config import ConfigError, find_config, read_config
-
-from ci_modules import laplace_module
 
 
 @pytest.fixture

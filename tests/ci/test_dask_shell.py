@@ -12,10 +12,9 @@ import sys
 import time
 
 import pytest
+from ci_modules import laplace_module
 
 from dpaudit.cli import main
-
-from ci_modules import laplace_module
 
 distributed = pytest.importorskip("distributed")
 

@@ -5,10 +5,10 @@
 
 import json
 
+from ci_modules import laplace_module
+
 import dpaudit.report
 from dpaudit.cli import main
-
-from ci_modules import laplace_module
 
 
 def _audit(*argv):

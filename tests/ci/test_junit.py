@@ -2,13 +2,12 @@
 
 import xml.etree.ElementTree as ET
 
+from ci_modules import laplace_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.cli import main
 from dpaudit.junit import junit_xml
-
-from ci_modules import laplace_module
 
 
 def _claim(label="declared", verdict="consistent", expect="consistent", lower=0.5, upper=0.9):

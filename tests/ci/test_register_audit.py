@@ -99,7 +99,7 @@ def test_algorithm_object_through_its_hook(registry):
     (dict(claim_epsilon=1.0, target_args={"dimension": 3}), _Algorithm(), "_Algorithm.target(dimension) failed"),
 ])
 def test_bad_arguments_name_the_entry(registry, kwargs, target, message):
-    with pytest.raises(ValueError, match="entry 't.bad'") as err:
+    with pytest.raises(ValueError, match=r"entry 't.bad'") as err:
         dpaudit.register_audit(name="t.bad", d0=D0, d1=D1, **kwargs)(target)
     assert message in str(err.value)
     assert "t.bad" not in registry
@@ -107,7 +107,7 @@ def test_bad_arguments_name_the_entry(registry, kwargs, target, message):
 
 def test_duplicate_name_is_refused(registry):
     dpaudit.register_audit(name="t.count", claim_epsilon=1.0, d0=D0, d1=D1)(laplace(1.0))
-    with pytest.raises(ValueError, match="entry 't.count': is registered twice"):
+    with pytest.raises(ValueError, match=r"entry 't.count': is registered twice"):
         dpaudit.register_audit(name="t.count", claim_epsilon=2.0, d0=D0, d1=D1)(laplace(1.0))
 
 
@@ -131,9 +131,9 @@ def test_import_dpaudit_stays_cheap():
 
 def test_a_catalog_algorithm_through_the_interface(registry):
     # a dpaudit.interface.PrivateAlgorithm (DP-SE), its actions audited against its own pure claim
-    from dpaudit.interface import PrivateAlgorithm
-    from dpaudit.algorithms.mab.environment import RewardTable
     from dpaudit.algorithms.mab.elimination import DPSE
+    from dpaudit.algorithms.mab.environment import RewardTable
+    from dpaudit.interface import PrivateAlgorithm
 
     algorithm = DPSE(1.0)
     assert isinstance(algorithm, PrivateAlgorithm)
@@ -171,14 +171,14 @@ def test_audit_options_are_checked_at_registration(registry, options, message):
         register()
         assert "t.opts" in registry
         return
-    with pytest.raises(ValueError, match="entry 't.opts'") as err:
+    with pytest.raises(ValueError, match=r"entry 't.opts'") as err:
         register()
     assert message in str(err.value)
     assert "t.opts" not in registry
 
 
 def test_unknown_audit_option_lists_the_known_ones(registry):
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match="bogus") as err:
         dpaudit.register_audit(name="t.opts", claim_epsilon=1.0, d0=D0, d1=D1, bogus=1)
     text = str(err.value)
     assert "selection_fraction" in text and "chunk_size" in text and "score" in text
@@ -187,5 +187,5 @@ def test_unknown_audit_option_lists_the_known_ones(registry):
 
 def test_chunk_size_is_checked_against_the_entrys_samples(registry):
     # 2 * 10**6 runs in chunks of 1 exceed the auditor's 2**20 chunks
-    with pytest.raises(ValueError, match="entry 't.opts'.*chunk_size=1 splits samples=2000000"):
+    with pytest.raises(ValueError, match=r"entry 't.opts'.*chunk_size=1 splits samples=2000000"):
         dpaudit.register_audit(name="t.opts", claim_epsilon=1.0, d0=D0, d1=D1, samples=2 * 10**6, chunk_size=1)

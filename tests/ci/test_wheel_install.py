@@ -210,9 +210,9 @@ def test_front_door_and_budget_from_the_venv_outside_the_checkout(installed, tmp
 
 
 def test_imports_from_the_venv_outside_the_checkout(installed, tmp_path):
-    res = _run([installed.python, "-c", "import dpaudit, dpaudit.mechanisms, dpaudit.algorithms, dpaudit.audits; "
-                "print('\\n'.join(m.__file__ for m in (dpaudit, dpaudit.mechanisms, dpaudit.algorithms, dpaudit.audits)))"],
-               tmp_path, installed.env())
+    code = ("import dpaudit, dpaudit.mechanisms, dpaudit.algorithms, dpaudit.audits; "
+            "print('\\n'.join(m.__file__ for m in (dpaudit, dpaudit.mechanisms, dpaudit.algorithms, dpaudit.audits)))")
+    res = _run([installed.python, "-c", code], tmp_path, installed.env())
     assert res.returncode == 0, _tail(res)
     for file in res.stdout.split():
         assert pathlib.Path(file).is_relative_to(installed.venv), file

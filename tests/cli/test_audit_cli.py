@@ -81,11 +81,11 @@ def test_readme_own_entry_snippet_runs(tmp_path, monkeypatch, capsys):
     import pathlib
     import re
 
-    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("Your own entry", 1)[1]
+    page = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "how-to" / "catalog-entry.md").read_text()
+    section = page.split("## Your own entry", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     monkeypatch.setattr(AUDITS, "_entries", dict(AUDITS._entries))  # the snippet registers globally
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/how-to/catalog-entry.md", "exec"), {})
     assert main(["audit", "mine.sum", "--samples", "20000", "--out", str(tmp_path), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["entries"][0]["claims"][0]["verdict"] == "consistent"

@@ -113,7 +113,7 @@ def test_name_flags_rewrites_only_parameter_positions():
 @pytest.mark.parametrize("argv, expect", [
     (["calibrate", "laplace", "--epsilon", "0.001", "--count", "100000", "--accountant", "pure"],
      "needs a larger --scale"),
-    (["calibrate", "gaussian", "--delta", "0", "--accountant", "rdp"], "no --sigma meets the target"),
+    (["calibrate", "gaussian", "--delta", "0", "--accountant", "rdp"], "rdp: skipped: no answer at δ = 0"),
 ])
 def test_no_bracket_advice(argv, expect, capsys):
     """The CLI user has no bracket to widen: say whether any value could meet the target."""
@@ -125,7 +125,7 @@ def test_no_bracket_advice(argv, expect, capsys):
 def test_single_run_has_no_interval(capsys):
     assert main(["regret", "ucb1", "--horizon", "20", "--runs", "1"]) == 0
     out = capsys.readouterr().out
-    line = next(l for l in out.splitlines() if l.startswith("95% interval"))
+    line = next(row for row in out.splitlines() if row.startswith("95% interval"))
     assert "needs --runs >= 2" in line
     assert main(["regret", "ucb1", "--horizon", "20", "--runs", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["final_ci"] is None

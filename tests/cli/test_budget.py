@@ -1,7 +1,6 @@
 """`dpaudit budget` and `dpaudit calibrate`: default run, tables, --json, usage errors."""
 
 import json
-import math
 
 import pytest
 

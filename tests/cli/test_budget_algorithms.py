@@ -51,8 +51,9 @@ def test_budget_is_the_declared_event_under_every_accountant(name, capsys):
 def test_budget_table_states_trust_model_relation_claim_and_why(capsys):
     assert main(["budget", "hybrid-ucb", "--horizon", "5000", "--epsilon", "0.5"]) == 0
     out = capsys.readouterr().out
-    for text in ("trust model: central", "neighbours:  round-vector", "paper claim: pure epsilon=0.5",
-                 "corrected:   pure epsilon=0.75", "why:", "Hu, Huang, Mehta", "best: pure (epsilon 0.75)"):
+    for text in ("trust model: central", "neighbours:  round-vector", "paper claim: ε = 0.5 (pure DP)",
+                 "corrected:   ε = 0.75 (pure DP), looser than the paper's claim", "why:", "Hu, Huang, Mehta",
+                 "best: epsilon 0.75 (pure): the smallest valid answer across the accountants"):
         assert text in out, text
 
 

@@ -4,8 +4,10 @@ import json
 
 import dp_accounting
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from dpaudit import accounting
+from dpaudit import accounting, budgets
 from dpaudit.cli import main
 from dpaudit.registry import ALGORITHMS, load_plugins
 
@@ -78,11 +80,6 @@ def test_bad_plan_exits_2_naming_the_flag(tmp_path, text, needle, capsys):
 def test_missing_plan_file_exits_2(tmp_path, capsys):
     assert main(["budget", "--plan", str(tmp_path / "none.toml")]) == 2
     assert "--plan" in capsys.readouterr().err
-
-
-from hypothesis import given, settings, strategies as st  # noqa: E402
-
-from dpaudit import budgets  # noqa: E402
 
 
 @settings(deadline=None, max_examples=25)

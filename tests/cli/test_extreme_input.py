@@ -5,7 +5,8 @@ import argparse
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpaudit.registry
 from dpaudit.cli import main

@@ -18,8 +18,8 @@ from dpaudit.cli import main
     ("[[releases]]\nmechanism = 'laplace'\ncout = 3\nparams = { scale = 1 }\n",
      ["unknown key 'cout' in releases[0]", "did you mean 'count'?",
       "its keys: algorithm, count, horizon, label, mechanism, params"]),
-    ("[[releases]]\nmechanism = 'laplace'\nparams = { scale = 1 }\n[[releases]]\nmechanism = 'rr'\n"
-     "params = { epsilon0 = 1, bukets = 4 }\n",
+    (("[[releases]]\nmechanism = 'laplace'\nparams = { scale = 1 }\n[[releases]]\nmechanism = 'rr'\n"
+     "params = { epsilon0 = 1, bukets = 4 }\n"),
      ["unknown key 'bukets' in releases[1].params (mechanism 'rr')", "did you mean 'buckets'?"]),
     ("[[releases]]\nalgorithm = 'dp-se'\nhorizon = 100\nparams = { epsilom = 1 }\n",
      ["releases[0]", "dp-se does not take --epsilom (did you mean --epsilon?)"]),

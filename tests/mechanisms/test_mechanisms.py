@@ -146,7 +146,7 @@ def test_bad_parameters_are_named():
         DiscreteLaplaceMechanism.for_epsilon(-1.0, 2)
     with pytest.raises(ValueError, match="sensitivity"):
         DiscreteLaplaceMechanism(2).event(0)
-    with pytest.raises(ValueError, match="sensitivity"):
+    with pytest.raises(TypeError, match="sensitivity"):
         DiscreteLaplaceMechanism(2).event(1.5)
     with pytest.raises(ValueError, match="sigma"):
         DiscreteGaussianMechanism(float("nan"))
@@ -156,7 +156,7 @@ def test_bad_parameters_are_named():
         RandomizedResponseMechanism(0.0)
     with pytest.raises(ValueError, match="k must"):
         RandomizedResponseMechanism(1.0, 1)
-    with pytest.raises(ValueError, match="values"):
+    with pytest.raises(TypeError, match="values"):
         DiscreteLaplaceMechanism(2).release(np.random.default_rng(0), [0.5])
 
 

@@ -345,10 +345,17 @@ def test_integer_samplers_return_int64():
         assert out.dtype == np.int64
 
 
-@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), True, "2", None])
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf")])
 @pytest.mark.parametrize("name", ["discrete_laplace", "discrete_gaussian", "skellam", "laplace", "gaussian"])
 def test_bad_scale_raises_value_error_naming_it(name, bad):
-    with pytest.raises(ValueError, match="scale|sigma|variance"):
+    with pytest.raises(ValueError, match=r"scale|sigma|variance"):
+        getattr(mech, name)(np.random.default_rng(0), bad, 3)
+
+
+@pytest.mark.parametrize("bad", [True, "2", None])
+@pytest.mark.parametrize("name", ["discrete_laplace", "discrete_gaussian", "skellam", "laplace", "gaussian"])
+def test_scale_of_the_wrong_type_raises_type_error_naming_it(name, bad):
+    with pytest.raises(TypeError, match=r"scale|sigma|variance"):
         getattr(mech, name)(np.random.default_rng(0), bad, 3)
 
 
@@ -433,11 +440,12 @@ def test_scalar_scale_fast_path_draws_what_the_array_path_draws(scale, size):
         assert np.shape(got) == np.shape(want) and np.array_equal(got, want)
 
 
-@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"), True])
-def test_scalar_scale_still_validated(bad):
+@pytest.mark.parametrize("bad, error", [(0.0, ValueError), (-1.0, ValueError), (float("nan"), ValueError),
+                                        (float("inf"), ValueError), (True, TypeError)])
+def test_scalar_scale_still_validated(bad, error):
     from dpaudit.mechanisms.samplers import gaussian, laplace
 
-    with pytest.raises(ValueError, match="sigma"):
+    with pytest.raises(error, match="sigma"):
         gaussian(np.random.default_rng(0), bad, 3)
-    with pytest.raises(ValueError, match="scale"):
+    with pytest.raises(error, match="scale"):
         laplace(np.random.default_rng(0), bad, 3)

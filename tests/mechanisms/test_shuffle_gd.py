@@ -56,7 +56,6 @@ def test_advanced_composition_closed_form():
 
 
 def test_events_compose_the_rounds():
-    x, r = _data(200, 3)
     proto = BitSumProtocol(200, 3, g=29, b=10**6)
     pgd = ShuffleGradientDescent(200, 3, 1.0, 1e-3, lipschitz=1.0, radius=1.0, iterations=7, protocol=proto)
     ev = pgd.event()
@@ -94,7 +93,10 @@ def test_iterates_stay_in_the_ball_and_huge_gradients_are_clipped(runs, seed, pe
     n, d = 6, 2
     proto = BitSumProtocol(n, d, g=5, b=8)
     pgd = ShuffleGradientDescent(n, d, 1.0, 1e-2, lipschitz=1.0, radius=0.5, iterations=5, protocol=proto)
-    huge = lambda theta: np.full((theta.shape[0], n, d), 1e6)  # clipped to norm L before randomizing
+
+    def huge(theta):  # clipped to norm L before randomizing
+        return np.full((theta.shape[0], n, d), 1e6)
+
     rel = pgd.run(np.random.default_rng(seed), huge, runs, per_message)
     assert rel.iterates.shape == (runs, 5, d) and rel.gradient_sums.shape == (runs, 5, d)
     assert np.all(np.linalg.norm(rel.iterates, axis=-1) <= 0.5 + 1e-12)

@@ -57,7 +57,7 @@ def test_round_with_bits_averages_to_the_fraction_exactly(s):
     bits = np.arange(65536, dtype=np.uint16)
     t = (s - math.floor(s)) * 65536.0
     up = round_with_bits(np.random.default_rng(0), np.full(65536, s), bits) - math.floor(s)
-    tie = int(math.floor(t)) if t > math.floor(t) else None
+    tie = math.floor(t) if t > math.floor(t) else None
     deterministic = np.delete(up, tie) if tie is not None else up
     assert deterministic.sum() == math.floor(t)
     assert Fraction(int(deterministic.sum())) + (Fraction(t) - math.floor(t) if tie is not None else 0) == \

@@ -1,6 +1,7 @@
 """Binary-tree aggregation: exact structure (hypothesis), events, and seeded statistical checks."""
 
 import copy
+import itertools
 import math
 
 import dp_accounting
@@ -41,7 +42,7 @@ def test_prefix_cover_is_a_disjoint_cover_of_popcount_nodes(t):
     assert len(cover) == bin(t).count("1")
     intervals = sorted((end - (1 << lvl), end) for lvl, end in cover)
     assert intervals[0][0] == 0 and intervals[-1][1] == t
-    assert all(a[1] == b[0] for a, b in zip(intervals, intervals[1:]))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(intervals))
     # every node of the cover is one the binary counter releases (end's lowest set bit = level)
     assert all((end & -end) == (1 << lvl) for lvl, end in cover)
 
@@ -202,7 +203,7 @@ def test_noiseless_masked_stream_releases_exact_prefix_sums(horizon, runs, seed)
 
 def test_masked_stream_bad_inputs_raise():
     s = BinaryTree(2, "laplace", 1.0).start(np.random.default_rng(0), 3)
-    with pytest.raises(ValueError, match="mask"):
+    with pytest.raises(TypeError, match="mask"):
         s.insert(np.zeros(3), np.array([1, 0, 1]))
     with pytest.raises(ValueError, match="mask"):
         s.insert(np.zeros(3), np.array([True, False]))
@@ -226,7 +227,7 @@ def test_masked_stream_bad_inputs_raise():
     with pytest.raises(ValueError, match="steps"):
         s.advance(np.array([0, 2, 0]))
     ahead = s.lookahead(np.zeros((3, 2)), ~first)
-    with pytest.raises(ValueError, match="steps"):
+    with pytest.raises(TypeError, match="steps"):
         s.advance(np.array([0.0, 1.0, 0.0]))
 
 

@@ -5,13 +5,21 @@ import json
 import os
 import re
 
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpaudit.report import (FILES, PIN_TARGET, build_report, interval, interval_png, load_report, render_html,
-                            render_markdown, write_report)
+from dpaudit.report import (
+    FILES,
+    PIN_TARGET,
+    build_report,
+    interval,
+    interval_png,
+    load_report,
+    render_html,
+    render_markdown,
+    write_report,
+)
 
 
 def _settings(entries):
@@ -104,9 +112,9 @@ def test_upper_never_below_lower_on_sound_entries(claims, lower):
 
 def test_catalog_entry_interval_is_sound():
     """One seeded catalog audit (dp-se.epoch-sum, Laplace, pure ε = 1): its interval holds and is tight."""
+    import dpaudit.audits  # noqa: F401  (registers the catalog)
     from dpaudit.audits.run import run_entry
     from dpaudit.registry import AUDITS
-    import dpaudit.audits  # noqa: F401  (registers the catalog)
 
     record = run_entry(AUDITS.get("dp-se.epoch-sum"), samples=20_000, seed=0, regret=False)
     report = build_report([record], settings=_settings([record]))
@@ -142,7 +150,7 @@ def test_report_files_written_as_one_set(tmp_path, sample_report, monkeypatch):
 
     monkeypatch.setattr(os, "replace", flaky)
     changed = dict(sample_report, entries=[dict(e, name=e["name"] + "-2") for e in sample_report["entries"]])
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="disk full"):
         write_report(changed, tmp_path)
     assert replaced == []  # the plot moves first; report.json, moved last, is still the old one
     assert any("interrupted write" in p for p in check_report_set(tmp_path))

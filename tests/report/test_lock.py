@@ -53,12 +53,9 @@ def test_lock_is_released_when_the_holder_ends(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True)
     assert proc.stdout.readline().strip() == "locked"
-    with pytest.raises(FolderBusyError, match="folder busy"):
-        with lock_folder(out):
-            pass
+    with pytest.raises(FolderBusyError, match="folder busy"), lock_folder(out):
+        pass
     proc.kill()  # a crashed holder leaves no stale lock: the kernel drops it with the process
     proc.wait(timeout=60)
-    with lock_folder(out):
-        with pytest.raises(FolderBusyError):  # and the lock excludes a second holder in this process too
-            with lock_folder(out):
-                pass
+    with lock_folder(out), pytest.raises(FolderBusyError), lock_folder(out):  # a second holder in this process
+        pass

@@ -6,9 +6,18 @@ import re
 
 import pytest
 
-from dpaudit.report import (FILES, SCHEMA, SCHEMA_VERSION, atomic_write_text, findings, load_report,
-                            render_markdown, summarize, write_report)
-from dpaudit.report import render_html
+from dpaudit.report import (
+    FILES,
+    SCHEMA,
+    SCHEMA_VERSION,
+    atomic_write_text,
+    findings,
+    load_report,
+    render_html,
+    render_markdown,
+    summarize,
+    write_report,
+)
 
 
 def test_summary_counts_expected_and_unexpected(sample_report):
@@ -28,7 +37,11 @@ def test_findings_state_the_numbers(sample_report):
     assert kinds == ["paper", "variant"]
     text = f[0]["text"]
     assert "ε = 1 at δ = 0" in text and "ε ≥ 1.52" in text and "97.5% confidence" in text and "1.52× the claim" in text
-    assert "corrected ε = 2" in text  # the claim that survives is named
+    assert "\n" not in text and len(text.split()) <= 40  # one line: claim, audit, confidence
+    details = {d["label"]: d["text"] for d in f[0]["details"]}
+    assert list(details) == ["audit", "neighbours", "interval", "accountants", "source"]
+    assert "corrected ε = 2" in details["accountants"]  # the claim that survives is named
+    assert "[1.52, 2]" in details["interval"] and "X(t)=(0,1) vs (1,0)" in details["neighbours"]
     assert "ε ≥ ∞" in f[1]["text"]
 
 
@@ -53,7 +66,7 @@ def test_load_report_rejects_foreign_and_future_files(tmp_path):
     with pytest.raises(ValueError, match="not valid JSON"):
         load_report(tmp_path)
     (tmp_path / "report.json").write_text(json.dumps({"schema": "other"}))
-    with pytest.raises(ValueError, match="is not a dpaudit.report"):
+    with pytest.raises(ValueError, match=r"is not a dpaudit.report"):
         load_report(tmp_path)
     (tmp_path / "report.json").write_text(json.dumps({"schema": SCHEMA, "schema_version": 99}))
     with pytest.raises(ValueError, match="schema_version 99"):
@@ -68,7 +81,7 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="disk full"):
         atomic_write_text(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temporary left behind
@@ -78,7 +91,7 @@ def test_markdown_has_one_table_per_algorithm(sample_report):
     md = render_markdown(sample_report)
     for alg in ("ftnl", "dist-dp-se", "anytime-lazy-ucb"):
         assert f"\n## {alg}\n" in md
-    assert md.count("| entry | observable | claim |") == 3
+    assert md.count("| entry[^col-entry] | observable[^col-observable] | claim[^col-claim] |") == 3
     summary = md.split("## All claims", 1)[1].split("\n## ", 1)[0]
     assert summary.count("\n| ftnl-rnm |") == 2 and summary.count("\n| ") == 5  # header + 4 claims
     assert "pure 2, pld 1.9" in md and r"5 \[4, 6\] at T=100" in md and "**Gate: PASS**" in md

@@ -64,7 +64,7 @@ def test_disk_full_while_writing_keeps_the_whole_old_set(tmp_path, sample_report
     old, _ = _set(tmp_path)
     assert sorted(old) == sorted(FILES)
     _enospc_at(monkeypatch, {fail_at})
-    with pytest.raises(OSError) as err:
+    with pytest.raises(OSError, match="No space left") as err:
         write_report(_no_interval(sample_report), tmp_path)
     assert err.value.errno == errno.ENOSPC
     monkeypatch.undo()
@@ -102,7 +102,7 @@ def test_files_from_two_reports_are_not_one_set(tmp_path, sample_report, fast_pa
     problems = check_report_set(first)
     assert [p.split()[0] for p in problems] == ["report.html", "intervals.png"]
     assert load_report(first)["created"] == sample_report["created"]  # report.json itself is whole
-    with pytest.raises(ValueError, match="not one set: report.html does not belong"):
+    with pytest.raises(ValueError, match=r"not one set: report.html does not belong"):
         load_report(first, whole_set=True)
     (first / "report.md").unlink()
     assert "report.md is missing" in check_report_set(first)
@@ -123,9 +123,8 @@ def test_the_lock_file_keeps_working(tmp_path, sample_report, fast_pages):
     with lock_folder(tmp_path):
         write_report(sample_report, tmp_path)
         write_report(_no_interval(sample_report), tmp_path)
-        with pytest.raises(FolderBusyError):
-            with lock_folder(tmp_path):
-                pass
+        with pytest.raises(FolderBusyError), lock_folder(tmp_path):
+            pass
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([LOCK_FILE, "report.html", "report.json", "report.md"])
 
 

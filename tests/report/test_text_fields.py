@@ -11,15 +11,23 @@ import pytest
 
 import dpaudit.report.plots as plots
 from dpaudit.cli import main
-from dpaudit.report import (COLUMNS, FILES, INTERVAL_COLUMNS, SUMMARY_COLUMNS, build_report, render_html,
-                            render_markdown, write_report)
+from dpaudit.report import (
+    COLUMNS,
+    FILES,
+    INTERVAL_COLUMNS,
+    SUMMARY_COLUMNS,
+    build_report,
+    render_html,
+    render_markdown,
+    write_report,
+)
 
 PAYLOADS = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>')
 KEEP = {"schema", "kind", "catalog"}  # values the readers select on (the document, a finding's list, the wording)
 PRINTED_NUMBERS = {"seed", "seconds", "samples", "entries", "claims", "audit_calls", "horizon", "runs", "tightness",
                    "final_mean"}  # numbers the pages only print: a crafted report.json may hold text there
 TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "ul", "ol", "li", "p", "strong", "code",
-        "table", "thead", "tbody", "tr", "th", "td", "figure", "img", "figcaption"}
+        "table", "thead", "tbody", "tr", "th", "td", "figure", "img", "figcaption", "details", "summary", "dl", "dt", "dd"}
 
 
 def _craft(value, key=None, counter=None):
@@ -71,7 +79,7 @@ def _assert_inert(page):
     assert "<script" not in page.lower() and "<img src=x" not in page
     tags = _Tags()
     tags.feed(page)
-    assert tags.tags <= TAGS and tags.attrs <= {"lang", "charset", "name", "content", "id", "class", "alt", "src"}
+    assert tags.tags <= TAGS and tags.attrs <= {"lang", "charset", "name", "content", "id", "class", "alt", "src", "title"}
     figures = re.findall(r'<img alt="[^"<>]*" src="data:image/png;base64,[A-Za-z0-9+/=]+">', page)
     assert page.count("<img") == len(figures) > 0
     shown = "".join(tags.text)
@@ -82,7 +90,7 @@ def test_html_shows_every_field_as_text(crafted):
     page = render_html(crafted)
     _assert_inert(page)
     text = _text_of(page)
-    for before in ("Seed ", "— ", "command: ", "Missed violations: "):  # the entry's seed, the summary's count, ...
+    for before in ("Run: seed ", "— ", "command: ", "Missed violations: "):  # the entry's seed, the summary's count, ...
         assert any(before + p in text for p in PAYLOADS), before
     assert "Changes since the baseline" in text and "Traceback (most recent call last):" in text
 
@@ -125,7 +133,7 @@ def test_markdown_keeps_every_field_in_its_line_and_cell(sample_report, make_ent
     lines = md.splitlines()
     assert not any(line.startswith(("c ", "g", "next", "## not", "- not", "y`z")) for line in lines)
     _assert_inert_markdown(md + "<!-- dpaudit-report-set: x -->\n")
-    widths = {len(SUMMARY_COLUMNS), len(COLUMNS), len(INTERVAL_COLUMNS)}
+    widths = {len(SUMMARY_COLUMNS), len(COLUMNS), len(COLUMNS) - 1, len(INTERVAL_COLUMNS)}  # - 1: no regret column
     rows = [line for line in lines if line.startswith("| ")]
     assert rows and all(len(_cells(line)) in widths for line in rows)
     assert len([line for line in rows if line.startswith(r"| a\|b")]) == 5  # 2 claims twice, 1 interval

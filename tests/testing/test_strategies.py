@@ -54,7 +54,7 @@ def test_typed_patients_relations(relation):
         assert np.flatnonzero(t0 != t1).tolist() == ([pair.user] if relation != "reward-only" else [])
         assert y_changed == ([pair.user] if relation != "context-only" else [])
         for key in ("y0", "y1"):
-            assert 0 <= pair.d1[key].min() and pair.d1[key].max() <= 1
+            assert pair.d1[key].min() >= 0 and pair.d1[key].max() <= 1
 
     check()
 

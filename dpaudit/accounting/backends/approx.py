@@ -5,7 +5,7 @@ guarantees or privacy profiles (`dpaudit.accounting.composition`).
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import dp_accounting
 import numpy as np

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Hashable
+from collections.abc import Hashable
 
 import dp_accounting
 
 from dpaudit.accounting.tree import Branch, Flattened
 
-__all__ = ["Backend", "Keyed", "cached", "CACHE_LIMIT", "PLD_CACHE_LIMIT", "BRANCH_PLD_CACHE_LIMIT"]
+__all__ = ["BRANCH_PLD_CACHE_LIMIT", "CACHE_LIMIT", "PLD_CACHE_LIMIT", "Backend", "Keyed", "cached"]
 
 
-# Sizes of the per-backend caches (calibration and long sessions create many distinct leaves;
+# Sizes of the per-backend caches (calibration and long runs create many distinct leaves;
 # a PLD can take megabytes).
 CACHE_LIMIT = 4096
 PLD_CACHE_LIMIT = 64
@@ -74,9 +74,9 @@ class Backend:
             if r is not None:
                 return leaf, r
         for branch in flat.branches:
-            r = self.cost_reason(branch, flat.leaves)
-            if r is not None:
-                return r
+            cost = self.cost_reason(branch, flat.leaves)
+            if cost is not None:
+                return cost
         return None
 
     def branch_epsilon(self, branch: Branch, leaves: dict, delta: float) -> float:

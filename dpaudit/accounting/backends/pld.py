@@ -12,11 +12,32 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from dpaudit.accounting import randomized_response
-from dpaudit.accounting.backends.base import (BRANCH_PLD_CACHE_LIMIT, CACHE_LIMIT, PLD_CACHE_LIMIT, Backend, Keyed,
-                                              cached)
-from dpaudit.accounting.curves import MAX_ENUMERATED, ULP, binomial_pld, gaussian_delta, gaussian_epsilon, skellam_pld
-from dpaudit.accounting.events import (BinomialDpEvent, DiscreteGaussianDpEvent, EpsilonDeltaDpEvent,
-                                       KaryRandomizedResponseDpEvent, SkellamDpEvent)
+from dpaudit.accounting.backends.base import (
+    BRANCH_PLD_CACHE_LIMIT,
+    CACHE_LIMIT,
+    PLD_CACHE_LIMIT,
+    Backend,
+    Keyed,
+    cached,
+)
+from dpaudit.accounting.binomial import MAX_TRIALS
+from dpaudit.accounting.binomial_loss import default_interval, loss_span, smallest_interval
+from dpaudit.accounting.curves import (
+    MAX_ENUMERATED,
+    ULP,
+    binomial_enumerated,
+    binomial_pld,
+    gaussian_delta,
+    gaussian_epsilon,
+    skellam_pld,
+)
+from dpaudit.accounting.events import (
+    BinomialDpEvent,
+    DiscreteGaussianDpEvent,
+    EpsilonDeltaDpEvent,
+    KaryRandomizedResponseDpEvent,
+    SkellamDpEvent,
+)
 from dpaudit.accounting.leaves import nonprivate, pure_epsilon, rr_parameters
 from dpaudit.validation import check_positive
 
@@ -43,12 +64,19 @@ def _dense(pld, count: int):
     return pld_lib.PrivacyLossDistribution(remove, add)
 
 
+def _loss_grid(leaf) -> bool:
+    """A binomial count too wide to enumerate, accounted on a grid of losses (`binomial_loss`)."""
+    return (isinstance(leaf, BinomialDpEvent) and leaf.sensitivity <= leaf.trials <= MAX_TRIALS
+            and not binomial_enumerated(leaf.trials, leaf.probability, leaf.sensitivity))
+
+
 class PldBackend(Backend):
     """Privacy loss distributions (dp-accounting's, pessimistic, discretisation interval
     `value_discretization_interval`): each distinct leaf's PLD is built once and self-composed
     `count` times (for randomized response too, which dp-accounting's PLD accountant does not
     do), then distinct leaves are composed. k-ary randomized response: `randomized_response.pld`,
-    from eps0 and k (dp-accounting's reads the rounded noise parameter)."""
+    from eps0 and k (dp-accounting's reads the rounded noise parameter). Binomial counts too wide to
+    enumerate: `binomial_loss.binomial_loss_pld`, on a grid of losses (`branch_vdi`)."""
 
     name = "pld"
 
@@ -79,6 +107,9 @@ class PldBackend(Backend):
     # accounted as non-private (epsilon inf, delta 1), which keeps calibration's searches going
     MAX_LOSS = 700.0
 
+    # relative margin on the PLD's largest loss, its epsilon at delta 0 (see branch_epsilon)
+    ZERO_DELTA_MARGIN = 1e-12
+
     def unsupported_reason(self, leaf):
         if nonprivate(leaf):
             return None
@@ -96,9 +127,13 @@ class PldBackend(Backend):
                 return f"the discrete Gaussian PLD enumerates ±11.6 sigma outcomes, here more than {MAX_ENUMERATED}"
             return None
         if isinstance(leaf, BinomialDpEvent):
-            sd = math.sqrt(leaf.trials * leaf.probability * (1 - leaf.probability))
-            if 2 * 40 * sd + leaf.sensitivity > MAX_ENUMERATED:
-                return f"the binomial PLD enumerates ±40 sd outcomes, here more than {MAX_ENUMERATED}"
+            if leaf.sensitivity > leaf.trials or binomial_enumerated(leaf.trials, leaf.probability, leaf.sensitivity):
+                return None
+            if leaf.trials > MAX_TRIALS:
+                return (f"more than {MAX_ENUMERATED} outcomes to enumerate, and the loss grid needs counts exact in "
+                        "doubles (trials <= 2^52)")
+            if loss_span(leaf.trials, leaf.probability, leaf.sensitivity) > self.MAX_LOSS:
+                return f"its privacy losses within ±40 sd reach beyond {self.MAX_LOSS:g}"
             return None
         if isinstance(leaf, SkellamDpEvent):
             if not (leaf.l1_sensitivity == leaf.l2_sensitivity and float(leaf.l1_sensitivity).is_integer()):
@@ -157,8 +192,24 @@ class PldBackend(Backend):
     _MAX_POINTS = 20_000
 
     def branch_vdi(self, branch, leaves) -> float:
+        """The branch's interval: `value_discretization_interval`, coarsened for a very large eps0. Binomial
+        counts on the loss grid widen it to their `smallest_interval`; a branch of such counts alone is
+        refined to their `default_interval` (min(1e-5, mu/200): each composition adds up to one interval to
+        the losses, and their epsilons are often far below 1e-2) when the composition stays within
+        `MAX_POINTS_COMPOSED`."""
         eps0 = max((pure_epsilon(leaves[k]) or 0.0 for k in branch), default=0.0)
-        return max(self.vdi, eps0 / self._MAX_POINTS) if math.isfinite(eps0) else self.vdi
+        standard = max(self.vdi, eps0 / self._MAX_POINTS) if math.isfinite(eps0) else self.vdi
+        grid = [leaves[k] for k in branch if _loss_grid(leaves[k])]
+        if not grid:
+            return standard
+        floor = max(smallest_interval(g.trials, g.probability, g.sensitivity) for g in grid)
+        coarse = max(standard, floor)
+        if len(grid) < len(branch):
+            return coarse
+        fine = max(min([standard] + [default_interval(g.trials, g.probability, g.sensitivity) for g in grid]), floor)
+        if fine < coarse and self._cost_at(branch, leaves, fine) is None:
+            return fine
+        return coarse
 
     # Self-composing a PLD is an FFT over the support dp-accounting's own tail bounds give the
     # result; on 2 cores it takes ~1 s per 2.5 million points of it (measured: 1e4 Laplace
@@ -199,7 +250,11 @@ class PldBackend(Backend):
         mu, rest = self._gaussian_mu(branch, leaves)
         if not rest or math.isinf(mu) or any(self._infinite(leaves[k]) for k in branch):
             return None  # analytic Gaussian, or non-private: nothing is composed
-        vdi = self.branch_vdi(branch, leaves)
+        return self._cost_at(branch, leaves, self.branch_vdi(branch, leaves))
+
+    def _cost_at(self, branch, leaves, vdi: float):
+        """`cost_reason` of a private branch at interval `vdi`."""
+        mu, rest = self._gaussian_mu(branch, leaves)
         costs = {}
         for k, c in rest.items():
             leaf = leaves[k]
@@ -281,8 +336,16 @@ class PldBackend(Backend):
         pld = self.branch_pld(branch, leaves)
         if pld is None:
             return math.inf
-        budget = delta - (self.fft_slack(pld) if sum(branch.values()) > 1 else 0.0)
-        return max(0.0, float(pld.get_epsilon_for_delta(budget))) if budget > 0 else math.inf
+        single = sum(branch.values()) == 1  # one release: no composition, no FFT round-off to allow for
+        budget = delta - (0.0 if single else self.fft_slack(pld))
+        if budget > 0:
+            return max(0.0, float(pld.get_epsilon_for_delta(budget)))
+        if single and delta == 0:
+            # the largest loss of the pessimistic PLD (inf where it keeps mass at infinity), raised by a relative
+            # 1e-12: the grid loss k * interval and the losses behind it are computed in doubles, a few ulp low
+            # (Laplace scale 4 reads 0.24999999999999992 for its exact 0.25)
+            return max(0.0, float(pld.get_epsilon_for_delta(0.0)) * (1.0 + self.ZERO_DELTA_MARGIN))
+        return math.inf
 
     def branch_delta(self, branch, leaves, epsilon):
         if not branch:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-from dpaudit.accounting import composition
 from dpaudit.accounting.backends.base import Backend
 from dpaudit.accounting.events import EpsilonDeltaDpEvent
 from dpaudit.accounting.guarantees import pure_delta

@@ -4,26 +4,32 @@
 from __future__ import annotations
 
 import math
-from typing import Hashable
+from collections.abc import Hashable
 
 import dp_accounting
 import numpy as np
+from dp_accounting import NeighboringRelation as NeighborRel
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 
 from dpaudit.accounting import randomized_response
 from dpaudit.accounting.backends.base import Backend, Keyed, cached
 from dpaudit.accounting.curves import half_square_up, laplace_rdp, poisson_gaussian_rdp, skellam_rdp
-from dpaudit.accounting.events import (DiscreteGaussianDpEvent, EpsilonDeltaDpEvent, KaryRandomizedResponseDpEvent,
-                                       ShuffledDpEvent, SkellamDpEvent)
+from dpaudit.accounting.errors import UnsupportedEventError
+from dpaudit.accounting.events import (
+    DiscreteGaussianDpEvent,
+    EpsilonDeltaDpEvent,
+    KaryRandomizedResponseDpEvent,
+    ShuffledDpEvent,
+    SkellamDpEvent,
+)
 from dpaudit.accounting.guarantees import pure_rdp, rdp_delta, rdp_epsilon
 from dpaudit.accounting.leaves import TINY, nonprivate, pure_epsilon, rr_parameters, trivially_private
 from dpaudit.accounting.tree import Branch
 
-__all__ = ["RdpBackend", "RDP_ORDERS", "check_orders"]
+__all__ = ["RDP_ORDERS", "RdpBackend", "check_orders"]
 
 
-NeighborRel = dp_accounting.NeighboringRelation
 ULP = float(np.finfo(float).eps)
 
 
@@ -42,10 +48,11 @@ _RDP_RELATIONS = (NeighborRel.REPLACE_ONE, NeighborRel.ADD_OR_REMOVE_ONE, Neighb
 
 
 def check_orders(orders) -> np.ndarray:
-    """RDP orders as a float array: at least one, each a finite real above 1 (ValueError naming
-    `orders` otherwise; no orders would make every answer inf)."""
+    """RDP orders as a float array: at least one, each a finite real above 1 (TypeError naming `orders` for a
+    non-sequence or a non-number, ValueError for an order <= 1 or an empty sequence, which would make every
+    answer inf)."""
     if isinstance(orders, (str, bytes)) or not np.iterable(orders):
-        raise ValueError(f"orders must be a sequence of RDP orders above 1, got {orders!r}")
+        raise TypeError(f"orders must be a sequence of RDP orders above 1, got {orders!r}")
     values = [_order(o) for o in orders]
     if not values:
         raise ValueError("orders must hold at least one RDP order above 1, got an empty sequence")
@@ -54,7 +61,7 @@ def check_orders(orders) -> np.ndarray:
 
 def _order(value) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"orders must hold real numbers above 1, got {value!r}")
+        raise TypeError(f"orders must hold real numbers above 1, got {value!r}")
     if not (1.0 < float(value) < math.inf):
         raise ValueError(f"orders must hold finite real numbers above 1, got {value!r}")
     return float(value)
@@ -129,7 +136,8 @@ class RdpBackend(Backend):
             rr = rr_parameters(leaf)  # None: one bucket, or p = 1 with k = 1 (the output ignores the input)
             return np.zeros_like(self.orders) if rr is None else randomized_response.rdp(*rr, self.orders)
         if isinstance(leaf, (dp_event.DiscreteLaplaceDpEvent, EpsilonDeltaDpEvent)):
-            return pure_rdp(pure_epsilon(leaf), self.orders)
+            eps = pure_epsilon(leaf)
+            return None if eps is None else pure_rdp(eps, self.orders)
         return self._dp_accounting_curve(leaf)
 
     def unsupported_reason(self, leaf):
@@ -145,6 +153,8 @@ class RdpBackend(Backend):
     def _checked_curve(self, keyed: Keyed) -> np.ndarray:
         leaf = keyed.value
         curve = self._curve(leaf)
+        if curve is None:  # `unsupported_reason` refuses such a leaf before any curve is asked for
+            raise UnsupportedEventError("rdp", leaf, "no RDP curve is known for it", ())
         if not trivially_private(leaf):
             # a positive divergence that underflowed (sigma ~ 1e300) must not read as 0:
             # at delta = 0 an all-zero curve would claim epsilon = 0

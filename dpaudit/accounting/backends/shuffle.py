@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from dpaudit.accounting import composition, shuffle
+from dpaudit.accounting import shuffle
 from dpaudit.accounting.backends.approx import ApproxBackend
 from dpaudit.accounting.events import ShuffledDpEvent
 from dpaudit.accounting.leaves import nonprivate

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 
-from dpaudit.accounting import composition
 from dpaudit.accounting.backends.base import Backend
 from dpaudit.accounting.curves import zcdp_of_leaf
+from dpaudit.accounting.errors import UnsupportedEventError
 from dpaudit.accounting.guarantees import zcdp_delta, zcdp_epsilon
 
 __all__ = ["ZcdpBackend"]
@@ -27,7 +27,10 @@ class ZcdpBackend(Backend):
     def branch_zcdp(self, branch, leaves) -> tuple[float, float]:
         rho = xi = 0.0
         for k, c in branch.items():
-            r, x = zcdp_of_leaf(leaves[k])
+            bound = zcdp_of_leaf(leaves[k])
+            if bound is None:  # `unsupported_reason` refuses such a leaf before any branch is accounted
+                raise UnsupportedEventError("zcdp", leaves[k], "no zCDP bound is known for it", ())
+            r, x = bound
             rho += c * r
             xi += c * x
         return rho, xi

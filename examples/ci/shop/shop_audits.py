@@ -2,9 +2,9 @@
 
 import dp_accounting
 import numpy as np
+from shop import metrics
 
 import dpaudit
-from shop import metrics
 
 # neighbouring visit logs: customer 0 did not buy / did buy
 NOBODY_FIRST = np.array([0, 1, 1, 0, 1, 0, 0, 1, 0, 1])

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from dpaudit.algorithms.conse.algorithm import ConSEParams, conse_target
-from dpaudit.algorithms.conse.privacy import lap_plus_shift_loss
 from dpaudit.algorithms.conse.environment import PatientData, PatientExperiment
+from dpaudit.algorithms.conse.privacy import lap_plus_shift_loss
 from dpaudit.audit import audit
 
 N = 400

@@ -38,5 +38,5 @@ def test_means_not_reset_keep_the_noise():
 
 
 def test_reset_means_validation():
-    with pytest.raises(ValueError, match="reset_means"):
+    with pytest.raises(TypeError, match="reset_means"):
         ConSEParams(reset_means=0)

@@ -1,4 +1,4 @@
-"""Exact accounting of DP-ConSE's single released views (issue 12): the RCT lengths and the CATE estimate.
+"""Exact accounting of DP-ConSE's single released views: the RCT lengths and the CATE estimate.
 
 Exact tests only: closed forms, brute-force enumeration of small cases, numerical integration, and
 dp-accounting's PLD (optimistic and pessimistic) as an independent bracket.
@@ -153,7 +153,7 @@ def test_context_phase1_epsilon_against_dp_accounting_and_basic_composition():
     discretisation 1e-4 is pessimistic; the centres above c_min lose less), and below the basic
     composition of `conse_privacy` (7.16)."""
     from dpaudit.algorithms.conse.algorithm import ConSEParams
-    from dpaudit.algorithms.conse.privacy import context_phase1_epsilon, conse_privacy
+    from dpaudit.algorithms.conse.privacy import conse_privacy, context_phase1_epsilon
 
     params = ConSEParams(alpha=0.0, epsilon=1.0)
     n, m = 378, 10

@@ -10,9 +10,15 @@ import pytest
 from scipy import signal, stats
 
 from dpaudit.algorithms.conse.algorithm import ConSEParams, epoch_schedule
-from dpaudit.algorithms.conse.privacy import (cate_mixture_delta, conse_privacy, context_phase1_epsilon,
-                                              context_phase2_view_epsilon, reward_phase1_epsilon,
-                                              reward_phase2_epsilon, whole_algorithm_guarantees)
+from dpaudit.algorithms.conse.privacy import (
+    cate_mixture_delta,
+    conse_privacy,
+    context_phase1_epsilon,
+    context_phase2_view_epsilon,
+    reward_phase1_epsilon,
+    reward_phase2_epsilon,
+    whole_algorithm_guarantees,
+)
 
 
 def _lap_plus(eps: float, c: int, top: int) -> np.ndarray:
@@ -52,7 +58,7 @@ def _type_view(eps: float, c: int, r: int, y: dict, top: int, with_t: bool):
         if T == 0:
             none += p[0]
             continue
-        before, t_in = min(T, r - 1), with_t and T >= r
+        before, t_in = min(T, r - 1), with_t and r <= T
         after = max(0, T - r) if with_t else max(0, T - (r - 1))
         end = r + after
         obs = [(r, 0, after, 0)] + [(w, k1, k1 + end - w, w - r - k1) for w in range(r + 1, end + 1) for k1 in range(w - r)]
@@ -103,7 +109,8 @@ def test_phase2_type_change_above_the_exact_views_within_two():
     y = {"b": (0, 1), "t": (1, 0), "a": (0, 1)}
     x = np.concatenate([np.arange(-83.0, -3.0, 0.02), np.arange(-3.0, 3.0, 2 / (eps * top) / 10), np.arange(3.0, 83.0, 0.02)])
     per = {r: _losses(eps, c, r, y, top, x) for r in (1, 3)}
-    exact = max(_epsilon_at(lambda e: _composed_delta(per[a][0], per[b][1], e), 1e-3) for a in per for b in per)
+    exact = max(_epsilon_at(lambda e, a=a, b=b: _composed_delta(per[a][0], per[b][1], e), 1e-3)
+                for a in per for b in per)
     bound = context_phase2_view_epsilon(eps, c, 1e-3)
     assert exact <= bound <= 2.0 * exact
     assert exact > 3.0  # the lower reference is not trivial: ε = 1 claimed, ≈ 3.3 shown

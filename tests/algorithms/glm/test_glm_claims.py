@@ -18,7 +18,10 @@ def test_glm_tree_claimed_vs_corrected():
     sigma = glm_tree_sigma(2.0, 0.02, 5000, 4.0)
     assert sigma == pytest.approx(6 * math.sqrt(14) * math.log(1600) / 8.0)
     claimed, corrected = glm_tree_events(sigma, 5000, 3, 4.0, "V")
-    mu = lambda ev: math.sqrt(ev.count) / ev.event.noise_multiplier
+
+    def mu(ev):
+        return math.sqrt(ev.count) / ev.event.noise_multiplier
+
     assert mu(claimed) == pytest.approx(math.sqrt(14) * 0.25 / sigma)
     assert mu(corrected) == pytest.approx(math.sqrt(13) * math.sqrt(2) / sigma)
     _, corrected_h = glm_tree_events(sigma, 5000, 3, 4.0, "H")

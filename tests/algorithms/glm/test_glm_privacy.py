@@ -7,10 +7,10 @@ import pytest
 
 from dpaudit import accounting
 from dpaudit.accounting.events import ParallelComposedDpEvent
-from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, private_glm_constants
-from dpaudit.algorithms.glm.privacy import private_glm_privacy, shuffle_glm_privacy
-from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
 from dpaudit.algorithms.glm.claims import glm_tree_events
+from dpaudit.algorithms.glm.privacy import private_glm_privacy, shuffle_glm_privacy
+from dpaudit.algorithms.glm.private_glm import PrivateGLMParams, private_glm_constants
+from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
 
 KS = 2.5066  # κ* of the probit instances of Table 2
 

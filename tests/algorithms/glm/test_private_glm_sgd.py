@@ -14,9 +14,17 @@ from scipy import stats
 from dpaudit import accounting
 from dpaudit.algorithms.glm.algorithms import PrivateGLM
 from dpaudit.algorithms.glm.environment import get_link, paper_glm_environment
-from dpaudit.algorithms.glm.private_glm import (PrivateGLMParams, _fit_sgd, authors_sgd_epochs, dp_sgd_noise_multiplier,
-                                                private_glm_constants, run_private_glm, sgd_call_event, sgd_steps)
 from dpaudit.algorithms.glm.privacy import optimiser_call_events, private_glm_privacy
+from dpaudit.algorithms.glm.private_glm import (
+    PrivateGLMParams,
+    _fit_sgd,
+    authors_sgd_epochs,
+    dp_sgd_noise_multiplier,
+    private_glm_constants,
+    run_private_glm,
+    sgd_call_event,
+    sgd_steps,
+)
 
 Rel = dp_accounting.NeighboringRelation
 KS = 2.5066  # κ* of the probit instances of Table 2
@@ -110,13 +118,21 @@ def test_epochs_follow_the_authors_table():
     ({"sgd_ridge": -1e-5}, "sgd_ridge"),
     ({"sgd_sampling_rate": 0.0}, "sgd_sampling_rate"),
     ({"sgd_sampling_rate": 1.5}, "sgd_sampling_rate"),
-    ({"sgd_sampling_rate": True}, "sgd_sampling_rate"),
     ({"sgd_epochs": 0}, "sgd_epochs"),
-    ({"sgd_epochs": 2.5}, "sgd_epochs"),
     ({"sgd_burn_in": -1}, "sgd_burn_in"),
 ])
 def test_bad_sgd_options_name_the_parameter(kw, name):
     with pytest.raises(ValueError, match=name):
+        PrivateGLMParams(epsilon=4.0, **kw)
+
+
+@pytest.mark.parametrize("kw,name", [
+    ({"sgd_sampling_rate": True}, "sgd_sampling_rate"),
+    ({"sgd_epochs": 2.5}, "sgd_epochs"),
+    ({"sgd_lr": "0.1"}, "sgd_lr"),
+])
+def test_sgd_options_of_the_wrong_type_name_the_parameter(kw, name):
+    with pytest.raises(TypeError, match=name):
         PrivateGLMParams(epsilon=4.0, **kw)
 
 

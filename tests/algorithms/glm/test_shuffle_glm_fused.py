@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy.special import expit, ndtr
 
+import dpaudit.mechanisms.shuffle_gd as shuffle_gd
 from dpaudit.algorithms.glm.environment import paper_glm_environment
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams, run_shuffle_glm
 from dpaudit.algorithms.shuffle_claims import shuffle_gradient_descent
-import dpaudit.mechanisms.shuffle_gd as shuffle_gd
 from dpaudit.mechanisms.shuffle_gd import ShuffleGradientDescent, glm_gradients
 from dpaudit.mechanisms.vector_sum import BitSumProtocol
 

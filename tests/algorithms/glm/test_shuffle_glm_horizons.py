@@ -11,12 +11,18 @@ import pytest
 from dpaudit.accounting.binomial import binomial_delta
 from dpaudit.algorithms.glm.privacy import shuffle_glm_privacy
 from dpaudit.algorithms.glm.shuffle_glm import ShuffleGLMParams
-from dpaudit.privacy import event_to_json
-from dpaudit.algorithms.shuffle_claims import (accounted_trials, bit_sum_protocol, cheu_parameters,
-                                               pgd_events, pgd_theorem_event, shuffle_gradient_descent, theorem_event)
+from dpaudit.algorithms.shuffle_claims import (
+    accounted_trials,
+    bit_sum_protocol,
+    cheu_parameters,
+    pgd_events,
+    pgd_theorem_event,
+    shuffle_gradient_descent,
+    theorem_event,
+)
 from dpaudit.budgets import algorithm_budget
 from dpaudit.mechanisms.shuffle_gd import pgd_iterations, pgd_round_privacy
-
+from dpaudit.privacy import event_to_json
 
 
 def test_events_equal_the_simulated_protocols_where_those_exist():
@@ -36,7 +42,7 @@ def test_events_equal_the_simulated_protocols_where_those_exist():
 def test_pgd_noise_bits_beyond_int64_are_python_integers():
     n, d, eps, delta = 20_000, 3, 2.0, 0.01
     t = pgd_iterations(eps, delta, n, d)
-    g, b, p = cheu_parameters(*pgd_round_privacy(eps, delta, t), n, d)
+    g, b, _ = cheu_parameters(*pgd_round_privacy(eps, delta, t), n, d)
     assert n * (2 * g + b) >= 2**63  # what a simulated protocol's int64 counts refuse
     exact, _ = pgd_events(n, d, eps, delta)
     leaf = exact.event.event

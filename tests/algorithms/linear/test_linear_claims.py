@@ -43,10 +43,10 @@ def test_pamp_outside_the_papers_range_is_refused():
         pamp_local_budget(1.0, 0.1, 20)
     eps0, delta0 = pamp_local_budget(0.2, 0.1, 20)
     assert not fmt20_amplification_applies(eps0, 20, 0.05)
-    with pytest.raises(ValueError, match="Lemma B.4"):
+    with pytest.raises(ValueError, match=r"Lemma B.4"):
         fmt20_amplification(eps0, delta0, 20, 0.05)
     proto = pamp_protocol(0.01, 1e-6, 4, 20)
-    with pytest.raises(ValueError, match="Lemma B.4"):
+    with pytest.raises(ValueError, match=r"Lemma B.4"):
         pamp_claimed_central_event(proto, eps0, delta0, 0.05)
 
 

@@ -99,7 +99,7 @@ def _authors_generator(dim, runs, n_arms=100):
     """The instance loop of the authors' LinBanditPrivate.py __main__ block (Chowdhury & Zhou, ICML 2022, §5 fn. 7), verbatim."""
     np.random.seed(2)
     out = []
-    for run in range(runs):
+    for _run in range(runs):
         basis = np.eye(dim)
         basis[:, -1] = 1
         X = np.random.randn(n_arms, dim - 1)

@@ -10,8 +10,8 @@ from dpaudit.algorithms.mab.environment import (
     BernoulliArms,
     ClippedGaussianArms,
     RewardTable,
-    make_environment,
     cz_means,
+    make_environment,
 )
 from dpaudit.algorithms.mab.outcome import Outcome, checkpoint_grid, segment_regret
 

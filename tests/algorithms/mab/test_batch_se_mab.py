@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.algorithms.mab.environment import BernoulliArms, ClippedGaussianArms, RewardTable, cz_means
 from dpaudit.algorithms.mab.batch_se import BatchSE
-from dpaudit.mechanisms.secagg import SecAggParameters
 from dpaudit.algorithms.mab.elimination import SuccessiveElimination
+from dpaudit.algorithms.mab.environment import BernoulliArms, ClippedGaussianArms, RewardTable, cz_means
+from dpaudit.mechanisms.secagg import SecAggParameters
 
 
 @pytest.mark.parametrize("n, g, tau, m", [(16, 4, 59, 183), (1024, 32, 465, 33699), (65536, 256, 3715, 16784647)])

@@ -95,12 +95,16 @@ def test_batch_release_score_ranks_included_canaries_first():
     (dict(algorithm=DPSE(), horizon=1000, num_canaries=0), "num_canaries"),
     (dict(algorithm=DPSE(), horizon=10, num_canaries=1, n_arms=20), "horizon"),
     (dict(algorithm=DPSE(), horizon=1000, num_canaries=1, n_arms=1), "n_arms"),
-    (dict(algorithm="dp-se", horizon=1000, num_canaries=1), "algorithm"),
     (dict(algorithm=DPSE(1.0, 0.5), horizon=100_000, num_canaries=10**6, n_arms=50), "num_canaries"),
 ])
 def test_bad_input_names_the_parameter(kwargs, match):
     with pytest.raises(ValueError, match=match):
         one_run_target(**kwargs)
+
+
+def test_an_algorithm_of_another_type_is_a_type_error():
+    with pytest.raises(TypeError, match="algorithm"):
+        one_run_target(algorithm="dp-se", horizon=1000, num_canaries=1)
 
 
 # The view each family's score receives: the released statistic and nothing else.

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from dpaudit.algorithms.mab.environment import BernoulliArms, RewardTable
 from dpaudit.algorithms.mab.elimination import DPSE, SuccessiveElimination
+from dpaudit.algorithms.mab.environment import BernoulliArms, RewardTable
 from dpaudit.algorithms.mab.outcome import checkpoint_grid
 
 S2 = np.array([0.75, 0.625, 0.5, 0.375, 0.25])
@@ -71,7 +71,7 @@ def test_horizon_and_size_validation():
         DPSE().run(env, np.random.default_rng(0), 0, 100)
     with pytest.raises(ValueError, match="horizon must be given"):
         DPSE().run(env, np.random.default_rng(0), 2)
-    with pytest.raises(ValueError, match="rng"):
+    with pytest.raises(TypeError, match="rng"):
         DPSE().run(env, 0, 2, 100)
 
 

@@ -10,7 +10,10 @@ def test_hybrid_ucb_claimed_vs_corrected():
     for r in (1, 2, 5):
         assert hybrid_ucb_node_scale(1.0, r) == 2.0 * r
         claimed, corrected = hybrid_ucb_tree_events(1.0, r)
-        pure = lambda ev: (ev.count if hasattr(ev, "count") else 1) / (ev.event if hasattr(ev, "count") else ev).noise_multiplier
+
+        def pure(ev):
+            return (ev.count if hasattr(ev, "count") else 1) / (ev.event if hasattr(ev, "count") else ev).noise_multiplier
+
         assert pure(claimed) == pytest.approx(0.5)
         assert pure(corrected) == pytest.approx(0.5 * (r + 1) / r)
 

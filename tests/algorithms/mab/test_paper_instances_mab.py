@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
+from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.algorithms.mab.environment import (
     BernoulliArms,
     ClippedGaussianArms,
@@ -14,7 +15,6 @@ from dpaudit.algorithms.mab.environment import (
     instance_rewards,
     make_environment,
 )
-from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.registry import ALGORITHMS
 
 

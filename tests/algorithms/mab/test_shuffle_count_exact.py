@@ -14,8 +14,13 @@ from scipy import stats
 from dpaudit import accounting
 from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab.batch_se import BatchSE
-from dpaudit.algorithms.mab.claims import (polya_difference_log_pmf, shuffle_count_epsilon, shuffle_count_event,
-                                          shuffle_count_lower_epsilon)
+from dpaudit.algorithms.mab.shuffle_view import (
+    polya_difference_log_pmf,
+    shuffle_count_epsilon,
+    shuffle_count_event,
+    shuffle_sum_enumerated_epsilon,
+    shuffle_sum_lower_epsilon,
+)
 from dpaudit.audits.mab import exact_views
 
 ALGO = BatchSE("shuffle", 1.0, base=4)
@@ -27,7 +32,8 @@ def test_equals_the_catalogs_enumeration_of_every_input(users):
     enumerated, the pure ε of S maximised (3.87 for batch 2); ours brackets it to 10⁻⁵ (the fold's terms)."""
     proto = ALGO.secagg(users, 40)
     enumerated = exact_views.shuffle_count_epsilon(proto)  # rounded up by its own 2e-9 relative margin
-    upper, lower = shuffle_count_epsilon(proto), shuffle_count_lower_epsilon(proto)
+    assert enumerated == shuffle_sum_enumerated_epsilon(proto)  # the catalog's name for the same enumeration
+    upper, lower = shuffle_count_epsilon(proto), shuffle_sum_lower_epsilon(proto)
     assert lower <= enumerated <= upper * (1 + 1e-8)
     assert upper - lower <= 1e-5
     assert upper == pytest.approx({4: 1.8451, 16: 3.8725}[users], abs=1e-4)
@@ -37,7 +43,7 @@ def _folded_log_laws(proto) -> np.ndarray:
     """log P((x + η) mod m = t) for x = 0..g, t = 0..m-1 (η = Pólya(1/n, θ) - Pólya(1/n, θ), convolved in floating
     point on a window past which the mass is below 1e-300; -inf where it underflows)."""
     n, g, m, theta = proto.params.n, proto.params.g, proto.params.m, proto.theta
-    width = int(math.ceil(700.0 / -math.log(theta)))
+    width = math.ceil(700.0 / -math.log(theta))
     a = stats.nbinom.pmf(np.arange(width + 1), 1.0 / n, 1 - theta)
     f = np.convolve(a, a[::-1])
     folded = np.zeros(m)
@@ -69,7 +75,9 @@ def test_against_mpmath_polya_sums_at_a_large_batch():
             return _log_f(k, mpmath.mpf(1) / 4096, mpmath.mpf(proto.theta))
 
     def _log_f(k, r, theta):
-        p = lambda j: mpmath.exp(mpmath.loggamma(j + r) - mpmath.loggamma(r) - mpmath.loggamma(j + 1)) * theta**j * (1 - theta)**r
+        def p(j):
+            return mpmath.exp(mpmath.loggamma(j + r) - mpmath.loggamma(r) - mpmath.loggamma(j + 1)) * theta**j * (1 - theta)**r
+
         total, j = mpmath.mpf(0), 0
         while True:
             term = p(j + k) * p(j)

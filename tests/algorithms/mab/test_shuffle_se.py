@@ -5,24 +5,27 @@ import math
 import numpy as np
 import pytest
 
-from dpaudit.accounting.events import ParallelComposedDpEvent, ShuffledDpEvent
-from dpaudit.algorithms.mab.environment import BernoulliArms, RewardTable, cz_means
+from dpaudit.accounting.events import EpsilonDeltaDpEvent, ParallelComposedDpEvent
 from dpaudit.algorithms.mab.batch_se import BatchSE
+from dpaudit.algorithms.mab.environment import BernoulliArms, RewardTable, cz_means
+from dpaudit.algorithms.mab.shuffle_view import shuffle_count_epsilon
 from dpaudit.mechanisms.shuffle_sum import ShuffleSum
 from dpaudit.registry import ALGORITHMS, load_plugins
 
 
-def test_shuffle_se_declares_the_claim_and_the_provable_server_view():
+def test_shuffle_se_declares_the_claim_and_the_servers_exact_view():
     algo = BatchSE("shuffle", 1.0, base=4)
     assert algo.name == "shuffle-se"
     priv = algo.privacy(40)  # batches of 4 and 16 users
     assert priv.trust_model == "shuffle" and priv.relation == "user-reward"
     assert priv.claim.notion == "pure" and priv.claim.epsilon == 1.0 and "Thm 3" in priv.claim.source
     assert isinstance(priv.event, ParallelComposedDpEvent)
-    assert all(isinstance(e, ShuffledDpEvent) for e in priv.event.events)
-    # the largest batch's local epsilon, (m-1) log((1-f)/f), is what the shuffled unary bits provably give
-    assert priv.corrected.epsilon == pytest.approx(ShuffleSum(1.0, 16, p=1 / 80).local_epsilon(), rel=1e-6)
-    assert priv.corrected.epsilon > priv.claim.epsilon
+    assert all(isinstance(e, EpsilonDeltaDpEvent) and e.delta == 0 for e in priv.event.events)
+    # the largest batch's count of ones: log f(0)/f(g) (3.87), far below the unamplified bits' (m-1) log((1-f)/f)
+    assert priv.corrected.notion == "pure"
+    assert priv.corrected.epsilon == pytest.approx(shuffle_count_epsilon(algo.secagg(16, 40)), rel=1e-12)
+    assert priv.claim.epsilon < priv.corrected.epsilon < ShuffleSum(1.0, 16, p=1 / 80).local_epsilon() / 100
+    assert "count of ones" in priv.corrected.source and "exact to" in priv.corrected.source
     assert algo.secagg(16, 40).p == pytest.approx(1 / 80)  # p' = q = 1/(2T) (Thm 3)
     assert math.isfinite(algo.privacy(10**5).corrected.epsilon)
     returning = BatchSE("shuffle", 1.0, base=4, returning=2)

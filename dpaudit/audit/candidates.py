@@ -1,0 +1,198 @@
+"""The candidate scores fitted on the selection split, and the events chosen among them.
+
+Learned score families are fitted on the first half of the selection split and judged on the second;
+the chosen ones are refitted on the whole split and their thresholds chosen again there
+(`refit_on_selection`); alternates that nearly repeat an earlier event are dropped (`distinct`).
+Whether the pilot selection resolved its strongest event decides the selection extension (`resolved`).
+Everything here reads the selection runs only, so the estimation split's bounds stay valid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit.audit.chain import fit_chain_scores
+from dpaudit.audit.chunks import counts_above
+from dpaudit.audit.classifier import fit_classifier_scores
+from dpaudit.audit.families import family_of, keep_families
+from dpaudit.audit.features import fit_feature_scores
+from dpaudit.audit.masked import fit_masked_scores
+from dpaudit.audit.options import AuditOptions, Plan
+from dpaudit.audit.scores import Score, UserScore, fit_scores
+from dpaudit.audit.selection import DIRECTIONS, EventPlan, choose_events
+
+__all__ = [
+    "RESOLVED_MIN_COUNT",
+    "RESOLVED_SE",
+    "Candidates",
+    "candidate_scores",
+    "choose",
+    "distinct",
+    "pilot_ratio",
+    "refit_on_selection",
+    "resolved",
+]
+
+#: Category scores with more fitted categories than this are not refitted on the whole selection split.
+REFIT_MAX_CATEGORIES = 64
+#: Two events whose Jaccard index on the selection runs is at least this are the same event (`distinct`).
+SAME_EVENT = 0.95
+#: With `selection_extension`, the pilot is resolved when its predicted bound is at least this many
+#: selection standard errors of the chosen event's log ratio (`resolved`).  Measured on the rows of
+#: benchmarks/peers/ at 10^6 runs, six fresh selection draws each (benchmarks/figures/
+#: extension_policy.txt): the 0.2 extension raised the expected bound of every row whose pilots sit
+#: below 4 s.e. (SVT1 0.037 -> 0.042, SVT2 0.032 -> 0.047, LaplaceParallel 0.015 -> 0.018,
+#: NumericalSVT 0.024 -> 0.027, SVT3 0.114 -> 0.120; worst draws 0.009 / 0.004 / 0.006 -> 0.033 /
+#: 0.036 / 0.011), and did nothing for SVT6 (0.228 -> 0.226), whose pilots sit at 3.4-7.5 s.e., as do
+#: Rappor's, PrefixSum's and SVT4's on the benchmark's seeds (4.1-16.7).  A pilot led by a coarse event
+#: clears 1.5 s.e. while still poor: SVT1/SVT2 on seed 3, 3.6 s.e. and 0.019 / 0.027 in the end.
+RESOLVED_SE = 4.0
+#: ... or when one of its two selection counts is below this (`resolved`).
+RESOLVED_MIN_COUNT = 20
+
+#: A family's fitter: its scores fitted on (d0 rows, d1 rows), to refit a chosen one on more rows.
+Refit = Callable[[np.ndarray, np.ndarray], list[Score]]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The candidate scores with their values on the selection runs they are judged on (as
+    `choose_events` takes them), and for each learned one (by name) the fitter that refits it."""
+
+    scored: list[tuple[Score, np.ndarray, np.ndarray]]
+    fitter: dict[str, Refit]
+
+
+def candidate_scores(score: Score | None, sel0: np.ndarray, sel1: np.ndarray, float_bits: bool = False,
+                     families: tuple[str, ...] | None = None) -> Candidates:
+    """Candidate scores (see module docstring); only those of `families` when given
+    (`dpaudit.audit.families`).
+
+    Learned scores are fitted on the first half of the selection split and judged on the second;
+    the engineered and classifier families are refitted on the whole split once chosen
+    (`refit_on_selection`; the projections gain little and cost much).  The chain and masked
+    families are fitted and judged on the whole split (few, well-populated parameters: halving their
+    rows costs more than the in-sample choice, see `dpaudit.audit.chain.fit_chain_scores`)."""
+    if score is not None:
+        return Candidates([(score, score(sel0), score(sel1))], {})
+    half = len(sel0) // 2
+    fit0, fit1 = sel0[:half], sel1[:half]
+    refit_features: Refit = lambda a, b: fit_feature_scores(a, b, float_bits)  # noqa: E731
+    refit_classifier: Refit = lambda a, b: fit_classifier_scores(a, b, float_bits)  # noqa: E731
+    fitted: list[tuple[Score, Refit | None]] = [(sc, None) for sc in fit_scores(fit0, fit1)]
+    fitted += [(sc, refit_features) for sc in fit_feature_scores(fit0, fit1, float_bits)]
+    if families is None or "logistic-regression" in families:
+        fitted += [(sc, refit_classifier) for sc in fit_classifier_scores(fit0, fit1, float_bits)]
+    whole = fit_chain_scores(sel0, sel1) if families is None or "chain-log-ratio" in families else []
+    if families is None or "masked-value-log-ratio" in families:
+        whole += fit_masked_scores(sel0, sel1)
+    kept = [(sc, f) for sc, f in fitted if not families or family_of(sc.name) in families]
+    kept_whole = keep_families(whole, families)
+    if not kept and not kept_whole:
+        found = sorted({str(family_of(sc.name)) for sc in [sc for sc, _ in fitted] + whole})
+        raise ValueError(f"families={families!r} leaves no candidate score for these outputs; the families "
+                         f"fitted on them are {', '.join(found)}")
+    scored: list[tuple[Score, np.ndarray, np.ndarray]] = []
+    fitter: dict[str, Refit] = {}
+    for sc, f in kept:
+        a, b = (sel0[half:], sel1[half:]) if sc.learned else (sel0, sel1)
+        scored.append((sc, sc(a), sc(b)))
+        if sc.learned and f is not None:
+            fitter[sc.name] = f
+    scored += [(sc, sc(sel0), sc(sel1)) for sc in kept_whole]
+    return Candidates(scored, fitter)
+
+
+def refit_on_selection(plans: dict[str, EventPlan], cands: Candidates, sel0: np.ndarray, sel1: np.ndarray,
+                       p: Plan, o: AuditOptions) -> dict[str, EventPlan]:
+    """Each chosen learned score with a refitter (leads and alternates) refitted on the whole
+    selection split and its thresholds chosen again there (it was chosen on held-out runs; the refit
+    only uses more runs).  Only for scores with few fitted values (`REFIT_MAX_CATEGORIES`): a
+    category ratio over many rare rows would be chosen for its noise on the rows it was fitted on.
+
+    The estimation split is untouched, so its Clopper-Pearson bounds stay valid."""
+    refits: dict[int, dict[str, Score]] = {}
+
+    def final(plan: EventPlan) -> EventPlan:
+        chosen = plan.score
+        fit = cands.fitter.get(chosen.name)
+        if fit is None or len(getattr(chosen, "keys", ())) > REFIT_MAX_CATEGORIES:
+            return plan
+        if id(fit) not in refits:
+            refits[id(fit)] = {r.name: r for r in fit(sel0, sel1)}
+        sc = refits[id(fit)].get(chosen.name)
+        if sc is None or type(sc) is not type(chosen):
+            return plan
+        return choose_events([(sc, sc(sel0), sc(sel1))], p.n_est, o.claim_delta, p.level_eps, o.grid_size)[plan.direction]
+
+    return {d: dataclasses.replace(final(plans[d]), alternates=tuple(final(a) for a in plans[d].alternates))
+            for d in DIRECTIONS}
+
+
+def distinct(plan: EventPlan, sel0: np.ndarray, sel1: np.ndarray, alternates: int) -> EventPlan:
+    """`plan` with at most `alternates` alternates, dropping each whose epsilon event nearly repeats
+    the lead's or an earlier alternate's on the selection runs (Jaccard index >= `SAME_EVENT`): a
+    repeat costs Bonferroni level and cannot give a different bound."""
+    rows = np.concatenate([sel0, sel1])
+    kept: list[EventPlan] = []
+    seen = [plan.sign * plan.score(rows) > plan.threshold]
+    for alt in plan.alternates:
+        if len(kept) == alternates:
+            break
+        e = alt.sign * alt.score(rows) > alt.threshold
+        if any(np.count_nonzero(e & f) >= SAME_EVENT * max(int(np.count_nonzero(e | f)), 1) for f in seen):
+            continue
+        kept.append(alt)
+        seen.append(e)
+    return dataclasses.replace(plan, alternates=tuple(kept))
+
+
+def resolved(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.ndarray) -> bool:
+    """Whether the pilot's strongest event stands out of the selection split's noise.
+
+    For the direction with the larger predicted bound (`EventPlan.predicted`), with a, b the fractions
+    of the n selection runs of its first and second input in its epsilon event (add-1/2 smoothed),
+    the selection split's standard error of log(a / b) is
+
+        se = sqrt((1 - a) / (n a) + (1 - b) / (n b))       (delta method, two independent binomials),
+
+    and the pilot counts as resolved when predicted >= `RESOLVED_SE` * se: the event was then not
+    picked among candidates whose estimates are mostly noise.  It also counts as resolved when either
+    count is below `RESOLVED_MIN_COUNT`: the delta method does not describe such counts, and an event
+    that one input almost never gives (ReportNoisyMax4 of benchmarks/peers/: 27 against 8 of 10^5
+    runs, a loss that is in fact infinite) is limited by the estimation split's size, which an
+    extension would shorten.
+    """
+    return bool(pilot_ratio(plans, sel0, sel1) >= RESOLVED_SE)
+
+
+def pilot_ratio(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.ndarray) -> float:
+    """predicted / se of the lead event (`resolved`); inf when a count is below `RESOLVED_MIN_COUNT`."""
+    lead = max(DIRECTIONS, key=lambda d: (plans[d].predicted, -DIRECTIONS.index(d)))
+    plan = plans[lead]
+    n = len(sel0)
+    k0 = int(counts_above(plan.score(sel0), plan.sign, np.array([plan.threshold]))[0])
+    k1 = int(counts_above(plan.score(sel1), plan.sign, np.array([plan.threshold]))[0])
+    first, second = (k0, k1) if lead == DIRECTIONS[0] else (k1, k0)
+    if min(first, second) < RESOLVED_MIN_COUNT:
+        return math.inf
+    a, b = (first + 0.5) / (n + 1), (second + 0.5) / (n + 1)
+    se = math.sqrt((1 - a) / (n * a) + (1 - b) / (n * b))
+    return plan.predicted / se
+
+
+def choose(user_score: UserScore | None, sel0: np.ndarray, sel1: np.ndarray, o: AuditOptions, p: Plan,
+           n_counted: int, events: int = 1) -> dict[str, EventPlan]:
+    """The events chosen on these selection rows (learned families fitted on their first half,
+    refitted on all), with up to `events` - 1 alternates per direction."""
+    cands = candidate_scores(user_score, sel0, sel1, o.float_bits, o.families)
+    # spare runner-ups: some may repeat the lead's event once refitted (`distinct`)
+    plans = choose_events(cands.scored, n_counted, o.claim_delta, p.level_eps, o.grid_size,
+                          alternates=2 * (events - 1))
+    plans = refit_on_selection(plans, cands, sel0, sel1, p, o)
+    return {d: distinct(plans[d], sel0, sel1, events - 1) for d in DIRECTIONS}

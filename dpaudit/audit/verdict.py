@@ -1,0 +1,206 @@
+"""From the estimation counts to the result: each direction's bounds, the claimed-curve test and the verdict.
+
+Each direction's epsilon events (its lead and up to two runner-ups) are tested at Bonferroni shares of
+its level with one-sided Clopper-Pearson bounds on the estimation split; the largest bound is reported,
+valid by the union bound.  With a claimed curve every scanned threshold is tested against it
+(`curve_check`).  Sources: docs/concepts/auditor.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import dpaudit
+from dpaudit.audit.bounds import cp_lower, cp_upper, epsilon_from_rates, mu_from_rates, probit_cp_lower, probit_cp_upper
+from dpaudit.audit.describe import describe_target
+from dpaudit.audit.event_codec import encode_event
+from dpaudit.audit.options import AuditOptions, Plan, claimed_deltas
+from dpaudit.audit.outputs import OutputSpec
+from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
+from dpaudit.audit.selection import DIRECTIONS, EventPlan, direction_levels
+
+__all__ = ["LEAD_SHARE", "Counts", "assemble", "curve_check", "direction_result", "event_name"]
+
+#: With alternates, the lead event's share of its direction's level (`direction_result`).  benchmarks/peers/
+#: at 10^6 runs, true bound of the events tested, mean over 6 selection draws (the lead alone / the lead
+#: at 1/2 / at 3/4 with two alternates; benchmarks/selection_draws.py): SVT3 0.096 / 0.107 / 0.106,
+#: NumericalSVT 0.0266 / 0.0263 / 0.0263, PrefixSum (where the lead is right) 0.768 / 0.761 / 0.764; on
+#: the benchmark's seeds 0/1 the larger share keeps Rappor above StatDP's 0.2416 (1/2: 0.241 on seed 1).
+LEAD_SHARE = 0.75
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What the estimation counted: the events chosen per direction (`plans`; fold A's when cross-fitted,
+    with fold B's in `partner`), the counts of the runs in them (`counts`, in the order of
+    `dpaudit.audit.auditor.plan_args`) and the runs per side they were counted on (`nobs`)."""
+
+    plans: dict[str, EventPlan]
+    counts: list[np.ndarray]
+    partner: dict[str, EventPlan] | None
+    nobs: int
+
+
+def direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n: int, delta: float,
+                      level_eps: float, level_mu: float,
+                      alternates: tuple[tuple[EventPlan, int, int], ...] = ()) -> DirectionResult:
+    """The bounds of one direction.  Its epsilon events are the lead's and `alternates` (plan, count
+    of the first input, of the second); with alternates the lead is tested at level_eps * `LEAD_SHARE`
+    and each alternate at an equal part of the rest.  The levels add up to level_eps, so by the union
+    bound the largest of the bounds is valid at level_eps (which events are tested depends on the
+    selection runs only).  The mu and trade-off fields are the lead's."""
+    events = ((plan, int(first[0]), int(second[0])), *alternates)
+    levels = [level_eps] if not alternates else \
+        [level_eps * LEAD_SHARE] + [level_eps * (1 - LEAD_SHARE) / len(alternates)] * len(alternates)
+    bounds = []
+    for (_, c1, c2), level in zip(events, levels):
+        low, upp = float(cp_lower(c1, n, level)), float(cp_upper(c2, n, level))
+        bounds.append((float(epsilon_from_rates(low, upp, delta)), low, upp))
+    best = max(range(len(events)), key=lambda i: (bounds[i][0], -i))  # the lead on a tie
+    chosen, k1, k2 = events[best]
+    _, p1_low, p2_upp = bounds[best]
+    level = levels[best]
+    m1, m2 = int(first[1]), int(second[1])
+    mu_low = max(float(probit_cp_lower(m1, n, level_mu) - probit_cp_upper(m2, n, level_mu)), 0.0)
+    if len(first) > 2:
+        split, grid_first, grid_second = "estimation", first[2:] / n, second[2:] / n
+    else:
+        split = "selection"
+        grid_first, grid_second = np.array(plan.selection_first), np.array(plan.selection_second)
+    return DirectionResult(
+        direction=plan.direction,
+        event=event_name(chosen),
+        score=json.dumps(chosen.score.describe(), sort_keys=True),
+        threshold=chosen.threshold,
+        nobs=n,
+        count_first=k1,
+        count_second=k2,
+        p_first_lower=p1_low,
+        p_second_upper=p2_upp,
+        epsilon_lower=bounds[best][0],
+        epsilon_point=float(epsilon_from_rates(k1 / n, k2 / n, delta)),
+        mu_threshold=plan.mu_threshold,
+        mu_count_first=m1,
+        mu_count_second=m2,
+        mu_lower=mu_low,
+        mu_point=float(mu_from_rates(m1 / n, m2 / n)),
+        tradeoff_split=split,
+        tradeoff_thresholds=plan.grid,
+        tradeoff_alpha=tuple(float(v) for v in grid_second),
+        tradeoff_beta=tuple(float(v) for v in 1.0 - grid_first),
+        level=float(level),
+        events_tested=len(events),
+        lead_event=event_name(plan),
+        event_state=_event_state(chosen),
+    )
+
+
+def event_name(plan: EventPlan) -> str:
+    return f"{'' if plan.sign > 0 else '-'}{plan.score.name} > {plan.threshold!r}"
+
+
+def _event_state(plan: EventPlan) -> str:
+    """The event of `plan` as JSON (`dpaudit.audit.event_codec`); "" for a score the codec does not know."""
+    try:
+        return encode_event(plan.score, plan.sign, plan.threshold, plan.direction)
+    except TypeError:
+        return ""
+
+
+def curve_check(delta_of: Callable[[float], float], name: str, rates: list[tuple[np.ndarray, np.ndarray]],
+                 n: int, alpha: float, points: int, claim_epsilon: float) -> CurveCheck:
+    """Test delta(eps) at every scanned event; Bonferroni over all events and both proportions.
+
+    The claimed curve is evaluated once per grid epsilon (`points` calls in all, however many events
+    were scanned); the lower bounds of all events are compared with it at once.
+    """
+    events = sum(len(a) for a, _ in rates)
+    level = alpha / (2 * events)
+    lows = np.concatenate([cp_lower(a, n, level) for a, _ in rates])
+    upps = np.concatenate([cp_upper(b, n, level) for _, b in rates])
+    with np.errstate(divide="ignore"):
+        reach = np.where(lows > 0, np.log(np.maximum(lows, 1e-300)) - np.log(upps), 0.0)
+    # Grid on (0, max]: accountants define delta(epsilon) for epsilon > 0 only.
+    eps_grid = np.linspace(0.0, max(float(reach.max()), claim_epsilon), points + 1)[1:]
+    claimed = claimed_deltas(delta_of, eps_grid)
+    delta_low = np.maximum((lows[None, :] - np.exp(eps_grid)[:, None] * upps[None, :]).max(axis=1), 0.0)
+    excess = delta_low - claimed
+    i = int(np.argmax(excess))
+    return CurveCheck(
+        claim=name,
+        alpha=alpha,
+        events_tested=int(events),
+        epsilons=tuple(float(e) for e in eps_grid),
+        claimed_delta=tuple(float(c) for c in claimed),
+        delta_lower=tuple(float(d) for d in delta_low),
+        violation=bool(excess[i] > 0),
+        worst_epsilon=float(eps_grid[i]),
+        worst_excess=float(excess[i]),
+    )
+
+
+def assemble(target: Any, o: AuditOptions, p: Plan, spec: OutputSpec, counted: Counts) -> AuditResult:
+    """Bounds from the counts, the verdict and the result record (`p`: the plan as the run ended,
+    its split sizes extended when the selection was)."""
+    plans, counts, partner, nobs = counted.plans, counted.counts, counted.partner, counted.nobs
+    directions = []
+    rates = []
+    # Cross-fitted: two folds may lead in different directions, so the split stays even.
+    levels = (direction_levels(plans, p.alpha_point, o.direction_share) if partner is None
+              else dict.fromkeys(DIRECTIONS, p.level_eps))
+    at = len(DIRECTIONS)  # counts of the alternates follow the directions' (`dpaudit.audit.auditor.plan_args`)
+    for i, d in enumerate(DIRECTIONS):
+        first, second = (counts[i][0], counts[i][1]) if d == "d0>d1" else (counts[i][1], counts[i][0])
+        alternates = []
+        for a in plans[d].alternates:
+            c = counts[at][:, 0]
+            alternates.append((a, int(c[0]), int(c[1])) if d == "d0>d1" else (a, int(c[1]), int(c[0])))
+            at += 1
+        if partner is not None:
+            # Cross-fitted counts are sums of two binomials: Hoeffding's comparison covers every count
+            # except 1 (lower bounds) and nobs - 1 (upper bounds), taken as 0 and nobs (docs/concepts/auditor.md).
+            first = np.where(first <= 1, 0, first)
+            second = np.where(second >= nobs - 1, nobs, second)
+        r = direction_result(plans[d], first, second, nobs, o.claim_delta, levels[d], p.level_mu, tuple(alternates))
+        if partner is not None:
+            q = partner[d]
+            other = f"{'' if q.sign > 0 else '-'}{q.score.name} > {q.threshold!r}"
+            r = dataclasses.replace(r, event=f"cross-fitted: {r.event} (fold A) + {other} (fold B)", lead_event="",
+                                    event_state="")
+        directions.append(r)
+        rates.append((first[2:], second[2:]))
+    best = max(directions, key=lambda r: r.epsilon_lower)
+    best_mu = max(directions, key=lambda r: r.mu_lower)
+    curve = None
+    if p.delta_of is not None:
+        curve = curve_check(p.delta_of, p.claim_name, rates, p.n_est, p.alpha - p.alpha_point, o.curve_points,
+                             o.claim_epsilon)
+    violation = best.epsilon_lower > o.claim_epsilon or (curve is not None and curve.violation)
+    return AuditResult(
+        epsilon_lower=best.epsilon_lower,
+        verdict="violation" if violation else "consistent",
+        claim_epsilon=o.claim_epsilon,
+        claim_delta=o.claim_delta,
+        confidence=o.confidence,
+        samples=o.samples,
+        seed=o.seed,
+        chunk_size=o.chunk_size,
+        selection_fraction=o.selection_fraction,
+        selection_samples=p.n_sel,
+        estimation_samples=nobs,  # cross-fitted: every run is counted (by the other fold's event)
+        output_shape=spec.row_shape,
+        discrete=spec.discrete,
+        direction=best.direction,
+        directions=tuple(directions),
+        mu_lower=best_mu.mu_lower,
+        mu_point=best_mu.mu_point,
+        curve=curve,
+        version=dpaudit.__version__,
+        target=describe_target(target, o.target_name),
+    )
