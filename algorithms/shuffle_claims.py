@@ -192,12 +192,14 @@ def shuffle_gradient_descent(
 def pgd_theorem_event(pgd: ShuffleGradientDescent) -> dp_accounting.DpEvent:
     """T_it rounds, each the papers' statement applied to the real count range at δ_it
     (`theorem_event`: doubled ε for range="paper")."""
+    assert pgd.protocol is not None  # required by ShuffleGradientDescent.__post_init__
     round_theorem = theorem_event(pgd.protocol, pgd.dim, pgd.round_privacy[1])
     return dp_accounting.SelfComposedDpEvent(round_theorem, pgd.iterations)
 
 
 def pgd_claimed_event(pgd: ShuffleGradientDescent) -> dp_accounting.DpEvent:
     """The paper's description (Sarmasarkar, Lemma T.2): T_it rounds, each (claimed ε of the protocol, δ_it)."""
+    assert pgd.protocol is not None  # required by ShuffleGradientDescent.__post_init__
     round_claim = claimed_event(pgd.protocol, pgd.dim, pgd.round_privacy[1])
     return dp_accounting.SelfComposedDpEvent(round_claim, pgd.iterations)
 

@@ -14,8 +14,10 @@ states about it (§3.2, App. B.1):
 For P_Vec (§3.3, the protocol of LinUCB-SDP-Vec) `pvec_exact_epsilon` is the tightest sound figure dpaudit
 computes: the privacy loss distribution of the exact binomial counts of a batch (the d vector labels and
 the d(d+1)/2 matrix labels, `dpaudit.algorithms.shuffle_claims.bit_sum_pld`), composed over the batches a
-returning user joins. The approx accountant composes the same counts through one (ε0, δ0) point of each
-label's exact profile (Kairouz, Oh, Viswanath, ICML 2015), which is 3-4x looser at δ <= 1e-3.
+returning user joins. The `pld` accountant gives the same figure for LinUCB-SDP-Vec's declared event (both
+build the counts' PLD on a grid of losses, `dpaudit.accounting.binomial_loss`), which its corrected guarantee
+states. The approx accountant composes the same counts through one (ε0, δ0) point of each label's exact profile
+(Kairouz, Oh, Viswanath, ICML 2015), which is 3-4x looser at δ <= 1e-3.
 """
 
 from __future__ import annotations

@@ -293,14 +293,16 @@ _EXACT_COUNTS = {
 def _exact_counts(event: dp_accounting.DpEvent, delta: float) -> Guarantee | None:
     """The least epsilon at `delta` of the pld and approx accountants on the exact binomial counts, naming the one
     that gives it; None where neither answers (as `dpaudit.privacy.accounted`: never a made-up number)."""
-    answers = []
+    answers: list[tuple[float, str]] = []
     for accountant, source in _EXACT_COUNTS.items():
         try:
-            eps = accounting.epsilon(event, delta, accountant)
+            answers.append((float(accounting.epsilon(event, delta, accountant)), source))
         except (accounting.UnsupportedEventError, ValueError, OverflowError):
             continue
-        answers.append(Guarantee("approx", max(float(eps), 1e-12), delta, source=source))  # (0, delta): a tiny eps
-    return min(answers, key=lambda g: g.epsilon) if answers else None
+    if not answers:
+        return None
+    eps, source = min(answers, key=lambda answer: answer[0])  # a tie: the first (pld)
+    return Guarantee("approx", max(eps, 1e-12), delta, source=source)  # (0, delta)-DP as a tiny epsilon: looser
 
 
 @dataclasses.dataclass(frozen=True)
@@ -337,14 +339,13 @@ class LinUCBSDPVec(_ShuffleLinUCB):
     def privacy(self, horizon: int, *, dim: int) -> Privacy:
         """Claim (eps, delta)-SDP (Thm 3.5 / 4.2(ii)).
 
-        event: the exact mechanism of one batch, the vector and matrix invocations
-        (`BitSumProtocol.event`: Bin(B b, p) on every label's count, shift <= cap, from the parameters by
-        `shuffle_claims.bit_sum_event`, which accounts at most 2^52 noise bits per count: sound, looser beyond),
-        composed; over the M batches for returning users. corrected: its epsilon at the claim's delta, the least of dpaudit's
-        accountants: the pld accountant's privacy loss distribution of the exact counts (on a grid of losses
-        for the theorem's b ~ 10^9, `dpaudit.accounting.binomial_loss`; the tightest sound value) or approx's
-        exact per-label profiles; where none answers, the theorem applied to the real count range
-        (`theorem_event`, basic composition).
+        event: the exact mechanism of one batch, the vector and matrix invocations (`BitSumProtocol.event`:
+        Bin(B b, p) on every label's count, shift <= cap, from the parameters by `shuffle_claims.bit_sum_event`, which
+        accounts at most 2^52 noise bits per count: sound, looser beyond), composed; over the M batches for
+        returning users. corrected: its epsilon at the claim's delta, the least of dpaudit's accountants: the pld
+        accountant's privacy loss distribution of the exact counts (on a grid of losses for the theorem's b ~ 10^9,
+        `dpaudit.accounting.binomial_loss`; the tightest sound value) or approx's exact per-label profiles; where
+        none answers, the theorem applied to the real count range (`theorem_event`, basic composition).
         implied "theorem": that theorem bound (a loose sufficient condition; doubled eps for range="paper").
         """
         g, b, p = self.parameters(dim, horizon)

@@ -252,9 +252,8 @@ class BatchSE(Algorithm):
             "user-reward", "shuffle", event,
             Guarantee("pure", self.epsilon, source=f"Chowdhury & Zhou 2023, Thm 3 (P_Shuffle){thm}"),
             Guarantee("pure", sound, source="exact pure eps of the server's count of ones per release, log f(0)/f(g) "
-                                             f"for the Pólya-difference pmf f, at the largest batch (n = {worst.params.n}, "
-                                             f"g = {worst.params.g}, m = {worst.params.m}; exact to {gap:.1e}), "
-                                             f"parallel over the batches{basis}"),
+                      f"for the Pólya-difference pmf f, at the largest batch (n = {worst.params.n}, g = {worst.params.g}, "
+                      f"m = {worst.params.m}; exact to {gap:.1e}), parallel over the batches{basis}"),
             "the count of ones reveals sum_i y_i over the integers, not only mod m: the eps~-relaxed security "
             "Thm 3 assumes is not established for this instantiation; the worst count is 0 (every share 0), e^eps "
             "times likelier when the changed user's reward is 0 than when it is 1; at delta > 0 the same eps is "

@@ -117,9 +117,8 @@ def shuffle_count_lower_epsilon(protocol: ShuffleSum) -> float:
     if f == 0.0:
         return log_u - log_ug0
     log_rho = math.log(f) - math.log1p(-f)
-    flips = [log_rho + _log_folded(protocol, 1, g, upper=True),
-             log_rho + math.log(n - 1) + log_ug0 + _log_folded(protocol, 1, 0, upper=True) - log_u if n > 1 else -math.inf,
-             2 * log_rho - (n - 1) * log_u]
+    others = math.log(n - 1) + log_ug0 + _log_folded(protocol, 1, 0, upper=True) - log_u if n > 1 else -math.inf
+    flips = [log_rho + _log_folded(protocol, 1, g, upper=True), log_rho + others, 2 * log_rho - (n - 1) * log_u]
     return log_u - float(logsumexp([log_ug0, *flips]))
 
 

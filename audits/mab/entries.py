@@ -347,7 +347,7 @@ AGGREGATE_NOTES["local"] = PinNote(
 SHUFFLE_COUNT_NOTE = PinNote(
     "audit", "the upper end 3.87 is the pure ε of the flip-free count S = Σ_i y_i (exact over every input; the count "
              "C adds flips of probability < 1%, a post-processing), attained at S = 0 (all shares 0: probability 0.051 "
-             "vs 0.0011); the accountants' 899 (the users' unary randomized-response bits, unamplified) stays beside it")
+             "vs 0.0011); the corrected guarantee is the same bound, from the Pólya-difference pmf alone")
 SHUFFLE_DECODED_NOTE = PinNote(
     "audit", "the upper end 0.50001 is the exact pure ε of the decoded sum ŷ (over every input): the modular sum of "
              "Thm 3's proof at ε' = ε/2, and the flips; the theorem's ε = 1 pays a factor 2 for a split this view "

@@ -11,16 +11,16 @@ shifts in 0..g; by joint convexity of the hockey-stick divergence the worst fixe
 mixture), and the other users' encodings only rotate y on Z_m, so the exact ε(δ) of the view over all
 neighbouring inputs is the maximum over shifts 1..g.
 
-Shuffle-SE (Thm 3, mechanisms.ShuffleSum) releases the count C of ones among the shuffled unary
-randomized-response bits: C = Bin(S, 1 - f) + Bin(k d - S, f) with S = Σ_i y_i over the integers and
-y_i = (x̂_i + η_i) mod m per user. S's pmf is the convolution of the users' wrapped-share pmfs; C is a
-post-processing of S (flips independent of the input given S), so the pure ε of S bounds the count's. That
-mathematics is the budget's too and lives in `dpaudit.algorithms.mab.shuffle_view` (re-exported here:
-`polya_difference_pmf`, `fold`, `shuffle_sum_pmf`, and `shuffle_count_epsilon`, its enumeration over every
-input); this module adds the analyzer's view and the audit scores. The analyzer's decoded sum ŷ = round((C - k d f)/(1 - 2f)) mod m = (S + F) mod m (F = net flips, its law
-depends on S) is computed with the flips' pmf truncated at `_FLIPS` per direction (the rest is slack).
-Here the other users' encodings x̂_i in 0..g matter (each wraps on its own), so the maximum runs over
-every multiset of them and every pair of the changed user's encodings.
+Shuffle-SE (Thm 3, mechanisms.ShuffleSum) releases the count C of ones among the shuffled unary randomized-response
+bits: C = Bin(S, 1 - f) + Bin(k d - S, f) with S = Σ_i y_i over the integers and y_i = (x̂_i + η_i) mod m per user.
+S's pmf is the convolution of the users' wrapped-share pmfs; C is a post-processing of S (flips independent of the
+input given S), so the pure ε of S bounds the count's. That mathematics is the budget's too and lives in
+`dpaudit.algorithms.mab.shuffle_view` (re-exported here: `polya_difference_pmf`, `fold`, `shuffle_sum_pmf`, and
+`shuffle_count_epsilon`, its enumeration over every input); this module adds the analyzer's view and the audit
+scores. The analyzer's decoded sum ŷ = round((C - k d f)/(1 - 2f)) mod m = (S + F) mod m (F = net flips, its law
+depends on S) is computed with the flips' pmf truncated at `_FLIPS` per direction (the rest is slack). Here the
+other users' encodings x̂_i in 0..g matter (each wraps on its own), so the maximum runs over every multiset of them
+and every pair of the changed user's encodings.
 """
 
 from __future__ import annotations

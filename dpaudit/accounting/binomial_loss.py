@@ -2,17 +2,16 @@
 
 Release Y = c + X with X ~ Bin(N, p); one user moves the count c by s. The log likelihood ratio
 R(y) = log f(y - s)/f(y) (f the Bin(N, p) pmf) is non-decreasing in y (the binomial is log-concave;
-`dpaudit.accounting.binomial`), so each grid cell ((k-1)v, kv] of the privacy loss is an interval of
-counts, found by bisection, and its mass is a difference of binomial tails (regularized incomplete beta
-functions): nothing is enumerated, so Cheu et al.'s theorem-sized noise (N ~ 10¹⁰ bits) costs what
-N = 100 does. Every loss is rounded up (with a round-off margin), counts only one law produces and the
-tails beyond ±40 sd go to infinity or to the grid's pessimistic end, and the cells' masses are differences
-of upper bounds on the tails P(loss > k v): the loss is stochastically dominated, in each direction and
-under composition (a sum of dominated independent losses is dominated), and δ(ε) = E[(1 - e^(ε - loss))⁺]
-is non-decreasing in the loss, so every δ(ε) the distribution gives is an upper bound (the hockey-stick
-divergence is attained on level sets of R: Balle, Barthe, Gaboardi, "Privacy Amplification by
-Subsampling", NeurIPS 2018, Thm 1).
-The `pld` accountant uses it for binomial counts too wide to enumerate (`curves.binomial_pld`).
+`dpaudit.accounting.binomial`), so each grid cell ((k-1)v, kv] of the privacy loss is an interval of counts, found
+by a search of the tabulated ratio, and its mass is a difference of binomial tails (regularized incomplete beta
+functions): nothing is enumerated, so Cheu et al.'s theorem-sized noise (N ~ 10¹⁰ bits) costs what N = 100 does.
+Every loss is rounded up (with a round-off margin), counts only one law produces and the tails beyond ±40 sd go to
+infinity or to the grid's pessimistic end, and the cells' masses are differences of upper bounds on the tails
+P(loss > k v): the loss is stochastically dominated, in each direction and under composition (a sum of dominated
+independent losses is dominated), and δ(ε) = E[(1 - e^(ε - loss))⁺] is non-decreasing in the loss, so every δ(ε)
+the distribution gives is an upper bound (the hockey-stick divergence is attained on level sets of R: Balle,
+Barthe, Gaboardi, "Privacy Amplification by Subsampling", NeurIPS 2018, Thm 1). The `pld` accountant uses it for
+binomial counts too wide to enumerate (`curves.binomial_pld`).
 """
 
 from __future__ import annotations
@@ -37,9 +36,11 @@ _WORK = 4_000_000  # cells x shift at most: every bisection step of a cell sums 
 _TAIL_RELATIVE = 8 * 2.0**-52
 """scipy's binomial tails at N trials are trusted to a relative _TAIL_RELATIVE·√N·(1 + |z|) (z the count's distance
 to the mean in sd) plus `_TAIL_ABSOLUTE`: against 25-digit mpmath sums of the pmf, their error is at most
-1.05 ulp·√N·|z| at N = 10⁶, 10⁸ and 6.6·10⁹ and |z| <= 35 (the incomplete beta's exponent, of size ~|z|√N, is
-rounded): this is 8 times that."""
+0.4 ulp·√N·|z| at N = 10⁶, 10⁸ and 6.6·10⁹, |z| <= 35 (the incomplete beta's exponent, of size ~|z|√N, is
+rounded): this is 20 times that."""
 _TAIL_ABSOLUTE = 1e-300
+_TABLE = 4097  # counts at which the log ratio is tabulated for the search
+_NEAR = 4  # counts either side of an interpolated crossing
 _NEGLIGIBLE = 1e-200  # the cells above the last tail beyond this go to infinity: no subnormal masses in the pmf
 
 
@@ -78,21 +79,43 @@ def default_interval(trials: int, probability: float, shift: int) -> float:
     return max(min(1e-5, s / sd / 200), smallest_interval(n, p, s))
 
 
-def _largest_at_most(level: np.ndarray, lo: int, hi: int, trials: int, p: float, shift: int) -> np.ndarray:
-    """For each level, the largest integer y in [lo, hi] with log ratio(y) + round-off margin <= level
-    (lo - 1 when there is none): a vectorised bisection on the non-decreasing log ratio."""
-    a = np.full(level.shape, lo - 1, dtype=np.int64)
-    b = np.full(level.shape, hi, dtype=np.int64)
-    ok_hi = _count_log_ratio(b, trials, p, shift) + _ROUND_OFF <= level
-    a = np.where(ok_hi, b, a)
+def _ok(y: np.ndarray, level: np.ndarray, trials: int, p: float, shift: int) -> np.ndarray:
+    """Whether the computed log ratio at y, plus the round-off margin, is at most `level`: where it holds, every
+    count up to y has a true loss at most `level` (the true log ratio is non-decreasing)."""
+    return _count_log_ratio(y, trials, p, shift) + _ROUND_OFF <= level
+
+
+def _bisect(a: np.ndarray, b: np.ndarray, level: np.ndarray, trials: int, p: float, shift: int) -> np.ndarray:
+    """Vectorised bisection from a (where `_ok` holds, or lo - 1) towards b (taken as failing): the last ok count."""
     while True:
         open_ = b - a > 1
         if not open_.any():
             return a
-        mid = np.where(open_, (a + b) // 2, hi)  # closed entries evaluate a valid count, unused
-        ok = _count_log_ratio(mid, trials, p, shift) + _ROUND_OFF <= level
+        mid = np.where(open_, (a + b) // 2, b)  # closed entries evaluate a valid count, unused
+        ok = _ok(mid, level, trials, p, shift)
         a = np.where(open_ & ok, mid, a)
         b = np.where(open_ & ~ok, mid, b)
+
+
+def _largest_at_most(level: np.ndarray, lo: int, hi: int, trials: int, p: float, shift: int) -> np.ndarray:
+    """For each level, a count y in [lo, hi] where `_ok` holds, the largest up to round-off (lo - 1 when `_ok` fails
+    at lo). The log ratio is smooth and nearly linear in y: it is tabulated at `_TABLE` counts, each level's
+    crossing is interpolated in its table interval [a, b], and a bisection runs from the last of a, guess - `_NEAR`,
+    guess + `_NEAR` where `_ok` holds. Only `_ok` at the answer matters for soundness, the search for tightness."""
+    ys = np.unique(np.linspace(lo, hi, _TABLE).astype(np.int64))
+    table = _count_log_ratio(ys, trials, p, shift) + _ROUND_OFF
+    i = np.searchsorted(np.maximum.accumulate(table), level, side="right")  # ys[:i] are ok
+    j = np.clip(i, 1, ys.size - 1)
+    a, b = ys[j - 1], ys[j]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.clip(np.nan_to_num((level - table[j - 1]) / (table[j] - table[j - 1])), 0.0, 1.0)
+    guess = a + np.floor(frac * (b - a)).astype(np.int64)
+    near_lo, near_hi = np.maximum(a, guess - _NEAR), np.minimum(b, guess + _NEAR)
+    ok_lo, ok_hi = _ok(near_lo, level, trials, p, shift), _ok(near_hi, level, trials, p, shift)
+    start = np.where(ok_hi, near_hi, np.where(ok_lo, near_lo, np.where(_ok(a, level, trials, p, shift), a, lo - 1)))
+    stop = np.where(ok_hi, b, np.where(ok_lo, near_hi, near_lo))
+    found = _bisect(start, stop, level, trials, p, shift)
+    return np.where(i == 0, lo - 1, np.where(i >= ys.size, hi, found))
 
 
 def _upper_tails(tails: np.ndarray, counts: np.ndarray, trials: int, p: float) -> np.ndarray:
@@ -127,8 +150,11 @@ def _one_direction(trials: int, p: float, shift: int, vdi: float, sign: int) -> 
         ends = np.array([y_hi, y_lo])
         k_lo, k_hi = np.ceil((-_count_log_ratio(ends, trials, p, shift) + _ROUND_OFF) / vdi).astype(np.int64)
         grid = np.arange(k_lo, k_hi + 1)
-        # y > cut[k] (not R̂(y) + margin <= 2 margin - k vdi) has true loss -R(y) <= -R̂(y) + margin < k vdi
-        cut = _largest_at_most(2 * _ROUND_OFF - grid * vdi, y_lo, y_hi, trials, p, shift)
+        # y > cut[k] (not R̂(y) + margin <= 2 margin - k vdi) has true loss -R(y) <= -R̂(y) + margin < k vdi, if
+        # `_ok` fails at cut + 1 (so R(y) >= R(cut + 1) for y > cut): checked, the window's top taken where it holds
+        level = 2 * _ROUND_OFF - grid * vdi
+        cut = _largest_at_most(level, y_lo, y_hi, trials, p, shift)
+        cut = np.where((cut < y_hi) & _ok(np.minimum(cut + 1, y_hi), level, trials, p, shift), y_hi, cut)
         tails = _upper_tails(stats.binom.cdf(cut, trials, p), cut, trials, p)  # loss > k vdi only where X <= cut[k]
     top = max(1, int(np.count_nonzero(tails > _NEGLIGIBLE)))  # cells above it (tails below 1e-200) go to infinity
     grid, tails = grid[:top], tails[:top]

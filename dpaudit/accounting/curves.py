@@ -261,7 +261,7 @@ def skellam_pld(variance: float, sensitivity: int, vdi: float):
     keep = np.isfinite(lower) & np.isfinite(upper)
     only_upper = np.isfinite(upper) & ~np.isfinite(lower)
     log_lower = {int(o): float(v) for o, v in zip(x[keep], lower[keep])}
-    log_upper = {int(o): float(v) for o, v in zip(x[keep], upper[keep])}
+    log_upper: dict[int | str, float] = {int(o): float(v) for o, v in zip(x[keep], upper[keep])}
     # X + D leaves [-T, T + D] only if X leaves [-T, T]
     bound = 2 * math.exp(skellam_log_tail(variance, t + 1)) + math.fsum(np.exp(upper[only_upper]))
     outside = max(1.0 - math.fsum(np.exp(upper[keep])), bound)
@@ -307,8 +307,8 @@ def binomial_pld(trials: int, probability: float, sensitivity: int, vdi: float):
     lo, hi = max(0, math.floor(n * p - 40 * sd - 1)), min(n, math.ceil(n * p + 40 * sd + 1))
     x = np.arange(lo, hi + 1)
     logpmf = stats.binom.logpmf(x, n, p)
-    base = {int(o): float(v) for o, v in zip(x, logpmf) if np.isfinite(v)}
-    shifted = {int(o) + d: v for o, v in base.items()}
+    base: dict[int | str, float] = {int(o): float(v) for o, v in zip(x, logpmf) if np.isfinite(v)}
+    shifted: dict[int | str, float] = {int(o) + d: v for o, v in base.items()}
     # 1 minus the enumerated mass reads 0 below 1e-16: the tails beyond the window are bounded too
     tails = (math.exp(binomial_log_tail(n, p, lo - 1)) if lo > 0 else 0.0) + \
         (math.exp(binomial_log_tail(n, p, hi + 1)) if hi < n else 0.0)

@@ -131,7 +131,8 @@ class BinomialDpEvent(dp_accounting.DpEvent):
 
     Not pure DP (a count beyond `trials` reveals the shift). The `pld` accountant computes its
     privacy loss distribution in both directions (the binomial is skewed for p != 1/2) when the
-    outcomes can be enumerated; `approx` uses its exact (eps, delta) profile from binomial tails
+    outcomes can be enumerated, on a grid of losses otherwise (`binomial_loss`, up to 2^52 trials); `approx` uses
+    its exact (eps, delta) profile from binomial tails
     (`dpaudit.accounting.binomial`) for any number of trials.
     """
 

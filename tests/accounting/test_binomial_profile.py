@@ -55,11 +55,15 @@ def test_accountants_on_binomial_events():
     pld = A.epsilon(small, 1e-5, "pld")
     assert exact <= pld <= exact + 1e-3  # pessimistic discretisation
     assert A.epsilon(small, 1e-5) == exact
-    huge = A.BinomialDpEvent(trials=10**14, probability=0.25, sensitivity=50)
-    assert A.supporting_accountants(huge) == ["approx"]
-    with pytest.raises(A.UnsupportedEventError, match="approx"):
-        A.epsilon(huge, 1e-6, "pld")
+    huge = A.BinomialDpEvent(trials=10**14, probability=0.25, sensitivity=50)  # pld: on a grid of losses
+    assert A.supporting_accountants(huge) == ["approx", "pld"]
+    exact = binomial_epsilon(10**14, 0.25, 50, 1e-6)
+    assert exact <= A.epsilon(huge, 1e-6, "pld") <= exact * 1.01
     assert A.epsilon(huge, 1e-6) == binomial_epsilon(10**14, 0.25, 50, 1e-6)
+    beyond = A.BinomialDpEvent(trials=2**52 + 1, probability=0.25, sensitivity=50)
+    assert A.supporting_accountants(beyond) == []
+    with pytest.raises(A.UnsupportedEventError, match="2\\^52"):
+        A.epsilon(beyond, 1e-6, "pld")
 
 
 @pytest.mark.parametrize(

@@ -273,7 +273,7 @@ class PldBackend(Backend):
         total = math.fsum(costs.values()) + (self._gaussian_width(mu) / vdi if mu > 0 else 0.0)
         if total <= self.MAX_POINTS_COMPOSED:
             return None
-        worst = max(costs, key=costs.get) if costs else next(iter(rest))
+        worst = max(costs, key=lambda k: costs[k]) if costs else next(iter(rest))
         return leaves[worst], (
             f"composing these privacy loss distributions would take too long ({total:.3g} points > "
             f"{self.MAX_POINTS_COMPOSED:g}; {rest[worst]} releases of this one at "
