@@ -201,7 +201,7 @@ def order_statistic_interval(x: np.ndarray, level: float = LEVEL) -> tuple[float
     new draw's rank among the n + 1 is uniform). ValueError when n < 2/(1 - level) - 1 (39 at 95%)."""
     x = np.sort(np.asarray(x, dtype=float))
     n = x.size
-    j = int(math.floor((n + 1) * (1 - level) / 2 + 1e-9))
+    j = math.floor((n + 1) * (1 - level) / 2 + 1e-9)
     if j < 1:
         raise ValueError(f"a distribution-free {level:.0%} prediction interval needs at least "
                          f"{math.ceil(2 / (1 - level) - 1 - 1e-9)} runs, got {n}")

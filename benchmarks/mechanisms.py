@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     fns = samplers(args.size)
     best = {name: float("inf") for name in fns}
     rng = np.random.default_rng(12345)
-    for name, fn in fns.items():
+    for fn in fns.values():
         fn(rng)  # warm-up
     for _ in range(args.repeat):
         for name, fn in fns.items():

@@ -95,7 +95,7 @@ def interval(values: np.ndarray) -> tuple[float, float, float]:
 
 
 def _paper(S: float, eps: float | None) -> float:
-    kappa, table, rs = PAPER_TABLE2[S]
+    _, table, rs = PAPER_TABLE2[S]
     return table[eps] if eps else rs
 
 

@@ -41,8 +41,15 @@ from dpaudit.algorithms.linear.shuffle_linucb import AmpSums, VecSums
 from dpaudit.algorithms.mab.canaries import OneRunTarget
 from dpaudit.validation import check_int_at_least, check_positive_int
 
-__all__ = ["CanaryUsers", "LinearView", "RELEASED", "one_run_target", "released_statistic", "canary_releases",
-           "FEATURE_SEED"]
+__all__ = [
+    "FEATURE_SEED",
+    "RELEASED",
+    "CanaryUsers",
+    "LinearView",
+    "canary_releases",
+    "one_run_target",
+    "released_statistic",
+]
 
 FEATURE_SEED = 2022  # the fixed public action features (Chowdhury & Zhou 2022, §5 generator)
 

@@ -32,15 +32,15 @@ from dpaudit.validation import (
 )
 
 __all__ = [
-    "Block",
-    "Environment",
-    "LinearEnvironment",
-    "ContextTable",
-    "paper_vectors",
-    "linear_environment",
-    "authors_instances",
     "INSTANCES",
     "NEIGHBOUR_KINDS",
+    "Block",
+    "ContextTable",
+    "Environment",
+    "LinearEnvironment",
+    "authors_instances",
+    "linear_environment",
+    "paper_vectors",
 ]
 
 NEIGHBOUR_KINDS = ("context", "reward", "both")
@@ -98,10 +98,17 @@ def _gather(values: np.ndarray, actions: np.ndarray) -> np.ndarray:
 class Environment(Protocol):
     """What the linear-bandit algorithms read: dimension, number of actions, runs and blocks of rounds."""
 
-    dim: int
-    n_arms: int
-    runs: int
-    horizon: int
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def n_arms(self) -> int: ...
+
+    @property
+    def runs(self) -> int: ...
+
+    @property
+    def horizon(self) -> int: ...
 
     def block(self, t0: int, n: int, rng: np.random.Generator) -> Block: ...
 
@@ -163,6 +170,7 @@ class LinearEnvironment:
     def block(self, t0: int, n: int, rng: np.random.Generator) -> Block:
         """Rounds t0..t0+n-1: fixed features broadcast over rounds, or fresh i.i.d. features."""
         if self.contexts == "fixed":
+            assert self.fixed_features is not None  # checked in __post_init__
             feats = np.broadcast_to(self.fixed_features[:, None], (self.runs, n, self.n_arms, self.dim))
             means = np.broadcast_to(self._fixed_means[:, None], (self.runs, n, self.n_arms))
         else:
@@ -230,8 +238,8 @@ def linear_environment(
         theta, fixed = authors_instances(dim, runs, n_arms)
         return LinearEnvironment(theta=theta, horizon=horizon, n_arms=n_arms, contexts="fixed", fixed_features=fixed)
     theta = paper_vectors(rng, (runs,), dim)
-    fixed = paper_vectors(rng, (runs, n_arms), dim) if contexts == "fixed" else None
-    return LinearEnvironment(theta=theta, horizon=horizon, n_arms=n_arms, contexts=contexts, fixed_features=fixed)
+    features = paper_vectors(rng, (runs, n_arms), dim) if contexts == "fixed" else None
+    return LinearEnvironment(theta=theta, horizon=horizon, n_arms=n_arms, contexts=contexts, fixed_features=features)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -267,6 +275,12 @@ class ContextTable:
         return self.features.shape[0]
 
     @property
+    def mean_table(self) -> np.ndarray:
+        """The means (T, K): the rewards when none were given (`__post_init__` sets them)."""
+        assert self.means is not None  # set in __post_init__
+        return self.means
+
+    @property
     def n_arms(self) -> int:
         return self.features.shape[1]
 
@@ -274,7 +288,7 @@ class ContextTable:
     def dim(self) -> int:
         return self.features.shape[2]
 
-    def with_runs(self, runs: int) -> "ContextTable":
+    def with_runs(self, runs: int) -> ContextTable:
         """The same table served to `runs` independent runs."""
         return dataclasses.replace(self, runs=check_positive_int(runs, "runs"))
 
@@ -283,7 +297,7 @@ class ContextTable:
         sl = slice(t0, t0 + n)
         shape = (self.runs, n)
         feats = np.broadcast_to(self.features[None, sl], shape + self.features.shape[1:])
-        means = np.broadcast_to(self.means[None, sl], shape + (self.n_arms,))
+        means = np.broadcast_to(self.mean_table[None, sl], shape + (self.n_arms,))
         return Block(t0, feats, means, table_rewards=self.rewards[None, sl])
 
     def neighbour(
@@ -292,7 +306,7 @@ class ContextTable:
         kind: str = "both",
         features: np.ndarray | None = None,
         rewards: np.ndarray | None = None,
-    ) -> "ContextTable":
+    ) -> ContextTable:
         """The table with the user of round `user` replaced: her context, her rewards, or both.
 
         Replace-one, unique users (Chowdhury & Zhou 2022, Def. 2.1). `features` (K, d) and `rewards` (K,) give the
@@ -308,7 +322,7 @@ class ContextTable:
         kind: str = "both",
         features: np.ndarray | None = None,
         rewards: np.ndarray | None = None,
-    ) -> "ContextTable":
+    ) -> ContextTable:
         """The table with one returning user replaced at every round in `rounds` (user level,
         Chowdhury & Zhou (ICML 2022) Assumption 4.1 / Def D.4); replacement as in `neighbour`, the same at each round."""
         check_choice(kind, NEIGHBOUR_KINDS, "kind")
@@ -327,8 +341,8 @@ class ContextTable:
                 raise ValueError(f"rewards must have shape {self.rewards.shape[1:]}, got {rewards.shape}")
         f = self.features.copy()
         r = self.rewards.copy()
-        m = self.means.copy()
-        tie_means = np.array_equal(self.means, self.rewards)  # means are the rewards: keep them equal
+        m = self.mean_table.copy()
+        tie_means = np.array_equal(self.mean_table, self.rewards)  # means are the rewards: keep them equal
         for t in idx:
             if kind in ("context", "both"):
                 f[t] = -self.features[t] if features is None else features

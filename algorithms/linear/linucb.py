@@ -20,7 +20,8 @@ from __future__ import annotations
 import abc
 import dataclasses
 import math
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
@@ -37,21 +38,21 @@ from dpaudit.validation import (
 )
 
 __all__ = [
+    "OBSERVABLES",
+    "ExactSums",
+    "LinUCB",
+    "LinUCBResult",
+    "LinearAlgorithm",
     "Release",
     "RunningSums",
-    "user_statistics",
-    "ExactSums",
-    "LinUCBResult",
-    "run_batched_linucb",
-    "confidence_radius",
-    "code_width",
-    "private_regularizer",
-    "clip_data",
     "checkpoint_grid",
-    "OBSERVABLES",
-    "LinearAlgorithm",
-    "LinUCB",
+    "clip_data",
+    "code_width",
+    "confidence_radius",
+    "private_regularizer",
+    "run_batched_linucb",
     "simulate_linear",
+    "user_statistics",
 ]
 
 
@@ -303,7 +304,6 @@ def _sequential_block(
     V^{-1} <- V^{-1} - (V^{-1}x)(V^{-1}x)^T / (1 + x^T V^{-1} x); theta = V^{-1} u.
     """
     runs, n = blk.features.shape[:2]
-    dim = theta.shape[1]
     acts = np.empty((runs, n), dtype=np.int64)
     fixed = blk.features.strides[1] == 0
     if fixed:  # x_k^T V^{-1} x_k for every arm, kept current by the same rank-one update

@@ -22,11 +22,11 @@ import math
 import numpy as np
 
 from dpaudit.algorithms.linear.linucb import LinearAlgorithm, Release
-from dpaudit.privacy import Guarantee, Privacy, accounted
 from dpaudit.mechanisms.tree import BinaryTree, paper_tree_depth
+from dpaudit.privacy import Guarantee, Privacy, accounted
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
 
-__all__ = ["JDP_NOISES", "AUGMENTED_NORM_SQ", "jdp_sigma", "TreeSums", "LinUCBJDP"]
+__all__ = ["AUGMENTED_NORM_SQ", "JDP_NOISES", "LinUCBJDP", "TreeSums", "jdp_sigma"]
 
 JDP_NOISES = ("paper", "code")
 AUGMENTED_NORM_SQ = 2.0  # L~^2 = ||phi||^2 + y^2 with ||phi|| <= 1, |y| <= 1 (Assumption 3.1 of Chowdhury & Zhou (ICML 2022))

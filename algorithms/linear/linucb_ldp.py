@@ -19,20 +19,19 @@ import dataclasses
 import math
 
 import dp_accounting
-import numpy as np
 
 from dpaudit.algorithms.linear.linucb import LinearAlgorithm, Release, RunningSums, user_statistics
-from dpaudit.privacy import Guarantee, Privacy, accounted
 from dpaudit.mechanisms.shuffle import GaussianShuffleProtocol
+from dpaudit.privacy import Guarantee, Privacy, accounted
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit
 
 __all__ = [
     "LDP_NOISES",
-    "VECTOR_SENSITIVITY",
     "MATRIX_SENSITIVITY",
-    "ldp_sigma",
-    "LocalGaussianSums",
+    "VECTOR_SENSITIVITY",
     "LinUCBLDP",
+    "LocalGaussianSums",
+    "ldp_sigma",
 ]
 
 LDP_NOISES = ("paper", "code")

@@ -32,17 +32,35 @@ import pathlib
 import re
 import struct
 import zlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from dpaudit._io import (STAGING_PREFIX, SWAP_PREFIX, atomic_write_text, finish_file_sets, pending_file,
-                         pending_file_sets, replace_file_set)
+from dpaudit._io import (
+    STAGING_PREFIX,
+    SWAP_PREFIX,
+    atomic_write_text,
+    finish_file_sets,
+    pending_file,
+    pending_file_sets,
+    replace_file_set,
+)
 from dpaudit.report.html import render_html
 from dpaudit.report.markdown import INTERVAL_PLOT, render_markdown
 from dpaudit.report.model import SCHEMA, SCHEMA_VERSION
 from dpaudit.report.plots import interval_png
 
-__all__ = ["FILES", "LOCK_FILE", "FolderBusyError", "atomic_write_text", "lock_folder", "write_report", "load_report",
-           "check_report_set", "report_set_id", "report_set_member"]
+__all__ = [
+    "FILES",
+    "LOCK_FILE",
+    "FolderBusyError",
+    "atomic_write_text",
+    "check_report_set",
+    "load_report",
+    "lock_folder",
+    "report_set_id",
+    "report_set_member",
+    "write_report",
+]
 
 FILES = ("report.json", "report.md", "report.html", INTERVAL_PLOT)
 LOCK_FILE = ".dpaudit.lock"

@@ -8,11 +8,22 @@ from __future__ import annotations
 
 import base64
 import html
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from dpaudit.report.glossary import COLUMN_HELP, glossary
-from dpaudit.report.model import (INTERVAL_COLUMNS, PIN_TARGET, SUMMARY_COLUMNS, by_algorithm, claim_columns, claim_rows,
-                                  entry_note, finding_sections, interval_rows, settings_lines)
+from dpaudit.report.model import (
+    INTERVAL_COLUMNS,
+    PIN_TARGET,
+    SUMMARY_COLUMNS,
+    by_algorithm,
+    claim_columns,
+    claim_rows,
+    entry_note,
+    finding_sections,
+    interval_rows,
+    settings_lines,
+)
 from dpaudit.report.plots import epsilon_png, interval_png, regret_png, tradeoff_png
 
 __all__ = ["render_html"]

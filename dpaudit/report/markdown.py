@@ -11,10 +11,20 @@ import re
 from typing import Any
 
 from dpaudit.report.glossary import COLUMN_HELP, glossary
-from dpaudit.report.model import (INTERVAL_COLUMNS, PIN_TARGET, SUMMARY_COLUMNS, by_algorithm, claim_columns, claim_rows,
-                                  entry_note, finding_sections, interval_rows, settings_lines)
+from dpaudit.report.model import (
+    INTERVAL_COLUMNS,
+    PIN_TARGET,
+    SUMMARY_COLUMNS,
+    by_algorithm,
+    claim_columns,
+    claim_rows,
+    entry_note,
+    finding_sections,
+    interval_rows,
+    settings_lines,
+)
 
-__all__ = ["render_markdown", "INTERVAL_PLOT", "md_text", "md_code"]
+__all__ = ["INTERVAL_PLOT", "md_code", "md_text", "render_markdown"]
 
 INTERVAL_PLOT = "intervals.png"
 """The interval plot, written beside report.md by `dpaudit.report.write_report` and linked from it."""

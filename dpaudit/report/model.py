@@ -12,36 +12,37 @@ import math
 import platform
 import re
 import sys
+from collections.abc import Iterable
 from importlib import metadata
-from typing import Any, Iterable
+from typing import Any
 
 from dpaudit.report.glossary import readable_target
 
 __all__ = [
+    "COLUMNS",
+    "INTERVAL_COLUMNS",
+    "PIN_TARGET",
     "SCHEMA",
     "SCHEMA_VERSION",
-    "versions",
-    "build_report",
-    "summarize",
-    "findings",
-    "settings_lines",
-    "by_algorithm",
-    "claim_rows",
-    "COLUMNS",
     "SUMMARY_COLUMNS",
-    "fmt",
-    "one_run_note",
-    "PIN_TARGET",
-    "interval",
-    "interval_rows",
-    "proven_claims",
-    "INTERVAL_COLUMNS",
+    "build_report",
+    "by_algorithm",
     "claim_columns",
+    "claim_rows",
     "entry_note",
     "finding_sections",
+    "findings",
+    "fmt",
+    "interval",
+    "interval_rows",
     "is_user",
+    "one_run_note",
     "pin_text",
+    "proven_claims",
     "samples_text",
+    "settings_lines",
+    "summarize",
+    "versions",
 ]
 
 SCHEMA = "dpaudit.report"
@@ -338,7 +339,7 @@ def interval(entry: dict[str, Any]) -> dict[str, Any] | None:
     elif iv["pin"] is not None and iv["pin"] >= PIN_TARGET:
         iv["tight"] = "both"
     else:
-        iv["tight"] = {"audit": "upper", "accounting": "lower", "both": "neither"}.get(note.get("loose"), "unknown")
+        iv["tight"] = {"audit": "upper", "accounting": "lower", "both": "neither"}.get(str(note.get("loose")), "unknown")
     iv["reason"] = None
     if iv["sound"] and (iv["pin"] is None or iv["pin"] < PIN_TARGET):
         iv["reason"] = note.get("reason") or _auto_reason(iv)
@@ -361,7 +362,7 @@ def build_report(entries: list[dict[str, Any]], *, settings: dict[str, Any], com
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "versions": versions(),
         "command": list(command) if command is not None else None,
         "settings": dict(settings),

@@ -16,11 +16,12 @@ from __future__ import annotations
 import functools
 import io
 import math
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["regret_png", "epsilon_png", "tradeoff_png", "interval_png"]
+__all__ = ["epsilon_png", "interval_png", "regret_png", "tradeoff_png"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
