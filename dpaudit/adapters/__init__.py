@@ -1,0 +1,48 @@
+"""Audit targets from the DP libraries people ship with: OpenDP and diffprivlib.
+
+Each builder returns a `LibraryTarget`: callable as `target(data, rng, size)` (what `dpaudit.audit.audit`
+draws from), with the library's own claim (`claim`, `claim_epsilon`, `claim_delta`, `claim_rho`), a
+neighbouring pair where the mechanism's loss is largest (`neighbours`), and `name`, `library`, `version`:
+
+    from dpaudit.adapters import audit_target, diffprivlib_laplace, opendp_laplace
+    audit_target(opendp_laplace(scale=1.0), samples=100_000, float_bits=True)        # consistent
+    audit_target(diffprivlib_laplace(epsilon=1.0), samples=100_000, float_bits=True)  # a violation
+
+The libraries are optional and imported only when a builder is called: `pip install 'dpaudit[opendp]'`,
+`pip install 'dpaudit[diffprivlib]'`.
+"""
+
+from dpaudit.adapters.diffprivlib import (
+    diffprivlib_exponential,
+    diffprivlib_gaussian,
+    diffprivlib_geometric,
+    diffprivlib_laplace,
+    diffprivlib_mechanism,
+    diffprivlib_snapping,
+)
+from dpaudit.adapters.opendp import (
+    opendp_discrete_gaussian,
+    opendp_discrete_laplace,
+    opendp_gaussian,
+    opendp_laplace,
+    opendp_measurement,
+    opendp_noisy_max,
+)
+from dpaudit.adapters.target import LibraryTarget, audit_target
+
+__all__ = [
+    "LibraryTarget",
+    "audit_target",
+    "diffprivlib_exponential",
+    "diffprivlib_gaussian",
+    "diffprivlib_geometric",
+    "diffprivlib_laplace",
+    "diffprivlib_mechanism",
+    "diffprivlib_snapping",
+    "opendp_discrete_gaussian",
+    "opendp_discrete_laplace",
+    "opendp_gaussian",
+    "opendp_laplace",
+    "opendp_measurement",
+    "opendp_noisy_max",
+]
