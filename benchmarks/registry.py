@@ -25,6 +25,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "false-flag rate of `dpaudit audit --baseline` on unchanged code"),
     Benchmark("extension_policy", "benchmarks.extension_policy",
               "what the selection extension is worth, by how well the pilot resolved its event"),
+    Benchmark("libraries", "benchmarks.libraries",
+              "audits of OpenDP's and diffprivlib's Laplace beside numpy's: wall time and ratio (skips a missing one)"),
     Benchmark("mechanisms", "benchmarks.mechanisms",
               "samples per second of every dpaudit sampler beside numpy's Laplace"),
     Benchmark("mechanisms_protocols", "benchmarks.mechanisms_protocols",

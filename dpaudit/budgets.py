@@ -184,7 +184,51 @@ def privacy_budget(privacy: Any, *, delta: float | None = None, epsilon: float |
                    on_row: Callable[[dict], None] | None = None) -> dict:
     """The budget of one declared `Privacy` (any algorithm's, a user's own included): relation, trust
     model, the paper's claim, the corrected guarantee with the reason, and every accountant's answer for
-    the declared event (epsilon at `delta`, default `default_delta`, or delta at `epsilon`)."""
+    the declared event (epsilon at `delta`, default `default_delta`, or delta at `epsilon`).
+
+    Each accountant's answer is a valid bound for the event, so the smallest (`best`) is too; the
+    accountants and their sources are those of `dpaudit.accounting.epsilon`.
+
+    Parameters
+    ----------
+    privacy : dpaudit.privacy.Privacy
+        The declaration; its `event` is accounted for (a `NonPrivateDpEvent` when it is None).
+    delta : float, optional
+        The delta in [0, 1) at which epsilon is computed (keyword-only). Default: the claim's delta for a
+        pure or (epsilon, delta) claim, else `DEFAULT_DELTA` (1e-5).
+    epsilon : float, optional
+        Compute delta at this epsilon in (0, inf) instead (keyword-only; not with `delta`).
+    on_row : callable, optional
+        Called with each accountant's row as soon as it is computed (for progress output).
+
+    Returns
+    -------
+    dict
+        `relation`, `relation_text`, `trust_model`, `trust_model_text`, `claim` and `corrected` (the
+        guarantees as JSON, `corrected` None when the claim holds), `reason` (why they differ, or None),
+        `delta` (or `epsilon`), `results` (one row per accountant: `accountant`, `epsilon` or `delta`,
+        `supported`, and `reason` when there is no finite answer) and `best` (the smallest supported answer,
+        None when no accountant supports the event).
+
+    Raises
+    ------
+    TypeError
+        `delta` or `epsilon` is not a real number.
+    ValueError
+        Both `delta` and `epsilon` given, or one out of range.
+
+    Examples
+    --------
+    Five Laplace releases of scale 10 (in units of the sensitivity), claimed 0.5-DP:
+
+    >>> import dp_accounting, dpaudit
+    >>> releases = dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(10.0), 5)
+    >>> budget = dpaudit.privacy_budget(dpaudit.Privacy("user", "central", releases, dpaudit.Guarantee("pure", 0.5)))
+    >>> budget["delta"], budget["best"]
+    (0.0, {'accountant': 'pure', 'epsilon': 0.5})
+    >>> [(row["accountant"], row.get("epsilon")) for row in budget["results"]]
+    [('pure', 0.5), ('approx', 0.5), ('rdp', inf), ('zcdp', inf), ('pld', inf), ('shuffle', None)]
+    """
     if delta is not None and epsilon is not None:
         raise ValueError("give delta or epsilon, not both")
     if epsilon is None and delta is None:
@@ -213,7 +257,49 @@ def correction_reason(privacy: Any) -> str | None:
 
 def algorithm_budget(name: str, horizon: int, params: dict | None = None, *, delta: float | None = None,
                      epsilon: float | None = None, on_row: Callable[[dict], None] | None = None) -> dict:
-    """`privacy_budget` of the registered algorithm `name` run for `horizon` rounds with `params`."""
+    """`privacy_budget` of the registered algorithm `name` run for `horizon` rounds with `params`.
+
+    The algorithm declares its `Privacy` for the run (`AlgorithmEntry.privacy`); every accountant then
+    answers for its event, next to the paper's claim and the corrected guarantee (`privacy_budget`).
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm (`dpaudit regret --list`; the plugins are loaded on first use).
+    horizon : int
+        The number of rounds (users) of the run, >= 1.
+    params : dict, optional
+        The algorithm's parameters by name (e.g. {"epsilon": 0.5}); its defaults for the others.
+    delta : float, optional
+        As for `privacy_budget` (keyword-only).
+    epsilon : float, optional
+        As for `privacy_budget` (keyword-only).
+    on_row : callable, optional
+        As for `privacy_budget` (keyword-only).
+
+    Returns
+    -------
+    dict
+        `algorithm`, `horizon` and `params`, then the keys of `privacy_budget`.
+
+    Raises
+    ------
+    TypeError
+        `horizon` is not an integer, or `delta`/`epsilon` not a real number.
+    ValueError
+        An unknown algorithm (the message lists the known ones), one that declares no privacy, a
+        parameter it does not take, a value it rejects, or a bad `delta`/`epsilon`.
+
+    Examples
+    --------
+    Hybrid-UCB (Hu, Huang, Mehta, arXiv:2102.07929, Thm 5) claims 0.5-DP at epsilon = 0.5; a leaf of its
+    tree r lies in r + 1 released nodes (their Alg. 4), not r, so the sound guarantee is 0.75:
+
+    >>> import dpaudit
+    >>> budget = dpaudit.algorithm_budget("hybrid-ucb", 1000, {"epsilon": 0.5})
+    >>> budget["claim"]["epsilon"], budget["corrected"]["epsilon"], budget["best"]
+    (0.5, 0.75, {'accountant': 'pure', 'epsilon': 0.75})
+    """
     privacy = declared_privacy(name, horizon, params)
     return {"algorithm": name, "horizon": horizon, "params": dict(params or {}),
             **privacy_budget(privacy, delta=delta, epsilon=epsilon, on_row=on_row)}
@@ -238,8 +324,47 @@ def calibrate_algorithm(name: str, horizon: int, target_epsilon: float, target_d
     target without evaluating far-off values (an accountant may be slow or give inf at an extreme);
     bracketing search (`dpaudit.accounting.calibration.calibrate`) then refines it towards the next grid
     value. The value returned was evaluated: its epsilon is recomputed here as `achieved_epsilon`
-    (<= target). A parameter value the algorithm rejects counts as missing the target. ValueError when
-    no grid value meets the target.
+    (<= target). A parameter value the algorithm rejects counts as missing the target.
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm with an epsilon input (`AlgorithmEntry.tuned`).
+    horizon : int
+        The number of rounds (users) of the run, >= 1.
+    target_epsilon : float
+        The epsilon to meet, in (0, inf).
+    target_delta : float
+        The delta at which it is met, in [0, 1).
+    params : dict, optional
+        The algorithm's other parameters (not the one calibrated).
+    accountant : str, default "best"
+        One of `dpaudit.accounting.ACCOUNTANTS`, or "best" (keyword-only).
+
+    Returns
+    -------
+    dict
+        `accountant`, the tuned parameter's name mapped to the value found, and `achieved_epsilon`
+        (its epsilon at `target_delta`, <= `target_epsilon`).
+
+    Raises
+    ------
+    TypeError
+        A target or `horizon` of the wrong type.
+    ValueError
+        An unknown algorithm, one with no epsilon input, the tuned parameter given in `params`, a bad
+        parameter or target, or no value in `CALIBRATION_RANGE` meets the target.
+    ArithmeticError
+        The value found misses the target when re-checked (a safeguard: never expected).
+
+    Examples
+    --------
+    Hybrid-UCB's real pure epsilon is 1.5 times its input (`algorithm_budget`), so a target of 1 needs 2/3:
+
+    >>> import dpaudit
+    >>> found = dpaudit.calibrate_algorithm("hybrid-ucb", 1000, 1.0, 0.0, accountant="pure")
+    >>> round(found["epsilon"], 4), round(found["achieved_epsilon"], 4)
+    (0.6667, 1.0)
     """
     import numpy as np
 
@@ -350,7 +475,39 @@ def _read_plan(path: str | pathlib.Path, name: str) -> Any:
 def load_plan(path: str | pathlib.Path) -> list[Release]:
     """Read a plan: TOML (`[[releases]]` tables) or JSON (`{"releases": [...]}`), each release with
     `algorithm` (+ `horizon`) or `mechanism`, optional `params` (a table) and `count` (default 1,
-    at most MAX_COUNT). A key no table takes, at any level, is an error (never silently ignored)."""
+    at most MAX_COUNT). A key no table takes, at any level, is an error (never silently ignored).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The plan file: JSON when its name ends in .json, TOML otherwise.
+
+    Returns
+    -------
+    list of Release
+        One `Release` per table, in order: its `label` (default the algorithm and horizon, or the
+        mechanism), `event` (one run or release about one user), `count` and `claim` (an algorithm's
+        claimed guarantee as JSON; None for a mechanism).
+
+    Raises
+    ------
+    PlanError
+        A ValueError naming the file and the table: the file cannot be read or parsed, a key is unknown,
+        a value has the wrong type or is out of range, or an algorithm or mechanism rejects its parameters.
+    TypeError
+        `path` is not a string or path.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, dpaudit
+    >>> plan = '{"releases": [{"mechanism": "laplace", "params": {"scale": 2.0}, "count": 3}]}'
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = pathlib.Path(folder, "plan.json")
+    ...     _ = path.write_text(plan)
+    ...     releases = dpaudit.load_plan(path)
+    >>> releases
+    [Release(label='laplace', event=LaplaceDpEvent(noise_multiplier=2.0), count=3, claim=None)]
+    """
     from dpaudit.validation import shorten
 
     name = str(path) if len(str(path)) <= 120 else shorten(str(path))
@@ -419,7 +576,52 @@ def plan_budget(releases: list[Release], *, delta: float | None = None, epsilon:
                 on_row: Callable[[dict], None] | None = None, on_part: Callable[[dict], None] | None = None) -> dict:
     """One epsilon per user (at `delta`, default DEFAULT_DELTA) or delta (at `epsilon`) under every
     accountant for all of `releases`, with each release's own best answer alongside (`on_part` sees each
-    as it is computed, before any row of the whole plan)."""
+    as it is computed, before any row of the whole plan).
+
+    The releases compose sequentially (basic composition of the events, Dwork, Roth, "The Algorithmic
+    Foundations of Differential Privacy", FnT TCS 2014, Thm. 3.16); each accountant then composes them by
+    its own theorem, and the smallest answer (`best`) is valid because each is.
+
+    Parameters
+    ----------
+    releases : list of Release
+        The plan (`load_plan`).
+    delta : float, optional
+        The delta in [0, 1) at which epsilon is computed (keyword-only); default `DEFAULT_DELTA` (1e-5).
+    epsilon : float, optional
+        Compute delta at this epsilon in (0, inf) instead (keyword-only; not with `delta`).
+    on_row : callable, optional
+        Called with each accountant's row of the whole plan as soon as it is computed.
+    on_part : callable, optional
+        Called with each release's own entry of `releases` as soon as it is computed.
+
+    Returns
+    -------
+    dict
+        `releases` (per release: `label`, `count`, `claim`, `best`), `delta` (or `epsilon`), `results`
+        (one row per accountant, as in `privacy_budget`) and `best` for the whole plan.
+
+    Raises
+    ------
+    TypeError
+        `delta` or `epsilon` is not a real number.
+    ValueError
+        Both `delta` and `epsilon` given, or one out of range.
+
+    Examples
+    --------
+    Three Laplace releases of scale 2 and one binary randomized response with epsilon 0.5, about the same user:
+
+    >>> import pathlib, tempfile, dpaudit
+    >>> plan = ('{"releases": [{"mechanism": "laplace", "params": {"scale": 2.0}, "count": 3},'
+    ...         ' {"mechanism": "rr", "params": {"epsilon0": 0.5}}]}')
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = pathlib.Path(folder, "plan.json")
+    ...     _ = path.write_text(plan)
+    ...     budget = dpaudit.plan_budget(dpaudit.load_plan(path), delta=0.0)
+    >>> [(part["label"], part["best"]["epsilon"]) for part in budget["releases"]], budget["best"]
+    ([('laplace', 1.5), ('rr', 0.5)], {'accountant': 'pure', 'epsilon': 2.0})
+    """
     if delta is not None and epsilon is not None:
         raise ValueError("give delta or epsilon, not both")
     if delta is None and epsilon is None:

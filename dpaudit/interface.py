@@ -39,7 +39,27 @@ Target = Callable[[Any, np.random.Generator, int], np.ndarray]
 
 @runtime_checkable
 class PrivateAlgorithm(Protocol):
-    """run / target / privacy(horizon, ...): see the module docstring."""
+    """An algorithm dpaudit can audit and account for: `name`, `run`, `target` and `privacy(horizon, ...)`.
+
+    `isinstance(obj, PrivateAlgorithm)` checks that the four members exist (a `typing.Protocol`, PEP 544);
+    what each must do is in the module docstring: `target(...)` returns the auditor's
+    `target(data, rng, size)`, `privacy(horizon, ...)` the declared `Privacy` of a run.
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> from dpaudit import Guarantee, Privacy, PrivateAlgorithm
+    >>> class NoisyCount:
+    ...     name = "noisy-count"
+    ...     def run(self, data, rng, runs=1):
+    ...         return data.sum() + rng.laplace(0.0, 1.0, runs)
+    ...     def target(self):
+    ...         return lambda data, rng, size: self.run(data, rng, size)
+    ...     def privacy(self, horizon):
+    ...         return Privacy("user", "central", dp_accounting.LaplaceDpEvent(1.0), Guarantee("pure", 1.0))
+    >>> isinstance(NoisyCount(), PrivateAlgorithm), NoisyCount().privacy(10).accounted_epsilon()
+    (True, 1.0)
+    """
 
     name: str
 

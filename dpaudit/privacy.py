@@ -57,7 +57,34 @@ _EVENTS = ("event", "paper_event", "proof_step", "lower_event")
 class Guarantee:
     """A stated guarantee: pure epsilon, (epsilon, delta), rho-zCDP, or an RDP order/value list.
 
-    epsilon may be math.inf (no privacy, e.g. a variant whose noise cancels).
+    epsilon may be math.inf (no privacy, e.g. a variant whose noise cancels). The notions: (epsilon,
+    delta)-DP (Dwork, Roth, "The Algorithmic Foundations of Differential Privacy", FnT TCS 2014, Def.
+    2.4; pure when delta = 0), rho-zCDP (Bun, Steinke, "Concentrated Differential Privacy", TCC 2016,
+    Def. 1.1) and RDP (Mironov, "Renyi Differential Privacy", CSF 2017, Def. 4).
+
+    Parameters
+    ----------
+    notion : str
+        "pure", "approx", "rdp", "zcdp" or "none".
+    epsilon : float, optional
+        > 0 (math.inf allowed); required for "pure" and "approx".
+    delta : float, default 0.0
+        In [0, 1).
+    rho : float, optional
+        > 0; required for "zcdp".
+    source : str, default ""
+        Where the guarantee is stated or proved (paper, theorem), shown in reports.
+
+    Raises
+    ------
+    ValueError
+        An unknown notion, or a missing or out-of-range epsilon, delta or rho.
+
+    Examples
+    --------
+    >>> from dpaudit import Guarantee
+    >>> Guarantee("approx", epsilon=1.0, delta=1e-6, source="Theorem 2").to_json()
+    {'type': 'Guarantee', 'notion': 'approx', 'epsilon': 1.0, 'delta': 1e-06, 'source': 'Theorem 2'}
     """
 
     notion: str
@@ -113,20 +140,58 @@ def event_to_json(event: dp_accounting.DpEvent) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class Privacy:
-    """An algorithm's declared privacy.
+    """An algorithm's declared privacy: what it releases about one user, and what its paper claims.
 
-    relation: key of RELATIONS; trust_model: key of TRUST_MODELS;
-    event: DpEvent of what the implementation releases about one user over the whole run (None for
-      non-private algorithms); for shuffle protocols it may be the user's own local messages, which
-      the shuffled view post-processes (an upper-bound description);
-    claim: the paper's guarantee; corrected: the sound guarantee where it differs (else None);
-    note: one sentence on where the correction comes from;
-    paper_event: the paper's own composition (its split, parallel where it claims disjointness);
-    proof_step: the paper's proof step redone on the real ranges (where that step fails);
-    lower_event: a release that is a post-processing of the real view (e.g. a batch sum): its exact
-      epsilon is a lower reference for what an auditor can reach;
-    implied: further named guarantees (e.g. the theorem a shuffle protocol cites, or the corrected
-      guarantee per kind of neighbour).
+    The accountants turn `event` into numbers (`dpaudit.accounting.epsilon`, `dpaudit.privacy_budget`);
+    the events compose by the accountants' theorems (sequentially, Dwork, Roth, "The Algorithmic
+    Foundations of Differential Privacy", FnT TCS 2014, Thm. 3.16; in parallel over disjoint users,
+    McSherry, "Privacy Integrated Queries", SIGMOD 2009, Thm. 4).
+
+    Parameters
+    ----------
+    relation : str
+        The neighbouring relation, a key of `RELATIONS`.
+    trust_model : str
+        Who sees what, a key of `TRUST_MODELS`.
+    event : dp_accounting.DpEvent or None
+        What the implementation releases about one user over the whole run (None for non-private
+        algorithms); for shuffle protocols it may be the user's own local messages, which the shuffled
+        view post-processes (an upper-bound description).
+    claim : Guarantee
+        The paper's guarantee, as stated.
+    corrected : Guarantee, optional
+        The sound guarantee where it differs from the claim (else None).
+    note : str, default ""
+        One sentence on where the correction comes from.
+    paper_event : dp_accounting.DpEvent, optional
+        The paper's own composition (its split, parallel where it claims disjointness).
+    proof_step : dp_accounting.DpEvent, optional
+        The paper's proof step redone on the real ranges (where that step fails).
+    lower_event : dp_accounting.DpEvent, optional
+        A release that is a post-processing of the real view (e.g. a batch sum): its exact epsilon is a
+        lower reference for what an auditor can reach.
+    implied : mapping of str to Guarantee, optional
+        Further named guarantees (e.g. the theorem a shuffle protocol cites, or the corrected guarantee
+        per kind of neighbour).
+
+    Raises
+    ------
+    ValueError
+        An unknown `relation` or `trust_model`.
+    TypeError
+        `claim` or `corrected` not a `Guarantee`, an event not a `DpEvent`, or `implied` not a mapping
+        of names to `Guarantee`s.
+
+    Examples
+    --------
+    Five Laplace releases of scale 10 (in units of the sensitivity) about each user, claimed 0.5-DP:
+
+    >>> import dp_accounting
+    >>> from dpaudit import Guarantee, Privacy
+    >>> releases = dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(10.0), 5)
+    >>> privacy = Privacy("user", "central", releases, claim=Guarantee("pure", 0.5, source="Theorem 1"))
+    >>> privacy.accounted_epsilon()  # at the claim's delta, 0
+    0.5
     """
 
     relation: str

@@ -30,6 +30,7 @@ __all__ = [
     "EntryRecord",
     "EventCounts",
     "EventRecord",
+    "FloatingPointRecord",
     "PairRecord",
     "PinNoteRecord",
     "RegretRecord",
@@ -37,6 +38,7 @@ __all__ = [
     "claim_record",
     "entry_record",
     "finish_record",
+    "floating_point_record",
     "json_float",
     "lost_record",
     "one_run_audit_record",
@@ -75,6 +77,8 @@ class AuditRecord(TypedDict, total=False):
     chunk_size: int
     curve_violation: bool
     tradeoff: dict[str, list[float]]
+    check: str  # a library entry's audits: which bound, "stated" (algorithmic) or "floating-point"
+    floating_point: FloatingPointRecord  # scalar float outputs under float_check "report" or "gate"
     # one-run audits
     mode: str
     horizon: int
@@ -108,6 +112,16 @@ class EventCounts(TypedDict, total=False):
     error: str
 
 
+class FloatingPointRecord(TypedDict):
+    """The implementation verdict of float outputs (`dpaudit.audit.AuditResult.floating_point`): its bound,
+    its verdict against the same claim, and whether it gates (`float_check="gate"`)."""
+
+    epsilon_lower: float
+    verdict: str
+    confidence: float
+    gate: bool
+
+
 class ClaimRecord(TypedDict, total=False):
     """One claim's verdict: the claimed epsilon against the best audit bound at the claim's delta."""
 
@@ -127,6 +141,7 @@ class ClaimRecord(TypedDict, total=False):
     epsilon_upper: float  # user entries
     event: EventRecord | None  # user entries
     baseline_event_counts: EventCounts  # user entries, against a baseline
+    floating_point: FloatingPointRecord  # the best floating-point bound at the claim's delta, when audited
     mode: str  # one-run entries
     num_canaries: int
     guesses: int
@@ -185,6 +200,9 @@ class EntryRecord(TypedDict, total=False):
     mode: str
     one_run: dict[str, int]
     audit_options: dict[str, Any]
+    library: str  # a library entry's (dpaudit.audits.libraries): the library and its installed version
+    version: str
+    reproducible: bool
     ok: bool
     seconds: float
     interval: dict[str, Any] | None
@@ -235,6 +253,15 @@ def _tradeoff_of(result: Any) -> dict[str, list[float]] | None:
 _OPTIONAL_RESULT_FIELDS = ("mu_lower", "mu_point", "direction", "selection_samples", "estimation_samples", "chunk_size")
 
 
+def floating_point_record(result: Any) -> FloatingPointRecord | None:
+    """The result's floating-point verdict as a record; None when it has none."""
+    fp = getattr(result, "floating_point", None)
+    if fp is None:
+        return None
+    return {"epsilon_lower": float(fp.epsilon_lower), "verdict": str(fp.verdict), "confidence": float(fp.confidence),
+            "gate": result.float_check == "gate"}
+
+
 def audit_record(result: Any, *, delta: float, claim_epsilon: float, samples: int, confidence: float, seed: int,
                  seconds: float, pair: int) -> AuditRecord:
     """A built-in entry's audit call from its `dpaudit.audit.AuditResult`."""
@@ -257,6 +284,9 @@ def audit_record(result: Any, *, delta: float, claim_epsilon: float, samples: in
     curve = _tradeoff_of(result)
     if curve is not None:
         record["tradeoff"] = curve
+    fp = floating_point_record(result)
+    if fp is not None:
+        record["floating_point"] = fp
     record["pair"] = pair
     return cast(AuditRecord, record)
 
@@ -276,11 +306,15 @@ def one_run_audit_record(result: Any, *, delta: float, claim_epsilon: float, con
 def user_audit_record(result: Any, *, delta: float, claim_epsilon: float, samples: int, confidence: float, seed: int,
                       epsilon_upper: float, seconds: float) -> AuditRecord:
     """A user entry's audit call (its one pair) from its `dpaudit.audit.AuditResult`."""
-    return {"delta": delta, "claim_epsilon": claim_epsilon, "samples": samples,
-            "confidence": confidence, "seed": seed, "epsilon_lower": float(result.epsilon_lower),
-            "epsilon_upper": epsilon_upper, "verdict": str(result.verdict), "direction": result.direction,
-            "mu_lower": float(result.mu_lower), "mu_point": float(result.mu_point), "pair": 0,
-            "seconds": seconds}
+    record: AuditRecord = {
+        "delta": delta, "claim_epsilon": claim_epsilon, "samples": samples, "confidence": confidence, "seed": seed,
+        "epsilon_lower": float(result.epsilon_lower), "epsilon_upper": epsilon_upper, "verdict": str(result.verdict),
+        "direction": result.direction, "mu_lower": float(result.mu_lower), "mu_point": float(result.mu_point),
+        "pair": 0, "seconds": seconds}
+    fp = floating_point_record(result)
+    if fp is not None:
+        record["floating_point"] = fp
+    return record
 
 
 def claim_record(claim: Claim, audits: list[AuditRecord], value: float | None = None) -> ClaimRecord:
@@ -303,6 +337,12 @@ def claim_record(claim: Claim, audits: list[AuditRecord], value: float | None = 
     }
     if "epsilon_upper" in best:
         record["epsilon_upper"] = best["epsilon_upper"]
+    float_audits = [a["floating_point"] for a in audits if a["delta"] == claim.delta and "floating_point" in a]
+    if float_audits:
+        fp = max(float_audits, key=lambda f: f["epsilon_lower"])
+        record["floating_point"] = fp
+        if fp["gate"] and fp["verdict"] == "violation":
+            verdict = "violation"
     record.update(confidence=best["confidence"], pair=best["pair"], verdict=verdict,
                   tightness=best["epsilon_lower"] / value if 0 < value < math.inf else None,
                   ok=verdict == claim.expect)

@@ -90,6 +90,12 @@ AUDITS: Registry[Any] = Registry("audit entry")
 _loaded = False
 
 
+def catalog_modules() -> dict[str, str]:
+    """The catalogs of their own (`dpaudit audit --catalog NAME`): NAME -> the module that registers their
+    entries, from the `dpaudit.catalogs` entry-point group (pyproject.toml)."""
+    return {ep.name: ep.value for ep in metadata.entry_points(group="dpaudit.catalogs")}
+
+
 def load_plugins() -> None:
     """Import every module of the `dpaudit.plugins` entry-point group once."""
     global _loaded

@@ -316,16 +316,59 @@ def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None =
                    observable: str | None = None, target_args: dict[str, Any] | None = None,
                    relation: str = "one-user",
                    source: str = "", **audit_options: Any) -> Callable[[Any], Any]:
-    """Decorator registering an audit of the decorated target in `dpaudit.registry.AUDITS`.
+    """Decorator registering an audit of the decorated target in `dpaudit.registry.AUDITS`, for `dpaudit audit`.
 
-    The target is `target(data, rng, size)` returning `size` runs on `data` (a function or callable
-    object), or an algorithm object (`dpaudit.interface.PrivateAlgorithm`) whose hook
-    `target(observable=observable, **target_args)` gives one (e.g. `target_args={"horizon": 50}`). The claim is `claim_epsilon` at `claim_delta`, or a
-    `dp_accounting.DpEvent` `claim` whose epsilon at `claim_delta` under `claim_accountant` is the
-    claim (exactly one of the two). `samples` runs per input; `expect="violation"` declares a
-    known-broken twin the audit must catch. Other keywords go to `dpaudit.audit.audit` (e.g. `score`),
-    checked here as it checks them (`confidence` and `seed` are the suite's, not an entry's).
-    Returns the target unchanged. Raises ValueError naming the entry on bad arguments.
+    Parameters
+    ----------
+    name : str
+        The entry's name: one word, unique across the project's modules and the catalog.
+    d0, d1 : any
+        The neighbouring inputs the target is run on.
+    claim_epsilon : float, optional
+        The claimed epsilon (> 0) at `claim_delta`; or give `claim` (exactly one of the two).
+    claim_delta : float
+        In [0, 1).
+    claim : dp_accounting.DpEvent, optional
+        The claim as an event: its epsilon at `claim_delta` under `claim_accountant` ("best" by default).
+    samples : int
+        Runs per input (>= 10).
+    expect : {"consistent", "violation"}
+        "violation" declares a known-broken twin the audit must catch.
+    algorithm, description, source : str
+        How the report groups and describes the entry (default group: the declaring module).
+    observable, target_args : optional
+        For an algorithm object (`dpaudit.interface.PrivateAlgorithm`): its hook
+        `target(observable=observable, **target_args)` gives the target (e.g. `target_args={"horizon": 50}`).
+    relation : str
+        The neighbouring relation d0 and d1 stand for, as the report names it.
+    **audit_options
+        Passed on to `dpaudit.audit` (e.g. `score`, `float_check`, `families`), checked here as it checks
+        them; `confidence` and `seed` are the suite's, not an entry's.  `float_check` defaults to the
+        project's `[tool.dpaudit] float_check`, else "report".
+
+    Returns
+    -------
+    callable
+        The decorator; it registers the target (a function or callable object, or an algorithm object) and
+        returns it unchanged.
+
+    Raises
+    ------
+    RegistrationError
+        A ValueError naming the entry: a bad argument, an unknown audit option, a name registered twice.
+
+    Examples
+    --------
+    >>> import dpaudit
+    >>> from dpaudit.registry import AUDITS
+    >>> @dpaudit.register_audit(name="doc.count", claim_epsilon=1.0, d0=0.0, d1=1.0, samples=20_000,
+    ...                         float_check="gate")
+    ... def count(x, rng, size):
+    ...     return x + rng.laplace(0.0, 1.0, size)
+    >>> (claim,) = AUDITS.get("doc.count").run()["claims"]
+    >>> claim["verdict"], claim["floating_point"]["verdict"]   # the float leak gates
+    ('violation', 'violation')
+    >>> AUDITS.remove("doc.count")
     """
     def fail(message: str) -> RegistrationError:
         return RegistrationError(f"entry {name!r}: {message}")

@@ -42,7 +42,7 @@ __all__ = [
 
 CONFIG_FILE = "pyproject.toml"
 CATALOGS = ("builtin", "user", "all")
-_KEYS = ("modules", "paths", "catalog")
+_KEYS = ("modules", "paths", "catalog", "float_check")
 _registered: dict[str, list[str]] = {}  # module name -> entry names its last import registered
 
 
@@ -53,12 +53,14 @@ class ConfigError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class UserConfig:
     """A parsed `[tool.dpaudit]` table: `file` it came from, `modules` to import, `paths` (absolute),
-    and the `catalog` it declares (builtin, user or all)."""
+    the `catalog` it declares (builtin, user or all) and `float_check` ("report", "gate" or "off"; None:
+    the audit's default), given to every entry of the modules that does not set its own."""
 
     file: pathlib.Path
     modules: tuple[str, ...]
     paths: tuple[pathlib.Path, ...]
     catalog: str = "user"
+    float_check: str | None = None
 
 
 def _string_list(table: dict[str, Any], key: str, file: pathlib.Path) -> list[str]:
@@ -112,6 +114,12 @@ def read_config(path: str | pathlib.Path) -> UserConfig:
     if "modules" in table and catalog == "builtin":
         raise ConfigError(f"{file}: [tool.dpaudit] catalog = \"builtin\" imports no modules; "
                           "use catalog = \"all\" to run your modules beside the built-in catalog")
+    from dpaudit.audit.options import FLOAT_CHECKS
+
+    float_check = table.get("float_check")
+    if float_check is not None and float_check not in FLOAT_CHECKS:
+        raise ConfigError(f"{file}: [tool.dpaudit] float_check must be one of {', '.join(FLOAT_CHECKS)}, "
+                          f"got {float_check!r}")
     modules = _string_list(table, "modules", file) if "modules" in table else []
     paths = _string_list(table, "paths", file) if "paths" in table else ["."]
     folders = []
@@ -120,7 +128,8 @@ def read_config(path: str | pathlib.Path) -> UserConfig:
         if not folder.is_dir():
             raise ConfigError(f"{file}: [tool.dpaudit] paths entry {p!r} is not a folder ({folder})")
         folders.append(folder)
-    return UserConfig(file=file, modules=tuple(dict.fromkeys(modules)), paths=tuple(folders), catalog=catalog)
+    return UserConfig(file=file, modules=tuple(dict.fromkeys(modules)), paths=tuple(folders), catalog=catalog,
+                      float_check=float_check)
 
 
 def find_project_file(start: str | pathlib.Path | None = None) -> pathlib.Path | None:
@@ -193,6 +202,9 @@ def load_user_audits(config: UserConfig) -> list[str]:
             raise ConfigError(f"{_origin(module)}: importing module {module!r} (listed in {config.file}) "
                               f"raised {type(exc).__name__}: {exc}") from None
         mine = sorted(set(AUDITS.names()) - before)
+        if config.float_check is not None:
+            for name in mine:
+                _default_float_check(name, config.float_check)
         _registered[module] = mine
         names += mine
     if not names:
@@ -201,10 +213,23 @@ def load_user_audits(config: UserConfig) -> list[str]:
     return names
 
 
+def _default_float_check(name: str, float_check: str) -> None:
+    """Give the user entry `name` the config's `float_check` unless its `register_audit` call set one."""
+    from dpaudit.registry import AUDITS
+
+    entry = AUDITS.get(name)
+    options = getattr(entry, "audit_options", None)
+    if options is None or "float_check" in options:
+        return
+    AUDITS.remove(name)
+    AUDITS.register(name, dataclasses.replace(entry, audit_options={**options, "float_check": float_check}))
+
+
 def catalog_text(catalog: str, config: Any, quick: bool) -> str:
     """Which catalog a run audits, in words (the console and report say it)."""
     builtin = "built-in catalog" + ("'s quick suite" if quick else "")
     source = f" declared in {getattr(config, 'file', config)}" if config is not None else ""
     return {"builtin": builtin + (source if source else " (no project declares audits here)"),
             "user": f"user catalog{source}",
-            "all": f"user catalog{source} and the {builtin}"}[catalog]
+            "all": f"user catalog{source} and the {builtin}",
+            "libraries": "libraries catalog (the DP libraries' primitives)"}[catalog]

@@ -180,3 +180,14 @@ def test_relative_imports_resolve(tmp_path: pathlib.Path):
                                                               "dpaudit.entries"]
     finally:
         del MODULES["dpaudit._probe"]
+
+
+def test_no_test_module_imports_the_name_tests():
+    """Our test modules import their helpers by their own names, never as `tests.…`: diffprivlib installs a
+    top-level package `tests` that would shadow ours."""
+    root = pathlib.Path(__file__).parent
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            assert not any(n == "tests" or n.startswith("tests.") for n in names), f"{path}:{node.lineno}"

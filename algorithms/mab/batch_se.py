@@ -29,6 +29,8 @@ post-processing of them), the count of ones for 'shuffle', and (y + DLap(g/eps))
 'central', whose server is trusted and sees y without noise (App. H.1, Thm 5).
 `path="batch"` draws each release's noise total from its exact law (`total_noise`), `path="users"`
 every user's share (`user_noise`), for audits that change one user and to check the fast path.
+`noise_source` ('dist-dp' on the batch path): what draws that total, DLap(g/eps), the law of the n Pólya
+shares' sum (Fact 1); default dpaudit's exact sampler, a DP library's with `dpaudit.adapters.noise`.
 The encoded sum sum x_hat comes from the environment (g * Binomial for Bernoulli rewards, user by
 user otherwise), which is the same law as encoding user by user.
 
@@ -53,6 +55,7 @@ from dpaudit.algorithms.mab.claims import dist_cdp_paper_event, shuffle_sum_proo
 from dpaudit.algorithms.mab.elimination import eliminate
 from dpaudit.algorithms.mab.outcome import Outcome
 from dpaudit.algorithms.mab.shuffle_view import shuffle_count_epsilon, shuffle_count_event, shuffle_count_lower_epsilon
+from dpaudit.mechanisms.noise_source import DPAUDIT_NOISE, NoiseSource, check_noise_source
 from dpaudit.mechanisms.secagg import (
     CentralSecAgg,
     DiscreteGaussianSecAgg,
@@ -99,6 +102,7 @@ class BatchSE(Algorithm):
     path: str = "batch"
     polya: str = "correct"
     c: float | None = None
+    noise_source: NoiseSource = DPAUDIT_NOISE
 
     def __post_init__(self) -> None:
         check_choice(self.protocol, PROTOCOLS, "protocol")
@@ -115,6 +119,14 @@ class BatchSE(Algorithm):
             raise ValueError("polya='inverted' (the authors' inverted Pólya parameter) applies to protocol 'dist-dp' only")
         if self.c is not None:
             check_positive(self.c, "c")
+        if check_noise_source(self.noise_source) != DPAUDIT_NOISE and not (self._sourced and self.path == "batch"):
+            raise ValueError("noise_source: another source than dpaudit's applies to protocol 'dist-dp' with "
+                             "polya='correct' and path='batch' (the total noise DLap(g/eps) of a release)")
+
+    @property
+    def _sourced(self) -> bool:
+        """Whether the batch path's total noise is drawn from `noise_source`: DLap(g/eps) of 'dist-dp'."""
+        return self.protocol == "dist-dp" and self.polya == "correct"
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -167,6 +179,8 @@ class BatchSE(Algorithm):
     def noise_total(self, rng: np.random.Generator, rows: int, n: int, horizon: int) -> np.ndarray:
         """Sum of one release's noise shares for `rows` runs (zero for 'central': the analyzer adds it)."""
         proto = self.secagg(n, horizon)
+        if self.path == "batch" and self._sourced:  # n Pólya(1/n, θ) differences sum to DLap(g/eps) (Fact 1)
+            return self.noise_source.discrete_laplace(rng, np.zeros(rows, dtype=np.int64), proto.scale)
         if self.path == "batch":
             return proto.total_noise(rng, (rows,), n)
         out = np.zeros(rows, dtype=np.int64)

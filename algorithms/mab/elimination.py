@@ -20,6 +20,7 @@ import numpy as np
 from dpaudit.accounting.events import ParallelComposedDpEvent
 from dpaudit.algorithms.mab.base import Algorithm
 from dpaudit.algorithms.mab.outcome import Outcome, SegmentLog
+from dpaudit.mechanisms.noise_source import DPAUDIT_NOISE, NoiseSource, check_noise_source
 from dpaudit.privacy import NON_PRIVATE, Guarantee, Privacy
 from dpaudit.validation import check_choice, check_epsilon, check_open_unit, check_positive_int
 
@@ -146,11 +147,14 @@ class DPSE(Algorithm):
 
     noise='shared' is the authors' public code (Chowdhury & Zhou (ICLR 2023), Sec. 7, footnote 5): one Laplace draw per
     epoch added to every arm's sum; it cancels in the comparisons, so the decisions are noise-free.
+    noise_source: what draws (and adds) the Laplace noise (`dpaudit.mechanisms.noise_source`; default dpaudit's own
+    sampler, a DP library's with `dpaudit.adapters.noise`).
     """
 
     epsilon: float = 1.0
     beta: float | None = None
     noise: str = "per-arm"
+    noise_source: NoiseSource = DPAUDIT_NOISE
     name = "dp-se"
 
     def __post_init__(self) -> None:
@@ -158,6 +162,7 @@ class DPSE(Algorithm):
         if self.beta is not None:
             check_open_unit(self.beta, "beta")
         check_choice(self.noise, DPSE_NOISES, "noise")
+        check_noise_source(self.noise_source)
 
     def privacy(self, horizon: int) -> Privacy:
         """Pure epsilon at every horizon: each reward enters one released epoch sum (parallel composition)."""
@@ -187,8 +192,10 @@ class DPSE(Algorithm):
 
         def release(rng, env, active, start, lens, e):
             raw = _raw_sums(rng, env, active, start, lens)
-            shape = (active.shape[0], 1) if self.noise == "shared" else active.shape
-            noisy = raw + rng.laplace(0.0, 1.0 / eps, shape)
+            if self.noise == "shared":
+                noisy = raw + self.noise_source.laplace(rng, np.zeros((active.shape[0], 1)), 1.0 / eps)
+            else:
+                noisy = self.noise_source.laplace(rng, raw, 1.0 / eps)
             return noisy, {"noisy_sums": noisy}
 
         def radius(e, n, ell):

@@ -130,10 +130,52 @@ def supporting_accountants(event: dp_accounting.DpEvent) -> list[str]:
 
 
 def epsilon(event: dp_accounting.DpEvent, delta: float, accountant: str = "best") -> float:
-    """epsilon of `event` at `delta` under `accountant` (one of ACCOUNTANTS, or "best").
+    """The epsilon of `event` at `delta`: an epsilon for which `event` is (epsilon, delta)-DP.
 
-    inf only when it is the true answer (a NonPrivateDpEvent, or delta = 0 for an event that is
-    not pure DP under that accountant).
+    (epsilon, delta)-DP: P[M(d) in S] <= e^epsilon P[M(d') in S] + delta for neighbouring d, d' and every
+    set S (Dwork, Roth, "The Algorithmic Foundations of Differential Privacy", FnT TCS 2014, Def. 2.4).
+    Every accountant's answer is a valid (never optimistic) bound; "best" is the smallest answer over the
+    accountants that support the whole tree, so it is valid too. Each accountant's composition theorem
+    and conversion, with its source, is on the page "Accountants, and what best means".
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        What is released about one user: a tree of dp-accounting's events and those of
+        `dpaudit.accounting.events` (noise is stated relative to the sensitivity).
+    delta : float
+        The delta at which epsilon is computed, in [0, 1).
+    accountant : str, default "best"
+        One of `ACCOUNTANTS` ("pure", "approx", "rdp", "zcdp", "pld", "shuffle"), or "best".
+
+    Returns
+    -------
+    float
+        epsilon >= 0; inf only when it is the true answer (a `NonPrivateDpEvent`, or delta = 0 for an
+        event that is not pure DP under that accountant).
+
+    Raises
+    ------
+    TypeError
+        `event` is not a `DpEvent`, `delta` is not a real number or `accountant` not a string.
+    ValueError
+        `delta` outside [0, 1), an unknown `accountant`, or a release with a bad parameter.
+    UnsupportedEventError
+        The accountant (for "best": every accountant) cannot account for a release of `event`, named
+        in the message with the accountants that can; raised before anything is computed.
+
+    Examples
+    --------
+    Ten Laplace releases of scale 1 (in units of the sensitivity), then a hundred Gaussian ones:
+
+    >>> import dp_accounting, dpaudit
+    >>> laplace = dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(1.0), 10)
+    >>> dpaudit.epsilon(laplace, delta=0.0)
+    10.0
+    >>> gaussian = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(10.0), 100)
+    >>> rdp, best = dpaudit.epsilon(gaussian, 1e-5, accountant="rdp"), dpaudit.epsilon(gaussian, 1e-5)
+    >>> print(f"rdp {rdp:.2f}, best {best:.2f}")
+    rdp 4.73, best 4.38
     """
     delta = check_delta(delta)
     accountant = _check_name(accountant)
@@ -142,7 +184,45 @@ def epsilon(event: dp_accounting.DpEvent, delta: float, accountant: str = "best"
 
 
 def delta(event: dp_accounting.DpEvent, epsilon: float, accountant: str = "best") -> float:
-    """delta of `event` at `epsilon` (> 0) under `accountant` (one of ACCOUNTANTS, or "best")."""
+    """The delta of `event` at `epsilon`: a delta for which `event` is (epsilon, delta)-DP.
+
+    The definition and the accountants are those of `epsilon` (Dwork, Roth, "The Algorithmic Foundations
+    of Differential Privacy", FnT TCS 2014, Def. 2.4); "best" is the smallest answer over the accountants
+    that support the whole tree, each a valid (never optimistic) bound.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        What is released about one user, as for `epsilon`.
+    epsilon : float
+        The epsilon at which delta is computed, in (0, inf).
+    accountant : str, default "best"
+        One of `ACCOUNTANTS` ("pure", "approx", "rdp", "zcdp", "pld", "shuffle"), or "best".
+
+    Returns
+    -------
+    float
+        delta in [0, 1].
+
+    Raises
+    ------
+    TypeError
+        `event` is not a `DpEvent`, `epsilon` is not a real number or `accountant` not a string.
+    ValueError
+        `epsilon` not in (0, inf), an unknown `accountant`, or a release with a bad parameter.
+    UnsupportedEventError
+        The accountant (for "best": every accountant) cannot account for a release of `event`.
+
+    Examples
+    --------
+    One Gaussian release with noise 1 (in units of the l2 sensitivity): its exact delta at epsilon = 1 is
+    Phi(-1/2) - e Phi(-3/2) = 0.1269 (Balle, Wang, "Improving the Gaussian Mechanism for Differential
+    Privacy", ICML 2018, Thm. 8):
+
+    >>> import dp_accounting, dpaudit
+    >>> round(dpaudit.delta(dp_accounting.GaussianDpEvent(1.0), epsilon=1.0), 4)
+    0.1269
+    """
     epsilon = check_epsilon(epsilon)
     accountant = _check_name(accountant)
     flat = _prepare(event)

@@ -36,13 +36,58 @@ def calibrate(
 ) -> float:
     """The parameter in [lower, upper] closest to the non-private side that meets the target.
 
-    `larger_is_private=True` (noise): the smallest x with epsilon(make_event(x), delta) <= target.
+    `larger_is_private=True` (noise): the smallest x with epsilon(make_event(x), target_delta) <= target_epsilon.
     `larger_is_private=False` (local epsilon): the largest such x. The search is dp-accounting's
     `calibrate_dp_mechanism` (Brent's method, then a check of the sign at the root) with dpaudit's
     `PrivacyAccountant(accountant)` under the neighbouring relation of the releases
     (`common_relation`); on log x to relative tolerance `rtol` when lower > 0, else on x to
     `rtol * max(|lower|, |upper|)`. The value returned is one whose epsilon was evaluated here and
-    met the target. Raises ValueError when even the safe end of the bracket misses the target.
+    met the target, whatever the tolerance; monotonicity in x is assumed only for its tightness.
+
+    Parameters
+    ----------
+    make_event : callable
+        `make_event(x) -> dp_accounting.DpEvent`: what is released about one user at parameter x.
+    target_epsilon : float
+        The epsilon to meet, in (0, inf).
+    target_delta : float
+        The delta at which it is met, in [0, 1).
+    lower, upper : float
+        The bracket searched, lower < upper (keyword-only).
+    larger_is_private : bool, default True
+        True when privacy improves as x grows (a noise scale), False when it worsens (a local epsilon).
+    accountant : str, default "best"
+        One of `ACCOUNTANTS`, or "best".
+    rtol : float, default 1e-4
+        Relative tolerance of the search, > 0.
+
+    Returns
+    -------
+    float
+        The x found: the smallest (noise) or largest (local epsilon) that meets the target, within `rtol`.
+
+    Raises
+    ------
+    TypeError
+        `target_epsilon`, `target_delta` or `rtol` is not a real number.
+    ValueError
+        A target or `rtol` out of range, lower >= upper, an unknown `accountant`, or even the safe end of
+        the bracket misses the target (widen the bracket).
+    UnsupportedEventError
+        `accountant` cannot account for the events `make_event` builds.
+
+    Examples
+    --------
+    The Gaussian noise (in units of the l2 sensitivity) one release needs for (1, 1e-5)-DP: 3.73, the
+    analytic Gaussian mechanism's (Balle, Wang, "Improving the Gaussian Mechanism for Differential
+    Privacy", ICML 2018, Thm. 8), where the classical sqrt(2 ln(1.25/delta))/epsilon (Dwork, Roth, FnT TCS
+    2014, Thm. A.1) gives 4.84:
+
+    >>> import dp_accounting
+    >>> from dpaudit.accounting.calibration import calibrate
+    >>> sigma = calibrate(dp_accounting.GaussianDpEvent, 1.0, 1e-5, lower=0.1, upper=100.0, accountant="pld")
+    >>> round(sigma, 2)
+    3.73
     """
     target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
     target_delta = check_delta(target_delta, "target_delta")

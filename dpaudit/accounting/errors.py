@@ -16,6 +16,15 @@ class UnsupportedEventError(dp_accounting.UnsupportedEventError, ValueError):
     Raised before anything is computed or any state changes. `event` is the offending leaf,
     `accountant` the name that refused it, `supported_by` the accountants that can account
     for the whole tree (possibly empty).
+
+    Examples
+    --------
+    >>> import dp_accounting, dpaudit
+    >>> try:
+    ...     dpaudit.epsilon(dp_accounting.GaussianDpEvent(1.0), 1e-5, accountant="pure")
+    ... except dpaudit.UnsupportedEventError as err:
+    ...     print(f"{err.accountant}: {err.reason}; supported by {', '.join(err.supported_by)}")
+    pure: it is not pure DP; supported by approx, rdp, zcdp, pld
     """
 
     def __init__(self, accountant: str, event: object, reason: str, supported_by: Sequence[str] = ()) -> None:

@@ -98,7 +98,15 @@ def pure_rdp(pure_eps: float, orders: np.ndarray) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class PureDp:
-    """epsilon-DP."""
+    """epsilon-DP: P[M(d) in S] <= e^epsilon P[M(d') in S] for neighbours d, d' and every set S (Dwork,
+    McSherry, Nissim, Smith, "Calibrating Noise to Sensitivity in Private Data Analysis", TCC 2006).
+
+    Examples
+    --------
+    >>> from dpaudit.accounting import PureDp
+    >>> PureDp(1.0).to_zcdp()
+    Zcdp(rho=0.5, xi=0.0)
+    """
 
     epsilon: float
 
@@ -117,7 +125,8 @@ class PureDp:
 
 @dataclasses.dataclass(frozen=True)
 class ApproxDp:
-    """(epsilon, delta)-DP."""
+    """(epsilon, delta)-DP: P[M(d) in S] <= e^epsilon P[M(d') in S] + delta (Dwork, Roth, "The Algorithmic
+    Foundations of Differential Privacy", FnT TCS 2014, Def. 2.4)."""
 
     epsilon: float
     delta: float
@@ -160,7 +169,8 @@ def rdp_delta(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class RdpCurve:
-    """(alpha, values[i])-RDP at alpha = orders[i]."""
+    """(alpha, values[i])-RDP at alpha = orders[i]: D_alpha(M(d) || M(d')) <= values[i] (Mironov, "Renyi
+    Differential Privacy", CSF 2017, Def. 4)."""
 
     orders: tuple
     values: tuple
@@ -247,7 +257,8 @@ def zcdp_epsilon(rho: float, delta: float, xi: float = 0.0) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class Zcdp:
-    """(xi, rho)-zCDP: RDP of order alpha at most xi + alpha*rho for every alpha > 1."""
+    """(xi, rho)-zCDP: RDP of order alpha at most xi + alpha*rho for every alpha > 1 (Bun, Steinke,
+    "Concentrated Differential Privacy", TCC 2016, Def. 1.1)."""
 
     rho: float
     xi: float = 0.0

@@ -84,13 +84,41 @@ def common_relation(event: dp_accounting.DpEvent) -> NeighboringRelation:
 
 
 class PrivacyAccountant(dp_accounting.PrivacyAccountant):
-    """A stateful dpaudit accountant (`name`: one of `ACCOUNTANTS`, or "best") behind
-    dp-accounting's interface: `supports`, `compose` (raising `UnsupportedEventError`, which is
-    dp-accounting's error of that name too), `get_epsilon(target_delta)`, `get_delta(target_epsilon)`
-    and the `ledger` of what was composed. Options (`value_discretization_interval` for pld,
-    `orders` for rdp) go to the named accountant, as for `Accountant`.
+    """A stateful dpaudit accountant behind dp-accounting's interface: `supports`, `compose` (raising
+    `UnsupportedEventError`, which is dp-accounting's error of that name too), `get_epsilon(target_delta)`,
+    `get_delta(target_epsilon)` and the `ledger` of what was composed.
 
-    `neighboring_relation` defaults to dp-accounting's default, add-or-remove-one.
+    Composing releases one call at a time answers as `dpaudit.epsilon` does for their `ComposedDpEvent`;
+    each accountant composes by its own theorem (e.g. rdp: RDP orders add up, Mironov, "Renyi Differential
+    Privacy", CSF 2017, Prop. 1; pld: privacy loss distributions convolve, Koskela, Jalko, Honkela,
+    AISTATS 2020). A release whose analysis holds under another neighbouring relation is refused, never
+    accounted for under the wrong one.
+
+    Parameters
+    ----------
+    name : str, default "best"
+        One of `ACCOUNTANTS` ("pure", "approx", "rdp", "zcdp", "pld", "shuffle"), or "best".
+    neighboring_relation : dp_accounting.NeighboringRelation, default ADD_OR_REMOVE_ONE
+        The relation the guarantee is stated for (dp-accounting's default).
+    **options
+        `value_discretization_interval` (pld) or `orders` (rdp), for a named accountant only.
+
+    Raises
+    ------
+    TypeError
+        `name` is not a string, or `neighboring_relation` not a `NeighboringRelation`.
+    ValueError
+        An unknown `name`, options for "best", or an option the named accountant does not take.
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> from dpaudit.accounting import PrivacyAccountant
+    >>> acct = PrivacyAccountant("rdp").compose(dp_accounting.GaussianDpEvent(10.0), 100)
+    >>> acct
+    PrivacyAccountant('rdp', neighboring_relation=ADD_OR_REMOVE_ONE)
+    >>> round(acct.get_epsilon(1e-5), 2)
+    4.73
     """
 
     def __init__(

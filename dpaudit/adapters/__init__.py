@@ -8,6 +8,9 @@ neighbouring pair where the mechanism's loss is largest (`neighbours`), and `nam
     audit_target(opendp_laplace(scale=1.0), samples=100_000, float_bits=True)        # consistent
     audit_target(diffprivlib_laplace(epsilon=1.0), samples=100_000, float_bits=True)  # a violation
 
+`OpenDPNoise` and `DiffprivlibNoise` (`dpaudit.adapters.noise`) are noise sources for the algorithms that take
+`noise_source=` (DP-SE, Dist-DP-SE): the library's Laplace and discrete Laplace instead of dpaudit's samplers.
+
 The libraries are optional and imported only when a builder is called: `pip install 'dpaudit[opendp]'`,
 `pip install 'dpaudit[diffprivlib]'`.
 """
@@ -20,6 +23,7 @@ from dpaudit.adapters.diffprivlib import (
     diffprivlib_mechanism,
     diffprivlib_snapping,
 )
+from dpaudit.adapters.noise import DiffprivlibNoise, OpenDPNoise
 from dpaudit.adapters.opendp import (
     opendp_discrete_gaussian,
     opendp_discrete_laplace,
@@ -31,7 +35,9 @@ from dpaudit.adapters.opendp import (
 from dpaudit.adapters.target import LibraryTarget, audit_target
 
 __all__ = [
+    "DiffprivlibNoise",
     "LibraryTarget",
+    "OpenDPNoise",
     "audit_target",
     "diffprivlib_exponential",
     "diffprivlib_gaussian",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,9 @@ __all__ = ["audit", "plan_args", "run_audit"]
 _, __getattr__ = forward(__name__, {"AuditOptions": "dpaudit.audit.options"})
 
 _PROBE_SIZE = 2
+
+#: The floating-point audit's seed stream (`spawn_key`): disjoint from the chunks' (()) and the probe's (2**31).
+_FLOAT_STREAM = 2**31 + 1
 
 #: What an estimation chunk counts: (score, sign, thresholds) per event (`plan_args`).
 PlanArgs = list[tuple[Score, int, np.ndarray]]
@@ -249,13 +253,48 @@ class _Run:
 
 def run_audit(target: Callable[[Any, np.random.Generator, int], Any], d0: Any, d1: Any,
               options: _options.AuditOptions) -> AuditResult:
-    """`audit` with its options already gathered (and validated) in an `AuditOptions`."""
+    """`audit` with its options already gathered (and validated) in an `AuditOptions`.
+
+    Scalar float outputs under `float_check` "report" or "gate" (without `float_bits` or a user `score`)
+    get two audits with 1 - confidence split evenly: the algorithmic one, and the floating-point one with
+    the bit features added, on runs from a seed stream disjoint from the first's.
+    """
     o = options
-    plan = _options.plan_audit(target, o)
+    maybe_split = o.float_check != "off" and not o.float_bits and o.score is None
+    try:
+        plan = _options.plan_audit(target, o)
+    except _options.TooFewSamplesError:
+        if not maybe_split:
+            raise
+        plan = None  # too few for one audit: the probe says whether the advice must count two
     user_score = UserScore(o.score) if o.score is not None else None
     spec = _probe(target, d0, d1, o.seed, user_score)
+    if not maybe_split or spec.discrete or spec.width != 1:  # the bit features read scalar floats
+        return _run_one(target, d0, d1, o, plan or _options.plan_audit(target, o), spec, user_score, ())
+    half = 1.0 - (1.0 - o.confidence) / 2
+    if half == 1.0:  # 1 - confidence below 2**-52: its half is no float below 1, so no second audit fits
+        return _run_one(target, d0, d1, o, plan or _options.plan_audit(target, o), spec, user_score, ())
+    algorithmic = dataclasses.replace(o, confidence=half, float_check="off")
+    bits = dataclasses.replace(o, confidence=half, float_check="off", float_bits=True,
+                               checkpoint_dir=None if o.checkpoint_dir is None
+                               else os.path.join(o.checkpoint_dir, "floating-point"))
+    try:
+        plan = _options.plan_audit(target, algorithmic)
+    except _options.TooFewSamplesError as exc:
+        raise _options.TooFewSamplesError(
+            "the floating-point audit of these float outputs takes half of 1 - confidence "
+            f"(float_check='off' audits the algorithm alone): {exc}") from None
+    result = _run_one(target, d0, d1, algorithmic, plan, spec, user_score, ())
+    fp = _run_one(target, d0, d1, bits, plan, spec, user_score, (_FLOAT_STREAM,))
+    return dataclasses.replace(result, confidence=o.confidence, float_check=o.float_check,
+                               floating_point=dataclasses.replace(fp, confidence=o.confidence))
+
+
+def _run_one(target: Callable[..., Any], d0: Any, d1: Any, o: _options.AuditOptions, plan: _options.Plan,
+             spec: OutputSpec, user_score: UserScore | None, stream: tuple[int, ...]) -> AuditResult:
+    """One audit: chunk seeds from `SeedSequence(seed, spawn_key=stream)` (the algorithmic audit's stream is ())."""
     chunks = plan_chunks(plan.n_sel, plan.n_est, o.chunk_size)
-    seeds = np.random.SeedSequence(o.seed).spawn(len(chunks))
+    seeds = np.random.SeedSequence(o.seed, spawn_key=stream).spawn(len(chunks))
     sel_chunks = [c for c in chunks if c.phase == "selection"]
     est_chunks = [c for c in chunks if c.phase == "estimation"]
     store = _checkpoints(target, d0, d1, o, spec, user_score)
@@ -283,6 +322,7 @@ def audit(
     score: Callable[[np.ndarray], Any] | None = None,
     selection_fraction: float = 0.1,
     float_bits: bool = False,
+    float_check: str = "report",
     crossfit: bool = False,
     direction_share: float = 0.9,
     events_per_direction: int = 3,
@@ -299,51 +339,94 @@ def audit(
 ) -> AuditResult:
     """Lower-bound the privacy loss of `target` between neighbouring inputs `d0` and `d1`.
 
-    target(data, rng, size) returns `size` runs (first axis) on `data`: scalars, integer vectors
-    or real vectors.  `samples` runs per input; the result's `epsilon_lower` is a lower bound on
-    epsilon at `claim_delta` valid with probability >= `confidence`, taking both directions, and its
-    verdict compares it with `claim_epsilon`.  Every run is seeded from `numpy.random.SeedSequence(seed)`,
-    so the result depends on `seed` and `chunk_size` only, not on where the runs are drawn.
+    Runs the target `samples` times per input, chooses events on a selection split and bounds their
+    probabilities on the rest with Clopper-Pearson intervals: epsilon >= log((P0[E] - delta) / P1[E])
+    (Jagielski, Ullman, Oprea, "Auditing Differentially Private Machine Learning", NeurIPS 2020; method in
+    docs/concepts/auditor.md).  Every run is seeded from `numpy.random.SeedSequence(seed)`: the result
+    depends on `seed` and `chunk_size` only, not on where the runs are drawn.
 
-    Keyword-only options (the fields of `AuditOptions`, which `run_audit` takes gathered):
+    Parameters
+    ----------
+    target : callable
+        `target(data, rng, size)` returns `size` runs on `data` (first axis): scalars, integer vectors or
+        real vectors.
+    d0, d1 : any
+        The neighbouring inputs.
+    claim_epsilon : float, optional
+        The claimed epsilon (> 0); derived from `claim` when omitted.
+    claim_delta : float
+        The claimed delta, in [0, 1).
+    samples : int
+        Runs per input (>= 10; the error says how many a claim needs).
+    confidence : float
+        In (0, 1): every bound of the result holds together with at least this probability.
+    seed : int
+        >= 0.
+    claim : DpEvent, accountant result or callable, optional
+        A claimed delta(epsilon) curve, tested at `curve_points` epsilons with half of 1 - confidence;
+        `claim_accountant` names the accountant for a DpEvent ("best" by default).
+    score : callable, optional
+        A function of a batch of outputs replacing the built-in score families (`families` restricts those).
+    selection_fraction : float
+        In (0, 1): the share of the runs that chooses the events.
+    float_bits : bool
+        Add the bit features of scalar float outputs to this one audit.
+    float_check : {"report", "gate", "off"}
+        For scalar float outputs, also audit the implementation with the bit features on independent runs,
+        1 - confidence split evenly (`floating_point`); "gate" lets its violation fail `gate_verdict`.
+        Not run with `float_bits=True` or a `score`.
+    crossfit : bool
+        Choose events on two folds and count each on the other, so every run counts (not with `claim`).
+    direction_share : float
+        In [0.5, 1): the share of the epsilon bound's error for the direction the selection favours.
+    events_per_direction : int
+        >= 1: epsilon events tested per direction (Bonferroni).
+    selection_extension : float, optional
+        Runs moved to the selection split when its pilot is unresolved (None: 0.2, or 0 with `crossfit` or
+        a `score`).
+    grid_size, curve_points : int
+        Thresholds scanned for the trade-off curve; epsilons at which a claimed curve is tested.
+    executor, workers : optional
+        None (auto), "serial", "process" (with `workers`), a Dask address or client, or a
+        `concurrent.futures.Executor` (docs/how-to/dask.md).
+    chunk_size : int
+        Runs per side per chunk (the result depends on it, like on `seed`).
+    checkpoint_dir : str, optional
+        A folder to keep finished chunks in and resume from (docs/how-to/resume.md).
+    progress : bool, optional
+        A progress bar (None: when stderr is a terminal).
+    target_name : str, optional
+        The name the result and checkpoints give the target (default: its module and qualified name).
 
-    - `claim`: a DpEvent (composed once into a dpaudit.accounting.Accountant), an accountant result
-      with a delta(epsilon) method, or a callable eps -> delta, whose whole curve is tested at
-      `curve_points` epsilons (half of 1 - confidence is then spent on it); `claim_epsilon` is derived
-      from it when not given.  `claim_accountant` names the dpaudit.accounting accountant for a DpEvent.
-    - `score`: a function of a batch of outputs replacing the built-in score families.
-    - `selection_fraction`: of the runs used to choose events.
-    - `float_bits`: adds bit features of scalar float outputs (docs/how-to/float-bits.md says why they
-      are off by default).
-    - `crossfit`: chooses events on two folds and counts each on the other fold, so every run is
-      counted (point bounds only, not with `claim`).
-    - `direction_share` (in [0.5, 1)): the part of the epsilon bound's error probability given to the
-      direction whose event the selection split predicts the larger bound for (the other gets the
-      rest; 0.5 splits evenly).
-    - `events_per_direction` (>= 1): the most epsilon events tested per direction: the best family's
-      and runner-up families' (one per direction with `crossfit`).
-    - `selection_extension` (None: 0.2, or 0 with `crossfit` or a user `score`; 0 turns it off): a
-      further fraction of the runs moved from the estimation split to the selection split when the
-      pilot selection (the first `selection_fraction`) leaves its strongest event within 4 selection
-      standard errors of 0 (`dpaudit.audit.candidates.resolved`; not with `crossfit`).
-    - `families`: None (all) or the names of the score families to choose among
-      (`dpaudit.audit.families.FAMILIES`; unknown names are rejected).
-    - `grid_size`: thresholds scanned for the trade-off curve.
-    - `executor`: None (auto), "serial", "process" (with `workers`), a Dask scheduler address
-      ("dask://host:port", "dask://tcp://host:port", "tcp://host:port", "inproc://..."; a client of
-      its own is opened and closed), a distributed.Client (default or not) or a
-      concurrent.futures.Executor.
-    - `chunk_size`: runs per side per chunk (part of what the result depends on, like `seed`).
-    - `checkpoint_dir`: a folder to store finished chunks in and resume from.
-    - `progress`: True/False/None (None: a bar when stderr is a terminal).
-    - `target_name`: the name the result and checkpoints give the target (default: its module and
-      qualified name, see `describe_target`).
+    Returns
+    -------
+    AuditResult
+        `epsilon_lower` (valid with probability >= `confidence`, both directions taken), `verdict`
+        against `claim_epsilon`, `mu_lower`, the chosen events and, for float outputs, `floating_point`.
 
-    Every value is checked before the target runs (ValueError naming the parameter).
+    Raises
+    ------
+    ValueError
+        A bad value, naming the parameter (too few `samples` says how many are needed), before any run
+        of the target (too few for the floating-point split: after a probe of two runs).
+    TypeError
+        A value of the wrong type, or a target that is not callable.
+
+    Examples
+    --------
+    >>> import dpaudit
+    >>> def laplace_count(x, rng, size):
+    ...     return x + rng.laplace(0.0, 1.0, size)   # epsilon = 1 over the reals, in numpy's doubles
+    >>> r = dpaudit.audit(laplace_count, 0.0, 1.0, claim_epsilon=1.0, samples=20_000, seed=0)
+    >>> r.verdict, r.floating_point.verdict, r.gate_verdict
+    ('consistent', 'violation', 'consistent')
+    >>> bool(0.8 < r.epsilon_lower <= 1.0)
+    True
     """
     opts = _options.AuditOptions.create(
         claim_epsilon, claim_delta, samples=samples, confidence=confidence, seed=seed, claim=claim,
         claim_accountant=claim_accountant, score=score, selection_fraction=selection_fraction, float_bits=float_bits,
+        float_check=float_check,
         crossfit=crossfit, direction_share=direction_share, events_per_direction=events_per_direction,
         selection_extension=selection_extension, families=families, grid_size=grid_size, curve_points=curve_points,
         executor=executor, workers=workers, chunk_size=chunk_size, checkpoint_dir=checkpoint_dir, progress=progress,

@@ -54,7 +54,8 @@ class OneRunResult:
     `guessed_in` (the k_plus highest scores, `correct_plus` of them right) and "out" for
     `guessed_out` (the k_minus lowest, `correct_minus` right).  `selection` is "fixed" (the caller's
     pair, tested at 1 - confidence) or "grid" (the best of `grid_size` pairs, each tested at
-    `level` = (1 - confidence) / grid_size).
+    `level` = (1 - confidence) / grid_size).  The bound is Theorem 3.1 of Steinke, Nasr, Jagielski,
+    "Privacy Auditing with One (1) Training Run" (NeurIPS 2023); `dpaudit.audit.one_run` has an example.
     """
 
     epsilon_lower: float
@@ -109,11 +110,59 @@ def default_guess_grid(num_canaries: int) -> tuple[tuple[int, int], ...]:
 def one_run(mechanism: Mechanism, num_canaries: int, score: Score, claim_epsilon: float,
             claim_delta: float = 0.0, confidence: float = 0.95, seed: int = 0,
             guesses: tuple[int, int] | Sequence[tuple[int, int]] | None = None) -> OneRunResult:
-    """Audit `mechanism` in one run with `num_canaries` canaries (module docstring).
+    """Audit `mechanism` in one run with `num_canaries` canaries: a lower bound on its epsilon.
 
-    `guesses`: a pair (k_plus, k_minus) fixed in advance, a sequence of pairs to search (Bonferroni
-    over its length), or None for `default_guess_grid(num_canaries)`.  The coins come from
-    `numpy.random.SeedSequence(seed)`; the mechanism gets an independent child generator.
+    Each canary is included by a fair coin; the attacker guesses "in" for the k_+ highest scores and
+    "out" for the k_- lowest, and r correct guesses out of k = k_+ + k_- give epsilon_lower, the largest
+    epsilon whose tail bound P[Binomial(k, e^eps / (1 + e^eps)) >= r] (plus the theorem's delta term) is
+    still at most the test's level (Steinke, Nasr, Jagielski, "Privacy Auditing with One (1) Training Run",
+    NeurIPS 2023, Algorithm 1 and Theorem 3.1). The coins come from `numpy.random.SeedSequence(seed)`;
+    the mechanism gets an independent child generator.
+
+    Parameters
+    ----------
+    mechanism : callable
+        `mechanism(inclusion, rng) -> output`: one run of the algorithm with canary i present iff
+        `inclusion[i]` (a boolean array of shape (num_canaries,)); `output` must be what it releases.
+    num_canaries : int
+        m, the number of canaries, >= 1.
+    score : callable
+        `score(output) -> array` of m floats (no NaN), higher meaning "more likely included".
+    claim_epsilon : float
+        The claimed epsilon, finite and > 0.
+    claim_delta : float, default 0.0
+        The claimed delta, in [0, 1).
+    confidence : float, default 0.95
+        Probability, over the coins and the mechanism's noise, that the bound holds; in (0, 1).
+    seed : int, default 0
+        A non-negative integer: the same seed gives the same coins and the same result.
+    guesses : pair or sequence of pairs, optional
+        (k_plus, k_minus) fixed in advance (no correction), a sequence of pairs to search (Bonferroni
+        over its length), or None for `default_guess_grid(num_canaries)`; 0 < k_plus + k_minus <= m.
+
+    Returns
+    -------
+    OneRunResult
+        `epsilon_lower`, valid with probability >= `confidence`, and `verdict` ("violation" when it
+        exceeds `claim_epsilon`, else "consistent"), with the guesses that gave it.
+
+    Raises
+    ------
+    ValueError
+        A parameter of the wrong type or out of range (each named in the message), or `score(output)`
+        of the wrong shape or with a NaN.
+
+    Examples
+    --------
+    Each canary moves its own coordinate by 1 under Laplace noise of scale 1/2, so the mechanism is
+    2-DP for each canary, and a claim of 1 is refuted:
+
+    >>> import dpaudit
+    >>> def mechanism(inclusion, rng):
+    ...     return inclusion + rng.laplace(0.0, 0.5, inclusion.size)
+    >>> result = dpaudit.one_run(mechanism, 1000, score=lambda output: output, claim_epsilon=1.0, seed=0)
+    >>> result.verdict, round(result.epsilon_lower, 2)
+    ('violation', 1.47)
     """
     m = _positive_int("num_canaries", num_canaries)
     _check_claim(claim_epsilon, claim_delta, confidence)

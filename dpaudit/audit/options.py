@@ -22,12 +22,28 @@ from dpaudit.audit.describe import describe_target
 from dpaudit.audit.executors import check_executor
 from dpaudit.audit.families import check_families
 from dpaudit.limits import MAX_CHUNKS, MAX_SAMPLES, MIN_SAMPLES
-from dpaudit.validation import check_bool, check_delta, check_epsilon, check_int_at_least, check_open_unit
+from dpaudit.validation import (
+    check_bool,
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_int_at_least,
+    check_open_unit,
+)
 
-__all__ = ["AUTO_EXTENSION", "AuditOptions", "Plan", "claimed_deltas", "plan_audit"]
+__all__ = ["AUTO_EXTENSION", "FLOAT_CHECKS", "AuditOptions", "Plan", "TooFewSamplesError", "claimed_deltas", "plan_audit"]
 
 #: `selection_extension=None` (the default): this share, or 0 with `crossfit` or a user `score`.
 AUTO_EXTENSION = 0.2
+
+#: `float_check`: run the floating-point audit of scalar float outputs and report it ("report", the default),
+#: also let it fail the audit ("gate"), or skip it ("off").
+FLOAT_CHECKS = ("report", "gate", "off")
+
+
+class TooFewSamplesError(ValueError):
+    """`samples` cannot give a bound above the claim even with a perfectly distinguishing event; the message
+    gives the least number that can."""
 
 
 def _claim_curve(claim: Any, accountant: str) -> tuple[Any, Callable[[float], float], str]:
@@ -87,7 +103,15 @@ def _samples_needed(claim_epsilon: float, delta: float, level: float, fraction: 
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if best_case_epsilon(mid, delta, level) > claim_epsilon else (mid, hi)
-    return max(MIN_SAMPLES, math.ceil(hi / (1 - fraction)) + 1)
+    def fits(n: int) -> bool:  # the estimation split left by `plan_audit` (the selection split takes >= 4 runs)
+        return n - max(4, round(fraction * n)) >= hi
+
+    n = max(MIN_SAMPLES, math.ceil(hi / (1 - fraction)))
+    while not fits(n):
+        n += 1
+    while n > MIN_SAMPLES and fits(n - 1):  # n - round(fraction * n) never decreases with n: the least n
+        n -= 1
+    return n
 
 
 @dataclass(frozen=True)
@@ -108,6 +132,7 @@ class AuditOptions:
     score: Callable[[np.ndarray], Any] | None = None
     selection_fraction: float = 0.1
     float_bits: bool = False
+    float_check: str = "report"
     crossfit: bool = False
     direction_share: float = 0.9
     events_per_direction: int = 3
@@ -168,6 +193,7 @@ class AuditOptions:
         if self.score is not None and not callable(self.score):
             raise ValueError(f"score must be a function of a batch of outputs, got {self.score!r}")
         put("float_bits", check_bool(self.float_bits, "float_bits"))
+        put("float_check", check_choice(self.float_check, FLOAT_CHECKS, "float_check"))
         put("crossfit", check_bool(self.crossfit, "crossfit"))
         put("families", check_families(self.families))
         if self.families is not None and self.score is not None:
@@ -228,7 +254,7 @@ def plan_audit(target: Any, o: AuditOptions) -> Plan:
     n_est = o.samples - n_sel
     if n_est < 1 or best_case_epsilon(n_est, o.claim_delta, level_eps) <= o.claim_epsilon:
         need = _samples_needed(o.claim_epsilon, o.claim_delta, level_eps, o.selection_fraction)
-        raise ValueError(
+        raise TooFewSamplesError(
             f"samples={o.samples} is too few: even a perfectly distinguishing event could not give an epsilon "
             f"lower bound above claim_epsilon={o.claim_epsilon} at confidence={o.confidence}; use samples >= {need}"
         )

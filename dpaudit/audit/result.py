@@ -11,7 +11,8 @@ from typing import Any
 __all__ = ["AuditResult", "CurveCheck", "DirectionResult"]
 
 #: 2: `target` added (schema-1 results read back with target "").
-RESULT_SCHEMA = 2
+#: 3: `float_check` and `floating_point` added (older results read back with "off" and None).
+RESULT_SCHEMA = 3
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,12 @@ class AuditResult:
     lower bound on the Gaussian-DP mu, a separate statement valid with probability >= `confidence`.
     `target` names the audited target without memory addresses (`dpaudit.audit.describe_target`),
     so two results of the same audit are equal and their JSON is byte-identical.
+
+    `floating_point` is the implementation verdict of scalar float outputs (`float_check` "report" or
+    "gate"): an audit of the same target with the IEEE 754 bit features added (Mironov, "On Significance
+    of the Least Significant Bits for Differential Privacy", CCS 2012), on runs independent of this one's.
+    1 - `confidence` is then split evenly between the two, so both hold together with probability >=
+    `confidence`.  `verdict` stays the algorithmic one; `gate_verdict` is what a CI gate fails on.
     """
 
     epsilon_lower: float
@@ -128,7 +135,18 @@ class AuditResult:
     curve: CurveCheck | None
     version: str
     target: str = ""
+    float_check: str = "off"
+    floating_point: AuditResult | None = None
     schema: int = RESULT_SCHEMA
+
+    @property
+    def gate_verdict(self) -> str:
+        """"violation" when the algorithmic verdict is one, or the floating-point verdict is one under
+        `float_check="gate"`; else "consistent"."""
+        fp = self.floating_point
+        if self.float_check == "gate" and fp is not None and fp.verdict == "violation":
+            return "violation"
+        return self.verdict
 
     @property
     def tightness(self) -> float:
@@ -154,6 +172,8 @@ class AuditResult:
         data["directions"] = tuple(_direction(d) for d in data["directions"])
         data["curve"] = None if data["curve"] is None else _curve(data["curve"])
         data["output_shape"] = tuple(data["output_shape"])
+        if data.get("floating_point") is not None:
+            data["floating_point"] = cls.from_dict(data["floating_point"])
         for key in ("epsilon_lower", "mu_lower", "mu_point", "claim_epsilon", "claim_delta"):
             data[key] = _decode_float(data[key])
         return cls(**data)

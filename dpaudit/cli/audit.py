@@ -2,7 +2,8 @@
 
 Which entries: the catalog the project declares (`[tool.dpaudit]` in the nearest pyproject.toml upward,
 or `--config FILE`: the user's own entries, `dpaudit.register_audit`), else outside any project the
-built-in catalog; `--catalog builtin|user|all` chooses; a project that declares no audits is refused.
+built-in catalog; `--catalog builtin|user|all` chooses (`--catalog libraries`: the DP libraries'
+primitives, a library not installed skipped and said); a project that declares no audits is refused.
 With no names the built-in catalog runs its quick default suite (the entries marked quick, at their
 quick sample sizes) and the user's entries all run; `--all` runs the whole built-in catalog at full
 sizes. The family-wise confidence is split evenly over all audit calls of the run (Bonferroni), so
@@ -30,7 +31,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from dpaudit._interrupt import EXIT_INTERRUPTED
-from dpaudit.cli._catalog import add_catalog_arguments, load_entries
+from dpaudit.cli._catalog import EXTRA_CATALOGS, add_catalog_arguments, catalog_skips, load_entries
 from dpaudit.cli._types import FlagError, check_path, check_reachable, int_at_least, real_in, seed, writable_folder
 from dpaudit.limits import MIN_SAMPLES
 from dpaudit.records import ClaimRecord, EntryRecord, lost_record
@@ -161,6 +162,14 @@ def _baseline_events(args: argparse.Namespace, baseline: dict[str, Any], entries
             for e in baseline["entries"] if not e.get("error")}
 
 
+def _floating_note(claim: dict[str, Any]) -> str:
+    """"; floating point: ε_lower=x verdict" for a claim whose float outputs had the floating-point audit."""
+    fp = claim.get("floating_point")
+    if not fp:
+        return ""
+    return f"; floating point: ε_lower={fp['epsilon_lower']:.4g} {fp['verdict']}" + (" (gates)" if fp["gate"] else "")
+
+
 def _claim_status(name: str, claim: ClaimRecord, comparison: dict[str, Any] | None) -> str:
     """ok or UNEXPECTED; with a baseline, "known" for a claim failing in the baseline too and "ROSE"
     for a gating rise of the baseline's event, as the exit status counts them."""
@@ -196,15 +205,21 @@ def run(args: argparse.Namespace) -> int:
     writable_folder(args.out, "--out")
     with lock_folder(args.out):
         catalog, config, builtin, user = load_entries(args, whole_catalog=args.all)
+        skipped = catalog_skips(catalog)  # the libraries catalog: a library that is not installed
+        if skipped and not builtin and not user:
+            raise ValueError(f"nothing to audit: the {_catalog_text(catalog, config, False)} has no entry to run; "
+                             + "; ".join(f"skipped {note}" for note in skipped))
         entries, quick = _select(args, catalog, builtin, user)
         if not entries:  # a run that audits nothing is no pass
             raise ValueError(f"nothing to audit: the {_catalog_text(catalog, config, False)} has no entry to run")
+        for note in skipped:
+            print(f"dpaudit audit: skipped {note}", file=sys.stderr, flush=True)
         print(f"dpaudit audit: {len(entries)} entries of the {_catalog_text(catalog, config, quick)}",
               file=sys.stderr, flush=True)
         with _executor(address) as executor:
             return _run_suite(args, entries, quick, executor, catalog=catalog,
                               config=str(config.file) if config is not None else None, baseline=baseline,
-                              junit=junit, started=started)
+                              junit=junit, started=started, skipped=skipped)
 
 
 def _process_age() -> float:
@@ -273,7 +288,7 @@ def _probe_scheduler(address: str) -> None:
 
 def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: Any, *, catalog: str,
                config: str | None, baseline: dict[str, Any] | None, junit: pathlib.Path | None,
-               started: float) -> int:
+               started: float, skipped: list[str] | None = None) -> int:
     from dpaudit.report import build_report, write_report
     from dpaudit.report.model import one_run_note
 
@@ -295,6 +310,8 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
                 "per_audit_confidence": per_call, "audit_calls": calls, "executor": args.executor, "jobs": jobs,
                 "regret": not args.no_regret, "names": [e.name for e in entries], "catalog": catalog,
                 "config": config, "incomplete": bool(not_run), "not_run": not_run}
+    if skipped:  # a library catalog's libraries that are not installed
+        settings["skipped"] = skipped
     report = build_report([dict(r) for r in records], settings=settings, command=_command(args),
                           seconds=round(time.perf_counter() - start, 2))
     if baseline is not None and not not_run:
@@ -312,22 +329,24 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
         print(json.dumps({
             "ok": summ["ok"], "exit_status": code, "out": str(args.out), "summary": summ,
             "regressions": report["baseline"]["regressions"] if report.get("baseline") else None,
-            "incomplete": bool(not_run), "not_run": not_run,
+            "incomplete": bool(not_run), "not_run": not_run, **({"skipped": skipped} if skipped else {}),
             "findings": [f["text"] for f in report["findings"]],
             "entries": [{"name": r["name"], "algorithm": r["algorithm"], "expect": r["expect"], "ok": r["ok"],
                          "error": r["error"],
                          "claims": [{k: c[k] for k in ("label", "epsilon", "delta", "accountant", "epsilon_lower",
-                                                       "verdict", "expect", "ok", "mode", "num_canaries", "guesses",
-                                                       "correct") if k in c} for c in r["claims"]]}
+                                                       "verdict", "floating_point", "expect", "ok", "mode",
+                                                       "num_canaries", "guesses", "correct") if k in c} for c in r["claims"]]}
                         for r in records],
         }, indent=1, default=str))
     else:
-        for r in records:
+        for i, r in enumerate(records):
+            if catalog in EXTRA_CATALOGS and (i == 0 or records[i - 1]["algorithm"] != r["algorithm"]):
+                print(f"{r['algorithm']}:")  # the libraries catalog: a library and its version, or a bandit
             for c in r["claims"]:
                 print(f"{r['name']:<34} {c['label']:<10} claim ε={c['epsilon']:<8.4g} δ={c['delta']:<8.2g} "
                       f"ε_lower={c['epsilon_lower']:<8.4g} {c['verdict']:<10} "
                       f"{_claim_status(r['name'], c, report.get('baseline'))}"
-                      f"{one_run_note(dict(c))}")
+                      f"{one_run_note(dict(c))}{_floating_note(dict(c))}")
             if r["error"]:
                 print(f"{r['name']:<34} ERROR {r['error']}")
         if report.get("baseline") is not None:
@@ -336,6 +355,8 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
         gate = {EXIT_OK: "PASS", EXIT_FAILED: "FAIL", EXIT_INTERNAL: "ERROR (an audit could not run)",
                 EXIT_INTERRUPTED: f"INTERRUPTED ({len(records)} of {len(entries)} entries finished; "
                                   "the report is marked incomplete)"}[code]
+        for note in skipped or []:
+            print(f"skipped {note}")
         print(f"catalog: {_catalog_text(catalog, config, quick)}")
         print(f"gate: {gate}; report: {paths['html']}")
     return code

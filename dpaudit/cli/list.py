@@ -2,17 +2,18 @@
 
 Which entries: as for `dpaudit audit`, the user's own (declared in a `[tool.dpaudit]` table of
 ./pyproject.toml or `--config FILE`) when there is a config, else the built-in catalog;
-`--catalog builtin|user|all` chooses. The listing reads each entry's metadata only; the claimed epsilons (which may need an accountant
-to compute) are added with `--claims`.
+`--catalog builtin|user|all|libraries` chooses. The listing reads each entry's metadata only; the claimed
+epsilons (which may need an accountant to compute) are added with `--claims`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
-from dpaudit.cli._catalog import add_catalog_arguments, load_entries
+from dpaudit.cli._catalog import EXTRA_CATALOGS, add_catalog_arguments, catalog_skips, load_entries
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
@@ -46,11 +47,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.claims and not args.json:
         raise ValueError("--claims applies to --json output only")
-    _, _, builtin, user = load_entries(args)
-    entries = [(AUDITS.get(name), "builtin") for name in builtin] + [(AUDITS.get(name), "user") for name in user]
+    catalog, _, builtin, user = load_entries(args)
+    skipped = [f"skipped {note}" for note in catalog_skips(catalog)]  # the libraries catalog: not installed
+    origin = catalog if catalog in EXTRA_CATALOGS else "builtin"
+    entries = [(AUDITS.get(name), origin) for name in builtin] + [(AUDITS.get(name), "user") for name in user]
     rows = [_row(e, args.claims, origin) for e, origin in entries if e.quick or not args.quick]
     if args.json:
         print(json.dumps(rows, indent=1, default=str))
+        for note in skipped:
+            print(note, file=sys.stderr)
         return 0
     header = ("name", "algorithm", "expect", "observable", "relations", "quick", "origin")
     table = [(r["name"], r["algorithm"], r["expect"], r["observable"], ",".join(r["relations"]),
@@ -59,4 +64,6 @@ def run(args: argparse.Namespace) -> int:
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     for t in table:
         print("  ".join(c.ljust(w) for c, w in zip(t, widths)))
+    for note in skipped:
+        print(note)
     return 0

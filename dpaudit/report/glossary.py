@@ -100,6 +100,9 @@ COLUMN_HELP: dict[str, str] = {
     "delta": "the δ at which the claim and the audit's bound are taken",
     "lower": "the audit's lower bound on ε at δ, with the confidence it holds at (per audit call, Bonferroni)",
     "verdict": "violation when ε_lower exceeds the claim, else consistent",
+    "floating": "the implementation's floating-point bound and verdict: the audit again with the bit features of "
+                "float outputs (Mironov, CCS 2012); it fails the gate only under float_check = gate; – when the "
+                "outputs are not floats",
     "expect": "the verdict an audit of a correct implementation gives (violation: a claim known to be wrong)",
     "tightness": "ε_lower / claimed ε: above 1 the claim is contradicted; near 1 the audit pins it",
     "regret": "final cumulative pseudo-regret at horizon T: mean over runs [95% interval]",

@@ -393,7 +393,8 @@ def claim_rows(entry: dict[str, Any]) -> list[dict[str, str]]:
         regret = f"{fmt(reg['final_mean'])} {interval} at T={reg['horizon']}"
     if entry.get("error"):
         return [{"entry": entry["name"], "observable": entry["observable"], "claim": "–", "claimed": "–",
-                 "accountants": "–", "delta": "–", "lower": "–", "verdict": "ERROR", "expect": entry["expect"],
+                 "accountants": "–", "delta": "–", "lower": "–", "verdict": "ERROR", "floating": "–",
+                 "expect": entry["expect"],
                  "tightness": "–", "regret": regret, "status": entry["error"]}]
     for c in entry["claims"]:
         accs = ", ".join(f"{k} {fmt(v)}" for k, v in c.get("by_accountant", {}).items() if v is not None)
@@ -406,12 +407,21 @@ def claim_rows(entry: dict[str, Any]) -> list[dict[str, str]]:
             "delta": fmt(c["delta"]),
             "lower": f"{fmt(c['epsilon_lower'])} @{fmt(100 * c['confidence'], 4)}%" + one_run_note(c),
             "verdict": c["verdict"],
+            "floating": floating_text(c),
             "expect": c["expect"],
             "tightness": fmt(c["tightness"], 2),
             "regret": regret,
             "status": "ok" if c["ok"] else "UNEXPECTED",
         })
     return rows
+
+
+def floating_text(claim: dict[str, Any]) -> str:
+    """The claim's floating-point verdict: "ε ≥ x: verdict" (", gates" under float_check = gate), or "–"."""
+    fp = claim.get("floating_point")
+    if not fp:
+        return "–"
+    return f"ε ≥ {fmt(fp['epsilon_lower'])}: {fp['verdict']}" + (", gates" if fp["gate"] else "")
 
 
 def one_run_note(claim: dict[str, Any]) -> str:
@@ -430,6 +440,7 @@ COLUMNS = (
     ("delta", "δ"),
     ("lower", "ε_lower (confidence)"),
     ("verdict", "verdict"),
+    ("floating", "floating point"),
     ("expect", "expected"),
     ("tightness", "tightness ε_lower/ε"),
     ("regret", "regret at T [95% CI]"),
@@ -439,10 +450,14 @@ COLUMNS = (
 
 def claim_columns(entries: Iterable[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
     """The columns of an algorithm's claim table: COLUMNS, without the regret column when no entry has a
-    regret run (a user's entries never have one)."""
-    if any(e.get("regret") for e in entries):
-        return COLUMNS
-    return tuple(c for c in COLUMNS if c[0] != "regret")
+    regret run (a user's entries never have one), nor the floating-point one when no claim has that verdict."""
+    entries = list(entries)
+    drop = set()
+    if not any(e.get("regret") for e in entries):
+        drop.add("regret")
+    if not any(c.get("floating_point") for e in entries for c in e.get("claims") or ()):
+        drop.add("floating")
+    return tuple(c for c in COLUMNS if c[0] not in drop)
 
 
 def samples_text(report: dict[str, Any]) -> str:
@@ -474,6 +489,7 @@ def settings_lines(report: dict[str, Any]) -> list[str]:
         from dpaudit.user_config import catalog_text
 
         lines.append(f"- catalog: {catalog_text(s['catalog'], s.get('config'), bool(s.get('quick')))}")
+    lines += [f"- skipped {note}" for note in s.get("skipped") or []]
     if s.get("incomplete"):
         lines.append(f"- **incomplete**: interrupted before {', '.join(s.get('not_run') or [])} finished")
     if report.get("command"):

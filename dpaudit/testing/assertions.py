@@ -28,6 +28,12 @@ def assert_dp(target: Callable[..., Any], d0: Any, d1: Any, epsilon: float, delt
 
     result = audit(target, d0, d1, claim_epsilon=epsilon, claim_delta=delta, samples=samples,
                    confidence=confidence, seed=seed, **audit_options)
+    fp = result.floating_point
+    if result.verdict != "violation" and result.gate_verdict == "violation" and fp is not None:
+        raise AssertionError(
+            f"differential-privacy claim violated by the floating-point implementation: claimed epsilon={epsilon:g} "
+            f"at delta={delta:g}, but the audit with bit features gives epsilon >= {fp.epsilon_lower:.4g} "
+            f"(float_check='gate'; both verdicts hold together with {100 * confidence:g}% confidence)")
     if result.verdict == "violation":
         raise AssertionError(
             f"differential-privacy claim violated: claimed epsilon={epsilon:g} at delta={delta:g}, but the audit "

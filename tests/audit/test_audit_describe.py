@@ -3,6 +3,7 @@
 import dataclasses
 import functools
 import json
+import re
 
 import numpy as np
 
@@ -50,7 +51,7 @@ def test_two_runs_of_one_audit_give_byte_identical_json():
     first = audit(Observe(_noise, np.arange(3.0)), 1.0, 0.0, **OPTS)
     second = audit(Observe(_noise, np.arange(3.0)), 1.0, 0.0, **OPTS)
     assert first.to_json() == second.to_json()
-    assert "0x" not in first.to_json()
+    assert not re.search(r" at 0x[0-9a-fA-F]+", first.to_json())  # no object address (base64 arrays may hold "0x")
     assert AuditResult.from_json(first.to_json()) == first
 
 

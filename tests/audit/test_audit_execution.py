@@ -127,21 +127,32 @@ class FailOnCall:
 def test_checkpoint_resume_matches_an_uninterrupted_run(tmp_path):
     # 12_000 samples: selection 1_200 (1 chunk), estimation 10_800 (6 chunks); 2 calls per chunk
     # plus 2 probe calls. Crash in the 4th estimation chunk.
-    reference = audit(FailOnCall(), 1.0, 0.0, executor="serial", **OPTS)
+    reference = audit(FailOnCall(), 1.0, 0.0, executor="serial", **OPTS, float_check="off")
     crashing = FailOnCall(fail_at=2 + 2 + 2 * 3 + 1)
     with pytest.raises(RuntimeError, match="simulated crash"):
-        audit(crashing, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS)
+        audit(crashing, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS, float_check="off")
     files = sorted(os.listdir(tmp_path))
     assert files == ["estimation-000001.npz", "estimation-000002.npz", "estimation-000003.npz",
                      "manifest.json", "selection-000000.npz"]
     resumed_target = FailOnCall()
-    resumed = audit(resumed_target, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS)
+    resumed = audit(resumed_target, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS, float_check="off")
     assert resumed == reference
     assert resumed_target.calls == 2 + 2 * 3  # probe + the three unfinished chunks only
     # A finished checkpoint folder is reused without running any chunk.
     again = FailOnCall()
-    assert audit(again, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS) == reference
+    assert audit(again, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS, float_check="off") == reference
     assert again.calls == 2
+
+
+def test_checkpoints_keep_the_floating_point_audit_apart(tmp_path):
+    """The floating-point audit of float outputs checkpoints into its own subfolder: a finished folder gives the
+    same result, both audits included, without running any chunk."""
+    reference = audit(FailOnCall(), 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS)
+    assert reference.floating_point is not None
+    assert "manifest.json" in os.listdir(tmp_path / "floating-point")
+    again = FailOnCall()
+    assert audit(again, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS) == reference
+    assert again.calls == 2  # the probe only
 
 
 def test_checkpoint_folder_of_another_audit_is_refused(tmp_path):

@@ -111,3 +111,5 @@ def test_too_few_samples_for_any_bound_says_how_many_are_needed():
         audit(laplace, 1.0, 0.0, claim_epsilon=1000.0, samples=50)
     # The suggested size is enough to pass the check (the target itself is then run).
     audit(laplace, 1.0, 0.0, claim_epsilon=4.0, samples=need, executor="serial")
+    # float outputs get a second, floating-point audit by default: the advice then counts both
+    assert "float_check='off'" in info.value.args[0]

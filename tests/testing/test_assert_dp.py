@@ -53,3 +53,16 @@ def test_samples_option_sets_the_default():
     assert fn.keywords == {"samples": 5000}
     with pytest.raises(pytest.UsageError):
         configured(0)
+
+
+def test_assert_dp_fails_on_a_gated_floating_point_violation() -> None:
+    """numpy's float Laplace keeps epsilon = 1 over the reals (it passes by default) but not in floating point:
+    with float_check="gate" the assertion fails and says so."""
+
+    def float_laplace(d, rng, n):
+        return d + rng.laplace(0.0, 1.0, n)
+
+    result = assert_dp_function(float_laplace, 0.0, 1.0, 1.0)
+    assert result.floating_point is not None and result.floating_point.verdict == "violation"
+    with pytest.raises(AssertionError, match="floating-point implementation"):
+        assert_dp_function(float_laplace, 0.0, 1.0, 1.0, float_check="gate")
