@@ -44,7 +44,6 @@ from dp_accounting import dp_event
 
 from dpaudit.accounting.events import EpsilonDeltaDpEvent, ShuffledDpEvent
 from dpaudit.mechanisms.secagg import (
-    INT64_MAX,
     analyze,
     check_rewards,
     derive_parameters,
@@ -114,8 +113,9 @@ class ShuffleSum:
         )
         m = self.params.m
         self.d = m - 1
-        if n * self.d * m > INT64_MAX:
-            raise ValueError(f"n*d*m = {n * self.d * m} overflows int64 (n = {n}, m = {m})")
+        if int(n) * int(self.d) > 2**53:  # Python ints: exact at any size
+            raise ValueError(f"n*d = {int(n) * int(self.d)} bit messages exceed 2^53: their count of ones is not exact "
+                             f"in float64 (decode) (n = {n}, m = {m})")
         if flip is None:
             flip = self.p / (2 * n * self.d)
         if not isinstance(flip, (int, float)) or isinstance(flip, bool):

@@ -25,6 +25,7 @@ from scipy import stats
 
 from dpaudit.accounting.binomial import MAX_TRIALS
 from dpaudit.accounting.binomial import _log_ratio as _count_log_ratio
+from dpaudit.accounting.binomial_tails import upper_bounds
 from dpaudit.validation import check_open_unit, check_positive, check_positive_int
 
 __all__ = ["MAX_CELLS", "binomial_loss_pld", "default_interval", "loss_span", "smallest_interval"]
@@ -33,12 +34,6 @@ MAX_CELLS = 200_000  # cells per direction at most: the interval is widened beyo
 _SIDE_SDS = 40.0  # counts beyond the mean ± this many sd: mass < 10^-340, put at the pessimistic end
 _ROUND_OFF = 1e-9  # absolute margin added to every computed loss before it is rounded up to the grid
 _WORK = 4_000_000  # cells x shift at most: every bisection step of a cell sums `shift` log-ratio terms
-_TAIL_RELATIVE = 8 * 2.0**-52
-"""scipy's binomial tails at N trials are trusted to a relative _TAIL_RELATIVE·√N·(1 + |z|) (z the count's distance
-to the mean in sd) plus `_TAIL_ABSOLUTE`: against 25-digit mpmath sums of the pmf, their error is at most
-0.4 ulp·√N·|z| at N = 10⁶, 10⁸ and 6.6·10⁹, |z| <= 35 (the incomplete beta's exponent, of size ~|z|√N, is
-rounded): this is 20 times that."""
-_TAIL_ABSOLUTE = 1e-300
 _TABLE = 4097  # counts at which the log ratio is tabulated for the search
 _NEAR = 4  # counts either side of an interpolated crossing
 _NEGLIGIBLE = 1e-200  # the cells above the last tail beyond this go to infinity: no subnormal masses in the pmf
@@ -119,12 +114,9 @@ def _largest_at_most(level: np.ndarray, lo: int, hi: int, trials: int, p: float,
 
 
 def _upper_tails(tails: np.ndarray, counts: np.ndarray, trials: int, p: float) -> np.ndarray:
-    """Upper bounds on binomial tails computed by scipy (incomplete beta functions): each raised by a relative
-    `_TAIL_RELATIVE`·√N·(1 + |z|), z = (count - Np)/sd, then made non-increasing along the grid and capped at 1."""
-    sd = math.sqrt(trials * p * (1 - p))
-    z = np.abs(counts - trials * p) / sd
-    raised = np.minimum(1.0, tails * (1 + _TAIL_RELATIVE * math.sqrt(trials) * (1 + z)) + _TAIL_ABSOLUTE)
-    return np.maximum.accumulate(raised[::-1])[::-1]
+    """Upper bounds on binomial tails computed by scipy (incomplete beta functions), raised by their error bound
+    (`dpaudit.accounting.binomial_tails`), then made non-increasing along the grid (capped at 1)."""
+    return np.maximum.accumulate(upper_bounds(tails, counts, trials, p)[::-1])[::-1]
 
 
 def _one_direction(trials: int, p: float, shift: int, vdi: float, sign: int) -> tuple[dict[int, float], float]:

@@ -68,8 +68,34 @@ PARAM_TYPES = {
     "sigma": real, "scale": real, "sensitivity": real, "variance": real, "l1": real, "l2": real,
     "epsilon0": real, "delta0": real, "buckets": integer, "users": integer_or_word, "trials": real, "probability": real,
 }
-DELTA = real_in(0.0, 1.0, low_open=False, high_open=True)
-EPSILON = real_in(0.0, math.inf, low_open=True, high_open=True)
+_UNIT = real_in(0.0, 1.0, low_open=False, high_open=True)
+
+
+def _delta(text: str) -> float:
+    """A privacy parameter delta in [0, 1): 0 or at least the smallest normal double (2.2e-308), below which
+    a float keeps fewer digits than typed and 1/delta overflows."""
+    value = _UNIT(text)
+    if 0.0 < value < sys.float_info.min:
+        raise argparse.ArgumentTypeError(f"must be 0 or at least {sys.float_info.min:g} (the smallest normal double: "
+                                         f"below it delta loses precision and 1/delta overflows), got {text}")
+    return value
+
+
+DELTA = _delta
+_POSITIVE = real_in(0.0, math.inf, low_open=True, high_open=True)
+
+
+def _epsilon(text: str) -> float:
+    """A privacy parameter epsilon: a finite real of at least the smallest normal double (2.2e-308); below it
+    a float keeps fewer digits than typed and 1/epsilon (a noise scale) overflows, so no bound can be sound."""
+    value = _POSITIVE(text)
+    if value < sys.float_info.min:
+        raise argparse.ArgumentTypeError(f"must be at least {sys.float_info.min:g} (the smallest normal double: "
+                                         f"below it epsilon loses precision and 1/epsilon overflows), got {text}")
+    return value
+
+
+EPSILON = _epsilon
 # options of budget/calibrate/tradeoff themselves: an algorithm parameter of the same name is not added twice
 OWN = {"mechanism", "count", "json", "delta", "epsilon", "horizon", "plan", "at_delta", "at_epsilon", "accountant",
        "target_epsilon", "target_delta", "regret_runs", "seed", "help", "epsilons", "runs", "plot"}
@@ -183,6 +209,8 @@ def algorithm_params(name: str, given: dict[str, str]) -> dict:
             raise ValueError(f"{flag(pname)}: cannot read {text!r} ({exc})") from None
         if p.choices is not None and value not in p.choices:
             raise ValueError(f"{flag(pname)} must be one of {', '.join(map(str, p.choices))}, got {text!r}")
+        if pname == "arms" and value is not None and value < 2:  # the library's own check names n_arms
+            raise ValueError(f"--arms must be an integer >= 2 (a bandit needs two arms to choose from), got {text!r}")
         params[pname] = value
     return params
 

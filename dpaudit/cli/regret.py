@@ -176,6 +176,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.algorithm} does not take {', '.join(_flag(f) for f in foreign)}; "
                          f"its parameters: {', '.join(_flag(p) for p in own) or 'none'}")
     params = {name: _convert(own[name], text) for name, text in given.items()}
+    if params.get("arms") is not None and params["arms"] < 2:  # the library's own check names n_arms
+        raise FlagError("--arms", f"must be an integer >= 2 (a bandit needs two arms to choose from), got {params['arms']}")
     print(f"dpaudit regret: simulating {args.algorithm}, T={args.horizon}, {args.runs} runs", file=sys.stderr)
     curves = simulate(entry, args.horizon, args.runs, args.seed, params)
     if args.plot:
