@@ -26,7 +26,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("extension_policy", "benchmarks.extension_policy",
               "what the selection extension is worth, by how well the pilot resolved its event"),
     Benchmark("libraries", "benchmarks.libraries",
-              "audits of OpenDP's and diffprivlib's Laplace beside numpy's: wall time and ratio (skips a missing one)"),
+              "each libraries-catalog primitive beside its numpy twin: bounds, wall time, ratio (skips missing ones)"),
     Benchmark("mechanisms", "benchmarks.mechanisms",
               "samples per second of every dpaudit sampler beside numpy's Laplace"),
     Benchmark("mechanisms_protocols", "benchmarks.mechanisms_protocols",

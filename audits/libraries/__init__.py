@@ -4,9 +4,9 @@ For each installed DP library it audits the primitives a bandit is built from (L
 geometric / discrete Laplace, the exponential mechanism and report noisy max, snapping: whichever the library
 has), each at its worst-case neighbouring pair against the claim the library states, with both verdicts of
 `dpaudit.audit.audit(..., float_check="report")`: the algorithmic one and the floating-point one
-(`entry.LibraryEntry`).  The entries are OpenDP's (`opendp_entries`) and diffprivlib's
-(`diffprivlib_entries`), built with `dpaudit.adapters`; the bandits that take their noise from a library
-(`bandits`, when present) join them.
+(`entry.LibraryEntry`).  The entries are OpenDP's (`opendp_entries`), diffprivlib's
+(`diffprivlib_entries`), PipelineDP's (`pipelinedp_entries`) and python-dp's (`pydp_entries`), built with
+`dpaudit.adapters`; the bandits that take their noise from a library (`bandits`, when present) join them.
 
 Importing this package registers the entries of every installed library in `dpaudit.registry.AUDITS` and
 lists their names in `NAMES`; a library that is not installed (or fails to import) is skipped, and `SKIPPED`
@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from dpaudit.adapters.target import distribution_version, require
 from dpaudit.audits import load as load_modules
-from dpaudit.audits.libraries import diffprivlib_entries, opendp_entries
+from dpaudit.audits.libraries import diffprivlib_entries, opendp_entries, pipelinedp_entries, pydp_entries
 from dpaudit.audits.libraries.entry import LibraryEntry
 from dpaudit.registry import AUDITS
 
@@ -31,7 +31,12 @@ __all__ = ["LIBRARIES", "NAMES", "SKIPPED", "LibraryEntry"]
 LIBRARIES: dict[str, tuple[str, Callable[[str], list[LibraryEntry]]]] = {
     opendp_entries.LIBRARY: ("opendp.prelude", opendp_entries.entries),
     diffprivlib_entries.LIBRARY: ("diffprivlib.mechanisms", diffprivlib_entries.entries),
+    pipelinedp_entries.LIBRARY: ("pipeline_dp.dp_computations", pipelinedp_entries.entries),
+    pydp_entries.LIBRARY: ("pydp.algorithms.numerical_mechanisms", pydp_entries.entries),
 }
+
+#: a library whose distribution is not named as its extra
+DISTRIBUTIONS = {pipelinedp_entries.LIBRARY: "pipeline-dp", pydp_entries.LIBRARY: "python-dp"}
 
 BANDITS = "libraries.bandits"
 
@@ -49,7 +54,7 @@ def _register() -> None:
         except ImportError as exc:
             SKIPPED.append(f"{library} ({exc})")
             continue
-        for entry in entries(distribution_version(library)):
+        for entry in entries(distribution_version(DISTRIBUTIONS.get(library, library))):
             NAMES.append(AUDITS.register(entry.name, entry).name)
     if importlib.util.find_spec(f"dpaudit.audits.{BANDITS}") is not None:
         before = set(AUDITS.names())

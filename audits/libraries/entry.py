@@ -35,9 +35,9 @@ ALGORITHMIC = "stated"
 FLOATING_POINT = "floating-point"
 
 SAMPLES = 30_000
-"""Runs per side of an entry: both libraries' 14 entries in about 40 s of CPU on one core.  The expected verdicts
-hold with room at this size: diffprivlib's float Laplace and Gaussians give floating-point bounds of 5 to 7
-against claims of 1 already at 2·10^4 runs, and a sound claim comes out "violation" with probability at most
+"""Runs per side of an entry: the four libraries' 20 primitive entries in about 1 min of CPU on one core.  The
+expected verdicts hold with room at this size: diffprivlib's float Laplace and Gaussians (and python-dp's Gaussian)
+give floating-point bounds of 4 to 7 against claims of 1 already at 2·10^4 to 3·10^4 runs, and a sound claim comes out "violation" with probability at most
 1 - confidence whatever the size."""
 
 

@@ -1,4 +1,4 @@
-"""Audit targets from the DP libraries people ship with: OpenDP and diffprivlib.
+"""Audit targets from the DP libraries people ship with: OpenDP, diffprivlib, PipelineDP and python-dp (`pydp`).
 
 Each builder returns a `LibraryTarget`: callable as `target(data, rng, size)` (what `dpaudit.audit.audit`
 draws from), with the library's own claim (`claim`, `claim_epsilon`, `claim_delta`, `claim_rho`), a
@@ -12,7 +12,9 @@ neighbouring pair where the mechanism's loss is largest (`neighbours`), and `nam
 `noise_source=` (DP-SE, Dist-DP-SE): the library's Laplace and discrete Laplace instead of dpaudit's samplers.
 
 The libraries are optional and imported only when a builder is called: `pip install 'dpaudit[opendp]'`,
-`pip install 'dpaudit[diffprivlib]'`.
+`pip install 'dpaudit[diffprivlib]'`, `pip install 'dpaudit[pipelinedp]'`, `pip install 'dpaudit[pydp]'`.
+PipelineDP's and python-dp's targets draw from the library's own generator, not from the audit's rng
+(`reproducible=False`).
 """
 
 from dpaudit.adapters.diffprivlib import (
@@ -32,6 +34,8 @@ from dpaudit.adapters.opendp import (
     opendp_measurement,
     opendp_noisy_max,
 )
+from dpaudit.adapters.pipelinedp import pipelinedp_exponential, pipelinedp_gaussian, pipelinedp_laplace
+from dpaudit.adapters.pydp import pydp_gaussian, pydp_laplace
 from dpaudit.adapters.target import LibraryTarget, audit_target
 
 __all__ = [
@@ -51,4 +55,9 @@ __all__ = [
     "opendp_laplace",
     "opendp_measurement",
     "opendp_noisy_max",
+    "pipelinedp_exponential",
+    "pipelinedp_gaussian",
+    "pipelinedp_laplace",
+    "pydp_gaussian",
+    "pydp_laplace",
 ]

@@ -19,7 +19,7 @@ from typing import Any
 from dpaudit.cli._types import FlagError
 from dpaudit.registry import catalog_modules
 
-__all__ = ["CATALOGS", "EXTRA_CATALOGS", "add_catalog_arguments", "catalog_skips", "load_entries"]
+__all__ = ["CATALOGS", "EXTRA_CATALOGS", "add_catalog_arguments", "builtin_names", "catalog_skips", "load_entries"]
 
 #: catalog name -> the module that registers its entries (`NAMES`) and says what it skipped (`SKIPPED`):
 #: the `dpaudit.catalogs` entry points, so core names no audit module
@@ -45,8 +45,7 @@ def load_entries(args: argparse.Namespace, *, whole_catalog: bool = False) -> tu
     FlagError / ConfigError (exit 2) before any audit runs.  For a catalog of `EXTRA_CATALOGS` the
     "built-in" names are that catalog's (its module imported) and there are no user entries.
     """
-    from dpaudit.registry import AUDITS, load_plugins
-    from dpaudit.user_audits import UserAuditEntry
+    from dpaudit.registry import load_plugins
     from dpaudit.user_config import ConfigError, find_config, find_project_file, load_user_audits
 
     try:
@@ -74,13 +73,20 @@ def load_entries(args: argparse.Namespace, *, whole_catalog: bool = False) -> tu
         where = f"{config.file} declares no modules" if config is not None else "no config was found"
         raise FlagError("--catalog", f"{catalog} needs your audits declared in a [tool.dpaudit] table (modules = "
                                      f"[...]) of the project's pyproject.toml or of the file given with --config; {where}")
-    builtin: list[str] = []
-    if catalog != "user":
-        load_plugins()
-        extra = {n for module in EXTRA_CATALOGS.values() if module in sys.modules for n in sys.modules[module].NAMES}
-        builtin = [n for n in AUDITS.names() if not isinstance(AUDITS.get(n), UserAuditEntry) and n not in extra]
+    builtin = builtin_names() if catalog != "user" else []
     user = load_user_audits(config) if catalog != "builtin" and config is not None else []
     return catalog, config, builtin, user
+
+
+def builtin_names() -> list[str]:
+    """The built-in catalog's entry names (plugins loaded): every registered audit but the user's and those of the
+    catalogs of their own (`EXTRA_CATALOGS`, when imported)."""
+    from dpaudit.registry import AUDITS, load_plugins
+    from dpaudit.user_audits import UserAuditEntry
+
+    load_plugins()
+    extra = {n for module in EXTRA_CATALOGS.values() if module in sys.modules for n in sys.modules[module].NAMES}
+    return [n for n in AUDITS.names() if not isinstance(AUDITS.get(n), UserAuditEntry) and n not in extra]
 
 
 def catalog_skips(catalog: str) -> list[str]:

@@ -1,6 +1,7 @@
 """Bad input to the Python API: a ValueError naming the parameter, before the target runs."""
 
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -117,7 +118,8 @@ def test_every_option_is_an_explicit_keyword_with_the_options_default():
         default = None if name == "claim_epsilon" else field.default  # derived from `claim` when not given
         assert params[name].default == default, name
         assert (params[name].kind == params[name].KEYWORD_ONLY) == (list(params).index(name) >= 8), name
-        assert f"`{name}`" in audit.__doc__, name
+        # a Parameters entry ("name : type", alone or grouped "a, name : type"), or named in another's text
+        assert re.search(rf"^ +(\w+, )*{name}(, \w+)* :", audit.__doc__, re.M) or f"`{name}`" in audit.__doc__, name
 
 
 def test_positional_call_signature_is_kept():
