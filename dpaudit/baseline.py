@@ -180,7 +180,7 @@ def compare(old: dict[str, Any], new: dict[str, Any], source: str = "") -> dict[
     def add(kind: str, key: tuple[str, str], text: str, prev: ClaimRecord | None, cur: ClaimRecord | None,
             **extra: Any) -> None:
         changes.append({"kind": kind, "entry": key[0], "claim": key[1], "text": text,
-                        "old_epsilon_lower": prev and prev["epsilon_lower"], "old_epsilon_upper": prev and prev.get("epsilon_upper"),
+                        "old_epsilon_lower": prev and prev["epsilon_lower"], "old_epsilon_upper": prev and prev.get("event_epsilon_upper"),
                         "old_ok": prev and prev["ok"], "epsilon_lower": cur and cur["epsilon_lower"],
                         "ok": cur and cur["ok"], **extra})
 

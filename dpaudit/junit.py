@@ -33,8 +33,8 @@ def _xml(text: str) -> str:
 def _claim_text(entry: EntryRecord, c: ClaimRecord) -> str:
     return (f"claim ε = {fmt(c['epsilon'])} at δ = {fmt(c['delta'])} ({c['accountant']}); the audit gives "
             f"ε_lower = {fmt(c['epsilon_lower'])} with {fmt(100 * c['confidence'], 6)}% confidence"
-            + (f" (the chosen event's ε is at most {fmt(c['epsilon_upper'])}, Clopper-Pearson)"
-               if c.get("epsilon_upper") is not None else "")
+            + (f" (the chosen event's ε is at most {fmt(c['event_epsilon_upper'])}, Clopper-Pearson)"
+               if c.get("event_epsilon_upper") is not None else "")
             + f": verdict {c['verdict']}, expected {c['expect']}; "
             f"entry seed {entry.get('seed')}")
 

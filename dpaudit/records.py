@@ -10,7 +10,7 @@ TypedDicts; every builder keeps its keys in the order report.json has always wri
 Three kinds of entry make three shapes, told apart by optional keys: a built-in many-run entry
 (`pin_note`, `mu_upper`, `target`, `audit_options`; audits with the auditor's optional fields), a
 one-run entry (also `mode` and `one_run`; audits and claims with `num_canaries`, `guesses` and
-`correct`), and a user's entry (`origin` "user", `module`; audits and claims with `epsilon_upper`,
+`correct`), and a user's entry (`origin` "user", `module`; audits and claims with `event_epsilon_upper`,
 claims with the chosen `event` and, against a baseline, `baseline_event_counts`).
 """
 
@@ -67,7 +67,7 @@ class AuditRecord(TypedDict, total=False):
     seconds: Required[float]
     pair: Required[int]
     # user entries: the Clopper-Pearson upper bound on the chosen event's epsilon
-    epsilon_upper: float
+    event_epsilon_upper: float
     # many-run audits: the auditor's result fields
     direction: str
     mu_lower: float | None
@@ -138,7 +138,7 @@ class ClaimRecord(TypedDict, total=False):
     verdict: Required[str]
     tightness: Required[float | None]
     ok: Required[bool]
-    epsilon_upper: float  # user entries
+    event_epsilon_upper: float  # user entries: the chosen event's Clopper-Pearson upper bound
     event: EventRecord | None  # user entries
     baseline_event_counts: EventCounts  # user entries, against a baseline
     floating_point: FloatingPointRecord  # the best floating-point bound at the claim's delta, when audited
@@ -304,11 +304,11 @@ def one_run_audit_record(result: Any, *, delta: float, claim_epsilon: float, con
 
 
 def user_audit_record(result: Any, *, delta: float, claim_epsilon: float, samples: int, confidence: float, seed: int,
-                      epsilon_upper: float, seconds: float) -> AuditRecord:
+                      event_epsilon_upper: float, seconds: float) -> AuditRecord:
     """A user entry's audit call (its one pair) from its `dpaudit.audit.AuditResult`."""
     record: AuditRecord = {
         "delta": delta, "claim_epsilon": claim_epsilon, "samples": samples, "confidence": confidence, "seed": seed,
-        "epsilon_lower": float(result.epsilon_lower), "epsilon_upper": epsilon_upper, "verdict": str(result.verdict),
+        "epsilon_lower": float(result.epsilon_lower), "event_epsilon_upper": event_epsilon_upper, "verdict": str(result.verdict),
         "direction": result.direction, "mu_lower": float(result.mu_lower), "mu_point": float(result.mu_point),
         "pair": 0, "seconds": seconds}
     fp = floating_point_record(result)
@@ -321,7 +321,7 @@ def claim_record(claim: Claim, audits: list[AuditRecord], value: float | None = 
     """`claim` judged by the audit with the largest bound at its delta (`value`: its epsilon, when known).
 
     Violated when that bound exceeds the claimed epsilon; `ok` when the verdict is the one expected.
-    The audit's `epsilon_upper` is carried over where it has one (user entries)."""
+    The audit's `event_epsilon_upper` is carried over where it has one (user entries)."""
     value = claim.value() if value is None else value
     best = max((a for a in audits if a["delta"] == claim.delta), key=lambda a: a["epsilon_lower"])
     verdict = "violation" if best["epsilon_lower"] > value else "consistent"
@@ -335,8 +335,8 @@ def claim_record(claim: Claim, audits: list[AuditRecord], value: float | None = 
         "expect": claim.expect,
         "epsilon_lower": best["epsilon_lower"],
     }
-    if "epsilon_upper" in best:
-        record["epsilon_upper"] = best["epsilon_upper"]
+    if "event_epsilon_upper" in best:
+        record["event_epsilon_upper"] = best["event_epsilon_upper"]
     float_audits = [a["floating_point"] for a in audits if a["delta"] == claim.delta and "floating_point" in a]
     if float_audits:
         fp = max(float_audits, key=lambda f: f["epsilon_lower"])

@@ -156,7 +156,7 @@ class UserAuditEntry:
                        samples=samples, confidence=confidence, seed=seed, **options)
         record["audits"].append(user_audit_record(
             result, delta=self.claim.delta, claim_epsilon=claimed, samples=samples, confidence=confidence,
-            seed=seed, epsilon_upper=epsilon_upper(result), seconds=round(time.perf_counter() - start, 3)))
+            seed=seed, event_epsilon_upper=epsilon_upper(result), seconds=round(time.perf_counter() - start, 3)))
         claim = claim_record(self.claim, record["audits"], claimed)
         claim["event"] = event_record(result)
         if previous is not None:

@@ -289,6 +289,16 @@ def load_report(path: str | os.PathLike[str], *, whole_set: bool = False) -> dic
     return _restore(report)
 
 
+def _upgrade_from_1(report: dict[str, Any]) -> None:
+    """A version-1 report read as version 2: a user claim's or audit's `epsilon_upper` (the chosen event's
+    Clopper-Pearson bound) is `event_epsilon_upper`; the entry-level `epsilon_upper` keeps its name."""
+    for entry in report.get("entries") or []:
+        for record in (entry.get("claims") or []) + (entry.get("audits") or []) if isinstance(entry, dict) else []:
+            if isinstance(record, dict) and "epsilon_upper" in record:
+                record["event_epsilon_upper"] = record.pop("epsilon_upper")
+    report["schema_version"] = 2
+
+
 def _parse(text: str, path: pathlib.Path) -> dict[str, Any]:
     """A report document from report.json's text, its schema and version checked."""
     try:
@@ -297,6 +307,8 @@ def _parse(text: str, path: pathlib.Path) -> dict[str, Any]:
         raise ValueError(f"report file {str(path)!r} is not valid JSON: {exc}") from None
     if not isinstance(report, dict) or report.get("schema") != SCHEMA:
         raise ValueError(f"report file {str(path)!r} is not a {SCHEMA} document")
+    if report.get("schema_version") == 1:
+        _upgrade_from_1(report)
     if report.get("schema_version") != SCHEMA_VERSION:
         raise ValueError(f"report schema_version {report.get('schema_version')!r} is not supported "
                          f"(this dpaudit reads version {SCHEMA_VERSION})")

@@ -170,7 +170,7 @@ def glossary(report: dict[str, Any]) -> list[tuple[str, str]]:
         general.append("one run")
     if any(e.get("regret") for e in entries):
         general.append("regret")
-    if any(isinstance(c, dict) and "epsilon_upper" in c for e in entries for c in e.get("claims") or []):
+    if any(isinstance(c, dict) and "event_epsilon_upper" in c for e in entries for c in e.get("claims") or []):
         general.append("event ε_upper")
     out = [(t, TERMS[t]) for t in terms + [g for g in general if g not in terms]]
     out += [(label, "a label of the entry's own declaration (for your entries: your register_audit call)")

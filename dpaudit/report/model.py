@@ -46,7 +46,9 @@ __all__ = [
 ]
 
 SCHEMA = "dpaudit.report"
-SCHEMA_VERSION = 1
+#: 2: a user claim's and audit's Clopper-Pearson bound on the chosen event is `event_epsilon_upper` (version 1 named
+#: it `epsilon_upper`, like the entry-level sound bound; `dpaudit.report.load_report` upgrades version 1).
+SCHEMA_VERSION = 2
 
 PIN_TARGET = 0.9
 """An entry is pinned when ε_lower/ε_upper >= PIN_TARGET (within 10%); below it the report states why."""
@@ -141,7 +143,7 @@ def _event_detail(e: dict[str, Any], c: dict[str, Any]) -> str | None:
     ev = c.get("event")
     if isinstance(ev, dict) and ev.get("event"):
         text = _LONG_NUMBER.sub(lambda m: fmt(float(m.group()), 4), str(ev["event"]))
-        upper = c.get("epsilon_upper")
+        upper = c.get("event_epsilon_upper")
         bound = "" if upper is None else f"; this event's ε is at most {fmt(upper)} (event ε_upper, Clopper-Pearson)"
         return (f"{text}, direction {ev.get('direction')}: counted {ev.get('count_first')} vs "
                 f"{ev.get('count_second')} times in {ev.get('nobs')} runs per side{bound}")
@@ -294,7 +296,7 @@ def interval(entry: dict[str, Any]) -> dict[str, Any] | None:
     claim, else the side the entry's `pin_note` shows to be tight ("upper" when the audit is the
     loose side, "lower" when the accounting is, "neither"), "unknown" without a note; `reason`
     says why the pin is below PIN_TARGET. None for an entry that did not run.
-    The entry-level `epsilon_upper` is this proven bound; it is not the claim-level `epsilon_upper` of
+    The entry-level `epsilon_upper` is this proven bound; it is not the claim-level `event_epsilon_upper` of
     user audits (the Clopper-Pearson upper bound on the ε of the event that audit chose).
     """
     if entry.get("error") or not entry.get("claims"):

@@ -57,7 +57,7 @@ def test_the_three_shapes(records):
     assert records["one-run"]["mode"] == "one-run" and records["one-run"]["claims"][0]["num_canaries"] > 0
     user = records["user"]
     assert list(user)[:5] == ["name", "algorithm", "variant", "description", "target"]  # the order report.json keeps
-    assert user["origin"] == "user" and "epsilon_upper" in user["claims"][0] and user["claims"][0]["event"]
+    assert user["origin"] == "user" and "event_epsilon_upper" in user["claims"][0] and user["claims"][0]["event"]
     assert "baseline_event_counts" in records["baseline"]["claims"][0]
     assert list(records["lost"])[:2] == ["origin", "module"] and records["lost"]["ok"] is False
 

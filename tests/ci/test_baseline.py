@@ -28,7 +28,7 @@ def _claim(ok=True, lower=0.5, upper=None, expect="consistent", event=None, coun
     verdict = ("violation" if expect == "consistent" else "consistent") if not ok else expect
     c = {"label": "declared", "epsilon": 1.0, "epsilon_lower": lower, "verdict": verdict, "expect": expect, "ok": ok}
     if upper is not None:
-        c["epsilon_upper"] = upper
+        c["event_epsilon_upper"] = upper
     if event is not None:
         c["event"] = event
     if counts is not None:
@@ -197,7 +197,7 @@ def test_nightly_larger_run_on_unchanged_code_passes(project, capsys):
     old, _ = _claims_of(project.root / "release" / "report.json")
     new, report = _claims_of(project.root / "nightly" / "report.json")
     # the premise: the rule this replaced (new epsilon_lower above the baseline's epsilon_upper) fails both
-    assert all(new[n]["epsilon_lower"] > old[n]["epsilon_upper"] for n in new)
+    assert all(new[n]["epsilon_lower"] > old[n]["event_epsilon_upper"] for n in new)
     assert report["baseline"]["regressions"] == [] and report["baseline"]["tested"] == 2
     kinds = {c["entry"]: c["kind"] for c in report["baseline"]["changes"]}
     assert kinds == {"shop.basket-sum": "rose-lower", "shop.basket-sum-bug": "rose-lower"}

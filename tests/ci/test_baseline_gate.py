@@ -148,7 +148,7 @@ def test_an_unknown_claimed_epsilon_on_both_sides_is_no_claim_change():
 
 
 def test_change_records_carry_the_numbers_they_state():
-    old_claim = claim(lower=0.5, epsilon=1.0, event=event(), epsilon_upper=0.7)
+    old_claim = claim(lower=0.5, epsilon=1.0, event=event(), event_epsilon_upper=0.7)
     cases = {
         "rose": claim(lower=0.8, baseline_event_counts=counts(800, 100)),
         "rose-lower": claim(lower=0.8, baseline_event_counts=counts()),

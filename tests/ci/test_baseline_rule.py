@@ -59,7 +59,7 @@ def _flags(name: str, repeats: int, new_scale_factor: float = 1.0) -> tuple[int,
                                                                  baseline_events=events)
         comparison = compare({"entries": [old]}, {"entries": [new], "settings": {"confidence": 1 - RATE}})
         ours += bool(comparison["regressions"])
-        replaced += new["claims"][0]["epsilon_lower"] > old["claims"][0]["epsilon_upper"]
+        replaced += new["claims"][0]["epsilon_lower"] > old["claims"][0]["event_epsilon_upper"]
     return ours, replaced
 
 

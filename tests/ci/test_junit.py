@@ -12,7 +12,7 @@ from dpaudit.junit import junit_xml
 
 def _claim(label="declared", verdict="consistent", expect="consistent", lower=0.5, upper=0.9):
     return {"label": label, "epsilon": 1.0, "delta": 0.0, "accountant": "stated", "epsilon_lower": lower,
-            "epsilon_upper": upper, "confidence": 0.95, "verdict": verdict, "expect": expect,
+            "event_epsilon_upper": upper, "confidence": 0.95, "verdict": verdict, "expect": expect,
             "ok": verdict == expect}
 
 

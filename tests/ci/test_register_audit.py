@@ -38,7 +38,7 @@ def test_function_target_record(registry):
     assert rec["ok"] and rec["error"] is None, rec.get("traceback")
     (claim,) = rec["claims"]
     assert claim["verdict"] == "consistent" and claim["epsilon"] == 1.0 and claim["delta"] == 0.0
-    assert 0.0 <= claim["epsilon_lower"] <= claim["epsilon_upper"]
+    assert 0.0 <= claim["epsilon_lower"] <= claim["event_epsilon_upper"]
     assert rec["audits"][0]["samples"] == 4000
     assert entry.run(seed=0, confidence=0.95)["claims"] == rec["claims"]  # seeded: identical
 

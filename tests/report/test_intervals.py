@@ -113,7 +113,7 @@ def test_upper_never_below_lower_on_sound_entries(claims, lower):
 def test_catalog_entry_interval_is_sound():
     """One seeded catalog audit (dp-se.epoch-sum, Laplace, pure ε = 1): its interval holds and is tight."""
     import dpaudit.audits  # noqa: F401  (registers the catalog)
-    from dpaudit.audits.run import run_entry
+    from dpaudit.entry_runner import run_entry
     from dpaudit.registry import AUDITS
 
     record = run_entry(AUDITS.get("dp-se.epoch-sum"), samples=20_000, seed=0, regret=False)

@@ -64,7 +64,7 @@ def _user_report(make_entry, make_claim, settings):
         e.update(origin="user", description="shop_audits.make.<locals>.count", observable="output",
                  observable_description="output")
         e["pairs"] = [{"relation": relation, "description": "d0 vs d1 as declared"}]
-    bad["claims"][0].update(epsilon_upper=9.8, event={"event": "-identity > -5.218827537282939", "direction": "d0>d1",
+    bad["claims"][0].update(event_epsilon_upper=9.8, event={"event": "-identity > -5.218827537282939", "direction": "d0>d1",
                                                      "count_first": 16989, "count_second": 5, "nobs": 18000})
     return build_report([good, bad], settings=settings)
 

@@ -106,3 +106,20 @@ def test_html_is_self_contained_and_escaped(sample_report):
     assert sum(a.startswith("trade-off curve") for a in alts) == 2
     assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched from outside
     assert "&lt;b&gt;audit&lt;/b&gt;" in page and "<b>audit</b>" not in page
+
+
+def test_a_version_1_report_reads_with_the_event_bound_renamed(tmp_path, sample_report):
+    """Version 1 named a user claim's Clopper-Pearson bound on its chosen event `epsilon_upper`, like the entry's
+    sound bound; read back, it is `event_epsilon_upper` and the entry-level name keeps its meaning."""
+    write_report(sample_report, tmp_path)
+    raw = json.loads((tmp_path / "report.json").read_text())
+    raw["schema_version"] = 1
+    entry = raw["entries"][0]
+    entry["claims"][0]["epsilon_upper"] = 0.7
+    entry["epsilon_upper"] = 2.0
+    (tmp_path / "report.json").write_text(json.dumps(raw))
+    back = load_report(tmp_path)
+    assert back["schema_version"] == SCHEMA_VERSION == 2
+    claim = back["entries"][0]["claims"][0]
+    assert claim["event_epsilon_upper"] == 0.7 and "epsilon_upper" not in claim
+    assert back["entries"][0]["epsilon_upper"] == 2.0
