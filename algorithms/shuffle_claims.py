@@ -72,7 +72,9 @@ def _check_claim_range(epsilon: float, delta: float) -> None:
     if epsilon > 15.0:
         raise ValueError(f"epsilon must be <= 15 for the claimed guarantee (Sarmasarkar, Lemma S.1), got {epsilon!r}")
     if delta >= 0.5:
-        raise ValueError(f"delta must lie in (0, 1/2) for the claimed guarantee (Sarmasarkar, Lemma S.1), got {delta!r}")
+        raise ValueError(
+            f"delta must lie in (0, 1/2) for the claimed guarantee (Sarmasarkar, Lemma S.1), got {delta!r}"
+        )
 
 
 def cheu_parameters(epsilon: float, delta: float, num_users: int, dim: int) -> tuple[int, int, float]:
@@ -115,8 +117,13 @@ def cheu_claimed_epsilon(g: int, b: int, num_users: int, dim: int, delta: float)
 
 
 def bit_sum_protocol(
-    epsilon: float, delta: float, num_users: int, dim: int, num_labels: int | None = None,
-    bound: float = 1.0, range: str = "paper",
+    epsilon: float,
+    delta: float,
+    num_users: int,
+    dim: int,
+    num_labels: int | None = None,
+    bound: float = 1.0,
+    range: str = "paper",
 ) -> BitSumProtocol:
     """A `BitSumProtocol` with the eq. 127 parameters (`cheu_parameters`); num_labels defaults to dim (a vector)."""
     g, b, p = cheu_parameters(epsilon, delta, num_users, dim)
@@ -172,9 +179,17 @@ def theorem_event(protocol: BitSumProtocol, dim: int, delta: float) -> dp_accoun
 
 
 def shuffle_gradient_descent(
-    num_users: int, dim: int, epsilon: float, delta: float, lipschitz: float, radius: float,
-    iterations: int | None = None, step_size: float | None = None, regularization: float = 0.0,
-    range: str = "paper", protocol: BitSumProtocol | None = None,
+    num_users: int,
+    dim: int,
+    epsilon: float,
+    delta: float,
+    lipschitz: float,
+    radius: float,
+    iterations: int | None = None,
+    step_size: float | None = None,
+    regularization: float = 0.0,
+    range: str = "paper",
+    protocol: BitSumProtocol | None = None,
 ) -> ShuffleGradientDescent:
     """Sarmasarkar's P_GD (App. T, Alg. 7) with the paper's per-round protocol: eq. 127 at
     (ε_it, δ_it) = `pgd_round_privacy` (ε_it = ε/(2√(2 T_it log(1/δ))), δ_it = δ/(T_it + 1)) with
@@ -183,10 +198,12 @@ def shuffle_gradient_descent(
         iterations = pgd_iterations(epsilon, delta, num_users, dim)
     if protocol is None:
         eps_it, delta_it = pgd_round_privacy(epsilon, delta, iterations)
-        protocol = bit_sum_protocol(eps_it, delta_it, num_users, dim, bound=check_positive(lipschitz, "lipschitz"),
-                                    range=range)
-    return ShuffleGradientDescent(num_users, dim, epsilon, delta, lipschitz, radius, iterations, step_size,
-                                  regularization, range, protocol)
+        protocol = bit_sum_protocol(
+            eps_it, delta_it, num_users, dim, bound=check_positive(lipschitz, "lipschitz"), range=range
+        )
+    return ShuffleGradientDescent(
+        num_users, dim, epsilon, delta, lipschitz, radius, iterations, step_size, regularization, range, protocol
+    )
 
 
 def pgd_theorem_event(pgd: ShuffleGradientDescent) -> dp_accounting.DpEvent:
@@ -206,6 +223,7 @@ def pgd_claimed_event(pgd: ShuffleGradientDescent) -> dp_accounting.DpEvent:
 
 # ---- accounting from the parameters alone (Python integers: no int64 bound)
 
+
 def count_cap(g: int, range: str = "paper") -> int:
     """Largest x̂, hence a label's count sensitivity: 2g for range="paper" (w ∈ [0, 2Δ] on precision g),
     g for "normalized" (Chowdhury & Zhou (ICML 2022), Alg. 5; `BitSumProtocol.cap`)."""
@@ -213,8 +231,9 @@ def count_cap(g: int, range: str = "paper") -> int:
     return 2 * g if check_choice(range, VECTOR_SUM_RANGES, "range") == "paper" else g
 
 
-def bit_sum_event(num_users: int, num_labels: int, g: int, b: int, p: float = 0.25,
-                  range: str = "paper") -> dp_accounting.DpEvent:
+def bit_sum_event(
+    num_users: int, num_labels: int, g: int, b: int, p: float = 0.25, range: str = "paper"
+) -> dp_accounting.DpEvent:
     """One invocation of Cheu et al.'s bit sum as `BitSumProtocol.event` describes it, from its parameters:
     every label's count carries Bin(n·b, p) noise and one user moves it by at most cap, the labels'
     noises independent: SelfComposedDpEvent(BinomialDpEvent(N, p, cap), labels) with N = n·b computed in
@@ -238,20 +257,21 @@ def accounted_trials(trials: int) -> int:
     return min(check_positive_int(trials, "trials"), MAX_TRIALS)
 
 
-def bit_sum_theorem_event(num_users: int, g: int, b: int, dim: int, delta: float, p: float = 0.25,
-                          range: str = "paper") -> dp_accounting.DpEvent:
+def bit_sum_theorem_event(
+    num_users: int, g: int, b: int, dim: int, delta: float, p: float = 0.25, range: str = "paper"
+) -> dp_accounting.DpEvent:
     """`theorem_event` from the parameters: eq. 127 inverted at precision cap (`corrected_epsilon`);
     NonPrivateDpEvent when b = 0; raises outside the statement's range or for p != 1/4."""
     if check_int_at_least(b, 0, "b") == 0:
         return dp_accounting.NonPrivateDpEvent()
     if check_open_unit(p, "p") != 0.25:
         raise ValueError(f"the claimed guarantee needs p = 1/4, got p={p}")
-    return EpsilonDeltaDpEvent(epsilon=cheu_claimed_epsilon(count_cap(g, range), b, num_users, dim, delta),
-                               delta=delta)
+    return EpsilonDeltaDpEvent(epsilon=cheu_claimed_epsilon(count_cap(g, range), b, num_users, dim, delta), delta=delta)
 
 
-def pgd_events(num_users: int, dim: int, epsilon: float, delta: float, iterations: int | None = None,
-               range: str = "paper") -> tuple[dp_accounting.DpEvent, dp_accounting.DpEvent]:
+def pgd_events(
+    num_users: int, dim: int, epsilon: float, delta: float, iterations: int | None = None, range: str = "paper"
+) -> tuple[dp_accounting.DpEvent, dp_accounting.DpEvent]:
     """(exact, theorem) events of Sarmasarkar's P_GD (App. T, Alg. 7) with the paper's per-round protocol,
     from the parameters alone: T_it rounds (default `pgd_iterations`), each the eq. 127 bit sum over the d
     gradient labels at (ε_it, δ_it) = `pgd_round_privacy` (`bit_sum_event`, `bit_sum_theorem_event`), composed.
@@ -268,14 +288,23 @@ def pgd_events(num_users: int, dim: int, epsilon: float, delta: float, iteration
 
 # ---- the exact count mechanism's privacy loss distribution
 
-def bit_sum_pld(num_users: int, num_labels: int, g: int, b: int, p: float = 0.25, range: str = "paper",
-                value_discretization_interval: float | None = None) -> pld_lib.PrivacyLossDistribution:
+
+def bit_sum_pld(
+    num_users: int,
+    num_labels: int,
+    g: int,
+    b: int,
+    p: float = 0.25,
+    range: str = "paper",
+    value_discretization_interval: float | None = None,
+) -> pld_lib.PrivacyLossDistribution:
     """PLD of one invocation (`bit_sum_event`): `binomial_loss_pld(n·b, p, cap)` self-composed over the labels
     (independent noises; one user may move every label by cap, the worst case of randomized rounding's
     mixtures by joint convexity, `BitSumProtocol.label_pld`). Requires b >= 1."""
     k = check_positive_int(num_labels, "num_labels")
     if check_int_at_least(b, 0, "b") == 0:
         raise ValueError("b must be >= 1 for a privacy loss distribution (b = 0 is not private)")
-    label = binomial_loss_pld(int(check_positive_int(num_users, "num_users")) * int(b), p, count_cap(g, range),
-                              value_discretization_interval)
+    label = binomial_loss_pld(
+        int(check_positive_int(num_users, "num_users")) * int(b), p, count_cap(g, range), value_discretization_interval
+    )
     return label if k == 1 else label.self_compose(k)

@@ -15,8 +15,14 @@ from dpaudit.registry import AUDITS
 
 __all__ = ["CATALOG_MODULES", "AuditEntry", "Claim", "NeighbourPair", "load"]
 
-CATALOG_MODULES = ("mab.entries", "conse.entries", "linear.entries", "glm.entries", "mab.one_run_entries",
-                   "linear.one_run_entries")
+CATALOG_MODULES = (
+    "mab.entries",
+    "conse.entries",
+    "linear.entries",
+    "glm.entries",
+    "mab.one_run_entries",
+    "linear.one_run_entries",
+)
 
 
 def _failing_target(module: str, error: str):
@@ -36,13 +42,21 @@ def load(modules=CATALOG_MODULES) -> list[str]:
             error = f"{type(exc).__name__}: {exc}"
             name = f"{module}.import-error"
             if name not in AUDITS:
-                AUDITS.register(name, AuditEntry(
-                    name=name, algorithm="import-error",
-                    description=f"The catalog module dpaudit.audits.{module} failed to import.",
-                    target=_failing_target(module, error),
-                    pairs=(NeighbourPair("one-user", None, None, "none: the module did not load"),),
-                    observable="white-box", observable_description="none", claims=(Claim("none", epsilon=1.0),),
-                    quick=True, source=error))
+                AUDITS.register(
+                    name,
+                    AuditEntry(
+                        name=name,
+                        algorithm="import-error",
+                        description=f"The catalog module dpaudit.audits.{module} failed to import.",
+                        target=_failing_target(module, error),
+                        pairs=(NeighbourPair("one-user", None, None, "none: the module did not load"),),
+                        observable="white-box",
+                        observable_description="none",
+                        claims=(Claim("none", epsilon=1.0),),
+                        quick=True,
+                        source=error,
+                    ),
+                )
             failed.append(module)
     return failed
 

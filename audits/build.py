@@ -100,25 +100,37 @@ def _stated(guarantee: Any, label: str, expect: str) -> Claim | None:
     eps = guarantee.epsilon
     if guarantee.notion not in ("pure", "approx") or eps is None or not math.isfinite(eps):
         return None
-    return Claim(label, delta=guarantee.delta, accountant="stated", epsilon=eps, expect=expect,
-                 source=guarantee.source)
+    return Claim(label, delta=guarantee.delta, accountant="stated", epsilon=eps, expect=expect, source=guarantee.source)
 
 
 def _converted(guarantee: Any, event: Any, expect: str) -> Claim | None:
     """The paper's RDP or zCDP claim as (epsilon, APPROX_DELTA) by the matching accountant."""
     if guarantee.notion == "rdp" and event is not None:
         # the declared event's RDP curve is the paper's formula (e.g. Chowdhury & Zhou 2023, Thm 2 for Skellam)
-        return Claim("paper", delta=APPROX_DELTA, accountant="rdp", event=lambda: event, expect=expect,
-                     source=guarantee.source)
+        return Claim(
+            "paper", delta=APPROX_DELTA, accountant="rdp", event=lambda: event, expect=expect, source=guarantee.source
+        )
     if guarantee.notion == "zcdp" and guarantee.rho:
         zcdp = dp_accounting.dp_event.ZCDpEvent(rho=guarantee.rho)
-        return Claim("paper", delta=APPROX_DELTA, accountant="zcdp", event=lambda: zcdp, expect=expect,
-                     source=f"rho = {guarantee.rho:.4g}; {guarantee.source}")
+        return Claim(
+            "paper",
+            delta=APPROX_DELTA,
+            accountant="zcdp",
+            event=lambda: zcdp,
+            expect=expect,
+            source=f"rho = {guarantee.rho:.4g}; {guarantee.source}",
+        )
     return None
 
 
-def claims_from_privacy(privacy: Any, *, paper_expect: str = "consistent", corrected_expect: str = "consistent",
-                        accounted: bool = True, paper_label: str = "paper") -> tuple[Claim, ...]:
+def claims_from_privacy(
+    privacy: Any,
+    *,
+    paper_expect: str = "consistent",
+    corrected_expect: str = "consistent",
+    accounted: bool = True,
+    paper_label: str = "paper",
+) -> tuple[Claim, ...]:
     """The paper's claim and (where declared) the corrected one from an algorithm's `privacy`.
 
     Pure and (epsilon, delta) claims are taken as stated; RDP and zCDP claims become (epsilon, 1e-5)
@@ -134,15 +146,27 @@ def claims_from_privacy(privacy: Any, *, paper_expect: str = "consistent", corre
         # accountants give valid upper bounds for what the implementation declares it releases
         # at the corrected delta where that is larger (e.g. two (eps, delta) releases composed: 2 delta)
         delta = max(paper.delta, corrected.delta if corrected else 0.0)
-        out.append(Claim("accounted", delta=delta, accountant="best", event=lambda: event,
-                         source="dpaudit.accounting of the declared DpEvent"))
+        out.append(
+            Claim(
+                "accounted",
+                delta=delta,
+                accountant="best",
+                event=lambda: event,
+                source="dpaudit.accounting of the declared DpEvent",
+            )
+        )
     if not out:
         raise ValueError("the privacy declaration has no finite (epsilon, delta) claim")
     return tuple(out)
 
 
-def lazy_claims(privacy: Callable[[], Any], *, paper_expect: str = "consistent",
-                paper_label: str = "paper", extra: tuple[Claim, ...] = ()) -> LazyClaims:
+def lazy_claims(
+    privacy: Callable[[], Any],
+    *,
+    paper_expect: str = "consistent",
+    paper_label: str = "paper",
+    extra: tuple[Claim, ...] = (),
+) -> LazyClaims:
     """`claims_from_privacy(privacy(), ...)` built when the entry is first audited or listed in full.
 
     `privacy` is a zero-argument callable returning the algorithm's declaration (e.g.
@@ -150,8 +174,10 @@ def lazy_claims(privacy: Callable[[], Any], *, paper_expect: str = "consistent",
     which importing the catalog must not pay for. `extra` claims (e.g. the exact ε of the audited
     view, `VIEW_ACCOUNTANT`) are appended.
     """
-    return LazyClaims(lambda: claims_from_privacy(privacy(), paper_expect=paper_expect, paper_label=paper_label)
-                      + tuple(extra), expect=paper_expect)
+    return LazyClaims(
+        lambda: claims_from_privacy(privacy(), paper_expect=paper_expect, paper_label=paper_label) + tuple(extra),
+        expect=paper_expect,
+    )
 
 
 VIEW_ACCOUNTANT = "exact-view"

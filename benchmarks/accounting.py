@@ -52,14 +52,19 @@ def fresh_backends():
 
 def compositions() -> None:
     print(f"== k-fold composition, epsilon at delta = {DELTA:g} (time in s) ==")
-    print(f"{'mechanism':<34} {'k':>6} {'dpaudit pld':>12} {'t':>7} {'dpaudit best':>13} {'by':>6} {'t':>7}"
-          f" {'dp-acc PLD':>11} {'t':>7} {'dp-acc RDP':>11} {'t':>7} {'pld/ref-1':>10}")
+    print(
+        f"{'mechanism':<34} {'k':>6} {'dpaudit pld':>12} {'t':>7} {'dpaudit best':>13} {'by':>6} {'t':>7}"
+        f" {'dp-acc PLD':>11} {'t':>7} {'dp-acc RDP':>11} {'t':>7} {'pld/ref-1':>10}"
+    )
     for k in (1, 100, 10_000):
         r = math.sqrt(k)
         cases = [
             (f"Gaussian sigma={2 * r:g}", dpa.GaussianDpEvent(2 * r)),
             (f"Laplace b={2.4 * r:g}", dpa.LaplaceDpEvent(2.4 * r)),
-            (f"discrete Laplace a={0.42 / r:.4g}, D=1", dp_event.DiscreteLaplaceDpEvent(noise_parameter=0.42 / r, sensitivity=1)),
+            (
+                f"discrete Laplace a={0.42 / r:.4g}, D=1",
+                dp_event.DiscreteLaplaceDpEvent(noise_parameter=0.42 / r, sensitivity=1),
+            ),
         ]
         for label, ev in cases:
             fresh_backends()
@@ -73,8 +78,10 @@ def compositions() -> None:
                 rdp, t_rdp = float("nan"), float("nan")  # not supported by dp-accounting's RDP
             else:
                 rdp, t_rdp = timed(lambda: rdp_privacy_accountant.RdpAccountant().compose(ev, k).get_epsilon(DELTA))
-            print(f"{label:<34} {k:>6} {ours:>12.5f} {t_ours:>7.3f} {best:>13.5f} {by:>6} {t_best:>7.3f}"
-                  f" {ref:>11.5f} {t_ref:>7.3f} {rdp:>11.5f} {t_rdp:>7.3f} {ours / ref - 1:>10.2e}")
+            print(
+                f"{label:<34} {k:>6} {ours:>12.5f} {t_ours:>7.3f} {best:>13.5f} {by:>6} {t_best:>7.3f}"
+                f" {ref:>11.5f} {t_ref:>7.3f} {rdp:>11.5f} {t_rdp:>7.3f} {ours / ref - 1:>10.2e}"
+            )
 
 
 def shuffling() -> None:
@@ -94,7 +101,11 @@ def optimal_composition() -> None:
     for k in (100, 1000, 10_000):
         ours, t = timed(lambda: composition.OptimalHomogeneous(0.1, 0.0, k).epsilon(DELTA))
         try:
-            ref, t_ref = timed(lambda: pld_accountant.advanced_composition(pld_common.DifferentialPrivacyParameters(0.1, 0.0), k, DELTA))
+            ref, t_ref = timed(
+                lambda: pld_accountant.advanced_composition(
+                    pld_common.DifferentialPrivacyParameters(0.1, 0.0), k, DELTA
+                )
+            )
             ref_s = f"{ref:.5f} ({t_ref:.3f} s, grid value)"
         except OverflowError as exc:
             ref_s = f"OverflowError: {exc}"
@@ -117,7 +128,9 @@ def streaming(full: bool) -> None:
             e1, t1 = timed(one_by_one)
             fresh_backends()
             e2, t2 = timed(lambda: A.Accountant(name).compose(ev, 10_000).epsilon(DELTA))
-            print(f"dpaudit {name:<5} {label:<19}: one by one {e1:.5f} in {t1:.3f} s; count=10^4 {e2:.5f} in {t2:.3f} s")
+            print(
+                f"dpaudit {name:<5} {label:<19}: one by one {e1:.5f} in {t1:.3f} s; count=10^4 {e2:.5f} in {t2:.3f} s"
+            )
     g = dpa.GaussianDpEvent(200.0)
     ref_single, t_single = timed(lambda: pld_privacy_accountant.PLDAccountant().compose(g, 10_000).get_epsilon(DELTA))
     n = 10_000 if full else 1_000
@@ -129,17 +142,21 @@ def streaming(full: bool) -> None:
         return a.get_epsilon(DELTA)
 
     e_ref, t_ref = timed(ref_stream)
-    print(f"dp-accounting PLD Gaussian sigma=200: count=10^4 {ref_single:.5f} in {t_single:.3f} s; one by one x{n}"
-          f" {e_ref:.5f} in {t_ref:.2f} s" + ("" if full else " (10^3 steps only; --full for 10^4)"))
+    print(
+        f"dp-accounting PLD Gaussian sigma=200: count=10^4 {ref_single:.5f} in {t_single:.3f} s; one by one x{n}"
+        f" {e_ref:.5f} in {t_ref:.2f} s" + ("" if full else " (10^3 steps only; --full for 10^4)")
+    )
 
 
 def mixed_event() -> dpa.DpEvent:
     """Gaussian x50 + Laplace x10 + Poisson-subsampled Gaussian x1000 (q = 0.01): the issue's mix."""
-    return dpa.ComposedDpEvent([
-        dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(1.5), 50),
-        dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(20.0), 10),
-        dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.1)), 1000),
-    ])
+    return dpa.ComposedDpEvent(
+        [
+            dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(1.5), 50),
+            dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(20.0), 10),
+            dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.1)), 1000),
+        ]
+    )
 
 
 # seconds per row at commit d4c2d61 (PLD recomposed per query; the rdp support check and the
@@ -164,7 +181,9 @@ def repeated_queries() -> None:
     rows.append(("pld Accountant epsilon(1e-5) after them",) + timed(lambda: acct.epsilon(DELTA)))
     rows.append(("functional delta(event, 1.0, 'pld'), first",) + timed(lambda: A.delta(ev, 1.0, "pld")))
     times = [timed(lambda: A.delta(mixed_event(), 1.0 + 0.01 * i, "pld"))[1] for i in range(1, 9)]
-    rows.append(("functional delta(event, eps, 'pld'), repeated (mean)", A.delta(ev, 1.08, "pld"), statistics.mean(times)))
+    rows.append(
+        ("functional delta(event, eps, 'pld'), repeated (mean)", A.delta(ev, 1.08, "pld"), statistics.mean(times))
+    )
     fresh_backends()
     rows.append(("best epsilon(1e-5), first (fresh caches)",) + timed(lambda: A.epsilon(ev, DELTA)))
     rows.append(("best epsilon(1e-6), next query",) + timed(lambda: A.epsilon(ev, 1e-6)))
@@ -191,7 +210,10 @@ def calibration() -> None:
     make = lambda s: dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(s), k)  # noqa: E731
     bracket = dpa.ExplicitBracketInterval(10.0, 100.0)
     rows = [(f"dpaudit {n}", lambda n=n: A.PrivacyAccountant(n)) for n in ("best", "pld", "rdp")]
-    rows += [("dp-accounting RDP", rdp_privacy_accountant.RdpAccountant), ("dp-accounting PLD", pld_privacy_accountant.PLDAccountant)]
+    rows += [
+        ("dp-accounting RDP", rdp_privacy_accountant.RdpAccountant),
+        ("dp-accounting PLD", pld_privacy_accountant.PLDAccountant),
+    ]
     for label, fresh in rows:
         fresh_backends()
         sigma, t = timed(lambda: dpa.calibrate_dp_mechanism(fresh, make, eps, DELTA, bracket_interval=bracket))

@@ -81,9 +81,18 @@ def speed(sizes: list[int], repeat: int) -> list[dict]:
         serial = _best(lambda: audit(laplace, 1.0, 0.0, executor="serial", **opts), repeat)
         one = _best(lambda: audit(laplace, 1.0, 0.0, executor="process", workers=1, **opts), repeat)
         two = _best(lambda: audit(laplace, 1.0, 0.0, executor="process", workers=2, **opts), repeat)
-        rows.append({"samples_per_side": n, "draw_s": draw, "audit_serial_s": serial, "audit_1_worker_s": one,
-                     "audit_2_workers_s": two, "ratio_serial": serial / draw, "ratio_2_workers": two / draw,
-                     "speedup_1_to_2_workers": one / two})
+        rows.append(
+            {
+                "samples_per_side": n,
+                "draw_s": draw,
+                "audit_serial_s": serial,
+                "audit_1_worker_s": one,
+                "audit_2_workers_s": two,
+                "ratio_serial": serial / draw,
+                "ratio_2_workers": two / draw,
+                "speedup_1_to_2_workers": one / two,
+            }
+        )
     return rows
 
 
@@ -103,17 +112,26 @@ def overlap(repeat: int) -> dict:
 
 def tightness() -> list[dict]:
     rows = []
-    for name, target in (("laplace", laplace), ("randomized_response", randomized_response),
-                         ("discrete_laplace", discrete_laplace)):
+    for name, target in (
+        ("laplace", laplace),
+        ("randomized_response", randomized_response),
+        ("discrete_laplace", discrete_laplace),
+    ):
         for n in (10**5, 10**6):
-            lows = [audit(target, 1, 0, claim_epsilon=1.0, samples=n, seed=s, progress=False).epsilon_lower
-                    for s in range(3)]
-            rows.append({"target": name, "samples_per_side": n, "ratio": float(np.mean(lows)),
-                         "min": float(np.min(lows))})
-    mus = [audit(gaussian, 1.0, 0.0, claim_epsilon=1.0, claim_delta=0.1, samples=10**6, seed=s,
-                 progress=False).mu_lower for s in range(3)]
-    rows.append({"target": "gaussian mu", "samples_per_side": 10**6, "ratio": float(np.mean(mus)),
-                 "min": float(np.min(mus))})
+            lows = [
+                audit(target, 1, 0, claim_epsilon=1.0, samples=n, seed=s, progress=False).epsilon_lower
+                for s in range(3)
+            ]
+            rows.append(
+                {"target": name, "samples_per_side": n, "ratio": float(np.mean(lows)), "min": float(np.min(lows))}
+            )
+    mus = [
+        audit(gaussian, 1.0, 0.0, claim_epsilon=1.0, claim_delta=0.1, samples=10**6, seed=s, progress=False).mu_lower
+        for s in range(3)
+    ]
+    rows.append(
+        {"target": "gaussian mu", "samples_per_side": 10**6, "ratio": float(np.mean(mus)), "min": float(np.min(mus))}
+    )
     return rows
 
 
@@ -122,13 +140,38 @@ def coverage(audits: int) -> list[dict]:
 
     delta1 = float(stats.norm.cdf(-0.5) - np.e * stats.norm.cdf(-1.5))  # exact delta(1) of 1-GDP
     rows = []
-    for name, target, delta in (("laplace", laplace, 0.0), ("randomized_response", randomized_response, 0.0),
-                                ("discrete_laplace", discrete_laplace, 0.0), ("gaussian mu=1", gaussian, delta1)):
+    for name, target, delta in (
+        ("laplace", laplace, 0.0),
+        ("randomized_response", randomized_response, 0.0),
+        ("discrete_laplace", discrete_laplace, 0.0),
+        ("gaussian mu=1", gaussian, delta1),
+    ):
         for n in (2_000, 20_000):
-            lows = np.array([audit(target, 1, 0, claim_epsilon=1.0, claim_delta=delta, samples=n, seed=10**6 + s,
-                                   executor="serial", progress=False).epsilon_lower for s in range(audits)])
-            rows.append({"target": name, "samples_per_side": n, "audits": audits,
-                         "exceed": int(np.sum(lows > 1.0)), "mean_lower": float(lows.mean())})
+            lows = np.array(
+                [
+                    audit(
+                        target,
+                        1,
+                        0,
+                        claim_epsilon=1.0,
+                        claim_delta=delta,
+                        samples=n,
+                        seed=10**6 + s,
+                        executor="serial",
+                        progress=False,
+                    ).epsilon_lower
+                    for s in range(audits)
+                ]
+            )
+            rows.append(
+                {
+                    "target": name,
+                    "samples_per_side": n,
+                    "audits": audits,
+                    "exceed": int(np.sum(lows > 1.0)),
+                    "mean_lower": float(lows.mean()),
+                }
+            )
     return rows
 
 
@@ -140,11 +183,14 @@ def bounds() -> dict:
     ratios = []
     for n in (10**6, 10**8, 1.3e8, 2e8, 10**9, 10**10):
         low, _ = proportion_confint(1000, n, alpha=0.025, method="beta")
-        ratios.append({"n": n, "dpaudit": float(cp_lower(1000, n, 0.0125)) * n / 1000,
-                       "statsmodels": float(low) * n / 1000})
+        ratios.append(
+            {"n": n, "dpaudit": float(cp_lower(1000, n, 0.0125)) * n / 1000, "statsmodels": float(low) * n / 1000}
+        )
     timings = {}
-    for name, k, n in (("n=1e6, 142858 counts", np.arange(0, 10**6, 7), 10**6),
-                       ("n=2e8, 1e5 counts", np.arange(10**5), 2 * 10**8)):
+    for name, k, n in (
+        ("n=1e6, 142858 counts", np.arange(0, 10**6, 7), 10**6),
+        ("n=2e8, 1e5 counts", np.arange(10**5), 2 * 10**8),
+    ):
         start = time.perf_counter()
         cp_lower(k, n, 0.0125)
         cp_upper(k, n, 0.0125)
@@ -177,24 +223,34 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if "bounds" in out:
         for r in out["bounds"]["ratio_to_rate"]:
-            print(f"cp_lower(1000, {r['n']:.1e}, 0.0125) / rate: dpaudit {r['dpaudit']:.6f} | "
-                  f"statsmodels {r['statsmodels']:.6f}")
+            print(
+                f"cp_lower(1000, {r['n']:.1e}, 0.0125) / rate: dpaudit {r['dpaudit']:.6f} | "
+                f"statsmodels {r['statsmodels']:.6f}"
+            )
         for name, sec in out["bounds"]["seconds"].items():
             print(f"cp_lower + cp_upper, {name}: {sec:.2f}s")
     for r in out.get("speed", []):
-        print(f"Laplace, {r['samples_per_side']:.0e} runs/side: draw {r['draw_s']:.3f}s | audit serial "
-              f"{r['audit_serial_s']:.3f}s (x{r['ratio_serial']:.2f}) | 1 worker {r['audit_1_worker_s']:.3f}s | "
-              f"2 workers {r['audit_2_workers_s']:.3f}s (x{r['ratio_2_workers']:.2f}) | "
-              f"speed-up 1->2 workers {r['speedup_1_to_2_workers']:.2f}")
+        print(
+            f"Laplace, {r['samples_per_side']:.0e} runs/side: draw {r['draw_s']:.3f}s | audit serial "
+            f"{r['audit_serial_s']:.3f}s (x{r['ratio_serial']:.2f}) | 1 worker {r['audit_1_worker_s']:.3f}s | "
+            f"2 workers {r['audit_2_workers_s']:.3f}s (x{r['ratio_2_workers']:.2f}) | "
+            f"speed-up 1->2 workers {r['speedup_1_to_2_workers']:.2f}"
+        )
     if "overlap" in out:
         r = out["overlap"]
-        print(f"waiting target (20 ms per call), 10^6 runs/side: 1 worker {r['one_worker_s']:.3f}s | "
-              f"2 workers {r['two_workers_s']:.3f}s | speed-up {r['speedup']:.2f}")
+        print(
+            f"waiting target (20 ms per call), 10^6 runs/side: 1 worker {r['one_worker_s']:.3f}s | "
+            f"2 workers {r['two_workers_s']:.3f}s | speed-up {r['speedup']:.2f}"
+        )
     for r in out.get("tightness", []):
-        print(f"tightness {r['target']:>20} {r['samples_per_side']:.0e}/side: mean {r['ratio']:.4f}  min {r['min']:.4f}")
+        print(
+            f"tightness {r['target']:>20} {r['samples_per_side']:.0e}/side: mean {r['ratio']:.4f}  min {r['min']:.4f}"
+        )
     for r in out.get("coverage", []):
-        print(f"coverage {r['target']:>20} {r['samples_per_side']:>6}/side: {r['exceed']}/{r['audits']} audits above "
-              f"the true epsilon (mean lower bound {r['mean_lower']:.3f})")
+        print(
+            f"coverage {r['target']:>20} {r['samples_per_side']:>6}/side: {r['exceed']}/{r['audits']} audits above "
+            f"the true epsilon (mean lower bound {r['mean_lower']:.3f})"
+        )
     return 0
 
 

@@ -35,22 +35,28 @@ BASELINE_SAMPLES = 20_000
 
 def laplace(factor: float = 1.0):
     """Laplace count, scale 1: true epsilon 1."""
+
     def target(data, rng, size):
         return data.sum() + rng.laplace(0.0, factor, size)
+
     return target
 
 
 def gaussian(factor: float = 1.0):
     """Sum of clipped values + N(0, 4): tail events leak more the further out (the nightly recipe's case)."""
+
     def target(data, rng, size):
         return np.clip(data, 0.0, 1.0).sum() + rng.normal(0.0, 2.0 * factor, size)
+
     return target
 
 
 def vector(factor: float = 1.0):
     """x + Lap(2) on 3 coordinates, one differing between the inputs: true epsilon 1/2."""
+
     def target(data, rng, size):
         return data + rng.laplace(0.0, 2.0 * factor, (size, 3))
+
     return target
 
 
@@ -63,8 +69,15 @@ TARGETS = {
 
 def entry(name: str, factor: float = 1.0) -> UserAuditEntry:
     make, d0, d1, eps, delta = TARGETS[name]
-    return UserAuditEntry(name=f"bench.{name}", target=make(factor), d0=d0, d1=d1,
-                          claim=UserClaim(delta=delta, epsilon=eps), samples=BASELINE_SAMPLES, algorithm="benchmark")
+    return UserAuditEntry(
+        name=f"bench.{name}",
+        target=make(factor),
+        d0=d0,
+        d1=d1,
+        claim=UserClaim(delta=delta, epsilon=eps),
+        samples=BASELINE_SAMPLES,
+        algorithm="benchmark",
+    )
 
 
 def one_repeat(name: str, k: int, sizes: list[int], factor: float = 1.0) -> list[tuple[bool, bool]]:
@@ -74,8 +87,9 @@ def one_repeat(name: str, k: int, sizes: list[int], factor: float = 1.0) -> list
     events = {e.name: {c["label"]: c["event"] for c in old["claims"]}}
     out = []
     for i, n in enumerate(sizes):
-        new = changed.run(samples=n, confidence=CONFIDENCE, seed=10_000 * (i + 1) + k, executor="serial",
-                          baseline_events=events)
+        new = changed.run(
+            samples=n, confidence=CONFIDENCE, seed=10_000 * (i + 1) + k, executor="serial", baseline_events=events
+        )
         comparison = compare({"entries": [old]}, {"entries": [new], "settings": {"confidence": CONFIDENCE}})
         replaced = new["claims"][0]["epsilon_lower"] > old["claims"][0]["epsilon_upper"]
         out.append((bool(comparison["regressions"]), bool(replaced)))
@@ -92,16 +106,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--append", action="store_true", help="append to --out rather than replace it")
     args = parser.parse_args(argv)
     factor = args.noise_factor
-    what = ("False flags of `dpaudit audit --baseline` on unchanged code" if factor == 1.0 else
-            f"Flags of `dpaudit audit --baseline` when the new runs' noise scale is {factor:g} x the baseline's "
-            "(power)")
-    lines = [f"# {what}: {args.repeats} repeats per target, baseline at {BASELINE_SAMPLES} runs per input (seed k),",
-             f"# new runs at each size (seed 10^4 (i + 1) + k), confidence {CONFIDENCE} (promised false-flag rate <= "
-             f"{1 - CONFIDENCE:.2f}); 'upper': one-sided 95% Clopper-Pearson bound on the rate.",
-             f"# Measured with `python -m benchmarks run baseline_rule --repeats {args.repeats} --targets "
-             f"{' '.join(args.targets)} --sizes {' '.join(map(str, args.sizes))}"
-             + (f" --noise-factor {factor:g}`." if factor != 1.0 else "`."),
-             f"{'target':<9} {'new runs':>9} {'flags':>6} {'rate':>7} {'upper':>7}   {'replaced rule':>13}"]
+    what = (
+        "False flags of `dpaudit audit --baseline` on unchanged code"
+        if factor == 1.0
+        else f"Flags of `dpaudit audit --baseline` when the new runs' noise scale is {factor:g} x the baseline's "
+        "(power)"
+    )
+    lines = [
+        f"# {what}: {args.repeats} repeats per target, baseline at {BASELINE_SAMPLES} runs per input (seed k),",
+        f"# new runs at each size (seed 10^4 (i + 1) + k), confidence {CONFIDENCE} (promised false-flag rate <= "
+        f"{1 - CONFIDENCE:.2f}); 'upper': one-sided 95% Clopper-Pearson bound on the rate.",
+        f"# Measured with `python -m benchmarks run baseline_rule --repeats {args.repeats} --targets "
+        f"{' '.join(args.targets)} --sizes {' '.join(map(str, args.sizes))}"
+        + (f" --noise-factor {factor:g}`." if factor != 1.0 else "`."),
+        f"{'target':<9} {'new runs':>9} {'flags':>6} {'rate':>7} {'upper':>7}   {'replaced rule':>13}",
+    ]
     print("\n".join(lines), flush=True)
     for name in args.targets:
         start = time.perf_counter()
@@ -110,8 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         for i, n in enumerate(args.sizes):
             flags, replaced = int(results[:, i, 0].sum()), int(results[:, i, 1].sum())
             upper = float(cp_upper(flags, args.repeats, 0.05))
-            line = (f"{name:<9} {n:>9} {flags:>6} {flags / args.repeats:>7.3f} {upper:>7.3f}   "
-                    f"{replaced / args.repeats:>13.3f}")
+            line = (
+                f"{name:<9} {n:>9} {flags:>6} {flags / args.repeats:>7.3f} {upper:>7.3f}   "
+                f"{replaced / args.repeats:>13.3f}"
+            )
             lines.append(line)
             print(line, flush=True)
         print(f"# {name}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)

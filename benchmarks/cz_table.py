@@ -59,8 +59,14 @@ LEVEL = 0.95
 MEAN_DRAWS = 3_000_000  # a k-run mean's law: exact up to this many combinations (4 instances: 39^4 = 2.3M)
 CACHE_VERSION = 1
 # Files whose code makes our runs: the cache records their hash and --from-cache warns when it changed.
-SOURCES = ("algorithms/mab/elimination.py", "algorithms/mab/batch_se.py", "algorithms/mab/environment.py",
-           "algorithms/mab/outcome.py", "mechanisms/secagg.py", "mechanisms/shuffle_sum.py")
+SOURCES = (
+    "algorithms/mab/elimination.py",
+    "algorithms/mab/batch_se.py",
+    "algorithms/mab/environment.py",
+    "algorithms/mab/outcome.py",
+    "mechanisms/secagg.py",
+    "mechanisms/shuffle_sum.py",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,10 +146,15 @@ def read_authors_runs(path: pathlib.Path | str | None = None) -> dict[tuple[str,
             single.setdefault(key, {})[int(r["run"])] = float(r["regret"])
         elif all(f in r for f in ("mean", "se", "runs")):
             if int(r["runs"]) < 2 or not float(r["se"]) >= 0:
-                raise ValueError(f"{path}:{n}: a summary line needs runs >= 2 and se >= 0, got runs={r['runs']!r}, "
-                                 f"se={r['se']!r}")
-            summaries[key] = {"mean": float(r["mean"]), "se": float(r["se"]), "runs": int(r["runs"]),
-                              "source": r.get("source", "")}
+                raise ValueError(
+                    f"{path}:{n}: a summary line needs runs >= 2 and se >= 0, got runs={r['runs']!r}, se={r['se']!r}"
+                )
+            summaries[key] = {
+                "mean": float(r["mean"]),
+                "se": float(r["se"]),
+                "runs": int(r["runs"]),
+                "source": r.get("source", ""),
+            }
         else:
             raise ValueError(f"{path}:{n}: a line needs run and regret (one run) or mean, se and runs (a summary)")
     out = {k: AuthorsCell(*k, runs=v) for k, v in single.items()}
@@ -203,12 +214,16 @@ def order_statistic_interval(x: np.ndarray, level: float = LEVEL) -> tuple[float
     n = x.size
     j = math.floor((n + 1) * (1 - level) / 2 + 1e-9)
     if j < 1:
-        raise ValueError(f"a distribution-free {level:.0%} prediction interval needs at least "
-                         f"{math.ceil(2 / (1 - level) - 1 - 1e-9)} runs, got {n}")
+        raise ValueError(
+            f"a distribution-free {level:.0%} prediction interval needs at least "
+            f"{math.ceil(2 / (1 - level) - 1 - 1e-9)} runs, got {n}"
+        )
     return float(x[j - 1]), float(x[n - j]), (n + 1 - 2 * j) / (n + 1)
 
 
-def predict(ours: Mapping[int, Mapping[str, Sequence[float]]], ids: Sequence[int], entropy_of, level: float = LEVEL) -> dict:
+def predict(
+    ours: Mapping[int, Mapping[str, Sequence[float]]], ids: Sequence[int], entropy_of, level: float = LEVEL
+) -> dict:
     """Our runs on the authors' instances `ids` -> our mean, its 95% interval and the interval in which the
     authors' value (one run, or the mean of one run per instance) falls for a correct implementation.
 
@@ -230,26 +245,38 @@ def predict(ours: Mapping[int, Mapping[str, Sequence[float]]], ids: Sequence[int
     m = float(per.mean())
     se = float(math.sqrt(per.var(axis=1, ddof=1).sum() / n) / k)
     z = float(stats.norm.ppf(0.5 + level / 2))
-    out = {"mean": m, "ci": [m - z * se, m + z * se], "runs": int(n * k), "copies": int(n),
-           "per_instance": per.mean(axis=1).tolist(),
-           "realised_noise_sd": [float(math.sqrt(v.mean())) for v in var]}
+    out = {
+        "mean": m,
+        "ci": [m - z * se, m + z * se],
+        "runs": int(n * k),
+        "copies": int(n),
+        "per_instance": per.mean(axis=1).tolist(),
+        "realised_noise_sd": [float(math.sqrt(v.mean())) for v in var],
+    }
     y = np.stack([realised_draws(per[j], var[j], entropy_of(i)) for j, i in enumerate(ids)])  # (k, n)
     spread = float(sum(p.var(ddof=1) + v.mean() for p, v in zip(pseudo, var)) / k**2)
     h = z * math.sqrt(spread + se**2)
     out["expected_normal"] = [m - h, m + h]
     if k == 1:
         lo, hi, cov = order_statistic_interval(y[0], level)
-        out |= {"expected": [lo, hi], "coverage": cov,
-                "method": f"one run: order statistics of our {n} realised regrets (distribution-free, {cov:.1%})"}
+        out |= {
+            "expected": [lo, hi],
+            "coverage": cov,
+            "method": f"one run: order statistics of our {n} realised regrets (distribution-free, {cov:.1%})",
+        }
     else:
         lo, hi = mean_of_one_per_instance_interval(y, entropy_of(ids[0]), level)
-        out |= {"expected": [lo, hi], "coverage": level,
-                "method": f"{k}-run mean: quantiles of the mean of one of our realised regrets per instance"}
+        out |= {
+            "expected": [lo, hi],
+            "coverage": level,
+            "method": f"{k}-run mean: quantiles of the mean of one of our realised regrets per instance",
+        }
     return out
 
 
-def mean_of_one_per_instance_interval(y: np.ndarray, entropy: Sequence[int], level: float = LEVEL,
-                                      draws: int = MEAN_DRAWS) -> tuple[float, float]:
+def mean_of_one_per_instance_interval(
+    y: np.ndarray, entropy: Sequence[int], level: float = LEVEL, draws: int = MEAN_DRAWS
+) -> tuple[float, float]:
     """The (1 -+ level)/2 quantiles of the mean of k values, one drawn uniformly from each row of y (k, n): the law
     of the authors' k-run mean (one run per instance) when instance i's run follows our n realised regrets there.
     Exact over the n^k combinations when n^k <= draws, else `draws` seeded draws (SeedSequence(entropy + [3])).
@@ -270,13 +297,20 @@ def mean_of_one_per_instance_interval(y: np.ndarray, entropy: Sequence[int], lev
     return float(lo), float(hi)
 
 
-def compare(ref: AuthorsCell, ours: Mapping[int, Mapping[str, Sequence[float]]], entropy_of, level: float = LEVEL) -> dict:
+def compare(
+    ref: AuthorsCell, ours: Mapping[int, Mapping[str, Sequence[float]]], entropy_of, level: float = LEVEL
+) -> dict:
     """The authors' cell next to our prediction: {"authors": ..., "ours": ..., "inside": bool}."""
     pred = predict(ours, ref.ids, entropy_of, level)
     lo, hi = ref.interval(level)
     inside = bool(pred["expected"][0] <= ref.mean <= pred["expected"][1])
-    authors = {"instances": ref.ids, "regret": None if ref.values is None else ref.values.tolist(), "mean": ref.mean,
-               "t_interval": [lo, hi], "source": ref.source}
+    authors = {
+        "instances": ref.ids,
+        "regret": None if ref.values is None else ref.values.tolist(),
+        "mean": ref.mean,
+        "t_interval": [lo, hi],
+        "source": ref.source,
+    }
     return {"authors": authors, "ours": pred, "inside": inside}
 
 
@@ -295,8 +329,9 @@ def ids_label(ids: Sequence[int]) -> str:
     return ",".join(str(i) for i in ids)
 
 
-def table_row(instance: str, eps: float, name: str, cmp: dict | None, figure_runs: Sequence[float] | None,
-              known: bool) -> tuple:
+def table_row(
+    instance: str, eps: float, name: str, cmp: dict | None, figure_runs: Sequence[float] | None, known: bool
+) -> tuple:
     """One row: instance, eps, algorithm, authors' code, their runs, ours on their instances, expected interval,
     inside, ours on instances 0-19 (the figures' runs). `known` = the authors' code has the algorithm."""
     fig = "-"
@@ -307,13 +342,30 @@ def table_row(instance: str, eps: float, name: str, cmp: dict | None, figure_run
     if cmp is None:
         return (instance, f"{eps:g}", name, "not run" if known else "n/a", "-", "-", "-", "-", fig)
     a, o = cmp["authors"], cmp["ours"]
-    return (instance, f"{eps:g}", name, fmt(a["mean"], *a["t_interval"]), ids_label(a["instances"]),
-            f"{fmt(o['mean'], *o['ci'])} x{o['copies']}", f"[{o['expected'][0]:6.0f}, {o['expected'][1]:6.0f}]",
-            "yes" if cmp["inside"] else "NO", fig)
+    return (
+        instance,
+        f"{eps:g}",
+        name,
+        fmt(a["mean"], *a["t_interval"]),
+        ids_label(a["instances"]),
+        f"{fmt(o['mean'], *o['ci'])} x{o['copies']}",
+        f"[{o['expected'][0]:6.0f}, {o['expected'][1]:6.0f}]",
+        "yes" if cmp["inside"] else "NO",
+        fig,
+    )
 
 
-TABLE_HEADER = ("inst", "eps", "algorithm", "authors' code", "runs", "ours (their instances x n)",
-                "authors' value expected in", "inside", "ours (inst. 0-19)")
+TABLE_HEADER = (
+    "inst",
+    "eps",
+    "algorithm",
+    "authors' code",
+    "runs",
+    "ours (their instances x n)",
+    "authors' value expected in",
+    "inside",
+    "ours (inst. 0-19)",
+)
 
 
 # ---- the cache of our runs ----------------------------------------------------------------------------------------
@@ -328,13 +380,18 @@ def source_hash(root: pathlib.Path = HERE.parent) -> str:
 
 
 def new_cache() -> dict:
-    return {"version": CACHE_VERSION,
-            "about": "dpaudit's runs for the Chowdhury & Zhou (ICLR 2023) table of "
-                     "`python -m benchmarks run reproduce_mab --part cz`. on_authors_instances[cell][seed]: runs on "
-                     "one of the authors' instances (pseudo-regret at T and the variance V the realised regret adds); "
-                     "figure_runs[cell][seed]: final pseudo-regrets of the figures' runs (run r on the authors' "
-                     "instance r).",
-            "sources": SOURCES, "source_hash": "", "on_authors_instances": {}, "figure_runs": {}}
+    return {
+        "version": CACHE_VERSION,
+        "about": "dpaudit's runs for the Chowdhury & Zhou (ICLR 2023) table of "
+        "`python -m benchmarks run reproduce_mab --part cz`. on_authors_instances[cell][seed]: runs on "
+        "one of the authors' instances (pseudo-regret at T and the variance V the realised regret adds); "
+        "figure_runs[cell][seed]: final pseudo-regrets of the figures' runs (run r on the authors' "
+        "instance r).",
+        "sources": SOURCES,
+        "source_hash": "",
+        "on_authors_instances": {},
+        "figure_runs": {},
+    }
 
 
 def load_cache(path: pathlib.Path | None = None) -> dict:
@@ -353,11 +410,21 @@ def save_cache(cache: dict, path: pathlib.Path | None = None) -> None:
     atomic_write_text(CACHE if path is None else path, json.dumps(cache, indent=None, separators=(",", ":")) + "\n")
 
 
-def put_instance_runs(cache: dict, key: str, entropy: Sequence[int], instance_id: int, pseudo: np.ndarray,
-                      variance: np.ndarray, seconds: float) -> None:
+def put_instance_runs(
+    cache: dict,
+    key: str,
+    entropy: Sequence[int],
+    instance_id: int,
+    pseudo: np.ndarray,
+    variance: np.ndarray,
+    seconds: float,
+) -> None:
     cache["on_authors_instances"].setdefault(key, {})[seed_key(entropy)] = {
-        "instance": int(instance_id), "pseudo": [round(float(v), 3) for v in pseudo],
-        "variance": [round(float(v), 3) for v in variance], "seconds": round(seconds, 1)}
+        "instance": int(instance_id),
+        "pseudo": [round(float(v), 3) for v in pseudo],
+        "variance": [round(float(v), 3) for v in variance],
+        "seconds": round(seconds, 1),
+    }
 
 
 def get_instance_runs(cache: dict, key: str, entropy: Sequence[int], copies: int = COPIES) -> dict | None:

@@ -55,17 +55,26 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             r = np.random.default_rng(6000 + k)
             s0, s1 = target(np.asarray(row.d0), r, big.n_sel), target(np.asarray(row.d1), r, big.n_sel)
-            p0, p1 = s0[:plan.n_sel], s1[:plan.n_sel]
+            p0, p1 = s0[: plan.n_sel], s1[: plan.n_sel]
             pilot = _choose(None, p0, p1, opts, plan, plan.n_est, opts.events_per_direction)
             z = _pilot_ratio(pilot, p0, p1)
             got["off"].append(expected_bound(pilot, plan.n_est, truth0, truth1))
             extended = _choose(None, s0, s1, opts, big, big.n_est, opts.events_per_direction)
             got["extended"].append(expected_bound(extended, big.n_est, truth0, truth1))
             got["policy"].append(got["extended"][-1] if z < _RESOLVED_SE else got["off"][-1])
-            print(f"{name:<15} draw {k}  ratio {z:5.2f}  " + "  ".join(f"{s} {v[-1]:.4f}" for s, v in got.items())
-                  + f"  ({time.perf_counter() - start:.0f}s)", flush=True)
-        print(f"{name:<15} mean             " + "  ".join(f"{s} {np.mean(v):.4f}" for s, v in got.items())
-              + "   worst " + "  ".join(f"{np.min(v):.4f}" for v in got.values()), flush=True)
+            print(
+                f"{name:<15} draw {k}  ratio {z:5.2f}  "
+                + "  ".join(f"{s} {v[-1]:.4f}" for s, v in got.items())
+                + f"  ({time.perf_counter() - start:.0f}s)",
+                flush=True,
+            )
+        print(
+            f"{name:<15} mean             "
+            + "  ".join(f"{s} {np.mean(v):.4f}" for s, v in got.items())
+            + "   worst "
+            + "  ".join(f"{np.min(v):.4f}" for v in got.values()),
+            flush=True,
+        )
     return 0
 
 

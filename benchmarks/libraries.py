@@ -90,9 +90,11 @@ def gumbel_argmax(epsilon: float, sensitivity: float) -> Sampler:
 
 def noisy_argmax(noise: Callable[[np.random.Generator, tuple[int, int]], np.ndarray]) -> Sampler:
     """argmax_i (u_i + noise_i) over the utilities `x`, independent noise per run and candidate."""
+
     def draw(x: Any, rng: np.random.Generator, n: int) -> np.ndarray:
         u = np.asarray(x, dtype=float)
         return np.argmax(u + noise(rng, (n, u.size)), axis=1)
+
     return draw
 
 
@@ -110,10 +112,14 @@ def snapping(epsilon: float, lower: float, upper: float, sensitivity: float) -> 
         centred = float(x) / sensitivity - bound - lower / sensitivity
         noisy = min(max(centred, -bound), bound) + rng.laplace(0.0, scale, n)
         remainder = np.mod(noisy, lam)
-        rounded = np.where(remainder > lam / 2, noisy - remainder + lam,
-                           np.where(remainder == lam / 2, noisy + remainder, noisy - remainder))
+        rounded = np.where(
+            remainder > lam / 2,
+            noisy - remainder + lam,
+            np.where(remainder == lam / 2, noisy + remainder, noisy - remainder),
+        )
         out: np.ndarray = (np.clip(rounded, -bound, bound) + bound) * sensitivity + lower
         return out
+
     return draw
 
 
@@ -122,15 +128,17 @@ def _diffprivlib_sigma(variant: str) -> float:
     `_scale`: the analytic one solves Balle, Wang, ICML 2018, Thm 8 numerically)."""
     cls = {"classic": "Gaussian", "analytic": "GaussianAnalytic", "discrete": "GaussianDiscrete"}[variant]
     mech = getattr(require("diffprivlib.mechanisms", "diffprivlib"), cls)(
-        epsilon=diffprivlib_entries.EPSILON, delta=diffprivlib_entries.DELTA, sensitivity=1)
+        epsilon=diffprivlib_entries.EPSILON, delta=diffprivlib_entries.DELTA, sensitivity=1
+    )
     return float(mech._scale)
 
 
 def _pydp_sigma() -> float:
     """python-dp's `GaussianMechanism(epsilon, delta, 1).std` (Balle, Wang, ICML 2018, Thm 8)."""
     mechanisms = require("pydp.algorithms.numerical_mechanisms", "pydp")
-    return float(mechanisms.GaussianMechanism(epsilon=pydp_entries.EPSILON, delta=pydp_entries.DELTA,
-                                              sensitivity=1.0).std)
+    return float(
+        mechanisms.GaussianMechanism(epsilon=pydp_entries.EPSILON, delta=pydp_entries.DELTA, sensitivity=1.0).std
+    )
 
 
 def _pipelinedp_sigma() -> float:
@@ -138,8 +146,9 @@ def _pipelinedp_sigma() -> float:
     computations = require("pipeline_dp.dp_computations", "pipelinedp")
     budget = require("pipeline_dp.budget_accounting", "pipelinedp")
     params = require("pipeline_dp.aggregate_params", "pipelinedp")
-    spec = budget.MechanismSpec(params.MechanismType.GAUSSIAN, _eps=pipelinedp_entries.EPSILON,
-                                _delta=pipelinedp_entries.DELTA)
+    spec = budget.MechanismSpec(
+        params.MechanismType.GAUSSIAN, _eps=pipelinedp_entries.EPSILON, _delta=pipelinedp_entries.DELTA
+    )
     return float(computations.create_additive_mechanism(spec, computations.Sensitivities(l2=1.0)).std)
 
 
@@ -148,34 +157,54 @@ _O, _D, _P, _G = opendp_entries, diffprivlib_entries, pipelinedp_entries, pydp_e
 #: catalog entry name -> (its numpy twin's description, a builder of the twin's sampler)
 TWINS: dict[str, tuple[str, Callable[[], Sampler]]] = {
     "libraries.opendp.laplace": (f"laplace(x, {_O.SCALE:g})", lambda: laplace(_O.SCALE)),
-    "libraries.opendp.discrete-laplace": (f"geometric difference, scale {_O.SCALE:g}",
-                                          lambda: discrete_laplace(_O.SCALE)),
+    "libraries.opendp.discrete-laplace": (
+        f"geometric difference, scale {_O.SCALE:g}",
+        lambda: discrete_laplace(_O.SCALE),
+    ),
     "libraries.opendp.gaussian": (f"normal(x, {_O.SCALE:g})", lambda: normal(_O.SCALE)),
-    "libraries.opendp.discrete-gaussian": (f"discrete Gaussian table, sigma {_O.SCALE:g}",
-                                           lambda: discrete_gaussian(_O.SCALE)),
-    "libraries.opendp.noisy-max": (f"argmax(u + exponential({_O.NOISY_MAX_SCALE:g}))",
-                                   lambda: noisy_argmax(lambda rng, s: rng.exponential(_O.NOISY_MAX_SCALE, s))),
-    "libraries.opendp.noisy-max-gumbel": (f"argmax(u + gumbel(0, {_O.NOISY_MAX_SCALE:g}))",
-                                          lambda: noisy_argmax(lambda rng, s: rng.gumbel(0.0, _O.NOISY_MAX_SCALE, s))),
+    "libraries.opendp.discrete-gaussian": (
+        f"discrete Gaussian table, sigma {_O.SCALE:g}",
+        lambda: discrete_gaussian(_O.SCALE),
+    ),
+    "libraries.opendp.noisy-max": (
+        f"argmax(u + exponential({_O.NOISY_MAX_SCALE:g}))",
+        lambda: noisy_argmax(lambda rng, s: rng.exponential(_O.NOISY_MAX_SCALE, s)),
+    ),
+    "libraries.opendp.noisy-max-gumbel": (
+        f"argmax(u + gumbel(0, {_O.NOISY_MAX_SCALE:g}))",
+        lambda: noisy_argmax(lambda rng, s: rng.gumbel(0.0, _O.NOISY_MAX_SCALE, s)),
+    ),
     "libraries.diffprivlib.laplace": (f"laplace(x, {1 / _D.EPSILON:g})", lambda: laplace(1 / _D.EPSILON)),
     "libraries.diffprivlib.gaussian": ("normal(x, classic sigma)", lambda: normal(_diffprivlib_sigma("classic"))),
-    "libraries.diffprivlib.gaussian-analytic": ("normal(x, analytic sigma)",
-                                                lambda: normal(_diffprivlib_sigma("analytic"))),
-    "libraries.diffprivlib.gaussian-discrete": ("discrete Gaussian table",
-                                                lambda: discrete_gaussian(_diffprivlib_sigma("discrete"))),
-    "libraries.diffprivlib.geometric": (f"geometric difference, scale {1 / _D.EPSILON:g}",
-                                        lambda: discrete_laplace(1 / _D.EPSILON)),
+    "libraries.diffprivlib.gaussian-analytic": (
+        "normal(x, analytic sigma)",
+        lambda: normal(_diffprivlib_sigma("analytic")),
+    ),
+    "libraries.diffprivlib.gaussian-discrete": (
+        "discrete Gaussian table",
+        lambda: discrete_gaussian(_diffprivlib_sigma("discrete")),
+    ),
+    "libraries.diffprivlib.geometric": (
+        f"geometric difference, scale {1 / _D.EPSILON:g}",
+        lambda: discrete_laplace(1 / _D.EPSILON),
+    ),
     "libraries.diffprivlib.exponential": ("Gumbel argmax", lambda: gumbel_argmax(_D.EPSILON, 1.0)),
-    "libraries.diffprivlib.permute-and-flip": (f"argmax(u + exponential({2 / _D.EPSILON:g}))",
-                                               lambda: noisy_argmax(lambda rng, s: rng.exponential(2 / _D.EPSILON, s))),
-    "libraries.diffprivlib.snapping": ("laplace, then clamp and round",
-                                       lambda: snapping(_D.EPSILON, -_D.SNAPPING_BOUND, _D.SNAPPING_BOUND, 1.0)),
+    "libraries.diffprivlib.permute-and-flip": (
+        f"argmax(u + exponential({2 / _D.EPSILON:g}))",
+        lambda: noisy_argmax(lambda rng, s: rng.exponential(2 / _D.EPSILON, s)),
+    ),
+    "libraries.diffprivlib.snapping": (
+        "laplace, then clamp and round",
+        lambda: snapping(_D.EPSILON, -_D.SNAPPING_BOUND, _D.SNAPPING_BOUND, 1.0),
+    ),
     "libraries.pipelinedp.laplace": (f"laplace(x, {1 / _P.EPSILON:g})", lambda: laplace(1 / _P.EPSILON)),
     "libraries.pipelinedp.gaussian": ("normal(x, library sigma)", lambda: normal(_pipelinedp_sigma())),
     "libraries.pipelinedp.exponential": ("Gumbel argmax", lambda: gumbel_argmax(_P.EPSILON, 1.0)),
     "libraries.pydp.laplace": (f"laplace(x, {1 / _G.EPSILON:g})", lambda: laplace(1 / _G.EPSILON)),
-    "libraries.pydp.laplace-int": (f"geometric difference, scale {1 / _G.EPSILON:g}",
-                                   lambda: discrete_laplace(1 / _G.EPSILON)),
+    "libraries.pydp.laplace-int": (
+        f"geometric difference, scale {1 / _G.EPSILON:g}",
+        lambda: discrete_laplace(1 / _G.EPSILON),
+    ),
     "libraries.pydp.gaussian": ("normal(x, library sigma)", lambda: normal(_pydp_sigma())),
 }
 
@@ -183,8 +212,9 @@ TWINS: dict[str, tuple[str, Callable[[], Sampler]]] = {
 def twin(entry: LibraryEntry, target: LibraryTarget) -> LibraryTarget:
     """`target` with its sampler replaced by the numpy twin of `entry`: same claim and neighbours."""
     description, build = TWINS[entry.name]
-    return dataclasses.replace(target, name=description, library="numpy", version=np.__version__, reproducible=True,
-                               sampler=build())
+    return dataclasses.replace(
+        target, name=description, library="numpy", version=np.__version__, reproducible=True, sampler=build()
+    )
 
 
 def audit(target: LibraryTarget, samples: int, seed: int, float_bits: bool) -> tuple[Any, float]:
@@ -209,20 +239,35 @@ def row(entry: LibraryEntry, samples: int, seed: int, float_bits: bool, numpy_si
     result, seconds = audit(target, samples, seed, float_bits)
     algorithmic, floating = _bounds(result)
     out: dict[str, Any] = {
-        "entry": entry.name, "library": entry.library, "version": entry.version, "primitive": entry.primitive,
-        "target": target.label, "claim_epsilon": target.claim_epsilon, "claim_delta": target.claim_delta,
-        "epsilon_lower": algorithmic, "epsilon_lower_floating_point": floating, "verdict": result.verdict,
-        "audit_seconds": seconds, "draw_microseconds_per_run": draw / draws * 1e6,
-        "numpy_target": None, "numpy_epsilon_lower": None, "numpy_epsilon_lower_floating_point": None,
-        "numpy_audit_seconds": None, "ratio_to_numpy": None,
+        "entry": entry.name,
+        "library": entry.library,
+        "version": entry.version,
+        "primitive": entry.primitive,
+        "target": target.label,
+        "claim_epsilon": target.claim_epsilon,
+        "claim_delta": target.claim_delta,
+        "epsilon_lower": algorithmic,
+        "epsilon_lower_floating_point": floating,
+        "verdict": result.verdict,
+        "audit_seconds": seconds,
+        "draw_microseconds_per_run": draw / draws * 1e6,
+        "numpy_target": None,
+        "numpy_epsilon_lower": None,
+        "numpy_epsilon_lower_floating_point": None,
+        "numpy_audit_seconds": None,
+        "ratio_to_numpy": None,
     }
     if numpy_side:
         reference = twin(entry, target)
         result, seconds = audit(reference, samples, seed, float_bits)
         algorithmic, floating = _bounds(result)
-        out.update(numpy_target=reference.label, numpy_epsilon_lower=algorithmic,
-                   numpy_epsilon_lower_floating_point=floating, numpy_audit_seconds=seconds,
-                   ratio_to_numpy=out["audit_seconds"] / seconds)
+        out.update(
+            numpy_target=reference.label,
+            numpy_epsilon_lower=algorithmic,
+            numpy_epsilon_lower_floating_point=floating,
+            numpy_audit_seconds=seconds,
+            ratio_to_numpy=out["audit_seconds"] / seconds,
+        )
     return out
 
 
@@ -238,8 +283,10 @@ def _number(x: float) -> str:
 
 def _pair(library: float | None, reference: float | None) -> str:
     """'library / numpy' bounds, '–' for a bound that does not exist."""
+
     def show(x: float | None) -> str:
         return "–" if x is None else f"{x:.3f}"
+
     if library is None and reference is None:
         return "–"
     return show(library) if reference is None and library is not None else f"{show(library)} / {show(reference)}"
@@ -248,11 +295,15 @@ def _pair(library: float | None, reference: float | None) -> str:
 def table(rows: list[dict[str, Any]], samples: int, seed: int, float_bits: bool, notes: list[str]) -> str:
     """The Markdown table of `rows`, with its header line and the skip notes."""
     lines = [
-        (f"{samples} runs per side, seed {seed}, float_bits {float_bits}, float_check report, executor serial; "
-         "ε_lower cells: library / numpy twin"),
+        (
+            f"{samples} runs per side, seed {seed}, float_bits {float_bits}, float_check report, executor serial; "
+            "ε_lower cells: library / numpy twin"
+        ),
         "",
-        ("| library | version | mechanism | claim (ε, δ) | ε_lower algorithmic | ε_lower floating-point "
-         "| library audit s | numpy audit s | ratio | library draw µs/run |"),
+        (
+            "| library | version | mechanism | claim (ε, δ) | ε_lower algorithmic | ε_lower floating-point "
+            "| library audit s | numpy audit s | ratio | library draw µs/run |"
+        ),
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -287,8 +338,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samples", type=int, default=100_000, help="runs per side (default 10^5)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--float-bits", action="store_true", help="add the float-bit features (Mironov, CCS 2012)")
-    ap.add_argument("--targets", nargs="+", choices=TARGETS, default=list(TARGETS),
-                    help="libraries to run (default all) and 'numpy' for the twin side")
+    ap.add_argument(
+        "--targets",
+        nargs="+",
+        choices=TARGETS,
+        default=list(TARGETS),
+        help="libraries to run (default all) and 'numpy' for the twin side",
+    )
     ap.add_argument("--json", action="store_true", help="print the rows as JSON instead of the table")
     ap.add_argument("--out", metavar="FILE", help="also write the output to FILE (atomically)")
     args = ap.parse_args(argv)
@@ -313,8 +369,20 @@ def main(argv: list[str] | None = None) -> int:
             numpy_s = "" if r["numpy_audit_seconds"] is None else f", numpy {r['numpy_audit_seconds']:.1f} s"
             print(f"done: {entry.name} in {r['audit_seconds']:.1f} s{numpy_s}", file=sys.stderr)
     if args.json:
-        text = json.dumps({"samples": args.samples, "seed": args.seed, "float_bits": args.float_bits,
-                           "float_check": "report", "rows": rows, "notes": notes}, indent=2) + "\n"
+        text = (
+            json.dumps(
+                {
+                    "samples": args.samples,
+                    "seed": args.seed,
+                    "float_bits": args.float_bits,
+                    "float_check": "report",
+                    "rows": rows,
+                    "notes": notes,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
     else:
         text = table(rows, args.samples, args.seed, args.float_bits, notes)
     sys.stdout.write(text)

@@ -55,7 +55,9 @@ def samplers(size: int) -> dict[str, Callable[[np.random.Generator], object]]:
         "numpy negative_binomial r=1024 (float)": lambda r: r.negative_binomial(1024, 1 - POLYA_THETA, size),
         "binomial n=100 p=0.3": lambda r: mech.binomial(r, 100, 0.3, size),
         "randomized_response eps=1": lambda r: mech.randomized_response(r, np.ones(size, dtype=np.int8), 1.0),
-        "k_randomized_response k=10 eps=1": lambda r: mech.k_randomized_response(r, np.zeros(size, dtype=np.int64), 10, 1.0),
+        "k_randomized_response k=10 eps=1": lambda r: mech.k_randomized_response(
+            r, np.zeros(size, dtype=np.int64), 10, 1.0
+        ),
     }
 
 
@@ -72,8 +74,16 @@ def release_rows(proto, x: np.ndarray, repeat: int) -> list[dict]:
             t0 = time.perf_counter()
             fn(rng, x)
             best = min(best, time.perf_counter() - t0)
-        rows.append({"protocol": type(proto).__name__, "path": path, "releases": releases,
-                     "users_per_release": users, "seconds": best, "releases_per_second": releases / best})
+        rows.append(
+            {
+                "protocol": type(proto).__name__,
+                "path": path,
+                "releases": releases,
+                "users_per_release": users,
+                "seconds": best,
+                "releases_per_second": releases / best,
+            }
+        )
     return rows
 
 

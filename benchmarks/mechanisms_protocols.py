@@ -46,20 +46,38 @@ def vector_sum_rows(repeat: int) -> list[dict]:
         vals = rng.uniform(-1, 1, (runs, n, d))
         fast = _best(lambda: proto.run(rng, vals), repeat)
         slow = _best(lambda: proto.run(rng, vals, per_message=True), repeat)
-        rows.append(dict(
-            protocol="vector_sum", n=n, labels=d, g=g, b=b, runs=runs,
-            bits_per_run=n * d * proto.message_bits,
-            fast_runs_per_s=runs / fast, per_message_runs_per_s=runs / slow, speedup=slow / fast,
-        ))
+        rows.append(
+            dict(
+                protocol="vector_sum",
+                n=n,
+                labels=d,
+                g=g,
+                b=b,
+                runs=runs,
+                bits_per_run=n * d * proto.message_bits,
+                fast_runs_per_s=runs / fast,
+                per_message_runs_per_s=runs / slow,
+                speedup=slow / fast,
+            )
+        )
     proto = bit_sum_protocol(1.0, 1e-3, 1000, 5)
     runs = 1000
     vals = rng.uniform(-1, 1, (runs, 1000, 5))
     fast = _best(lambda: proto.run(rng, vals), repeat)
-    rows.append(dict(
-        protocol="vector_sum (eq. 127 parameters)", n=1000, labels=5, g=proto.g, b=proto.b, runs=runs,
-        bits_per_run=1000 * 5 * proto.message_bits, fast_runs_per_s=runs / fast,
-        per_message_runs_per_s=None, speedup=None,
-    ))
+    rows.append(
+        dict(
+            protocol="vector_sum (eq. 127 parameters)",
+            n=1000,
+            labels=5,
+            g=proto.g,
+            b=proto.b,
+            runs=runs,
+            bits_per_run=1000 * 5 * proto.message_bits,
+            fast_runs_per_s=runs / fast,
+            per_message_runs_per_s=None,
+            speedup=None,
+        )
+    )
     return rows
 
 
@@ -72,8 +90,17 @@ def pamp_rows(repeat: int) -> list[dict]:
     vec, mat = phi * 0.5, phi[..., :, None] * phi[..., None, :]
     fast = _best(lambda: proto.run(rng, vec, mat), repeat)
     slow = _best(lambda: proto.run(rng, vec, mat, per_message=True), repeat)
-    return [dict(protocol="P_Amp", n=n, labels=d, runs=runs, fast_runs_per_s=runs / fast,
-                 per_message_runs_per_s=runs / slow, speedup=slow / fast)]
+    return [
+        dict(
+            protocol="P_Amp",
+            n=n,
+            labels=d,
+            runs=runs,
+            fast_runs_per_s=runs / fast,
+            per_message_runs_per_s=runs / slow,
+            speedup=slow / fast,
+        )
+    ]
 
 
 def tree_rows(repeat: int) -> list[dict]:
@@ -93,11 +120,18 @@ def tree_rows(repeat: int) -> list[dict]:
                 s.insert(leaves[:, t])
 
         streaming = _best(stream, 1)
-        rows.append(dict(
-            protocol="tree", horizon=horizon, leaf_shape=list(shape), runs=runs,
-            batch_s=batch, batch_leaves_per_s=runs * horizon / batch,
-            stream_s=streaming, stream_leaves_per_s=runs * horizon / streaming,
-        ))
+        rows.append(
+            dict(
+                protocol="tree",
+                horizon=horizon,
+                leaf_shape=list(shape),
+                runs=runs,
+                batch_s=batch,
+                batch_leaves_per_s=runs * horizon / batch,
+                stream_s=streaming,
+                stream_leaves_per_s=runs * horizon / streaming,
+            )
+        )
     return rows
 
 

@@ -44,10 +44,8 @@ def _pmf_loss(pmf):
 
 ROWS = {
     # name: (target factory, exact loss of a pair or None, dimensions)
-    "ReportNoisyMax1": (lambda: noisy_max("laplace", False),
-                        _pmf_loss(lambda q: noisy_max_pmf(q, "laplace")), 5),
-    "ReportNoisyMax2": (lambda: noisy_max("exponential", False),
-                        _pmf_loss(lambda q: noisy_max_pmf(q, "exp")), 5),
+    "ReportNoisyMax1": (lambda: noisy_max("laplace", False), _pmf_loss(lambda q: noisy_max_pmf(q, "laplace")), 5),
+    "ReportNoisyMax2": (lambda: noisy_max("exponential", False), _pmf_loss(lambda q: noisy_max_pmf(q, "exp")), 5),
     "SVT1": (lambda: svt(1, c=1, t=0.5), _pmf_loss(lambda q: svt_pmf(q, 1, t=0.5)[1]), 10),
     "SVT2": (lambda: svt(2, c=1, t=1.0), _pmf_loss(lambda q: svt_pmf(q, 2)[1]), 10),
     "SVT3": (lambda: svt(3, c=1, t=1.0), lambda a, b: svt3_loss(a, b), 10),
@@ -78,34 +76,68 @@ def main(argv: list[str] | None = None) -> int:
         exact = [loss(a, b) for a, b in pairs] if loss else [None] * len(pairs)
         fixed_exact = loss(row.d0, row.d1) if loss else None
         best = int(np.argmax(exact)) if loss else None
-        rec = {"algorithm": name, "claim": row.claim, "fixed_pair": _name((row.d0, row.d1)),
-               "fixed_exact": fixed_exact, "best_pattern": None if best is None else _name(pairs[best]),
-               "best_exact": None if best is None else exact[best], "pattern_exact": exact, "runs": []}
+        rec = {
+            "algorithm": name,
+            "claim": row.claim,
+            "fixed_pair": _name((row.d0, row.d1)),
+            "fixed_exact": fixed_exact,
+            "best_pattern": None if best is None else _name(pairs[best]),
+            "best_exact": None if best is None else exact[best],
+            "pattern_exact": exact,
+            "runs": [],
+        }
         if loss and not exact[best] > fixed_exact + 1e-9:
             rec["note"] = "the peers' pair is already a worst pattern"
             out.append(rec)
             if not args.json:
-                print(f"{name:<16} fixed {rec['fixed_pair']} exact {fixed_exact:.4f}: already a worst pattern "
-                      f"(best {exact[best]:.4f}); not audited", flush=True)
+                print(
+                    f"{name:<16} fixed {rec['fixed_pair']} exact {fixed_exact:.4f}: already a worst pattern "
+                    f"(best {exact[best]:.4f}); not audited",
+                    flush=True,
+                )
             continue
         for seed in args.seeds:
             t0 = time.perf_counter()
-            fixed = audit(make(), np.asarray(row.d0, float), np.asarray(row.d1, float), claim_epsilon=row.claim,
-                          samples=args.samples, seed=seed, progress=False, executor="serial")
+            fixed = audit(
+                make(),
+                np.asarray(row.d0, float),
+                np.asarray(row.d1, float),
+                claim_epsilon=row.claim,
+                samples=args.samples,
+                seed=seed,
+                progress=False,
+                executor="serial",
+            )
             t1 = time.perf_counter()
-            found = audit_pairs(make(), pairs, claim_epsilon=row.claim, samples=args.samples, seed=seed,
-                                progress=False, executor="serial")
+            found = audit_pairs(
+                make(),
+                pairs,
+                claim_epsilon=row.claim,
+                samples=args.samples,
+                seed=seed,
+                progress=False,
+                executor="serial",
+            )
             t2 = time.perf_counter()
-            run = {"seed": seed, "fixed_lower": fixed.epsilon_lower, "fixed_seconds": t1 - t0,
-                   "search_pair": _name((found.d0, found.d1)), "search_exact": exact[found.pair_index],
-                   "search_lower": found.result.epsilon_lower, "search_seconds": t2 - t1,
-                   "pilot_best": max(found.pilot_lower)}
+            run = {
+                "seed": seed,
+                "fixed_lower": fixed.epsilon_lower,
+                "fixed_seconds": t1 - t0,
+                "search_pair": _name((found.d0, found.d1)),
+                "search_exact": exact[found.pair_index],
+                "search_lower": found.result.epsilon_lower,
+                "search_seconds": t2 - t1,
+                "pilot_best": max(found.pilot_lower),
+            }
             rec["runs"].append(run)
             if not args.json:
-                print(f"{name:<13} claim {row.claim:.3f} | fixed {rec['fixed_pair']:<21} exact {_f(fixed_exact)} "
-                      f"lower {fixed.epsilon_lower:.4f} {t1 - t0:5.1f}s | search {run['search_pair']:<21} exact "
-                      f"{_f(run['search_exact'])} lower {run['search_lower']:.4f} {t2 - t1:5.1f}s | best pattern "
-                      f"{rec['best_pattern']} exact {_f(rec['best_exact'])} (seed {seed})", flush=True)
+                print(
+                    f"{name:<13} claim {row.claim:.3f} | fixed {rec['fixed_pair']:<21} exact {_f(fixed_exact)} "
+                    f"lower {fixed.epsilon_lower:.4f} {t1 - t0:5.1f}s | search {run['search_pair']:<21} exact "
+                    f"{_f(run['search_exact'])} lower {run['search_lower']:.4f} {t2 - t1:5.1f}s | best pattern "
+                    f"{rec['best_pattern']} exact {_f(rec['best_exact'])} (seed {seed})",
+                    flush=True,
+                )
         out.append(rec)
     if args.json:
         print(json.dumps(out, indent=1))

@@ -26,6 +26,7 @@ from dpaudit.audit.one_run_bound import one_run_epsilon
 def laplace_canaries(epsilon: float):
     def mechanism(inclusion, rng):
         return inclusion + rng.laplace(0.0, 1.0 / epsilon, inclusion.size)
+
     return mechanism
 
 
@@ -54,24 +55,45 @@ def main(argv: list[str] | None = None) -> int:
     for true_eps in (1.0, 2.0):
         draw, _ = _best(lambda: np.random.default_rng(0).laplace(0.0, 1.0 / true_eps, m), args.repeat)
         for delta in (0.0, 1e-5):
-            wall, res = _best(lambda: one_run(laplace_canaries(true_eps), m, lambda out: out, claim_epsilon=1.0,
-                                              claim_delta=delta, seed=0), args.repeat)
-            rows.append(dict(true_epsilon=true_eps, claim_delta=delta, seconds=wall, draw_seconds=draw,
-                             epsilon_lower=res.epsilon_lower, verdict=res.verdict, k_plus=res.k_plus,
-                             k_minus=res.k_minus, correct=res.correct, grid_size=res.grid_size))
+            wall, res = _best(
+                lambda: one_run(
+                    laplace_canaries(true_eps), m, lambda out: out, claim_epsilon=1.0, claim_delta=delta, seed=0
+                ),
+                args.repeat,
+            )
+            rows.append(
+                dict(
+                    true_epsilon=true_eps,
+                    claim_delta=delta,
+                    seconds=wall,
+                    draw_seconds=draw,
+                    epsilon_lower=res.epsilon_lower,
+                    verdict=res.verdict,
+                    k_plus=res.k_plus,
+                    k_minus=res.k_minus,
+                    correct=res.correct,
+                    grid_size=res.grid_size,
+                )
+            )
     ceiling = {int(r): float(one_run_epsilon(m, r, r, 0.0, 0.05)[0]) for r in (100, 1_000, 10_000, 100_000)}
     if args.json:
         print(json.dumps(dict(canaries=m, runs=rows, all_correct_ceiling=ceiling), indent=2))
         return 0
     print(f"one run, {m} canaries, 95% confidence, claim epsilon 1 (default guess grid)")
-    print(f"{'true eps':>8} {'delta':>7} {'seconds':>8} {'draw s':>7} {'eps_lower':>9} {'verdict':>10} "
-          f"{'k+':>6} {'k-':>6} {'correct':>7} {'grid':>4}")
+    print(
+        f"{'true eps':>8} {'delta':>7} {'seconds':>8} {'draw s':>7} {'eps_lower':>9} {'verdict':>10} "
+        f"{'k+':>6} {'k-':>6} {'correct':>7} {'grid':>4}"
+    )
     for r in rows:
-        print(f"{r['true_epsilon']:8.1f} {r['claim_delta']:7.0e} {r['seconds']:8.3f} {r['draw_seconds']:7.4f} "
-              f"{r['epsilon_lower']:9.4f} {r['verdict']:>10} {r['k_plus']:6d} {r['k_minus']:6d} "
-              f"{r['correct']:7d} {r['grid_size']:4d}")
-    print("largest bound with r guesses all correct (delta = 0, 95%):",
-          ", ".join(f"r={r}: {e:.4f}" for r, e in ceiling.items()))
+        print(
+            f"{r['true_epsilon']:8.1f} {r['claim_delta']:7.0e} {r['seconds']:8.3f} {r['draw_seconds']:7.4f} "
+            f"{r['epsilon_lower']:9.4f} {r['verdict']:>10} {r['k_plus']:6d} {r['k_minus']:6d} "
+            f"{r['correct']:7d} {r['grid_size']:4d}"
+        )
+    print(
+        "largest bound with r guesses all correct (delta = 0, 95%):",
+        ", ".join(f"r={r}: {e:.4f}" for r, e in ceiling.items()),
+    )
     return 0
 
 

@@ -43,9 +43,16 @@ def cases(linear: bool) -> list[tuple[str, object, int, int, float]]:
         ("anytime-lazy-ucb halved noise", AnytimeLazyUCB(2.0), 1_000, 10_000, 0.0),
     ]
     if linear:
-        rows += [("linucb-sdp-amp", LinUCBSDPAmp(batch=20, epsilon=1.0, delta=1e-6), 100, 10_000, 1e-6),
-                 ("linucb-sdp-amp low noise", LinUCBSDPAmp(batch=20, epsilon=10.0, delta=1e-6, noise="code"), 100,
-                  10_000, 1e-6)]
+        rows += [
+            ("linucb-sdp-amp", LinUCBSDPAmp(batch=20, epsilon=1.0, delta=1e-6), 100, 10_000, 1e-6),
+            (
+                "linucb-sdp-amp low noise",
+                LinUCBSDPAmp(batch=20, epsilon=10.0, delta=1e-6, noise="code"),
+                100,
+                10_000,
+                1e-6,
+            ),
+        ]
     return rows
 
 
@@ -66,20 +73,34 @@ def main(argv: list[str] | None = None) -> int:
             target = mab_canaries.one_run_target(algo, args.horizon, m, n_arms=arms)
         placed = time.perf_counter()
         res = one_run(*target, claim_epsilon=1.0, claim_delta=delta, seed=0)
-        rows.append(dict(algorithm=label, arms=arms, canaries=m, claim_delta=delta,
-                         place_seconds=round(placed - start, 2), audit_seconds=round(time.perf_counter() - placed, 2),
-                         epsilon_lower=res.epsilon_lower, verdict=res.verdict, guesses=res.guesses,
-                         correct=res.correct))
+        rows.append(
+            dict(
+                algorithm=label,
+                arms=arms,
+                canaries=m,
+                claim_delta=delta,
+                place_seconds=round(placed - start, 2),
+                audit_seconds=round(time.perf_counter() - placed, 2),
+                epsilon_lower=res.epsilon_lower,
+                verdict=res.verdict,
+                guesses=res.guesses,
+                correct=res.correct,
+            )
+        )
     if args.json:
         print(json.dumps(dict(horizon=args.horizon, claim_epsilon=1.0, confidence=0.95, runs=rows), indent=2))
         return 0
     print(f"one run at T = {args.horizon}, claim epsilon 1, 95% confidence (default guess grid)")
-    print(f"{'algorithm':<30} {'arms':>6} {'canaries':>8} {'place s':>7} {'audit s':>7} {'eps_lower':>9} "
-          f"{'verdict':>10} {'guesses':>7} {'correct':>7}")
+    print(
+        f"{'algorithm':<30} {'arms':>6} {'canaries':>8} {'place s':>7} {'audit s':>7} {'eps_lower':>9} "
+        f"{'verdict':>10} {'guesses':>7} {'correct':>7}"
+    )
     for r in rows:
-        print(f"{r['algorithm']:<30} {r['arms']:6d} {r['canaries']:8d} {r['place_seconds']:7.2f} "
-              f"{r['audit_seconds']:7.2f} {r['epsilon_lower']:9.3f} {r['verdict']:>10} {r['guesses']:7d} "
-              f"{r['correct']:7d}")
+        print(
+            f"{r['algorithm']:<30} {r['arms']:6d} {r['canaries']:8d} {r['place_seconds']:7.2f} "
+            f"{r['audit_seconds']:7.2f} {r['epsilon_lower']:9.3f} {r['verdict']:>10} {r['guesses']:7d} "
+            f"{r['correct']:7d}"
+        )
     return 0
 
 

@@ -22,8 +22,11 @@ def _pins(report: dict) -> dict[str, dict]:
     out = {}
     for e in report["entries"]:
         iv = e.get("interval") if "interval" in e else interval(e)
-        out[e["name"]] = {"interval": iv, "verdicts": {c["label"]: c["verdict"] for c in e.get("claims", [])},
-                          "error": e.get("error")}
+        out[e["name"]] = {
+            "interval": iv,
+            "verdicts": {c["label"]: c["verdict"] for c in e.get("claims", [])},
+            "error": e.get("error"),
+        }
     return out
 
 
@@ -35,10 +38,15 @@ def _cell(iv: dict | None) -> str:
 
 
 def _summary(pins: dict[str, dict]) -> str:
-    vals = [p["interval"]["pin"] or 0.0 for p in pins.values()
-            if p["interval"] is not None and p["interval"]["epsilon_upper"] is not None]
+    vals = [
+        p["interval"]["pin"] or 0.0
+        for p in pins.values()
+        if p["interval"] is not None and p["interval"]["epsilon_upper"] is not None
+    ]
     pinned = sum(v >= 0.9 for v in vals)
-    return f"{pinned} of {len(vals)} pinned (≥ 0.9), median pin {statistics.median(vals):.2f}" if vals else "no intervals"
+    return (
+        f"{pinned} of {len(vals)} pinned (≥ 0.9), median pin {statistics.median(vals):.2f}" if vals else "no intervals"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,14 +67,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"before": before, "after": after, "lost_violations": lost}, default=str))
         return 1 if lost else 0
-    head = "| entry | before | after | tight side (after) | reason (after) |" if after else "| entry | interval, pin | tight side | reason |"
+    head = (
+        "| entry | before | after | tight side (after) | reason (after) |"
+        if after
+        else "| entry | interval, pin | tight side | reason |"
+    )
     print(head)
     print("|" + "---|" * head.count(" | ") + "---|")
     for name, b in before.items():
         if after is not None:
             a = after.get(name, {}).get("interval")
-            print(f"| {name} | {_cell(b['interval'])} | {_cell(a)} | {a['tight'] if a else '–'} | "
-                  f"{(a or {}).get('reason') or ''} |")
+            print(
+                f"| {name} | {_cell(b['interval'])} | {_cell(a)} | {a['tight'] if a else '–'} | "
+                f"{(a or {}).get('reason') or ''} |"
+            )
         else:
             iv = b["interval"]
             print(f"| {name} | {_cell(iv)} | {iv['tight'] if iv else '–'} | {(iv or {}).get('reason') or ''} |")

@@ -140,14 +140,37 @@ def tolerance(audits: int, rate: float = 1 - CONFIDENCE, false_failure: float = 
 def coverage(label, family, target, true_eps, options, audits: int, samples: int, seed0: int = 0) -> dict:
     start = time.perf_counter()
     families = None if family is None else (family,)
-    lows = np.array([audit(target, 1.0, 0.0, claim_epsilon=true_eps, samples=samples, confidence=CONFIDENCE,
-                           seed=seed0 + s, executor="serial", progress=False, families=families,
-                           **options).epsilon_lower
-                     for s in range(audits)])
+    lows = np.array(
+        [
+            audit(
+                target,
+                1.0,
+                0.0,
+                claim_epsilon=true_eps,
+                samples=samples,
+                confidence=CONFIDENCE,
+                seed=seed0 + s,
+                executor="serial",
+                progress=False,
+                families=families,
+                **options,
+            ).epsilon_lower
+            for s in range(audits)
+        ]
+    )
     over = int(np.sum(lows > true_eps))
-    return {"family": label, "true_epsilon": true_eps, "audits": audits, "samples_per_side": samples,
-            "exceedances": over, "rate": over / audits, "tolerance": tolerance(audits), "ok": over <= tolerance(audits),
-            "mean_lower": float(lows.mean()), "seconds": time.perf_counter() - start}
+    return {
+        "family": label,
+        "true_epsilon": true_eps,
+        "audits": audits,
+        "samples_per_side": samples,
+        "exceedances": over,
+        "rate": over / audits,
+        "tolerance": tolerance(audits),
+        "ok": over <= tolerance(audits),
+        "mean_lower": float(lows.mean()),
+        "seconds": time.perf_counter() - start,
+    }
 
 
 def sequential_coverage(audits: int) -> dict:
@@ -156,13 +179,35 @@ def sequential_coverage(audits: int) -> dict:
     from dpaudit.audit.sequential import audit_sequential
 
     start = time.perf_counter()
-    lows = np.array([audit_sequential(laplace, 1.0, 0.0, claim_epsilon=1.0, stages=(1_000, 4_000, 16_000), close=0.0,
-                                      seed=31 * s, executor="serial", progress=False).epsilon_lower
-                     for s in range(audits)])
+    lows = np.array(
+        [
+            audit_sequential(
+                laplace,
+                1.0,
+                0.0,
+                claim_epsilon=1.0,
+                stages=(1_000, 4_000, 16_000),
+                close=0.0,
+                seed=31 * s,
+                executor="serial",
+                progress=False,
+            ).epsilon_lower
+            for s in range(audits)
+        ]
+    )
     over = int(np.sum(lows > 1.0))
-    return {"family": "sequential (laplace)", "true_epsilon": 1.0, "audits": audits, "samples_per_side": 21_000,
-            "exceedances": over, "rate": over / audits, "tolerance": tolerance(audits), "ok": over <= tolerance(audits),
-            "mean_lower": float(lows.mean()), "seconds": time.perf_counter() - start}
+    return {
+        "family": "sequential (laplace)",
+        "true_epsilon": 1.0,
+        "audits": audits,
+        "samples_per_side": 21_000,
+        "exceedances": over,
+        "rate": over / audits,
+        "tolerance": tolerance(audits),
+        "ok": over <= tolerance(audits),
+        "mean_lower": float(lows.mean()),
+        "seconds": time.perf_counter() - start,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -178,17 +223,23 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--only must name cases among {labels}, got {args.only!r}")
     rows = []
     cases = [c for c in CASES if not args.only or c[0] in args.only]
-    jobs = [] if args.only_sequential else [lambda c=c: coverage(*c, audits=args.audits, samples=args.samples)
-                                            for c in cases]
+    jobs = (
+        []
+        if args.only_sequential
+        else [lambda c=c: coverage(*c, audits=args.audits, samples=args.samples) for c in cases]
+    )
     if not args.only:
         jobs.append(lambda: sequential_coverage(args.audits))
     for job in jobs:
         r = job()
         rows.append(r)
         if not args.json:
-            print(f"{r['family']:<32} {r['exceedances']:>4}/{r['audits']} over the true epsilon (tolerance "
-                  f"{r['tolerance']}) {'OK' if r['ok'] else 'FAIL'}  mean lower {r['mean_lower']:.3f}  "
-                  f"{r['seconds']:.0f}s", flush=True)
+            print(
+                f"{r['family']:<32} {r['exceedances']:>4}/{r['audits']} over the true epsilon (tolerance "
+                f"{r['tolerance']}) {'OK' if r['ok'] else 'FAIL'}  mean lower {r['mean_lower']:.3f}  "
+                f"{r['seconds']:.0f}s",
+                flush=True,
+            )
     if args.json:
         print(json.dumps(rows, indent=1))
     return 0 if all(r["ok"] for r in rows) else 1

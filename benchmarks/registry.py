@@ -13,52 +13,111 @@ class Benchmark:
 
 
 BENCHMARKS: tuple[Benchmark, ...] = (
-    Benchmark("accounting", "benchmarks.accounting",
-              "dpaudit's accountants beside dp-accounting: epsilon and wall time (about a minute)"),
-    Benchmark("audit", "benchmarks.audit",
-              "speed and tightness of dpaudit.audit.audit; Clopper-Pearson bounds at large n; coverage"),
-    Benchmark("authors_linear", "benchmarks.authors_code.run_linear",
-              "Chowdhury & Zhou's (ICML 2022) public code, unchanged: one JSON line per run (needs --code)"),
-    Benchmark("authors_mab", "benchmarks.authors_code.run_mab",
-              "Chowdhury & Zhou's (ICLR 2023) public code, unchanged: one JSON line per run (needs --code)"),
-    Benchmark("baseline_rule", "benchmarks.baseline_rule",
-              "false-flag rate of `dpaudit audit --baseline` on unchanged code"),
-    Benchmark("extension_policy", "benchmarks.extension_policy",
-              "what the selection extension is worth, by how well the pilot resolved its event"),
-    Benchmark("libraries", "benchmarks.libraries",
-              "each libraries-catalog primitive beside its numpy twin: bounds, wall time, ratio (skips missing ones)"),
-    Benchmark("mechanisms", "benchmarks.mechanisms",
-              "samples per second of every dpaudit sampler beside numpy's Laplace"),
-    Benchmark("mechanisms_protocols", "benchmarks.mechanisms_protocols",
-              "throughput of the shuffle protocols and the binary tree"),
-    Benchmark("neighbour_search", "benchmarks.neighbour_search",
-              "neighbour search (audit_pairs over StatDP's patterns) against the peers' fixed pair"),
-    Benchmark("one_run", "benchmarks.one_run",
-              "speed and bounds of the one-run auditor on a per-canary Laplace mechanism"),
-    Benchmark("one_run_bandits", "benchmarks.one_run_bandits",
-              "one-run audits of the bandits and their broken twins at the deployment horizon"),
-    Benchmark("peers", "benchmarks.peers.table",
-              "the auditor on the StatDP / DP-Sniper benchmark: 22 rows, exact loss, ceiling, peers' bounds"),
-    Benchmark("pins", "benchmarks.pins",
-              "interval table of one or two `dpaudit audit` reports; violations the second one lost"),
-    Benchmark("power_coverage", "benchmarks.power_coverage",
-              "coverage of each score family and audit option over 1000 audits"),
-    Benchmark("reproduce_glm", "benchmarks.reproduce_glm",
-              "Sarmasarkar's probit regret table and Li, Shi, Simchi-Levi's error-regret trade-off"),
-    Benchmark("reproduce_linear", "benchmarks.reproduce_linear",
-              "Chowdhury & Zhou (ICML 2022) Figs. 1-2 cell by cell beside the authors' code"),
-    Benchmark("reproduce_mab", "benchmarks.reproduce_mab",
-              "Hu-Huang-Mehta and Chowdhury & Zhou (ICLR 2023) bandit experiments cell by cell"),
-    Benchmark("selection_draws", "benchmarks.selection_draws",
-              "expected bound of the events the auditor chooses, over independent selection splits"),
-    Benchmark("selection_gap", "benchmarks.selection_gap",
-              "where the auditor loses power on a peers row: the score family or its threshold"),
-    Benchmark("simulate", "benchmarks.simulate",
-              "simulation speed of the multi-armed algorithms against per-round loops"),
-    Benchmark("simulate_contextual", "benchmarks.simulate_contextual",
-              "wall time of LinUCB-SDP-Amp (d = 10, T = 10^5, 50 runs) and where it goes"),
-    Benchmark("simulate_glm", "benchmarks.simulate_glm",
-              "wall time of ShuffleGLM and Private-GLM at the size of Sarmasarkar's experiments"),
+    Benchmark(
+        "accounting",
+        "benchmarks.accounting",
+        "dpaudit's accountants beside dp-accounting: epsilon and wall time (about a minute)",
+    ),
+    Benchmark(
+        "audit",
+        "benchmarks.audit",
+        "speed and tightness of dpaudit.audit.audit; Clopper-Pearson bounds at large n; coverage",
+    ),
+    Benchmark(
+        "authors_linear",
+        "benchmarks.authors_code.run_linear",
+        "Chowdhury & Zhou's (ICML 2022) public code, unchanged: one JSON line per run (needs --code)",
+    ),
+    Benchmark(
+        "authors_mab",
+        "benchmarks.authors_code.run_mab",
+        "Chowdhury & Zhou's (ICLR 2023) public code, unchanged: one JSON line per run (needs --code)",
+    ),
+    Benchmark(
+        "baseline_rule", "benchmarks.baseline_rule", "false-flag rate of `dpaudit audit --baseline` on unchanged code"
+    ),
+    Benchmark(
+        "extension_policy",
+        "benchmarks.extension_policy",
+        "what the selection extension is worth, by how well the pilot resolved its event",
+    ),
+    Benchmark(
+        "libraries",
+        "benchmarks.libraries",
+        "each libraries-catalog primitive beside its numpy twin: bounds, wall time, ratio (skips missing ones)",
+    ),
+    Benchmark(
+        "mechanisms", "benchmarks.mechanisms", "samples per second of every dpaudit sampler beside numpy's Laplace"
+    ),
+    Benchmark(
+        "mechanisms_protocols",
+        "benchmarks.mechanisms_protocols",
+        "throughput of the shuffle protocols and the binary tree",
+    ),
+    Benchmark(
+        "neighbour_search",
+        "benchmarks.neighbour_search",
+        "neighbour search (audit_pairs over StatDP's patterns) against the peers' fixed pair",
+    ),
+    Benchmark(
+        "one_run", "benchmarks.one_run", "speed and bounds of the one-run auditor on a per-canary Laplace mechanism"
+    ),
+    Benchmark(
+        "one_run_bandits",
+        "benchmarks.one_run_bandits",
+        "one-run audits of the bandits and their broken twins at the deployment horizon",
+    ),
+    Benchmark(
+        "peers",
+        "benchmarks.peers.table",
+        "the auditor on the StatDP / DP-Sniper benchmark: 22 rows, exact loss, ceiling, peers' bounds",
+    ),
+    Benchmark(
+        "pins",
+        "benchmarks.pins",
+        "interval table of one or two `dpaudit audit` reports; violations the second one lost",
+    ),
+    Benchmark(
+        "power_coverage", "benchmarks.power_coverage", "coverage of each score family and audit option over 1000 audits"
+    ),
+    Benchmark(
+        "reproduce_glm",
+        "benchmarks.reproduce_glm",
+        "Sarmasarkar's probit regret table and Li, Shi, Simchi-Levi's error-regret trade-off",
+    ),
+    Benchmark(
+        "reproduce_linear",
+        "benchmarks.reproduce_linear",
+        "Chowdhury & Zhou (ICML 2022) Figs. 1-2 cell by cell beside the authors' code",
+    ),
+    Benchmark(
+        "reproduce_mab",
+        "benchmarks.reproduce_mab",
+        "Hu-Huang-Mehta and Chowdhury & Zhou (ICLR 2023) bandit experiments cell by cell",
+    ),
+    Benchmark(
+        "selection_draws",
+        "benchmarks.selection_draws",
+        "expected bound of the events the auditor chooses, over independent selection splits",
+    ),
+    Benchmark(
+        "selection_gap",
+        "benchmarks.selection_gap",
+        "where the auditor loses power on a peers row: the score family or its threshold",
+    ),
+    Benchmark(
+        "simulate", "benchmarks.simulate", "simulation speed of the multi-armed algorithms against per-round loops"
+    ),
+    Benchmark(
+        "simulate_contextual",
+        "benchmarks.simulate_contextual",
+        "wall time of LinUCB-SDP-Amp (d = 10, T = 10^5, 50 runs) and where it goes",
+    ),
+    Benchmark(
+        "simulate_glm",
+        "benchmarks.simulate_glm",
+        "wall time of ShuffleGLM and Private-GLM at the size of Sarmasarkar's experiments",
+    ),
 )
 
 

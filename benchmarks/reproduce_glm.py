@@ -118,26 +118,54 @@ def part_glm(runs: int, horizon: int, modes: list[str]) -> dict:
                 first = np.array([np.flatnonzero(sw)[0] if sw.any() else horizon for sw in res.switches])
                 before = np.array([res.regret[i, f - 1] if f > 0 else 0.0 for i, f in enumerate(first)])
                 paper = _paper(S, eps)
-                rows.append({"S": S, "kappa": env.kappa, "mode": mode, "epsilon": eps, "regret": mean,
-                             "low": lo, "high": hi, "paper": paper, "inside": bool(lo <= paper <= hi),
-                             "first_switch": float(first.mean()), "regret_before_first_switch": float(before.mean()),
-                             "switches": float(res.calls_tau.mean()), "explore_rounds": float(res.explore.sum(1).mean()),
-                             "seconds": time.perf_counter() - t0})
+                rows.append(
+                    {
+                        "S": S,
+                        "kappa": env.kappa,
+                        "mode": mode,
+                        "epsilon": eps,
+                        "regret": mean,
+                        "low": lo,
+                        "high": hi,
+                        "paper": paper,
+                        "inside": bool(lo <= paper <= hi),
+                        "first_switch": float(first.mean()),
+                        "regret_before_first_switch": float(before.mean()),
+                        "switches": float(res.calls_tau.mean()),
+                        "explore_rounds": float(res.explore.sum(1).mean()),
+                        "seconds": time.perf_counter() - t0,
+                    }
+                )
                 if S == 2.0 and mode == "authors":
                     curves[eps] = res.regret
-                print(f"S={S} {mode} eps={eps} regret {mean:.1f} [{lo:.1f}, {hi:.1f}] paper {paper} "
-                      f"({rows[-1]['seconds']:.0f} s)", file=sys.stderr)
+                print(
+                    f"S={S} {mode} eps={eps} regret {mean:.1f} [{lo:.1f}, {hi:.1f}] paper {paper} "
+                    f"({rows[-1]['seconds']:.0f} s)",
+                    file=sys.stderr,
+                )
     fig, axes = plt.subplots(1, len(modes), figsize=(5 * len(modes), 4), sharey=True, squeeze=False)
     for ax, mode in zip(axes[0], modes):
         for i, eps in enumerate(EPSILONS):
             sel = [r for r in rows if r["epsilon"] == eps and r["mode"] == mode]
             if sel:
                 label = f"eps={eps:g}" if eps else "non-private counterpart"
-                ax.errorbar([r["kappa"] for r in sel], [r["regret"] for r in sel],
-                            yerr=[[r["regret"] - r["low"] for r in sel], [r["high"] - r["regret"] for r in sel]],
-                            marker="o", color=f"C{i}", capsize=3, label=label)
-            ax.plot([PAPER_TABLE2[S][0] for S in PAPER_TABLE2], [_paper(S, eps) for S in PAPER_TABLE2], ls="--",
-                    marker="x", color=f"C{i}", label=("paper " + (f"eps={eps:g}" if eps else "RS-GLinUCB")))
+                ax.errorbar(
+                    [r["kappa"] for r in sel],
+                    [r["regret"] for r in sel],
+                    yerr=[[r["regret"] - r["low"] for r in sel], [r["high"] - r["regret"] for r in sel]],
+                    marker="o",
+                    color=f"C{i}",
+                    capsize=3,
+                    label=label,
+                )
+            ax.plot(
+                [PAPER_TABLE2[S][0] for S in PAPER_TABLE2],
+                [_paper(S, eps) for S in PAPER_TABLE2],
+                ls="--",
+                marker="x",
+                color=f"C{i}",
+                label=("paper " + (f"eps={eps:g}" if eps else "RS-GLinUCB")),
+            )
         ax.set_xscale("log")
         ax.set_xlabel("kappa (S = 2, 2.5, 3)")
         ax.set_title(f"mode {mode}")
@@ -178,14 +206,28 @@ def part_conse(runs: int) -> dict:
                 res = run_conse(env, data, ConSEParams(alpha=alpha, epsilon=eps), np.random.default_rng(6))
                 reg = float(res.regret[:, -1].mean())
                 mse = res.max_mse(env.cate)
-                rows.append({"types": m, "epsilon": eps, "alpha": alpha, "regret": reg, "max_mse": mse,
-                             "product": reg * mse, "mean_rct": float(res.rct_lengths.mean())})
+                rows.append(
+                    {
+                        "types": m,
+                        "epsilon": eps,
+                        "alpha": alpha,
+                        "regret": reg,
+                        "max_mse": mse,
+                        "product": reg * mse,
+                        "mean_rct": float(res.rct_lengths.mean()),
+                    }
+                )
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, m in zip(axes, (1, 4)):
         for i, eps in enumerate((None, 2.0, 1.0, 0.5)):
             sel = [r for r in rows if r["types"] == m and r["epsilon"] == eps]
-            ax.plot([r["regret"] for r in sel], [r["max_mse"] for r in sel], marker="o", color=f"C{i}",
-                    label="ConSE" if eps is None else f"DP-ConSE eps={eps:g}")
+            ax.plot(
+                [r["regret"] for r in sel],
+                [r["max_mse"] for r in sel],
+                marker="o",
+                color=f"C{i}",
+                label="ConSE" if eps is None else f"DP-ConSE eps={eps:g}",
+            )
             for r in sel:
                 ax.annotate(f"{r['alpha']:g}", (r["regret"], r["max_mse"]), fontsize=6)
         ref = [r for r in rows if r["types"] == m and r["epsilon"] is None]
@@ -203,14 +245,25 @@ def part_conse(runs: int) -> dict:
     for m in range(1, 9):
         for eps in (0.5, 1.0, 2.0):
             p = conse_privacy(ConSEParams(epsilon=eps), n, m, rct_length_floor=1000.0)
-            claims.append({"types": m, "epsilon": eps, "claimed": eps,
-                           "corrected": p.corrected.epsilon,
-                           "rct_lengths_part": p.implied["context_phase1"].epsilon})
+            claims.append(
+                {
+                    "types": m,
+                    "epsilon": eps,
+                    "claimed": eps,
+                    "corrected": p.corrected.epsilon,
+                    "rct_lengths_part": p.implied["context_phase1"].epsilon,
+                }
+            )
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, eps in enumerate((0.5, 1.0, 2.0)):
         sel = [c for c in claims if c["epsilon"] == eps]
-        ax.plot([c["types"] for c in sel], [c["corrected"] for c in sel], marker="o", color=f"C{i}",
-                label=f"corrected, eps={eps:g}")
+        ax.plot(
+            [c["types"] for c in sel],
+            [c["corrected"] for c in sel],
+            marker="o",
+            color=f"C{i}",
+            label=f"corrected, eps={eps:g}",
+        )
         ax.axhline(eps, color=f"C{i}", ls="--", lw=1, label=f"paper's claim {eps:g}")
     ax.set_xlabel("number of types M")
     ax.set_ylabel("epsilon (n=20000, T_min >= 1000)")
@@ -243,18 +296,24 @@ def main(argv: list[str] | None = None) -> int:
         for r in out["glm"]["rows"]:
             name = f"eps={r['epsilon']:g}" if r["epsilon"] else "non-private"
             paper = r["paper"]
-            tag = "inside" if r["inside"] else f"gap {r['regret'] - paper:+.1f} ({(r['regret'] / paper - 1) * 100:+.0f}%)"
+            tag = (
+                "inside" if r["inside"] else f"gap {r['regret'] - paper:+.1f} ({(r['regret'] / paper - 1) * 100:+.0f}%)"
+            )
             if not r["epsilon"]:
                 tag = "paper: RS-GLinUCB (another algorithm)"
-            print(f"  S={r['S']:<4} kappa={r['kappa']:7.2f} {r['mode']:8s} {name:12s} {r['regret']:7.1f} "
-                  f"[{r['low']:7.1f}, {r['high']:7.1f}] | {paper:7.2f}  {tag:28s} first switch "
-                  f"{r['first_switch']:6.0f}, before {r['regret_before_first_switch']:6.1f}, fits {r['switches']:.1f}")
+            print(
+                f"  S={r['S']:<4} kappa={r['kappa']:7.2f} {r['mode']:8s} {name:12s} {r['regret']:7.1f} "
+                f"[{r['low']:7.1f}, {r['high']:7.1f}] | {paper:7.2f}  {tag:28s} first switch "
+                f"{r['first_switch']:6.0f}, before {r['regret_before_first_switch']:6.1f}, fits {r['switches']:.1f}"
+            )
     if "conse" in out:
         print("Li, Shi, Simchi-Levi (ICML 2024) trade-off (n=20000): types, eps, alpha -> regret, max MSE, product")
         for r in out["conse"]["rows"]:
             name = f"{r['epsilon']:g}" if r["epsilon"] else "none"
-            print(f"  M={r['types']} eps={name:5s} alpha={r['alpha']:<5} regret {r['regret']:9.1f}"
-                  f"  mse {r['max_mse']:.5f}  product {r['product']:.2f}  mean T_j {r['mean_rct']:.0f}")
+            print(
+                f"  M={r['types']} eps={name:5s} alpha={r['alpha']:<5} regret {r['regret']:9.1f}"
+                f"  mse {r['max_mse']:.5f}  product {r['product']:.2f}  mean T_j {r['mean_rct']:.0f}"
+            )
         print("DP-ConSE claimed vs corrected epsilon (T_min >= 1000):")
         for c in out["conse"]["privacy"]:
             print(f"  M={c['types']} eps={c['epsilon']:g}: claimed {c['claimed']:g}, corrected {c['corrected']:.3f}")

@@ -50,8 +50,13 @@ from dpaudit.algorithms.linear.shuffle_linucb import LinUCBSDPAmp, LinUCBSDPVec
 FIGURES = pathlib.Path(__file__).resolve().parent / "figures"
 AUTHORS_CODE = pathlib.Path(__file__).resolve().parent / "authors_code" / "linear_chowdhury_zhou_2022.jsonl"
 # dpaudit's algorithm name -> the class in the authors' LinBanditPrivate.py
-CODE_NAMES = {"linucb": "LinUCB", "linucb-jdp": "JDPLinUCB", "linucb-sdp-amp": "SDPLinUCBPAmp",
-              "linucb-sdp-vec": "SDPLinUCBPVec", "linucb-ldp": "LDPLinUCB"}
+CODE_NAMES = {
+    "linucb": "LinUCB",
+    "linucb-jdp": "JDPLinUCB",
+    "linucb-sdp-amp": "SDPLinUCBPAmp",
+    "linucb-sdp-vec": "SDPLinUCBPVec",
+    "linucb-ldp": "LDPLinUCB",
+}
 DELTA = 0.1
 BATCH = 20
 STYLE = {
@@ -125,8 +130,12 @@ def compare(row: dict, code: dict, dim: int, eps: float, horizon: int) -> tuple:
     theirs = np.array([ref[i] for i in ids])
     mine = ours[ids]
     d = t_interval(theirs - mine)
-    row["authors_code"] = {"runs": ids, "regret": theirs.tolist(), "ours_same_runs": mine.tolist(),
-                           "paired_difference": list(d)}
+    row["authors_code"] = {
+        "runs": ids,
+        "regret": theirs.tolist(),
+        "ours_same_runs": mine.tolist(),
+        "paired_difference": list(d),
+    }
     return fmt(*t_interval(theirs)), fmt(*t_interval(mine)), fmt(*d), all_ours
 
 
@@ -205,7 +214,9 @@ def _plot_vs_authors(out: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="reproduce Chowdhury & Zhou's (ICML 2022) simulations")
-    ap.add_argument("--quick", action="store_true", help="8 runs per cell (the authors' code's instances 0-7), no sweep")
+    ap.add_argument(
+        "--quick", action="store_true", help="8 runs per cell (the authors' code's instances 0-7), no sweep"
+    )
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--horizon", type=int, default=20000)
     ap.add_argument("--sweep-runs", type=int, default=20)
@@ -214,8 +225,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.runs = 8
-    out: dict = {"settings": vars(args) | {"delta": DELTA, "batch": BATCH, "arms": 100, "instances": "authors"},
-                 "fig1": {}, "fig2": {}, "sweep": {}}
+    out: dict = {
+        "settings": vars(args) | {"delta": DELTA, "batch": BATCH, "arms": 100, "instances": "authors"},
+        "fig1": {},
+        "fig2": {},
+        "sweep": {},
+    }
     code = authors_code_runs()
     table: list[tuple] = []
 
@@ -271,8 +286,17 @@ def main(argv: list[str] | None = None) -> int:
         "over its runs); ours on the same instances (pseudo-regret), the paired difference authors - ours, and ours on "
         f"instances 0-{args.runs - 1}. noise: dpaudit's calibration, 'code' / 'paper' noise with dpaudit's radius and "
         "ridge, 'code-constants' the code's noise, fixed width and ridge (the authors' code has only its own).",
-        ("cell", "noise", "algorithm", "authors' code (inst. 0-7)", "ours (inst. 0-7)", "authors - ours (paired)",
-         f"ours (inst. 0-{args.runs - 1})"), table)
+        (
+            "cell",
+            "noise",
+            "algorithm",
+            "authors' code (inst. 0-7)",
+            "ours (inst. 0-7)",
+            "authors - ours (paired)",
+            f"ours (inst. 0-{args.runs - 1})",
+        ),
+        table,
+    )
     _plot_vs_authors(out)
     if args.quick:
         return 0

@@ -72,8 +72,13 @@ def curves(label: str, out, means, horizon: int) -> RegretCurves:
 
 def summary(c: RegretCurves) -> dict:
     lo, hi = c.final_ci
-    return {"final_mean": c.final_mean, "final_ci": [lo, hi], "time_average": c.final_mean / c.horizon, "runs": c.runs,
-            "horizon": c.horizon}
+    return {
+        "final_mean": c.final_mean,
+        "final_ci": [lo, hi],
+        "time_average": c.final_mean / c.horizon,
+        "runs": c.runs,
+        "horizon": c.horizon,
+    }
 
 
 def hhm_settings(seed: int) -> Iterator[tuple[int, str, np.ndarray, BernoulliArms, np.random.Generator]]:
@@ -90,27 +95,44 @@ def hhm_experiments(results: dict, hybrid_horizon: int, runs: int = 15) -> None:
     for k, setting, mu, env, rng in hhm_settings(1):
         full = {"Anytime-Lazy-UCB": [], "DP-SE": []}
         for eps in EPS_001:
-            full["Anytime-Lazy-UCB"].append(curves(f"Lazy eps={eps}", AnytimeLazyUCB(eps).run(env, rng, runs, T), mu, T))
+            full["Anytime-Lazy-UCB"].append(
+                curves(f"Lazy eps={eps}", AnytimeLazyUCB(eps).run(env, rng, runs, T), mu, T)
+            )
             full["DP-SE"].append(curves(f"DP-SE eps={eps}", DPSE(eps).run(env, rng, runs, T), mu, T))
         log(f"Hu, Huang, Mehta (arXiv:2102.07929) {setting}: lazy and DP-SE at T={T} done")
         Th = hybrid_horizon
         t0 = time.time()
         hyb = HybridUCB().run_epsilons(env, rng, runs, Th, EPS_001)
-        log(f"Hu, Huang, Mehta (arXiv:2102.07929) {setting}: Hybrid-UCB at T={Th}, 7 eps x {runs} runs in {time.time() - t0:.0f} s")
+        log(
+            f"Hu, Huang, Mehta (arXiv:2102.07929) {setting}: Hybrid-UCB at T={Th}, 7 eps x {runs} runs in {time.time() - t0:.0f} s"
+        )
         ucb = curves("UCB1", UCB1().run(env, rng, runs, Th), mu, Th)
-        short = {"Hybrid-UCB": [curves(f"Hybrid eps={e}", o, mu, Th) for e, o in zip(EPS_001, hyb)],
-                 "Anytime-Lazy-UCB": [curves(f"Lazy eps={e}", AnytimeLazyUCB(e).run(env, rng, runs, Th), mu, Th) for e in EPS_001],
-                 "DP-SE": [curves(f"DP-SE eps={e}", DPSE(e).run(env, rng, runs, Th), mu, Th) for e in EPS_001],
-                 "UCB1 (non-private)": [ucb] * len(EPS_001)}
-        plot_final({k2: (EPS_001, v) for k2, v in full.items()}, FIG / f"mab_hhm_setting{k}_final_T4M.png",
-                   title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, T = 2^22, {runs} runs: final regret vs eps")
-        plot_final({k2: (EPS_001, v) for k2, v in short.items()}, FIG / f"mab_hhm_setting{k}_final_T{Th}.png",
-                   title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, T = {Th}, {runs} runs: final regret vs eps")
+        short = {
+            "Hybrid-UCB": [curves(f"Hybrid eps={e}", o, mu, Th) for e, o in zip(EPS_001, hyb)],
+            "Anytime-Lazy-UCB": [
+                curves(f"Lazy eps={e}", AnytimeLazyUCB(e).run(env, rng, runs, Th), mu, Th) for e in EPS_001
+            ],
+            "DP-SE": [curves(f"DP-SE eps={e}", DPSE(e).run(env, rng, runs, Th), mu, Th) for e in EPS_001],
+            "UCB1 (non-private)": [ucb] * len(EPS_001),
+        }
+        plot_final(
+            {k2: (EPS_001, v) for k2, v in full.items()},
+            FIG / f"mab_hhm_setting{k}_final_T4M.png",
+            title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, T = 2^22, {runs} runs: final regret vs eps",
+        )
+        plot_final(
+            {k2: (EPS_001, v) for k2, v in short.items()},
+            FIG / f"mab_hhm_setting{k}_final_T{Th}.png",
+            title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, T = {Th}, {runs} runs: final regret vs eps",
+        )
         for i, eps in enumerate(EPS_001):
             if (k == 1 and eps in (0.5, 1.0, 8.0, 64.0)) or (k == 2 and eps in (0.5, 8.0, 64.0)):
                 panel = [short["Hybrid-UCB"][i], short["Anytime-Lazy-UCB"][i], short["DP-SE"][i], ucb]
-                plot_curves(panel, FIG / f"mab_hhm_setting{k}_eps{eps:g}.png",
-                            title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, eps = {eps:g}, T = {Th}, {runs} runs")
+                plot_curves(
+                    panel,
+                    FIG / f"mab_hhm_setting{k}_eps{eps:g}.png",
+                    title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, eps = {eps:g}, T = {Th}, {runs} runs",
+                )
         results[f"hhm/{setting}"] = {
             "T_full": {name: {str(e): summary(c) for e, c in zip(EPS_001, cs)} for name, cs in full.items()},
             f"T_{Th}": {name: {str(e): summary(c) for e, c in zip(EPS_001, cs)} for name, cs in short.items()},
@@ -121,10 +143,16 @@ def hhm_experiments(results: dict, hybrid_horizon: int, runs: int = 15) -> None:
 
 def hhm_table(setting: str, horizon: int, table: dict, runs: int) -> None:
     """Hu, Huang, Mehta (arXiv:2102.07929) give plots only (Figs. 1-12) and no code: ours, with the paper's column empty."""
-    rows = [(setting, f"{e:g}", name, "plot only", czt.fmt(c.final_mean, *c.final_ci))
-            for name, cs in table.items() for e, c in zip(EPS_001, cs)]
-    print_table(f"Hu, Huang, Mehta (arXiv:2102.07929) {setting}, T = {horizon}, {runs} runs: final regret, mean [95% interval]",
-                ("setting", "eps", "algorithm", "paper", "ours"), rows)
+    rows = [
+        (setting, f"{e:g}", name, "plot only", czt.fmt(c.final_mean, *c.final_ci))
+        for name, cs in table.items()
+        for e, c in zip(EPS_001, cs)
+    ]
+    print_table(
+        f"Hu, Huang, Mehta (arXiv:2102.07929) {setting}, T = {horizon}, {runs} runs: final regret, mean [95% interval]",
+        ("setting", "eps", "algorithm", "paper", "ours"),
+        rows,
+    )
 
 
 def save(results: dict) -> None:
@@ -144,15 +172,24 @@ def hhm_hybrid_full(results: dict, runs: int = 15) -> None:
                 t0 = time.time()
                 full[name].append(curves(name, cls(eps).run(env, rng, runs, T), mu, T))
                 if name == "Hybrid-UCB":
-                    log(f"Hu, Huang, Mehta (arXiv:2102.07929) {setting} eps={eps}: Hybrid-UCB at T={T} in {time.time() - t0:.0f} s")
-        plot_final({n: (EPS_001, cs) for n, cs in full.items()}, FIG / f"mab_hhm_setting{k}_final_T4M.png",
-                   title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, T = 2^22, {runs} runs: final regret vs eps")
+                    log(
+                        f"Hu, Huang, Mehta (arXiv:2102.07929) {setting} eps={eps}: Hybrid-UCB at T={T} in {time.time() - t0:.0f} s"
+                    )
+        plot_final(
+            {n: (EPS_001, cs) for n, cs in full.items()},
+            FIG / f"mab_hhm_setting{k}_final_T4M.png",
+            title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, T = 2^22, {runs} runs: final regret vs eps",
+        )
         for i, eps in enumerate(EPS_001):
             if (k == 1 and eps in (0.5, 1.0, 8.0, 64.0)) or (k == 2 and eps in (0.5, 8.0, 64.0)):
-                plot_curves([cs[i] for cs in full.values()], FIG / f"mab_hhm_setting{k}_eps{eps:g}_T4M.png",
-                            title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, eps = {eps:g}, T = 2^22, {runs} runs")
+                plot_curves(
+                    [cs[i] for cs in full.values()],
+                    FIG / f"mab_hhm_setting{k}_eps{eps:g}_T4M.png",
+                    title=f"Hu, Huang, Mehta (arXiv:2102.07929) setting {k}, eps = {eps:g}, T = 2^22, {runs} runs",
+                )
         results.setdefault(f"hhm/{setting}", {})["T_full_with_hybrid"] = {
-            name: {str(e): summary(c) for e, c in zip(EPS_001, cs)} for name, cs in full.items()}
+            name: {str(e): summary(c) for e, c in zip(EPS_001, cs)} for name, cs in full.items()
+        }
         hhm_table(setting, T, full, runs)
         save(results)  # after every setting: a long run keeps what it finished
 
@@ -166,10 +203,12 @@ CZ_TABLES = FIG / "mab_cz_tables.txt"
 
 def figure_algorithms(eps: float) -> dict:
     """Figs. 1-3 (the authors' MABPrivate.py): DP-SE with dc = 2, the distributed ones with batches 4^b; p = 0.1."""
-    return {"DP-SE": DPSE(eps, beta=0.1),
-            "Dist-DP-SE": BatchSE("dist-dp", eps, p=0.1, base=4),
-            "Dist-RDP-SE s=10": BatchSE("dist-rdp", eps, s=10, p=0.1, base=4),
-            "Dist-RDP-SE s=100": BatchSE("dist-rdp", eps, s=100, p=0.1, base=4)}
+    return {
+        "DP-SE": DPSE(eps, beta=0.1),
+        "Dist-DP-SE": BatchSE("dist-dp", eps, p=0.1, base=4),
+        "Dist-RDP-SE s=10": BatchSE("dist-rdp", eps, s=10, p=0.1, base=4),
+        "Dist-RDP-SE s=100": BatchSE("dist-rdp", eps, s=100, p=0.1, base=4),
+    }
 
 
 def cz_algorithms(instance: str, eps: float) -> dict:
@@ -181,7 +220,9 @@ def cz_algorithms(instance: str, eps: float) -> dict:
     return algos
 
 
-def on_instance(algo, instance: str, instance_id: int, copies: int, horizon: int, entropy) -> tuple[np.ndarray, np.ndarray]:
+def on_instance(
+    algo, instance: str, instance_id: int, copies: int, horizon: int, entropy
+) -> tuple[np.ndarray, np.ndarray]:
     """`copies` runs of `algo` on the authors' instance `instance_id`: (pseudo-regret at the horizon, V), V the
     variance the realised regret adds to each run (cz_table.realised_variance)."""
     mu = np.tile(authors_instances(instance, instance_id + 1)[instance_id], (copies, 1))
@@ -210,7 +251,12 @@ def cz_simulate(cache: dict, instances, *, root: int, runs: int) -> None:
                 key = czt.cell_key(instance, T, eps, name)
                 t0 = time.time()
                 ent = czt.run_seed(root, key)
-                c = curves(name, algo.run(env, np.random.default_rng(np.random.SeedSequence(ent)), runs, T), env.reward_means, T)
+                c = curves(
+                    name,
+                    algo.run(env, np.random.default_rng(np.random.SeedSequence(ent)), runs, T),
+                    env.reward_means,
+                    T,
+                )
                 cs.append(c)
                 czt.put_figure_runs(cache, key, ent, c.regret[:, -1])
                 msg = f"figures' runs {time.time() - t0:.1f} s"
@@ -227,12 +273,22 @@ def cz_simulate(cache: dict, instances, *, root: int, runs: int) -> None:
                 log(f"Chowdhury & Zhou (ICLR 2023) {instance} eps={eps}: {name}: {msg}")
                 czt.save_cache(cache)  # after every cell: a long run keeps what it finished
             main_cs = [c for c in cs if "authors" not in c.algorithm]
-            plot_curves(main_cs, FIG / f"mab_cz_{instance}_eps{eps:g}.png", time_average=True, log_x=True,
-                        title=f"Chowdhury & Zhou (ICLR 2023) {instance}, eps = {eps:g}, their instances 0-{runs - 1}")
+            plot_curves(
+                main_cs,
+                FIG / f"mab_cz_{instance}_eps{eps:g}.png",
+                time_average=True,
+                log_x=True,
+                title=f"Chowdhury & Zhou (ICLR 2023) {instance}, eps = {eps:g}, their instances 0-{runs - 1}",
+            )
             if instance == "easy":
                 bugs = [c for c in cs if c.algorithm.startswith(("DP-SE", "Dist-DP-SE"))]
-                plot_curves(bugs, FIG / f"mab_cz_bugs_eps{eps:g}.png", time_average=True, log_x=True,
-                            title=f"Chowdhury & Zhou (ICLR 2023) easy, eps = {eps:g}: correct vs authors' code")
+                plot_curves(
+                    bugs,
+                    FIG / f"mab_cz_bugs_eps{eps:g}.png",
+                    time_average=True,
+                    log_x=True,
+                    title=f"Chowdhury & Zhou (ICLR 2023) easy, eps = {eps:g}: correct vs authors' code",
+                )
 
 
 def final_summary(finals, horizon: int) -> dict:
@@ -240,7 +296,13 @@ def final_summary(finals, horizon: int) -> dict:
     x = np.asarray(finals, dtype=float)
     h = 1.96 * float(x.std(ddof=1)) / math.sqrt(x.size)
     m = float(x.mean())
-    return {"final_mean": m, "final_ci": [m - h, m + h], "time_average": m / horizon, "runs": int(x.size), "horizon": horizon}
+    return {
+        "final_mean": m,
+        "final_ci": [m - h, m + h],
+        "time_average": m / horizon,
+        "runs": int(x.size),
+        "horizon": horizon,
+    }
 
 
 def cz_table(results: dict, cache: dict, *, root: int, runs: int) -> tuple[str, list[str]]:
@@ -288,7 +350,8 @@ def cz_table(results: dict, cache: dict, *, root: int, runs: int) -> tuple[str, 
         f"for one run, [min, max] of our {czt.COPIES} realised regrets on that instance (distribution-free 95% "
         "prediction interval); for a k-run mean (one run per instance), the 2.5-97.5% quantiles of the mean of one of "
         "our realised regrets per instance (exact over the combinations up to 3*10^6 of them); our realised regret = pseudo-regret + the reward noise of its pulls. Last column: our run r on "
-        f"their instance r, r < {runs} (the figures' setting, pseudo-regret). Cache: benchmarks/figures/mab_cz_ours.json.")
+        f"their instance r, r < {runs} (the figures' setting, pseudo-regret). Cache: benchmarks/figures/mab_cz_ours.json."
+    )
     return format_table(title, czt.TABLE_HEADER, rows), missing
 
 
@@ -300,8 +363,13 @@ def plot_vs_authors(results: dict) -> None:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    instances = [i for i in czt.HORIZONS if any("authors_code" in cell for e in czt.EPSILONS
-                                                for cell in results.get(f"cz/{i}", {}).get(str(e), {}).values())]
+    instances = [
+        i
+        for i in czt.HORIZONS
+        if any(
+            "authors_code" in cell for e in czt.EPSILONS for cell in results.get(f"cz/{i}", {}).get(str(e), {}).values()
+        )
+    ]
     if not instances:
         return
     fig = Figure(figsize=(5.5 * len(instances) + 1, 4.2), dpi=100)
@@ -317,19 +385,38 @@ def plot_vs_authors(results: dict) -> None:
                 a, o = cell["authors_code"], cell["ours_on_their_instances"]
                 lo, hi = a["t_interval"]
                 yerr = [[a["mean"] - lo], [hi - a["mean"]]] if not (math.isnan(lo) or math.isnan(hi)) else None
-                ax.errorbar([x - 0.15], [a["mean"]], yerr=yerr, fmt="o", color="k", capsize=3,
-                            label="authors' code (mean of its runs)" if x == 0 else None)
-                ax.errorbar([x + 0.15], [o["mean"]], yerr=[[o["mean"] - o["expected"][0]], [o["expected"][1] - o["mean"]]],
-                            fmt="s", color="tab:blue", capsize=3,
-                            label="dpaudit: where the authors' value falls (95%)" if x == 0 else None)
+                ax.errorbar(
+                    [x - 0.15],
+                    [a["mean"]],
+                    yerr=yerr,
+                    fmt="o",
+                    color="k",
+                    capsize=3,
+                    label="authors' code (mean of its runs)" if x == 0 else None,
+                )
+                ax.errorbar(
+                    [x + 0.15],
+                    [o["mean"]],
+                    yerr=[[o["mean"] - o["expected"][0]], [o["expected"][1] - o["mean"]]],
+                    fmt="s",
+                    color="tab:blue",
+                    capsize=3,
+                    label="dpaudit: where the authors' value falls (95%)" if x == 0 else None,
+                )
                 ticks.append(x)
                 labels.append(f"{name.replace('Dist-', 'D-').replace(' s=', '/s')}\neps={eps:g}")
                 x += 1
         ax.set_xticks(ticks, labels, fontsize=7, rotation=45)
         ax.set_ylabel("final regret")
         ax.set_yscale("log")
-        ids = sorted({i for e in czt.EPSILONS for c in results[f"cz/{instance}"].get(str(e), {}).values()
-                      for i in c.get("authors_code", {}).get("instances", [])})
+        ids = sorted(
+            {
+                i
+                for e in czt.EPSILONS
+                for c in results[f"cz/{instance}"].get(str(e), {}).values()
+                for i in c.get("authors_code", {}).get("instances", [])
+            }
+        )
         ax.set_title(f"{instance}: authors' instances {czt.ids_label(ids)}")
         ax.grid(alpha=0.3)
         if ticks:
@@ -346,9 +433,13 @@ FIG4_T = 10**6
 
 
 def fig4_algorithms(eps: float) -> dict:
-    return {"CDP-SE": BatchSE("central", eps, p=0.1), "LDP-SE": BatchSE("local", eps, p=0.1),
-            "Dist-DP-SE": BatchSE("dist-dp", eps, p=0.1), "Dist-RDP-SE s=10": BatchSE("dist-rdp", eps, s=10, p=0.1),
-            "Dist-CDP-SE s=10": BatchSE("dist-cdp", eps, s=10, p=0.1)}
+    return {
+        "CDP-SE": BatchSE("central", eps, p=0.1),
+        "LDP-SE": BatchSE("local", eps, p=0.1),
+        "Dist-DP-SE": BatchSE("dist-dp", eps, p=0.1),
+        "Dist-RDP-SE s=10": BatchSE("dist-rdp", eps, s=10, p=0.1),
+        "Dist-CDP-SE s=10": BatchSE("dist-cdp", eps, s=10, p=0.1),
+    }
 
 
 def cz_fig4_simulate(cache: dict, *, root: int, runs: int = 20) -> None:
@@ -361,13 +452,23 @@ def cz_fig4_simulate(cache: dict, *, root: int, runs: int = 20) -> None:
             t0 = time.time()
             key = "fig4/" + czt.cell_key("easy", FIG4_T, eps, name)
             ent = czt.run_seed(root, key)
-            c = curves(name, algo.run(env, np.random.default_rng(np.random.SeedSequence(ent)), runs, FIG4_T), env.reward_means, FIG4_T)
+            c = curves(
+                name,
+                algo.run(env, np.random.default_rng(np.random.SeedSequence(ent)), runs, FIG4_T),
+                env.reward_means,
+                FIG4_T,
+            )
             cs.append(c)
             czt.put_figure_runs(cache, key, ent, c.regret[:, -1])
             log(f"Chowdhury & Zhou (ICLR 2023) fig4 eps={eps}: {name} in {time.time() - t0:.1f} s")
         czt.save_cache(cache)
-        plot_curves(cs, FIG / f"mab_cz_fig4_eps{eps:g}.png", time_average=True, log_x=True,
-                    title=f"Chowdhury & Zhou 2023, Fig. 4 (batches 2^b), eps = {eps:g}, their instances 0-{runs - 1}")
+        plot_curves(
+            cs,
+            FIG / f"mab_cz_fig4_eps{eps:g}.png",
+            time_average=True,
+            log_x=True,
+            title=f"Chowdhury & Zhou 2023, Fig. 4 (batches 2^b), eps = {eps:g}, their instances 0-{runs - 1}",
+        )
 
 
 def cz_fig4_table(results: dict, cache: dict, *, root: int, runs: int = 20) -> str:
@@ -386,9 +487,12 @@ def cz_fig4_table(results: dict, cache: dict, *, root: int, runs: int = 20) -> s
             rows.append(("easy", f"{eps:g}", name, "plot only", czt.fmt(s["final_mean"], *s["final_ci"])))
     if res:
         results["cz/fig4"] = res
-    return format_table("Chowdhury & Zhou (ICLR 2023), Fig. 4: final regret at T = 10^6, mean [95% interval]; paper: "
-                        "plot only, not in the authors' public code", ("inst", "eps", "algorithm", "paper",
-                                                                        f"ours (inst. 0-{runs - 1})"), rows)
+    return format_table(
+        "Chowdhury & Zhou (ICLR 2023), Fig. 4: final regret at T = 10^6, mean [95% interval]; paper: "
+        "plot only, not in the authors' public code",
+        ("inst", "eps", "algorithm", "paper", f"ours (inst. 0-{runs - 1})"),
+        rows,
+    )
 
 
 def cz_experiments(results: dict, *, quick: bool, from_cache: bool, root: int = 4, runs: int = 20) -> list[str]:
@@ -397,8 +501,10 @@ def cz_experiments(results: dict, *, quick: bool, from_cache: bool, root: int = 
     cache = czt.load_cache()
     if from_cache:
         if cache.get("source_hash") != czt.source_hash():
-            log(f"warning: {czt.CACHE.name} was made by other code ({', '.join(czt.SOURCES)} changed since); "
-                "run without --from-cache to re-simulate")
+            log(
+                f"warning: {czt.CACHE.name} was made by other code ({', '.join(czt.SOURCES)} changed since); "
+                "run without --from-cache to re-simulate"
+            )
     else:
         cz_simulate(cache, ("easy",) if quick else ("easy", "hard"), root=root, runs=runs)
         cz_fig4_simulate(cache, root=root, runs=runs)
@@ -408,19 +514,27 @@ def cz_experiments(results: dict, *, quick: bool, from_cache: bool, root: int = 
     atomic_write_text(CZ_TABLES, text)
     plot_vs_authors(results)
     for m in missing:
-        log(f"not in the cache: {m}; run `python -m benchmarks run reproduce_mab --part cz` (simulates what is missing)")
+        log(
+            f"not in the cache: {m}; run `python -m benchmarks run reproduce_mab --part cz` (simulates what is missing)"
+        )
     return missing
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("hhm", "cz", "hhm-hybrid-full", "all"), default="all")
-    ap.add_argument("--quick", action="store_true",
-                    help="Chowdhury & Zhou's easy instance only (Figs. 1-2 with the authors' code, Fig. 4): a few minutes")
-    ap.add_argument("--from-cache", action="store_true",
-                    help="Chowdhury & Zhou: no simulation; the tables and mab_cz_vs_authors_code.png from the authors' "
-                         "jsonl and our cached runs (benchmarks/figures/mab_cz_ours.json), in seconds, e.g. after a "
-                         "new line in benchmarks/authors_code/mab_chowdhury_zhou_2023.jsonl")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="Chowdhury & Zhou's easy instance only (Figs. 1-2 with the authors' code, Fig. 4): a few minutes",
+    )
+    ap.add_argument(
+        "--from-cache",
+        action="store_true",
+        help="Chowdhury & Zhou: no simulation; the tables and mab_cz_vs_authors_code.png from the authors' "
+        "jsonl and our cached runs (benchmarks/figures/mab_cz_ours.json), in seconds, e.g. after a "
+        "new line in benchmarks/authors_code/mab_chowdhury_zhou_2023.jsonl",
+    )
     ap.add_argument("--hybrid-horizon", type=int, default=2**18)
     args = ap.parse_args(argv)
     if args.from_cache and args.part != "cz":

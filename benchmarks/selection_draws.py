@@ -128,9 +128,14 @@ def main(argv: list[str] | None = None) -> int:
             for s, (events, share) in SCHEMES.items():
                 got[s].append(scheme_bound(n, rates, events, share))
             print(f"{name:<14} draw {k}  " + "  ".join(f"{s} {v[-1]:.4f}" for s, v in got.items()), flush=True)
-        print(f"{name:<14} mean    " + "  ".join(f"{s} {np.mean(v):.4f}" for s, v in got.items())
-              + "   worst " + "  ".join(f"{np.min(v):.4f}" for v in got.values())
-              + f"   ({time.perf_counter() - start:.0f}s)", flush=True)
+        print(
+            f"{name:<14} mean    "
+            + "  ".join(f"{s} {np.mean(v):.4f}" for s, v in got.items())
+            + "   worst "
+            + "  ".join(f"{np.min(v):.4f}" for v in got.values())
+            + f"   ({time.perf_counter() - start:.0f}s)",
+            flush=True,
+        )
     return 0
 
 

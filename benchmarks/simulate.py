@@ -75,7 +75,9 @@ def per_round_elimination(means, rng, runs, rounds, horizon, length, radius, pri
 def dpse_reference(means, rng, runs, rounds, horizon, eps, beta):
     def length(e, n):
         d = 2.0 ** -np.asarray(e, dtype=float)
-        return 1 + np.floor(np.maximum(32 * np.log(8 * n * e**2 / beta) / d**2, 8 * np.log(4 * n * e**2 / beta) / (eps * d))).astype(np.int64)
+        return 1 + np.floor(
+            np.maximum(32 * np.log(8 * n * e**2 / beta) / d**2, 8 * np.log(4 * n * e**2 / beta) / (eps * d))
+        ).astype(np.int64)
 
     def radius(e, n, l):
         return np.sqrt(np.log(8 * n * e**2 / beta) / (2 * l)) + np.log(4 * n * e**2 / beta) / (l * eps)
@@ -123,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prefix", type=int, default=20_000, help="rounds timed for the per-round references")
     ap.add_argument("--json", help="also write the results to this JSON file")
-    ap.add_argument("--contextual", action="store_true", help="also run the simulate_contextual and simulate_glm benchmarks")
+    ap.add_argument(
+        "--contextual", action="store_true", help="also run the simulate_contextual and simulate_glm benchmarks"
+    )
     args = ap.parse_args(argv)
     T = 10**6
     results = {}
@@ -133,14 +137,25 @@ def main(argv: list[str] | None = None) -> int:
     cp = checkpoint_grid(T, 200)
     for name, algo, ref in [
         ("dp-se", DPSE(epsilon=1.0, beta=0.1), lambda rng, n: dpse_reference(means, rng, 1000, n, T, 1.0, 0.1)),
-        ("dist-dp-se", BatchSE("dist-dp", 1.0, p=0.1, base=2), lambda rng, n: dist_dp_reference(means, rng, 1000, n, T, 1.0, 0.1, 2)),
+        (
+            "dist-dp-se",
+            BatchSE("dist-dp", 1.0, p=0.1, base=2),
+            lambda rng, n: dist_dp_reference(means, rng, 1000, n, T, 1.0, 0.1, 2),
+        ),
     ]:
         fast, out = timed(lambda: algo.run(env, np.random.default_rng(1), 1000, T).regret(means, cp))
         slow, _ = timed(lambda: ref(np.random.default_rng(2), args.prefix))
         slow_full = slow * T / args.prefix
-        results[name] = {"runs": 1000, "horizon": T, "seconds": fast, "per_round_seconds_prefix": slow,
-                         "prefix_rounds": args.prefix, "per_round_seconds_extrapolated": slow_full,
-                         "speedup": slow_full / fast, "final_regret": float(out[:, -1].mean())}
+        results[name] = {
+            "runs": 1000,
+            "horizon": T,
+            "seconds": fast,
+            "per_round_seconds_prefix": slow,
+            "prefix_rounds": args.prefix,
+            "per_round_seconds_extrapolated": slow_full,
+            "speedup": slow_full / fast,
+            "final_regret": float(out[:, -1].mean()),
+        }
 
     mu5 = np.array(HHM_SETTINGS["hhm-1"])
     env5 = BernoulliArms(mu5)
@@ -155,15 +170,29 @@ def main(argv: list[str] | None = None) -> int:
             _ = rng.random((block, runs)) < mu5[0]  # the comparison is what is timed
 
     draw, _ = timed(draw_rewards)
-    results["anytime-lazy-ucb"] = {"runs": runs, "horizon": T, "seconds": fast, "per_round_seconds_prefix": slow,
-                                   "prefix_rounds": args.prefix, "per_round_seconds_extrapolated": slow * T / args.prefix,
-                                   "speedup": slow * T / args.prefix / fast, "numpy_reward_draw_seconds": draw,
-                                   "ratio_to_reward_draw": fast / draw, "final_regret": float(out[:, -1].mean())}
+    results["anytime-lazy-ucb"] = {
+        "runs": runs,
+        "horizon": T,
+        "seconds": fast,
+        "per_round_seconds_prefix": slow,
+        "prefix_rounds": args.prefix,
+        "per_round_seconds_extrapolated": slow * T / args.prefix,
+        "speedup": slow * T / args.prefix / fast,
+        "numpy_reward_draw_seconds": draw,
+        "ratio_to_reward_draw": fast / draw,
+        "final_regret": float(out[:, -1].mean()),
+    }
     for name, r in results.items():
-        extra = f", {r['ratio_to_reward_draw']:.3f}x numpy's reward draw ({r['numpy_reward_draw_seconds']:.2f} s)" if "ratio_to_reward_draw" in r else ""
-        print(f"{name:>17}: {r['runs']} runs, T={r['horizon']}: {r['seconds']:.3f} s; per-round "
-              f"{r['per_round_seconds_prefix']:.2f} s for {r['prefix_rounds']} rounds -> {r['per_round_seconds_extrapolated']:.0f} s "
-              f"at T (x{r['speedup']:.0f}){extra}; mean R(T) = {r['final_regret']:.0f}")
+        extra = (
+            f", {r['ratio_to_reward_draw']:.3f}x numpy's reward draw ({r['numpy_reward_draw_seconds']:.2f} s)"
+            if "ratio_to_reward_draw" in r
+            else ""
+        )
+        print(
+            f"{name:>17}: {r['runs']} runs, T={r['horizon']}: {r['seconds']:.3f} s; per-round "
+            f"{r['per_round_seconds_prefix']:.2f} s for {r['prefix_rounds']} rounds -> {r['per_round_seconds_extrapolated']:.0f} s "
+            f"at T (x{r['speedup']:.0f}){extra}; mean R(T) = {r['final_regret']:.0f}"
+        )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=2)

@@ -43,28 +43,48 @@ def main(argv: list[str] | None = None) -> int:
     data = env.sample(np.random.default_rng(1), args.runs)
     rows = []
     t0, c0 = time.perf_counter(), time.process_time()
-    sh = run_shuffle_glm(env, data, ShuffleGLMParams(epsilon=args.epsilon, pgd_sampler=args.pgd_sampler),
-                         np.random.default_rng(2))
-    rows.append({"algorithm": "shuffle-glm", "seconds": time.perf_counter() - t0,
-                 "cpu_seconds": time.process_time() - c0, "pgd_sampler": args.pgd_sampler,
-                 "numba": shuffle_gd.table_round is not None,
-                 "final_regret": float(sh.regret[:, -1].mean()), "batch_ends": sh.batch_ends.tolist(),
-                 "pgd_iterations": list(sh.iterations)})
+    sh = run_shuffle_glm(
+        env, data, ShuffleGLMParams(epsilon=args.epsilon, pgd_sampler=args.pgd_sampler), np.random.default_rng(2)
+    )
+    rows.append(
+        {
+            "algorithm": "shuffle-glm",
+            "seconds": time.perf_counter() - t0,
+            "cpu_seconds": time.process_time() - c0,
+            "pgd_sampler": args.pgd_sampler,
+            "numba": shuffle_gd.table_round is not None,
+            "final_regret": float(sh.regret[:, -1].mean()),
+            "batch_ends": sh.batch_ends.tolist(),
+            "pgd_iterations": list(sh.iterations),
+        }
+    )
     print(f"shuffle-glm done in {rows[-1]['seconds']:.1f} s", file=sys.stderr)
     if not args.shuffle_only:
         t0, c0 = time.perf_counter(), time.process_time()
         pg = run_private_glm(env, data, PrivateGLMParams(epsilon=args.epsilon), np.random.default_rng(3))
-        rows.append({"algorithm": "private-glm", "seconds": time.perf_counter() - t0,
-                     "cpu_seconds": time.process_time() - c0, "final_regret": float(pg.regret[:, -1].mean())})
+        rows.append(
+            {
+                "algorithm": "private-glm",
+                "seconds": time.perf_counter() - t0,
+                "cpu_seconds": time.process_time() - c0,
+                "final_regret": float(pg.regret[:, -1].mean()),
+            }
+        )
     out = {"runs": args.runs, "horizon": args.horizon, "epsilon": args.epsilon, "rows": rows}
     if args.json:
         print(json.dumps(out, indent=2))
     else:
         print(f"d=3 K=20 T={args.horizon} probit S=2, {args.runs} runs, eps={args.epsilon}, delta=0.02")
         for r in rows:
-            extra = (f" batches {r['batch_ends']} P_GD rounds {r['pgd_iterations']} sampler {r['pgd_sampler']}"
-                     f"{' (numba)' if r['numba'] and r['pgd_sampler'] == 'bits' else ''}" if "batch_ends" in r else "")
-            print(f"{r['algorithm']:12s} {r['seconds']:8.1f} s ({r['cpu_seconds']:.1f} s CPU)  mean regret {r['final_regret']:8.1f}{extra}")
+            extra = (
+                f" batches {r['batch_ends']} P_GD rounds {r['pgd_iterations']} sampler {r['pgd_sampler']}"
+                f"{' (numba)' if r['numba'] and r['pgd_sampler'] == 'bits' else ''}"
+                if "batch_ends" in r
+                else ""
+            )
+            print(
+                f"{r['algorithm']:12s} {r['seconds']:8.1f} s ({r['cpu_seconds']:.1f} s CPU)  mean regret {r['final_regret']:8.1f}{extra}"
+            )
     return 0
 
 

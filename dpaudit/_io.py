@@ -79,7 +79,7 @@ def _write_synced(path: pathlib.Path, data: bytes) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -103,7 +103,7 @@ def _stage(folder: pathlib.Path, files: Mapping[str, bytes], remove: list[str]) 
             _write_synced(staging / name, data)
         _write_synced(staging / MANIFEST, json.dumps({"files": list(files), "remove": remove}).encode())
         _fsync_dir(staging)
-        swap = folder / (SWAP_PREFIX + staging.name[len(STAGING_PREFIX):])
+        swap = folder / (SWAP_PREFIX + staging.name[len(STAGING_PREFIX) :])
         os.rename(staging, swap)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -165,8 +165,9 @@ def finish_file_sets(folder: str | os.PathLike[str]) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def replace_file_set(folder: str | os.PathLike[str], files: Mapping[str, bytes],
-                     remove: Iterable[str] = ()) -> dict[str, pathlib.Path]:
+def replace_file_set(
+    folder: str | os.PathLike[str], files: Mapping[str, bytes], remove: Iterable[str] = ()
+) -> dict[str, pathlib.Path]:
     """Replace a set of files in `folder` by `files` (name -> content) and delete the names in `remove`.
 
     Two phases: every file is written and fsynced in a staging folder inside `folder`, which is then

@@ -70,6 +70,7 @@ def check_report(report: Any, source: str) -> None:
     """Raise ValueError naming `source` and the first missing or malformed key unless `report` has what
     `compare` reads: entries (each with name and claims; each claim label, ok, epsilon_lower, epsilon,
     verdict, and a well-formed `event` when it has one)."""
+
     def fail(where: str, what: str) -> ValueError:
         return ValueError(f"baseline {source!r}: {where}{what}")
 
@@ -98,8 +99,10 @@ def check_baseline(old: dict[str, Any], names: list[str], settings: dict[str, An
     entries); else the warnings about `settings` (this run's) that differ from the baseline's."""
     theirs = [e["name"] for e in old.get("entries", [])]
     if not set(theirs) & set(names):
-        raise ValueError(f"the baseline shares no entry with this run: baseline has {', '.join(theirs) or 'none'}; "
-                         f"this run {', '.join(names) or 'none'}")
+        raise ValueError(
+            f"the baseline shares no entry with this run: baseline has {', '.join(theirs) or 'none'}; "
+            f"this run {', '.join(names) or 'none'}"
+        )
     return settings_warnings(old.get("settings"), settings)
 
 
@@ -108,8 +111,11 @@ def settings_warnings(old: dict[str, Any] | None, new: dict[str, Any] | None) ->
     if not isinstance(old, dict):
         return ["the baseline records no settings (samples, confidence, catalog, seed)"]
     new = new or {}
-    return [f"{key} differs: baseline {_shown(key, old.get(key))}, this run {_shown(key, new.get(key))}"
-            for key in _SETTINGS if old.get(key) != new.get(key)]
+    return [
+        f"{key} differs: baseline {_shown(key, old.get(key))}, this run {_shown(key, new.get(key))}"
+        for key in _SETTINGS
+        if old.get(key) != new.get(key)
+    ]
 
 
 def _shown(key: str, value: Any) -> str:
@@ -128,8 +134,9 @@ def _number(value: Any) -> float | None:
 
 
 def _claims(report: dict[str, Any]) -> dict[tuple[str, str], ClaimRecord]:
-    return {(e["name"], c["label"]): c for e in report.get("entries", []) for c in e.get("claims", [])
-            if not e.get("error")}
+    return {
+        (e["name"], c["label"]): c for e in report.get("entries", []) for c in e.get("claims", []) if not e.get("error")
+    }
 
 
 def _testable(prev: ClaimRecord, cur: ClaimRecord) -> tuple[EventRecord, EventCounts] | None:
@@ -142,8 +149,11 @@ def _testable(prev: ClaimRecord, cur: ClaimRecord) -> tuple[EventRecord, EventCo
     keys = ("count_first", "count_second", "nobs")
     if not all(isinstance(d.get(k), int) and not isinstance(d.get(k), bool) for d in (event, counts) for k in keys):
         return None
-    if (counts.get("direction") == event.get("direction") and _is_number(event.get("delta"))
-            and all(0 <= d[a] <= d["nobs"] and d["nobs"] >= 1 for d in (event, counts) for a in keys[:2])):
+    if (
+        counts.get("direction") == event.get("direction")
+        and _is_number(event.get("delta"))
+        and all(0 <= d[a] <= d["nobs"] and d["nobs"] >= 1 for d in (event, counts) for a in keys[:2])
+    ):
         return cast(EventRecord, event), cast(EventCounts, counts)
     return None
 
@@ -156,10 +166,12 @@ def same_event_test(event: EventRecord, counts: EventCounts, alpha: float) -> tu
 
     level, delta = alpha / 4, float(event["delta"])
     n_new, n_old = counts["nobs"], event["nobs"]
-    lower = epsilon_from_rates(cp_lower(counts["count_first"], n_new, level),
-                               cp_upper(counts["count_second"], n_new, level), delta)
-    upper = epsilon_from_rates(cp_upper(event["count_first"], n_old, level),
-                               cp_lower(event["count_second"], n_old, level), delta)
+    lower = epsilon_from_rates(
+        cp_lower(counts["count_first"], n_new, level), cp_upper(counts["count_second"], n_new, level), delta
+    )
+    upper = epsilon_from_rates(
+        cp_upper(event["count_first"], n_old, level), cp_lower(event["count_second"], n_old, level), delta
+    )
     return float(lower), float(upper)
 
 
@@ -177,26 +189,47 @@ def compare(old: dict[str, Any], new: dict[str, Any], source: str = "") -> dict[
     alpha = (1.0 - confidence) / max(tested, 1)
     changes: list[dict[str, Any]] = []
 
-    def add(kind: str, key: tuple[str, str], text: str, prev: ClaimRecord | None, cur: ClaimRecord | None,
-            **extra: Any) -> None:
-        changes.append({"kind": kind, "entry": key[0], "claim": key[1], "text": text,
-                        "old_epsilon_lower": prev and prev["epsilon_lower"], "old_epsilon_upper": prev and prev.get("event_epsilon_upper"),
-                        "old_ok": prev and prev["ok"], "epsilon_lower": cur and cur["epsilon_lower"],
-                        "ok": cur and cur["ok"], **extra})
+    def add(
+        kind: str, key: tuple[str, str], text: str, prev: ClaimRecord | None, cur: ClaimRecord | None, **extra: Any
+    ) -> None:
+        changes.append(
+            {
+                "kind": kind,
+                "entry": key[0],
+                "claim": key[1],
+                "text": text,
+                "old_epsilon_lower": prev and prev["epsilon_lower"],
+                "old_epsilon_upper": prev and prev.get("event_epsilon_upper"),
+                "old_ok": prev and prev["ok"],
+                "epsilon_lower": cur and cur["epsilon_lower"],
+                "ok": cur and cur["ok"],
+                **extra,
+            }
+        )
 
     for key, cur in after.items():
         prev = before.get(key)
         lower = _number(cur["epsilon_lower"])
         if prev is None:
-            add("new" if cur["ok"] else "newly-failing", key,
+            add(
+                "new" if cur["ok"] else "newly-failing",
+                key,
                 f"not in the baseline; now {cur['verdict']} (expected {cur['expect']}), ε_lower = {fmt(lower)}",
-                None, cur)
+                None,
+                cur,
+            )
             continue
         old_lower = _number(prev["epsilon_lower"])
         if not cur["ok"]:
             kind = "still-failing" if not prev["ok"] else "newly-failing"
-            add(kind, key, f"{prev['verdict']} → {cur['verdict']} (expected {cur['expect']}); ε_lower "
-                           f"{fmt(old_lower)} → {fmt(lower)} against the claim ε = {fmt(cur['epsilon'])}", prev, cur)
+            add(
+                kind,
+                key,
+                f"{prev['verdict']} → {cur['verdict']} (expected {cur['expect']}); ε_lower "
+                f"{fmt(old_lower)} → {fmt(lower)} against the claim ε = {fmt(cur['epsilon'])}",
+                prev,
+                cur,
+            )
         elif not prev["ok"]:
             add("fixed", key, f"{prev['verdict']} → {cur['verdict']}, as expected", prev, cur)
         if cur["ok"]:
@@ -205,8 +238,13 @@ def compare(old: dict[str, Any], new: dict[str, Any], source: str = "") -> dict[
             add("claim-changed", key, f"claimed ε {fmt(prev['epsilon'])} → {fmt(cur['epsilon'])}", prev, cur)
     for key, prev in before.items():
         if key not in after:
-            add("gone", key, f"in the baseline ({prev['verdict']}, ε_lower = {fmt(prev['epsilon_lower'])}), "
-                             "not in this run", prev, None)
+            add(
+                "gone",
+                key,
+                f"in the baseline ({prev['verdict']}, ε_lower = {fmt(prev['epsilon_lower'])}), not in this run",
+                prev,
+                None,
+            )
     return {
         "baseline": source,
         "baseline_created": old.get("created"),
@@ -218,8 +256,15 @@ def compare(old: dict[str, Any], new: dict[str, Any], source: str = "") -> dict[
     }
 
 
-def _rise(add: Any, key: tuple[str, str], prev: ClaimRecord, cur: ClaimRecord, alpha: float,
-          lower: float | None, old_lower: float | None) -> None:
+def _rise(
+    add: Any,
+    key: tuple[str, str],
+    prev: ClaimRecord,
+    cur: ClaimRecord,
+    alpha: float,
+    lower: float | None,
+    old_lower: float | None,
+) -> None:
     """The rise of a claim that is as expected now: "rose" (gating) when the baseline's event rose
     significantly, "rose-violation" for such a rise of a claim expected to violate, "rose-lower" when
     only epsilon_lower rose."""
@@ -230,28 +275,62 @@ def _rise(add: Any, key: tuple[str, str], prev: ClaimRecord, cur: ClaimRecord, a
         low_new, upp_old = same_event_test(event, counts, alpha)
         if low_new > upp_old:
             kind = "rose-violation" if cur.get("expect") == "violation" else "rose"
-            add(kind, key, f"the baseline's event {event.get('event', '')}: ε ≥ {fmt(low_new)} on "
-                           f"{counts['nobs']} fresh runs per input, above ε ≤ {fmt(upp_old)} on the baseline's "
-                           f"{event['nobs']} (each bound at level {alpha / 2:.3g}); ε_lower {fmt(old_lower)} → "
-                           f"{fmt(lower)}", prev, cur, event_lower=low_new, event_upper_old=upp_old, alpha=alpha)
+            add(
+                kind,
+                key,
+                f"the baseline's event {event.get('event', '')}: ε ≥ {fmt(low_new)} on "
+                f"{counts['nobs']} fresh runs per input, above ε ≤ {fmt(upp_old)} on the baseline's "
+                f"{event['nobs']} (each bound at level {alpha / 2:.3g}); ε_lower {fmt(old_lower)} → "
+                f"{fmt(lower)}",
+                prev,
+                cur,
+                event_lower=low_new,
+                event_upper_old=upp_old,
+                alpha=alpha,
+            )
             return
         if rose:
-            add("rose-lower", key, f"ε_lower {fmt(old_lower)} → {fmt(lower)}; the baseline's event: ε ≥ "
-                                   f"{fmt(low_new)} now, ≤ {fmt(upp_old)} then (no significant rise)", prev, cur,
-                event_lower=low_new, event_upper_old=upp_old, alpha=alpha)
+            add(
+                "rose-lower",
+                key,
+                f"ε_lower {fmt(old_lower)} → {fmt(lower)}; the baseline's event: ε ≥ "
+                f"{fmt(low_new)} now, ≤ {fmt(upp_old)} then (no significant rise)",
+                prev,
+                cur,
+                event_lower=low_new,
+                event_upper_old=upp_old,
+                alpha=alpha,
+            )
     elif rose:
-        add("rose-lower", key, f"ε_lower {fmt(old_lower)} → {fmt(lower)} (no event of the baseline counted again: "
-                               "not a test of change)", prev, cur)
+        add(
+            "rose-lower",
+            key,
+            f"ε_lower {fmt(old_lower)} → {fmt(lower)} (no event of the baseline counted again: not a test of change)",
+            prev,
+            cur,
+        )
 
 
 def markdown_lines(comparison: dict[str, Any]) -> list[str]:
     """The comparison as a Markdown section listing what changed, gating kinds first."""
-    lines = ["", "## Changes since the baseline", "",
-             (f"Baseline: `{comparison['baseline']}` (created {comparison.get('baseline_created') or 'unknown'}). "
-             f"Regressions: {len(comparison['regressions'])}."), ""]
+    lines = [
+        "",
+        "## Changes since the baseline",
+        "",
+        (
+            f"Baseline: `{comparison['baseline']}` (created {comparison.get('baseline_created') or 'unknown'}). "
+            f"Regressions: {len(comparison['regressions'])}."
+        ),
+        "",
+    ]
     if comparison.get("tested"):
-        lines += [(f"The baseline's events were counted again for {comparison['tested']} claim(s); each is tested "
-                  f"at level {comparison['alpha']:.3g} (Bonferroni)."), ""]
+        lines += [
+            (
+                f"The baseline's events were counted again for {comparison['tested']} claim(s); each is tested "
+                f"at level {comparison['alpha']:.3g} (Bonferroni)."
+            ),
+            "",
+        ]
     if comparison.get("warnings"):
         lines += ["Settings differ from the baseline's:", ""] + [f"- {w}" for w in comparison["warnings"]] + [""]
     if not comparison["changes"]:

@@ -52,8 +52,13 @@ CALIBRATION_RANGE = (1e-6, 100.0)
 """The searched range of an algorithm's epsilon input."""
 
 
-def accountant_rows(event: dp_accounting.DpEvent, delta: float | None, epsilon: float | None,
-                    on_row: Callable[[dict], None] | None = None, accountants: list[str] | None = None) -> list[dict]:
+def accountant_rows(
+    event: dp_accounting.DpEvent,
+    delta: float | None,
+    epsilon: float | None,
+    on_row: Callable[[dict], None] | None = None,
+    accountants: list[str] | None = None,
+) -> list[dict]:
     """One row per accountant: epsilon of `event` at `delta` (or delta at `epsilon`).
 
     An accountant that does not support the event, or runs out of memory or range on it, gives a row
@@ -89,11 +94,11 @@ def accountant_rows(event: dp_accounting.DpEvent, delta: float | None, epsilon: 
 _NO_PURE_EPSILON = {
     "pure": "the event is not private (a release without a privacy guarantee)",
     "approx": "its composition keeps a δ > 0 term (it is not pure DP as this accountant composes it)",
-    "rdp": "Rényi DP converts to (ε, δ) only for δ > 0 (Mironov, \"Rényi Differential Privacy\", CSF 2017, Prop. 3)",
-    "zcdp": "zCDP converts to (ε, δ) only for δ > 0 (Bun, Steinke, \"Concentrated Differential Privacy\", TCC 2016, "
-            "Prop. 1.3)",
+    "rdp": 'Rényi DP converts to (ε, δ) only for δ > 0 (Mironov, "Rényi Differential Privacy", CSF 2017, Prop. 3)',
+    "zcdp": 'zCDP converts to (ε, δ) only for δ > 0 (Bun, Steinke, "Concentrated Differential Privacy", TCC 2016, '
+    "Prop. 1.3)",
     "pld": "its privacy loss distribution keeps mass at an unbounded loss (a Gaussian's tails, or the tails "
-           "discretisation and composition leave), so δ > 0 at every finite ε",
+    "discretisation and composition leave), so δ > 0 at every finite ε",
     "shuffle": "amplification by shuffling gives (ε, δ) only for δ > 0",
 }
 
@@ -165,8 +170,10 @@ def declared_privacy(name: str, horizon: int, params: dict | None = None) -> Any
 
         close = difflib.get_close_matches(unknown[0], known, n=1)
         hint = f" (did you mean --{close[0].replace('_', '-')}?)" if close else ""
-        raise ValueError(f"{name} does not take {', '.join('--' + u.replace('_', '-') for u in unknown)}{hint}; "
-                         f"its parameters: {', '.join('--' + k.replace('_', '-') for k in sorted(known)) or 'none'}")
+        raise ValueError(
+            f"{name} does not take {', '.join('--' + u.replace('_', '-') for u in unknown)}{hint}; "
+            f"its parameters: {', '.join('--' + k.replace('_', '-') for k in sorted(known)) or 'none'}"
+        )
     return _declaration(entry)(horizon=horizon, **(params or {}))
 
 
@@ -180,8 +187,13 @@ def _event(privacy: Any) -> dp_accounting.DpEvent:
     return dp_accounting.NonPrivateDpEvent() if privacy.event is None else privacy.event
 
 
-def privacy_budget(privacy: Any, *, delta: float | None = None, epsilon: float | None = None,
-                   on_row: Callable[[dict], None] | None = None) -> dict:
+def privacy_budget(
+    privacy: Any,
+    *,
+    delta: float | None = None,
+    epsilon: float | None = None,
+    on_row: Callable[[dict], None] | None = None,
+) -> dict:
     """The budget of one declared `Privacy` (any algorithm's, a user's own included): relation, trust
     model, the paper's claim, the corrected guarantee with the reason, and every accountant's answer for
     the declared event (epsilon at `delta`, default `default_delta`, or delta at `epsilon`).
@@ -255,8 +267,15 @@ def correction_reason(privacy: Any) -> str | None:
     return f"{text} [{privacy.corrected.source}]" if privacy.corrected.source else text
 
 
-def algorithm_budget(name: str, horizon: int, params: dict | None = None, *, delta: float | None = None,
-                     epsilon: float | None = None, on_row: Callable[[dict], None] | None = None) -> dict:
+def algorithm_budget(
+    name: str,
+    horizon: int,
+    params: dict | None = None,
+    *,
+    delta: float | None = None,
+    epsilon: float | None = None,
+    on_row: Callable[[dict], None] | None = None,
+) -> dict:
     """`privacy_budget` of the registered algorithm `name` run for `horizon` rounds with `params`.
 
     The algorithm declares its `Privacy` for the run (`AlgorithmEntry.privacy`); every accountant then
@@ -301,21 +320,34 @@ def algorithm_budget(name: str, horizon: int, params: dict | None = None, *, del
     (0.5, 0.75, {'accountant': 'pure', 'epsilon': 0.75})
     """
     privacy = declared_privacy(name, horizon, params)
-    return {"algorithm": name, "horizon": horizon, "params": dict(params or {}),
-            **privacy_budget(privacy, delta=delta, epsilon=epsilon, on_row=on_row)}
+    return {
+        "algorithm": name,
+        "horizon": horizon,
+        "params": dict(params or {}),
+        **privacy_budget(privacy, delta=delta, epsilon=epsilon, on_row=on_row),
+    }
 
 
 def _tuned(entry: AlgorithmEntry, params: dict) -> str:
     if entry.tuned is None:
         raise ValueError(f"algorithm {entry.name!r} has no privacy parameter to calibrate (it is not private)")
     if entry.tuned in params:
-        raise ValueError(f"--{entry.tuned} is what calibrate computes for {entry.name}; do not give it "
-                         f"(to check a given value, use `dpaudit budget {entry.name} --{entry.tuned} ...`)")
+        raise ValueError(
+            f"--{entry.tuned} is what calibrate computes for {entry.name}; do not give it "
+            f"(to check a given value, use `dpaudit budget {entry.name} --{entry.tuned} ...`)"
+        )
     return entry.tuned
 
 
-def calibrate_algorithm(name: str, horizon: int, target_epsilon: float, target_delta: float,
-                        params: dict | None = None, *, accountant: str = "best") -> dict:
+def calibrate_algorithm(
+    name: str,
+    horizon: int,
+    target_epsilon: float,
+    target_delta: float,
+    params: dict | None = None,
+    *,
+    accountant: str = "best",
+) -> dict:
     """The largest value of algorithm `name`'s epsilon input (`AlgorithmEntry.tuned`) in CALIBRATION_RANGE
     whose declared event meets (target_epsilon, target_delta) under `accountant`.
 
@@ -402,14 +434,24 @@ def calibrate_algorithm(name: str, horizon: int, target_epsilon: float, target_d
         while i > 0 and not eps_at(grid[i - 1]) <= target_epsilon:
             i -= 1
         if i == 0:
-            raise ValueError(f"no {tuned} in [{lower:g}, {upper:g}] meets the target (epsilon {target_epsilon:g}, "
-                             f"delta {target_delta:g}) for {name} under accountant {accountant!r}: even "
-                             f"{tuned}={lower:g} gives epsilon {eps_at(lower):.6g}")
+            raise ValueError(
+                f"no {tuned} in [{lower:g}, {upper:g}] meets the target (epsilon {target_epsilon:g}, "
+                f"delta {target_delta:g}) for {name} under accountant {accountant!r}: even "
+                f"{tuned}={lower:g} gives epsilon {eps_at(lower):.6g}"
+            )
         i -= 1
     value = grid[i]
     if i + 1 < len(grid):
-        value = calibrate(make, target_epsilon, target_delta, lower=grid[i], upper=grid[i + 1],
-                          larger_is_private=False, accountant=accountant, rtol=1e-3)
+        value = calibrate(
+            make,
+            target_epsilon,
+            target_delta,
+            lower=grid[i],
+            upper=grid[i + 1],
+            larger_is_private=False,
+            accountant=accountant,
+            rtol=1e-3,
+        )
     achieved = eps_at(value)
     if not achieved <= target_epsilon:  # calibrate returns an evaluated safe end; re-checked, never assumed
         raise ArithmeticError(f"calibration returned {tuned}={value!r} with epsilon {achieved!r} > {target_epsilon!r}")
@@ -572,8 +614,14 @@ def plan_event(releases: list[Release]) -> dp_accounting.DpEvent:
     return dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(r.event, r.count) for r in releases])
 
 
-def plan_budget(releases: list[Release], *, delta: float | None = None, epsilon: float | None = None,
-                on_row: Callable[[dict], None] | None = None, on_part: Callable[[dict], None] | None = None) -> dict:
+def plan_budget(
+    releases: list[Release],
+    *,
+    delta: float | None = None,
+    epsilon: float | None = None,
+    on_row: Callable[[dict], None] | None = None,
+    on_part: Callable[[dict], None] | None = None,
+) -> dict:
     """One epsilon per user (at `delta`, default DEFAULT_DELTA) or delta (at `epsilon`) under every
     accountant for all of `releases`, with each release's own best answer alongside (`on_part` sees each
     as it is computed, before any row of the whole plan).
@@ -633,8 +681,12 @@ def plan_budget(releases: list[Release], *, delta: float | None = None, epsilon:
         if on_part is not None:
             on_part(parts[-1])
     rows = accountant_rows(plan_event(releases), delta, epsilon, on_row)
-    return {"releases": parts, ("delta" if epsilon is None else "epsilon"): delta if epsilon is None else epsilon,
-            "results": rows, "best": best_row(rows)}
+    return {
+        "releases": parts,
+        ("delta" if epsilon is None else "epsilon"): delta if epsilon is None else epsilon,
+        "results": rows,
+        "best": best_row(rows),
+    }
 
 
 def json_number(x: Any) -> Any:

@@ -140,7 +140,7 @@ class Claim:
 
 
 def expect_of(claims: Sequence[Claim]) -> str:
-    """"violation" if some claim expects one, else "consistent": the outcome an entry declares."""
+    """ "violation" if some claim expects one, else "consistent": the outcome an entry declares."""
     return "violation" if any(c.expect == "violation" for c in claims) else "consistent"
 
 
@@ -288,7 +288,7 @@ class AuditEntry:
 
     @property
     def expect(self) -> str:
-        """"violation" if some claim is expected to be violated, else "consistent" (declared by
+        """ "violation" if some claim is expected to be violated, else "consistent" (declared by
         `LazyClaims`, so reading it does not build them)."""
         if isinstance(self.claims, LazyClaims):
             return self.claims.expect
@@ -302,12 +302,28 @@ class AuditEntry:
         """Number of `dpaudit.audit.audit` calls `run` makes (pairs x distinct claimed deltas)."""
         return len(self.pairs) * len({c.delta for c in self.claims})
 
-    def run(self, *, samples: int | None = None, quick: bool = False, confidence: float = 0.95, seed: int = 0,
-            executor: Any = None, regret: bool = True,
-            baseline_events: dict[str, Any] | None = None) -> EntryRecord:
+    def run(
+        self,
+        *,
+        samples: int | None = None,
+        quick: bool = False,
+        confidence: float = 0.95,
+        seed: int = 0,
+        executor: Any = None,
+        regret: bool = True,
+        baseline_events: dict[str, Any] | None = None,
+    ) -> EntryRecord:
         """Audit this entry; see `dpaudit.entry_runner.run_entry` for the options and the record returned."""
-        return run_entry(self, samples=samples, quick=quick, confidence=confidence, seed=seed, executor=executor,
-                         regret=regret, baseline_events=baseline_events)
+        return run_entry(
+            self,
+            samples=samples,
+            quick=quick,
+            confidence=confidence,
+            seed=seed,
+            executor=executor,
+            regret=regret,
+            baseline_events=baseline_events,
+        )
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready description (what `dpaudit list --json` prints)."""
@@ -321,8 +337,13 @@ class AuditEntry:
             "quick": self.quick,
             "samples": self.samples,
             "claims": [
-                {"label": c.label, "delta": c.delta, "accountant": c.accountant, "expect": c.expect,
-                 "epsilon": c.epsilon}
+                {
+                    "label": c.label,
+                    "delta": c.delta,
+                    "accountant": c.accountant,
+                    "expect": c.expect,
+                    "epsilon": c.epsilon,
+                }
                 for c in self.claims
             ],
             "description": self.description,
@@ -391,8 +412,16 @@ class Entry(Protocol):
         """Number of `dpaudit.audit.audit` calls `run` makes (the CLI's Bonferroni split counts them)."""
         ...
 
-    def run(self, *, samples: int | None = None, quick: bool = False, confidence: float = 0.95, seed: int = 0,
-            executor: Any = None, regret: bool = True,
-            baseline_events: dict[str, Any] | None = None) -> EntryRecord:
+    def run(
+        self,
+        *,
+        samples: int | None = None,
+        quick: bool = False,
+        confidence: float = 0.95,
+        seed: int = 0,
+        executor: Any = None,
+        regret: bool = True,
+        baseline_events: dict[str, Any] | None = None,
+    ) -> EntryRecord:
         """Audit the entry; its report record (failures inside the entry recorded, not raised)."""
         ...

@@ -85,18 +85,22 @@ def _regret(entry: AuditEntry) -> RegretRecord | None:
     from dpaudit.registry import ALGORITHMS
 
     start = time.perf_counter()
-    curves = ALGORITHMS.get(spec.algorithm).simulate(horizon=spec.horizon, runs=spec.runs, seed=spec.seed,
-                                                     **dict(spec.params))
+    curves = ALGORITHMS.get(spec.algorithm).simulate(
+        horizon=spec.horizon, runs=spec.runs, seed=spec.seed, **dict(spec.params)
+    )
     lo, hi = curves.band(0.95)
-    idx = np.unique(np.linspace(0, curves.checkpoints.size - 1,
-                                min(curves.checkpoints.size, _CURVE_POINTS)).round().astype(int))
+    idx = np.unique(
+        np.linspace(0, curves.checkpoints.size - 1, min(curves.checkpoints.size, _CURVE_POINTS)).round().astype(int)
+    )
     return {
         "algorithm": spec.algorithm,
         "horizon": spec.horizon,
         "runs": spec.runs,
         "seed": spec.seed,
-        "params": {k: v if isinstance(v, (int, float, str, bool)) or v is None else repr(v)
-                   for k, v in dict(spec.params).items()},
+        "params": {
+            k: v if isinstance(v, (int, float, str, bool)) or v is None else repr(v)
+            for k, v in dict(spec.params).items()
+        },
         "final_mean": curves.final_mean,
         "final_ci": list(curves.final_ci),
         "checkpoints": curves.checkpoints[idx].tolist(),
@@ -116,8 +120,9 @@ def _pin_fields(entry: AuditEntry, record: EntryRecord) -> None:
     record["mu_upper"] = None if entry.mu_upper is None else json_float(entry.mu_upper())
 
 
-def _many_runs(entry: AuditEntry, record: EntryRecord, *, samples: int, confidence: float, base_seed: int,
-               executor: Any) -> None:
+def _many_runs(
+    entry: AuditEntry, record: EntryRecord, *, samples: int, confidence: float, base_seed: int, executor: Any
+) -> None:
     """Every pair audited at every claimed delta with `dpaudit.audit.audit`, then every claim judged."""
     from dpaudit.audit import audit, describe_target
 
@@ -133,11 +138,29 @@ def _many_runs(entry: AuditEntry, record: EntryRecord, *, samples: int, confiden
             claim_eps = _claim_epsilon(entry, delta)
             seed = _call_seed(base_seed, i, j)
             start = time.perf_counter()
-            result = audit(target, pair.d0, pair.d1, claim_epsilon=claim_eps, claim_delta=delta, samples=samples,
-                           confidence=confidence, seed=seed, **options)
-            record["audits"].append(audit_record(
-                result, delta=delta, claim_epsilon=claim_eps, samples=samples, confidence=confidence, seed=seed,
-                seconds=round(time.perf_counter() - start, 3), pair=i))
+            result = audit(
+                target,
+                pair.d0,
+                pair.d1,
+                claim_epsilon=claim_eps,
+                claim_delta=delta,
+                samples=samples,
+                confidence=confidence,
+                seed=seed,
+                **options,
+            )
+            record["audits"].append(
+                audit_record(
+                    result,
+                    delta=delta,
+                    claim_epsilon=claim_eps,
+                    samples=samples,
+                    confidence=confidence,
+                    seed=seed,
+                    seconds=round(time.perf_counter() - start, 3),
+                    pair=i,
+                )
+            )
     record["claims"] = [claim_record(c, record["audits"]) for c in entry.claims]
 
 
@@ -154,8 +177,9 @@ def _memoised(mechanism: Any) -> Any:
     return run
 
 
-def run_one_run_entry(entry: OneRunEntry, record: EntryRecord, *, confidence: float, base_seed: int,
-                      regret: bool) -> EntryRecord:
+def run_one_run_entry(
+    entry: OneRunEntry, record: EntryRecord, *, confidence: float, base_seed: int, regret: bool
+) -> EntryRecord:
     """Fill `record` (its head made by `run_entry`) with one run's audits and claim verdicts."""
     from dpaudit.audit import one_run
 
@@ -168,11 +192,27 @@ def run_one_run_entry(entry: OneRunEntry, record: EntryRecord, *, confidence: fl
     for delta in sorted({c.delta for c in entry.claims}):
         claim_eps = _claim_epsilon(entry, delta)
         start = time.perf_counter()
-        res = one_run(mechanism, target.num_canaries, target.score, claim_epsilon=claim_eps, claim_delta=delta,
-                      confidence=confidence, seed=run_seed, guesses=entry.guesses)
-        record["audits"].append(one_run_audit_record(
-            res, delta=delta, claim_epsilon=claim_eps, confidence=confidence, seed=run_seed,
-            seconds=round(time.perf_counter() - start, 3), horizon=entry.horizon))
+        res = one_run(
+            mechanism,
+            target.num_canaries,
+            target.score,
+            claim_epsilon=claim_eps,
+            claim_delta=delta,
+            confidence=confidence,
+            seed=run_seed,
+            guesses=entry.guesses,
+        )
+        record["audits"].append(
+            one_run_audit_record(
+                res,
+                delta=delta,
+                claim_epsilon=claim_eps,
+                confidence=confidence,
+                seed=run_seed,
+                seconds=round(time.perf_counter() - start, 3),
+                horizon=entry.horizon,
+            )
+        )
     claims = []
     for c in entry.claims:
         rec = claim_record(c, record["audits"])
@@ -186,9 +226,17 @@ def run_one_run_entry(entry: OneRunEntry, record: EntryRecord, *, confidence: fl
     return record
 
 
-def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = False, confidence: float = 0.95,
-              seed: int = 0, executor: Any = None, regret: bool = True,
-              baseline_events: dict[str, Any] | None = None) -> EntryRecord:
+def run_entry(
+    entry: AuditEntry,
+    *,
+    samples: int | None = None,
+    quick: bool = False,
+    confidence: float = 0.95,
+    seed: int = 0,
+    executor: Any = None,
+    regret: bool = True,
+    baseline_events: dict[str, Any] | None = None,
+) -> EntryRecord:
     """Audit `entry` and return its report record.
 
     samples: runs per input (default: the entry's `quick_samples` when `quick`, else its `samples`);
@@ -209,8 +257,13 @@ def run_entry(entry: AuditEntry, *, samples: int | None = None, quick: bool = Fa
     try:
         _pin_fields(entry, record)
         if getattr(entry, "mode", None) == "one-run":
-            run_one_run_entry(entry, record, confidence=confidence, base_seed=base,  # type: ignore[arg-type]
-                              regret=regret)
+            run_one_run_entry(
+                entry,
+                record,
+                confidence=confidence,
+                base_seed=base,  # type: ignore[arg-type]
+                regret=regret,
+            )
             return finish_record(record, start)
         _many_runs(entry, record, samples=samples, confidence=confidence, base_seed=base, executor=executor)
         if regret:

@@ -31,20 +31,29 @@ def _xml(text: str) -> str:
 
 
 def _claim_text(entry: EntryRecord, c: ClaimRecord) -> str:
-    return (f"claim ε = {fmt(c['epsilon'])} at δ = {fmt(c['delta'])} ({c['accountant']}); the audit gives "
-            f"ε_lower = {fmt(c['epsilon_lower'])} with {fmt(100 * c['confidence'], 6)}% confidence"
-            + (f" (the chosen event's ε is at most {fmt(c['event_epsilon_upper'])}, Clopper-Pearson)"
-               if c.get("event_epsilon_upper") is not None else "")
-            + f": verdict {c['verdict']}, expected {c['expect']}; "
-            f"entry seed {entry.get('seed')}")
+    return (
+        f"claim ε = {fmt(c['epsilon'])} at δ = {fmt(c['delta'])} ({c['accountant']}); the audit gives "
+        f"ε_lower = {fmt(c['epsilon_lower'])} with {fmt(100 * c['confidence'], 6)}% confidence"
+        + (
+            f" (the chosen event's ε is at most {fmt(c['event_epsilon_upper'])}, Clopper-Pearson)"
+            if c.get("event_epsilon_upper") is not None
+            else ""
+        )
+        + f": verdict {c['verdict']}, expected {c['expect']}; "
+        f"entry seed {entry.get('seed')}"
+    )
 
 
 def junit_xml(report: dict[str, Any]) -> str:
     """The report document as a JUnit XML string."""
     changes = (report.get("baseline") or {}).get("changes", [])
     kinds = {(c["entry"], c["claim"]): c for c in changes if c["kind"] in ("still-failing", "rose")}
-    suite = ET.Element("testsuite", name="dpaudit", timestamp=str(report.get("created") or ""),
-                       time=f"{float(report.get('seconds') or 0.0):.3f}")
+    suite = ET.Element(
+        "testsuite",
+        name="dpaudit",
+        timestamp=str(report.get("created") or ""),
+        time=f"{float(report.get('seconds') or 0.0):.3f}",
+    )
     props = ET.SubElement(suite, "properties")
     settings = report.get("settings", {})
     for key in ("seed", "confidence", "per_audit_confidence", "samples", "executor", "catalog"):
@@ -66,8 +75,9 @@ def junit_xml(report: dict[str, Any]) -> str:
             counts["errors"] += 1
             continue
         for c in claims:
-            case = ET.SubElement(suite, "testcase", classname=classname, name=_xml(f"{e['name']}[{c['label']}]"),
-                                 time=f"{seconds:.3f}")
+            case = ET.SubElement(
+                suite, "testcase", classname=classname, name=_xml(f"{e['name']}[{c['label']}]"), time=f"{seconds:.3f}"
+            )
             counts["tests"] += 1
             change = kinds.get((e["name"], c["label"]))
             text = _xml(_claim_text(e, c))
@@ -80,8 +90,12 @@ def junit_xml(report: dict[str, Any]) -> str:
                 fail.text = text
                 counts["failures"] += 1
             elif change is not None:  # "rose": as expected, but the baseline's event leaks significantly more
-                fail = ET.SubElement(case, "failure", message=_xml(f"regression against the baseline: {change['text']}"),
-                                     type="baseline-regression")
+                fail = ET.SubElement(
+                    case,
+                    "failure",
+                    message=_xml(f"regression against the baseline: {change['text']}"),
+                    type="baseline-regression",
+                )
                 fail.text = _xml(f"{change['text']}; {text}")
                 counts["failures"] += 1
     for key, value in counts.items():

@@ -45,7 +45,7 @@ RELATIONS = {
     "round-vector": "replace one round's whole reward vector X(t) in [0,1]^K (Hu, Huang, Mehta, §2.2)",
     "user-reward": "replace one user's reward in [0,1] (Chowdhury & Zhou 2023, §2; the user's arm is fixed by the schedule)",
     "user": "replace one user's context (set) and reward responses; each user acts in one round "
-            "(Chowdhury & Zhou 2022, Def. 2.1; Sarmasarkar, Defs. B.1/B.4)",
+    "(Chowdhury & Zhou 2022, Def. 2.1; Sarmasarkar, Defs. B.1/B.4)",
     "returning-user": "replace all rounds of one user, present at most once per batch (Chowdhury & Zhou (ICML 2022) Assumption 4.1)",
     "unit": "one unit (patient) differs: its type, its potential outcomes, or both (Li, Shi, Simchi-Levi, §1.2)",
     "none": "no privacy",
@@ -224,8 +224,9 @@ class Privacy:
                 raise TypeError(f"implied must map names to Guarantees, got {key!r}: {g!r}")
         object.__setattr__(self, "implied", types.MappingProxyType(implied))
 
-    def accounted_epsilon(self, part: str = "event", delta: float | None = None,
-                          accountant: str = "best") -> float | None:
+    def accounted_epsilon(
+        self, part: str = "event", delta: float | None = None, accountant: str = "best"
+    ) -> float | None:
         """epsilon of one declared event ("event", "paper_event", "proof_step", "lower_event") at `delta`
         (default the claim's) by dpaudit.accounting; None if that event is not declared, inf if its own
         delta exceeds `delta`."""

@@ -219,18 +219,35 @@ def json_float(value: Any) -> float | None:
     return out if math.isfinite(out) else None
 
 
-def entry_record(entry: Entry, seed: int, pairs: list[PairRecord], *, description: str | None = None,
-                 source: str | None = None, target: Any = None, module: str | None = None) -> EntryRecord:
+def entry_record(
+    entry: Entry,
+    seed: int,
+    pairs: list[PairRecord],
+    *,
+    description: str | None = None,
+    source: str | None = None,
+    target: Any = None,
+    module: str | None = None,
+) -> EntryRecord:
     """The head of `entry`'s record, before any audit: no audits, claims, regret or error yet.
 
     `description` and `source` replace the entry's own; a user's entry gives its `target` (described)
     and its `module`, and is marked `origin` "user"."""
-    record: dict[str, Any] = {"name": entry.name, "algorithm": entry.algorithm, "variant": entry.variant,
-                              "description": entry.description if description is None else description}
+    record: dict[str, Any] = {
+        "name": entry.name,
+        "algorithm": entry.algorithm,
+        "variant": entry.variant,
+        "description": entry.description if description is None else description,
+    }
     if target is not None:
         record["target"] = target
-    record.update(observable=entry.observable, observable_description=entry.observable_description,
-                  expect=entry.expect, source=entry.source if source is None else source, seed=seed)
+    record.update(
+        observable=entry.observable,
+        observable_description=entry.observable_description,
+        expect=entry.expect,
+        source=entry.source if source is None else source,
+        seed=seed,
+    )
     if module is not None:
         record.update(origin="user", module=module)
     record.update(pairs=pairs, audits=[], claims=[], regret=None, error=None)
@@ -258,12 +275,25 @@ def floating_point_record(result: Any) -> FloatingPointRecord | None:
     fp = getattr(result, "floating_point", None)
     if fp is None:
         return None
-    return {"epsilon_lower": float(fp.epsilon_lower), "verdict": str(fp.verdict), "confidence": float(fp.confidence),
-            "gate": result.float_check == "gate"}
+    return {
+        "epsilon_lower": float(fp.epsilon_lower),
+        "verdict": str(fp.verdict),
+        "confidence": float(fp.confidence),
+        "gate": result.float_check == "gate",
+    }
 
 
-def audit_record(result: Any, *, delta: float, claim_epsilon: float, samples: int, confidence: float, seed: int,
-                 seconds: float, pair: int) -> AuditRecord:
+def audit_record(
+    result: Any,
+    *,
+    delta: float,
+    claim_epsilon: float,
+    samples: int,
+    confidence: float,
+    seed: int,
+    seconds: float,
+    pair: int,
+) -> AuditRecord:
     """A built-in entry's audit call from its `dpaudit.audit.AuditResult`."""
     record: dict[str, Any] = {
         "delta": delta,
@@ -291,26 +321,58 @@ def audit_record(result: Any, *, delta: float, claim_epsilon: float, samples: in
     return cast(AuditRecord, record)
 
 
-def one_run_audit_record(result: Any, *, delta: float, claim_epsilon: float, confidence: float, seed: int,
-                         seconds: float, horizon: int) -> AuditRecord:
+def one_run_audit_record(
+    result: Any, *, delta: float, claim_epsilon: float, confidence: float, seed: int, seconds: float, horizon: int
+) -> AuditRecord:
     """A one-run entry's audit call from its `dpaudit.audit.OneRunResult` (one per claimed delta)."""
     return {
-        "delta": delta, "claim_epsilon": claim_epsilon, "samples": "one run", "confidence": confidence,
-        "seed": seed, "epsilon_lower": float(result.epsilon_lower), "verdict": result.verdict,
-        "seconds": seconds, "pair": 0, "mode": "one-run", "horizon": horizon,
-        "num_canaries": result.num_canaries, "guesses": result.guesses, "correct": result.correct,
-        "k_plus": result.k_plus, "k_minus": result.k_minus, "selection": result.selection,
+        "delta": delta,
+        "claim_epsilon": claim_epsilon,
+        "samples": "one run",
+        "confidence": confidence,
+        "seed": seed,
+        "epsilon_lower": float(result.epsilon_lower),
+        "verdict": result.verdict,
+        "seconds": seconds,
+        "pair": 0,
+        "mode": "one-run",
+        "horizon": horizon,
+        "num_canaries": result.num_canaries,
+        "guesses": result.guesses,
+        "correct": result.correct,
+        "k_plus": result.k_plus,
+        "k_minus": result.k_minus,
+        "selection": result.selection,
     }
 
 
-def user_audit_record(result: Any, *, delta: float, claim_epsilon: float, samples: int, confidence: float, seed: int,
-                      event_epsilon_upper: float, seconds: float) -> AuditRecord:
+def user_audit_record(
+    result: Any,
+    *,
+    delta: float,
+    claim_epsilon: float,
+    samples: int,
+    confidence: float,
+    seed: int,
+    event_epsilon_upper: float,
+    seconds: float,
+) -> AuditRecord:
     """A user entry's audit call (its one pair) from its `dpaudit.audit.AuditResult`."""
     record: AuditRecord = {
-        "delta": delta, "claim_epsilon": claim_epsilon, "samples": samples, "confidence": confidence, "seed": seed,
-        "epsilon_lower": float(result.epsilon_lower), "event_epsilon_upper": event_epsilon_upper, "verdict": str(result.verdict),
-        "direction": result.direction, "mu_lower": float(result.mu_lower), "mu_point": float(result.mu_point),
-        "pair": 0, "seconds": seconds}
+        "delta": delta,
+        "claim_epsilon": claim_epsilon,
+        "samples": samples,
+        "confidence": confidence,
+        "seed": seed,
+        "epsilon_lower": float(result.epsilon_lower),
+        "event_epsilon_upper": event_epsilon_upper,
+        "verdict": str(result.verdict),
+        "direction": result.direction,
+        "mu_lower": float(result.mu_lower),
+        "mu_point": float(result.mu_point),
+        "pair": 0,
+        "seconds": seconds,
+    }
     fp = floating_point_record(result)
     if fp is not None:
         record["floating_point"] = fp
@@ -343,9 +405,13 @@ def claim_record(claim: Claim, audits: list[AuditRecord], value: float | None = 
         record["floating_point"] = fp
         if fp["gate"] and fp["verdict"] == "violation":
             verdict = "violation"
-    record.update(confidence=best["confidence"], pair=best["pair"], verdict=verdict,
-                  tightness=best["epsilon_lower"] / value if 0 < value < math.inf else None,
-                  ok=verdict == claim.expect)
+    record.update(
+        confidence=best["confidence"],
+        pair=best["pair"],
+        verdict=verdict,
+        tightness=best["epsilon_lower"] / value if 0 < value < math.inf else None,
+        ok=verdict == claim.expect,
+    )
     return cast(ClaimRecord, record)
 
 
@@ -367,11 +433,24 @@ def lost_record(entry: Any, error: str) -> EntryRecord:
     field the report reads, whatever kind of entry (built-in or user's) it is."""
     origin = {"origin": "user", "module": entry.module} if getattr(entry, "origin", "") == "user" else {}
     record = {
-        **origin, "name": entry.name, "algorithm": getattr(entry, "algorithm", ""),
-        "variant": getattr(entry, "variant", ""), "description": getattr(entry, "description", ""),
+        **origin,
+        "name": entry.name,
+        "algorithm": getattr(entry, "algorithm", ""),
+        "variant": getattr(entry, "variant", ""),
+        "description": getattr(entry, "description", ""),
         "observable": getattr(entry, "observable", ""),
         "observable_description": getattr(entry, "observable_description", getattr(entry, "observable", "")),
-        "expect": getattr(entry, "expect", "consistent"), "source": getattr(entry, "source", ""),
-        "seed": None, "pairs": [], "audits": [], "claims": [], "regret": None, "pin_note": None,
-        "mu_upper": None, "error": error, "ok": False, "seconds": 0.0}
+        "expect": getattr(entry, "expect", "consistent"),
+        "source": getattr(entry, "source", ""),
+        "seed": None,
+        "pairs": [],
+        "audits": [],
+        "claims": [],
+        "regret": None,
+        "pin_note": None,
+        "mu_upper": None,
+        "error": error,
+        "ok": False,
+        "seconds": 0.0,
+    }
     return cast(EntryRecord, record)

@@ -139,6 +139,7 @@ def _save(fig, path: str | os.PathLike) -> None:
     fmt = os.path.splitext(os.fspath(path))[1].lstrip(".") or "png"
     atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=fig.dpi, bbox_inches="tight"))
 
+
 def plot_curves(
     curves: Sequence[RegretCurves],
     path: str | os.PathLike,

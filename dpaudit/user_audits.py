@@ -59,10 +59,19 @@ class UserClaim(Claim):
     arguments in this order: `epsilon` as stated, or the epsilon at `delta` that `accountant` (a
     `dpaudit.accounting` accountant name, or "best") gives for the DpEvent `event`."""
 
-    def __init__(self, delta: float, epsilon: float | None = None, event: Any = None, accountant: str = "stated",
-                 expect: str = "consistent", label: str = "declared", source: str = "") -> None:
-        super().__init__(label, delta=delta, accountant=accountant, epsilon=epsilon, event=event, expect=expect,
-                         source=source)
+    def __init__(
+        self,
+        delta: float,
+        epsilon: float | None = None,
+        event: Any = None,
+        accountant: str = "stated",
+        expect: str = "consistent",
+        label: str = "declared",
+        source: str = "",
+    ) -> None:
+        super().__init__(
+            label, delta=delta, accountant=accountant, epsilon=epsilon, event=event, expect=expect, source=source
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,9 +120,17 @@ class UserAuditEntry:
         """Number of `dpaudit.audit.audit` calls `run` makes."""
         return 1
 
-    def run(self, *, samples: int | None = None, quick: bool = False, confidence: float = 0.95, seed: int = 0,
-            executor: Any = None, regret: bool = True,
-            baseline_events: dict[str, Any] | None = None) -> EntryRecord:
+    def run(
+        self,
+        *,
+        samples: int | None = None,
+        quick: bool = False,
+        confidence: float = 0.95,
+        seed: int = 0,
+        executor: Any = None,
+        regret: bool = True,
+        baseline_events: dict[str, Any] | None = None,
+    ) -> EntryRecord:
         """Audit the entry; return its report record (the shape of a catalog entry's record).
 
         `quick` and `regret` are accepted for the catalog's interface and change nothing (a user entry
@@ -131,9 +148,15 @@ class UserAuditEntry:
         from dpaudit.audit import describe_target
 
         target = describe_target(self.target)
-        record = entry_record(self, base, [{"relation": self.relation, "description": "d0 vs d1 as declared"}],
-                              description=self.description or target, source=self.source or self.file,
-                              target=target, module=self.module)
+        record = entry_record(
+            self,
+            base,
+            [{"relation": self.relation, "description": "d0 vs d1 as declared"}],
+            description=self.description or target,
+            source=self.source or self.file,
+            target=target,
+            module=self.module,
+        )
         try:
             previous = ((baseline_events or {}).get(self.name) or {}).get(self.claim.label)
             record["claims"] = [self._judge(n, confidence, base, executor, record, previous)]
@@ -143,8 +166,15 @@ class UserAuditEntry:
             record_error(record, exc)
         return finish_record(record, start)
 
-    def _judge(self, samples: int, confidence: float, seed: int, executor: Any, record: EntryRecord,
-               previous: EventRecord | None = None) -> ClaimRecord:
+    def _judge(
+        self,
+        samples: int,
+        confidence: float,
+        seed: int,
+        executor: Any,
+        record: EntryRecord,
+        previous: EventRecord | None = None,
+    ) -> ClaimRecord:
         from dpaudit.audit import audit
 
         claimed = self.claim.value()
@@ -152,11 +182,29 @@ class UserAuditEntry:
         if executor is not None:
             options["executor"] = executor
         start = time.perf_counter()
-        result = audit(self.target, self.d0, self.d1, claim_epsilon=claimed, claim_delta=self.claim.delta,
-                       samples=samples, confidence=confidence, seed=seed, **options)
-        record["audits"].append(user_audit_record(
-            result, delta=self.claim.delta, claim_epsilon=claimed, samples=samples, confidence=confidence,
-            seed=seed, event_epsilon_upper=epsilon_upper(result), seconds=round(time.perf_counter() - start, 3)))
+        result = audit(
+            self.target,
+            self.d0,
+            self.d1,
+            claim_epsilon=claimed,
+            claim_delta=self.claim.delta,
+            samples=samples,
+            confidence=confidence,
+            seed=seed,
+            **options,
+        )
+        record["audits"].append(
+            user_audit_record(
+                result,
+                delta=self.claim.delta,
+                claim_epsilon=claimed,
+                samples=samples,
+                confidence=confidence,
+                seed=seed,
+                event_epsilon_upper=epsilon_upper(result),
+                seconds=round(time.perf_counter() - start, 3),
+            )
+        )
         claim = claim_record(self.claim, record["audits"], claimed)
         claim["event"] = event_record(result)
         if previous is not None:
@@ -198,9 +246,15 @@ def event_record(result: Any) -> EventRecord | None:
     chosen = next(d for d in result.directions if d.direction == result.direction)
     if not getattr(chosen, "event_state", ""):
         return None
-    return {"state": chosen.event_state, "event": chosen.event, "direction": chosen.direction,
-            "count_first": int(chosen.count_first), "count_second": int(chosen.count_second),
-            "nobs": int(chosen.nobs), "delta": float(result.claim_delta)}
+    return {
+        "state": chosen.event_state,
+        "event": chosen.event,
+        "direction": chosen.direction,
+        "count_first": int(chosen.count_first),
+        "count_second": int(chosen.count_second),
+        "nobs": int(chosen.nobs),
+        "delta": float(result.claim_delta),
+    }
 
 
 def recount_event(target: Callable[..., Any], d0: Any, d1: Any, event: Any, n: int, seed: int) -> tuple[int, int]:
@@ -219,8 +273,9 @@ def recount_event(target: Callable[..., Any], d0: Any, d1: Any, event: Any, n: i
             try:
                 counts[side] += event.count(out)
             except Exception as exc:  # noqa: BLE001  (the target's own exceptions propagate from the line above)
-                raise EventMismatch(f"the baseline's event does not apply to these outputs "
-                                    f"({type(exc).__name__}: {exc})") from None
+                raise EventMismatch(
+                    f"the baseline's event does not apply to these outputs ({type(exc).__name__}: {exc})"
+                ) from None
     return (counts[0], counts[1]) if event.direction == "d0>d1" else (counts[1], counts[0])
 
 
@@ -249,23 +304,29 @@ def _target_of(obj: Any, name: str, observable: str | None, target_args: dict[st
         try:
             obj = obj()
         except TypeError as exc:
-            raise RegistrationError(f"entry {name!r}: the class {obj.__qualname__} cannot be built without "
-                                    f"arguments ({exc}); register an instance instead") from None
+            raise RegistrationError(
+                f"entry {name!r}: the class {obj.__qualname__} cannot be built without "
+                f"arguments ({exc}); register an instance instead"
+            ) from None
     hook = getattr(obj, "target", None)
     if callable(hook) and not inspect.isfunction(obj):
         kwargs = dict(target_args, **({"observable": observable} if observable is not None else {}))
         try:
             target = hook(**kwargs)
         except TypeError as exc:
-            raise RegistrationError(f"entry {name!r}: {type(obj).__name__}.target({', '.join(kwargs)}) "
-                                    f"failed: {exc}") from None
+            raise RegistrationError(
+                f"entry {name!r}: {type(obj).__name__}.target({', '.join(kwargs)}) failed: {exc}"
+            ) from None
         if not callable(target):
-            raise RegistrationError(f"entry {name!r}: {type(obj).__name__}.target() must return "
-                                    f"target(data, rng, size), got {target!r}")
+            raise RegistrationError(
+                f"entry {name!r}: {type(obj).__name__}.target() must return target(data, rng, size), got {target!r}"
+            )
         return target
     if not callable(obj):
-        raise RegistrationError(f"entry {name!r}: target must be callable as target(data, rng, size) or an "
-                                f"algorithm object with a target() hook, got {obj!r}")
+        raise RegistrationError(
+            f"entry {name!r}: target must be callable as target(data, rng, size) or an "
+            f"algorithm object with a target() hook, got {obj!r}"
+        )
     if observable is not None or target_args:
         raise RegistrationError(f"entry {name!r}: observable and target_args apply to algorithm objects only")
     return obj
@@ -302,20 +363,35 @@ def _check_audit_options(options: dict[str, Any], claim_epsilon: float, claim_de
     if unknown:
         close = difflib.get_close_matches(unknown[0], known, n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
-        raise ValueError(f"unknown audit option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}{hint}; "
-                         f"register_audit passes on only {', '.join(known)}")
+        raise ValueError(
+            f"unknown audit option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}{hint}; "
+            f"register_audit passes on only {', '.join(known)}"
+        )
     try:
         AuditOptions.create(claim_epsilon=claim_epsilon, claim_delta=claim_delta, samples=samples, **options)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"bad audit option: {exc}") from None
 
 
-def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None = None, claim_delta: float = 0.0,
-                   claim: Any = None, claim_accountant: str = "best", samples: int = 20_000,
-                   expect: str = "consistent", algorithm: str | None = None, description: str = "",
-                   observable: str | None = None, target_args: dict[str, Any] | None = None,
-                   relation: str = "one-user",
-                   source: str = "", **audit_options: Any) -> Callable[[Any], Any]:
+def register_audit(
+    *,
+    name: str,
+    d0: Any,
+    d1: Any,
+    claim_epsilon: float | None = None,
+    claim_delta: float = 0.0,
+    claim: Any = None,
+    claim_accountant: str = "best",
+    samples: int = 20_000,
+    expect: str = "consistent",
+    algorithm: str | None = None,
+    description: str = "",
+    observable: str | None = None,
+    target_args: dict[str, Any] | None = None,
+    relation: str = "one-user",
+    source: str = "",
+    **audit_options: Any,
+) -> Callable[[Any], Any]:
     """Decorator registering an audit of the decorated target in `dpaudit.registry.AUDITS`, for `dpaudit audit`.
 
     Parameters
@@ -370,6 +446,7 @@ def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None =
     ('violation', 'violation')
     >>> AUDITS.remove("doc.count")
     """
+
     def fail(message: str) -> RegistrationError:
         return RegistrationError(f"entry {name!r}: {message}")
 
@@ -392,8 +469,10 @@ def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None =
             user_claim = UserClaim(delta=delta, event=claim, accountant=claim_accountant, expect=expect)
             value = user_claim.value()
             if not 0.0 < value < math.inf:
-                raise ValueError(f"claim gives epsilon = {value!r} at claim_delta = {delta!r} under the "
-                                 f"{claim_accountant!r} accountant; an audit needs a positive, finite claim")
+                raise ValueError(
+                    f"claim gives epsilon = {value!r} at claim_delta = {delta!r} under the "
+                    f"{claim_accountant!r} accountant; an audit needs a positive, finite claim"
+                )
         else:
             user_claim = UserClaim(delta=delta, epsilon=check_epsilon(claim_epsilon, "claim_epsilon"), expect=expect)
         n = check_int_at_least(samples, _MIN_SAMPLES, "samples")
@@ -414,11 +493,22 @@ def register_audit(*, name: str, d0: Any, d1: Any, claim_epsilon: float | None =
 
         target = _target_of(obj, name, observable, dict(target_args or {}))
         entry = UserAuditEntry(
-            name=name, target=target, d0=d0, d1=d1, claim=user_claim, samples=n,
-            algorithm=algorithm or module or "user", description=description,
-            observable=observable or "output", relation=relation, source=source, module=module,
+            name=name,
+            target=target,
+            d0=d0,
+            d1=d1,
+            claim=user_claim,
+            samples=n,
+            algorithm=algorithm or module or "user",
+            description=description,
+            observable=observable or "output",
+            relation=relation,
+            source=source,
+            module=module,
             variant=(description or "known-broken twin") if expect == "violation" else "",
-            file=file or "", audit_options=dict(audit_options))
+            file=file or "",
+            audit_options=dict(audit_options),
+        )
         if name in AUDITS:
             raise fail("is registered twice (entry names must be unique across all audit modules and the catalog)")
         AUDITS.register(name, entry)

@@ -109,17 +109,22 @@ def read_config(path: str | pathlib.Path) -> UserConfig:
     if catalog not in CATALOGS:
         raise ConfigError(f"{file}: [tool.dpaudit] catalog must be one of {', '.join(CATALOGS)}, got {catalog!r}")
     if "modules" not in table and catalog != "builtin":
-        raise ConfigError(f"{file}: [tool.dpaudit] needs modules = [\"your_audits\", ...] "
-                          "(or catalog = \"builtin\" to audit dpaudit's built-in catalog)")
+        raise ConfigError(
+            f'{file}: [tool.dpaudit] needs modules = ["your_audits", ...] '
+            '(or catalog = "builtin" to audit dpaudit\'s built-in catalog)'
+        )
     if "modules" in table and catalog == "builtin":
-        raise ConfigError(f"{file}: [tool.dpaudit] catalog = \"builtin\" imports no modules; "
-                          "use catalog = \"all\" to run your modules beside the built-in catalog")
+        raise ConfigError(
+            f'{file}: [tool.dpaudit] catalog = "builtin" imports no modules; '
+            'use catalog = "all" to run your modules beside the built-in catalog'
+        )
     from dpaudit.audit.options import FLOAT_CHECKS
 
     float_check = table.get("float_check")
     if float_check is not None and float_check not in FLOAT_CHECKS:
-        raise ConfigError(f"{file}: [tool.dpaudit] float_check must be one of {', '.join(FLOAT_CHECKS)}, "
-                          f"got {float_check!r}")
+        raise ConfigError(
+            f"{file}: [tool.dpaudit] float_check must be one of {', '.join(FLOAT_CHECKS)}, got {float_check!r}"
+        )
     modules = _string_list(table, "modules", file) if "modules" in table else []
     paths = _string_list(table, "paths", file) if "paths" in table else ["."]
     folders = []
@@ -128,8 +133,9 @@ def read_config(path: str | pathlib.Path) -> UserConfig:
         if not folder.is_dir():
             raise ConfigError(f"{file}: [tool.dpaudit] paths entry {p!r} is not a folder ({folder})")
         folders.append(folder)
-    return UserConfig(file=file, modules=tuple(dict.fromkeys(modules)), paths=tuple(folders), catalog=catalog,
-                      float_check=float_check)
+    return UserConfig(
+        file=file, modules=tuple(dict.fromkeys(modules)), paths=tuple(folders), catalog=catalog, float_check=float_check
+    )
 
 
 def find_project_file(start: str | pathlib.Path | None = None) -> pathlib.Path | None:
@@ -186,8 +192,10 @@ def load_user_audits(config: UserConfig) -> list[str]:
             raise ConfigError(f"{config.file}: [tool.dpaudit] modules: cannot find module {module!r} ({exc})") from None
         if spec is None:
             searched = ", ".join(str(p) for p in config.paths)
-            raise ConfigError(f"{config.file}: [tool.dpaudit] modules: no module named {module!r} "
-                              f"(searched {searched} and the installed packages)")
+            raise ConfigError(
+                f"{config.file}: [tool.dpaudit] modules: no module named {module!r} "
+                f"(searched {searched} and the installed packages)"
+            )
         before = set(AUDITS.names())
         try:
             importlib.import_module(module)
@@ -199,8 +207,10 @@ def load_user_audits(config: UserConfig) -> list[str]:
                 raise
             if isinstance(exc, ValueError):  # a bad register_audit call (it names the entry) or the module's own check
                 raise ConfigError(f"{_origin(module)}: {exc}") from None
-            raise ConfigError(f"{_origin(module)}: importing module {module!r} (listed in {config.file}) "
-                              f"raised {type(exc).__name__}: {exc}") from None
+            raise ConfigError(
+                f"{_origin(module)}: importing module {module!r} (listed in {config.file}) "
+                f"raised {type(exc).__name__}: {exc}"
+            ) from None
         mine = sorted(set(AUDITS.names()) - before)
         if config.float_check is not None:
             for name in mine:
@@ -208,8 +218,10 @@ def load_user_audits(config: UserConfig) -> list[str]:
         _registered[module] = mine
         names += mine
     if not names:
-        raise ConfigError(f"{config.file}: the modules {', '.join(config.modules)} register no audit "
-                          "(decorate a target with @dpaudit.register_audit(...))")
+        raise ConfigError(
+            f"{config.file}: the modules {', '.join(config.modules)} register no audit "
+            "(decorate a target with @dpaudit.register_audit(...))"
+        )
     return names
 
 
@@ -229,7 +241,9 @@ def catalog_text(catalog: str, config: Any, quick: bool) -> str:
     """Which catalog a run audits, in words (the console and report say it)."""
     builtin = "built-in catalog" + ("'s quick suite" if quick else "")
     source = f" declared in {getattr(config, 'file', config)}" if config is not None else ""
-    return {"builtin": builtin + (source if source else " (no project declares audits here)"),
-            "user": f"user catalog{source}",
-            "all": f"user catalog{source} and the {builtin}",
-            "libraries": "libraries catalog (the DP libraries' primitives)"}[catalog]
+    return {
+        "builtin": builtin + (source if source else " (no project declares audits here)"),
+        "user": f"user catalog{source}",
+        "all": f"user catalog{source} and the {builtin}",
+        "libraries": "libraries catalog (the DP libraries' primitives)",
+    }[catalog]

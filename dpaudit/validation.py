@@ -112,8 +112,10 @@ def check_bool(value: Any, name: str) -> bool:
 def check_choice(value: Any, choices: tuple[str, ...] | list[str], name: str) -> str:
     """Return `value` if it is one of `choices`; TypeError for a non-string, else ValueError listing them."""
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, one of {', '.join(map(str, choices))}; got {shorten(value)} "
-                        f"({type(value).__name__})")
+        raise TypeError(
+            f"{name} must be a string, one of {', '.join(map(str, choices))}; got {shorten(value)} "
+            f"({type(value).__name__})"
+        )
     if value not in choices:
         raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(map(str, choices))}")
     return value

@@ -25,8 +25,9 @@ except ImportError:  # the numpy path of _GlmRounding is used instead
 __all__ = ["table_round"]
 
 
-def _table_round(theta_h, shift, last, x_t, values, slopes, r, x_norm, lip, x_scaled, offset, bits, unit, margin,
-                 counts, flag, c):
+def _table_round(
+    theta_h, shift, last, x_t, values, slopes, r, x_norm, lip, x_scaled, offset, bits, unit, margin, counts, flag, c
+):
     """flag[a, k, i] = ⌈q⌉ − q < margin or > 1 − unit − margin, for q = x_scaled·c + offset − B·unit with c the
     tabled link at u = ⟨x, θ/h⟩ + shift minus r, clipped to |c|‖x‖ <= lip; counts[a, k] = Σ ⌈q⌉ over the
     unflagged users. Returns 0, or −1 if some u leaves [0, last] (then the outputs are not to be used)."""

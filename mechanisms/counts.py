@@ -124,8 +124,9 @@ class CountLaw:
         r = frac_interval(self.a, prec)
         out = iv_mul(r, iv_ln(frac_interval(1 - self.theta, prec), prec), prec)
         if k:
-            out = iv_add(out, iv_mul(frac_interval(Fraction(k), prec),
-                                     iv_ln(frac_interval(self.theta, prec), prec), prec), prec)
+            out = iv_add(
+                out, iv_mul(frac_interval(Fraction(k), prec), iv_ln(frac_interval(self.theta, prec), prec), prec), prec
+            )
             out = iv_add(out, log_gamma_interval(k + self.a, prec), prec)
             out = iv_sub(out, log_gamma_interval(self.a, prec), prec)
             out = iv_sub(out, lg_k1, prec)
@@ -161,6 +162,7 @@ def polya_law(r: Any, theta: Any) -> CountLaw:
 
 
 # ---------------------------------------------------------------------------- exact cdf brackets
+
 
 class _Walker:
     """Running bracket of a sum of positive terms t_j, each t_j = t_(j-1) * num_j / den_j, in
@@ -246,6 +248,7 @@ def _run(walk: _Walker, law: CountLaw, j: int, stop: int, direction: int) -> int
 
 
 # ---------------------------------------------------------------------------- float table
+
 
 def _blocked_cumsum(x: np.ndarray) -> np.ndarray:
     """Inclusive prefix sums in blocks of _BLOCK: every entry is a sum with at most
@@ -359,6 +362,7 @@ def _table(law: CountLaw) -> _Table:
 
 
 # ---------------------------------------------------------------------------- sampling
+
 
 def _width(law: CountLaw) -> float:
     """Rough table length: 20 sd, plus the geometric right tail of a Pólya law."""

@@ -215,9 +215,7 @@ def _dlap_magnitude(rng: np.random.Generator, gamma: Fraction, w: np.ndarray, wi
     return _invert_tail(rng, w, width, log_c, gamma_f, _dlap_threshold(gamma))
 
 
-def _dgauss_accept(
-    rng: np.random.Generator, mag: np.ndarray, sigma2: Fraction, t: Fraction
-) -> np.ndarray:
+def _dgauss_accept(rng: np.random.Generator, mag: np.ndarray, sigma2: Fraction, t: Fraction) -> np.ndarray:
     """Bernoulli(exp(-g)) for g = (mag - sigma2/t)^2 / (2 sigma2), decided as log U + g < 0.
 
     mag >= 0 are proposal magnitudes |Y|. U lies in [u, u + 2^-53): log U - log u <= 2^-53/u;

@@ -42,15 +42,11 @@ _STEP_BITS = 32
 
 
 def _context(prec: int, rounding: str) -> decimal.Context:
-    return decimal.Context(
-        prec=prec, rounding=rounding, Emin=decimal.MIN_EMIN, Emax=decimal.MAX_EMAX
-    )
+    return decimal.Context(prec=prec, rounding=rounding, Emin=decimal.MIN_EMIN, Emax=decimal.MAX_EMAX)
 
 
 def _quotient(x: Fraction, prec: int, rounding: str) -> decimal.Decimal:
-    return _context(prec, rounding).divide(
-        decimal.Decimal(x.numerator), decimal.Decimal(x.denominator)
-    )
+    return _context(prec, rounding).divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
 
 
 def exp_neg_bounds(x: Fraction, prec: int) -> Bounds:
@@ -135,13 +131,14 @@ def frac_interval(x: Fraction, prec: int) -> Interval:
 
 
 def iv_add(a: Interval, b: Interval, prec: int) -> Interval:
-    return (_context(prec, decimal.ROUND_FLOOR).add(a[0], b[0]),
-            _context(prec, decimal.ROUND_CEILING).add(a[1], b[1]))
+    return (_context(prec, decimal.ROUND_FLOOR).add(a[0], b[0]), _context(prec, decimal.ROUND_CEILING).add(a[1], b[1]))
 
 
 def iv_sub(a: Interval, b: Interval, prec: int) -> Interval:
-    return (_context(prec, decimal.ROUND_FLOOR).subtract(a[0], b[1]),
-            _context(prec, decimal.ROUND_CEILING).subtract(a[1], b[0]))
+    return (
+        _context(prec, decimal.ROUND_FLOOR).subtract(a[0], b[1]),
+        _context(prec, decimal.ROUND_CEILING).subtract(a[1], b[0]),
+    )
 
 
 def iv_mul(a: Interval, b: Interval, prec: int) -> Interval:
@@ -221,13 +218,22 @@ def log_gamma_interval(z: Fraction, digits: int) -> Interval:
     out = iv_mul(frac_interval(w - Fraction(1, 2), prec), iv_ln(frac_interval(w, prec), prec), prec)
     out = iv_sub(out, frac_interval(w, prec), prec)
     pi_lo, pi_hi = _pi_bounds(prec)
-    half_ln_2pi = iv_ln((_quotient(2 * pi_lo, prec, decimal.ROUND_FLOOR),
-                         _quotient(2 * pi_hi, prec, decimal.ROUND_CEILING)), prec)
-    half_ln_2pi = (_context(prec, decimal.ROUND_FLOOR).divide(half_ln_2pi[0], 2),
-                   _context(prec, decimal.ROUND_CEILING).divide(half_ln_2pi[1], 2))
+    half_ln_2pi = iv_ln(
+        (_quotient(2 * pi_lo, prec, decimal.ROUND_FLOOR), _quotient(2 * pi_hi, prec, decimal.ROUND_CEILING)), prec
+    )
+    half_ln_2pi = (
+        _context(prec, decimal.ROUND_FLOOR).divide(half_ln_2pi[0], 2),
+        _context(prec, decimal.ROUND_CEILING).divide(half_ln_2pi[1], 2),
+    )
     out = iv_add(out, half_ln_2pi, prec)
-    out = iv_add(out, (_quotient(series - abs(term), prec, decimal.ROUND_FLOOR),
-                       _quotient(series + abs(term), prec, decimal.ROUND_CEILING)), prec)
+    out = iv_add(
+        out,
+        (
+            _quotient(series - abs(term), prec, decimal.ROUND_FLOOR),
+            _quotient(series + abs(term), prec, decimal.ROUND_CEILING),
+        ),
+        prec,
+    )
     if shift:
         prod = Fraction(1)
         for i in range(shift):

@@ -72,5 +72,6 @@ def check_noise_source(value: Any, name: str = "noise_source") -> NoiseSource:
     if isinstance(value, type) or not isinstance(value, NoiseSource):
         raise TypeError(
             f"{name} must be a noise source (laplace, discrete_laplace, name, reproducible; "
-            f"dpaudit.mechanisms.noise_source), got {value!r}")
+            f"dpaudit.mechanisms.noise_source), got {value!r}"
+        )
     return value

@@ -172,9 +172,7 @@ def skellam(rng: np.random.Generator, variance: Any, size: Size | None = None) -
     return poisson(rng, half, size) - poisson(rng, half, size)
 
 
-def randomized_response(
-    rng: np.random.Generator, bits: Any, epsilon: Any, size: Size | None = None
-) -> np.ndarray:
+def randomized_response(rng: np.random.Generator, bits: Any, epsilon: Any, size: Size | None = None) -> np.ndarray:
     """Binary randomized response (Warner 1965): keep each bit w.p. e^eps/(1+e^eps), else flip.
 
     epsilon-LDP for one bit (the likelihood ratio is e^eps). `bits` (0/1) broadcast to `size`.

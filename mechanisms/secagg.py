@@ -93,6 +93,7 @@ BUGS: dict[str, str] = {
 
 # ---------------------------------------------------------------------------- building blocks
 
+
 @dataclass(frozen=True)
 class SecAggParameters:
     """n users, precision g, accuracy tau, modulus m; m >= n g + 2 tau + 1 and n m < 2^63."""
@@ -109,13 +110,10 @@ class SecAggParameters:
         check_int_at_least(self.m, 2, "m")
         need = self.n * self.g + 2 * self.tau + 1
         if self.m < need:
-            raise ValueError(
-                f"m = {self.m} is too small to hold the sum: need m >= n*g + 2*tau + 1 = {need}"
-            )
+            raise ValueError(f"m = {self.m} is too small to hold the sum: need m >= n*g + 2*tau + 1 = {need}")
         if self.n * self.m > INT64_MAX:
             raise ValueError(
-                f"n*m = {self.n * self.m} overflows int64 (n = {self.n}, g = {self.g}, "
-                f"m = {self.m}); reduce n or g"
+                f"n*m = {self.n * self.m} overflows int64 (n = {self.n}, g = {self.g}, m = {self.m}); reduce n or g"
             )
 
 
@@ -229,13 +227,13 @@ def check_rewards(x: Any, n: int) -> np.ndarray:
     arr = np.asarray(x, dtype=float)
     if arr.ndim < 1 or not 1 <= arr.shape[-1] <= n:
         raise ValueError(
-            f"rewards x must have the users on the last axis, 1..n = 1..{n} "
-            f"of them, got shape {arr.shape}"
+            f"rewards x must have the users on the last axis, 1..n = 1..{n} of them, got shape {arr.shape}"
         )
     return arr
 
 
 # ---------------------------------------------------------------------------- the protocols
+
 
 class _Protocol(abc.ABC):
     """R -> S -> A for one release per batch entry; subclasses define the noise and the event."""
@@ -253,8 +251,7 @@ class _Protocol(abc.ABC):
     def __repr__(self) -> str:
         p = self.params
         return (
-            f"{type(self).__name__}(epsilon={self.epsilon!r}, n={p.n}, g={p.g}, tau={p.tau}, "
-            f"m={p.m}, bug={self.bug!r})"
+            f"{type(self).__name__}(epsilon={self.epsilon!r}, n={p.n}, g={p.g}, tau={p.tau}, m={p.m}, bug={self.bug!r})"
         )
 
     # --- noise laws

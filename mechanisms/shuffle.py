@@ -161,9 +161,7 @@ class GaussianShuffleProtocol:
         return self.sigma if self.sigma_matrix is None else self.sigma_matrix
 
     @classmethod
-    def from_local_privacy(
-        cls, epsilon0: float, delta0: float, dim: int, batch_size: int
-    ) -> GaussianShuffleProtocol:
+    def from_local_privacy(cls, epsilon0: float, delta0: float, dim: int, batch_size: int) -> GaussianShuffleProtocol:
         """σ = 4√(2 log(2.5/δ0))/ε0 for a target local (ε0, δ0) (Chowdhury & Zhou 2022, Cor. B.3, any B)."""
         return cls(dim=dim, num_users=batch_size, sigma=gaussian_ldp_sigma(epsilon0, delta0))
 
@@ -183,9 +181,13 @@ class GaussianShuffleProtocol:
             raise ValueError("matrices must be symmetric")
         bound = (1.0 + 1e-9) ** 2  # squared norms, one fused pass each (no sqrt, no temporaries)
         if np.einsum("rni,rni->rn", vectors, vectors).max() > bound:
-            raise ValueError("vectors must have L2 norm <= 1 (Chowdhury & Zhou (ICML 2022) Assumption 3.1); clip them first")
+            raise ValueError(
+                "vectors must have L2 norm <= 1 (Chowdhury & Zhou (ICML 2022) Assumption 3.1); clip them first"
+            )
         if np.einsum("rnij,rnij->rn", matrices, matrices).max() > bound:
-            raise ValueError("matrices must have Frobenius norm <= 1 (Chowdhury & Zhou (ICML 2022) Assumption 3.1); clip them first")
+            raise ValueError(
+                "matrices must have Frobenius norm <= 1 (Chowdhury & Zhou (ICML 2022) Assumption 3.1); clip them first"
+            )
         return vectors, matrices
 
     def _matrix_noise(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
@@ -196,7 +198,9 @@ class GaussianShuffleProtocol:
         out[..., ju, iu] = vals
         return out
 
-    def randomize(self, rng: np.random.Generator, vectors: np.ndarray, matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def randomize(
+        self, rng: np.random.Generator, vectors: np.ndarray, matrices: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """R_Amp (Alg. 2): fresh noise per user; returns the messages (runs, n, d) and (runs, n, d, d)."""
         vectors, matrices = self._check_inputs(vectors, matrices)
         m1 = vectors + gaussian(rng, self.sigma, vectors.shape)

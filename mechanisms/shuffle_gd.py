@@ -70,8 +70,10 @@ def pgd_iterations(epsilon: float, delta: float, num_users: int, dim: int, log_p
 
 def pgd_step_size(diameter: float, lipschitz: float, iterations: int) -> float:
     """η = 2D/(L√T) (Sarmasarkar, Lemma T.2, with D the diameter of Θ and L the gradient bound)."""
-    return 2.0 * check_positive(diameter, "diameter") / (
-        check_positive(lipschitz, "lipschitz") * math.sqrt(check_positive_int(iterations, "iterations"))
+    return (
+        2.0
+        * check_positive(diameter, "diameter")
+        / (check_positive(lipschitz, "lipschitz") * math.sqrt(check_positive_int(iterations, "iterations")))
     )
 
 
@@ -203,9 +205,7 @@ class ShuffleGradientDescent:
         """(ε_it, δ_it) of `pgd_round_privacy`."""
         return pgd_round_privacy(self.epsilon, self.delta, self._rounds)
 
-    def run(
-        self, rng: np.random.Generator, gradients: Gradients, runs: int, per_message: bool = False
-    ) -> PgdRelease:
+    def run(self, rng: np.random.Generator, gradients: Gradients, runs: int, per_message: bool = False) -> PgdRelease:
         """Run P_GD for `runs` independent runs.
 
         gradients(theta) takes θ of shape (runs, d) and returns every user's gradient ∇ℓ(θ, z_i)
@@ -229,8 +229,13 @@ class ShuffleGradientDescent:
         return PgdRelease(iterates.mean(axis=1), iterates, sums)
 
     def run_glm(
-        self, rng: np.random.Generator, features: np.ndarray, rewards: np.ndarray,
-        link: Callable[[np.ndarray], np.ndarray], link_curvature: float | None = None, sampler: str = "bits",
+        self,
+        rng: np.random.Generator,
+        features: np.ndarray,
+        rewards: np.ndarray,
+        link: Callable[[np.ndarray], np.ndarray],
+        link_curvature: float | None = None,
+        sampler: str = "bits",
     ) -> PgdRelease:
         """`run` with `glm_gradients(features, rewards, link)`, fused: the same law of every release.
 
@@ -276,13 +281,16 @@ class ShuffleGradientDescent:
             counts = rounding.counts(rng, theta) + rng.binomial(noise_trials, self._bits.p, (runs, d))
             released = self._bits.analyze(counts)
             sums[:, t] = released
-            theta = project_ball(theta - self._eta * (released / n + (self.regularization / n) * theta),
-                                 self.radius)
+            theta = project_ball(theta - self._eta * (released / n + (self.regularization / n) * theta), self.radius)
         return PgdRelease(iterates.mean(axis=1), iterates, sums)
 
     def _run_glm_uniform(
-        self, rng: np.random.Generator, features: np.ndarray, rewards: np.ndarray,
-        link: Callable[[np.ndarray], np.ndarray], runs: int,
+        self,
+        rng: np.random.Generator,
+        features: np.ndarray,
+        rewards: np.ndarray,
+        link: Callable[[np.ndarray], np.ndarray],
+        runs: int,
     ) -> PgdRelease:
         """`run_glm` with sampler="uniform": per round one uniform per user and label, then the binomial noise,
         as `BitSumProtocol.counts` draws them; x̂ = ⌈s − U⌉ = ⌊s⌋ + 1{U < s − ⌊s⌋}, summed by a matrix product."""
@@ -314,8 +322,7 @@ class ShuffleGradientDescent:
             counts = np.matmul(s, ones)[..., 0] + rng.binomial(noise_trials, proto.p, (runs, d))
             released = proto.analyze(counts)
             sums[:, t] = released
-            theta = project_ball(theta - self._eta * (released / n + (self.regularization / n) * theta),
-                                 self.radius)
+            theta = project_ball(theta - self._eta * (released / n + (self.regularization / n) * theta), self.radius)
         return PgdRelease(iterates.mean(axis=1), iterates, sums)
 
     # -- privacy ------------------------------------------------------------------------------
@@ -381,8 +388,16 @@ class _GlmRounding:
     the rest keep ⌈q⌉: the same x̂ as the exact path, with μ evaluated on a few users per round.
     """
 
-    def __init__(self, proto: BitSumProtocol, lipschitz: float, x: np.ndarray, r: np.ndarray,
-                 link: Callable[[np.ndarray], np.ndarray], radius: float, curvature: float | None) -> None:
+    def __init__(
+        self,
+        proto: BitSumProtocol,
+        lipschitz: float,
+        x: np.ndarray,
+        r: np.ndarray,
+        link: Callable[[np.ndarray], np.ndarray],
+        radius: float,
+        curvature: float | None,
+    ) -> None:
         runs, n, d = x.shape
         self.shape = (runs, d, n)
         self.link, self.lip = link, lipschitz
@@ -442,7 +457,9 @@ class _GlmRounding:
         s = self.exact_values(z[:, None, :], self.r[:, None, :], self.x_norm[:, None, :], self.x_scaled)
         return np.matmul(round_with_bits(rng, s, bits), self.ones)[..., 0]
 
-    def _exact_sums(self, rng: np.random.Generator, theta: np.ndarray, bits: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    def _exact_sums(
+        self, rng: np.random.Generator, theta: np.ndarray, bits: np.ndarray, flat: np.ndarray
+    ) -> np.ndarray:
         """Σ x̂ per run and label (runs, d) over the entries `flat` (ascending flat (run, label, user) indices),
         from the exact link: `margins`, `exact_values` and `round_with_bits` on those entries, entry by entry in
         Python floats when they are few (the same IEEE operations in the same order, so the same x̂ and draws)."""
@@ -450,8 +467,12 @@ class _GlmRounding:
         if flat.size > _SCALAR_ENTRIES:
             run_label, users = np.divmod(flat, n)
             rr = run_label // d
-            s = self.exact_values(self.margins(theta, rr, users), self.r[rr, users], self.x_norm[rr, users],
-                                  self.x_scaled.reshape(-1)[flat])
+            s = self.exact_values(
+                self.margins(theta, rr, users),
+                self.r[rr, users],
+                self.x_norm[rr, users],
+                self.x_scaled.reshape(-1)[flat],
+            )
             xhat = round_with_bits(rng, s, bits.reshape(-1)[flat])
             return np.bincount(run_label, weights=xhat, minlength=runs * d).reshape(runs, d)
         x_t, theta = self.x_t, np.asarray(theta, dtype=float)
@@ -478,24 +499,59 @@ class _GlmRounding:
             out[run_label] += floor + (b < t_floor or (b == t_floor and t > t_floor and rng.random() < t - t_floor))
         return out.reshape(runs, d)
 
-    def _counts_table(self, rng: np.random.Generator, theta: np.ndarray, bits: np.ndarray,
-                      table: tuple[np.ndarray, np.ndarray, float, int]) -> np.ndarray | None:
+    def _counts_table(
+        self,
+        rng: np.random.Generator,
+        theta: np.ndarray,
+        bits: np.ndarray,
+        table: tuple[np.ndarray, np.ndarray, float, int],
+    ) -> np.ndarray | None:
         """`counts` with the link `table`: the entries the table decides, plus `_exact_sums` over the others;
         None if some ⟨x, θ⟩ leaves the table (cannot happen for ‖θ‖ <= radius)."""
         values, slopes, shift, last = table
         if table_round is not None:
-            if table_round(theta / _TABLE_STEP, shift, float(last), self.x_t, values, slopes, self.r, self.x_norm,
-                           self.lip, self.x_scaled, self.offset, bits, _BITS_UNIT, self.margin, self.sums, self.flag,
-                           self.frac[0, 0]) < 0:
+            if (
+                table_round(
+                    theta / _TABLE_STEP,
+                    shift,
+                    float(last),
+                    self.x_t,
+                    values,
+                    slopes,
+                    self.r,
+                    self.x_norm,
+                    self.lip,
+                    self.x_scaled,
+                    self.offset,
+                    bits,
+                    _BITS_UNIT,
+                    self.margin,
+                    self.sums,
+                    self.flag,
+                    self.frac[0, 0],
+                )
+                < 0
+            ):
                 return None
             flat = np.flatnonzero(self.flag)
             return self.sums + self._exact_sums(rng, theta, bits, flat) if flat.size else self.sums.copy()
-        u, frac, c, tmp, index, q, xhat, flag = self.u, self.frac, self.c, self.tmp, self.index, self.q, self.xhat, self.flag
+        u, frac, c, tmp, index, q, xhat, flag = (
+            self.u,
+            self.frac,
+            self.c,
+            self.tmp,
+            self.index,
+            self.q,
+            self.xhat,
+            self.flag,
+        )
         self.theta_grid[:, 0, :-1] = theta
         self.theta_grid[:, 0, -1] = shift
         # |⟨x, θ⟩| <= ‖θ‖·max‖x‖ (up to round-off, the 1e-9) below half − 2h keeps u in [2, last − 1]
-        if math.sqrt(float(np.max(np.einsum("ij,ij->i", theta, theta)))) * self.x_norm_max * (1.0 + 1e-9) \
-                >= self.z_limit:
+        if (
+            math.sqrt(float(np.max(np.einsum("ij,ij->i", theta, theta)))) * self.x_norm_max * (1.0 + 1e-9)
+            >= self.z_limit
+        ):
             return None
         np.matmul(self.theta_grid, self.x_grid, out=u)  # ⟨x, θ⟩/h + half/h
         np.copyto(index, u, casting="unsafe")  # ⌊u⌋ (u >= 0)
@@ -526,9 +582,7 @@ class _GlmRounding:
         return sums + self._exact_sums(rng, theta, bits, flat)
 
 
-def glm_gradients(
-    features: np.ndarray, rewards: np.ndarray, link: Callable[[np.ndarray], np.ndarray]
-) -> Gradients:
+def glm_gradients(features: np.ndarray, rewards: np.ndarray, link: Callable[[np.ndarray], np.ndarray]) -> Gradients:
     """Per-user gradients of the GLM negative log-likelihood, ∇θ ℓ = (μ(⟨x, θ⟩) − r)·x (Sarmasarkar, §4).
 
     features (runs, n, d) or (n, d), rewards (runs, n) or (n,); link μ, e.g. a sigmoid.

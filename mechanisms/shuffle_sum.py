@@ -114,8 +114,10 @@ class ShuffleSum:
         m = self.params.m
         self.d = m - 1
         if int(n) * int(self.d) > 2**53:  # Python ints: exact at any size
-            raise ValueError(f"n*d = {int(n) * int(self.d)} bit messages exceed 2^53: their count of ones is not exact "
-                             f"in float64 (decode) (n = {n}, m = {m})")
+            raise ValueError(
+                f"n*d = {int(n) * int(self.d)} bit messages exceed 2^53: their count of ones is not exact "
+                f"in float64 (decode) (n = {n}, m = {m})"
+            )
         if flip is None:
             flip = self.p / (2 * n * self.d)
         if not isinstance(flip, (int, float)) or isinstance(flip, bool):
@@ -126,8 +128,10 @@ class ShuffleSum:
 
     def __repr__(self) -> str:
         p = self.params
-        return (f"ShuffleSum(epsilon={self.epsilon!r}, n={p.n}, g={p.g}, tau={p.tau}, m={p.m}, "
-                f"flip={self.flip!r}, theta_reading={self.theta_reading!r})")
+        return (
+            f"ShuffleSum(epsilon={self.epsilon!r}, n={p.n}, g={p.g}, tau={p.tau}, m={p.m}, "
+            f"flip={self.flip!r}, theta_reading={self.theta_reading!r})"
+        )
 
     @property
     def theta(self) -> float:

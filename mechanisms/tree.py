@@ -199,9 +199,7 @@ class BinaryTree:
             return symmetric_noise(rng, size, self.shape[0], self.noise, self.scale, self.symmetrize)
         return _draw(rng, self.noise, self.scale, size + self.shape)
 
-    def start(
-        self, rng: np.random.Generator, runs: int, run_scale: np.ndarray | None = None
-    ) -> TreeStream:
+    def start(self, rng: np.random.Generator, runs: int, run_scale: np.ndarray | None = None) -> TreeStream:
         """A streaming tree for `runs` independent runs, each with its own leaf counter (see
         `TreeStream`); run i's node noise has scale `scale`·run_scale[i] (default 1)."""
         return TreeStream(self, rng, check_positive_int(runs, "runs"), run_scale)

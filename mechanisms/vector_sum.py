@@ -88,9 +88,7 @@ class BitSumProtocol:
         object.__setattr__(self, "bound", check_positive(self.bound, "bound"))
         check_choice(self.range, VECTOR_SUM_RANGES, "range")
         if self.num_users * (self.cap + self.b) >= _INT64_SAFE:
-            raise ValueError(
-                f"num_users*(cap+b) = {self.num_users * (self.cap + self.b)} would overflow int64 counts"
-            )
+            raise ValueError(f"num_users*(cap+b) = {self.num_users * (self.cap + self.b)} would overflow int64 counts")
 
     @property
     def unit(self) -> float:
@@ -111,9 +109,7 @@ class BitSumProtocol:
     def _check_values(self, values: np.ndarray) -> np.ndarray:
         values = check_finite_array(values, "values", ndim=3)
         if values.shape[1:] != (self.num_users, self.num_labels):
-            raise ValueError(
-                f"values must have shape (runs, {self.num_users}, {self.num_labels}), got {values.shape}"
-            )
+            raise ValueError(f"values must have shape (runs, {self.num_users}, {self.num_labels}), got {values.shape}")
         if np.any(np.abs(values) > self.bound):
             raise ValueError(f"values must lie in [-bound, bound] = [-{self.bound}, {self.bound}]; clip them first")
         return values
@@ -128,7 +124,9 @@ class BitSumProtocol:
 
     def messages(self, rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
         """R*: every user's bits, uint8 (runs, n, labels, cap + b): x̂ + Bin(b, p) ones, then zeros."""
-        ones = self.encode(rng, values) + binomial(rng, self.b, self.p, (values.shape[0], self.num_users, self.num_labels))
+        ones = self.encode(rng, values) + binomial(
+            rng, self.b, self.p, (values.shape[0], self.num_users, self.num_labels)
+        )
         return (np.arange(self.message_bits) < ones[..., None]).astype(np.uint8)
 
     def shuffle_and_count(self, rng: np.random.Generator, bits: np.ndarray) -> np.ndarray:
@@ -175,7 +173,9 @@ class BitSumProtocol:
         matrices = check_finite_array(matrices, "matrices", ndim=4)
         d = matrices.shape[-1]
         if matrices.shape[-2] != d or d * (d + 1) // 2 != self.num_labels:
-            raise ValueError(f"matrices must be (runs, n, d, d) with d(d+1)/2 = {self.num_labels}, got {matrices.shape}")
+            raise ValueError(
+                f"matrices must be (runs, n, d, d) with d(d+1)/2 = {self.num_labels}, got {matrices.shape}"
+            )
         if not np.allclose(matrices, np.swapaxes(matrices, -1, -2)):
             raise ValueError("matrices must be symmetric")
         iu, ju = np.triu_indices(d)
@@ -197,7 +197,9 @@ class BitSumProtocol:
         is absorbed: x̂ ∈ [0, cap]). The binomial noise Bin(n·b, p) protects this shift."""
         return self.cap
 
-    def label_pld(self, value_discretization_interval: float = 1e-4) -> privacy_loss_distribution.PrivacyLossDistribution:
+    def label_pld(
+        self, value_discretization_interval: float = 1e-4
+    ) -> privacy_loss_distribution.PrivacyLossDistribution:
         """PLD of one label's count for the extreme neighbours (entry −Δ vs +Δ: x̂ = 0 vs cap, no
         rounding randomness): `binomial_count_pld(n·b, p, cap)`. Other neighbours are mixtures of
         shifts k <= cap (randomized rounding), so by joint convexity of the hockey-stick divergence
@@ -280,6 +282,10 @@ def binomial_count_pld(
         base["tail of the unshifted count"] = math.log(tail)
         shifted["tail of the shifted count"] = math.log(tail)
     return privacy_loss_distribution.from_two_probability_mass_functions(
-        base, shifted, pessimistic_estimate=True, value_discretization_interval=value_discretization_interval,
-        log_mass_truncation_bound=_PLD_LOG_MASS_TRUNCATION, symmetric=False,
+        base,
+        shifted,
+        pessimistic_estimate=True,
+        value_discretization_interval=value_discretization_interval,
+        log_mass_truncation_bound=_PLD_LOG_MASS_TRUNCATION,
+        symmetric=False,
     )

@@ -19,8 +19,13 @@ def _tracked(*paths: str) -> list[pathlib.Path]:
 def test_no_internal_note_labels_in_shipped_files():
     files = _tracked("dpaudit", "mechanisms", "algorithms", "audits", "README.md", "docs", "examples")
     assert files, "git ls-files found nothing: run from a checkout"
-    hits = [f"{p.relative_to(ROOT)}:{i}" for p in files if p.suffix in (".py", ".md", ".toml")
-            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if LABEL.search(line)]
+    hits = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in files
+        if p.suffix in (".py", ".md", ".toml")
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if LABEL.search(line)
+    ]
     assert hits == []
 
 
@@ -32,9 +37,11 @@ def test_the_label_pattern_catches_labels():  # the twin: the check above can fa
 # A docstring or comment that names one of the five papers says where in it: the theorem, algorithm,
 # lemma, definition, equation, table, figure, section, appendix or footnote (for the authors' code).
 AUTHORS = re.compile(r"Li, Shi|Hu, Huang|Sarmasarkar|Chowdhury")
-LOCATOR = re.compile(r"\b(Thms?|Theorems?|Algs?|Algorithms?|Lemmas?|Defs?|Definitions?|Props?|Propositions?|Cor|"
-                     r"Corollary|Remarks?|Assumptions?|Facts?|Tables?|Figs?|Figures?|[Ee]qs?|[Ee]quations?|Sec|Section|"
-                     r"App|Appendix|footnote|fn)\b\.?|§")
+LOCATOR = re.compile(
+    r"\b(Thms?|Theorems?|Algs?|Algorithms?|Lemmas?|Defs?|Definitions?|Props?|Propositions?|Cor|"
+    r"Corollary|Remarks?|Assumptions?|Facts?|Tables?|Figs?|Figures?|[Ee]qs?|[Ee]quations?|Sec|Section|"
+    r"App|Appendix|footnote|fn)\b\.?|§"
+)
 
 
 def _docstrings_and_comments(source: str):
@@ -58,16 +65,26 @@ def _docstrings_and_comments(source: str):
 
 def _unlocated(text: str) -> list[str]:
     """The citations of the five papers in `text` with no locator within 60 characters before or 160 after."""
-    return [text[m.start(): m.end() + 60] for m in AUTHORS.finditer(text)
-            if not LOCATOR.search(text[max(0, m.start() - 60): m.end() + 160])]
+    return [
+        text[m.start() : m.end() + 60]
+        for m in AUTHORS.finditer(text)
+        if not LOCATOR.search(text[max(0, m.start() - 60) : m.end() + 160])
+    ]
 
 
 def test_every_paper_citation_in_docstrings_and_comments_says_where():
-    files = [p for p in _tracked("dpaudit", "mechanisms", "algorithms", "audits", "tests", "benchmarks", "examples")
-             if p.suffix == ".py"]
+    files = [
+        p
+        for p in _tracked("dpaudit", "mechanisms", "algorithms", "audits", "tests", "benchmarks", "examples")
+        if p.suffix == ".py"
+    ]
     assert files, "git ls-files found nothing: run from a checkout"
-    hits = [f"{p.relative_to(ROOT)}:{line}: {bad!r}" for p in files
-            for line, text in _docstrings_and_comments(p.read_text(encoding="utf-8")) for bad in _unlocated(text)]
+    hits = [
+        f"{p.relative_to(ROOT)}:{line}: {bad!r}"
+        for p in files
+        for line, text in _docstrings_and_comments(p.read_text(encoding="utf-8"))
+        for bad in _unlocated(text)
+    ]
     assert hits == []
 
 

@@ -41,18 +41,26 @@ def test_import_stays_cheap_and_unknown_names_fail():
 
 
 def test_audit_is_both_the_function_and_its_package():
-    result = dpaudit.audit(lambda d, rng, n: d.sum() + rng.laplace(0.0, 1.0, n), np.array([0]), np.array([1]),
-                           claim_epsilon=1.0, samples=2000)
+    result = dpaudit.audit(
+        lambda d, rng, n: d.sum() + rng.laplace(0.0, 1.0, n),
+        np.array([0]),
+        np.array([1]),
+        claim_epsilon=1.0,
+        samples=2000,
+    )
     assert isinstance(result, dpaudit.AuditResult)
     bounds = importlib.import_module("dpaudit.audit.bounds")
     assert dpaudit.audit.bounds is bounds and callable(dpaudit.audit.audit)
 
 
-@pytest.mark.parametrize("old, new, name", [
-    ("dpaudit.algorithms.privacy", "dpaudit.privacy", "Privacy"),
-    ("dpaudit.algorithms.privacy", "dpaudit.privacy", "Guarantee"),
-    ("dpaudit.algorithms.interface", "dpaudit.interface", "PrivateAlgorithm"),
-])
+@pytest.mark.parametrize(
+    "old, new, name",
+    [
+        ("dpaudit.algorithms.privacy", "dpaudit.privacy", "Privacy"),
+        ("dpaudit.algorithms.privacy", "dpaudit.privacy", "Guarantee"),
+        ("dpaudit.algorithms.interface", "dpaudit.interface", "PrivateAlgorithm"),
+    ],
+)
 def test_moved_names_warn_and_still_work(old, new, name):
     with pytest.warns(DeprecationWarning, match=f"moved to {new}.{name}"):
         value = getattr(importlib.import_module(old), name)

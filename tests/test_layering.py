@@ -141,8 +141,9 @@ def test_cycle_detection_finds_a_cycle():
 @pytest.mark.parametrize("top", sorted(LAYERS))
 def test_layers_import_only_downwards(top):
     """audits -> algorithms -> mechanisms -> core: no module imports a higher layer, not even for annotations."""
-    upward = sorted(f"{m} -> {t}" for m in MODULES if layer(m) == LAYERS[top] for t, _ in GRAPH[m]
-                    if layer(t) > layer(m))
+    upward = sorted(
+        f"{m} -> {t}" for m in MODULES if layer(m) == LAYERS[top] for t, _ in GRAPH[m] if layer(t) > layer(m)
+    )
     assert upward == []
 
 
@@ -176,8 +177,11 @@ def test_relative_imports_resolve(tmp_path: pathlib.Path):
     path.write_text("from . import records\nfrom .audit import chunks\nfrom .entries import Claim\n")
     MODULES["dpaudit._probe"] = path
     try:
-        assert [t for t, _ in imports("dpaudit._probe")] == ["dpaudit.records", "dpaudit.audit.chunks",
-                                                              "dpaudit.entries"]
+        assert [t for t, _ in imports("dpaudit._probe")] == [
+            "dpaudit.records",
+            "dpaudit.audit.chunks",
+            "dpaudit.entries",
+        ]
     finally:
         del MODULES["dpaudit._probe"]
 
@@ -188,6 +192,11 @@ def test_no_test_module_imports_the_name_tests():
     root = pathlib.Path(__file__).parent
     for path in root.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
             assert not any(n == "tests" or n.startswith("tests.") for n in names), f"{path}:{node.lineno}"

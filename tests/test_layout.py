@@ -13,8 +13,12 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 #: Each top-level folder of the checkout and the package it is installed as (pyproject's package-dir).
-TOP_FOLDERS = {"dpaudit": "dpaudit", "mechanisms": "dpaudit.mechanisms", "algorithms": "dpaudit.algorithms",
-               "audits": "dpaudit.audits"}
+TOP_FOLDERS = {
+    "dpaudit": "dpaudit",
+    "mechanisms": "dpaudit.mechanisms",
+    "algorithms": "dpaudit.algorithms",
+    "audits": "dpaudit.audits",
+}
 
 
 def module_files() -> dict[str, pathlib.Path]:
@@ -45,23 +49,59 @@ def test_every_package_folder_is_listed():
 
 #: Names that moved, at their old path, and the module that holds them now.
 MOVED = {
-    "dpaudit.audits.catalog": dict.fromkeys(("AuditEntry", "Claim", "LazyClaims", "NeighbourPair", "PinNote", "RegretRun", "RELATIONS", "OBSERVABLES", "EXPECTS", "PIN_SIDES"), "dpaudit.entries"),
+    "dpaudit.audits.catalog": dict.fromkeys(
+        (
+            "AuditEntry",
+            "Claim",
+            "LazyClaims",
+            "NeighbourPair",
+            "PinNote",
+            "RegretRun",
+            "RELATIONS",
+            "OBSERVABLES",
+            "EXPECTS",
+            "PIN_SIDES",
+        ),
+        "dpaudit.entries",
+    ),
     "dpaudit.audits.run": {"run_entry": "dpaudit.entry_runner", "entry_seed": "dpaudit.entry_runner"},
     "dpaudit.audits.one_run": {"OneRunEntry": "dpaudit.entries", "run_one_run_entry": "dpaudit.entry_runner"},
     "dpaudit.user_audits": {"entry_seed": "dpaudit.entry_runner", "MIN_SAMPLES": "dpaudit.limits"},
     "dpaudit.audit.auditor": {"AuditOptions": "dpaudit.audit.options"},
     "dpaudit.audit.execution": {
-        "OutputSpec": "dpaudit.audit.outputs", "normalise": "dpaudit.audit.outputs", "draw": "dpaudit.audit.outputs",
-        "Chunk": "dpaudit.audit.chunks", "plan_chunks": "dpaudit.audit.chunks", "run_chunks": "dpaudit.audit.chunks",
-        "selection_chunk": "dpaudit.audit.chunks", "estimation_chunk": "dpaudit.audit.chunks",
-        "counts_above": "dpaudit.audit.chunks", "progress_bar": "dpaudit.audit.chunks",
-        "CheckpointStore": "dpaudit.audit.checkpoints", "fingerprint_data": "dpaudit.audit.checkpoints",
-        "blas_threads": "dpaudit.audit.workers", "worker_init": "dpaudit.audit.workers",
-        "process_pool": "dpaudit.audit.workers", "dask_address": "dpaudit.audit.executors",
-        "check_executor": "dpaudit.audit.executors", "open_runner": "dpaudit.audit.executors"},
+        "OutputSpec": "dpaudit.audit.outputs",
+        "normalise": "dpaudit.audit.outputs",
+        "draw": "dpaudit.audit.outputs",
+        "Chunk": "dpaudit.audit.chunks",
+        "plan_chunks": "dpaudit.audit.chunks",
+        "run_chunks": "dpaudit.audit.chunks",
+        "selection_chunk": "dpaudit.audit.chunks",
+        "estimation_chunk": "dpaudit.audit.chunks",
+        "counts_above": "dpaudit.audit.chunks",
+        "progress_bar": "dpaudit.audit.chunks",
+        "CheckpointStore": "dpaudit.audit.checkpoints",
+        "fingerprint_data": "dpaudit.audit.checkpoints",
+        "blas_threads": "dpaudit.audit.workers",
+        "worker_init": "dpaudit.audit.workers",
+        "process_pool": "dpaudit.audit.workers",
+        "dask_address": "dpaudit.audit.executors",
+        "check_executor": "dpaudit.audit.executors",
+        "open_runner": "dpaudit.audit.executors",
+    },
     "dpaudit.audits.mab.entries": {
-        **dict.fromkeys(("hybrid_view_epsilon", "laplace_sum_tail_rate", "no_forgetting_llr_score", "laplace_difference_sf", "rnm_decision_epsilon", "ftnl_view_epsilon"), "dpaudit.audits.mab.laplace_views"),
-        "BatchRelease": "dpaudit.audits.mab.targets"},
+        **dict.fromkeys(
+            (
+                "hybrid_view_epsilon",
+                "laplace_sum_tail_rate",
+                "no_forgetting_llr_score",
+                "laplace_difference_sf",
+                "rnm_decision_epsilon",
+                "ftnl_view_epsilon",
+            ),
+            "dpaudit.audits.mab.laplace_views",
+        ),
+        "BatchRelease": "dpaudit.audits.mab.targets",
+    },
 }
 
 
@@ -104,15 +144,25 @@ def test_paper_specific_accounting_lives_with_its_algorithm_family():
     import dpaudit.mechanisms.tree as tree
     import dpaudit.mechanisms.vector_sum as vector_sum
 
-    moved = {"hybrid_ucb_node_scale": "mab.hybrid_ucb", "hybrid_ucb_tree_events": "mab.hybrid_ucb",
-             "glm_tree_sigma": "glm.claims", "glm_tree_events": "glm.claims", "pgd_claimed_guarantee": "glm.claims",
-             "cheu_parameters": "shuffle_claims", "cheu_claimed_epsilon": "shuffle_claims",
-             "pvec_protocols": "shuffle_claims", "pamp_local_budget": "linear.claims", "pamp_sigma": "linear.claims",
-             "skellam_paper_rdp": "mab.claims", "dist_cdp_paper_event": "mab.claims"}
+    moved = {
+        "hybrid_ucb_node_scale": "mab.hybrid_ucb",
+        "hybrid_ucb_tree_events": "mab.hybrid_ucb",
+        "glm_tree_sigma": "glm.claims",
+        "glm_tree_events": "glm.claims",
+        "pgd_claimed_guarantee": "glm.claims",
+        "cheu_parameters": "shuffle_claims",
+        "cheu_claimed_epsilon": "shuffle_claims",
+        "pvec_protocols": "shuffle_claims",
+        "pamp_local_budget": "linear.claims",
+        "pamp_sigma": "linear.claims",
+        "skellam_paper_rdp": "mab.claims",
+        "dist_cdp_paper_event": "mab.claims",
+    }
     for name, module in moved.items():
         assert not any(hasattr(m, name) for m in (mechanisms, tree, shuffle_gd, vector_sum, shuffle, secagg)), name
         assert callable(getattr(importlib.import_module(f"dpaudit.algorithms.{module}"), name))
     assert not hasattr(secagg.SkellamSecAgg, "paper_rdp") and not hasattr(secagg.DiscreteGaussianSecAgg, "paper_event")
     import dpaudit.mechanisms.shuffle_sum as shuffle_sum
+
     assert not hasattr(shuffle_sum.ShuffleSum, "proof_event")
     assert callable(importlib.import_module("dpaudit.algorithms.mab.claims").shuffle_sum_proof_event)

@@ -26,7 +26,6 @@ def test_statistics():
     assert np.allclose(c.time_average(), c.mean() / c.checkpoints)
 
 
-
 def test_one_run_has_no_interval():
     """A single run has no spread: no zero-width "95% interval" (the old code gave (3.0, 3.0))."""
     one = RegretCurves("y", np.array([5]), np.array([[3.0]]))
@@ -45,8 +44,12 @@ def test_json_round_trip():
 
 @pytest.mark.parametrize(
     "cp, reg, msg",
-    [(np.array([2, 1]), np.zeros((1, 2)), "increasing"), (np.array([1, 2]), np.zeros((1, 3)), "shape"),
-     (np.array([1]), np.array([[np.nan]]), "finite"), (np.array([]), np.zeros((1, 0)), "non-empty")],
+    [
+        (np.array([2, 1]), np.zeros((1, 2)), "increasing"),
+        (np.array([1, 2]), np.zeros((1, 3)), "shape"),
+        (np.array([1]), np.array([[np.nan]]), "finite"),
+        (np.array([]), np.zeros((1, 0)), "non-empty"),
+    ],
 )
 def test_validation(cp, reg, msg):
     with pytest.raises(ValueError, match=msg):

@@ -41,9 +41,18 @@ def test_epsilon_and_delta_of_the_wrong_type(bad):
         check_delta(bad)
 
 
-@pytest.mark.parametrize("check, bad", [(check_positive, 0.0), (check_positive, math.inf),
-                                        (check_nonnegative, -1e-300), (check_probability, 1.5),
-                                        (check_open_unit, 1.0), (check_open_unit, 0), (check_positive, math.nan)])
+@pytest.mark.parametrize(
+    "check, bad",
+    [
+        (check_positive, 0.0),
+        (check_positive, math.inf),
+        (check_nonnegative, -1e-300),
+        (check_probability, 1.5),
+        (check_open_unit, 1.0),
+        (check_open_unit, 0),
+        (check_positive, math.nan),
+    ],
+)
 def test_a_number_out_of_range_is_a_value_error(check, bad):
     with pytest.raises(ValueError, match=r"^x must"):
         check(bad, "x")

@@ -177,9 +177,7 @@ def _ranks(types: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return ranks, order, starts, counts
 
 
-def _group_stats(
-    key: np.ndarray, values: np.ndarray, size: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _group_stats(key: np.ndarray, values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counts, means (0 where empty) and population variances of `values` grouped by integer `key`."""
     cnt = np.bincount(key, minlength=size).astype(float)
     s1 = np.bincount(key, weights=values, minlength=size)
@@ -241,8 +239,15 @@ def _phase1_epochs(params: ConSEParams, types1: np.ndarray, n: int, m: int, rng:
     return _Phase1Epochs(r_e, h_e, c_e, lengths, done, epoch1)
 
 
-def _phase1_means(params: ConSEParams, ep: _Phase1Epochs, types1: np.ndarray, coins1: np.ndarray,
-                  rewards1: np.ndarray, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _phase1_means(
+    params: ConSEParams,
+    ep: _Phase1Epochs,
+    types1: np.ndarray,
+    coins1: np.ndarray,
+    rewards1: np.ndarray,
+    m: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
     """Per (run, type, epoch, arm) counts and epoch means, plus Lap(2/(ε R_e)) for DP-ConSE (Alg. 2 line 9)."""
     runs = types1.shape[0]
     rows = np.arange(runs)[:, None]
@@ -273,8 +278,9 @@ def _eliminate(ep: _Phase1Epochs, means: np.ndarray) -> tuple[np.ndarray, np.nda
     return kept, last_coin_epoch
 
 
-def _rct_lengths(params: ConSEParams, counts1: np.ndarray, n: int,
-                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _rct_lengths(
+    params: ConSEParams, counts1: np.ndarray, n: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """(T_j, T_min): T_min = max{floor, min_j f̂_j^(1-α)}, T_j = Lap+_ε(T_min) for DP-ConSE (Alg. 2 line 13)."""
     runs, m = counts1.shape
     floor = math.log(n) / params.dp_epsilon if params.tmin_floor == "log_n_over_eps" else math.log(n)
@@ -284,8 +290,9 @@ def _rct_lengths(params: ConSEParams, counts1: np.ndarray, n: int,
     return np.broadcast_to(np.ceil(t_min)[:, None], (runs, m)).astype(np.int64).copy(), t_min
 
 
-def rct_lengths_release(params: ConSEParams, data: PatientData, num_types: int,
-                        rng: np.random.Generator, size: int | None = None) -> np.ndarray:
+def rct_lengths_release(
+    params: ConSEParams, data: PatientData, num_types: int, rng: np.random.Generator, size: int | None = None
+) -> np.ndarray:
     """The RCT lengths T_j (R, M) that `run_conse` draws on every run of `data`, without the rest of the run.
 
     With `size`, `data` must hold one run and the result is `size` independent draws on it, (size, M).
@@ -409,15 +416,18 @@ def conse_target(
         size = check_positive_int(size, "size")
         if after >= data.horizon:
             raise ValueError(f"after must be < horizon {data.horizon}, got {after}")
-        rep = PatientData(np.repeat(data.types[:1], size, axis=0), np.repeat(data.y0[:1], size, axis=0),
-                          np.repeat(data.y1[:1], size, axis=0))
+        rep = PatientData(
+            np.repeat(data.types[:1], size, axis=0),
+            np.repeat(data.y0[:1], size, axis=0),
+            np.repeat(data.y1[:1], size, axis=0),
+        )
         res = run_conse(env, rep, params, rng, release=observable.startswith("epoch"))
         if observable == "estimates":
             return np.where(np.isnan(res.estimates), NO_ESTIMATE, res.estimates)
         if observable == "rct_lengths":
             return res.rct_lengths
         if observable == "actions_after":
-            return res.actions[:, after + 1:]
+            return res.actions[:, after + 1 :]
         assert res.released is not None  # run with release=True for the epoch observables
         return np.asarray(res.released[observable], dtype=float).reshape(size, -1)
 

@@ -79,7 +79,9 @@ def cate_inference(
     check_choice(variance, ("plugin", "bound"), "variance")
     width_factor = check_positive(width_factor, "width_factor")
     n_arm = np.maximum(result.rct_counts, 1.0)
-    var_arm = result.rct_vars * n_arm / np.maximum(n_arm - 1, 1.0) if variance == "plugin" else np.full_like(n_arm, 0.25)
+    var_arm = (
+        result.rct_vars * n_arm / np.maximum(n_arm - 1, 1.0) if variance == "plugin" else np.full_like(n_arm, 0.25)
+    )
     v = (var_arm / n_arm).sum(axis=2)
     if result.params.private:
         b = 2.0 / (result.params.epsilon * np.maximum(result.rct_lengths, 1))

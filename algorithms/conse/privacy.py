@@ -126,8 +126,9 @@ def _largest_fraction(shortfall, target: float) -> tuple[float, float]:
     return 0.01, shortfall(0.01)
 
 
-def _phase1_events(params: ConSEParams, n: int,
-                   target: float) -> tuple[EpsilonDeltaDpEvent, EpsilonDeltaDpEvent, float, float]:
+def _phase1_events(
+    params: ConSEParams, n: int, target: float
+) -> tuple[EpsilonDeltaDpEvent, EpsilonDeltaDpEvent, float, float]:
     """(epoch length event, epoch mean event, ν, count-shortfall probability) of `conse_privacy`."""
     eps = params.dp_epsilon
     # phase-1 epochs: the touched epoch may be any e that fits in phase 1; R_1 is the shortest
@@ -207,8 +208,13 @@ def conse_privacy(
         [EpsilonDeltaDpEvent(eps / (2 * min(nu_e, nu_t)), min(0.999, max(epoch_short, rct_short + rct_low)))]
     )
     context_p1 = dp_accounting.ComposedDpEvent(
-        [length_event, length_event, mean_event, mean_event,
-         dp_accounting.SelfComposedDpEvent(EpsilonDeltaDpEvent(rct_loss, 0.0), m)]
+        [
+            length_event,
+            length_event,
+            mean_event,
+            mean_event,
+            dp_accounting.SelfComposedDpEvent(EpsilonDeltaDpEvent(rct_loss, 0.0), m),
+        ]
     )
     context_p2 = dp_accounting.ComposedDpEvent([end_event, end_event, estimate_event, estimate_event])
     corrected = {
@@ -217,23 +223,40 @@ def conse_privacy(
         "context_phase2": context_p2,
     }
     by_kind = {
-        kind: Guarantee("approx", _pure_epsilon(event), min(0.999, composed_delta(event)),
-                        source=f"conse_privacy, {kind.replace('_', ' ')} neighbour (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 components composed)")
+        kind: Guarantee(
+            "approx",
+            _pure_epsilon(event),
+            min(0.999, composed_delta(event)),
+            source=f"conse_privacy, {kind.replace('_', ' ')} neighbour (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 components composed)",
+        )
         for kind, event in corrected.items()
     }
     worst = max(by_kind, key=lambda kind: by_kind[kind].dp_epsilon)
     claim = Guarantee("approx", eps, 1.0 / n, source="Li, Shi, Simchi-Levi, Theorem 3.5")
-    basic = (f"components composed sequentially, δ by basic composition: ({by_kind[worst].epsilon:.4g}, "
-             f"{by_kind[worst].delta:.3g}), worst kind {worst!r}")
+    basic = (
+        f"components composed sequentially, δ by basic composition: ({by_kind[worst].epsilon:.4g}, "
+        f"{by_kind[worst].delta:.3g}), worst kind {worst!r}"
+    )
     try:
         views = whole_algorithm_guarantees(params, n, m, 1.0 / n, rct_length_floor)
     except ValueError as exc:  # a variant or a T_min range the exact views do not cover: the components stand
-        return Privacy("unit", "central", corrected[worst], claim, by_kind[worst],
-                       note=f"{basic}; no whole-output figure ({exc})", paper_event=paper_composition,
-                       implied=by_kind)
+        return Privacy(
+            "unit",
+            "central",
+            corrected[worst],
+            claim,
+            by_kind[worst],
+            note=f"{basic}; no whole-output figure ({exc})",
+            paper_event=paper_composition,
+            implied=by_kind,
+        )
     whole = views["whole"]
     return Privacy(
-        "unit", "central", EpsilonDeltaDpEvent(whole.dp_epsilon, whole.delta), claim, whole,
+        "unit",
+        "central",
+        EpsilonDeltaDpEvent(whole.dp_epsilon, whole.delta),
+        claim,
+        whole,
         note=f"every neighbour kind's released view at the claim's δ, the worst taken ({_listed(views)}); {basic}",
         paper_event=paper_composition,
         implied={**by_kind, **{f"view_{k}": g for k, g in views.items() if k != "whole"}, "whole": whole},
@@ -271,8 +294,7 @@ def laplace_shift_delta(loss: np.ndarray | float, epsilon: float) -> np.ndarray:
     return np.where(eta > epsilon, -np.expm1((epsilon - eta) / 2), 0.0)
 
 
-def _lengths_losses(epsilon: float, c_min: int, num_types: int,
-                    exact_centres: int) -> tuple[np.ndarray, np.ndarray]:
+def _lengths_losses(epsilon: float, c_min: int, num_types: int, exact_centres: int) -> tuple[np.ndarray, np.ndarray]:
     """(losses, weights), one row per (centre, direction) of `rct_lengths_view_delta`: the M lengths'
     loss shift + sign·(ε/2)(2K - M) at K = 0..M and its Bin(M, p) weights."""
     check_epsilon(epsilon)
@@ -299,8 +321,9 @@ def _lengths_delta(losses: np.ndarray, weights: np.ndarray, eps_prime: float) ->
     return float(min(1.0, worst * (1 + _ROUND_UP) + _ROUND_UP))
 
 
-def rct_lengths_view_delta(epsilon: float, c_min: int, num_types: int, eps_prime: float,
-                           exact_centres: int = 64) -> float:
+def rct_lengths_view_delta(
+    epsilon: float, c_min: int, num_types: int, eps_prime: float, exact_centres: int = 64
+) -> float:
     """Sound δ(ε') of DP-ConSE's released RCT lengths (T_1..T_M), every neighbouring pair of datasets.
 
     T_j ~ Lap+_ε(T_min) independently (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 line 13), and one unit's
@@ -390,8 +413,9 @@ def _approx_dp_pair_losses(events: list[EpsilonDeltaDpEvent]) -> tuple[np.ndarra
     return losses, probs
 
 
-def context_phase1_epsilon(params: ConSEParams, horizon: int, num_types: int, delta: float,
-                           delta_target: float | None = None) -> float:
+def context_phase1_epsilon(
+    params: ConSEParams, horizon: int, num_types: int, delta: float, delta_target: float | None = None
+) -> float:
     """ε at `delta` of the releases a phase-1 context change touches, composed exactly instead of basically.
 
     The components are those of `conse_privacy`'s "context_phase1" (two epoch lengths and two epoch
@@ -501,8 +525,9 @@ def _cate_length_deltas(epsilon: float, size: int, eps_prime: float) -> np.ndarr
     return np.bincount(taus.astype(np.int64), weights=terms, minlength=size) + aside
 
 
-def reward_phase2_epsilon(params: ConSEParams, horizon: int, num_types: int, delta: float,
-                          rct_length_floor: float | None = None) -> float:
+def reward_phase2_epsilon(
+    params: ConSEParams, horizon: int, num_types: int, delta: float, rct_length_floor: float | None = None
+) -> float:
     """ε at δ of one released estimate Δ̂(X_j) under a change of one phase-2 unit's outcomes, every ⌈T_min⌉.
 
     Given T = τ and the coins (the same law under both datasets) the two estimates are Laplace laws of
@@ -589,7 +614,7 @@ def _located_tails(values: np.ndarray, weights: np.ndarray, kernel: np.ndarray, 
     tails non-decreasing in its location), by FFT convolution with a round-off margin; and the weight beyond."""
     hist, beyond = _on_grid(values, weights, size)
     full = signal.fftconvolve(hist, kernel)  # index i + size - 1: Σ_k hist[k] kernel[(i - k) + size - 1]
-    tails = full[size - 1:2 * size - 1] + 1e-13 * (1.0 + float(hist.sum()))
+    tails = full[size - 1 : 2 * size - 1] + 1e-13 * (1.0 + float(hist.sum()))
     return np.minimum(tails, float(hist.sum()) + beyond), beyond
 
 
@@ -645,8 +670,9 @@ def _remove_laws(epsilon: float, tau: int, rising: bool = True) -> tuple[np.ndar
     return a, b, w, aside
 
 
-def _remove_tails(epsilon: float, tau: int, size: int,
-                  rising: bool) -> tuple[np.ndarray, np.ndarray, float, float, float]:
+def _remove_tails(
+    epsilon: float, tau: int, size: int, rising: bool
+) -> tuple[np.ndarray, np.ndarray, float, float, float]:
     """(D's tails, D''s tails, finite mass, infinite mass on D's side, on D''s side) of `_remove_laws` at the grid
     points (the binomial masses set aside are infinite)."""
     a, b, w, aside = _remove_laws(epsilon, tau, rising)
@@ -682,8 +708,12 @@ def _context_phase2_laws(epsilon: float, c_lo: int, c_hi: int) -> tuple[np.ndarr
     rows, beyond = _lap_plus_rows(epsilon, np.arange(c_lo, c_hi + 1), top)
     zero = (points <= 0).astype(float)
     centres = np.arange(c_lo, c_hi + 1)
-    removes = {(tau, up): _remove_tails(epsilon, tau, size, up) for tau in range(2, top) for up in (True, False)
-               if (up and tau <= c_hi) or (not up and tau > c_lo)}
+    removes = {
+        (tau, up): _remove_tails(epsilon, tau, size, up)
+        for tau in range(2, top)
+        for up in (True, False)
+        if (up and tau <= c_hi) or (not up and tau > c_lo)
+    }
     out: list[np.ndarray] = [grid]
     for side, shift in ((0, math.log(2.0)), (1, -math.log(2.0))):
         best = (rows.sum(axis=1)[:, None] * zero[None, :]).copy()  # r >= top: every τ below r, loss 0
@@ -709,8 +739,10 @@ def _context_phase2_laws(epsilon: float, c_lo: int, c_hi: int) -> tuple[np.ndarr
             onehot = sparse.csr_matrix((w, (np.arange(idx.size), idx)), shape=(idx.size, size))
             hist = np.asarray((onehot.T @ mix[:, col].T).T)
             swap_w = hist.sum(axis=1)
-            swap = np.where(points[None, :] <= shift, swap_w[:, None], _clip_tails(hist) + 1e-12 * (1.0 + swap_w[:, None]))
-            spill = rows[:, r + _SWAP_SPAN + 1:].sum(axis=1) * 2.0 ** -(_SWAP_SPAN + 1)  # τ > r + 50
+            swap = np.where(
+                points[None, :] <= shift, swap_w[:, None], _clip_tails(hist) + 1e-12 * (1.0 + swap_w[:, None])
+            )
+            spill = rows[:, r + _SWAP_SPAN + 1 :].sum(axis=1) * 2.0 ** -(_SWAP_SPAN + 1)  # τ > r + 50
             best = np.maximum(best, below[:, None] * zero[None, :] + suffix + swap)
             best_total = np.maximum(best_total, below + suffix_total + swap_w)
             best_inf = np.maximum(best_inf, suffix_inf + mix @ np.array([e[2] for e in entries]) + spill)
@@ -728,8 +760,9 @@ def context_phase2_side_deltas(epsilon: float, centre: int, eps_prime: float) ->
     return float(mp[0] @ weight + ip[0]), float(mq[0] @ weight + iq[0])
 
 
-def context_phase2_epsilon(params: ConSEParams, horizon: int, num_types: int, delta: float,
-                           rct_length_floor: float | None = None) -> float:
+def context_phase2_epsilon(
+    params: ConSEParams, horizon: int, num_types: int, delta: float, rct_length_floor: float | None = None
+) -> float:
     """ε at δ of what a phase-2 unit's change of type (j to k, outcomes free) shows: the actions after it and
     the estimates Δ̂(X_j), Δ̂(X_k), every position and every ⌈T_min⌉ (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2
     lines 31-39).
@@ -779,8 +812,9 @@ def _phase2_epsilon(epsilon: float, c_lo: int, c_hi: int, delta: float) -> float
     return _epsilon_at(delta_of, delta)
 
 
-def whole_algorithm_guarantees(params: ConSEParams, horizon: int, num_types: int, delta: float | None = None,
-                               rct_length_floor: float | None = None) -> dict[str, Guarantee]:
+def whole_algorithm_guarantees(
+    params: ConSEParams, horizon: int, num_types: int, delta: float | None = None, rct_length_floor: float | None = None
+) -> dict[str, Guarantee]:
     """(ε, δ) of DP-ConSE's whole output per neighbour kind, and the worst of them ("whole"), at δ (default the
     claim's 1/n): the tightest sound accounting dpaudit computes (section comment above). One type (M = 1) has
     no change of type. Raises for the no-reset variant (a reward enters every later mean) and where ⌈T_min⌉
@@ -793,19 +827,33 @@ def whole_algorithm_guarantees(params: ConSEParams, horizon: int, num_types: int
     if c_hi - c_lo > _MAX_CENTRES:
         raise ValueError(f"⌈T_min⌉ may range over {c_lo}..{c_hi}, more than {_MAX_CENTRES} centres to compute")
     kinds: dict[str, tuple[Callable[[], float], str]] = {
-        "reward_phase1": (lambda: reward_phase1_epsilon(params, n, delta),
-                          "one epoch mean, mixture over its length and arm count"),
-        "reward_phase2": (lambda: reward_phase2_epsilon(params, n, m, delta, rct_length_floor),
-                          "one estimate, mixture over T and the arm count, every T_min"),
+        "reward_phase1": (
+            lambda: reward_phase1_epsilon(params, n, delta),
+            "one epoch mean, mixture over its length and arm count",
+        ),
+        "reward_phase2": (
+            lambda: reward_phase2_epsilon(params, n, m, delta, rct_length_floor),
+            "one estimate, mixture over T and the arm count, every T_min",
+        ),
     }
     if m > 1:  # one type: no unit can change its type
-        kinds["context_phase1"] = (lambda: context_phase1_epsilon(params, n, m, delta),
-                                   "epoch lengths and means, the M RCT lengths, composed exactly")
-        kinds["context_phase2"] = (lambda: context_phase2_epsilon(params, n, m, delta, rct_length_floor),
-                                   "both types' RCT ends and estimates, dominating pairs composed by convolution")
-    out = {k: Guarantee("approx", max(value(), 1e-12), delta, source=f"{k.replace('_', ' ')}: {why} ({src})")
-           for k, (value, why) in kinds.items()}
+        kinds["context_phase1"] = (
+            lambda: context_phase1_epsilon(params, n, m, delta),
+            "epoch lengths and means, the M RCT lengths, composed exactly",
+        )
+        kinds["context_phase2"] = (
+            lambda: context_phase2_epsilon(params, n, m, delta, rct_length_floor),
+            "both types' RCT ends and estimates, dominating pairs composed by convolution",
+        )
+    out = {
+        k: Guarantee("approx", max(value(), 1e-12), delta, source=f"{k.replace('_', ' ')}: {why} ({src})")
+        for k, (value, why) in kinds.items()
+    }
     worst = max(out, key=lambda k: out[k].dp_epsilon)
-    out["whole"] = Guarantee("approx", out[worst].epsilon, delta,
-                             source=f"the whole output, worst neighbour kind {worst.replace('_', ' ')} ({src})")
+    out["whole"] = Guarantee(
+        "approx",
+        out[worst].epsilon,
+        delta,
+        source=f"the whole output, worst neighbour kind {worst.replace('_', ' ')} ({src})",
+    )
     return out

@@ -35,9 +35,24 @@ def _dp_privacy(horizon, epsilon=1.0, **kw):
     return _privacy(epsilon)(horizon, **kw)
 
 
-ALGORITHMS.register("conse", AlgorithmEntry(
-    "conse", "ConSE: per-type successive elimination then an RCT (Li, Shi, Simchi-Levi ICML 2024 Alg. 1, non-private)",
-    simulate_conse, _CONSE_PARAMS, _privacy(None)))
-ALGORITHMS.register("dp-conse", AlgorithmEntry(
-    "dp-conse", "DP-ConSE: noisy epoch means/lengths, Lap+ RCT lengths, Laplace CATE (Li, Shi, Simchi-Levi ICML 2024 Alg. 2)",
-    simulate_dp_conse, (Param("epsilon", float, 1.0, "privacy parameter ε"),) + _CONSE_PARAMS, _dp_privacy, "epsilon"))
+ALGORITHMS.register(
+    "conse",
+    AlgorithmEntry(
+        "conse",
+        "ConSE: per-type successive elimination then an RCT (Li, Shi, Simchi-Levi ICML 2024 Alg. 1, non-private)",
+        simulate_conse,
+        _CONSE_PARAMS,
+        _privacy(None),
+    ),
+)
+ALGORITHMS.register(
+    "dp-conse",
+    AlgorithmEntry(
+        "dp-conse",
+        "DP-ConSE: noisy epoch means/lengths, Lap+ RCT lengths, Laplace CATE (Li, Shi, Simchi-Levi ICML 2024 Alg. 2)",
+        simulate_dp_conse,
+        (Param("epsilon", float, 1.0, "privacy parameter ε"),) + _CONSE_PARAMS,
+        _dp_privacy,
+        "epsilon",
+    ),
+)

@@ -33,8 +33,17 @@ def checkpoints(horizon: int, points: int = 100) -> np.ndarray:
     return np.unique(np.linspace(1, horizon, min(points, horizon)).round().astype(np.int64))
 
 
-def _simulate(name: str, horizon: int, runs: int, seed: int, epsilon: float | None, types: int, alpha: float,
-              gap: float, seasonality: float) -> RegretCurves:
+def _simulate(
+    name: str,
+    horizon: int,
+    runs: int,
+    seed: int,
+    epsilon: float | None,
+    types: int,
+    alpha: float,
+    gap: float,
+    seasonality: float,
+) -> RegretCurves:
     horizon = check_int_at_least(horizon, 2, "horizon")
     runs = check_positive_int(runs, "runs")
     env = default_experiment(types, gap, seasonality)
@@ -55,8 +64,14 @@ def _simulate(name: str, horizon: int, runs: int, seed: int, epsilon: float | No
         regret=res.regret[:, cp - 1],
         privacy=privacy,
         params={
-            "types": types, "alpha": alpha, "epsilon": epsilon, "gap": gap, "seasonality": seasonality,
-            "seed": seed, "horizon": horizon, "runs": runs,
+            "types": types,
+            "alpha": alpha,
+            "epsilon": epsilon,
+            "gap": gap,
+            "seasonality": seasonality,
+            "seed": seed,
+            "horizon": horizon,
+            "runs": runs,
             # the experiment's second objective (Li, Shi, Simchi-Levi, Eq. 1): max over types of the estimator MSE
             "estimator_max_mse": float(np.nanmax(np.nanmean(sq, axis=0))),
             "estimator_mse_per_type": [float(v) for v in np.nanmean(sq, axis=0)],
@@ -64,13 +79,22 @@ def _simulate(name: str, horizon: int, runs: int, seed: int, epsilon: float | No
     )
 
 
-def simulate_conse(horizon: int, runs: int, seed: int, types: int = 2, alpha: float = 0.5, gap: float = 0.4,
-                   seasonality: float = 0.3) -> RegretCurves:
+def simulate_conse(
+    horizon: int, runs: int, seed: int, types: int = 2, alpha: float = 0.5, gap: float = 0.4, seasonality: float = 0.3
+) -> RegretCurves:
     """Regret of non-private ConSE (Li, Shi, Simchi-Levi, Algorithm 1); params carry the estimator MSE."""
     return _simulate("conse", horizon, runs, seed, None, types, alpha, gap, seasonality)
 
 
-def simulate_dp_conse(horizon: int, runs: int, seed: int, epsilon: float = 1.0, types: int = 2, alpha: float = 0.5,
-                      gap: float = 0.4, seasonality: float = 0.3) -> RegretCurves:
+def simulate_dp_conse(
+    horizon: int,
+    runs: int,
+    seed: int,
+    epsilon: float = 1.0,
+    types: int = 2,
+    alpha: float = 0.5,
+    gap: float = 0.4,
+    seasonality: float = 0.3,
+) -> RegretCurves:
     """Regret of DP-ConSE (Li, Shi, Simchi-Levi, Algorithm 2); privacy carries the claimed and corrected guarantees."""
     return _simulate("dp-conse", horizon, runs, seed, epsilon, types, alpha, gap, seasonality)

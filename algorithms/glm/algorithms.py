@@ -30,8 +30,9 @@ class PrivateGLM:
     params: PrivateGLMParams
     name = "private-glm"
 
-    def run(self, data: tuple[GLMEnvironment, GLMData], rng: np.random.Generator, *,
-            release: bool = False) -> PrivateGLMResult:
+    def run(
+        self, data: tuple[GLMEnvironment, GLMData], rng: np.random.Generator, *, release: bool = False
+    ) -> PrivateGLMResult:
         """Every run of the users `data[1]` in the environment `data[0]`; `release` keeps the tree releases."""
         env, users = data
         return run_private_glm(env, users, self.params, rng, release=release)
@@ -61,8 +62,9 @@ class ShuffleGLM:
         """See `shuffle_glm_target`."""
         return shuffle_glm_target(self.params, observable)
 
-    def privacy(self, horizon: int, *, dim: int, batch_sizes: Sequence[int],
-                iterations: Sequence[int] | None = None) -> Privacy:
+    def privacy(
+        self, horizon: int, *, dim: int, batch_sizes: Sequence[int], iterations: Sequence[int] | None = None
+    ) -> Privacy:
         """Claimed (Thm 5.1) vs corrected privacy of a run whose batches (summing to `horizon` users) have
         `batch_sizes` (a run's `batch_ends` differenced) and `iterations` P_GD rounds each."""
         sizes = [check_positive_int(n, "batch_sizes") for n in batch_sizes]

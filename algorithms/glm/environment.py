@@ -51,8 +51,9 @@ def _normal_pdf(z: np.ndarray) -> np.ndarray:
 LINKS = {
     # sup|σ''| = sup|σ(1−σ)(1−2σ)| = 1/(6√3), at σ = 1/2 ± 1/(2√3); sup|Φ''| = sup|z φ(z)| = φ(1)
     "logistic": Link("logistic", special.expit, _sigmoid_dot, 0.25, 1.0 / (6.0 * math.sqrt(3.0))),
-    "probit": Link("probit", special.ndtr, _normal_pdf, 1.0 / math.sqrt(2.0 * math.pi),
-                   math.exp(-0.5) / math.sqrt(2.0 * math.pi)),
+    "probit": Link(
+        "probit", special.ndtr, _normal_pdf, 1.0 / math.sqrt(2.0 * math.pi), math.exp(-0.5) / math.sqrt(2.0 * math.pi)
+    ),
 }
 
 

@@ -43,26 +43,41 @@ __all__ = ["NEIGHBOURING", "optimiser_call_events", "private_glm_privacy", "shuf
 NEIGHBOURING = RELATIONS["user"]  # the relation both declarations name
 
 
-def _declare(trust_model: str, eps: float, delta: float, theorem: str, event: dp_accounting.DpEvent,
-             paper: dp_accounting.DpEvent, note: str, proof_step: dp_accounting.DpEvent | None = None) -> Privacy:
+def _declare(
+    trust_model: str,
+    eps: float,
+    delta: float,
+    theorem: str,
+    event: dp_accounting.DpEvent,
+    paper: dp_accounting.DpEvent,
+    note: str,
+    proof_step: dp_accounting.DpEvent | None = None,
+) -> Privacy:
     """The declaration: claim as stated, corrected = the best accountant's ε of `event` at the claim's δ
     (inf when the event's own δ exceeds it)."""
     claim = Guarantee("approx", eps, delta, source=f"Sarmasarkar (shuffle/joint DP GLM bandits) {theorem}")
     declared = Privacy("user", trust_model, event, claim, None, note, paper_event=paper, proof_step=proof_step)
     accounted = declared.accounted_epsilon()  # never None here: the declaration has an event
-    corrected = Guarantee("approx", math.inf if accounted is None else max(accounted, 1e-12), delta,
-                          source="dpaudit.accounting of the declared event")
+    corrected = Guarantee(
+        "approx",
+        math.inf if accounted is None else max(accounted, 1e-12),
+        delta,
+        source="dpaudit.accounting of the declared event",
+    )
     return dataclasses.replace(declared, corrected=corrected)
 
 
-def private_glm_privacy(params: PrivateGLMParams, horizon: int, dim: int, kappa: float, kappa_star: float,
-                        S: float) -> Privacy:
+def private_glm_privacy(
+    params: PrivateGLMParams, horizon: int, dim: int, kappa: float, kappa_star: float, S: float
+) -> Privacy:
     """Claimed vs corrected privacy of Private-GLM run with `params` (Sarmasarkar, Thm 6.2)."""
     if not params.private:
         raise ValueError("private_glm_privacy needs params.epsilon (the non-private variant claims nothing)")
     if params.tree_query != "correct":
-        raise ValueError(f"tree_query={params.tree_query!r} (the authors' first-commit tree, a reproduction device) "
-                         "has no privacy accounting: its queries are not the binary mechanism's")
+        raise ValueError(
+            f"tree_query={params.tree_query!r} (the authors' first-commit tree, a reproduction device) "
+            "has no privacy accounting: its queries are not the binary mechanism's"
+        )
     T = check_positive_int(horizon, "horizon")
     d = check_positive_int(dim, "dim")
     kappa_star = check_positive(kappa_star, "kappa_star")
@@ -74,24 +89,35 @@ def private_glm_privacy(params: PrivateGLMParams, horizon: int, dim: int, kappa:
         # the code calibrates V to leaf bound 1 (not 1/κ*), still with operator-norm sensitivity
         v_claim = _code_v_claim(c.sigma_v, T, d)
     call_o, call_tau = optimiser_call_events(params, c)
-    paper = dp_accounting.ComposedDpEvent([
-        ParallelComposedDpEvent([v_claim, h_claim]),
-        EpsilonDeltaDpEvent(eps / 3, delta / 6 + zeta / 6),
-        ParallelComposedDpEvent([
-            dp_accounting.SelfComposedDpEvent(EpsilonDeltaDpEvent(*c.call_budget_o), c.count1_cutoff),
-            dp_accounting.SelfComposedDpEvent(EpsilonDeltaDpEvent(*c.call_budget_tau), c.count2_cutoff),
-        ]),
-    ])
-    corrected = dp_accounting.ComposedDpEvent([
-        v_corr, h_corr,
-        dp_accounting.SelfComposedDpEvent(call_o, c.count1_cutoff),
-        dp_accounting.SelfComposedDpEvent(call_tau, c.count2_cutoff),
-    ])
-    note = (f"joint DP; tree calibration {params.tree_calibration!r}; V leaf bound 1 and Frobenius √2; "
-            "trees and optimiser sequences composed sequentially")
+    paper = dp_accounting.ComposedDpEvent(
+        [
+            ParallelComposedDpEvent([v_claim, h_claim]),
+            EpsilonDeltaDpEvent(eps / 3, delta / 6 + zeta / 6),
+            ParallelComposedDpEvent(
+                [
+                    dp_accounting.SelfComposedDpEvent(EpsilonDeltaDpEvent(*c.call_budget_o), c.count1_cutoff),
+                    dp_accounting.SelfComposedDpEvent(EpsilonDeltaDpEvent(*c.call_budget_tau), c.count2_cutoff),
+                ]
+            ),
+        ]
+    )
+    corrected = dp_accounting.ComposedDpEvent(
+        [
+            v_corr,
+            h_corr,
+            dp_accounting.SelfComposedDpEvent(call_o, c.count1_cutoff),
+            dp_accounting.SelfComposedDpEvent(call_tau, c.count2_cutoff),
+        ]
+    )
+    note = (
+        f"joint DP; tree calibration {params.tree_calibration!r}; V leaf bound 1 and Frobenius √2; "
+        "trees and optimiser sequences composed sequentially"
+    )
     if params.optimizer == "dp-sgd":
-        note += (f"; DP-SGD: {c.sgd_steps_o}/{c.sgd_steps_tau} Poisson-sampled Gaussian steps (q = "
-                 f"{params.sgd_sampling_rate:g}) per θ̂_o/θ̂_τ call at the replace-one sensitivity 2C")
+        note += (
+            f"; DP-SGD: {c.sgd_steps_o}/{c.sgd_steps_tau} Poisson-sampled Gaussian steps (q = "
+            f"{params.sgd_sampling_rate:g}) per θ̂_o/θ̂_τ call at the replace-one sensitivity 2C"
+        )
         if params.sgd_noise == "code":
             note += " (the authors' noise C·z: half the multiplier their accounting assumes)"
     return _declare("joint", eps, delta, "Theorem 6.2", corrected, paper, note)
@@ -110,11 +136,15 @@ def optimiser_call_events(params: PrivateGLMParams, c) -> tuple[dp_accounting.Dp
     """
     if params.optimizer == "dp-gd":
         sens, it = 2.0 * params.clip, params.optimizer_iterations
-        return (dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(c.sigma_opt_o / sens), it),
-                dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(c.sigma_opt_tau / sens), it))
+        return (
+            dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(c.sigma_opt_o / sens), it),
+            dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(c.sigma_opt_tau / sens), it),
+        )
     sens, q = 2.0 * params.sgd_clip, float(params.sgd_sampling_rate)
-    return (sgd_call_event(c.sigma_opt_o / sens, q, c.sgd_steps_o),
-            sgd_call_event(c.sigma_opt_tau / sens, q, c.sgd_steps_tau))
+    return (
+        sgd_call_event(c.sigma_opt_o / sens, q, c.sgd_steps_o),
+        sgd_call_event(c.sigma_opt_tau / sens, q, c.sgd_steps_tau),
+    )
 
 
 def _code_v_claim(sigma: float, horizon: int, dim: int) -> dp_accounting.DpEvent:
@@ -123,18 +153,22 @@ def _code_v_claim(sigma: float, horizon: int, dim: int) -> dp_accounting.DpEvent
     return tree.event(1.0, nodes_per_leaf=paper_tree_depth(horizon))
 
 
-def _matrix_sum_events(num_users: int, dim: int, epsilon: float,
-                       delta: float) -> tuple[dp_accounting.DpEvent, dp_accounting.DpEvent]:
+def _matrix_sum_events(
+    num_users: int, dim: int, epsilon: float, delta: float
+) -> tuple[dp_accounting.DpEvent, dp_accounting.DpEvent]:
     """(exact, theorem) events of one batch's covariance sum: the eq. 127 bit sum at (ε, δ) over the d(d+1)/2
     labels i <= j (Sarmasarkar, Alg. 4 R2; `bit_sum_event`, `bit_sum_theorem_event`). V's entries lie in
     [-1, 1]; H_k's in [-1/κ*, 1/κ*] give the same counts up to scale, so the same events."""
     g, b, p = cheu_parameters(epsilon, delta, num_users, dim)
-    return (bit_sum_event(num_users, dim * (dim + 1) // 2, g, b, p),
-            bit_sum_theorem_event(num_users, g, b, dim, delta, p))
+    return (
+        bit_sum_event(num_users, dim * (dim + 1) // 2, g, b, p),
+        bit_sum_theorem_event(num_users, g, b, dim, delta, p),
+    )
 
 
-def shuffle_glm_privacy(params: ShuffleGLMParams, batch_sizes: list[int], dim: int,
-                        iterations: list[int] | None = None) -> Privacy:
+def shuffle_glm_privacy(
+    params: ShuffleGLMParams, batch_sizes: list[int], dim: int, iterations: list[int] | None = None
+) -> Privacy:
     """Claimed vs corrected privacy of ShuffleGLM with the given batch sizes (Sarmasarkar, Thm 5.1, App. D.1).
 
     iterations: P_GD rounds per batch (default Alg. 7's T_it).
@@ -153,12 +187,21 @@ def shuffle_glm_privacy(params: ShuffleGLMParams, batch_sizes: list[int], dim: i
     for n, it in zip(sizes, iters):
         matrix, matrix_theorem = _matrix_sum_events(n, d, eps / 2, delta / 2)
         pgd, pgd_theorem = pgd_events(n, d, eps / 2, delta / 2, it)
-        paper.append(dp_accounting.ComposedDpEvent([EpsilonDeltaDpEvent(eps / 2, delta / 2),
-                                                    EpsilonDeltaDpEvent(eps / 2, delta / 2)]))
+        paper.append(
+            dp_accounting.ComposedDpEvent(
+                [EpsilonDeltaDpEvent(eps / 2, delta / 2), EpsilonDeltaDpEvent(eps / 2, delta / 2)]
+            )
+        )
         corrected.append(dp_accounting.ComposedDpEvent([matrix, pgd]))
         proof.append(dp_accounting.ComposedDpEvent([matrix_theorem, pgd_theorem]))
-    return _declare("shuffle", eps, delta, "Theorem 5.1", ParallelComposedDpEvent(corrected),
-                    ParallelComposedDpEvent(paper),
-                    "exact binomial-count accounting of each invocation; batches on disjoint users; "
-                    "the proof's theorem on the real count range (2g) is `proof_step`",
-                    ParallelComposedDpEvent(proof))
+    return _declare(
+        "shuffle",
+        eps,
+        delta,
+        "Theorem 5.1",
+        ParallelComposedDpEvent(corrected),
+        ParallelComposedDpEvent(paper),
+        "exact binomial-count accounting of each invocation; batches on disjoint users; "
+        "the proof's theorem on the real count range (2g) is `proof_step`",
+        ParallelComposedDpEvent(proof),
+    )

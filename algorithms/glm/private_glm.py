@@ -133,14 +133,16 @@ def dp_sgd_noise_multiplier(epsilon: float, delta: float, sampling_rate: float, 
     delta = check_open_unit(delta, "delta")
     q = check_open_unit(sampling_rate, "sampling_rate") if sampling_rate != 1.0 else 1.0
     k = check_positive_int(steps, "steps")
-    return calibrate(lambda z: sgd_call_event(z, q, k), epsilon, delta, lower=0.1, upper=1e3, accountant="rdp",
-                     rtol=1e-6)
+    return calibrate(
+        lambda z: sgd_call_event(z, q, k), epsilon, delta, lower=0.1, upper=1e3, accountant="rdp", rtol=1e-6
+    )
 
 
 def sgd_call_event(noise_multiplier: float, sampling_rate: float, steps: int) -> dp_accounting.DpEvent:
     """One DP-SGD call: `steps` releases of the Poisson-subsampled Gaussian at rate q, noise multiplier z."""
     return dp_accounting.SelfComposedDpEvent(
-        dp_accounting.PoissonSampledDpEvent(sampling_rate, dp_accounting.GaussianDpEvent(noise_multiplier)), steps)
+        dp_accounting.PoissonSampledDpEvent(sampling_rate, dp_accounting.GaussianDpEvent(noise_multiplier)), steps
+    )
 
 
 class AuthorsFirstCommitTree:
@@ -155,7 +157,7 @@ class AuthorsFirstCommitTree:
 
     def __init__(self, horizon: int, sigma: float, dim: int, rng: np.random.Generator, runs: int) -> None:
         self.height = math.ceil(math.log2(check_positive_int(horizon, "horizon"))) + 1
-        size = 2 ** self.height
+        size = 2**self.height
         self.sums = np.zeros((runs, size, dim, dim))
         z = rng.normal(0.0, sigma, size=(runs, size, dim, dim)) if sigma > 0 else np.zeros((runs, size, dim, dim))
         self.noise = 0.5 * (z + np.swapaxes(z, -1, -2))
@@ -286,8 +288,9 @@ class PrivateGLMConstants:
     noise_multiplier_tau: float = 0.0
 
 
-def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kappa: float, kappa_star: float,
-                          S: float, R: float = 1.0) -> PrivateGLMConstants:
+def private_glm_constants(
+    params: PrivateGLMParams, horizon: int, dim: int, kappa: float, kappa_star: float, S: float, R: float = 1.0
+) -> PrivateGLMConstants:
     """The authors' experiment constants, for horizon T, dimension d and the instance's κ, κ*, S:
     λ = 2 ln(4/δ) ln²(4T/ζ)/(εκ*) + 0.75 d ln(4T/ζ)/R², λ_max/min = λ ± 1.5 ln(4/δ) ln²(4T/ζ)/(εκ*),
     γ = RS√(d ln(T/ζ)), β = 4√(d ln(T/ζ)), Criterion I at ‖x‖²_{V⁻¹} > 1/(0.01 κ R⁴ S² d),
@@ -305,8 +308,29 @@ def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kapp
         big = 10 * T
         e = p.sgd_epochs or authors_sgd_epochs(math.inf)
         k = sgd_steps(e, p.sgd_sampling_rate)
-        return PrivateGLMConstants(base, base, base, gamma, beta, threshold, big, big, (math.inf, 0.0),
-                                   (math.inf, 0.0), 0.0, 0.0, 0.0, 0.0, depth, e, e, k, k, 0.0, 0.0)
+        return PrivateGLMConstants(
+            base,
+            base,
+            base,
+            gamma,
+            beta,
+            threshold,
+            big,
+            big,
+            (math.inf, 0.0),
+            (math.inf, 0.0),
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            depth,
+            e,
+            e,
+            k,
+            k,
+            0.0,
+            0.0,
+        )
     eps, delta = p.dp_epsilon, p.delta
     noise_term = math.log(4 / delta) * math.log(4 * T / p.zeta) ** 2 / (eps * kappa_star)
     lam = 2.0 * noise_term + base
@@ -324,16 +348,52 @@ def private_glm_constants(params: PrivateGLMParams, horizon: int, dim: int, kapp
     if p.optimizer == "dp-gd":
         it = p.optimizer_iterations
         return PrivateGLMConstants(
-            lam, lam_min, lam_max, gamma, beta, threshold, c1, c2, b_o, b_tau, sigma_v, sigma_h,
-            dp_gd_sigma(b_o[0], b_o[1], it, p.clip), dp_gd_sigma(b_tau[0], b_tau[1], it, p.clip), depth,
+            lam,
+            lam_min,
+            lam_max,
+            gamma,
+            beta,
+            threshold,
+            c1,
+            c2,
+            b_o,
+            b_tau,
+            sigma_v,
+            sigma_h,
+            dp_gd_sigma(b_o[0], b_o[1], it, p.clip),
+            dp_gd_sigma(b_tau[0], b_tau[1], it, p.clip),
+            depth,
         )
     q = float(p.sgd_sampling_rate)
-    e_o, e_tau = (p.sgd_epochs, p.sgd_epochs) if p.sgd_epochs else (authors_sgd_epochs(b_o[0]), authors_sgd_epochs(b_tau[0]))
+    e_o, e_tau = (
+        (p.sgd_epochs, p.sgd_epochs) if p.sgd_epochs else (authors_sgd_epochs(b_o[0]), authors_sgd_epochs(b_tau[0]))
+    )
     k_o, k_tau = sgd_steps(e_o, q), sgd_steps(e_tau, q)
     z_o, z_tau = dp_sgd_noise_multiplier(*b_o, q, k_o), dp_sgd_noise_multiplier(*b_tau, q, k_tau)
     scale = (2.0 if p.sgd_noise == "replace-one" else 1.0) * p.sgd_clip
-    return PrivateGLMConstants(lam, lam_min, lam_max, gamma, beta, threshold, c1, c2, b_o, b_tau, sigma_v, sigma_h,
-                               z_o * scale, z_tau * scale, depth, e_o, e_tau, k_o, k_tau, z_o, z_tau)
+    return PrivateGLMConstants(
+        lam,
+        lam_min,
+        lam_max,
+        gamma,
+        beta,
+        threshold,
+        c1,
+        c2,
+        b_o,
+        b_tau,
+        sigma_v,
+        sigma_h,
+        z_o * scale,
+        z_tau * scale,
+        depth,
+        e_o,
+        e_tau,
+        k_o,
+        k_tau,
+        z_o,
+        z_tau,
+    )
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -446,15 +506,28 @@ class _Rounds:
     @classmethod
     def start(cls, runs: int, T: int, d: int, lam: float) -> _Rounds:
         maxdet = np.full(runs, lam**d)
-        return cls(np.zeros((runs, d, d)), np.zeros((runs, d, d)), np.broadcast_to(np.eye(d) / lam, (runs, d, d)).copy(),
-                   maxdet, maxdet.copy(), np.zeros((runs, d)), np.zeros((runs, d)), np.zeros(runs, dtype=np.int64),
-                   np.zeros(runs, dtype=np.int64), np.zeros((runs, T, d)), np.zeros((runs, T)),
-                   np.zeros((runs, T), dtype=bool), np.zeros((runs, T), dtype=bool), np.zeros((runs, T), dtype=np.int64),
-                   np.zeros((runs, T)))
+        return cls(
+            np.zeros((runs, d, d)),
+            np.zeros((runs, d, d)),
+            np.broadcast_to(np.eye(d) / lam, (runs, d, d)).copy(),
+            maxdet,
+            maxdet.copy(),
+            np.zeros((runs, d)),
+            np.zeros((runs, d)),
+            np.zeros(runs, dtype=np.int64),
+            np.zeros(runs, dtype=np.int64),
+            np.zeros((runs, T, d)),
+            np.zeros((runs, T)),
+            np.zeros((runs, T), dtype=bool),
+            np.zeros((runs, T), dtype=bool),
+            np.zeros((runs, T), dtype=np.int64),
+            np.zeros((runs, T)),
+        )
 
 
-def _switching(st: _Rounds, params: PrivateGLMParams, c: PrivateGLMConstants, h_now: np.ndarray,
-               exp_now: np.ndarray, d: int) -> np.ndarray:
+def _switching(
+    st: _Rounds, params: PrivateGLMParams, c: PrivateGLMConstants, h_now: np.ndarray, exp_now: np.ndarray, d: int
+) -> np.ndarray:
     """Criterion II on exploitation rounds: the running max of det H_s doubled since τ (or the
     eigenvalue variant), while the count of θ̂_τ refits stays below its cutoff."""
     st.maxdet_cur = np.maximum(st.maxdet_cur, np.linalg.det(h_now))
@@ -465,8 +538,17 @@ def _switching(st: _Rounds, params: PrivateGLMParams, c: PrivateGLMConstants, h_
     return (~exp_now) & grown & (st.calls_tau < c.count2_cutoff)
 
 
-def _switch(st: _Rounds, sw: np.ndarray, t: int, h_now: np.ndarray, rng: np.random.Generator, link,
-            params: PrivateGLMParams, c: PrivateGLMConstants, S: float) -> None:
+def _switch(
+    st: _Rounds,
+    sw: np.ndarray,
+    t: int,
+    h_now: np.ndarray,
+    rng: np.random.Generator,
+    link,
+    params: PrivateGLMParams,
+    c: PrivateGLMConstants,
+    S: float,
+) -> None:
     """At a switch: τ = t, H_τ = H_t, and θ̂_τ refit on the exploitation rounds so far (noisy optimiser)."""
     idx = np.nonzero(sw)[0]
     st.maxdet_tau[idx] = st.maxdet_cur[idx]
@@ -474,14 +556,32 @@ def _switch(st: _Rounds, sw: np.ndarray, t: int, h_now: np.ndarray, rng: np.rand
     mask = (~st.explore[idx, :t]) if not params.exploration_in_exploit_data else np.ones((idx.size, t), bool)
     if t > 0:
         start = st.theta_tau[idx] if params.centre == "paper" else (st.theta_o[idx] + st.theta_tau[idx]) / 2
-        st.theta_tau[idx] = _optimise(rng, link, start, st.X[idx, :t], st.Y[idx, :t], mask.astype(float),
-                                      c.sigma_opt_tau, c.sgd_epochs_tau, c.sgd_steps_tau, params, S)
+        st.theta_tau[idx] = _optimise(
+            rng,
+            link,
+            start,
+            st.X[idx, :t],
+            st.Y[idx, :t],
+            mask.astype(float),
+            c.sigma_opt_tau,
+            c.sgd_epochs_tau,
+            c.sgd_steps_tau,
+            params,
+            S,
+        )
     st.calls_tau[idx] += 1
     st.switches[idx, t] = True
 
 
-def _choose(st: _Rounds, arms: np.ndarray, norms2: np.ndarray, exp_now: np.ndarray, params: PrivateGLMParams,
-            c: PrivateGLMConstants, kappa: float) -> np.ndarray:
+def _choose(
+    st: _Rounds,
+    arms: np.ndarray,
+    norms2: np.ndarray,
+    exp_now: np.ndarray,
+    params: PrivateGLMParams,
+    c: PrivateGLMConstants,
+    kappa: float,
+) -> np.ndarray:
     """Exploration: the arm of largest ‖x‖_{V⁻¹}; exploitation: eliminate with θ̂_o, then UCB on H_τ."""
     width_v = np.sqrt(np.maximum(norms2, 0.0))
     lin_o = st.theta_o @ arms.T
@@ -493,21 +593,46 @@ def _choose(st: _Rounds, arms: np.ndarray, norms2: np.ndarray, exp_now: np.ndarr
     return np.where(exp_now, norms2.argmax(axis=1), ucb.argmax(axis=1))
 
 
-def _refit_o(st: _Rounds, exp_now: np.ndarray, t: int, rng: np.random.Generator, link, params: PrivateGLMParams,
-             c: PrivateGLMConstants, S: float) -> None:
+def _refit_o(
+    st: _Rounds,
+    exp_now: np.ndarray,
+    t: int,
+    rng: np.random.Generator,
+    link,
+    params: PrivateGLMParams,
+    c: PrivateGLMConstants,
+    S: float,
+) -> None:
     """θ̂_o refit on the exploration rounds after every exploration round, up to count1_cutoff calls."""
     fit_o = exp_now & (st.calls_o < c.count1_cutoff)
     if fit_o.any():
         idx = np.nonzero(fit_o)[0]
         mask = st.explore[idx, : t + 1].astype(float)
         start = (st.theta_o[idx] + st.theta_tau[idx]) / 2
-        st.theta_o[idx] = _optimise(rng, link, start, st.X[idx, : t + 1], st.Y[idx, : t + 1], mask, c.sigma_opt_o,
-                                    c.sgd_epochs_o, c.sgd_steps_o, params, S)
+        st.theta_o[idx] = _optimise(
+            rng,
+            link,
+            start,
+            st.X[idx, : t + 1],
+            st.Y[idx, : t + 1],
+            mask,
+            c.sigma_opt_o,
+            c.sgd_epochs_o,
+            c.sgd_steps_o,
+            params,
+            S,
+        )
         st.calls_o[idx] += 1
 
 
-def run_private_glm(env: GLMEnvironment, data: GLMData, params: PrivateGLMParams, rng: np.random.Generator,
-                    release: bool = False, S: float | None = None) -> PrivateGLMResult:
+def run_private_glm(
+    env: GLMEnvironment,
+    data: GLMData,
+    params: PrivateGLMParams,
+    rng: np.random.Generator,
+    release: bool = False,
+    S: float | None = None,
+) -> PrivateGLMResult:
     """Private-GLM (Sarmasarkar, Alg. 2) on every run of `data`; S defaults to ‖θ*‖ (the known bound).
 
     Each round: project the released V and H, decide exploration, test the switching criterion (and
@@ -560,8 +685,18 @@ def run_private_glm(env: GLMEnvironment, data: GLMData, params: PrivateGLMParams
         st.h_prefix = th.insert(np.where(exp_now[:, None, None], 0.0, scal[:, None, None] * outer))
         _refit_o(st, exp_now, t, rng, link, params, c, S)
     released = {"V": rel_v, "H": rel_h} if rel_v is not None and rel_h is not None else None
-    return PrivateGLMResult(st.actions, np.cumsum(st.inst, axis=1), st.explore, st.switches, st.calls_o, st.calls_tau,
-                            st.theta_o, st.theta_tau, c, released)
+    return PrivateGLMResult(
+        st.actions,
+        np.cumsum(st.inst, axis=1),
+        st.explore,
+        st.switches,
+        st.calls_o,
+        st.calls_tau,
+        st.theta_o,
+        st.theta_tau,
+        c,
+        released,
+    )
 
 
 def private_glm_target(
@@ -586,9 +721,9 @@ def private_glm_target(
         rep = GLMData(np.repeat(users.seeds[:1], size, axis=0), np.repeat(users.pinned[:1], size, axis=0))
         res = run_private_glm(env, rep, params, rng, release=observable.startswith("released"))
         if observable == "actions_after":
-            return res.actions[:, after + 1:]
+            return res.actions[:, after + 1 :]
         if observable == "explore_count_after":
-            return res.explore[:, after + 1:].sum(axis=1)
+            return res.explore[:, after + 1 :].sum(axis=1)
         if observable == "theta":
             return np.concatenate([res.theta_o, res.theta_tau], axis=1)
         assert res.released is not None  # run with release=True for the released observables

@@ -42,8 +42,9 @@ __all__ = [
 SHUFFLE_GLM_OBSERVABLES = ("released", "actions")
 
 
-def g_optimal_design(arms: np.ndarray, mask: np.ndarray | None = None, iterations: int = 60,
-                     ridge: float = 1e-6) -> np.ndarray:
+def g_optimal_design(
+    arms: np.ndarray, mask: np.ndarray | None = None, iterations: int = 60, ridge: float = 1e-6
+) -> np.ndarray:
     """Approximate G-optimal design π over each arm set (Lemma 4.3; Fedorov-Wynn / Frank-Wolfe on log det).
 
     arms (..., K, d), mask (..., K) of available arms. Step towards the arm maximising g(x) = xᵀA(π)⁻¹x with
@@ -184,8 +185,10 @@ def _schedule(env: GLMEnvironment, params: ShuffleGLMParams, T: int, S: float, R
     else:
         sigma, nu = 0.0, 0.0
     lam = params.lam or 20 * d * R * math.log(T) + 6 * sigma * math.sqrt(math.log(2 * d * m * T / delta))
-    gamma = params.gamma or (30 * R * S * math.sqrt(d * R * math.log(T) + 12 * sigma * math.sqrt(
-        math.log(2 * d * m * T / delta))) + math.sqrt(4 * R * S * nu))
+    gamma = params.gamma or (
+        30 * R * S * math.sqrt(d * R * math.log(T) + 12 * sigma * math.sqrt(math.log(2 * d * m * T / delta)))
+        + math.sqrt(4 * R * S * nu)
+    )
     if params.first_batch is None:
         alpha = T ** (1.0 / (2.0 * (1.0 - 2.0 ** (-m + 1)))) if m > 1 else float(T)
         first = (math.sqrt(kappa) * math.exp(3 * S) * d**2 * gamma**2 / S * alpha) ** (2.0 / 3.0)
@@ -194,8 +197,19 @@ def _schedule(env: GLMEnvironment, params: ShuffleGLMParams, T: int, S: float, R
     return _Schedule(lam, gamma, shuffle_glm_batches(T, m, first))
 
 
-def _batch_design(ctx: np.ndarray, k: int, thetas: np.ndarray, inv_mats: np.ndarray, link, params: ShuffleGLMParams,
-                  gamma: float, kappa: float, S: float, R: float, runs: int) -> np.ndarray:
+def _batch_design(
+    ctx: np.ndarray,
+    k: int,
+    thetas: np.ndarray,
+    inv_mats: np.ndarray,
+    link,
+    params: ShuffleGLMParams,
+    gamma: float,
+    kappa: float,
+    S: float,
+    R: float,
+    runs: int,
+) -> np.ndarray:
     """Batch k's sampling design π over each round's arms: G-optimal on the raw contexts for batch 1; later,
     on the arms surviving every earlier batch's elimination, G-optimal on the contexts scaled by μ'/β (Alg. 1)."""
     if k == 0:
@@ -213,8 +227,18 @@ def _batch_design(ctx: np.ndarray, k: int, thetas: np.ndarray, inv_mats: np.ndar
     return g_optimal_design(np.sqrt(scal)[..., None] * ctx[None], mask, iterations=params.design_iterations)
 
 
-def _leaf_weights(x: np.ndarray, k: int, thetas: np.ndarray, inv_mats: np.ndarray, link, gamma: float,
-                  kappa: float, kappa_star: float, S: float, R: float) -> np.ndarray:
+def _leaf_weights(
+    x: np.ndarray,
+    k: int,
+    thetas: np.ndarray,
+    inv_mats: np.ndarray,
+    link,
+    gamma: float,
+    kappa: float,
+    kappa_star: float,
+    S: float,
+    R: float,
+) -> np.ndarray:
     """Weights of the users' x xᵀ in batch k's matrix: 1 in batch 1, else min(μ'(xᵀθ̂_1)/β, 1/κ*)."""
     if k == 0:
         return np.ones(x.shape[:2])
@@ -223,8 +247,18 @@ def _leaf_weights(x: np.ndarray, k: int, thetas: np.ndarray, inv_mats: np.ndarra
     return np.minimum(c / np.exp(R * np.minimum(2 * S, gamma * math.sqrt(kappa) * wv_t)), 1.0 / kappa_star)
 
 
-def _estimate(x: np.ndarray, r: np.ndarray, params: ShuffleGLMParams, n: int, d: int, lam: float, S: float, link,
-              rng: np.random.Generator, runs: int) -> tuple[np.ndarray, int]:
+def _estimate(
+    x: np.ndarray,
+    r: np.ndarray,
+    params: ShuffleGLMParams,
+    n: int,
+    d: int,
+    lam: float,
+    S: float,
+    link,
+    rng: np.random.Generator,
+    runs: int,
+) -> tuple[np.ndarray, int]:
     """(θ̄, rounds): P_GD over the shuffled GLM gradients of the users' (x, r) (private, the fused
     `ShuffleGradientDescent.run_glm`), or exact projected GD on the mean gradient."""
     delta = params.delta
@@ -247,8 +281,9 @@ def _estimate(x: np.ndarray, r: np.ndarray, params: ShuffleGLMParams, n: int, d:
     return total / it, it
 
 
-def run_shuffle_glm(env: GLMEnvironment, data: GLMData, params: ShuffleGLMParams, rng: np.random.Generator,
-                    S: float | None = None) -> ShuffleGLMResult:
+def run_shuffle_glm(
+    env: GLMEnvironment, data: GLMData, params: ShuffleGLMParams, rng: np.random.Generator, S: float | None = None
+) -> ShuffleGLMResult:
     """ShuffleGLM (Sarmasarkar, Alg. 1) on every run of `data`; S defaults to ‖θ*‖, κ and κ* to the instance's.
 
     Each batch: its design (`_batch_design`), the users' arms and rewards, the shuffled sum of their
@@ -296,8 +331,9 @@ def run_shuffle_glm(env: GLMEnvironment, data: GLMData, params: ShuffleGLMParams
         inv_mats[:, k] = (u_eig / w_eig[:, None, :]) @ np.swapaxes(u_eig, -1, -2)
         thetas[:, k], it = _estimate(x, r, params, n, d, lam, S, link, rng, runs)
         iters.append(int(it))
-    return ShuffleGLMResult(actions, np.cumsum(inst, axis=1), ends, thetas, mats, float(lam), float(gamma),
-                            tuple(iters))
+    return ShuffleGLMResult(
+        actions, np.cumsum(inst, axis=1), ends, thetas, mats, float(lam), float(gamma), tuple(iters)
+    )
 
 
 def shuffle_glm_target(

@@ -102,8 +102,10 @@ def released_statistic(algorithm: LinearAlgorithm, dim: int, horizon: int) -> st
     for cls, name in RELEASED.items():
         if isinstance(release, cls):
             return name
-    raise ValueError(f"algorithm: {algorithm.name} releases no noisy per-batch statistic ({type(release).__name__}); "
-                     f"one-run canaries need one of {sorted({c.__name__ for c in RELEASED})}")
+    raise ValueError(
+        f"algorithm: {algorithm.name} releases no noisy per-batch statistic ({type(release).__name__}); "
+        f"one-run canaries need one of {sorted({c.__name__ for c in RELEASED})}"
+    )
 
 
 def canary_releases(view: LinearView, rounds: np.ndarray, batch: int, dim: int) -> np.ndarray:
@@ -118,8 +120,9 @@ def canary_releases(view: LinearView, rounds: np.ndarray, batch: int, dim: int) 
     return view.released[m_idx]
 
 
-def one_run_target(algorithm: LinearAlgorithm, horizon: int, num_canaries: int, *, dim: int = 5,
-                   n_arms: int = 100) -> OneRunTarget:
+def one_run_target(
+    algorithm: LinearAlgorithm, horizon: int, num_canaries: int, *, dim: int = 5, n_arms: int = 100
+) -> OneRunTarget:
     """One run of the batched private `algorithm` (batch >= 2) hosting `num_canaries` canaries.
 
     Returns `OneRunTarget(mechanism, num_canaries, score)` (module docstring); the mechanism
@@ -135,8 +138,9 @@ def one_run_target(algorithm: LinearAlgorithm, horizon: int, num_canaries: int, 
     batch = algorithm.batch
     batches = horizon // batch
     if m > batches * batch:
-        raise ValueError(f"num_canaries must be <= {batches * batch} (users in the {batches} full batches of "
-                         f"{batch}), got {m}")
+        raise ValueError(
+            f"num_canaries must be <= {batches * batch} (users in the {batches} full batches of {batch}), got {m}"
+        )
     features = paper_vectors(np.random.default_rng(FEATURE_SEED), (k,), dim)
     i = np.arange(m)
     rounds = (i % batches) * batch + i // batches

@@ -81,8 +81,17 @@ def pamp_claimed_central_event(
     return EpsilonDeltaDpEvent(epsilon=eps, delta=delta)
 
 
-def pvec_exact_epsilon(g: int, b: int, p: float, dim: int, batch_size: int, delta: float, batches: int = 1,
-                       range: str = "paper", value_discretization_interval: float | None = None) -> float:
+def pvec_exact_epsilon(
+    g: int,
+    b: int,
+    p: float,
+    dim: int,
+    batch_size: int,
+    delta: float,
+    batches: int = 1,
+    range: str = "paper",
+    value_discretization_interval: float | None = None,
+) -> float:
     """ε at δ of LinUCB-SDP-Vec's released counts for one user (Chowdhury & Zhou (ICML 2022), §3.3, Algs. 5-7):
     every one of the d + d(d+1)/2 labels of a batch carries Bin(B·b, p) noise on a count the user moves by
     at most cap (2g for range="paper"), so one batch is `bit_sum_pld(B, d + d(d+1)/2, g, b, p, range)`

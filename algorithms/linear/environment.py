@@ -218,7 +218,12 @@ def authors_instances(dim: int, runs: int, n_arms: int = 100) -> tuple[np.ndarra
 
 
 def linear_environment(
-    rng: np.random.Generator, runs: int, horizon: int, dim: int = 5, n_arms: int = 100, contexts: str = "fixed",
+    rng: np.random.Generator,
+    runs: int,
+    horizon: int,
+    dim: int = 5,
+    n_arms: int = 100,
+    contexts: str = "fixed",
     instances: str = "random",
 ) -> LinearEnvironment:
     """Chowdhury & Zhou's (ICML 2022) simulation instances (§5, App. G): one random theta* (and arm set) per run.

@@ -146,7 +146,9 @@ def confidence_radius(
     return scale * (core + math.sqrt(lam_max) + nu)
 
 
-def code_width(gamma: float, dim: int, horizon: int, feature_norm: float = math.sqrt(2.0), reward_sd: float = 0.5) -> float:
+def code_width(
+    gamma: float, dim: int, horizon: int, feature_norm: float = math.sqrt(2.0), reward_sd: float = 0.5
+) -> float:
     """The fixed confidence width of Chowdhury & Zhou's (ICML 2022, §5 fn. 7) public code (LinBanditPrivate.py, every algorithm):
 
         cew = sqrt(Gamma) S + R sqrt(d log((1 + T L^2 / Gamma) / alpha)),  S = sqrt(d), R = 1/2, alpha = 1/T,
@@ -160,7 +162,8 @@ def code_width(gamma: float, dim: int, horizon: int, feature_norm: float = math.
     dim = check_positive_int(dim, "dim")
     horizon = check_positive_int(horizon, "horizon")
     return math.sqrt(gamma) * math.sqrt(dim) + reward_sd * math.sqrt(
-        dim * math.log((1.0 + horizon * feature_norm**2 / gamma) * horizon))
+        dim * math.log((1.0 + horizon * feature_norm**2 / gamma) * horizon)
+    )
 
 
 def checkpoint_grid(horizon: int, points: int = 100) -> np.ndarray:
@@ -253,6 +256,7 @@ def run_batched_linucb(
     nonpd = 0
     sequential_exact = release.exact and batch == 1
     block_len = 256 if sequential_exact else batch
+
     def radius(t: int, private_: bool) -> float:
         return width if width is not None else confidence_radius(t, dim, lam, alpha, reward_sd, private_, width_scale)
 
@@ -276,7 +280,9 @@ def run_batched_linucb(
                 rhs = np.concatenate([u[..., None], np.broadcast_to(eye, (runs, dim, dim))], axis=2)
                 try:
                     sol = np.linalg.solve(v, rhs)
-                except np.linalg.LinAlgError:  # an exactly singular noisy V (Chowdhury & Zhou (ICML 2022), Assumption A.1 fails)
+                except (
+                    np.linalg.LinAlgError
+                ):  # an exactly singular noisy V (Chowdhury & Zhou (ICML 2022), Assumption A.1 fails)
                     sol = np.linalg.pinv(v) @ rhs
                     nonpd += 1
                 theta, vinv = sol[..., 0], sol[..., 1:]
@@ -387,7 +393,9 @@ class LinearAlgorithm(abc.ABC):
             self.make_release(env.dim, env.horizon),
             rng,
             batch=self.batch,
-            regularizer=self.regularizer if self.regularizer is not None else self.default_regularizer(env.dim, env.horizon),
+            regularizer=self.regularizer
+            if self.regularizer is not None
+            else self.default_regularizer(env.dim, env.horizon),
             reward_sd=self.reward_sd,
             width_scale=self.width_scale,
             record=record,
@@ -460,8 +468,14 @@ def simulate_linear(
     env_rng, alg_rng = np.random.default_rng(seed).spawn(2)
     env = linear_environment(env_rng, runs, horizon, dim, n_arms, contexts, instances)
     res = algorithm.run(env, alg_rng)
-    params = {"dim": dim, "arms": n_arms, "contexts": contexts, "instances": instances, "seed": seed,
-              "regularizer_used": res.regularizer}
+    params = {
+        "dim": dim,
+        "arms": n_arms,
+        "contexts": contexts,
+        "instances": instances,
+        "seed": seed,
+        "regularizer_used": res.regularizer,
+    }
     params.update({f.name: getattr(algorithm, f.name) for f in dataclasses.fields(algorithm)})
     privacy = algorithm.privacy(horizon, dim=dim).to_json()
     privacy["nonpd_batches"] = res.nonpd_batches

@@ -29,7 +29,9 @@ from dpaudit.validation import check_choice, check_epsilon, check_open_unit, che
 __all__ = ["AUGMENTED_NORM_SQ", "JDP_NOISES", "LinUCBJDP", "TreeSums", "jdp_sigma"]
 
 JDP_NOISES = ("paper", "code")
-AUGMENTED_NORM_SQ = 2.0  # L~^2 = ||phi||^2 + y^2 with ||phi|| <= 1, |y| <= 1 (Assumption 3.1 of Chowdhury & Zhou (ICML 2022))
+AUGMENTED_NORM_SQ = (
+    2.0  # L~^2 = ||phi||^2 + y^2 with ||phi|| <= 1, |y| <= 1 (Assumption 3.1 of Chowdhury & Zhou (ICML 2022))
+)
 
 
 def jdp_sigma(epsilon: float, delta: float, leaves: int, noise: str = "paper") -> float:
@@ -62,8 +64,12 @@ class TreeSums:
     def __init__(self, sigma: float, leaves: int, dim: int) -> None:
         self.sigma = sigma
         self.tree = BinaryTree(
-            horizon=leaves, noise="gaussian", scale=math.sqrt(2.0) * sigma, shape=(dim + 1, dim + 1),
-            symmetric=True, symmetrize="average",
+            horizon=leaves,
+            noise="gaussian",
+            scale=math.sqrt(2.0) * sigma,
+            shape=(dim + 1, dim + 1),
+            symmetric=True,
+            symmetrize="average",
         )
 
     def start(self, runs: int, dim: int, horizon: int, batch: int, rng: np.random.Generator) -> None:
@@ -139,5 +145,7 @@ class LinUCBJDP(LinearAlgorithm):
         )
         if self.noise == "code":
             note += "; noise='code' is the simulation constant of Chowdhury & Zhou's (ICML 2022) code for §5, the claim is not backed: account the event"
-        corrected = accounted(event, self.delta, "the tree release's epsilon by dpaudit's accountant (JDP via billboard)")
+        corrected = accounted(
+            event, self.delta, "the tree release's epsilon by dpaudit's accountant (JDP via billboard)"
+        )
         return Privacy(relation, "joint", event, claim, corrected, note)

@@ -113,10 +113,14 @@ class LinUCBLDP(LinearAlgorithm):
         """Event: one user's Gaussian messages (each user sends once: unique users); corrected: its
         exact epsilon at the claim's delta (the classical-Gaussian claim is loose or, for epsilon > 1 or
         noise='code', not backed)."""
-        claim = Guarantee("approx", self.epsilon, self.delta, source="Zheng et al. 2020; Chowdhury & Zhou 2022, Prop. F.1 (LDP)")
+        claim = Guarantee(
+            "approx", self.epsilon, self.delta, source="Zheng et al. 2020; Chowdhury & Zhou 2022, Prop. F.1 (LDP)"
+        )
         notes = ["each user's messages are a Gaussian mechanism of L2 sensitivity (2, sqrt 2); unique users"]
         if self.noise == "code":
-            notes.append("noise='code' (the simulation constant of Chowdhury & Zhou's (ICML 2022) code for §5) does not back the claim: account the event")
+            notes.append(
+                "noise='code' (the simulation constant of Chowdhury & Zhou's (ICML 2022) code for §5) does not back the claim: account the event"
+            )
         elif self.epsilon > 1.0:
             notes.append("epsilon > 1: outside the classical Gaussian mechanism's range, the claim is not backed")
         event = local_message_event(self.sigma)

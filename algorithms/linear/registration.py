@@ -24,15 +24,38 @@ def _linear_params(batch: int) -> tuple[Param, ...]:
     return (
         Param("dim", int, 5, "feature dimension d (Chowdhury & Zhou (ICML 2022), Fig. 1: 5; Fig. 2: 10, 15)"),
         Param("arms", int, 100, "actions per round K (Chowdhury & Zhou (ICML 2022), §5: 100)"),
-        Param("contexts", str, "fixed", "fixed: one arm set per run (authors' code); iid: fresh features every round",
-              ("fixed", "iid")),
-        Param("instances", str, "random", "random: drawn by the paper's description (§5); authors: run r is the authors' "
-              "code's instance r (np.random.seed(2) stream, features rescaled to norm <= 1, same means)", INSTANCES),
-        Param("batch", int, batch, "users per batch B (1 = sequential; Chowdhury & Zhou's (ICML 2022) SDP runs use 20)"),
-        Param("regularizer", optional_float, None, "ridge lambda (default: max(1, 2 sigma~ (sqrt d + sqrt(2 log(M/alpha)))))"),
+        Param(
+            "contexts",
+            str,
+            "fixed",
+            "fixed: one arm set per run (authors' code); iid: fresh features every round",
+            ("fixed", "iid"),
+        ),
+        Param(
+            "instances",
+            str,
+            "random",
+            "random: drawn by the paper's description (§5); authors: run r is the authors' "
+            "code's instance r (np.random.seed(2) stream, features rescaled to norm <= 1, same means)",
+            INSTANCES,
+        ),
+        Param(
+            "batch", int, batch, "users per batch B (1 = sequential; Chowdhury & Zhou's (ICML 2022) SDP runs use 20)"
+        ),
+        Param(
+            "regularizer",
+            optional_float,
+            None,
+            "ridge lambda (default: max(1, 2 sigma~ (sqrt d + sqrt(2 log(M/alpha)))))",
+        ),
         Param("width_scale", float, 1.0, "multiplier of the confidence radius beta_m (1 = theory radius)"),
-        Param("width", optional_float, None, "fixed confidence width used at every round instead of beta_m "
-              "(the authors' code: cew(T), see linucb.code_width)"),
+        Param(
+            "width",
+            optional_float,
+            None,
+            "fixed confidence width used at every round instead of beta_m "
+            "(the authors' code: cew(T), see linucb.code_width)",
+        ),
     )
 
 
@@ -44,7 +67,9 @@ _PRIVATE_PARAMS = (
 
 def _linear_entry(cls, summary: str, params: tuple[Param, ...]) -> AlgorithmEntry:
     def simulate(horizon, runs, seed, dim=5, arms=100, contexts="fixed", instances="random", **kw):  # --arms is K
-        return simulate_linear(cls(**kw), horizon, runs, seed, dim=dim, n_arms=arms, contexts=contexts, instances=instances)
+        return simulate_linear(
+            cls(**kw), horizon, runs, seed, dim=dim, n_arms=arms, contexts=contexts, instances=instances
+        )
 
     def privacy(horizon, dim=5, arms=100, contexts="fixed", instances="random", **kw):
         """The declared privacy of `horizon` users at dimension `dim` (K and the contexts do not enter it)."""
@@ -55,27 +80,102 @@ def _linear_entry(cls, summary: str, params: tuple[Param, ...]) -> AlgorithmEntr
     return AlgorithmEntry(cls.name, summary, simulate, params, privacy, tuned)
 
 
-ALGORITHMS.register("linucb", _linear_entry(
-    LinUCB, "LinUCB / OFUL (Abbasi-Yadkori et al. 2011), non-private; batched when --batch > 1", _linear_params(1)))
-ALGORITHMS.register("linucb-jdp", _linear_entry(
-    LinUCBJDP, "jointly private LinUCB, tree-based Gram matrices (Shariff & Sheffet 2018)",
-    _linear_params(1) + _PRIVATE_PARAMS + (
-        Param("noise", str, "paper", "paper: Shariff-Sheffet sigma; code: Chowdhury & Zhou's (ICML 2022) simulation constant (§5 fn. 7)", JDP_NOISES),
-        Param("user_rounds", int, 1, "rounds per user M0 (user-level JDP, Chowdhury & Zhou 2022, Prop. 4.3: variance x M0^2)"),)))
-ALGORITHMS.register("linucb-ldp", _linear_entry(
-    LinUCBLDP, "locally private LinUCB (Zheng et al. 2020; Batched-Local-LinUCB of Chowdhury & Zhou (ICML 2022), Prop. F.1, when --batch > 1)",
-    _linear_params(1) + _PRIVATE_PARAMS + (
-        Param("noise", str, "paper", "paper: 4 sqrt(2 ln(2.5/delta))/eps; code: Chowdhury & Zhou's (ICML 2022) simulation constant (§5 fn. 7)", LDP_NOISES),)))
-_SDP_PARAMS = _linear_params(20) + _PRIVATE_PARAMS + (
-    Param("users", str, "unique", "unique users, or returning users present once per batch (Chowdhury & Zhou 2022, §4)", USERS),
+ALGORITHMS.register(
+    "linucb",
+    _linear_entry(
+        LinUCB, "LinUCB / OFUL (Abbasi-Yadkori et al. 2011), non-private; batched when --batch > 1", _linear_params(1)
+    ),
 )
-ALGORITHMS.register("linucb-sdp-amp", _linear_entry(
-    LinUCBSDPAmp, "shuffle-private LinUCB, amplification protocol P_Amp (Chowdhury & Zhou 2022, Alg. 1-4)",
-    _SDP_PARAMS + (Param("noise", str, "paper", "paper: theorem sigma (derived: returning users without the log "
-                         "simplification); code: the authors' simulation sigma", AMP_RETURNING_NOISES),)))
-ALGORITHMS.register("linucb-sdp-vec", _linear_entry(
-    LinUCBSDPVec, "shuffle-private LinUCB, vector/matrix summation P_Vec (Chowdhury & Zhou 2022, Alg. 5-7)",
-    _SDP_PARAMS + (
-        Param("noise", str, "paper", "paper: theorem (g, b); code: the authors' simulation (g, b)", ("paper", "code")),
-        Param("vec_range", str, "paper", "paper: R(w, Delta) on [0, 2 Delta] (sensitivity 2g); normalized: 2 Delta",
-              VECTOR_SUM_RANGES),)))
+ALGORITHMS.register(
+    "linucb-jdp",
+    _linear_entry(
+        LinUCBJDP,
+        "jointly private LinUCB, tree-based Gram matrices (Shariff & Sheffet 2018)",
+        _linear_params(1)
+        + _PRIVATE_PARAMS
+        + (
+            Param(
+                "noise",
+                str,
+                "paper",
+                "paper: Shariff-Sheffet sigma; code: Chowdhury & Zhou's (ICML 2022) simulation constant (§5 fn. 7)",
+                JDP_NOISES,
+            ),
+            Param(
+                "user_rounds",
+                int,
+                1,
+                "rounds per user M0 (user-level JDP, Chowdhury & Zhou 2022, Prop. 4.3: variance x M0^2)",
+            ),
+        ),
+    ),
+)
+ALGORITHMS.register(
+    "linucb-ldp",
+    _linear_entry(
+        LinUCBLDP,
+        "locally private LinUCB (Zheng et al. 2020; Batched-Local-LinUCB of Chowdhury & Zhou (ICML 2022), Prop. F.1, when --batch > 1)",
+        _linear_params(1)
+        + _PRIVATE_PARAMS
+        + (
+            Param(
+                "noise",
+                str,
+                "paper",
+                "paper: 4 sqrt(2 ln(2.5/delta))/eps; code: Chowdhury & Zhou's (ICML 2022) simulation constant (§5 fn. 7)",
+                LDP_NOISES,
+            ),
+        ),
+    ),
+)
+_SDP_PARAMS = (
+    _linear_params(20)
+    + _PRIVATE_PARAMS
+    + (
+        Param(
+            "users",
+            str,
+            "unique",
+            "unique users, or returning users present once per batch (Chowdhury & Zhou 2022, §4)",
+            USERS,
+        ),
+    )
+)
+ALGORITHMS.register(
+    "linucb-sdp-amp",
+    _linear_entry(
+        LinUCBSDPAmp,
+        "shuffle-private LinUCB, amplification protocol P_Amp (Chowdhury & Zhou 2022, Alg. 1-4)",
+        _SDP_PARAMS
+        + (
+            Param(
+                "noise",
+                str,
+                "paper",
+                "paper: theorem sigma (derived: returning users without the log "
+                "simplification); code: the authors' simulation sigma",
+                AMP_RETURNING_NOISES,
+            ),
+        ),
+    ),
+)
+ALGORITHMS.register(
+    "linucb-sdp-vec",
+    _linear_entry(
+        LinUCBSDPVec,
+        "shuffle-private LinUCB, vector/matrix summation P_Vec (Chowdhury & Zhou 2022, Alg. 5-7)",
+        _SDP_PARAMS
+        + (
+            Param(
+                "noise", str, "paper", "paper: theorem (g, b); code: the authors' simulation (g, b)", ("paper", "code")
+            ),
+            Param(
+                "vec_range",
+                str,
+                "paper",
+                "paper: R(w, Delta) on [0, 2 Delta] (sensitivity 2g); normalized: 2 Delta",
+                VECTOR_SUM_RANGES,
+            ),
+        ),
+    ),
+)

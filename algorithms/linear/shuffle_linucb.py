@@ -65,7 +65,9 @@ def returning_budget(epsilon: float, delta: float, batches: int) -> tuple[float,
     return epsilon / (2.0 * math.sqrt(2.0 * m * math.log(2.0 / delta))), delta / (2.0 * m)
 
 
-def amp_sigma(epsilon: float, delta: float, batch: int, horizon: int, users: str = "unique", noise: str = "paper") -> float:
+def amp_sigma(
+    epsilon: float, delta: float, batch: int, horizon: int, users: str = "unique", noise: str = "paper"
+) -> float:
     """Per-user noise std of P_Amp.
 
     unique, "paper": 4 sqrt(2 log(2.5B/delta)) sqrt(log(2/delta))/(eps sqrt(B)) (Thm 3.2 / B.1; valid for
@@ -84,11 +86,18 @@ def amp_sigma(epsilon: float, delta: float, batch: int, horizon: int, users: str
     if noise == "code":
         return math.sqrt(math.log(2.5 * b / delta)) / (epsilon * math.sqrt(b))
     if users == "unique":
-        return 4.0 * math.sqrt(2.0 * math.log(2.5 * b / delta)) * math.sqrt(math.log(2.0 / delta)) / (epsilon * math.sqrt(b))
+        return (
+            4.0
+            * math.sqrt(2.0 * math.log(2.5 * b / delta))
+            * math.sqrt(math.log(2.0 / delta))
+            / (epsilon * math.sqrt(b))
+        )
     if noise == "paper":
         return 16.0 * math.log(2.0 / delta) * math.sqrt(t * math.log(5.0 * t / delta)) / (epsilon * b)
-    return 16.0 * math.sqrt(t * math.log(5.0 * t / delta) * math.log(4.0 * t / (b * delta)) * math.log(2.0 / delta)) / (
-        epsilon * b
+    return (
+        16.0
+        * math.sqrt(t * math.log(5.0 * t / delta) * math.log(4.0 * t / (b * delta)) * math.log(2.0 / delta))
+        / (epsilon * b)
     )
 
 
@@ -123,8 +132,15 @@ def vec_parameters(
     if users == "unique":
         return cheu_parameters(epsilon, delta, b_users, d)
     g = math.ceil(g_real)
-    bits = math.ceil(1e7 * math.log(2.0 / delta) * g * g * t * math.log(8.0 * t * (d * d + 1) / delta) ** 2
-                     / (epsilon**2 * b_users**2))
+    bits = math.ceil(
+        1e7
+        * math.log(2.0 / delta)
+        * g
+        * g
+        * t
+        * math.log(8.0 * t * (d * d + 1) / delta) ** 2
+        / (epsilon**2 * b_users**2)
+    )
     return g, bits, 0.25
 
 
@@ -167,7 +183,9 @@ class VecSums(RunningSums):
 
     exact = False
 
-    def __init__(self, g: int, b: int, p: float, dim: int, batch: int, rng_range: str, per_message: bool = False) -> None:
+    def __init__(
+        self, g: int, b: int, p: float, dim: int, batch: int, rng_range: str, per_message: bool = False
+    ) -> None:
         self.vector = BitSumProtocol(num_users=batch, num_labels=dim, g=g, b=b, p=p, range=rng_range)
         self.matrix = BitSumProtocol(num_users=batch, num_labels=dim * (dim + 1) // 2, g=g, b=b, p=p, range=rng_range)
         self.per_message = per_message
@@ -252,7 +270,9 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
         claim = Guarantee("approx", self.epsilon, self.delta, source=source)
         notes = []
         corrected = None
-        implied: list[tuple[str, Guarantee]] = [("jdp", Guarantee("approx", self.epsilon, self.delta, source="billboard lemma"))]
+        implied: list[tuple[str, Guarantee]] = [
+            ("jdp", Guarantee("approx", self.epsilon, self.delta, source="billboard lemma"))
+        ]
         if self.noise == "code":
             notes.append("noise='code' (authors' simulation constant) does not back the claim: account the event")
         else:
@@ -268,25 +288,30 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
                     notes.append(f"Lemma B.4 does not apply ({exc})")
                 else:
                     if self.users == "unique":
-                        corrected = Guarantee("approx", cert.epsilon, cert.delta, source="Lemma B.4 certified (eps~, delta~)")
+                        corrected = Guarantee(
+                            "approx", cert.epsilon, cert.delta, source="Lemma B.4 certified (eps~, delta~)"
+                        )
                     else:
-                        notes.append(f"per batch Lemma B.4 certifies ({cert.epsilon:.4g}, {cert.delta:.3g}), not "
-                                     f"(eps_m, delta_m) = ({eps_b:.4g}, {delta_b:.3g})")
+                        notes.append(
+                            f"per batch Lemma B.4 certifies ({cert.epsilon:.4g}, {cert.delta:.3g}), not "
+                            f"(eps_m, delta_m) = ({eps_b:.4g}, {delta_b:.3g})"
+                        )
         no_amp = accounted(local, self.delta, "the user's local Gaussian messages, no amplification credited")
         if no_amp is not None:
             implied.append(("no-amplification", no_amp))
             if corrected is None:
                 corrected = no_amp
         notes.append("event = the user's local Gaussian messages (no amplification credited); lower_event = batch sum")
-        return Privacy(relation, "shuffle", local, claim, corrected, "; ".join(notes),
-                       lower_event=batch_sum, implied=dict(implied))
+        return Privacy(
+            relation, "shuffle", local, claim, corrected, "; ".join(notes), lower_event=batch_sum, implied=dict(implied)
+        )
 
 
 _EXACT_COUNTS = {
     "pld": "exact binomial counts of the batch: privacy loss distribution of every label's count, composed "
-           "(dpaudit pld accountant)",
+    "(dpaudit pld accountant)",
     "approx": "exact binomial counts of the batch: every label's exact (eps, delta) profile, composed through one "
-              "point each (dpaudit approx accountant)",
+    "point each (dpaudit approx accountant)",
 }
 
 
@@ -353,11 +378,14 @@ class LinUCBSDPVec(_ShuffleLinUCB):
         m = self.batches(horizon)
         delta_b = self.delta if self.users == "unique" else returning_budget(self.epsilon, self.delta, m)[1]
         notes = [f"g={g}, b={b}, p={p}, range={self.vec_range}, count sensitivity {rel.vector.count_sensitivity()}"]
-        per_batch = dp_accounting.ComposedDpEvent([bit_sum_event(self.batch, k, g, b, p, self.vec_range)
-                                                   for k in (dim, dim * (dim + 1) // 2)])
+        per_batch = dp_accounting.ComposedDpEvent(
+            [bit_sum_event(self.batch, k, g, b, p, self.vec_range) for k in (dim, dim * (dim + 1) // 2)]
+        )
         if accounted_trials(self.batch * b) < self.batch * b:
-            notes.append(f"each count accounted with 2^52 of its {self.batch * b:.3g} noise bits (a count with fewer "
-                         "is at least as revealing)")
+            notes.append(
+                f"each count accounted with 2^52 of its {self.batch * b:.3g} noise bits (a count with fewer "
+                "is at least as revealing)"
+            )
         relation, source, event = "user", "Chowdhury & Zhou 2022 Thm 3.5 ((eps, delta)-SDP)", per_batch
         if self.users == "returning":
             relation, source = "returning-user", "Chowdhury & Zhou 2022 Thm 4.2(ii) / E.5"
@@ -376,9 +404,12 @@ class LinUCBSDPVec(_ShuffleLinUCB):
         else:
             if all(hasattr(e, "epsilon") for e in parts):
                 k = 1 if self.users == "unique" else m
-                theorem = Guarantee("approx", k * sum(e.epsilon for e in parts),
-                                    min(k * sum(e.delta for e in parts), 0.999999),
-                                    source="the theorem on the real count range, basic composition")
+                theorem = Guarantee(
+                    "approx",
+                    k * sum(e.epsilon for e in parts),
+                    min(k * sum(e.delta for e in parts), 0.999999),
+                    source="the theorem on the real count range, basic composition",
+                )
                 implied.append(("theorem", theorem))
         corrected = _exact_counts(event, self.delta)
         if corrected is None:

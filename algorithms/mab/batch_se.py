@@ -78,8 +78,14 @@ from dpaudit.validation import (
 __all__ = ["BATCH_NAMES", "PATHS", "POLYA_VARIANTS", "PROTOCOLS", "BatchSE"]
 
 PROTOCOLS = ("dist-dp", "dist-rdp", "dist-cdp", "central", "local", "shuffle")
-BATCH_NAMES = {"dist-dp": "dist-dp-se", "dist-rdp": "dist-rdp-se", "dist-cdp": "dist-cdp-se",
-               "central": "cdp-se", "local": "ldp-se", "shuffle": "shuffle-se"}
+BATCH_NAMES = {
+    "dist-dp": "dist-dp-se",
+    "dist-rdp": "dist-rdp-se",
+    "dist-cdp": "dist-cdp-se",
+    "central": "cdp-se",
+    "local": "ldp-se",
+    "shuffle": "shuffle-se",
+}
 PATHS = ("batch", "users")
 POLYA_VARIANTS = ("correct", "inverted")
 _CHUNK = 1 << 21
@@ -116,12 +122,16 @@ class BatchSE(Algorithm):
         check_choice(self.path, PATHS, "path")
         check_choice(self.polya, POLYA_VARIANTS, "polya")
         if self.polya == "inverted" and self.protocol != "dist-dp":
-            raise ValueError("polya='inverted' (the authors' inverted Pólya parameter) applies to protocol 'dist-dp' only")
+            raise ValueError(
+                "polya='inverted' (the authors' inverted Pólya parameter) applies to protocol 'dist-dp' only"
+            )
         if self.c is not None:
             check_positive(self.c, "c")
         if check_noise_source(self.noise_source) != DPAUDIT_NOISE and not (self._sourced and self.path == "batch"):
-            raise ValueError("noise_source: another source than dpaudit's applies to protocol 'dist-dp' with "
-                             "polya='correct' and path='batch' (the total noise DLap(g/eps) of a release)")
+            raise ValueError(
+                "noise_source: another source than dpaudit's applies to protocol 'dist-dp' with "
+                "polya='correct' and path='batch' (the total noise DLap(g/eps) of a release)"
+            )
 
     @property
     def _sourced(self) -> bool:
@@ -214,7 +224,9 @@ class BatchSE(Algorithm):
                     agg[rows, a], z[rows, a] = out.ones, out.estimate  # the server's view: the count of ones
                     rel[rows, a] = out.ones
                     continue
-                enc = env.rounded_segment_sums(rng, np.full(rows.size, a), start[rows, a], lens[rows], proto.params.g, rows)
+                enc = env.rounded_segment_sums(
+                    rng, np.full(rows.size, a), start[rows, a], lens[rows], proto.params.g, rows
+                )
                 y = np.mod(enc + self.noise_total(rng, rows.size, n, horizon), proto.params.m)  # server's view
                 released = proto.finalize(rng, y)  # 'central': the trusted analyzer adds DLap(g/eps) here
                 agg[rows, a], rel[rows, a] = y, released
@@ -263,11 +275,17 @@ class BatchSE(Algorithm):
         thm = " + App. I basic composition" if self.returning > 1 else ""
         basis = " + basic composition over the returning user's batches" if self.returning > 1 else ""
         return Privacy(
-            "user-reward", "shuffle", event,
+            "user-reward",
+            "shuffle",
+            event,
             Guarantee("pure", self.epsilon, source=f"Chowdhury & Zhou 2023, Thm 3 (P_Shuffle){thm}"),
-            Guarantee("pure", sound, source="exact pure eps of the server's count of ones per release, log f(0)/f(g) "
-                      f"for the Pólya-difference pmf f, at the largest batch (n = {worst.params.n}, g = {worst.params.g}, "
-                      f"m = {worst.params.m}; exact to {gap:.1e}), parallel over the batches{basis}"),
+            Guarantee(
+                "pure",
+                sound,
+                source="exact pure eps of the server's count of ones per release, log f(0)/f(g) "
+                f"for the Pólya-difference pmf f, at the largest batch (n = {worst.params.n}, g = {worst.params.g}, "
+                f"m = {worst.params.m}; exact to {gap:.1e}), parallel over the batches{basis}",
+            ),
             "the count of ones reveals sum_i y_i over the integers, not only mod m: the eps~-relaxed security "
             "Thm 3 assumes is not established for this instantiation; the worst count is 0 (every share 0), e^eps "
             "times likelier when the changed user's reward is 0 than when it is 1; at delta > 0 the same eps is "
@@ -287,18 +305,32 @@ class BatchSE(Algorithm):
         corrected = None
         note = "each user is in exactly one release; the release is the protocol's central mechanism at sensitivity g"
         if self.protocol == "dist-rdp":
-            claim = Guarantee("rdp", eps, rho=eps * eps / 2,
-                              source="Chowdhury & Zhou 2023, Thm 2: eps(a) = a eps^2/2 + min((2a-1)eps^2/(4s^2) + 3eps/(2s^3), 3eps^2/(2s)), integer a")
+            claim = Guarantee(
+                "rdp",
+                eps,
+                rho=eps * eps / 2,
+                source="Chowdhury & Zhou 2023, Thm 2: eps(a) = a eps^2/2 + min((2a-1)eps^2/(4s^2) + 3eps/(2s^3), 3eps^2/(2s)), integer a",
+            )
         elif self.protocol == "dist-cdp":
             proto = self.secagg(self.base, horizon)
             rho = dist_cdp_paper_event(proto.epsilon, proto.s, max(horizon, 2)).rho
             claim = Guarantee("zcdp", rho=B * rho, source="Chowdhury & Zhou 2023, Thm 4 (xi over n <= T/2, sigma >= s)")
         else:
             thm = {"dist-dp": "Thm 1", "central": "Thm 5", "local": "Thm 6"}[self.protocol]
-            claim = Guarantee("pure", eps, source=f"Chowdhury & Zhou (ICLR 2023), {thm}" + (" + App. I basic composition" if B > 1 else ""))
+            claim = Guarantee(
+                "pure",
+                eps,
+                source=f"Chowdhury & Zhou (ICLR 2023), {thm}" + (" + App. I basic composition" if B > 1 else ""),
+            )
             if self.polya == "inverted":
-                worst = max(self.batch_event(self.base**b, horizon).noise_parameter * self.batch_params(self.base**b, horizon).g
-                            for b in self._batches(horizon))
-                corrected = Guarantee("pure", B * worst, source="Pólya(1/n, 1-θ) shares in the public code of Chowdhury & Zhou (ICLR 2023, Sec. 7 footnote 5; footnote 3 wants Pólya(1/n, θ)): total noise DLap(-1/log(1-θ))")
+                worst = max(
+                    self.batch_event(self.base**b, horizon).noise_parameter * self.batch_params(self.base**b, horizon).g
+                    for b in self._batches(horizon)
+                )
+                corrected = Guarantee(
+                    "pure",
+                    B * worst,
+                    source="Pólya(1/n, 1-θ) shares in the public code of Chowdhury & Zhou (ICLR 2023, Sec. 7 footnote 5; footnote 3 wants Pólya(1/n, θ)): total noise DLap(-1/log(1-θ))",
+                )
                 note = "authors' code draws Polya(1/n, 1-theta): the total is DLap(-1/log(1-theta)), eps_eff = g log(1/(1-e^{-eps/g}))"
         return Privacy("user-reward", trust, event, claim, corrected, note)

@@ -189,8 +189,10 @@ def place_canaries(block: np.ndarray, num_canaries: int) -> np.ndarray:
     """
     rounds = np.flatnonzero(block >= 0)
     if rounds.size < num_canaries:
-        raise ValueError(f"num_canaries must be <= {rounds.size} (the rounds whose rewards are released in "
-                         f"this run), got {num_canaries}")
+        raise ValueError(
+            f"num_canaries must be <= {rounds.size} (the rounds whose rewards are released in "
+            f"this run), got {num_canaries}"
+        )
     b = block[rounds]
     order = np.lexsort((rounds, b))
     starts = np.searchsorted(b[order], b[order])
@@ -214,8 +216,10 @@ def one_run_target(algorithm: Any, horizon: int, num_canaries: int, *, n_arms: i
     if horizon < k:
         raise ValueError(f"horizon must be >= n_arms = {k}, got {horizon}")
     if isinstance(algorithm, BatchSE) and algorithm.protocol == "shuffle":
-        raise ValueError("algorithm: BatchSE protocol 'shuffle' cannot host canaries (its server view is one "
-                         "count of shuffled bits per batch); use another protocol")
+        raise ValueError(
+            "algorithm: BatchSE protocol 'shuffle' cannot host canaries (its server view is one "
+            "count of shuffled bits per batch); use another protocol"
+        )
     if not isinstance(algorithm, (DPSE, BatchSE, AnytimeLazyUCB)):
         raise TypeError(f"algorithm must be DPSE, BatchSE or AnytimeLazyUCB, got {type(algorithm).__name__}")
 

@@ -90,7 +90,9 @@ def _raw_sums(rng, env, active, start, lens) -> np.ndarray:
     for a in range(active.shape[1]):
         rows = active[:, a]
         if rows.any():
-            out[rows, a] = env.segment_sums(rng, np.full(rows.sum(), a), start[rows, a], lens[rows], np.flatnonzero(rows))
+            out[rows, a] = env.segment_sums(
+                rng, np.full(rows.sum(), a), start[rows, a], lens[rows], np.flatnonzero(rows)
+            )
     return out
 
 
@@ -125,7 +127,10 @@ class SuccessiveElimination(Algorithm):
             return _raw_sums(rng, env, active, start, lens), {}
 
         return eliminate(
-            env, rng, size, horizon,
+            env,
+            rng,
+            size,
+            horizon,
             length=lambda e, n: np.full(n.shape, 2**e),
             release=release,
             radius=lambda e, n, ell: np.sqrt(np.log(4 * n * e**2 / beta) / (2 * ell)),
@@ -168,17 +173,30 @@ class DPSE(Algorithm):
         """Pure epsilon at every horizon: each reward enters one released epoch sum (parallel composition)."""
         check_positive_int(horizon, "horizon")
         eps = self.epsilon
-        claim = Guarantee("pure", eps, source="Sajed & Sheffet 2019; Hu, Huang, Mehta, §6 and Chowdhury & Zhou 2023, §7 baselines")
+        claim = Guarantee(
+            "pure", eps, source="Sajed & Sheffet 2019; Hu, Huang, Mehta, §6 and Chowdhury & Zhou 2023, §7 baselines"
+        )
         if self.noise == "shared":
             return Privacy(
-                "round-vector", "central", dp_accounting.NonPrivateDpEvent(), claim,
-                Guarantee("pure", math.inf, source="one noise draw shared by all arms cancels in the elimination test (public code of Chowdhury & Zhou, ICLR 2023, Sec. 7 footnote 5)"),
+                "round-vector",
+                "central",
+                dp_accounting.NonPrivateDpEvent(),
+                claim,
+                Guarantee(
+                    "pure",
+                    math.inf,
+                    source="one noise draw shared by all arms cancels in the elimination test (public code of Chowdhury & Zhou, ICLR 2023, Sec. 7 footnote 5)",
+                ),
                 "one Laplace draw shared by all arms cancels in the elimination test: decisions are a "
                 "deterministic function of the rewards (authors' public code)",
             )
         event = ParallelComposedDpEvent([dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / eps)])
         return Privacy(
-            "round-vector", "central", event, claim, None,
+            "round-vector",
+            "central",
+            event,
+            claim,
+            None,
             "each reward enters one epoch sum with Lap(1/eps), sensitivity 1: parallel composition",
         )
 

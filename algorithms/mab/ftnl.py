@@ -57,7 +57,13 @@ class FTNL(Algorithm):
             raise TypeError("FTNL.privacy needs n_arms, the number of arms K")
         n_arms = check_positive_int(n_arms, "n_arms")
         eps = self.epsilon
-        claim = Guarantee("pure", eps, source="Hu, Huang, Mehta, Thm 6" if self.noise == "paper" else "RNM with Lap(2/ε) noise (dpaudit's fix of Hu, Huang, Mehta, Alg. 3)")
+        claim = Guarantee(
+            "pure",
+            eps,
+            source="Hu, Huang, Mehta, Thm 6"
+            if self.noise == "paper"
+            else "RNM with Lap(2/ε) noise (dpaudit's fix of Hu, Huang, Mehta, Alg. 3)",
+        )
         b = self.scale(n_arms)
         if self.noise == "naive":
             per_epoch = dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(noise_multiplier=b), n_arms)
@@ -65,9 +71,19 @@ class FTNL(Algorithm):
         else:
             # RNM over sensitivity-1 sums that may move in opposite directions: (2/b)-DP, tight.
             per_epoch = EpsilonDeltaDpEvent(2.0 / b)
-            note = ("RNM with Lap(b) over per-action sums that may move in opposite directions under the "
-                    "paper's neighbouring (§2.2) is (2/b)-DP, tight as the epoch grows (Hu, Huang, Mehta (arXiv 2021), Alg. 3)")
-        corrected = Guarantee("pure", 2 * eps, source="RNM over per-action sums that move in opposite directions under Hu, Huang, Mehta's neighbouring (their Thm 6 cites RNM as ε-DP)") if self.noise == "paper" else None
+            note = (
+                "RNM with Lap(b) over per-action sums that may move in opposite directions under the "
+                "paper's neighbouring (§2.2) is (2/b)-DP, tight as the epoch grows (Hu, Huang, Mehta (arXiv 2021), Alg. 3)"
+            )
+        corrected = (
+            Guarantee(
+                "pure",
+                2 * eps,
+                source="RNM over per-action sums that move in opposite directions under Hu, Huang, Mehta's neighbouring (their Thm 6 cites RNM as ε-DP)",
+            )
+            if self.noise == "paper"
+            else None
+        )
         return Privacy("round-vector", "central", ParallelComposedDpEvent([per_epoch]), claim, corrected, note)
 
     def _run(self, env, rng, size, horizon) -> Outcome:

@@ -140,12 +140,23 @@ class HybridUCB(Algorithm):
         claim = Guarantee("pure", eps, source="Hu, Huang, Mehta, Thm 5 / App. E.3.1")
         if self.node_scale == "paper":
             return Privacy(
-                "round-vector", "central", ParallelComposedDpEvent(per_tree), claim,
-                Guarantee("pure", 1.5 * eps, source="a leaf of tree r lies in r+1 released nodes (Hu, Huang, Mehta, Alg. 4 node noise Lap(r/(0.5ε)))"),
+                "round-vector",
+                "central",
+                ParallelComposedDpEvent(per_tree),
+                claim,
+                Guarantee(
+                    "pure",
+                    1.5 * eps,
+                    source="a leaf of tree r lies in r+1 released nodes (Hu, Huang, Mehta, Alg. 4 node noise Lap(r/(0.5ε)))",
+                ),
                 "a leaf of tree r lies in r+1 released nodes, not r: 0.5eps + 0.5eps(r+1)/r, worst 1.5eps at r=1",
             )
         return Privacy(
-            "round-vector", "central", ParallelComposedDpEvent(per_tree), claim, None,
+            "round-vector",
+            "central",
+            ParallelComposedDpEvent(per_tree),
+            claim,
+            None,
             "node scale (r+1)/(0.5eps): each of the r+1 nodes holding a leaf costs 0.5eps/(r+1)",
         )
 
@@ -209,7 +220,10 @@ class HybridUCB(Algorithm):
         log = SegmentLog(size)
         for j in range(K):
             log.add(j, 1)
-        first = np.stack([env.segment_sums(rng, np.full(size, j), np.full(size, j), np.ones(size, np.int64)) for j in range(K)], axis=1)
+        first = np.stack(
+            [env.segment_sums(rng, np.full(size, j), np.full(size, j), np.ones(size, np.int64)) for j in range(K)],
+            axis=1,
+        )
         arrays = first + rng.laplace(0.0, 1.0, (size, K)) * (2.0 / eps)
         count = np.ones((size, K), dtype=np.int64)
         tree_r = np.ones((size, K), dtype=np.int64)
@@ -244,7 +258,11 @@ class HybridUCB(Algorithm):
             # decisions at rounds t+1 .. t+W-1 (1-based t+2 ..): J's index after k pulls vs the others'
             lt_k = np.log2(t[:, None] + 1.0 + k[None, :])
             jidx = mu_k + np.sqrt(3 * lt_k / cnt_k) + coef[:, None] * lt_k * np.floor(np.log2(cnt_k + 1.0)) / cnt_k
-            oth = mu[:, None, :] + np.sqrt(3 * lt_k[:, :, None] / count[:, None, :]) + (coef[:, None] * lt_k)[:, :, None] * (np.floor(np.log2(count + 1.0)) / count)[:, None, :]
+            oth = (
+                mu[:, None, :]
+                + np.sqrt(3 * lt_k[:, :, None] / count[:, None, :])
+                + (coef[:, None] * lt_k)[:, :, None] * (np.floor(np.log2(count + 1.0)) / count)[:, None, :]
+            )
             arm = np.arange(K)
             lower = np.where((arm[None, :] < J[:, None])[:, None, :], oth, -np.inf).max(axis=2)
             upper = np.where((arm[None, :] > J[:, None])[:, None, :], oth, -np.inf).max(axis=2)

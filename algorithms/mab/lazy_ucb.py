@@ -45,8 +45,9 @@ LAZY_ENGINES = ("events", "rounds")
 _MARGIN = 1e-9
 
 
-def lazy_array_releases(rng: np.random.Generator, rewards: np.ndarray, epsilon: float,
-                        forget: bool = True) -> np.ndarray:
+def lazy_array_releases(
+    rng: np.random.Generator, rewards: np.ndarray, epsilon: float, forget: bool = True
+) -> np.ndarray:
     """One arm's released noisy array sums for its observation stream, shape (size, arrays).
 
     rewards[i, n] is the arm's (n+1)-th observation in run i. Array r holds observations
@@ -101,25 +102,39 @@ class AnytimeLazyUCB(Algorithm):
         check_positive_int(horizon, "horizon")
         if not self.forget:
             return Privacy(
-                "round-vector", "central", dp_accounting.NonPrivateDpEvent(),
+                "round-vector",
+                "central",
+                dp_accounting.NonPrivateDpEvent(),
                 Guarantee("pure", self.epsilon, source="Hu, Huang, Mehta, Thm 2"),
-                Guarantee("pure", math.inf, source="without forgetting a reward enters every later fill of its arm (Hu, Huang, Mehta, Alg. 1)"),
+                Guarantee(
+                    "pure",
+                    math.inf,
+                    source="without forgetting a reward enters every later fill of its arm (Hu, Huang, Mehta, Alg. 1)",
+                ),
                 "forgetting not done: a reward enters every later fill of its arm with fresh Lap(1/eps), "
                 "(#later fills) * eps, unbounded over an anytime horizon",
             )
         event = ParallelComposedDpEvent([dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / self.epsilon)])
         return Privacy(
-            "round-vector", "central", event,
-            Guarantee("pure", self.epsilon, source="Hu, Huang, Mehta, Thm 2"), None,
+            "round-vector",
+            "central",
+            event,
+            Guarantee("pure", self.epsilon, source="Hu, Huang, Mehta, Thm 2"),
+            None,
             "each round's reward enters one array sum released once with Lap(1/eps): parallel composition",
         )
 
     def _run(self, env, rng, size, horizon) -> Outcome:
-        return self._events(env, rng, size, horizon) if self.engine == "events" else self._rounds(env, rng, size, horizon)
+        return (
+            self._events(env, rng, size, horizon) if self.engine == "events" else self._rounds(env, rng, size, horizon)
+        )
 
     def _init(self, env, rng, size):
         K, eps = env.n_arms, self.epsilon
-        first = np.stack([env.segment_sums(rng, np.full(size, j), np.full(size, j), np.ones(size, np.int64)) for j in range(K)], axis=1)
+        first = np.stack(
+            [env.segment_sums(rng, np.full(size, j), np.full(size, j), np.ones(size, np.int64)) for j in range(K)],
+            axis=1,
+        )
         return first, first + rng.laplace(0.0, 1.0 / eps, (size, K))
 
     def _close_filled(self, rng, filled, rows, J, acc, r, cnt, releases, mu) -> None:
@@ -160,7 +175,9 @@ class AnytimeLazyUCB(Algorithm):
             a, b = np.sqrt(3.0 / lam), 3.0 / (eps * lam)
             u0 = np.sqrt(np.log(t + 1.0))
             J = np.argmax(mu + a * u0[:, None] + b * (u0 * u0)[:, None], axis=1)
-            cross = _first_crossing(mu - mu[rows, J][:, None], a - a[rows, J][:, None], b - b[rows, J][:, None], u0[:, None])
+            cross = _first_crossing(
+                mu - mu[rows, J][:, None], a - a[rows, J][:, None], b - b[rows, J][:, None], u0[:, None]
+            )
             cross[rows, J] = np.inf
             ustar = cross.min(axis=1)
             with np.errstate(over="ignore"):

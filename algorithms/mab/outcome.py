@@ -72,7 +72,9 @@ class Outcome:
             raise ValueError("segment lengths must sum to the horizon in every run")
 
     @classmethod
-    def from_actions(cls, actions: np.ndarray, n_arms: int, statistics: Mapping[str, np.ndarray] | None = None) -> Outcome:
+    def from_actions(
+        cls, actions: np.ndarray, n_arms: int, statistics: Mapping[str, np.ndarray] | None = None
+    ) -> Outcome:
         """Run-length encode per-round actions of shape (size, horizon)."""
         a = np.asarray(actions)
         R, T = a.shape

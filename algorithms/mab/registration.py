@@ -29,7 +29,9 @@ def _optional_float(text: str) -> float | None:
     return None if str(text).lower() == "none" else float(text)
 
 
-PAPER_CONFIDENCE = 0.1  # Chowdhury & Zhou (ICLR 2023), §7: confidence level 0.1 in every experiment ("delta": 0.1 in their code)
+PAPER_CONFIDENCE = (
+    0.1  # Chowdhury & Zhou (ICLR 2023), §7: confidence level 0.1 in every experiment ("delta": 0.1 in their code)
+)
 # Chowdhury & Zhou (ICLR 2023), Figs. 1-3: the authors' MABPrivate.py runs Dist-DP-SE and Dist-RDP-SE with batches
 # l(b) = 4^b ("dc": 4, "We run our algorithms with batchsizes 4^b"); the paper's Algorithm 1 states 2^b (Remark 4
 # allows any eta^b), which its Fig. 4 (CDP-SE, LDP-SE, Dist-*-SE with "dc=2") keeps. On the easy instances at
@@ -52,16 +54,29 @@ def _env_params(instance: str) -> tuple[Param, ...]:
         Param("instance", str, instance, INSTANCE_HELP, INSTANCES),
         Param("means", float_list, None, "explicit arm means, comma-separated (overrides --instance)"),
         Param("arms", int, None, "number of arms K for the random easy/hard instances (default 10)"),
-        Param("rewards", str, None, "reward law: bernoulli or gaussian (N(mu, 0.1^2) clipped to [0,1]); "
-                                    "default: the instance's (gaussian for easy/hard, else bernoulli)", REWARD_MODELS),
+        Param(
+            "rewards",
+            str,
+            None,
+            "reward law: bernoulli or gaussian (N(mu, 0.1^2) clipped to [0,1]); "
+            "default: the instance's (gaussian for easy/hard, else bernoulli)",
+            REWARD_MODELS,
+        ),
         Param("checkpoints", int, 200, "number of rounds at which the regret curve is recorded"),
     )
 
 
 EPSILON = Param("epsilon", float, 1.0, "privacy parameter epsilon > 0")
-P_CONF = Param("p", _optional_float, None, "confidence level p in (0,1) of the radii and tau; default 1/T (experiments: 0.1)")
-BASE = Param("base", int, 2, "batch sizes l(b) = base^b (Algorithm 1: 2; with --instance easy/hard, dist-dp-se and "
-                            "dist-rdp-se default to 4, the authors' code for Figs. 1-3)")
+P_CONF = Param(
+    "p", _optional_float, None, "confidence level p in (0,1) of the radii and tau; default 1/T (experiments: 0.1)"
+)
+BASE = Param(
+    "base",
+    int,
+    2,
+    "batch sizes l(b) = base^b (Algorithm 1: 2; with --instance easy/hard, dist-dp-se and "
+    "dist-rdp-se default to 4, the authors' code for Figs. 1-3)",
+)
 RETURNING = Param("returning", int, 1, "B: batches a returning user may join (App. I); per-batch eps/B or eps/sqrt(B)")
 PATH = Param("path", str, "batch", "batch: draw each batch's noise total from its exact law; users: every share", PATHS)
 SCALE_S = Param("s", float, 10.0, "scaling factor s >= 1 of the precision g = ceil(s eps sqrt(n))")
@@ -94,19 +109,36 @@ def simulate_regret(
     horizon = check_int_at_least(horizon, 1, "horizon")
     check_int_at_least(checkpoints, 1, "checkpoints")
     env_ss, algo_ss = np.random.SeedSequence(seed).spawn(2)
-    env = make_environment(np.random.default_rng(env_ss), runs, instance=instance, means=means, n_arms=arms, rewards=rewards)
+    env = make_environment(
+        np.random.default_rng(env_ss), runs, instance=instance, means=means, n_arms=arms, rewards=rewards
+    )
     algo = factory(**params)
     out = algo.run(env, np.random.default_rng(algo_ss), runs, horizon)
     cp = checkpoint_grid(horizon, checkpoints)
     rewards = instance_rewards(instance, means) if rewards is None else rewards
-    record = {"instance": instance if means is None else None, "means": None if means is None else list(means),
-              "arms": env.n_arms, "rewards": rewards, "seed": seed, **params}
+    record = {
+        "instance": instance if means is None else None,
+        "means": None if means is None else list(means),
+        "arms": env.n_arms,
+        "rewards": rewards,
+        "seed": seed,
+        **params,
+    }
     privacy = algo.privacy(horizon, n_arms=env.n_arms) if isinstance(algo, FTNL) else algo.privacy(horizon)
     return RegretCurves(name, cp, out.regret(getattr(env, "reward_means", env.means), cp), privacy.to_json(), record)
 
 
-def declared_privacy(factory: Callable[..., Any], horizon: int, *, instance: str, means=None, arms: int | None = None,
-                     rewards: str | None = None, checkpoints: int = 200, **params: Any) -> Privacy:
+def declared_privacy(
+    factory: Callable[..., Any],
+    horizon: int,
+    *,
+    instance: str,
+    means=None,
+    arms: int | None = None,
+    rewards: str | None = None,
+    checkpoints: int = 200,
+    **params: Any,
+) -> Privacy:
     """The algorithm's declared privacy over `horizon` rounds on the instance's K arms, without simulating;
     the horizon must reach K (every arm is pulled once before any comparison)."""
     horizon = check_int_at_least(horizon, 1, "horizon")
@@ -146,36 +178,125 @@ def _entry(name: str, summary: str, factory, params: tuple[Param, ...], instance
 
 MAB_ENTRIES = (
     _entry("ucb1", "UCB1 (Auer et al. 2002), non-private baseline", UCB1, (), "hhm-1"),
-    _entry("se", "successive elimination, doubling epochs, non-private baseline", SuccessiveElimination,
-           (Param("beta", _optional_float, None, "confidence parameter in (0,1); default 1/T"),), "hhm-1"),
-    _entry("dp-se", "DP-SE (Sajed & Sheffet 2019), central pure eps-DP", DPSE,
-           (EPSILON, Param("beta", _optional_float, None, "confidence parameter in (0,1); default 1/T"),
-            Param("noise", str, "per-arm", "per-arm (correct) or shared (the public code of Chowdhury & Zhou 2023, Sec. 7 fn. 5: one draw for all arms)", DPSE_NOISES)),
-           "hhm-1"),
-    _entry("anytime-lazy-ucb", "Anytime-Lazy-UCB (Hu, Huang, Mehta, Alg. 1), central pure eps-DP", AnytimeLazyUCB,
-           (EPSILON,), "hhm-1"),
-    _entry("hybrid-ucb", "Hybrid-UCB (Hu, Huang, Mehta, Alg. 4), arrays + binary tree; claims eps, sound 1.5 eps", HybridUCB,
-           (EPSILON, Param("node_scale", str, "paper", "paper: Lap(r/(0.5eps)) nodes; fixed: Lap((r+1)/(0.5eps))", HYBRID_NODE_SCALES)),
-           "hhm-1"),
-    _entry("ftnl", "Follow-the-Noisy-Leader with Report Noisy Max (Hu, Huang, Mehta, Alg. 2-3), full information", FTNL,
-           (EPSILON, Param("noise", str, "paper", "RNM scale: paper 1/eps (sound 2eps), fixed 2/eps, naive K/eps", FTNL_NOISES)),
-           "hhm-1"),
-    _entry("dist-dp-se", "Dist-DP-SE (Chowdhury & Zhou 2023, Thm 1): Polya shares + secure aggregation, pure eps-DP", _batch("dist-dp"),
-           (EPSILON, P_CONF, BASE, RETURNING, PATH,
-            Param("polya", str, "correct", "correct Polya(1/n, theta) or inverted (the authors' public code: Polya(1/n, 1-theta) shares)", POLYA_VARIANTS)),
-           "easy"),
-    _entry("dist-rdp-se", "Dist-RDP-SE (Chowdhury & Zhou 2023, Thm 2): Skellam shares + secure aggregation, RDP", _batch("dist-rdp"),
-           (EPSILON, SCALE_S, P_CONF, BASE, RETURNING, PATH), "easy"),
-    _entry("dist-cdp-se", "Dist-CDP-SE (Chowdhury & Zhou 2023, Thm 4): discrete Gaussian shares + secure aggregation, zCDP", _batch("dist-cdp"),
-           (EPSILON, SCALE_S, P_CONF, BASE, RETURNING), "easy"),
-    _entry("cdp-se", "CDP-SE (Chowdhury & Zhou 2023, Thm 5): central discrete Laplace, pure eps-DP", _batch("central"),
-           (EPSILON, P_CONF, BASE, RETURNING, PATH), "easy"),
-    _entry("shuffle-se", "Shuffle-SE (Chowdhury & Zhou 2023, Thm 3, P_Shuffle): Polya shares, unary RR bits, shuffler; claims pure eps",
-           _batch("shuffle"), (EPSILON, P_CONF, BASE, RETURNING), "easy"),
-    _entry("ldp-se", "LDP-SE (Chowdhury & Zhou 2023, Thm 6): local discrete Laplace per user, pure eps-LDP", _batch("local"),
-           (EPSILON, P_CONF, BASE, RETURNING, PATH,
-            Param("c", float, 2.0, "constant c of Lemma 5 in tau and the radius (unspecified by the paper)")),
-           "easy"),
+    _entry(
+        "se",
+        "successive elimination, doubling epochs, non-private baseline",
+        SuccessiveElimination,
+        (Param("beta", _optional_float, None, "confidence parameter in (0,1); default 1/T"),),
+        "hhm-1",
+    ),
+    _entry(
+        "dp-se",
+        "DP-SE (Sajed & Sheffet 2019), central pure eps-DP",
+        DPSE,
+        (
+            EPSILON,
+            Param("beta", _optional_float, None, "confidence parameter in (0,1); default 1/T"),
+            Param(
+                "noise",
+                str,
+                "per-arm",
+                "per-arm (correct) or shared (the public code of Chowdhury & Zhou 2023, Sec. 7 fn. 5: one draw for all arms)",
+                DPSE_NOISES,
+            ),
+        ),
+        "hhm-1",
+    ),
+    _entry(
+        "anytime-lazy-ucb",
+        "Anytime-Lazy-UCB (Hu, Huang, Mehta, Alg. 1), central pure eps-DP",
+        AnytimeLazyUCB,
+        (EPSILON,),
+        "hhm-1",
+    ),
+    _entry(
+        "hybrid-ucb",
+        "Hybrid-UCB (Hu, Huang, Mehta, Alg. 4), arrays + binary tree; claims eps, sound 1.5 eps",
+        HybridUCB,
+        (
+            EPSILON,
+            Param(
+                "node_scale",
+                str,
+                "paper",
+                "paper: Lap(r/(0.5eps)) nodes; fixed: Lap((r+1)/(0.5eps))",
+                HYBRID_NODE_SCALES,
+            ),
+        ),
+        "hhm-1",
+    ),
+    _entry(
+        "ftnl",
+        "Follow-the-Noisy-Leader with Report Noisy Max (Hu, Huang, Mehta, Alg. 2-3), full information",
+        FTNL,
+        (
+            EPSILON,
+            Param("noise", str, "paper", "RNM scale: paper 1/eps (sound 2eps), fixed 2/eps, naive K/eps", FTNL_NOISES),
+        ),
+        "hhm-1",
+    ),
+    _entry(
+        "dist-dp-se",
+        "Dist-DP-SE (Chowdhury & Zhou 2023, Thm 1): Polya shares + secure aggregation, pure eps-DP",
+        _batch("dist-dp"),
+        (
+            EPSILON,
+            P_CONF,
+            BASE,
+            RETURNING,
+            PATH,
+            Param(
+                "polya",
+                str,
+                "correct",
+                "correct Polya(1/n, theta) or inverted (the authors' public code: Polya(1/n, 1-theta) shares)",
+                POLYA_VARIANTS,
+            ),
+        ),
+        "easy",
+    ),
+    _entry(
+        "dist-rdp-se",
+        "Dist-RDP-SE (Chowdhury & Zhou 2023, Thm 2): Skellam shares + secure aggregation, RDP",
+        _batch("dist-rdp"),
+        (EPSILON, SCALE_S, P_CONF, BASE, RETURNING, PATH),
+        "easy",
+    ),
+    _entry(
+        "dist-cdp-se",
+        "Dist-CDP-SE (Chowdhury & Zhou 2023, Thm 4): discrete Gaussian shares + secure aggregation, zCDP",
+        _batch("dist-cdp"),
+        (EPSILON, SCALE_S, P_CONF, BASE, RETURNING),
+        "easy",
+    ),
+    _entry(
+        "cdp-se",
+        "CDP-SE (Chowdhury & Zhou 2023, Thm 5): central discrete Laplace, pure eps-DP",
+        _batch("central"),
+        (EPSILON, P_CONF, BASE, RETURNING, PATH),
+        "easy",
+    ),
+    _entry(
+        "shuffle-se",
+        "Shuffle-SE (Chowdhury & Zhou 2023, Thm 3, P_Shuffle): Polya shares, unary RR bits, shuffler; claims pure eps",
+        _batch("shuffle"),
+        (EPSILON, P_CONF, BASE, RETURNING),
+        "easy",
+    ),
+    _entry(
+        "ldp-se",
+        "LDP-SE (Chowdhury & Zhou 2023, Thm 6): local discrete Laplace per user, pure eps-LDP",
+        _batch("local"),
+        (
+            EPSILON,
+            P_CONF,
+            BASE,
+            RETURNING,
+            PATH,
+            Param("c", float, 2.0, "constant c of Lemma 5 in tau and the radius (unspecified by the paper)"),
+        ),
+        "easy",
+    ),
 )
 
 for _e in MAB_ENTRIES:

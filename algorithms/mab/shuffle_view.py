@@ -31,9 +31,19 @@ from dpaudit.accounting.pmf import pmf_pure_epsilon
 from dpaudit.mechanisms.shuffle_sum import ShuffleSum
 from dpaudit.validation import check_positive
 
-__all__ = ["fold", "polya_difference_log_pmf", "polya_difference_pmf", "share_law", "shuffle_count_epsilon",
-           "shuffle_count_event", "shuffle_count_lower_epsilon", "shuffle_sum_enumerated_epsilon",
-           "shuffle_sum_lower_epsilon", "shuffle_sum_pmf", "worst_over_inputs"]
+__all__ = [
+    "fold",
+    "polya_difference_log_pmf",
+    "polya_difference_pmf",
+    "share_law",
+    "shuffle_count_epsilon",
+    "shuffle_count_event",
+    "shuffle_count_lower_epsilon",
+    "shuffle_sum_enumerated_epsilon",
+    "shuffle_sum_lower_epsilon",
+    "shuffle_sum_pmf",
+    "worst_over_inputs",
+]
 
 _TAIL_RELATIVE = 1e-15  # the Pólya-difference series is cut where its remainder is below this fraction
 _ROUND_OFF = 1e-9  # relative margin on a computed log-ratio: floating-point sums of a few thousand terms
@@ -41,6 +51,7 @@ _TINY = 1e-300  # a positive missing mass that underflows is carried as this (ro
 
 
 # ---- the pure epsilon of one release from the Pólya-difference pmf at two points
+
 
 def polya_difference_log_pmf(k: int, r: float, theta: float) -> tuple[float, float]:
     """[lower, upper] on log f(k), f the pmf of η = G1 - G2, G_i ~ Pólya(r, θ) independent (pmf
@@ -92,7 +103,7 @@ def _log_folded(protocol: ShuffleSum, t: int, x: int, upper: bool) -> float:
     if not upper:
         return polya_difference_log_pmf(t - x, r, theta)[0]
     terms = [polya_difference_log_pmf(i * m + t - x, r, theta)[1] for i in (-1, 0, 1)]
-    far = math.log(2.0) + max(terms) + m * math.log(theta) - math.log1p(-theta**m)
+    far = math.log(2.0) + max(terms) + m * math.log(theta) - math.log1p(-(theta**m))
     return float(logsumexp([*terms, far]))
 
 
@@ -129,6 +140,7 @@ def shuffle_count_event(protocol: ShuffleSum) -> EpsilonDeltaDpEvent:
 
 # ---- the law of S by convolution, and its pure epsilon over every input (small n)
 
+
 def polya_difference_pmf(r: float, theta: float, width: int) -> tuple[np.ndarray, float]:
     """pmf of Pólya(r, θ) - Pólya(r, θ) (Pólya(r, θ) = negative binomial NB(r, 1 - θ), scipy's pmf) on
     -width..width, and the mass missed: 2 P(Pólya > width)."""
@@ -164,6 +176,7 @@ def shuffle_sum_pmf(protocol: ShuffleSum, encodings: tuple[int, ...]) -> tuple[n
 
 def _configurations(n: int, g: int) -> Iterator[tuple[int, ...]]:
     """Every multiset of the other n - 1 users' encodings in 0..g, as a tuple of counts of 1..g."""
+
     def rec(left: int, values: int) -> Iterator[tuple[int, ...]]:
         if values == 0:
             yield ()
@@ -171,6 +184,7 @@ def _configurations(n: int, g: int) -> Iterator[tuple[int, ...]]:
         for c in range(left + 1):
             for rest in rec(left - c, values - 1):
                 yield (c, *rest)
+
     yield from rec(n - 1, g)
 
 

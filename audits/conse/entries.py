@@ -93,9 +93,11 @@ class EpochMeans:
     epochs: int
 
     def __call__(self, data: PatientData, rng: np.random.Generator, size: int) -> np.ndarray:
-        rel = cast(dict[str, np.ndarray], run_conse(self.env, data.repeat(size), self.params, rng, release=True).released)
-        done = np.repeat(rel["epoch_done"][:, 0, :self.epochs], 2, axis=1)
-        return np.where(done, rel["epoch_means"][:, 0, :self.epochs].reshape(size, -1), NO_ESTIMATE)
+        rel = cast(
+            dict[str, np.ndarray], run_conse(self.env, data.repeat(size), self.params, rng, release=True).released
+        )
+        done = np.repeat(rel["epoch_done"][:, 0, : self.epochs], 2, axis=1)
+        return np.where(done, rel["epoch_means"][:, 0, : self.epochs].reshape(size, -1), NO_ESTIMATE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,7 +132,7 @@ class RCTEndScore:
     phase2_types: tuple[int, ...]
 
     def __call__(self, out: np.ndarray) -> np.ndarray:
-        acts = np.asarray(out)[:, self.half:]
+        acts = np.asarray(out)[:, self.half :]
         types = np.asarray(self.phase2_types)
         total = np.zeros(acts.shape[0])
         for j in np.unique(types):
@@ -190,7 +192,7 @@ class RCTEndLogRatio:
         return out
 
     def __call__(self, out: np.ndarray) -> np.ndarray:
-        acts = np.asarray(out)[:, self.half:]
+        acts = np.asarray(out)[:, self.half :]
         types = np.asarray(self.phase2_types)
         total = np.zeros(acts.shape[0])
         for j, table in self._tables.items():
@@ -201,8 +203,9 @@ class RCTEndLogRatio:
         return total
 
 
-def cate_pair_densities(epsilon: float, t_min: float, arrivals: int,
-                        grid: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+def cate_pair_densities(
+    epsilon: float, t_min: float, arrivals: int, grid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float]:
     """Densities on `grid` of the released Δ̂ (M = 1) under the CATE pair, and the mass of "no estimate".
 
     D: every unit has outcomes (y0, y1) = (0, 1); D': the first phase-2 unit has (1, 0). With T ~ Lap+_ε(T_min)
@@ -268,9 +271,13 @@ def _a4_pair(types: int, others: int = 25, first: int = 20) -> tuple[NeighbourPa
     t1 = t0.copy()
     t1[0, first - 1] = 1
     y0, y1 = np.zeros((1, n)), np.ones((1, n))
-    pair = NeighbourPair("context-only", PatientData(t0, y0, y1), PatientData(t1, y0, y1),
-                         f"M={types}, n={n}: phase-1 unit {first - 1} has type 0 (f̂_0 = {first}, the minimum) vs type 1 "
-                         f"(T_min {first} -> {first - 1}); outcomes identical")
+    pair = NeighbourPair(
+        "context-only",
+        PatientData(t0, y0, y1),
+        PatientData(t1, y0, y1),
+        f"M={types}, n={n}: phase-1 unit {first - 1} has type 0 (f̂_0 = {first}, the minimum) vs type 1 "
+        f"(T_min {first} -> {first - 1}); outcomes identical",
+    )
     return pair, n
 
 
@@ -285,8 +292,12 @@ def _cate_pair(n: int) -> NeighbourPair:
     y0, y1 = np.zeros((1, n)), np.ones((1, n))
     z0, z1 = y0.copy(), y1.copy()
     z0[0, n // 2], z1[0, n // 2] = 1.0, 0.0
-    return NeighbourPair("reward-only", PatientData(types, y0, y1), PatientData(types, z0, z1),
-                         f"M=1, n={n}: every unit's outcomes (0,1) vs unit {n // 2}'s (first of phase 2, inside the RCT) (1,0)")
+    return NeighbourPair(
+        "reward-only",
+        PatientData(types, y0, y1),
+        PatientData(types, z0, z1),
+        f"M=1, n={n}: every unit's outcomes (0,1) vs unit {n // 2}'s (first of phase 2, inside the RCT) (1,0)",
+    )
 
 
 def _means_not_reset_entry(eps: float) -> AuditEntry:
@@ -299,21 +310,37 @@ def _means_not_reset_entry(eps: float) -> AuditEntry:
     types, y0 = np.zeros((1, n), dtype=np.int64), np.zeros((1, n))
     y1 = y0.copy()
     y1[0, 0] = 1.0
-    pair = NeighbourPair("reward-only", PatientData(types, y0, y0), PatientData(types, y1, y1),
-                         f"M=1, n={n}: all outcomes 0 vs unit 0's outcomes (1,1) (epoch 1 of phase 1)")
+    pair = NeighbourPair(
+        "reward-only",
+        PatientData(types, y0, y0),
+        PatientData(types, y1, y1),
+        f"M=1, n={n}: all outcomes 0 vs unit 0's outcomes (1,1) (epoch 1 of phase 1)",
+    )
     score = EpochMeansScore(tuple(r_e.tolist()), tuple((1.0 / np.cumsum(r_e)).tolist()))
     return AuditEntry(
-        name="dp-conse.means-not-reset", algorithm="dp-conse",
+        name="dp-conse.means-not-reset",
+        algorithm="dp-conse",
         variant="epoch means not zeroed at the epoch end",
         description="DP-ConSE with reset_means=False: each epoch's noisy mean covers all earlier epochs' rewards, "
-                    "so a reward of epoch 1 enters every later released mean of its arm.",
+        "so a reward of epoch 1 enters every later released mean of its arm.",
         target=functools.partial(EpochMeans, PatientExperiment(np.array([0.0]), np.array([0.0])), params, epochs),
-        pairs=(pair,), observable="white-box",
+        pairs=(pair,),
+        observable="white-box",
         observable_description=f"the released noisy means of both arms in epochs 1-{epochs}",
-        claims=(Claim("paper-proof-phase-1", delta=1.0 / n, epsilon=eps / 2, expect="violation",
-                      source="App. A.5.4: a phase-1 epoch mean costs ε/2"),),
-        samples=100_000, quick=False, audit_options={"chunk_size": 10_000, "score": score},
-        source="Li, Shi, Simchi-Levi (ICML 2024), Algorithm 2 line 9 and App. A.5.4")
+        claims=(
+            Claim(
+                "paper-proof-phase-1",
+                delta=1.0 / n,
+                epsilon=eps / 2,
+                expect="violation",
+                source="App. A.5.4: a phase-1 epoch mean costs ε/2",
+            ),
+        ),
+        samples=100_000,
+        quick=False,
+        audit_options={"chunk_size": 10_000, "score": score},
+        source="Li, Shi, Simchi-Levi (ICML 2024), Algorithm 2 line 9 and App. A.5.4",
+    )
 
 
 def _phase1_context(params: ConSEParams, n: int, types: int):
@@ -346,44 +373,82 @@ def _cate_t_min(params: ConSEParams, n: int) -> float:
 def _rct_length_claims(params: ConSEParams, n: int, types: int) -> tuple[Claim, ...]:
     eps, corrected = _epsilon(params), _phase1_context(params, n, types)
     return (
-        Claim("paper-proof", delta=1.0 / n, epsilon=eps, expect="violation",
-              source="App. A.5.4: all internal releases together are (ε, 1/n)-DP, Thm 3.5 following by "
-                     "post-processing"),
-        Claim("paper-proof-phase-2", delta=1.0 / n, epsilon=eps / 2, expect="violation",
-              source="App. A.5.4: the phase-2 releases (T_j, Δ̂) cost ε/2"),
-        Claim("corrected", delta=1.0 / n, epsilon=corrected.epsilon,
-              source=f"conse_privacy, context change in phase 1 (M·λ for the T_j), δ'={corrected.delta:.2g} ≤ 1/n"),
-        Claim("view", delta=1.0 / n, accountant=VIEW_ACCOUNTANT,
-              epsilon=rct_lengths_view_epsilon(eps, _floor_centre(params, n), types, 1.0 / n),
-              source="rct_lengths_view_delta: the M lengths' exact binomial privacy loss at δ = 1/n, every centre "
-                     "⌈T_min⌉ ≥ ⌈log n⌉ (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 line 13)"),
+        Claim(
+            "paper-proof",
+            delta=1.0 / n,
+            epsilon=eps,
+            expect="violation",
+            source="App. A.5.4: all internal releases together are (ε, 1/n)-DP, Thm 3.5 following by post-processing",
+        ),
+        Claim(
+            "paper-proof-phase-2",
+            delta=1.0 / n,
+            epsilon=eps / 2,
+            expect="violation",
+            source="App. A.5.4: the phase-2 releases (T_j, Δ̂) cost ε/2",
+        ),
+        Claim(
+            "corrected",
+            delta=1.0 / n,
+            epsilon=corrected.epsilon,
+            source=f"conse_privacy, context change in phase 1 (M·λ for the T_j), δ'={corrected.delta:.2g} ≤ 1/n",
+        ),
+        Claim(
+            "view",
+            delta=1.0 / n,
+            accountant=VIEW_ACCOUNTANT,
+            epsilon=rct_lengths_view_epsilon(eps, _floor_centre(params, n), types, 1.0 / n),
+            source="rct_lengths_view_delta: the M lengths' exact binomial privacy loss at δ = 1/n, every centre "
+            "⌈T_min⌉ ≥ ⌈log n⌉ (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 line 13)",
+        ),
     )
 
 
 def _action_claims(params: ConSEParams, n: int, types: int) -> tuple[Claim, ...]:
     eps, corrected = _epsilon(params), _phase1_context(params, n, types)
     return (
-        Claim("paper", delta=1.0 / n, epsilon=eps, expect="violation",
-              source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP for the actions after t and the CATE vector"),
-        Claim("corrected", delta=1.0 / n, epsilon=corrected.epsilon,
-              source=f"conse_privacy, context change in phase 1, δ'={corrected.delta:.2g} ≤ 1/n"),
-        Claim("composed", delta=1.0 / n, accountant="exact-composition",
-              epsilon=context_phase1_epsilon(params, n, types, 1.0 / n),
-              source="context_phase1_epsilon: the same components as the corrected claim (two epoch lengths, two "
-                     "epoch means, the M RCT lengths) composed exactly at δ = 1/n instead of by basic composition "
-                     "(Li, Shi, Simchi-Levi, ICML 2024, Alg. 2; the actions are their post-processing)"),
+        Claim(
+            "paper",
+            delta=1.0 / n,
+            epsilon=eps,
+            expect="violation",
+            source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP for the actions after t and the CATE vector",
+        ),
+        Claim(
+            "corrected",
+            delta=1.0 / n,
+            epsilon=corrected.epsilon,
+            source=f"conse_privacy, context change in phase 1, δ'={corrected.delta:.2g} ≤ 1/n",
+        ),
+        Claim(
+            "composed",
+            delta=1.0 / n,
+            accountant="exact-composition",
+            epsilon=context_phase1_epsilon(params, n, types, 1.0 / n),
+            source="context_phase1_epsilon: the same components as the corrected claim (two epoch lengths, two "
+            "epoch means, the M RCT lengths) composed exactly at δ = 1/n instead of by basic composition "
+            "(Li, Shi, Simchi-Levi, ICML 2024, Alg. 2; the actions are their post-processing)",
+        ),
     )
 
 
 def _cate_claims(params: ConSEParams, n: int) -> tuple[Claim, ...]:
     return (
         Claim("paper", delta=1.0 / n, epsilon=_epsilon(params), source="Thm 3.5: DP-ConSE is (ε, 1/n)-DP"),
-        Claim("corrected", delta=1.0 / n, epsilon=conse_privacy(params, n, 1).implied["reward"].epsilon,
-              source="conse_privacy, reward change (one Laplace-noised mean)"),
-        Claim("view", delta=1.0 / n, accountant="mixture-bound",
-              epsilon=cate_mixture_epsilon(_epsilon(params), _cate_t_min(params, n), n - n // 2, 1.0 / n),
-              source="cate_mixture_delta: the Laplace profile averaged over the RCT length T and the arm count N "
-                     "(joint convexity), every outcome change with M = 1 (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 line 34)"),
+        Claim(
+            "corrected",
+            delta=1.0 / n,
+            epsilon=conse_privacy(params, n, 1).implied["reward"].epsilon,
+            source="conse_privacy, reward change (one Laplace-noised mean)",
+        ),
+        Claim(
+            "view",
+            delta=1.0 / n,
+            accountant="mixture-bound",
+            epsilon=cate_mixture_epsilon(_epsilon(params), _cate_t_min(params, n), n - n // 2, 1.0 / n),
+            source="cate_mixture_delta: the Laplace profile averaged over the RCT length T and the arm count N "
+            "(joint convexity), every outcome change with M = 1 (Li, Shi, Simchi-Levi, ICML 2024, Alg. 2 line 34)",
+        ),
     )
 
 
@@ -391,22 +456,28 @@ LENGTHS_SAMPLES = 1_000_000
 ACTIONS_FIRST, ACTIONS_OTHERS, ACTIONS_SAMPLES = 9, 20, 60_000
 CATE_SAMPLES = 200_000
 LENGTHS_NOTE = PinNote(
-    "audit", "the view bound 4.20 is the ten lengths' exact loss at δ = 1/n over every centre ⌈T_min⌉ ≥ ⌈log n⌉ = 6 "
-             "(the pair's centres 8/9 give 4.16); the count score is the exact likelihood ratio, and the rest is the "
-             "Clopper-Pearson width on the rarer side's event (probability ~10^-3 at 9·10^5 counted runs)")
+    "audit",
+    "the view bound 4.20 is the ten lengths' exact loss at δ = 1/n over every centre ⌈T_min⌉ ≥ ⌈log n⌉ = 6 "
+    "(the pair's centres 8/9 give 4.16); the count score is the exact likelihood ratio, and the rest is the "
+    "Clopper-Pearson width on the rarer side's event (probability ~10^-3 at 9·10^5 counted runs)",
+)
 ACTIONS_NOTE = PinNote(
-    "both", "the upper bound 5.98 holds for every phase-1 context change, which may also move two epoch lengths and "
-            "two epoch means (ε/2 and ε/(2ν) each) besides the M = 10 RCT lengths; the audited pair moves only the "
-            "lengths (an epoch end in phase 1 needs R_1 ≈ 1100 arrivals per type at n = 378), and the actions show "
-            "each length only through the coins, so the pair's exact ε at δ = 1/378 is 3.59 (Monte Carlo of the exact "
-            "log-likelihood ratio, 4·10^6 draws), 0.60 of the bound; the audit certifies 2.75 of it at 6·10^4 runs. "
-            "The exact loss of the actions over all pairs (epochs act on them only through eliminations) is not known")
+    "both",
+    "the upper bound 5.98 holds for every phase-1 context change, which may also move two epoch lengths and "
+    "two epoch means (ε/2 and ε/(2ν) each) besides the M = 10 RCT lengths; the audited pair moves only the "
+    "lengths (an epoch end in phase 1 needs R_1 ≈ 1100 arrivals per type at n = 378), and the actions show "
+    "each length only through the coins, so the pair's exact ε at δ = 1/378 is 3.59 (Monte Carlo of the exact "
+    "log-likelihood ratio, 4·10^6 draws), 0.60 of the bound; the audit certifies 2.75 of it at 6·10^4 runs. "
+    "The exact loss of the actions over all pairs (epochs act on them only through eliminations) is not known",
+)
 CATE_NOTE = PinNote(
-    "accounting", "the mixture bound 2.0 averages the Laplace profile over the RCT length T and the changed unit's arm "
-                  "count N_a as if the observer knew them (joint convexity); the released Δ̂ hides them, and the "
-                  "worst-case pair (mean difference 1 whatever the coins) has exact ε 0.97 at δ = 1/n = 0.005 "
-                  "(numerical integration of the two mixtures), which the exact likelihood-ratio score reaches to "
-                  "96% (0.93); dpaudit knows no sound bound on the mixture's loss over all datasets below 2.0")
+    "accounting",
+    "the mixture bound 2.0 averages the Laplace profile over the RCT length T and the changed unit's arm "
+    "count N_a as if the observer knew them (joint convexity); the released Δ̂ hides them, and the "
+    "worst-case pair (mean difference 1 whatever the coins) has exact ε 0.97 at δ = 1/n = 0.005 "
+    "(numerical integration of the two mixtures), which the exact likelihood-ratio score reaches to "
+    "96% (0.93); dpaudit knows no sound bound on the mixture's loss over all datasets below 2.0",
+)
 
 
 def conse_entries() -> list[AuditEntry]:
@@ -423,41 +494,60 @@ def conse_entries() -> list[AuditEntry]:
     source = "Li, Shi, Simchi-Levi (ICML 2024), Algorithm 2, Theorem 3.5, App. A.5.4"
     return [
         AuditEntry(
-            name="dp-conse.rct-lengths", algorithm="dp-conse",
+            name="dp-conse.rct-lengths",
+            algorithm="dp-conse",
             description="DP-ConSE's RCT lengths T_j = Lap+_ε(T_min), j = 1..M, all centred on one T_min (the RCT lengths).",
             target=functools.partial(RCTLengths, params4, types),
-            pairs=(pair4,), observable="white-box",
+            pairs=(pair4,),
+            observable="white-box",
             observable_description=f"the {types} RCT lengths T_j, which the paper's proof accounts as released "
-                                   "(scored by the exact log-likelihood ratio, the count of T_j ≤ 8)",
+            "(scored by the exact log-likelihood ratio, the count of T_j ≤ 8)",
             claims=LazyClaims(functools.partial(_rct_length_claims, params4, n4, types), expect="violation"),
-            samples=LENGTHS_SAMPLES, quick=True, quick_samples=100_000,
+            samples=LENGTHS_SAMPLES,
+            quick=True,
+            quick_samples=100_000,
             audit_options={"chunk_size": 200_000, "score": LengthsBelowScore(8)},
             pin_note=LENGTHS_NOTE,
             regret=RegretRun("dp-conse", horizon=2000, runs=20, params={"epsilon": eps, "types": 2}),
-            source=source),
+            source=source,
+        ),
         AuditEntry(
-            name="dp-conse.actions", algorithm="dp-conse",
+            name="dp-conse.actions",
+            algorithm="dp-conse",
             description="DP-ConSE end to end (the RCT lengths, through the actions): the RCT lengths of all M types move "
-                        "with one phase-1 arrival, and each RCT's end shows in the phase-2 actions.",
-            target=functools.partial(ConSEObserve, env4, params4, "actions"), pairs=(pair8,), observable="black-box",
+            "with one phase-1 arrival, and each RCT's end shows in the phase-2 actions.",
+            target=functools.partial(ConSEObserve, env4, params4, "actions"),
+            pairs=(pair8,),
+            observable="black-box",
             observable_description=f"all {n8} actions (scored by their exact log-likelihood ratio through each type's "
-                                   "last RCT coin read off the phase-2 actions)",
+            "last RCT coin read off the phase-2 actions)",
             claims=LazyClaims(functools.partial(_action_claims, params4, n8, types), expect="violation"),
-            samples=ACTIONS_SAMPLES, quick=False, pin_note=ACTIONS_NOTE,
-            audit_options={"chunk_size": 10_000,
-                           "score": RCTEndLogRatio(n8 // 2, tuple(pair8.d0.types[0, n8 // 2:].tolist()), eps,
-                                                   (ACTIONS_FIRST, ACTIONS_FIRST - 1))},
-            source=source),
+            samples=ACTIONS_SAMPLES,
+            quick=False,
+            pin_note=ACTIONS_NOTE,
+            audit_options={
+                "chunk_size": 10_000,
+                "score": RCTEndLogRatio(
+                    n8 // 2, tuple(pair8.d0.types[0, n8 // 2 :].tolist()), eps, (ACTIONS_FIRST, ACTIONS_FIRST - 1)
+                ),
+            },
+            source=source,
+        ),
         AuditEntry(
-            name="dp-conse.cate", algorithm="dp-conse",
+            name="dp-conse.cate",
+            algorithm="dp-conse",
             description="DP-ConSE's released CATE estimate Δ̂ = mean difference in the RCT + Lap(2/(εT_j)) .",
             target=functools.partial(ConSEObserve, env6, params6, "estimates"),
-            pairs=(_cate_pair(n6),), observable="white-box",
+            pairs=(_cate_pair(n6),),
+            observable="white-box",
             observable_description="the released CATE estimate Δ̂(X_1) (scored by the pair's exact log-likelihood ratio)",
             claims=LazyClaims(functools.partial(_cate_claims, params6, n6), expect="consistent"),
-            samples=CATE_SAMPLES, quick=False,
+            samples=CATE_SAMPLES,
+            quick=False,
             audit_options={"chunk_size": 20_000, "score": CATELogRatio(eps, _cate_t_min(params6, n6), n6 - n6 // 2)},
-            source=source, pin_note=CATE_NOTE),
+            source=source,
+            pin_note=CATE_NOTE,
+        ),
         _means_not_reset_entry(eps),
     ]
 

@@ -80,10 +80,13 @@ def _context_pair(horizon: int, theta: np.ndarray = THETA) -> NeighbourPair:
     c0[0] = [[1.0, 0.0], [1.0, 0.0]]
     c1[0] = [[0.0, 1.0], [0.0, 1.0]]
     coins = GLMData(np.full((1, horizon), 0.5), np.full((1, horizon), np.nan))
-    return NeighbourPair("context-only", (GLMEnvironment(theta, c0, "probit"), coins),
-                         (GLMEnvironment(theta, c1, "probit"), coins),
-                         f"d=2, T={horizon}, probit, θ*={tuple(float(v) for v in theta)}; user 1's context set "
-                         f"{{e1, e1}} vs {{e2, e2}}; rewards fixed coins")
+    return NeighbourPair(
+        "context-only",
+        (GLMEnvironment(theta, c0, "probit"), coins),
+        (GLMEnvironment(theta, c1, "probit"), coins),
+        f"d=2, T={horizon}, probit, θ*={tuple(float(v) for v in theta)}; user 1's context set "
+        f"{{e1, e1}} vs {{e2, e2}}; rewards fixed coins",
+    )
 
 
 def v_tree_mu(params: PrivateGLMParams, horizon: int, env: GLMEnvironment) -> float:
@@ -101,10 +104,12 @@ def v_tree_mu(params: PrivateGLMParams, horizon: int, env: GLMEnvironment) -> fl
 
 
 V_TREE_NOTE = PinNote(
-    "audit", "pinned on the Gaussian-DP μ (μ_upper = √(2m)/σ_V, m = 3 released nodes hold user 1's leaf at T = 8); "
-             "the ε-interval at δ = 0.02 stays wider: the corrected claim composes the H tree, the switching and the "
-             "optimiser calls, which this view does not see, and the auditor's ε at δ = 0.02 trails the ε of its μ. "
-             "With θ* = (1, 0.5) (the first round's pair) no round explores, so the V view did not depend on user 1")
+    "audit",
+    "pinned on the Gaussian-DP μ (μ_upper = √(2m)/σ_V, m = 3 released nodes hold user 1's leaf at T = 8); "
+    "the ε-interval at δ = 0.02 stays wider: the corrected claim composes the H tree, the switching and the "
+    "optimiser calls, which this view does not see, and the auditor's ε at δ = 0.02 trails the ε of its μ. "
+    "With θ* = (1, 0.5) (the first round's pair) no round explores, so the V view did not depend on user 1",
+)
 
 
 def _declared_event(privacy: Any, which: str) -> Any:
@@ -119,52 +124,101 @@ def glm_entries() -> list[AuditEntry]:
     env0 = pair.d0[0]
     for calibration in ("paper", "code"):
         params = PrivateGLMParams(epsilon=EPS, delta=DELTA, zeta=DELTA, tree_calibration=calibration)
-        privacy = functools.cache(functools.partial(private_glm_privacy, params, horizon, 2, env0.kappa,
-                                                    env0.kappa_star, env0.S))
-        out.append(AuditEntry(
-            name=f"private-glm.v-tree.{calibration}", algorithm="private-glm",
-            description="Private-GLM (Sarmasarkar, Alg. 2): the V tree's released prefix sums of x xᵀ "
-                        + ("with the paper's Lemma I.4 noise (calibrated to 1/κ*)." if calibration == "paper"
-                           else "with the authors' code's zCDP calibration (leaf bound 1)."),
-            target=functools.partial(GLMObserve, "private", params, "V"), pairs=(pair,), observable="white-box",
-            observable_description=f"the released V prefix sums at all {horizon} rounds",
-            claims=(
-                Claim("paper", delta=DELTA, epsilon=EPS, source="Thm 6.2: (ε, δ)-JDP"),
-                Claim("paper-composition", delta=DELTA, accountant="best", event=functools.partial(_declared_event, privacy, "paper_event"),
-                      source="the paper's own split: ε/3 trees (V, H in parallel), ε/3 switching, ε/3 optimisers"),
-                Claim("corrected", delta=DELTA, accountant="best", event=functools.partial(_declared_event, privacy, "event"),
-                      source="V leaf bound 1 (Frobenius √2 for a replaced x), trees and optimisers composed"),
-                Claim("paper-trees", delta=DELTA / 6 + DELTA / 6, epsilon=EPS / 3,  # ζ = δ in the experiments
-                      expect="violation" if calibration == "paper" else "consistent",
-                      source="Lemma I.4's budget for the trees {V_t, H_t} alone: (ε/3, δ/6 + ζ/6) (step 1 of Thm 6.2's "
-                             "proof); " + ("the lemma calibrates the V tree to the 1/κ* leaf bound of H, but a V leaf "
-                                           "x xᵀ moves by up to √2 in Frobenius norm" if calibration == "paper" else
-                                           "the code's zCDP calibration with leaf bound 1")),
-            ),
-            audit_options={"score": v_tree_node_score}, samples=200_000 if calibration == "paper" else 100_000, quick=False, pin_note=V_TREE_NOTE,
-            mu_upper=functools.partial(v_tree_mu, params, horizon, env0),
-            regret=RegretRun("private-glm", horizon=500, runs=4, params={"epsilon": EPS, "tree_calibration": calibration}),
-            source="Sarmasarkar, Algorithm 2 (Private-GLM), Theorem 6.2, Lemma I.4"))
+        privacy = functools.cache(
+            functools.partial(private_glm_privacy, params, horizon, 2, env0.kappa, env0.kappa_star, env0.S)
+        )
+        out.append(
+            AuditEntry(
+                name=f"private-glm.v-tree.{calibration}",
+                algorithm="private-glm",
+                description="Private-GLM (Sarmasarkar, Alg. 2): the V tree's released prefix sums of x xᵀ "
+                + (
+                    "with the paper's Lemma I.4 noise (calibrated to 1/κ*)."
+                    if calibration == "paper"
+                    else "with the authors' code's zCDP calibration (leaf bound 1)."
+                ),
+                target=functools.partial(GLMObserve, "private", params, "V"),
+                pairs=(pair,),
+                observable="white-box",
+                observable_description=f"the released V prefix sums at all {horizon} rounds",
+                claims=(
+                    Claim("paper", delta=DELTA, epsilon=EPS, source="Thm 6.2: (ε, δ)-JDP"),
+                    Claim(
+                        "paper-composition",
+                        delta=DELTA,
+                        accountant="best",
+                        event=functools.partial(_declared_event, privacy, "paper_event"),
+                        source="the paper's own split: ε/3 trees (V, H in parallel), ε/3 switching, ε/3 optimisers",
+                    ),
+                    Claim(
+                        "corrected",
+                        delta=DELTA,
+                        accountant="best",
+                        event=functools.partial(_declared_event, privacy, "event"),
+                        source="V leaf bound 1 (Frobenius √2 for a replaced x), trees and optimisers composed",
+                    ),
+                    Claim(
+                        "paper-trees",
+                        delta=DELTA / 6 + DELTA / 6,
+                        epsilon=EPS / 3,  # ζ = δ in the experiments
+                        expect="violation" if calibration == "paper" else "consistent",
+                        source="Lemma I.4's budget for the trees {V_t, H_t} alone: (ε/3, δ/6 + ζ/6) (step 1 of Thm 6.2's "
+                        "proof); "
+                        + (
+                            "the lemma calibrates the V tree to the 1/κ* leaf bound of H, but a V leaf "
+                            "x xᵀ moves by up to √2 in Frobenius norm"
+                            if calibration == "paper"
+                            else "the code's zCDP calibration with leaf bound 1"
+                        ),
+                    ),
+                ),
+                audit_options={"score": v_tree_node_score},
+                samples=200_000 if calibration == "paper" else 100_000,
+                quick=False,
+                pin_note=V_TREE_NOTE,
+                mu_upper=functools.partial(v_tree_mu, params, horizon, env0),
+                regret=RegretRun(
+                    "private-glm", horizon=500, runs=4, params={"epsilon": EPS, "tree_calibration": calibration}
+                ),
+                source="Sarmasarkar, Algorithm 2 (Private-GLM), Theorem 6.2, Lemma I.4",
+            )
+        )
     shuffle_params = ShuffleGLMParams(epsilon=EPS, delta=DELTA, first_batch=8, batches=2)
     shuffle_horizon = 32
     sizes = [8, shuffle_horizon - 8]
     shuffle_privacy = functools.cache(functools.partial(shuffle_glm_privacy, shuffle_params, sizes, 2))
-    out.append(AuditEntry(
-        name="shuffle-glm.batch-1-matrix", algorithm="shuffle-glm",
-        description="ShuffleGLM (Sarmasarkar, Alg. 1): the shuffle-private sum of batch 1's x xᵀ (Cheu et al. bit "
-                    "summation with binomial noise), as the analyzer releases it.",
-        target=functools.partial(GLMObserve, "shuffle", shuffle_params, "V1"), pairs=(_context_pair(shuffle_horizon),),
-        observable="white-box", observable_description="batch 1's released matrix V (B_1 = 8 users)",
-        claims=(
-            Claim("paper", delta=DELTA, epsilon=EPS, source="Thm 5.1: (ε, δ)-SDP"),
-            Claim("corrected", delta=DELTA, accountant="best", event=lambda: shuffle_privacy().event,
-                  source="exact binomial-count accounting of the summation and the P_GD rounds (the paper's proof step on the real range 2g gives more: proof_step)"),
-        ),
-        samples=10_000, quick=False,
-        pin_note=PinNote("both", "every proven claim is ε = 0 at δ = 0.02 (the binomial counts' δ(0) is below 0.02), so "
-                                 "the ε-interval only says the view is (0, 0.02)-DP; the counts are not Gaussian, so no μ "
-                                 "is declared: a pin needs the binomial PLD's trade-off curve against the auditor's"),
-        regret=RegretRun("shuffle-glm", horizon=2000, runs=4, params={"epsilon": EPS}), source="Sarmasarkar, Algorithm 1 (ShuffleGLM), Theorem 5.1"))
+    out.append(
+        AuditEntry(
+            name="shuffle-glm.batch-1-matrix",
+            algorithm="shuffle-glm",
+            description="ShuffleGLM (Sarmasarkar, Alg. 1): the shuffle-private sum of batch 1's x xᵀ (Cheu et al. bit "
+            "summation with binomial noise), as the analyzer releases it.",
+            target=functools.partial(GLMObserve, "shuffle", shuffle_params, "V1"),
+            pairs=(_context_pair(shuffle_horizon),),
+            observable="white-box",
+            observable_description="batch 1's released matrix V (B_1 = 8 users)",
+            claims=(
+                Claim("paper", delta=DELTA, epsilon=EPS, source="Thm 5.1: (ε, δ)-SDP"),
+                Claim(
+                    "corrected",
+                    delta=DELTA,
+                    accountant="best",
+                    event=lambda: shuffle_privacy().event,
+                    source="exact binomial-count accounting of the summation and the P_GD rounds (the paper's proof step on the real range 2g gives more: proof_step)",
+                ),
+            ),
+            samples=10_000,
+            quick=False,
+            pin_note=PinNote(
+                "both",
+                "every proven claim is ε = 0 at δ = 0.02 (the binomial counts' δ(0) is below 0.02), so "
+                "the ε-interval only says the view is (0, 0.02)-DP; the counts are not Gaussian, so no μ "
+                "is declared: a pin needs the binomial PLD's trade-off curve against the auditor's",
+            ),
+            regret=RegretRun("shuffle-glm", horizon=2000, runs=4, params={"epsilon": EPS}),
+            source="Sarmasarkar, Algorithm 1 (ShuffleGLM), Theorem 5.1",
+        )
+    )
     return out
 
 

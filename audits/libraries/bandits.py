@@ -40,7 +40,16 @@ from dpaudit.audits.mab.targets import BatchRelease
 from dpaudit.entries import AuditEntry, NeighbourPair
 from dpaudit.registry import AUDITS
 
-__all__ = ["ENTRIES", "HORIZON", "SOURCES", "EpochSum", "bandit_entries", "dpse_pair", "installed_sources", "paper_batch"]
+__all__ = [
+    "ENTRIES",
+    "HORIZON",
+    "SOURCES",
+    "EpochSum",
+    "bandit_entries",
+    "dpse_pair",
+    "installed_sources",
+    "paper_batch",
+]
 
 HORIZON = 1_000_000
 EPS = 1.0
@@ -105,22 +114,33 @@ def dpse_pair() -> NeighbourPair:
     pair does not define."""
     length = int(DPSE(EPS).run(_table(PROBE_ROUNDS, 0.0), np.random.default_rng(0), 1, HORIZON).lengths[0, 0])
     return NeighbourPair(
-        "one-user", _table(length, 0.0), _table(length, 1.0),
+        "one-user",
+        _table(length, 0.0),
+        _table(length, 1.0),
         f"K=2 at T = 10^6, epoch 1 = {length} pulls per arm: arm 1's rewards all 1; arm 0's all 0 vs its first "
-        "round 1 (its epoch-1 sums 0 vs 1)")
+        "round 1 (its epoch-1 sums 0 vs 1)",
+    )
 
 
 def _dpse_entry(library: str, version: str, source: Any) -> AuditEntry:
     algo = DPSE(EPS, noise_source=source)
     return AuditEntry(
-        name=f"libraries.{library}.dp-se", algorithm="dp-se", variant=f"{library} {version} Laplace noise",
+        name=f"libraries.{library}.dp-se",
+        algorithm="dp-se",
+        variant=f"{library} {version} Laplace noise",
         description=f"DP-SE (Sajed & Sheffet 2019), central pure ε-DP at ε = 1, β = 1/T, T = 10^6, with {library}'s "
-                    "Laplace adding Lap(1/ε) to each epoch sum.",
-        target=functools.partial(EpochSum, algo, HORIZON), pairs=(dpse_pair(),), observable="white-box",
+        "Laplace adding Lap(1/ε) to each epoch sum.",
+        target=functools.partial(EpochSum, algo, HORIZON),
+        pairs=(dpse_pair(),),
+        observable="white-box",
         observable_description=f"arm 0's released epoch-1 sum + Lap(1/ε) as {library} computes it (a float)",
-        claims=lazy_claims(functools.partial(algo.privacy, HORIZON)), samples=SAMPLES[library]["dp-se"],
-        quick=True, quick_samples=QUICK_SAMPLES, audit_options=dict(AUDIT_OPTIONS),
-        source=f"Sajed & Sheffet (ICML 2019), DP-SE; {library} {version}'s Laplace")
+        claims=lazy_claims(functools.partial(algo.privacy, HORIZON)),
+        samples=SAMPLES[library]["dp-se"],
+        quick=True,
+        quick_samples=QUICK_SAMPLES,
+        audit_options=dict(AUDIT_OPTIONS),
+        source=f"Sajed & Sheffet (ICML 2019), DP-SE; {library} {version}'s Laplace",
+    )
 
 
 def _dist_entry(library: str, version: str, source: Any) -> AuditEntry:
@@ -128,20 +148,31 @@ def _dist_entry(library: str, version: str, source: Any) -> AuditEntry:
     b = paper_batch()
     n = PAPER_BASE**b
     params = algo.batch_params(n, HORIZON)
-    pair = NeighbourPair("one-user", np.zeros(1), np.ones(1),
-                         f"one release of batch {b} (n = {n} users, g = {params.g}, m = {params.m}) at T = 10^6, "
-                         "base 4, p = 0.1: every reward 0 vs user 1's reward 1")
+    pair = NeighbourPair(
+        "one-user",
+        np.zeros(1),
+        np.ones(1),
+        f"one release of batch {b} (n = {n} users, g = {params.g}, m = {params.m}) at T = 10^6, "
+        "base 4, p = 0.1: every reward 0 vs user 1's reward 1",
+    )
     return AuditEntry(
-        name=f"libraries.{library}.dist-dp-se", algorithm="dist-dp-se",
+        name=f"libraries.{library}.dist-dp-se",
+        algorithm="dist-dp-se",
         variant=f"{library} {version} discrete Laplace noise",
         description=f"Dist-DP-SE (Chowdhury & Zhou 2023, Thm 1), pure ε-DP at ε = 1, the server's view of batch {b}'s "
-                    f"release (n = {n}, p = 0.1, T = 10^6) with {library}'s discrete Laplace DLap(g/ε) as the total "
-                    "of the users' noise.",
-        target=functools.partial(BatchRelease, algo, n, HORIZON), pairs=(pair,), observable="white-box",
+        f"release (n = {n}, p = 0.1, T = 10^6) with {library}'s discrete Laplace DLap(g/ε) as the total "
+        "of the users' noise.",
+        target=functools.partial(BatchRelease, algo, n, HORIZON),
+        pairs=(pair,),
+        observable="white-box",
         observable_description=f"the SecAgg output ŷ (mod m) of one release of {n} users",
-        claims=lazy_claims(functools.partial(algo.privacy, HORIZON)), samples=SAMPLES[library]["dist-dp-se"],
-        quick=True, quick_samples=QUICK_SAMPLES, audit_options=dict(AUDIT_OPTIONS),
-        source=f"Chowdhury & Zhou (ICLR 2023), Algorithm 1, Theorem 1, Fact 1; {library} {version}'s discrete Laplace")
+        claims=lazy_claims(functools.partial(algo.privacy, HORIZON)),
+        samples=SAMPLES[library]["dist-dp-se"],
+        quick=True,
+        quick_samples=QUICK_SAMPLES,
+        audit_options=dict(AUDIT_OPTIONS),
+        source=f"Chowdhury & Zhou (ICLR 2023), Algorithm 1, Theorem 1, Fact 1; {library} {version}'s discrete Laplace",
+    )
 
 
 def paper_batch() -> int:

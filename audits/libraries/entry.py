@@ -103,20 +103,43 @@ class LibraryEntry:
         return 1
 
     def _build_claims(self) -> tuple[Claim, ...]:
-        """"stated" (and "floating-point" for a float output): the library's own claim, read from the target."""
+        """ "stated" (and "floating-point" for a float output): the library's own claim, read from the target."""
         target = self.build()
         kind = "privacy map" if self.library == "opendp" else "constructor arguments"
         accountant = f"{self.library} {kind}"
-        claims = [Claim(ALGORITHMIC, delta=target.claim_delta, epsilon=target.claim_epsilon, accountant=accountant,
-                        source=f"{target.label}: {target.claim!r}")]
+        claims = [
+            Claim(
+                ALGORITHMIC,
+                delta=target.claim_delta,
+                epsilon=target.claim_epsilon,
+                accountant=accountant,
+                source=f"{target.label}: {target.claim!r}",
+            )
+        ]
         if self.float_output:
-            claims.append(Claim(FLOATING_POINT, delta=target.claim_delta, epsilon=target.claim_epsilon,
-                                accountant=accountant, expect=self.fp_expect, source=self.source))
+            claims.append(
+                Claim(
+                    FLOATING_POINT,
+                    delta=target.claim_delta,
+                    epsilon=target.claim_epsilon,
+                    accountant=accountant,
+                    expect=self.fp_expect,
+                    source=self.source,
+                )
+            )
         return tuple(claims)
 
-    def run(self, *, samples: int | None = None, quick: bool = False, confidence: float = 0.95, seed: int = 0,
-            executor: Any = None, regret: bool = True,
-            baseline_events: dict[str, Any] | None = None) -> EntryRecord:
+    def run(
+        self,
+        *,
+        samples: int | None = None,
+        quick: bool = False,
+        confidence: float = 0.95,
+        seed: int = 0,
+        executor: Any = None,
+        regret: bool = True,
+        baseline_events: dict[str, Any] | None = None,
+    ) -> EntryRecord:
         """Audit the target on its neighbours at `samples` runs per side (default the entry's) and judge its
         claims; `quick`, `regret` and `baseline_events` are accepted for the catalog's interface and change
         nothing.  A failure (the library raising, a float output without a floating-point bound) is recorded
@@ -135,23 +158,44 @@ class LibraryEntry:
             record["pairs"] = [{"relation": "one-user", "description": f"d0 = {d0!r}, d1 = {d1!r}"}]
             claims = self.claims.claims
             began = time.perf_counter()
-            result = audit(target, d0, d1, claim_epsilon=target.claim_epsilon, claim_delta=target.claim_delta,
-                           samples=n, confidence=confidence, seed=base, float_check="report", executor=executor,
-                           progress=False, target_name=target.label)
+            result = audit(
+                target,
+                d0,
+                d1,
+                claim_epsilon=target.claim_epsilon,
+                claim_delta=target.claim_delta,
+                samples=n,
+                confidence=confidence,
+                seed=base,
+                float_check="report",
+                executor=executor,
+                progress=False,
+                target_name=target.label,
+            )
             seconds = round(time.perf_counter() - began, 3)
             checks = [(ALGORITHMIC, result)]
             if self.float_output:
                 if result.floating_point is None:
-                    raise RuntimeError(f"{target.label}: the auditor gave no floating-point bound for its float "
-                                       "outputs")
+                    raise RuntimeError(
+                        f"{target.label}: the auditor gave no floating-point bound for its float outputs"
+                    )
                 checks.append((FLOATING_POINT, result.floating_point))
             for check, res in checks:
-                rec = audit_record(res, delta=target.claim_delta, claim_epsilon=target.claim_epsilon, samples=n,
-                                   confidence=confidence, seed=base, seconds=seconds, pair=0)
+                rec = audit_record(
+                    res,
+                    delta=target.claim_delta,
+                    claim_epsilon=target.claim_epsilon,
+                    samples=n,
+                    confidence=confidence,
+                    seed=base,
+                    seconds=seconds,
+                    pair=0,
+                )
                 rec["check"] = check
                 record["audits"].append(rec)
-            record["claims"] = [claim_record(c, [a for a in record["audits"] if a.get("check") == c.label])
-                                for c in claims]
+            record["claims"] = [
+                claim_record(c, [a for a in record["audits"] if a.get("check") == c.label]) for c in claims
+            ]
         except BaseException as exc:  # the library's own exceptions too: recorded (ok = False), the suite goes on
             if is_interrupt(exc):
                 raise
@@ -160,7 +204,14 @@ class LibraryEntry:
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready description."""
-        return {"name": self.name, "library": self.library, "version": self.version, "primitive": self.primitive,
-                "expect": self.expect, "float_output": self.float_output, "samples": self.samples,
-                "description": self.description, "source": self.source}
-
+        return {
+            "name": self.name,
+            "library": self.library,
+            "version": self.version,
+            "primitive": self.primitive,
+            "expect": self.expect,
+            "float_output": self.float_output,
+            "samples": self.samples,
+            "description": self.description,
+            "source": self.source,
+        }

@@ -60,16 +60,28 @@ def _pairs(horizon: int, which: str = "all") -> tuple[NeighbourPair, ...]:
     fixed; the reward pair (e1, 1) vs (e1, -1) moves y·φ by 2 through the reward alone; the matrix pair
     (e1, 0) vs (e2, 0) moves φφᵀ by √2 with y·φ = 0 fixed."""
     e1, e2 = np.eye(DIM)[0], np.eye(DIM)[1]
-    vector = NeighbourPair("context-only", _table(horizon, e1, 1.0), _table(horizon, -e1, 1.0),
-                           f"d={DIM}, T={horizon}; user 1 (φ, y) = (e1, 1) vs (-e1, 1): y·φ moves by 2")
+    vector = NeighbourPair(
+        "context-only",
+        _table(horizon, e1, 1.0),
+        _table(horizon, -e1, 1.0),
+        f"d={DIM}, T={horizon}; user 1 (φ, y) = (e1, 1) vs (-e1, 1): y·φ moves by 2",
+    )
     if which == "vector":
         return (vector,)
     return (
         vector,
-        NeighbourPair("reward-only", _table(horizon, e1, 1.0), _table(horizon, e1, -1.0),
-                      f"d={DIM}, T={horizon}; user 1 (φ, y) = (e1, 1) vs (e1, -1): the reward alone moves y·φ by 2"),
-        NeighbourPair("context-only", _table(horizon, e1, 0.0), _table(horizon, e2, 0.0),
-                      f"d={DIM}, T={horizon}; user 1 (φ, y) = (e1, 0) vs (e2, 0): φφᵀ moves by √2"),
+        NeighbourPair(
+            "reward-only",
+            _table(horizon, e1, 1.0),
+            _table(horizon, e1, -1.0),
+            f"d={DIM}, T={horizon}; user 1 (φ, y) = (e1, 1) vs (e1, -1): the reward alone moves y·φ by 2",
+        ),
+        NeighbourPair(
+            "context-only",
+            _table(horizon, e1, 0.0),
+            _table(horizon, e2, 0.0),
+            f"d={DIM}, T={horizon}; user 1 (φ, y) = (e1, 0) vs (e2, 0): φφᵀ moves by √2",
+        ),
     )
 
 
@@ -78,9 +90,13 @@ def joint_pair(horizon: int) -> NeighbourPair:
     from e1, so that yφ and φφᵀ move together (squared shift 4.35 of at most 4.5)."""
     c = WORST_COSINE
     phi = np.array([c, math.sqrt(1.0 - c * c)])
-    return NeighbourPair("both", _table(horizon, np.eye(DIM)[0], 1.0), _table(horizon, phi, -1.0),
-                         f"d={DIM}, T={horizon}; user 1 (φ, y) = (e1, 1) vs ((0.366, 0.931), -1): yφ and φφᵀ move "
-                         "together (the worst case of the joint sensitivity)")
+    return NeighbourPair(
+        "both",
+        _table(horizon, np.eye(DIM)[0], 1.0),
+        _table(horizon, phi, -1.0),
+        f"d={DIM}, T={horizon}; user 1 (φ, y) = (e1, 1) vs ((0.366, 0.931), -1): yφ and φφᵀ move "
+        "together (the worst case of the joint sensitivity)",
+    )
 
 
 def _joint_shift() -> np.ndarray:
@@ -88,7 +104,9 @@ def _joint_shift() -> np.ndarray:
     major) then u, i.e. (e1e1ᵀ - φ'φ'ᵀ, e1 + φ')."""
     c = WORST_COSINE
     phi = np.array([c, math.sqrt(1.0 - c * c)])
-    return np.concatenate([(np.outer(np.eye(DIM)[0], np.eye(DIM)[0]) - np.outer(phi, phi)).ravel(), np.eye(DIM)[0] + phi])
+    return np.concatenate(
+        [(np.outer(np.eye(DIM)[0], np.eye(DIM)[0]) - np.outer(phi, phi)).ravel(), np.eye(DIM)[0] + phi]
+    )
 
 
 def joint_llr_score(out: np.ndarray) -> np.ndarray:
@@ -98,12 +116,15 @@ def joint_llr_score(out: np.ndarray) -> np.ndarray:
     gives the Neyman–Pearson tests of the pair (most powerful at every level), so the auditor's μ_lower
     approaches the pair's μ = ‖shift‖/σ."""
     w = _joint_shift()
-    w[1:DIM * DIM - 1] *= 0.5  # d = 2: V_12 and V_21
+    w[1 : DIM * DIM - 1] *= 0.5  # d = 2: V_12 and V_21
     return np.asarray(out, dtype=float) @ w
 
 
-_CODE_NOTE = PinNote("audit", "this variant is audited on the vector pair only (it moves yφ alone: μ = 2/σ, 94% of "
-                               "the joint bound √4.5/σ); the joint worst case is audited in the paper-noise entry")
+_CODE_NOTE = PinNote(
+    "audit",
+    "this variant is audited on the vector pair only (it moves yφ alone: μ = 2/σ, 94% of "
+    "the joint bound √4.5/σ); the joint worst case is audited in the paper-noise entry",
+)
 
 
 def _returning_table(horizon: int, batch: int, sign: float) -> ContextTable:
@@ -128,96 +149,169 @@ def linear_entries() -> list[AuditEntry]:
         algo = LinUCBLDP(epsilon=EPS, delta=DELTA, noise=noise)
         horizon = 4
         code = noise == "code"
-        out.append(AuditEntry(
-            name="linucb-ldp.message" + (".code-noise" if code else ""), algorithm="linucb-ldp",
-            variant="Chowdhury & Zhou's (ICML 2022) simulation noise constant" if code else "",
-            description="Locally private LinUCB (Zheng et al. 2020): each user's Gaussian messages; "
-                        + ("with the authors' simulation σ = sqrt(ln(2.5/δ))/ε, far below the theorem's." if code
-                           else "σ = 4 sqrt(2 ln(2.5/δ))/ε (classical Gaussian mechanism)."),
-            target=functools.partial(ObserveLinear, algo, "released", _batch1_columns(horizon, 1)),
-            pairs=_pairs(horizon, "vector") + (() if code else (joint_pair(horizon),)), observable="white-box",
-            observable_description="user 1's noisy messages y·φ and φφᵀ",
-            claims=lazy_claims(functools.partial(algo.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
-            samples=400_000 if code else 800_000, quick=code, quick_samples=50_000,
-            mu_upper=functools.partial(_ratio, JOINT_SENSITIVITY, algo.sigma),
-            audit_options={} if code else {"score": joint_llr_score},
-            pin_note=_CODE_NOTE if code else None,
-            regret=None if code else RegretRun("linucb-ldp", horizon=2000, runs=5, params=regret),
-            source="Zheng et al. (NeurIPS 2020), locally private LinUCB; the baseline of Chowdhury & Zhou (ICML 2022, §5)" + ("; the authors' simulation noise constant" if code else "")))
+        out.append(
+            AuditEntry(
+                name="linucb-ldp.message" + (".code-noise" if code else ""),
+                algorithm="linucb-ldp",
+                variant="Chowdhury & Zhou's (ICML 2022) simulation noise constant" if code else "",
+                description="Locally private LinUCB (Zheng et al. 2020): each user's Gaussian messages; "
+                + (
+                    "with the authors' simulation σ = sqrt(ln(2.5/δ))/ε, far below the theorem's."
+                    if code
+                    else "σ = 4 sqrt(2 ln(2.5/δ))/ε (classical Gaussian mechanism)."
+                ),
+                target=functools.partial(ObserveLinear, algo, "released", _batch1_columns(horizon, 1)),
+                pairs=_pairs(horizon, "vector") + (() if code else (joint_pair(horizon),)),
+                observable="white-box",
+                observable_description="user 1's noisy messages y·φ and φφᵀ",
+                claims=lazy_claims(
+                    functools.partial(algo.privacy, horizon, dim=DIM),
+                    paper_expect="violation" if code else "consistent",
+                ),
+                samples=400_000 if code else 800_000,
+                quick=code,
+                quick_samples=50_000,
+                mu_upper=functools.partial(_ratio, JOINT_SENSITIVITY, algo.sigma),
+                audit_options={} if code else {"score": joint_llr_score},
+                pin_note=_CODE_NOTE if code else None,
+                regret=None if code else RegretRun("linucb-ldp", horizon=2000, runs=5, params=regret),
+                source="Zheng et al. (NeurIPS 2020), locally private LinUCB; the baseline of Chowdhury & Zhou (ICML 2022, §5)"
+                + ("; the authors' simulation noise constant" if code else ""),
+            )
+        )
     for noise in ("paper", "code"):
         batch = 2
         horizon = 4
         amp = LinUCBSDPAmp(epsilon=EPS, delta=DELTA, batch=batch, noise=noise)
         code = noise == "code"
-        out.append(AuditEntry(
-            name="linucb-sdp-amp.batch-sum" + (".code-noise" if code else ""), algorithm="linucb-sdp-amp",
-            variant="Chowdhury & Zhou's (ICML 2022) simulation noise constant" if code else "",
-            description="LinUCB-SDP-Amp (Chowdhury & Zhou 2022, Alg. 1 with P_Amp): the analyzer's batch sum of the users' "
-                        "Gaussian messages, a post-processing of the shuffled view"
-                        + (", with the authors' simulation σ (missing √log(2/δ) and 4√2)." if code else "."),
-            target=functools.partial(ObserveLinear, amp, "released", _batch1_columns(horizon, batch)),
-            pairs=_pairs(horizon, "vector") + (() if code else (joint_pair(horizon),)), observable="white-box",
-            observable_description=f"batch 1's released sums u and V over its B={batch} users",
-            claims=lazy_claims(functools.partial(amp.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
-            samples=1_000_000, quick=False,
-            mu_upper=functools.partial(_ratio, JOINT_SENSITIVITY, amp.sigma(horizon) * math.sqrt(batch)),
-            audit_options={} if code else {"score": joint_llr_score},
-            pin_note=_CODE_NOTE if code else PinNote(
-                "audit", "the batch sum's μ is 0.11 (noise σ√B on B = 2 users' messages) and the worst-case pair "
-                         "reaches 0.107 of it; the auditor's μ_lower trails its point estimate by ≈ 0.01 at 10^6 runs "
-                         "per side, so the pin sits at 0.9 ± 0.01"),
-            regret=None if code else RegretRun("linucb-sdp-amp", horizon=2000, runs=5, params={**regret, "batch": 20}),
-            source="Chowdhury & Zhou (ICML 2022), Algorithm 1 with P_Amp" + ("; the authors' simulation noise constant" if code else "")))
+        out.append(
+            AuditEntry(
+                name="linucb-sdp-amp.batch-sum" + (".code-noise" if code else ""),
+                algorithm="linucb-sdp-amp",
+                variant="Chowdhury & Zhou's (ICML 2022) simulation noise constant" if code else "",
+                description="LinUCB-SDP-Amp (Chowdhury & Zhou 2022, Alg. 1 with P_Amp): the analyzer's batch sum of the users' "
+                "Gaussian messages, a post-processing of the shuffled view"
+                + (", with the authors' simulation σ (missing √log(2/δ) and 4√2)." if code else "."),
+                target=functools.partial(ObserveLinear, amp, "released", _batch1_columns(horizon, batch)),
+                pairs=_pairs(horizon, "vector") + (() if code else (joint_pair(horizon),)),
+                observable="white-box",
+                observable_description=f"batch 1's released sums u and V over its B={batch} users",
+                claims=lazy_claims(
+                    functools.partial(amp.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"
+                ),
+                samples=1_000_000,
+                quick=False,
+                mu_upper=functools.partial(_ratio, JOINT_SENSITIVITY, amp.sigma(horizon) * math.sqrt(batch)),
+                audit_options={} if code else {"score": joint_llr_score},
+                pin_note=_CODE_NOTE
+                if code
+                else PinNote(
+                    "audit",
+                    "the batch sum's μ is 0.11 (noise σ√B on B = 2 users' messages) and the worst-case pair "
+                    "reaches 0.107 of it; the auditor's μ_lower trails its point estimate by ≈ 0.01 at 10^6 runs "
+                    "per side, so the pin sits at 0.9 ± 0.01",
+                ),
+                regret=None
+                if code
+                else RegretRun("linucb-sdp-amp", horizon=2000, runs=5, params={**regret, "batch": 20}),
+                source="Chowdhury & Zhou (ICML 2022), Algorithm 1 with P_Amp"
+                + ("; the authors' simulation noise constant" if code else ""),
+            )
+        )
     for noise in ("paper", "code"):
         batch, horizon = 2, 8
         amp = LinUCBSDPAmp(epsilon=EPS, delta=DELTA, batch=batch, users="returning", noise=noise)
         code = noise == "code"
         batches = horizon // batch
-        out.append(AuditEntry(
-            name="linucb-sdp-amp.returning" + (".code-noise" if code else ""), algorithm="linucb-sdp-amp",
-            variant="Chowdhury & Zhou's (ICML 2022) simulation noise constant, returning users" if code else "",
-            description="LinUCB-SDP-Amp with returning users (Chowdhury & Zhou 2022, §4): one user in every batch; the claim "
-                        "composes the M batches (advanced composition)"
-                        + (", but the authors' simulation σ is used." if code else "."),
-            target=functools.partial(ObserveLinear, amp, "released",
-                                     tuple(batches * DIM * DIM + i for i in range(batches * DIM))),
-            pairs=(NeighbourPair("context-only", _returning_table(horizon, batch, 1.0),
-                                 _returning_table(horizon, batch, -1.0),
-                                 f"d={DIM}, T={horizon}, B={batch}: the returning user (first of every batch) has "
-                                 "φ = e1 vs -e1 in all her rounds, reward 1"),),
-            observable="white-box", observable_description=f"every batch's released vector sum u (M={batches})",
-            claims=lazy_claims(functools.partial(amp.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"),
-            mu_upper=functools.partial(_ratio, 2.0 * math.sqrt(batches), amp.sigma(horizon) * math.sqrt(batch)),
-            pin_note=None if code else PinNote(
-                "audit", f"the returning user's {batches} batch sums have μ = 2√M/(σ√B) ≈ 0.017 in all: below the "
-                         "auditor's μ resolution at 2·10⁵ runs per side (≈ 0.02); a pin within 10% needs ≈ 10⁸ runs"),
-            samples=200_000, quick=code, quick_samples=50_000, source="Chowdhury & Zhou (ICML 2022), §4 (returning users), Theorem 4.2" + ("; the authors' simulation noise constant" if code else "")))
+        out.append(
+            AuditEntry(
+                name="linucb-sdp-amp.returning" + (".code-noise" if code else ""),
+                algorithm="linucb-sdp-amp",
+                variant="Chowdhury & Zhou's (ICML 2022) simulation noise constant, returning users" if code else "",
+                description="LinUCB-SDP-Amp with returning users (Chowdhury & Zhou 2022, §4): one user in every batch; the claim "
+                "composes the M batches (advanced composition)"
+                + (", but the authors' simulation σ is used." if code else "."),
+                target=functools.partial(
+                    ObserveLinear, amp, "released", tuple(batches * DIM * DIM + i for i in range(batches * DIM))
+                ),
+                pairs=(
+                    NeighbourPair(
+                        "context-only",
+                        _returning_table(horizon, batch, 1.0),
+                        _returning_table(horizon, batch, -1.0),
+                        f"d={DIM}, T={horizon}, B={batch}: the returning user (first of every batch) has "
+                        "φ = e1 vs -e1 in all her rounds, reward 1",
+                    ),
+                ),
+                observable="white-box",
+                observable_description=f"every batch's released vector sum u (M={batches})",
+                claims=lazy_claims(
+                    functools.partial(amp.privacy, horizon, dim=DIM), paper_expect="violation" if code else "consistent"
+                ),
+                mu_upper=functools.partial(_ratio, 2.0 * math.sqrt(batches), amp.sigma(horizon) * math.sqrt(batch)),
+                pin_note=None
+                if code
+                else PinNote(
+                    "audit",
+                    f"the returning user's {batches} batch sums have μ = 2√M/(σ√B) ≈ 0.017 in all: below the "
+                    "auditor's μ resolution at 2·10⁵ runs per side (≈ 0.02); a pin within 10% needs ≈ 10⁸ runs",
+                ),
+                samples=200_000,
+                quick=code,
+                quick_samples=50_000,
+                source="Chowdhury & Zhou (ICML 2022), §4 (returning users), Theorem 4.2"
+                + ("; the authors' simulation noise constant" if code else ""),
+            )
+        )
     vec = LinUCBSDPVec(epsilon=EPS, delta=DELTA, batch=2)
-    out.append(AuditEntry(
-        name="linucb-sdp-vec.batch-sum", algorithm="linucb-sdp-vec",
-        description="LinUCB-SDP-Vec (Chowdhury & Zhou 2022, Alg. 1 with P_Vec): bit-level vector summation with binomial noise "
-                    "(theorem g, b); the analyzer's batch sum.",
-        target=functools.partial(ObserveLinear, vec, "released", _batch1_columns(4, 2)), pairs=_pairs(4),
-        observable="white-box", observable_description="batch 1's released sums u and V over its B=2 users",
-        claims=lazy_claims(functools.partial(vec.privacy, 4, dim=DIM)), samples=200_000, quick=False,
-        pin_note=PinNote("both", "every proven claim is ε = 0 at δ = 0.1 (the binomial counts' δ(0) is below 0.1), so "
-                                 "the ε-interval only says the view is (0, 0.1)-DP; the counts are not Gaussian, so no "
-                                 "μ is declared: a pin needs the binomial PLD's trade-off curve against the auditor's"),
-        regret=RegretRun("linucb-sdp-vec", horizon=2000, runs=5, params={**regret, "batch": 20}),
-        source="Chowdhury & Zhou (ICML 2022), Algorithm 1 with P_Vec, Theorem 3.5"))
+    out.append(
+        AuditEntry(
+            name="linucb-sdp-vec.batch-sum",
+            algorithm="linucb-sdp-vec",
+            description="LinUCB-SDP-Vec (Chowdhury & Zhou 2022, Alg. 1 with P_Vec): bit-level vector summation with binomial noise "
+            "(theorem g, b); the analyzer's batch sum.",
+            target=functools.partial(ObserveLinear, vec, "released", _batch1_columns(4, 2)),
+            pairs=_pairs(4),
+            observable="white-box",
+            observable_description="batch 1's released sums u and V over its B=2 users",
+            claims=lazy_claims(functools.partial(vec.privacy, 4, dim=DIM)),
+            samples=200_000,
+            quick=False,
+            pin_note=PinNote(
+                "both",
+                "every proven claim is ε = 0 at δ = 0.1 (the binomial counts' δ(0) is below 0.1), so "
+                "the ε-interval only says the view is (0, 0.1)-DP; the counts are not Gaussian, so no "
+                "μ is declared: a pin needs the binomial PLD's trade-off curve against the auditor's",
+            ),
+            regret=RegretRun("linucb-sdp-vec", horizon=2000, runs=5, params={**regret, "batch": 20}),
+            source="Chowdhury & Zhou (ICML 2022), Algorithm 1 with P_Vec, Theorem 3.5",
+        )
+    )
     jdp = LinUCBJDP(epsilon=EPS, delta=DELTA)
     horizon = 4
-    out.append(AuditEntry(
-        name="linucb-jdp.tree", algorithm="linucb-jdp",
-        description="Jointly private LinUCB (Shariff & Sheffet 2018): tree-based Gram matrices with Gaussian node noise.",
-        target=functools.partial(ObserveLinear, jdp, "released"), pairs=_pairs(horizon), observable="white-box",
-        observable_description="every released prefix and node of the tree over T=4 users",
-        claims=lazy_claims(functools.partial(jdp.privacy, horizon, dim=DIM)), samples=200_000, quick=False,
-        mu_upper=functools.partial(_event_mu, jdp, horizon),
-        pin_note=PinNote("audit", "the tree view's μ is 0.068 (three nodes per leaf at σ = 25.6 per unit "
-                                  "of sensitivity); the auditor's μ resolution at 2·10⁵ runs per side is ≈ 0.02, "
-                                  "so a pin within 10% needs ≈ 5·10⁶ runs per side"),
-        regret=RegretRun("linucb-jdp", horizon=2000, runs=5, params=regret), source="Shariff & Sheffet (NeurIPS 2018), jointly private LinUCB; the baseline of Chowdhury & Zhou (ICML 2022, §5)"))
+    out.append(
+        AuditEntry(
+            name="linucb-jdp.tree",
+            algorithm="linucb-jdp",
+            description="Jointly private LinUCB (Shariff & Sheffet 2018): tree-based Gram matrices with Gaussian node noise.",
+            target=functools.partial(ObserveLinear, jdp, "released"),
+            pairs=_pairs(horizon),
+            observable="white-box",
+            observable_description="every released prefix and node of the tree over T=4 users",
+            claims=lazy_claims(functools.partial(jdp.privacy, horizon, dim=DIM)),
+            samples=200_000,
+            quick=False,
+            mu_upper=functools.partial(_event_mu, jdp, horizon),
+            pin_note=PinNote(
+                "audit",
+                "the tree view's μ is 0.068 (three nodes per leaf at σ = 25.6 per unit "
+                "of sensitivity); the auditor's μ resolution at 2·10⁵ runs per side is ≈ 0.02, "
+                "so a pin within 10% needs ≈ 5·10⁶ runs per side",
+            ),
+            regret=RegretRun("linucb-jdp", horizon=2000, runs=5, params=regret),
+            source="Shariff & Sheffet (NeurIPS 2018), jointly private LinUCB; the baseline of Chowdhury & Zhou (ICML 2022, §5)",
+        )
+    )
     return out
 
 

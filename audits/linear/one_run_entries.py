@@ -31,22 +31,40 @@ GUESSES = tuple((a, b) for a in (CANARIES // 8, CANARIES // 4) for b in (CANARIE
 
 _SRC = "Chowdhury & Zhou, Shuffle Private Linear Contextual Bandits (ICML 2022)"
 _NOTE = PinNote(
-    "audit", "a one-run audit (Steinke, Nasr, Jagielski, NeurIPS 2023, Thm 3.1) certifies nothing below ε ≈ 1 "
-             "per canary at this size: at ε = 0.49 a guess is right with probability at most 0.62, and its "
-             "(ε, δ) term grows with 2mδ; the many-run batch-sum audit pins the same release (in μ)")
+    "audit",
+    "a one-run audit (Steinke, Nasr, Jagielski, NeurIPS 2023, Thm 3.1) certifies nothing below ε ≈ 1 "
+    "per canary at this size: at ε = 0.49 a guess is right with probability at most 0.62, and its "
+    "(ε, δ) term grows with 2mδ; the many-run batch-sum audit pins the same release (in μ)",
+)
 _OBS = "each canary's batch release u~ (analyzer sum of φ y + noise) projected on her chosen feature vector"
 
 
 def _entry(name: str, algo: LinUCBSDPAmp, description: str, claims, **kw) -> OneRunEntry:
     return OneRunEntry(
-        name=name, algorithm=algo.name, description=description,
+        name=name,
+        algorithm=algo.name,
+        description=description,
         target=functools.partial(one_run_target, algo, HORIZON, CANARIES, dim=DIM, n_arms=ARMS),
-        pairs=(NeighbourPair("reward-only", None, None,
-                             f"{CANARIES} canaries, each included by a fair coin: a canary user's reward is 1 for "
-                             f"every action when included, 0 when not; every other reward is 0; fixed public "
-                             f"features (d = {DIM}, K = {ARMS}); T = {HORIZON}, B = {BATCH}"),),
-        observable="white-box", observable_description=_OBS, claims=claims, quick=False,
-        horizon=HORIZON, num_canaries=CANARIES, pin_note=_NOTE, guesses=GUESSES, **kw)
+        pairs=(
+            NeighbourPair(
+                "reward-only",
+                None,
+                None,
+                f"{CANARIES} canaries, each included by a fair coin: a canary user's reward is 1 for "
+                f"every action when included, 0 when not; every other reward is 0; fixed public "
+                f"features (d = {DIM}, K = {ARMS}); T = {HORIZON}, B = {BATCH}",
+            ),
+        ),
+        observable="white-box",
+        observable_description=_OBS,
+        claims=claims,
+        quick=False,
+        horizon=HORIZON,
+        num_canaries=CANARIES,
+        pin_note=_NOTE,
+        guesses=GUESSES,
+        **kw,
+    )
 
 
 def one_run_entries() -> list[OneRunEntry]:
@@ -54,16 +72,23 @@ def one_run_entries() -> list[OneRunEntry]:
     amp = LinUCBSDPAmp(batch=BATCH, epsilon=EPS, delta=DELTA)
     low = LinUCBSDPAmp(batch=BATCH, epsilon=10 * EPS, delta=DELTA, noise="code")
     return [
-        _entry("linucb-sdp-amp.one-run", amp,
-               f"LinUCB-SDP-Amp, (ε, δ)-SDP with ε = {EPS}, δ = {DELTA:g}, audited in one run at T = 10^6 with "
-               f"{CANARIES} canaries.", lazy_claims(functools.partial(amp.privacy, HORIZON, dim=DIM)),
-               source=f"{_SRC}, Thm 3.2; one-run audit of Steinke, Nasr, Jagielski (NeurIPS 2023, Thm 3.1)"),
-        _entry("linucb-sdp-amp.one-run-low-noise", low,
-               "LinUCB-SDP-Amp with the authors' simulation σ at ε = 10 (about 200× below the theorem's σ at "
-               "ε = 1) against the claim ε = 1, in one run at T = 10^6.",
-               (Claim("paper", delta=DELTA, epsilon=EPS, expect="violation", source=f"{_SRC}, Thm 3.2 at ε = 1"),),
-               variant="authors' simulation σ at ε = 10, claimed ε = 1",
-               source=f"{_SRC}, §5 fn. 7: the authors' simulation code σ = sqrt(ln(2.5B/δ))/(ε sqrt(B))"),
+        _entry(
+            "linucb-sdp-amp.one-run",
+            amp,
+            f"LinUCB-SDP-Amp, (ε, δ)-SDP with ε = {EPS}, δ = {DELTA:g}, audited in one run at T = 10^6 with "
+            f"{CANARIES} canaries.",
+            lazy_claims(functools.partial(amp.privacy, HORIZON, dim=DIM)),
+            source=f"{_SRC}, Thm 3.2; one-run audit of Steinke, Nasr, Jagielski (NeurIPS 2023, Thm 3.1)",
+        ),
+        _entry(
+            "linucb-sdp-amp.one-run-low-noise",
+            low,
+            "LinUCB-SDP-Amp with the authors' simulation σ at ε = 10 (about 200× below the theorem's σ at "
+            "ε = 1) against the claim ε = 1, in one run at T = 10^6.",
+            (Claim("paper", delta=DELTA, epsilon=EPS, expect="violation", source=f"{_SRC}, Thm 3.2 at ε = 1"),),
+            variant="authors' simulation σ at ε = 10, claimed ε = 1",
+            source=f"{_SRC}, §5 fn. 7: the authors' simulation code σ = sqrt(ln(2.5B/δ))/(ε sqrt(B))",
+        ),
     ]
 
 

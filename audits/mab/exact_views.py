@@ -210,14 +210,17 @@ def shuffle_decoded_pmf(proto, s_pmf: np.ndarray) -> tuple[np.ndarray, float]:
 @functools.lru_cache(maxsize=8)
 def shuffle_decoded_epsilon(proto) -> float:
     """Pure ε (rounded up) of Shuffle-SE's decoded sum ŷ for one release over every one-user change."""
+
     def view(pa, pb, slack):
         da, extra = shuffle_decoded_pmf(proto, pa)
         db, _ = shuffle_decoded_pmf(proto, pb)
         return pmf_pure_epsilon(da, db, slack + extra)
+
     return worst_over_inputs(proto, view)
 
 
 # ---------------------------------------------------------------------------- Neyman-Pearson scores
+
 
 @dataclasses.dataclass(frozen=True)
 class LogRatioScore:

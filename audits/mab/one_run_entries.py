@@ -33,27 +33,42 @@ LAZY_ARMS, LAZY_CANARIES = 100, 1_000
 _HHM = "Hu, Huang, Mehta (arXiv:2102.07929)"
 
 ONE_RUN_NOTE = PinNote(
-    "audit", "a one-run audit (Steinke, Nasr, Jagielski, NeurIPS 2023, Thm 3.1) is limited by its guesses: each is "
-             "right with probability at most e^ε/(1 + e^ε) (0.73 at ε = 1), which a few hundred guesses certify as "
-             "ε ≈ 0.5-0.7 at 95% (ε ≈ 3 at most when every guess is right); the many-run audits of the same "
-             "releases pin them")
+    "audit",
+    "a one-run audit (Steinke, Nasr, Jagielski, NeurIPS 2023, Thm 3.1) is limited by its guesses: each is "
+    "right with probability at most e^ε/(1 + e^ε) (0.73 at ε = 1), which a few hundred guesses certify as "
+    "ε ≈ 0.5-0.7 at 95% (ε ≈ 3 at most when every guess is right); the many-run audits of the same "
+    "releases pin them",
+)
 
 _CZ = "Chowdhury & Zhou (ICLR 2023)"
 
 
 def _pair(arms: int, canaries: int) -> NeighbourPair:
     return NeighbourPair(
-        "one-user", None, None,
+        "one-user",
+        None,
+        None,
         f"{canaries} canaries on {arms} arms, each included by a fair coin: a canary user's reward vector is all "
-        f"ones when included, all zeros when not; every other user's rewards are 0 (T = {HORIZON})")
+        f"ones when included, all zeros when not; every other user's rewards are 0 (T = {HORIZON})",
+    )
 
 
 def _entry(name: str, algo, arms: int, canaries: int, description: str, observable: str, claims, **kw) -> OneRunEntry:
     return OneRunEntry(
-        name=name, algorithm=algo.name, description=description,
+        name=name,
+        algorithm=algo.name,
+        description=description,
         target=functools.partial(one_run_target, algo, HORIZON, canaries, n_arms=arms),
-        pairs=(_pair(arms, canaries),), observable="white-box", observable_description=observable,
-        claims=claims, quick=True, horizon=HORIZON, num_canaries=canaries, pin_note=ONE_RUN_NOTE, **kw)
+        pairs=(_pair(arms, canaries),),
+        observable="white-box",
+        observable_description=observable,
+        claims=claims,
+        quick=True,
+        horizon=HORIZON,
+        num_canaries=canaries,
+        pin_note=ONE_RUN_NOTE,
+        **kw,
+    )
 
 
 def one_run_entries() -> list[OneRunEntry]:
@@ -65,38 +80,77 @@ def one_run_entries() -> list[OneRunEntry]:
     dist_obs = "each canary's batch aggregate (Σ x̂ + noise) mod m, centred and divided by g, minus its batch's mean"
     lazy_obs = "the released array sum + Lap(1/ε) holding each canary's observation"
     return [
-        _entry("dp-se.one-run", dpse, DPSE_ARMS, DPSE_CANARIES,
-               f"DP-SE (Sajed & Sheffet 2019), central pure ε-DP, audited in one run at T = 10^6 with "
-               f"{DPSE_CANARIES} canaries.", dpse_obs,
-               lazy_claims(functools.partial(dpse.privacy, HORIZON)),
-               source="Sajed & Sheffet (ICML 2019), DP-SE; one-run audit of Steinke, Nasr, Jagielski (NeurIPS 2023, Thm 3.1)"),
-        _entry("dp-se.one-run-shared-noise", shared, DPSE_ARMS, DPSE_CANARIES,
-               "DP-SE with one Laplace draw per epoch shared by all arms, in one run at T = 10^6: the draw "
-               "cancels against the epoch's mean.", dpse_obs,
-               lazy_claims(functools.partial(shared.privacy, HORIZON), paper_expect="violation"),
-               variant="one noise draw shared by all arms (public code)",
-               source=f"the public code of {_CZ} (Sec. 7 fn. 5): one Laplace draw per epoch shared by all arms"),
-        _entry("dist-dp-se.one-run", dist, DIST_ARMS, DIST_CANARIES,
-               f"Dist-DP-SE ({_CZ}, Thm 1), Pólya shares + secure aggregation, pure ε-DP, in one run at T = 10^6 "
-               f"with {DIST_CANARIES} canaries.", dist_obs,
-               lazy_claims(functools.partial(dist.privacy, HORIZON)), source=f"{_CZ}, Theorem 1"),
-        _entry("dist-dp-se.one-run-inverted-polya", inverted, DIST_ARMS, DIST_CANARIES,
-               "Dist-DP-SE with Pólya(1/n, 1-θ) shares (public code), in one run at T = 10^6.", dist_obs,
-               lazy_claims(functools.partial(inverted.privacy, HORIZON), paper_expect="violation"),
-               variant="Pólya(1/n, 1-θ) shares instead of Pólya(1/n, θ) (the authors' public code)",
-               source=f"the public code of {_CZ} (Sec. 7 fn. 5): Pólya(1/n, 1-θ) shares"),
-        _entry("anytime-lazy-ucb.one-run", lazy, LAZY_ARMS, LAZY_CANARIES,
-               f"Anytime-Lazy-UCB ({_HHM}, Alg. 1), central pure ε-DP, in one run at T = 10^6 with "
-               f"{LAZY_CANARIES} canaries.", lazy_obs,
-               lazy_claims(functools.partial(lazy.privacy, HORIZON)),
-               source=f"{_HHM}, Algorithm 1 (Anytime-Lazy-UCB), Theorem 2"),
-        _entry("anytime-lazy-ucb.one-run-halved-noise", halved, LAZY_ARMS, LAZY_CANARIES,
-               "Anytime-Lazy-UCB with Lap(1/(2ε)) on each array sum (noise halved) against the claim ε = 1, in one "
-               "run at T = 10^6.", lazy_obs,
-               (Claim("paper", epsilon=EPS, expect="violation", source=f"{_HHM}, Thm 2 for Lap(1/ε), ε = 1"),
-                Claim("corrected", epsilon=2 * EPS, source="Lap(1/(2ε)) on a sensitivity-1 sum: 2ε")),
-               variant="noise halved: Lap(1/(2ε)) instead of Lap(1/ε)",
-               source=f"{_HHM}, Algorithm 1: Lap(1/ε) on each array sum"),
+        _entry(
+            "dp-se.one-run",
+            dpse,
+            DPSE_ARMS,
+            DPSE_CANARIES,
+            f"DP-SE (Sajed & Sheffet 2019), central pure ε-DP, audited in one run at T = 10^6 with "
+            f"{DPSE_CANARIES} canaries.",
+            dpse_obs,
+            lazy_claims(functools.partial(dpse.privacy, HORIZON)),
+            source="Sajed & Sheffet (ICML 2019), DP-SE; one-run audit of Steinke, Nasr, Jagielski (NeurIPS 2023, Thm 3.1)",
+        ),
+        _entry(
+            "dp-se.one-run-shared-noise",
+            shared,
+            DPSE_ARMS,
+            DPSE_CANARIES,
+            "DP-SE with one Laplace draw per epoch shared by all arms, in one run at T = 10^6: the draw "
+            "cancels against the epoch's mean.",
+            dpse_obs,
+            lazy_claims(functools.partial(shared.privacy, HORIZON), paper_expect="violation"),
+            variant="one noise draw shared by all arms (public code)",
+            source=f"the public code of {_CZ} (Sec. 7 fn. 5): one Laplace draw per epoch shared by all arms",
+        ),
+        _entry(
+            "dist-dp-se.one-run",
+            dist,
+            DIST_ARMS,
+            DIST_CANARIES,
+            f"Dist-DP-SE ({_CZ}, Thm 1), Pólya shares + secure aggregation, pure ε-DP, in one run at T = 10^6 "
+            f"with {DIST_CANARIES} canaries.",
+            dist_obs,
+            lazy_claims(functools.partial(dist.privacy, HORIZON)),
+            source=f"{_CZ}, Theorem 1",
+        ),
+        _entry(
+            "dist-dp-se.one-run-inverted-polya",
+            inverted,
+            DIST_ARMS,
+            DIST_CANARIES,
+            "Dist-DP-SE with Pólya(1/n, 1-θ) shares (public code), in one run at T = 10^6.",
+            dist_obs,
+            lazy_claims(functools.partial(inverted.privacy, HORIZON), paper_expect="violation"),
+            variant="Pólya(1/n, 1-θ) shares instead of Pólya(1/n, θ) (the authors' public code)",
+            source=f"the public code of {_CZ} (Sec. 7 fn. 5): Pólya(1/n, 1-θ) shares",
+        ),
+        _entry(
+            "anytime-lazy-ucb.one-run",
+            lazy,
+            LAZY_ARMS,
+            LAZY_CANARIES,
+            f"Anytime-Lazy-UCB ({_HHM}, Alg. 1), central pure ε-DP, in one run at T = 10^6 with "
+            f"{LAZY_CANARIES} canaries.",
+            lazy_obs,
+            lazy_claims(functools.partial(lazy.privacy, HORIZON)),
+            source=f"{_HHM}, Algorithm 1 (Anytime-Lazy-UCB), Theorem 2",
+        ),
+        _entry(
+            "anytime-lazy-ucb.one-run-halved-noise",
+            halved,
+            LAZY_ARMS,
+            LAZY_CANARIES,
+            "Anytime-Lazy-UCB with Lap(1/(2ε)) on each array sum (noise halved) against the claim ε = 1, in one "
+            "run at T = 10^6.",
+            lazy_obs,
+            (
+                Claim("paper", epsilon=EPS, expect="violation", source=f"{_HHM}, Thm 2 for Lap(1/ε), ε = 1"),
+                Claim("corrected", epsilon=2 * EPS, source="Lap(1/(2ε)) on a sensitivity-1 sum: 2ε"),
+            ),
+            variant="noise halved: Lap(1/(2ε)) instead of Lap(1/ε)",
+            source=f"{_HHM}, Algorithm 1: Lap(1/ε) on each array sum",
+        ),
     ]
 
 

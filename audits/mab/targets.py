@@ -53,7 +53,9 @@ class ShuffleDecoded:
 
     def __call__(self, data, rng: np.random.Generator, size: int) -> np.ndarray:
         ones = Observe(self.algorithm, self.horizon, "aggregates", (self.column,), -1.0)(data, rng, size)
-        decoded = self.algorithm.secagg(self.users, self.horizon).decode(np.maximum(ones, 0).astype(np.int64), self.users)
+        decoded = self.algorithm.secagg(self.users, self.horizon).decode(
+            np.maximum(ones, 0).astype(np.int64), self.users
+        )
         return np.where(ones < 0, -1, decoded)
 
 

@@ -52,7 +52,9 @@ def _runs(text: str) -> list[int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--code", required=True, help="path of the authors' LinBanditPrivate.py")
-    ap.add_argument("--alg", required=True, choices=("LinUCB", "LDPLinUCB", "JDPLinUCB", "SDPLinUCBPAmp", "SDPLinUCBPVec"))
+    ap.add_argument(
+        "--alg", required=True, choices=("LinUCB", "LDPLinUCB", "JDPLinUCB", "SDPLinUCBPAmp", "SDPLinUCBPVec")
+    )
     ap.add_argument("--epsilon", type=float, required=True)
     ap.add_argument("--dim", type=int, default=5)
     ap.add_argument("--horizon", type=int, default=20000)
@@ -70,8 +72,20 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         with contextlib.redirect_stdout(sys.stderr):
             regret, _ = code.evaluate_one(getattr(code, args.alg), {}, env, args.horizon, args.horizon)
-        print(json.dumps({"alg": args.alg, "epsilon": args.epsilon, "dim": args.dim, "horizon": args.horizon, "run": run,
-                          "regret": float(regret.sum()), "seconds": round(time.time() - t0, 1)}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "alg": args.alg,
+                    "epsilon": args.epsilon,
+                    "dim": args.dim,
+                    "horizon": args.horizon,
+                    "run": run,
+                    "regret": float(regret.sum()),
+                    "seconds": round(time.time() - t0, 1),
+                }
+            ),
+            flush=True,
+        )
     return 0
 
 

@@ -54,8 +54,20 @@ def main(argv: list[str] | None = None) -> int:
         env.reset_random()
         t0 = time.time()
         regret, _ = code.evaluate_one(getattr(code, cls_name), params, env, args.horizon, args.horizon)
-        print(json.dumps({"alg": args.alg, "epsilon": args.epsilon, "instance": args.instance, "horizon": args.horizon,
-                          "run": run, "regret": float(regret.sum()), "seconds": round(time.time() - t0, 1)}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "alg": args.alg,
+                    "epsilon": args.epsilon,
+                    "instance": args.instance,
+                    "horizon": args.horizon,
+                    "run": run,
+                    "regret": float(regret.sum()),
+                    "seconds": round(time.time() - t0, 1),
+                }
+            ),
+            flush=True,
+        )
     return 0
 
 

@@ -102,8 +102,9 @@ def svt_pattern_pmf(q, c: int, rho_scale: float, nu_scale: float, t: float = 1.0
     return np.array(probs)
 
 
-def numerical_svt_types(q: float, c: int = 2, k: int = 10, t: float = 1.0,
-                        eps: float = EPS) -> dict[tuple[int, int], tuple[float, int]]:
+def numerical_svt_types(
+    q: float, c: int = 2, k: int = 10, t: float = 1.0, eps: float = EPS
+) -> dict[tuple[int, int], tuple[float, int]]:
     """Pattern types of the numerical SVT (`numerical_svt`) on k equal queries q: for m 'above' answers
     and nb 'below' ones, (probability of one pattern of that type, number of such patterns), by
     quadrature over rho ~ Lap(3/eps) with B(rho) = P(q + nu < t + rho), nu ~ Lap(6c/eps):
@@ -115,9 +116,9 @@ def numerical_svt_types(q: float, c: int = 2, k: int = 10, t: float = 1.0,
     below = lap_cdf(r + t - q, nu)
     out = {}
     for m in range(c + 1):
-        for nb in ([k - m] if m < c else range(k - c + 1)):
+        for nb in [k - m] if m < c else range(k - c + 1):
             mult = math.comb(k, m) if m < c else math.comb(nb + c - 1, c - 1)
-            out[(m, nb)] = (float(np.trapezoid(w * (1 - below) ** m * below ** nb, r)), mult)
+            out[(m, nb)] = (float(np.trapezoid(w * (1 - below) ** m * below**nb, r)), mult)
     return out
 
 
@@ -138,8 +139,9 @@ def _value_term_pmf(q0: float, q1: float, q: float, scale: float, bins: int) -> 
     return np.concatenate([[cdf[0]], np.diff(cdf), [1 - cdf[-1]]])
 
 
-def numerical_svt_oracle(q0: float, q1: float, n: int, level: float, c: int = 2, k: int = 10,
-                         eps: float = EPS, bins: int = 16) -> float:
+def numerical_svt_oracle(
+    q0: float, q1: float, n: int, level: float, c: int = 2, k: int = 10, eps: float = EPS, bins: int = 16
+) -> float:
     """`oracle_discrete` on the outcomes (type, cell of each released value): the types of
     `numerical_svt_types` times the cells of `_value_term_pmf` per value (given the type the values are
     independent), so the Neyman-Pearson sets of the exact likelihood ratio are among the events (up
@@ -166,7 +168,7 @@ def snapping_pmf(x: float, eps: float = EPS, bound: float = 100.0) -> np.ndarray
     x' = clamp(x), L ~ Lap(lambda); +-B collect the tails beyond the last inner cell (the rounded
     value is clamped).  Mironov (CCS 2012, Sec. 5) designs the float version to stay within this
     model's guarantee, so this is the pair loss of the mechanism as specified (float effects not modelled)."""
-    lam = (1.0 + bound * 2.0 ** -49) / eps
+    lam = (1.0 + bound * 2.0**-49) / eps
     big = 2.0 ** math.ceil(math.log2(lam))
     loc = min(bound, max(-bound, x))
     kmax = math.floor(bound / big)
@@ -241,7 +243,7 @@ def svt3_llr(q0, q1, c: int, t: float = 1.0, eps: float = EPS) -> Callable[[np.n
         code = (above * (2 ** np.arange(x.shape[1]))).sum(axis=1)
         out = np.zeros(len(x))
         for pos in patterns:
-            sel = code == sum(2 ** i for i in pos)
+            sel = code == sum(2**i for i in pos)
             if not np.any(sel):
                 continue
             if not pos:
@@ -253,6 +255,7 @@ def svt3_llr(q0, q1, c: int, t: float = 1.0, eps: float = EPS) -> Callable[[np.n
             c0, c1 = np.interp(u, r, cums[0][pos]), np.interp(u, r, cums[1][pos])
             out[sel] = term + np.log(np.maximum(c0, 1e-300)) - np.log(np.maximum(c1, 1e-300))
         return out
+
     return llr
 
 
@@ -264,11 +267,12 @@ def svt34_llr() -> Callable[[np.ndarray], np.ndarray]:
     lut = np.zeros(1024, dtype=np.int64)
     patterns = [pos for m in range(3) for pos in itertools.combinations(range(10), m)]
     for i, pos in enumerate(patterns):
-        lut[sum(2 ** j for j in pos)] = i
+        lut[sum(2**j for j in pos)] = i
 
     def llr(x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, float)
         return l3(x[:, :10]) + l4[lut[((x[:, 10:] == 1) * (2 ** np.arange(10))).sum(axis=1)]]
+
     return llr
 
 
@@ -373,4 +377,3 @@ def rappor_types(f: float, p: float | None, q: float | None, a: int, b: int) -> 
     under_a = stats.binom.pmf(ka, na, s1) * stats.binom.pmf(kb, nb, s0)
     under_b = stats.binom.pmf(ka, na, s0) * stats.binom.pmf(kb, nb, s1)
     return under_a.ravel(), under_b.ravel()
-

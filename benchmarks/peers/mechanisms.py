@@ -29,11 +29,13 @@ def _lap(rng, scale, shape):
 def noisy_max(noise: str, value: bool, eps: float = EPS):
     """Report noisy max (Ding et al. CCS 2018, Algs. 5-8): argmax (correct) or max value (incorrect) of
     q + noise, noise Laplace(2/eps) or Exponential(2/eps)."""
+
     def target(data, rng, size):
         q = np.asarray(data, dtype=float)
         z = _lap(rng, 2 / eps, (size, len(q))) if noise == "laplace" else rng.exponential(2 / eps, (size, len(q)))
         m = q + z
         return m.max(axis=1) if value else m.argmax(axis=1)
+
     return target
 
 
@@ -79,12 +81,14 @@ def svt(variant: int, c: int = 1, t: float = 1.0, eps: float = EPS):
             return np.where(aborted, -2000.0, out)
         out = above.astype(np.int64)
         return np.where(aborted, -1, out)
+
     return target
 
 
 def numerical_svt(c: int = 2, t: float = 1.0, eps: float = EPS):
     """Numerical SVT (Wang et al. PLDI 2019): rho1 ~ Lap(3/eps), per query nu ~ Lap(6c/eps) for the test
     and an independent Lap(3c/eps) on the released value; 0 below, the value above, -1000 aborted."""
+
     def target(data, rng, size):
         q = np.asarray(data, dtype=float)
         k = len(q)
@@ -93,36 +97,45 @@ def numerical_svt(c: int = 2, t: float = 1.0, eps: float = EPS):
         z = q + _lap(rng, 3 * c / eps, (size, k))
         out = np.where(above, z, 0.0)
         return np.where(_abort_after(above, c), -1000.0, out)
+
     return target
 
 
 def noisy_hist(scale: float):
     """NoisyHist1 (scale 1/eps, correct) and NoisyHist2 (scale eps, incorrect): Ding et al. CCS 2018."""
+
     def target(data, rng, size):
         q = np.asarray(data, dtype=float)
         return q + _lap(rng, scale, (size, len(q)))
+
     return target
 
 
 def laplace(scale: float = 1 / EPS):
     """numpy's Laplace sampler (float arithmetic; Mironov CCS 2012 on its low-order bits)."""
+
     def target(data, rng, size):
         return rng.laplace(float(np.asarray(data).ravel()[0]), scale, size)
+
     return target
 
 
 def laplace_parallel(n: int = 20, eps: float = 0.005):
     """n independent Laplace(1/eps) releases of the same scalar: n*eps-DP (basic composition)."""
+
     def target(data, rng, size):
         return float(np.asarray(data).ravel()[0]) + _lap(rng, 1 / eps, (size, n))
+
     return target
 
 
 def prefix_sum(eps: float = EPS):
     """Prefix sums of q + Lap(1/eps) (Wang et al. PLDI 2019)."""
+
     def target(data, rng, size):
         q = np.asarray(data, dtype=float)
         return np.cumsum(q + _lap(rng, 1 / eps, (size, len(q))), axis=1)
+
     return target
 
 
@@ -132,18 +145,19 @@ def svt34_parallel(c: int = 2, t: float = 1.0, eps: float = EPS):
 
     def target(data, rng, size):
         return np.concatenate([a(data, rng, size), b(data, rng, size).astype(float)], axis=1)
+
     return target
 
 
 def geo_cdf(count: int, n: int, k: int) -> np.ndarray:
     """F(z), z = 0..n, of GeoSample (Balcer, Vadhan ITCS 2018, Alg. 4.8 step 2), exact integers."""
-    d = (2 ** (k + 1) + 1) * (2 ** k + 1) ** (n - 1)
+    d = (2 ** (k + 1) + 1) * (2**k + 1) ** (n - 1)
     f = []
     for z in range(n):
         if z < count:
-            f.append(2 ** (k * (count - z)) * (2 ** k + 1) ** (n - (count - z)))
+            f.append(2 ** (k * (count - z)) * (2**k + 1) ** (n - (count - z)))
         else:
-            f.append(d - 2 ** (k * (z - count + 1)) * (2 ** k + 1) ** (n - 1 - (z - count)))
+            f.append(d - 2 ** (k * (z - count + 1)) * (2**k + 1) ** (n - 1 - (z - count)))
     f.append(d)
     return np.array(f, dtype=np.int64)
 
@@ -156,6 +170,7 @@ def truncated_geometric(eps: float = EPS, n: int = 5):
         f = geo_cdf(int(np.asarray(data).ravel()[0]), n, k)
         u = rng.integers(1, int(f[-1]) + 1, size)
         return np.searchsorted(f, u, side="left").astype(np.int64)
+
     return target
 
 
@@ -166,10 +181,10 @@ def murmur3_32(data: bytes, seed: int) -> int:
     rot = lambda x, r: ((x << r) | (x >> (32 - r))) & mask  # noqa: E731
     nblocks = len(data) // 4
     for i in range(nblocks):
-        k = int.from_bytes(data[4 * i:4 * i + 4], "little")
+        k = int.from_bytes(data[4 * i : 4 * i + 4], "little")
         k = rot((k * c1) & mask, 15) * c2 & mask
         h = (rot(h ^ k, 13) * 5 + 0xE6546B64) & mask
-    tail = data[4 * nblocks:]
+    tail = data[4 * nblocks :]
     k = 0
     for i, byte in enumerate(tail):
         k |= byte << (8 * i)
@@ -181,7 +196,7 @@ def murmur3_32(data: bytes, seed: int) -> int:
     h ^= h >> 13
     h = (h * 0xC2B2AE35) & mask
     h ^= h >> 16
-    return h - 2 ** 32 if h >= 2 ** 31 else h
+    return h - 2**32 if h >= 2**31 else h
 
 
 def bloom_bits(value: int, hashes: int = 4, size: int = 20) -> np.ndarray:
@@ -194,6 +209,7 @@ def bloom_bits(value: int, hashes: int = 4, size: int = 20) -> np.ndarray:
 def rappor(f: float, p: float | None, q: float | None, hashes: int = 4, size: int = 20):
     """RAPPOR (Erlingsson et al. CCS 2014): Bloom filter, permanent randomized response with f, then
     (unless one-time) instantaneous randomized response with p, q."""
+
     def target(data, rng, size_):
         bits = bloom_bits(int(np.asarray(data).ravel()[0]), hashes, size)
         u = rng.random((size_, size))
@@ -202,13 +218,14 @@ def rappor(f: float, p: float | None, q: float | None, hashes: int = 4, size: in
             return perm.astype(np.int64)
         v = rng.random((size_, size))
         return (v < np.where(perm, q, p)).astype(np.int64)
+
     return target
 
 
 def snapping(eps: float = EPS, bound: float = 100.0):
     """Mironov's snapping mechanism (CCS 2012, Sec. 5): clamp(round_Lambda(clamp(x) + S*lambda*ln U)),
     lambda = (1 + B 2^-49)/eps, Lambda the smallest power of 2 >= lambda (DP-Sniper's LaplaceFixed)."""
-    lam = (1.0 + bound * 2.0 ** -49) / eps
+    lam = (1.0 + bound * 2.0**-49) / eps
     big = 2.0 ** math.ceil(math.log2(lam))
 
     def target(data, rng, size):
@@ -218,5 +235,5 @@ def snapping(eps: float = EPS, bound: float = 100.0):
         u = np.where(u == 0.0, np.nextafter(0.0, 1.0), u)
         x = loc + sign * lam * np.log(u)
         return np.clip(np.round(x / big) * big, -bound, bound)
-    return target
 
+    return target

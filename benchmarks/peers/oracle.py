@@ -57,8 +57,17 @@ def oracle_cells(p0: np.ndarray, p1: np.ndarray, n: int, level: float, levels: i
     return max(oracle_from_rates(c0[idx], c1[idx], n, level), oracle_from_rates(s0, s1, n, level))
 
 
-def oracle_llr_iw(llr: Callable[[np.ndarray], np.ndarray], target, d0, d1, n: int, level: float,
-                  draws: int = 500_000, seed: int = 12345, levels: int = 4001) -> float:
+def oracle_llr_iw(
+    llr: Callable[[np.ndarray], np.ndarray],
+    target,
+    d0,
+    d1,
+    n: int,
+    level: float,
+    draws: int = 500_000,
+    seed: int = 12345,
+    levels: int = 4001,
+) -> float:
     """Monte Carlo oracle of the exact log-likelihood ratio `llr`, with importance weights: the events
     {llr >= l} are counted on `draws` runs of d0, P0 by their fraction and P1 = E0[exp(-llr) 1{llr >= l}]
     (exact when llr is the exact log ratio), and the events {llr <= l} likewise on runs of d1.  The ratio
@@ -84,8 +93,8 @@ def laplace_llr(d0, d1, b):
         x = np.asarray(x, float).reshape(len(x), -1)
         # rounded: float noise in |x - m| would split the atoms at +-|m0 - m1|/b into spurious events
         return np.round(((np.abs(x - m1) - np.abs(x - m0)) / b).sum(axis=1), 9)
-    return llr
 
+    return llr
 
 
 def any_event_ceiling(samples: int) -> float:

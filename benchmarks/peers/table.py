@@ -94,11 +94,25 @@ def _run_named(name: str, samples: int, seed: int, extra: dict) -> dict:
 def run_row(row: Row, samples: int, seed: int, extra: dict) -> dict:
     start = time.perf_counter()
     opts = {**row.options, **extra}
-    res = audit(row.make(), np.asarray(row.d0), np.asarray(row.d1), claim_epsilon=row.claim, samples=samples,
-                confidence=0.95, seed=seed, progress=False, executor="serial", **opts)
-    return {"epsilon_lower": res.epsilon_lower, "verdict": res.verdict, "seconds": time.perf_counter() - start,
-            "selection_samples": res.selection_samples,
-            "event": res.directions[0].event if res.direction == "d0>d1" else res.directions[1].event}
+    res = audit(
+        row.make(),
+        np.asarray(row.d0),
+        np.asarray(row.d1),
+        claim_epsilon=row.claim,
+        samples=samples,
+        confidence=0.95,
+        seed=seed,
+        progress=False,
+        executor="serial",
+        **opts,
+    )
+    return {
+        "epsilon_lower": res.epsilon_lower,
+        "verdict": res.verdict,
+        "seconds": time.perf_counter() - start,
+        "selection_samples": res.selection_samples,
+        "event": res.directions[0].event if res.direction == "d0>d1" else res.directions[1].event,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,14 +125,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--selection-fraction", type=float, default=None)
     ap.add_argument("--no-exact", action="store_true", help="skip the quadratures and oracles")
     ap.add_argument("--crossfit", action="store_true", help="audit with crossfit=True (see dpaudit.audit)")
-    ap.add_argument("--selection-extension", type=float, default=None,
-                    help="audit with selection_extension=F (see dpaudit.audit; default: automatic, 0.2)")
-    ap.add_argument("--direction-share", type=float, default=None,
-                    help="audit with direction_share=F (see dpaudit.audit; default 0.9)")
-    ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
-                    help="processes running the audits (default: 2, or 1 on one core)")
-    ap.add_argument("--events-per-direction", type=int, default=None,
-                    help="audit with events_per_direction=N (see dpaudit.audit; default 3)")
+    ap.add_argument(
+        "--selection-extension",
+        type=float,
+        default=None,
+        help="audit with selection_extension=F (see dpaudit.audit; default: automatic, 0.2)",
+    )
+    ap.add_argument(
+        "--direction-share",
+        type=float,
+        default=None,
+        help="audit with direction_share=F (see dpaudit.audit; default 0.9)",
+    )
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="processes running the audits (default: 2, or 1 on one core)",
+    )
+    ap.add_argument(
+        "--events-per-direction",
+        type=int,
+        default=None,
+        help="audit with events_per_direction=N (see dpaudit.audit; default 3)",
+    )
     args = ap.parse_args(argv)
     if args.workers < 1:
         ap.error(f"--workers must be at least 1, got {args.workers}")
@@ -147,9 +177,16 @@ def main(argv: list[str] | None = None) -> int:
     # every audit is submitted first; the quadratures and oracles run here meanwhile
     audits = {row.name: [pool.submit(_run_named, row.name, samples, s, extra) for s in args.seeds] for row in chosen}
     for row in chosen:
-        rec = {"algorithm": row.name, "claim": row.claim, "known_violation": row.known_violation,
-               "statdp": row.statdp, "dpsniper": row.dpsniper, "note": row.note,
-               "exact_lower": row.exact_lower, "oracle_lower": row.oracle_lower}
+        rec = {
+            "algorithm": row.name,
+            "claim": row.claim,
+            "known_violation": row.known_violation,
+            "statdp": row.statdp,
+            "dpsniper": row.dpsniper,
+            "note": row.note,
+            "exact_lower": row.exact_lower,
+            "oracle_lower": row.oracle_lower,
+        }
         if not args.no_exact:
             rec["exact"] = row.exact() if row.exact else None
             n_est = samples if args.crossfit else samples - round(extra.get("selection_fraction", 0.1) * samples)
@@ -173,16 +210,19 @@ def main(argv: list[str] | None = None) -> int:
     finite = [r for r in table if r.get("exact") not in (None, math.inf) and not r["exact_lower"]]
     ratios = [min(r["dpaudit"]) / r["exact"] for r in finite]
     ceil = [r["ceiling"] / r["exact"] for r in finite if r.get("ceiling") is not None]
-    summary = {"samples_per_side": samples, "seeds": args.seeds, "wall_seconds": wall,
-               # the mean of ceiling / exact over the finite rows, 1 for the rows without a ceiling
-               # computed (SVT3): what any event-based audit could reach at most, in expectation
-               "ceiling_mean_ratio_to_exact": float((sum(ceil) + len(finite) - len(ceil)) / len(finite))
-               if finite else None,
-               "ceiling_rows": len(ceil),
-               "all_ok": all(r["ok"] for r in table),
-               "below_a_peer": [r["algorithm"] for r in table if r["versus_peers"] == "below"],
-               "mean_ratio_to_exact": float(np.mean(ratios)) if ratios else None,
-               "min_ratio_to_exact": float(np.min(ratios)) if ratios else None}
+    summary = {
+        "samples_per_side": samples,
+        "seeds": args.seeds,
+        "wall_seconds": wall,
+        # the mean of ceiling / exact over the finite rows, 1 for the rows without a ceiling
+        # computed (SVT3): what any event-based audit could reach at most, in expectation
+        "ceiling_mean_ratio_to_exact": float((sum(ceil) + len(finite) - len(ceil)) / len(finite)) if finite else None,
+        "ceiling_rows": len(ceil),
+        "all_ok": all(r["ok"] for r in table),
+        "below_a_peer": [r["algorithm"] for r in table if r["versus_peers"] == "below"],
+        "mean_ratio_to_exact": float(np.mean(ratios)) if ratios else None,
+        "min_ratio_to_exact": float(np.min(ratios)) if ratios else None,
+    }
     if args.json:
         print(json.dumps({"rows": table, "summary": summary}, indent=1, default=str))
     else:
@@ -214,12 +254,14 @@ def _fmt(v, lower: bool = False) -> str:
 
 def _print_row(r: dict) -> None:
     low = "/".join(f"{v:.4f}" for v in r["dpaudit"])
-    print(f"{r['algorithm']:<19} claim {r['claim']:.4f} exact {_fmt(r.get('exact'), r['exact_lower']):>7} oracle "
-          f"{_fmt(r.get('oracle'), r['oracle_lower']):>7} ceiling {_fmt(r.get('ceiling')):>7} statdp {_fmt(r['statdp']):>7} "
-          f"dpsniper {_fmt(r['dpsniper']):>7} dpaudit {low:>15} {'/'.join(r['verdicts'])} {'OK' if r['ok'] else 'FAIL'} "
-          f"peers {r['versus_peers'] or '—'} "
-          f"{r['seconds']:.1f}s sel {'/'.join(f'{v:.2f}' for v in r['selection_share'])}  "
-          f"[{r['event'][:50]}]")
+    print(
+        f"{r['algorithm']:<19} claim {r['claim']:.4f} exact {_fmt(r.get('exact'), r['exact_lower']):>7} oracle "
+        f"{_fmt(r.get('oracle'), r['oracle_lower']):>7} ceiling {_fmt(r.get('ceiling')):>7} statdp {_fmt(r['statdp']):>7} "
+        f"dpsniper {_fmt(r['dpsniper']):>7} dpaudit {low:>15} {'/'.join(r['verdicts'])} {'OK' if r['ok'] else 'FAIL'} "
+        f"peers {r['versus_peers'] or '—'} "
+        f"{r['seconds']:.1f}s sel {'/'.join(f'{v:.2f}' for v in r['selection_share'])}  "
+        f"[{r['event'][:50]}]"
+    )
 
 
 if __name__ == "__main__":

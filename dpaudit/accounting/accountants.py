@@ -263,7 +263,12 @@ def _public(key: Hashable, leaf: dp_accounting.DpEvent) -> Hashable:
         return key
 
 
-_COMPOSITE = (dp_accounting.ComposedDpEvent, dp_accounting.SelfComposedDpEvent, ParallelComposedDpEvent, dp_accounting.NoOpDpEvent)
+_COMPOSITE = (
+    dp_accounting.ComposedDpEvent,
+    dp_accounting.SelfComposedDpEvent,
+    ParallelComposedDpEvent,
+    dp_accounting.NoOpDpEvent,
+)
 
 
 class Accountant:

@@ -91,8 +91,9 @@ def _check(trials: int, probability: float, sensitivity: int) -> tuple[int, floa
     return int(trials), float(probability), int(sensitivity)
 
 
-def _window(trials: int, p: float, lo: np.ndarray, s: int, tails: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-            ) -> np.ndarray:
+def _window(
+    trials: int, p: float, lo: np.ndarray, s: int, tails: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+) -> np.ndarray:
     """Upper bounds on P(lo <= X < lo + s), from scipy's tails (big, at big_counts; small, at small_counts) with
     big - small the window (P(X >= lo) - P(X >= lo + s), or P(X <= lo + s - 1) - P(X <= lo - 1)): the raised big
     tail minus the lowered small one, and for s <= `_WINDOW_TERMS` the smaller of that and the sum of the raised
@@ -102,7 +103,7 @@ def _window(trials: int, p: float, lo: np.ndarray, s: int, tails: tuple[np.ndarr
     if s <= _WINDOW_TERMS:
         x = np.arange(int(lo.min()), int(lo.max()) + s)
         f = upper_bounds(stats.binom.pmf(x, trials, p), x, trials, p)
-        diff = np.minimum(diff, [math.fsum(f[a - x[0]:a - x[0] + s]) for a in lo.tolist()])
+        diff = np.minimum(diff, [math.fsum(f[a - x[0] : a - x[0] + s]) for a in lo.tolist()])
     return np.maximum(diff, 0.0) * (1 + 4 * _ULP)
 
 

@@ -155,8 +155,9 @@ def _one_direction(trials: int, p: float, shift: int, vdi: float, sign: int) -> 
     return pmf, float(tails[-1])
 
 
-def binomial_loss_pld(trials: int, probability: float, shift: int,
-                      value_discretization_interval: float | None = None) -> pld_lib.PrivacyLossDistribution:
+def binomial_loss_pld(
+    trials: int, probability: float, shift: int, value_discretization_interval: float | None = None
+) -> pld_lib.PrivacyLossDistribution:
     """Pessimistic privacy loss distribution of a count plus Bin(N, p) noise that one user moves by `shift`,
     both directions (the binomial is skewed for p != 1/2), for any N up to 2⁵² (module docstring).
 
@@ -164,10 +165,15 @@ def binomial_loss_pld(trials: int, probability: float, shift: int,
     `smallest_interval` where it is finer. Raises for N > 2⁵² (counts not exact in float64) and for a
     shift beyond N (disjoint supports)."""
     n, p, s = _check(trials, probability, shift)
-    v = (default_interval(n, p, s) if value_discretization_interval is None
-         else max(check_positive(value_discretization_interval, "value_discretization_interval"),
-                  smallest_interval(n, p, s)))
+    v = (
+        default_interval(n, p, s)
+        if value_discretization_interval is None
+        else max(
+            check_positive(value_discretization_interval, "value_discretization_interval"), smallest_interval(n, p, s)
+        )
+    )
     remove, inf_remove = _one_direction(n, p, s, v, +1)
     add, inf_add = _one_direction(n, p, s, v, -1)
-    return pld_lib.PrivacyLossDistribution(pld_pmf.create_pmf(remove, v, inf_remove, True),
-                                           pld_pmf.create_pmf(add, v, inf_add, True))
+    return pld_lib.PrivacyLossDistribution(
+        pld_pmf.create_pmf(remove, v, inf_remove, True), pld_pmf.create_pmf(add, v, inf_add, True)
+    )

@@ -158,8 +158,15 @@ def calibrate_parameter(
     def make(x: float) -> dp_accounting.DpEvent:
         return dp_accounting.SelfComposedDpEvent(event_for(mechanism, {**base, mech.tuned: x}), count)
 
-    value = calibrate(make, target_epsilon, target_delta, lower=lo, upper=hi,
-                      larger_is_private=mech.larger_is_private, accountant=accountant)
+    value = calibrate(
+        make,
+        target_epsilon,
+        target_delta,
+        lower=lo,
+        upper=hi,
+        larger_is_private=mech.larger_is_private,
+        accountant=accountant,
+    )
     # binomial trials are rounded up when the event is built: report the count actually checked
     return float(math.ceil(value)) if mechanism == "binomial" else value
 

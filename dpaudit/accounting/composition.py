@@ -133,8 +133,11 @@ def log_binomial_lower_tail_bound(k: int, log_p: float, log_q: float, j: int) ->
     log_r = math.log(j) + log_p - math.log(k - j + 1) - log_q if j > 0 else -math.inf
     if log_r < 0:
         # as floats: scipy's gammaln takes no integer beyond 2**64 (a count of 1e20 releases)
-        log_wj = (float(gammaln(float(k) + 1) - gammaln(float(j) + 1) - gammaln(float(k - j) + 1))
-                  + (k - j) * log_p + j * log_q)
+        log_wj = (
+            float(gammaln(float(k) + 1) - gammaln(float(j) + 1) - gammaln(float(k - j) + 1))
+            + (k - j) * log_p
+            + j * log_q
+        )
         best = min(best, log_wj - math.log(-math.expm1(log_r)))
     return min(0.0, best)
 
@@ -189,8 +192,13 @@ class OptimalHomogeneous:
         lo = max(0, top - self.WINDOW + 1)
         i = np.arange(lo, top + 1, dtype=float)
         loss = (self.k - 2 * i) * self.eps0
-        logw = (self._log_k_fact - gammaln(i + 1) - gammaln(float(self.k) - i + 1)
-                + (self.k - i) * self._log_p + i * self._log_q)
+        logw = (
+            self._log_k_fact
+            - gammaln(i + 1)
+            - gammaln(float(self.k) - i + 1)
+            + (self.k - i) * self._log_p
+            + i * self._log_q
+        )
         with np.errstate(divide="ignore", over="ignore"):  # a loss rounded to <= epsilon adds log 0: nothing
             gain = np.log(np.maximum(-np.expm1(epsilon - loss), 0.0))
         total = float(logsumexp(logw + gain))

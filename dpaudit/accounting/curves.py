@@ -132,8 +132,10 @@ def laplace_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
         return np.full_like(a, np.inf)
     small = a * eps <= 1.0
     with np.errstate(over="ignore"):
-        excess = (a * _exp_minus_linear(np.where(small, (a - 1.0) * eps, 0.0))
-                  + (a - 1.0) * _exp_minus_linear(np.where(small, -a * eps, 0.0))) / (2.0 * a - 1.0)
+        excess = (
+            a * _exp_minus_linear(np.where(small, (a - 1.0) * eps, 0.0))
+            + (a - 1.0) * _exp_minus_linear(np.where(small, -a * eps, 0.0))
+        ) / (2.0 * a - 1.0)
         log_b = (a - 1.0) * eps + np.log(a + (a - 1.0) * np.exp(-(2.0 * a - 1.0) * eps)) - np.log(2.0 * a - 1.0)
     out = np.where(small, np.log1p(excess), log_b) / (a - 1.0)
     # round-off: a few ulp of each term of the logarithm, which holds (a - 1) eps + log a; below the
@@ -267,7 +269,9 @@ def skellam_pld(variance: float, sensitivity: int, vdi: float):
     outside = max(1.0 - math.fsum(np.exp(upper[keep])), bound)
     if outside > 0:
         log_upper["outside"] = math.log(outside)  # absent from lower: infinite loss
-    return pld_lib.from_two_probability_mass_functions(log_lower, log_upper, pessimistic_estimate=True, value_discretization_interval=vdi)
+    return pld_lib.from_two_probability_mass_functions(
+        log_lower, log_upper, pessimistic_estimate=True, value_discretization_interval=vdi
+    )
 
 
 def binomial_log_tail(trials: int, p: float, k: int) -> float:
@@ -310,13 +314,18 @@ def binomial_pld(trials: int, probability: float, sensitivity: int, vdi: float):
     base: dict[int | str, float] = {int(o): float(v) for o, v in zip(x, logpmf) if np.isfinite(v)}
     shifted: dict[int | str, float] = {int(o) + d: v for o, v in base.items()}
     # 1 minus the enumerated mass reads 0 below 1e-16: the tails beyond the window are bounded too
-    tails = (math.exp(binomial_log_tail(n, p, lo - 1)) if lo > 0 else 0.0) + \
-        (math.exp(binomial_log_tail(n, p, hi + 1)) if hi < n else 0.0)
+    tails = (math.exp(binomial_log_tail(n, p, lo - 1)) if lo > 0 else 0.0) + (
+        math.exp(binomial_log_tail(n, p, hi + 1)) if hi < n else 0.0
+    )
     outside = max(1.0 - math.fsum(np.exp(list(base.values()))), tails)
     if outside > 0:
         base["outside (unshifted)"] = math.log(outside)
         shifted["outside (shifted)"] = math.log(outside)
     return pld_lib.from_two_probability_mass_functions(
-        base, shifted, pessimistic_estimate=True, value_discretization_interval=vdi, symmetric=False,
+        base,
+        shifted,
+        pessimistic_estimate=True,
+        value_discretization_interval=vdi,
+        symmetric=False,
         log_mass_truncation_bound=_BINOMIAL_LOG_MASS_TRUNCATION,
     )

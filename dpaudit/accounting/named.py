@@ -103,56 +103,111 @@ def _skellam(p):
 
 def _rr(p):
     # eps0 and k as given: a noise parameter k/(e^eps0 - 1 + k) would round to 1.0 for large k
-    return KaryRandomizedResponseDpEvent(local_epsilon=check_epsilon(p["epsilon0"], "epsilon0"),
-                                         num_buckets=check_int_at_least(p["buckets"], 2, "buckets"))
+    return KaryRandomizedResponseDpEvent(
+        local_epsilon=check_epsilon(p["epsilon0"], "epsilon0"),
+        num_buckets=check_int_at_least(p["buckets"], 2, "buckets"),
+    )
 
 
 def _shuffle(p):
-    return ShuffledDpEvent(local_epsilon=check_epsilon(p["epsilon0"], "epsilon0"),
-                           num_users=check_int_at_least(p["users"], 1, "users"))
+    return ShuffledDpEvent(
+        local_epsilon=check_epsilon(p["epsilon0"], "epsilon0"), num_users=check_int_at_least(p["users"], 1, "users")
+    )
 
 
 def _binomial(p):
     # calibration searches real values; a fractional number of trials rounds up (more noise)
     trials = math.ceil(check_positive(p["trials"], "trials"))
-    return BinomialDpEvent(trials=trials, probability=p["probability"], sensitivity=check_int_at_least(p["sensitivity"], 1, "sensitivity"))
+    return BinomialDpEvent(
+        trials=trials, probability=p["probability"], sensitivity=check_int_at_least(p["sensitivity"], 1, "sensitivity")
+    )
 
 
 def _epsdelta(p):
-    return EpsilonDeltaDpEvent(epsilon=check_epsilon(p["epsilon0"], "epsilon0"), delta=check_delta(p["delta0"], "delta0"))
+    return EpsilonDeltaDpEvent(
+        epsilon=check_epsilon(p["epsilon0"], "epsilon0"), delta=check_delta(p["delta0"], "delta0")
+    )
 
 
 MECHANISMS: dict[str, NamedMechanism] = {
     m.name: m
     for m in (
-        NamedMechanism("gaussian", "Gaussian noise N(0, sigma^2) on a query with l2 sensitivity",
-                       {"sigma": (None, "noise standard deviation"), "sensitivity": (1.0, "l2 sensitivity")},
-                       _gaussian, "sigma", True),
-        NamedMechanism("laplace", "Laplace noise Lap(scale) on a query with l1 sensitivity",
-                       {"scale": (None, "Laplace scale b"), "sensitivity": (1.0, "l1 sensitivity")},
-                       _laplace, "scale", True),
-        NamedMechanism("discrete-laplace", "discrete Laplace noise, pmf ∝ exp(-|x|/scale), on an integer query",
-                       {"scale": (None, "scale lambda"), "sensitivity": (1, "integer l1 sensitivity")},
-                       _dlaplace, "scale", True),
-        NamedMechanism("discrete-gaussian", "discrete Gaussian noise N_Z(0, sigma^2) on an integer query",
-                       {"sigma": (None, "sigma parameter"), "sensitivity": (1.0, "l2 sensitivity")},
-                       _dgaussian, "sigma", True),
-        NamedMechanism("skellam", "Skellam noise with the given variance on an integer vector query",
-                       {"variance": (None, "Skellam variance"), "l1": (1.0, "l1 sensitivity"), "l2": (1.0, "l2 sensitivity")},
-                       _skellam, "variance", True),
-        NamedMechanism("binomial", "Binomial(trials, probability) noise on an integer count (Cheu et al.'s bit sum)",
-                       {"trials": (None, "number of Bernoulli noise bits"), "probability": (0.25, "bit probability p"),
-                        "sensitivity": (1, "integer shift of the count")},
-                       _binomial, "trials", True),
-        NamedMechanism("rr", "k-ary randomized response with pure local epsilon epsilon0",
-                       {"epsilon0": (None, "pure epsilon of one response"), "buckets": (2, "number of buckets k")},
-                       _rr, "epsilon0", False),
-        NamedMechanism("shuffle", "n users each apply an epsilon0-DP local randomizer; outputs are shuffled",
-                       {"epsilon0": (None, "local epsilon"), "users": (None, "number of users n")},
-                       _shuffle, "epsilon0", False),
-        NamedMechanism("epsilon-delta", "a black box known to be (epsilon0, delta0)-DP",
-                       {"epsilon0": (None, "epsilon of one release"), "delta0": (0.0, "delta of one release")},
-                       _epsdelta, "epsilon0", False),
+        NamedMechanism(
+            "gaussian",
+            "Gaussian noise N(0, sigma^2) on a query with l2 sensitivity",
+            {"sigma": (None, "noise standard deviation"), "sensitivity": (1.0, "l2 sensitivity")},
+            _gaussian,
+            "sigma",
+            True,
+        ),
+        NamedMechanism(
+            "laplace",
+            "Laplace noise Lap(scale) on a query with l1 sensitivity",
+            {"scale": (None, "Laplace scale b"), "sensitivity": (1.0, "l1 sensitivity")},
+            _laplace,
+            "scale",
+            True,
+        ),
+        NamedMechanism(
+            "discrete-laplace",
+            "discrete Laplace noise, pmf ∝ exp(-|x|/scale), on an integer query",
+            {"scale": (None, "scale lambda"), "sensitivity": (1, "integer l1 sensitivity")},
+            _dlaplace,
+            "scale",
+            True,
+        ),
+        NamedMechanism(
+            "discrete-gaussian",
+            "discrete Gaussian noise N_Z(0, sigma^2) on an integer query",
+            {"sigma": (None, "sigma parameter"), "sensitivity": (1.0, "l2 sensitivity")},
+            _dgaussian,
+            "sigma",
+            True,
+        ),
+        NamedMechanism(
+            "skellam",
+            "Skellam noise with the given variance on an integer vector query",
+            {"variance": (None, "Skellam variance"), "l1": (1.0, "l1 sensitivity"), "l2": (1.0, "l2 sensitivity")},
+            _skellam,
+            "variance",
+            True,
+        ),
+        NamedMechanism(
+            "binomial",
+            "Binomial(trials, probability) noise on an integer count (Cheu et al.'s bit sum)",
+            {
+                "trials": (None, "number of Bernoulli noise bits"),
+                "probability": (0.25, "bit probability p"),
+                "sensitivity": (1, "integer shift of the count"),
+            },
+            _binomial,
+            "trials",
+            True,
+        ),
+        NamedMechanism(
+            "rr",
+            "k-ary randomized response with pure local epsilon epsilon0",
+            {"epsilon0": (None, "pure epsilon of one response"), "buckets": (2, "number of buckets k")},
+            _rr,
+            "epsilon0",
+            False,
+        ),
+        NamedMechanism(
+            "shuffle",
+            "n users each apply an epsilon0-DP local randomizer; outputs are shuffled",
+            {"epsilon0": (None, "local epsilon"), "users": (None, "number of users n")},
+            _shuffle,
+            "epsilon0",
+            False,
+        ),
+        NamedMechanism(
+            "epsilon-delta",
+            "a black box known to be (epsilon0, delta0)-DP",
+            {"epsilon0": (None, "epsilon of one release"), "delta0": (0.0, "delta of one release")},
+            _epsdelta,
+            "epsilon0",
+            False,
+        ),
     )
 }
 

@@ -145,7 +145,8 @@ class PrivacyAccountant(dp_accounting.PrivacyAccountant):
             if self.neighboring_relation not in leaf_relations(leaf):
                 held = ", ".join(sorted(r.name for r in leaf_relations(leaf))) or "no relation"
                 raise UnsupportedEventError(
-                    self.name, leaf,
+                    self.name,
+                    leaf,
                     f"dpaudit accounts for it under {held}, not under {self.neighboring_relation.name}",
                 )
 

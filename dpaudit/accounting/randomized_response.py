@@ -91,8 +91,11 @@ def _log_expm1(x: np.ndarray) -> np.ndarray:
 
 def _log_one_minus_exp_neg(y: np.ndarray) -> np.ndarray:
     """log(1 - e^-y) for y > 0 (log1p(-e^-y) above log 2, log(-expm1(-y)) below)."""
-    return np.where(y > math.log(2.0), np.log1p(-np.exp(-np.maximum(y, math.log(2.0)))),
-                    np.log(-np.expm1(-np.minimum(y, math.log(2.0)))))
+    return np.where(
+        y > math.log(2.0),
+        np.log1p(-np.exp(-np.maximum(y, math.log(2.0)))),
+        np.log(-np.expm1(-np.minimum(y, math.log(2.0)))),
+    )
 
 
 def rdp(local_epsilon: float, num_buckets: int, orders: np.ndarray) -> np.ndarray:

@@ -112,7 +112,7 @@ class _Numerical:
             return 0.0
         a = self.alpha
         ee = math.exp(epsilon)
-        rr = (a - ee * (1 - a))  # delta of eps0-RR at eps: a - e^eps (1 - a)
+        rr = a - ee * (1 - a)  # delta of eps0-RR at eps: a - e^eps (1 - a)
         # P(a)/Q(a) is decreasing in a; P > e^eps Q  <=>  a/(c-a+1) < r*  <=>  a < beta (c+1)
         r_star = (a - ee * (1 - a)) / (ee * a - (1 - a))
         beta = r_star / (1 + r_star)

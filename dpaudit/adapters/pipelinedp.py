@@ -61,16 +61,26 @@ def _additive(kind: str, epsilon: float, delta: float | None, sensitivity: float
     computations, budget = _module("dp_computations"), _module("budget_accounting")
     mechanism_type = getattr(_module("aggregate_params").MechanismType, kind.upper())
     s = check_positive(sensitivity, "sensitivity")
-    spec = budget.MechanismSpec(mechanism_type, _eps=check_positive(epsilon, "epsilon"),
-                                _delta=None if delta is None else check_open_unit(delta, "delta"))
+    spec = budget.MechanismSpec(
+        mechanism_type,
+        _eps=check_positive(epsilon, "epsilon"),
+        _delta=None if delta is None else check_open_unit(delta, "delta"),
+    )
     sensitivities = computations.Sensitivities(l1=s) if kind == "laplace" else computations.Sensitivities(l2=s)
     mechanism = computations.create_additive_mechanism(spec, sensitivities)
     claim = claim_of(spec)
     epsilon_point, delta_point = point_claim(claim, None)
-    return LibraryTarget(name=mechanism.describe().replace("  ", " "), library="pipelinedp",
-                         version=distribution_version(DISTRIBUTION), claim=claim, claim_epsilon=epsilon_point,
-                         claim_delta=delta_point, neighbours=(0.0, float(mechanism.sensitivity)), reproducible=False,
-                         sampler=_Additive(spec, sensitivities))
+    return LibraryTarget(
+        name=mechanism.describe().replace("  ", " "),
+        library="pipelinedp",
+        version=distribution_version(DISTRIBUTION),
+        claim=claim,
+        claim_epsilon=epsilon_point,
+        claim_delta=delta_point,
+        neighbours=(0.0, float(mechanism.sensitivity)),
+        reproducible=False,
+        sampler=_Additive(spec, sensitivities),
+    )
 
 
 def pipelinedp_laplace(epsilon: float, sensitivity: float = 1.0) -> LibraryTarget:
@@ -111,8 +121,7 @@ class _Exponential:
         utilities = tuple(float(u) for u in np.asarray(data, dtype=float).ravel())
         apply = computations.ExponentialMechanism(_Utility(utilities, self.sensitivity)).apply
         candidates = list(range(len(utilities)))
-        return np.fromiter(map(apply, repeat(self.epsilon, size), repeat(candidates, size)), dtype=np.int64,
-                           count=size)
+        return np.fromiter(map(apply, repeat(self.epsilon, size), repeat(candidates, size)), dtype=np.int64, count=size)
 
 
 def pipelinedp_exponential(epsilon: float, sensitivity: float = 1.0, candidates: int = 10) -> LibraryTarget:
@@ -125,7 +134,14 @@ def pipelinedp_exponential(epsilon: float, sensitivity: float = 1.0, candidates:
     s = check_positive(sensitivity, "sensitivity")
     k = check_int_at_least(candidates, 2, "candidates")
     d0, d1 = (s,) + (0.0,) * (k - 1), (0.0,) + (s,) * (k - 1)
-    return LibraryTarget(name=f"ExponentialMechanism(eps={eps!r}, sensitivity={s!r}, candidates={k})",
-                         library="pipelinedp", version=distribution_version(DISTRIBUTION), claim=PureDp(eps),
-                         claim_epsilon=eps, claim_delta=0.0, neighbours=(d0, d1), reproducible=False,
-                         sampler=_Exponential(eps, s))
+    return LibraryTarget(
+        name=f"ExponentialMechanism(eps={eps!r}, sensitivity={s!r}, candidates={k})",
+        library="pipelinedp",
+        version=distribution_version(DISTRIBUTION),
+        claim=PureDp(eps),
+        claim_epsilon=eps,
+        claim_delta=0.0,
+        neighbours=(d0, d1),
+        reproducible=False,
+        sampler=_Exponential(eps, s),
+    )

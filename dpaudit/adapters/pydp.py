@@ -67,9 +67,17 @@ def _target(cls_name: str, arguments: dict[str, float], sensitivity: float, inte
     claim = claim_of(mechanism)
     epsilon, delta = point_claim(claim, None)
     neighbours: tuple[Any, Any] = (0, int(sensitivity)) if integer else (0.0, float(sensitivity))
-    return LibraryTarget(name=name, library="pydp", version=distribution_version(DISTRIBUTION), claim=claim,
-                         claim_epsilon=epsilon, claim_delta=delta, neighbours=neighbours, reproducible=False,
-                         sampler=_AddNoise(cls_name, arguments, integer))
+    return LibraryTarget(
+        name=name,
+        library="pydp",
+        version=distribution_version(DISTRIBUTION),
+        claim=claim,
+        claim_epsilon=epsilon,
+        claim_delta=delta,
+        neighbours=neighbours,
+        reproducible=False,
+        sampler=_AddNoise(cls_name, arguments, integer),
+    )
 
 
 def pydp_laplace(epsilon: float, sensitivity: float = 1.0, integer: bool = False) -> LibraryTarget:
@@ -83,8 +91,13 @@ def pydp_laplace(epsilon: float, sensitivity: float = 1.0, integer: bool = False
         raise ValueError(f"sensitivity must be an integer for the integer overload, got {sensitivity!r}")
     arguments = {"epsilon": check_positive(epsilon, "epsilon"), "sensitivity": s}
     kind = "int" if integer else "float"
-    return _target("LaplaceMechanism", arguments, s, integer,
-                   f"LaplaceMechanism(epsilon={epsilon!r}, sensitivity={s!r}).add_noise({kind})")
+    return _target(
+        "LaplaceMechanism",
+        arguments,
+        s,
+        integer,
+        f"LaplaceMechanism(epsilon={epsilon!r}, sensitivity={s!r}).add_noise({kind})",
+    )
 
 
 def pydp_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0) -> LibraryTarget:
@@ -94,7 +107,15 @@ def pydp_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0) -> Lib
     (epsilon, delta)-DP, which its floating-point outputs do not keep (module docstring).  Neighbours (0,
     sensitivity)."""
     s = check_positive(sensitivity, "sensitivity")
-    arguments = {"epsilon": check_positive(epsilon, "epsilon"), "delta": check_open_unit(delta, "delta"),
-                 "sensitivity": s}
-    return _target("GaussianMechanism", arguments, s, False,
-                   f"GaussianMechanism(epsilon={epsilon!r}, delta={delta!r}, sensitivity={s!r}).add_noise(float)")
+    arguments = {
+        "epsilon": check_positive(epsilon, "epsilon"),
+        "delta": check_open_unit(delta, "delta"),
+        "sensitivity": s,
+    }
+    return _target(
+        "GaussianMechanism",
+        arguments,
+        s,
+        False,
+        f"GaussianMechanism(epsilon={epsilon!r}, delta={delta!r}, sensitivity={s!r}).add_noise(float)",
+    )

@@ -121,19 +121,31 @@ def _count_rows(args: PlanArgs, out0: np.ndarray, out1: np.ndarray) -> list[np.n
     return out
 
 
-def _checkpoints(target: Any, d0: Any, d1: Any, o: _options.AuditOptions, spec: OutputSpec,
-                 user_score: UserScore | None) -> CheckpointStore | None:
+def _checkpoints(
+    target: Any, d0: Any, d1: Any, o: _options.AuditOptions, spec: OutputSpec, user_score: UserScore | None
+) -> CheckpointStore | None:
     if o.checkpoint_dir is None:
         return None
     identity = {
-        "seed": o.seed, "target": describe_target(target, o.target_name), "data": fingerprint_data((d0, d1)),
-        "score": None if user_score is None else describe_target(user_score.fn), "float_bits": o.float_bits,
-        "crossfit": o.crossfit, "families": None if o.families is None else list(o.families),
-        "output_shape": list(spec.row_shape), "discrete": spec.discrete,
+        "seed": o.seed,
+        "target": describe_target(target, o.target_name),
+        "data": fingerprint_data((d0, d1)),
+        "score": None if user_score is None else describe_target(user_score.fn),
+        "float_bits": o.float_bits,
+        "crossfit": o.crossfit,
+        "families": None if o.families is None else list(o.families),
+        "output_shape": list(spec.row_shape),
+        "discrete": spec.discrete,
     }
-    manifest = {**identity, "samples": o.samples, "chunk_size": o.chunk_size,
-                "selection_fraction": o.selection_fraction, "selection_extension": o.selection_extension,
-                "confidence": o.confidence, "claim_delta": o.claim_delta}
+    manifest = {
+        **identity,
+        "samples": o.samples,
+        "chunk_size": o.chunk_size,
+        "selection_fraction": o.selection_fraction,
+        "selection_extension": o.selection_extension,
+        "confidence": o.confidence,
+        "claim_delta": o.claim_delta,
+    }
     return CheckpointStore(o.checkpoint_dir, manifest, identity)
 
 
@@ -169,21 +181,33 @@ class _Run:
 
     def draw_selection(self, chunks: list[Chunk]) -> tuple[np.ndarray, np.ndarray]:
         """The raw rows of `chunks` per input (drawn as selection chunks, in chunk order)."""
-        got = run_chunks(self.runner, chunks,
-                         lambda c: (selection_chunk, (self.target, self.d0, self.d1, self.seeds[c.index], c.size,
-                                                      self.spec)),
-                         self.store, "", self.bar)
+        got = run_chunks(
+            self.runner,
+            chunks,
+            lambda c: (selection_chunk, (self.target, self.d0, self.d1, self.seeds[c.index], c.size, self.spec)),
+            self.store,
+            "",
+            self.bar,
+        )
         return np.concatenate([got[c.index][0] for c in chunks]), np.concatenate([got[c.index][1] for c in chunks])
 
-    def count(self, chunks: list[Chunk], args_of: Callable[[Chunk], PlanArgs], events_key: str,
-              width: int) -> list[Any]:
+    def count(
+        self, chunks: list[Chunk], args_of: Callable[[Chunk], PlanArgs], events_key: str, width: int
+    ) -> list[Any]:
         """The counts of the first `width` events of `args_of(chunk)` summed over the estimation `chunks`
         (0 when there are none; a chunk's events may depend on the chunk: cross-fitting counts each
         fold by the other fold's events)."""
-        est = run_chunks(self.runner, chunks,
-                         lambda c: (estimation_chunk, (self.target, self.d0, self.d1, self.seeds[c.index], c.size,
-                                                       self.spec, args_of(c))),
-                         self.store, events_key, self.bar)
+        est = run_chunks(
+            self.runner,
+            chunks,
+            lambda c: (
+                estimation_chunk,
+                (self.target, self.d0, self.d1, self.seeds[c.index], c.size, self.spec, args_of(c)),
+            ),
+            self.store,
+            events_key,
+            self.bar,
+        )
         return [sum(est[c.index][i] for c in chunks) for i in range(width)]
 
     def choose(self, sel0: np.ndarray, sel1: np.ndarray, n_counted: int, events: int = 1) -> dict[str, EventPlan]:
@@ -207,8 +231,13 @@ class _Run:
             total += c.size
         x0, x1 = self.draw_selection([dataclasses.replace(c, phase="selection") for c in taken])
         self.plan = dataclasses.replace(p, n_sel=p.n_sel + extra, n_est=p.n_est - extra)
-        return _Selection(np.concatenate([sel.sel0, x0[:extra]]), np.concatenate([sel.sel1, x1[:extra]]),
-                          sel.chunks[len(taken):], x0[extra:], x1[extra:])
+        return _Selection(
+            np.concatenate([sel.sel0, x0[:extra]]),
+            np.concatenate([sel.sel1, x1[:extra]]),
+            sel.chunks[len(taken) :],
+            x0[extra:],
+            x1[extra:],
+        )
 
     def split(self, sel: _Selection) -> Counts:
         """Events chosen on the selection split (extended when the pilot is unresolved), counted on the
@@ -242,17 +271,26 @@ class _Run:
         plans_a = self.choose(sel.sel0[:h], sel.sel1[:h], samples)
         plans_b = self.choose(sel.sel0[h:], sel.sel1[h:], samples)
         args_a, args_b = plan_args(plans_a, False), plan_args(plans_b, False)
-        raw = [a + b for a, b in zip(_count_rows(args_a, sel.sel0[h:], sel.sel1[h:]),
-                                     _count_rows(args_b, sel.sel0[:h], sel.sel1[:h]))]
+        raw = [
+            a + b
+            for a, b in zip(
+                _count_rows(args_a, sel.sel0[h:], sel.sel1[h:]), _count_rows(args_b, sel.sel0[:h], sel.sel1[:h])
+            )
+        ]
         fold_b = {c.index: i % 2 == 1 for i, c in enumerate(sel.chunks)}
-        est = self.count(sel.chunks, lambda c: args_a if fold_b[c.index] else args_b,
-                         _events_key(plans_a, False) + _events_key(plans_b, False), len(DIRECTIONS))
+        est = self.count(
+            sel.chunks,
+            lambda c: args_a if fold_b[c.index] else args_b,
+            _events_key(plans_a, False) + _events_key(plans_b, False),
+            len(DIRECTIONS),
+        )
         counts = [raw[i] + est[i] for i in range(len(DIRECTIONS))]
         return Counts(plans_a, counts, plans_b, samples)  # every run is counted
 
 
-def run_audit(target: Callable[[Any, np.random.Generator, int], Any], d0: Any, d1: Any,
-              options: _options.AuditOptions) -> AuditResult:
+def run_audit(
+    target: Callable[[Any, np.random.Generator, int], Any], d0: Any, d1: Any, options: _options.AuditOptions
+) -> AuditResult:
     """`audit` with its options already gathered (and validated) in an `AuditOptions`.
 
     Scalar float outputs under `float_check` "report" or "gate" (without `float_bits` or a user `score`)
@@ -275,23 +313,40 @@ def run_audit(target: Callable[[Any, np.random.Generator, int], Any], d0: Any, d
     if half == 1.0:  # 1 - confidence below 2**-52: its half is no float below 1, so no second audit fits
         return _run_one(target, d0, d1, o, plan or _options.plan_audit(target, o), spec, user_score, ())
     algorithmic = dataclasses.replace(o, confidence=half, float_check="off")
-    bits = dataclasses.replace(o, confidence=half, float_check="off", float_bits=True,
-                               checkpoint_dir=None if o.checkpoint_dir is None
-                               else os.path.join(o.checkpoint_dir, "floating-point"))
+    bits = dataclasses.replace(
+        o,
+        confidence=half,
+        float_check="off",
+        float_bits=True,
+        checkpoint_dir=None if o.checkpoint_dir is None else os.path.join(o.checkpoint_dir, "floating-point"),
+    )
     try:
         plan = _options.plan_audit(target, algorithmic)
     except _options.TooFewSamplesError as exc:
         raise _options.TooFewSamplesError(
             "the floating-point audit of these float outputs takes half of 1 - confidence "
-            f"(float_check='off' audits the algorithm alone): {exc}") from None
+            f"(float_check='off' audits the algorithm alone): {exc}"
+        ) from None
     result = _run_one(target, d0, d1, algorithmic, plan, spec, user_score, ())
     fp = _run_one(target, d0, d1, bits, plan, spec, user_score, (_FLOAT_STREAM,))
-    return dataclasses.replace(result, confidence=o.confidence, float_check=o.float_check,
-                               floating_point=dataclasses.replace(fp, confidence=o.confidence))
+    return dataclasses.replace(
+        result,
+        confidence=o.confidence,
+        float_check=o.float_check,
+        floating_point=dataclasses.replace(fp, confidence=o.confidence),
+    )
 
 
-def _run_one(target: Callable[..., Any], d0: Any, d1: Any, o: _options.AuditOptions, plan: _options.Plan,
-             spec: OutputSpec, user_score: UserScore | None, stream: tuple[int, ...]) -> AuditResult:
+def _run_one(
+    target: Callable[..., Any],
+    d0: Any,
+    d1: Any,
+    o: _options.AuditOptions,
+    plan: _options.Plan,
+    spec: OutputSpec,
+    user_score: UserScore | None,
+    stream: tuple[int, ...],
+) -> AuditResult:
     """One audit: chunk seeds from `SeedSequence(seed, spawn_key=stream)` (the algorithmic audit's stream is ())."""
     chunks = plan_chunks(plan.n_sel, plan.n_est, o.chunk_size)
     seeds = np.random.SeedSequence(o.seed, spawn_key=stream).spawn(len(chunks))
@@ -299,8 +354,10 @@ def _run_one(target: Callable[..., Any], d0: Any, d1: Any, o: _options.AuditOpti
     est_chunks = [c for c in chunks if c.phase == "estimation"]
     store = _checkpoints(target, d0, d1, o, spec, user_score)
     payload = (target, d0, d1, user_score)
-    with open_runner(o.executor, o.workers, max(len(sel_chunks), len(est_chunks)), payload) as runner, \
-            progress_bar(o.progress, 2 * o.samples) as bar:
+    with (
+        open_runner(o.executor, o.workers, max(len(sel_chunks), len(est_chunks)), payload) as runner,
+        progress_bar(o.progress, 2 * o.samples) as bar,
+    ):
         run = _Run(target, d0, d1, o, plan, spec, user_score, runner, bar, store, seeds)
         phase = run.crossfit if o.crossfit else run.split
         counted = phase(_Selection(*run.draw_selection(sel_chunks), est_chunks))  # no other reference to the rows
@@ -424,11 +481,29 @@ def audit(
     True
     """
     opts = _options.AuditOptions.create(
-        claim_epsilon, claim_delta, samples=samples, confidence=confidence, seed=seed, claim=claim,
-        claim_accountant=claim_accountant, score=score, selection_fraction=selection_fraction, float_bits=float_bits,
+        claim_epsilon,
+        claim_delta,
+        samples=samples,
+        confidence=confidence,
+        seed=seed,
+        claim=claim,
+        claim_accountant=claim_accountant,
+        score=score,
+        selection_fraction=selection_fraction,
+        float_bits=float_bits,
         float_check=float_check,
-        crossfit=crossfit, direction_share=direction_share, events_per_direction=events_per_direction,
-        selection_extension=selection_extension, families=families, grid_size=grid_size, curve_points=curve_points,
-        executor=executor, workers=workers, chunk_size=chunk_size, checkpoint_dir=checkpoint_dir, progress=progress,
-        target_name=target_name)
+        crossfit=crossfit,
+        direction_share=direction_share,
+        events_per_direction=events_per_direction,
+        selection_extension=selection_extension,
+        families=families,
+        grid_size=grid_size,
+        curve_points=curve_points,
+        executor=executor,
+        workers=workers,
+        chunk_size=chunk_size,
+        checkpoint_dir=checkpoint_dir,
+        progress=progress,
+        target_name=target_name,
+    )
     return run_audit(target, d0, d1, opts)

@@ -68,8 +68,13 @@ class Candidates:
     fitter: dict[str, Refit]
 
 
-def candidate_scores(score: Score | None, sel0: np.ndarray, sel1: np.ndarray, float_bits: bool = False,
-                     families: tuple[str, ...] | None = None) -> Candidates:
+def candidate_scores(
+    score: Score | None,
+    sel0: np.ndarray,
+    sel1: np.ndarray,
+    float_bits: bool = False,
+    families: tuple[str, ...] | None = None,
+) -> Candidates:
     """Candidate scores (see module docstring); only those of `families` when given
     (`dpaudit.audit.families`).
 
@@ -95,8 +100,10 @@ def candidate_scores(score: Score | None, sel0: np.ndarray, sel1: np.ndarray, fl
     kept_whole = keep_families(whole, families)
     if not kept and not kept_whole:
         found = sorted({str(family_of(sc.name)) for sc in [sc for sc, _ in fitted] + whole})
-        raise ValueError(f"families={families!r} leaves no candidate score for these outputs; the families "
-                         f"fitted on them are {', '.join(found)}")
+        raise ValueError(
+            f"families={families!r} leaves no candidate score for these outputs; the families "
+            f"fitted on them are {', '.join(found)}"
+        )
     scored: list[tuple[Score, np.ndarray, np.ndarray]] = []
     fitter: dict[str, Refit] = {}
     for sc, f in kept:
@@ -108,8 +115,9 @@ def candidate_scores(score: Score | None, sel0: np.ndarray, sel1: np.ndarray, fl
     return Candidates(scored, fitter)
 
 
-def refit_on_selection(plans: dict[str, EventPlan], cands: Candidates, sel0: np.ndarray, sel1: np.ndarray,
-                       p: Plan, o: AuditOptions) -> dict[str, EventPlan]:
+def refit_on_selection(
+    plans: dict[str, EventPlan], cands: Candidates, sel0: np.ndarray, sel1: np.ndarray, p: Plan, o: AuditOptions
+) -> dict[str, EventPlan]:
     """Each chosen learned score with a refitter (leads and alternates) refitted on the whole
     selection split and its thresholds chosen again there (it was chosen on held-out runs; the refit
     only uses more runs).  Only for scores with few fitted values (`REFIT_MAX_CATEGORIES`): a
@@ -128,10 +136,14 @@ def refit_on_selection(plans: dict[str, EventPlan], cands: Candidates, sel0: np.
         sc = refits[id(fit)].get(chosen.name)
         if sc is None or type(sc) is not type(chosen):
             return plan
-        return choose_events([(sc, sc(sel0), sc(sel1))], p.n_est, o.claim_delta, p.level_eps, o.grid_size)[plan.direction]
+        return choose_events([(sc, sc(sel0), sc(sel1))], p.n_est, o.claim_delta, p.level_eps, o.grid_size)[
+            plan.direction
+        ]
 
-    return {d: dataclasses.replace(final(plans[d]), alternates=tuple(final(a) for a in plans[d].alternates))
-            for d in DIRECTIONS}
+    return {
+        d: dataclasses.replace(final(plans[d]), alternates=tuple(final(a) for a in plans[d].alternates))
+        for d in DIRECTIONS
+    }
 
 
 def distinct(plan: EventPlan, sel0: np.ndarray, sel1: np.ndarray, alternates: int) -> EventPlan:
@@ -186,13 +198,19 @@ def pilot_ratio(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.ndarray)
     return plan.predicted / se
 
 
-def choose(user_score: UserScore | None, sel0: np.ndarray, sel1: np.ndarray, o: AuditOptions, p: Plan,
-           n_counted: int, events: int = 1) -> dict[str, EventPlan]:
+def choose(
+    user_score: UserScore | None,
+    sel0: np.ndarray,
+    sel1: np.ndarray,
+    o: AuditOptions,
+    p: Plan,
+    n_counted: int,
+    events: int = 1,
+) -> dict[str, EventPlan]:
     """The events chosen on these selection rows (learned families fitted on their first half,
     refitted on all), with up to `events` - 1 alternates per direction."""
     cands = candidate_scores(user_score, sel0, sel1, o.float_bits, o.families)
     # spare runner-ups: some may repeat the lead's event once refitted (`distinct`)
-    plans = choose_events(cands.scored, n_counted, o.claim_delta, p.level_eps, o.grid_size,
-                          alternates=2 * (events - 1))
+    plans = choose_events(cands.scored, n_counted, o.claim_delta, p.level_eps, o.grid_size, alternates=2 * (events - 1))
     plans = refit_on_selection(plans, cands, sel0, sel1, p, o)
     return {d: distinct(plans[d], sel0, sel1, events - 1) for d in DIRECTIONS}

@@ -92,7 +92,12 @@ class ChainLogRatio(Score):
         return total
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "states": len(self.alphabet) + 1, "cells": len(self.cells), "groups": len(np.unique(self.groups))}
+        return {
+            "name": self.name,
+            "states": len(self.alphabet) + 1,
+            "cells": len(self.cells),
+            "groups": len(np.unique(self.groups)),
+        }
 
 
 def _cell_keys(states: np.ndarray, n_states: int, groups: np.ndarray):
@@ -104,7 +109,7 @@ def _cell_keys(states: np.ndarray, n_states: int, groups: np.ndarray):
     radix = width + 1
     weights = radix ** np.arange(n_states, dtype=np.int64)
     history = {g: np.zeros(len(states), dtype=np.int64) for g in np.unique(groups)}
-    base = radix ** n_states
+    base = radix**n_states
     for j in range(width):
         s = states[:, j]
         yield (j * base + history[groups[j]]) * n_states + s
@@ -153,7 +158,7 @@ def fit_chain_score(x0: np.ndarray, x1: np.ndarray, atom_sets: list[np.ndarray])
     if len(keys) > _MAX_HISTORIES * n_states:
         return None
     c0 = np.bincount(inverse[: len(k0)], minlength=len(keys)).astype(np.float64)
-    c1 = np.bincount(inverse[len(k0):], minlength=len(keys)).astype(np.float64)
+    c1 = np.bincount(inverse[len(k0) :], minlength=len(keys)).astype(np.float64)
     hist = keys // n_states  # cells of one history are adjacent in the sorted keys
     starts = np.flatnonzero(np.concatenate([[True], hist[1:] != hist[:-1]]))
     m0 = np.repeat(np.add.reduceat(c0, starts), np.diff(np.append(starts, len(keys))))

@@ -63,7 +63,9 @@ class CheckpointStore:
                 with open(path) as fh:
                     existing = json.load(fh)
             except (OSError, ValueError) as exc:
-                raise ValueError(f"checkpoint manifest {path!r} is unreadable ({exc}); delete it or use an empty folder") from None
+                raise ValueError(
+                    f"checkpoint manifest {path!r} is unreadable ({exc}); delete it or use an empty folder"
+                ) from None
             if existing != manifest:
                 keys = set(existing) | set(manifest) if isinstance(existing, dict) else set(manifest)
                 diff = sorted(k for k in keys if not isinstance(existing, dict) or existing.get(k) != manifest.get(k))
@@ -78,8 +80,7 @@ class CheckpointStore:
         return os.path.join(self.directory, f"{chunk.phase}-{chunk.index:06d}.npz")
 
     def _meta(self, chunk: Chunk, events_key: str) -> dict[str, Any]:
-        return {**self.identity, "phase": chunk.phase, "index": chunk.index, "size": chunk.size,
-                "events": events_key}
+        return {**self.identity, "phase": chunk.phase, "index": chunk.index, "size": chunk.size, "events": events_key}
 
     def load(self, chunk: Chunk, events_key: str = "") -> Any:
         """The stored result of `chunk`, or None if it has not finished; ValueError if it is not this audit's."""
@@ -93,15 +94,22 @@ class CheckpointStore:
                 arrays = [z[f"a{i}"] for i in range(int(z["count"]))]
             meta = json.loads(meta_text)
         except Exception as exc:  # noqa: BLE001  (truncated zip, missing member, bad JSON: a damaged file)
-            raise ValueError(f"checkpoint file {path!r} is damaged or not a dpaudit chunk ({type(exc).__name__}: {exc}); "
-                             "delete it to recompute the chunk") from None
+            raise ValueError(
+                f"checkpoint file {path!r} is damaged or not a dpaudit chunk ({type(exc).__name__}: {exc}); "
+                "delete it to recompute the chunk"
+            ) from None
         if checksum != _checksum(meta_text, arrays):
-            raise ValueError(f"checkpoint file {path!r} fails its checksum (edited or damaged); delete it to recompute "
-                             "the chunk")
+            raise ValueError(
+                f"checkpoint file {path!r} fails its checksum (edited or damaged); delete it to recompute the chunk"
+            )
         expected = self._meta(chunk, events_key)
         if meta != expected:
             diff = sorted(k for k in set(meta) | set(expected) if meta.get(k) != expected.get(k))
-            what = "different events than this audit chose" if diff == ["events"] else f"a different audit (differs in: {', '.join(diff)})"
+            what = (
+                "different events than this audit chose"
+                if diff == ["events"]
+                else f"a different audit (differs in: {', '.join(diff)})"
+            )
             raise ValueError(f"checkpoint file {path!r} belongs to {what}; use an empty folder")
         return tuple(arrays) if chunk.phase == "selection" else arrays
 
@@ -112,6 +120,11 @@ class CheckpointStore:
         members = {f"a{i}": a for i, a in enumerate(arrays)}
         atomic_write(
             self._path(chunk),
-            lambda fh: np.savez(fh, meta=np.array(meta_text), checksum=np.array(_checksum(meta_text, arrays)),
-                                count=np.array(len(arrays)), **members),  # type: ignore[arg-type]  # numpy's stub: **kwds
+            lambda fh: np.savez(
+                fh,
+                meta=np.array(meta_text),
+                checksum=np.array(_checksum(meta_text, arrays)),
+                count=np.array(len(arrays)),
+                **members,
+            ),  # type: ignore[arg-type]  # numpy's stub: **kwds
         )

@@ -23,8 +23,16 @@ from dpaudit.audit.outputs import OutputSpec, draw
 #: Above this many thresholds a chunk's scores are sorted once; below, each is a single pass.
 _SORT_ABOVE = 12
 
-__all__ = ["Chunk", "ChunkStore", "counts_above", "estimation_chunk", "plan_chunks", "progress_bar", "run_chunks",
-           "selection_chunk"]
+__all__ = [
+    "Chunk",
+    "ChunkStore",
+    "counts_above",
+    "estimation_chunk",
+    "plan_chunks",
+    "progress_bar",
+    "run_chunks",
+    "selection_chunk",
+]
 
 
 @dataclass(frozen=True)
@@ -106,7 +114,9 @@ def estimation_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec, pl
     result = []
     for score, sign, thresholds in plans:
         s0, s1 = scores[id(score)]
-        result.append(np.stack([counts_above(s0, sign, thresholds), counts_above(s1, sign, thresholds)]).astype(np.int64))
+        result.append(
+            np.stack([counts_above(s0, sign, thresholds), counts_above(s1, sign, thresholds)]).astype(np.int64)
+        )
     return result
 
 

@@ -92,8 +92,13 @@ class LogisticScore(Score):
         return total
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "features": len(self.weights), "pooled": self.pooled,
-                "whitened": self.transform is not None, "atoms": len(self.atom_values)}
+        return {
+            "name": self.name,
+            "features": len(self.weights),
+            "pooled": self.pooled,
+            "whitened": self.transform is not None,
+            "atoms": len(self.atom_values),
+        }
 
 
 def _continuous_features(u: np.ndarray) -> list[np.ndarray]:
@@ -111,7 +116,7 @@ def _feature_columns(outputs: np.ndarray, p: LogisticScore) -> Iterator[np.ndarr
     starts = np.searchsorted(p.atom_columns, np.arange(width + 1))
     for j in range(width):
         col = z[:, j]
-        atoms = p.atom_values[starts[j]:starts[j + 1]]
+        atoms = p.atom_values[starts[j] : starts[j + 1]]
         hit = np.zeros(len(col), dtype=bool)
         for a in atoms:
             eq = col == a
@@ -206,8 +211,16 @@ def _fit_weights(f0: np.ndarray, f1: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return mean, scale, np.where(keep, w, 0.0)
 
 
-def _fit_one(x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | None, pooled: bool, float_bits: bool,
-             scalar: bool, name: str, atoms_by_column: list[np.ndarray] | None = None) -> LogisticScore | None:
+def _fit_one(
+    x0: np.ndarray,
+    x1: np.ndarray,
+    transform: np.ndarray | None,
+    pooled: bool,
+    float_bits: bool,
+    scalar: bool,
+    name: str,
+    atoms_by_column: list[np.ndarray] | None = None,
+) -> LogisticScore | None:
     z0 = x0 @ transform.T if transform is not None else x0
     z1 = x1 @ transform.T if transform is not None else x1
     d = z0.shape[1]
@@ -240,18 +253,37 @@ def _fit_one(x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | None, poole
         n_feat += _CONT_FEATURES
     if n_feat == 0 or n_feat > _MAX_FEATURES:
         return None
-    shell = LogisticScore(center=center, inv_scale=inv_scale, atom_columns=np.concatenate(a_cols),
-                          atom_values=np.concatenate(a_vals).astype(np.float64), has_cont_flag=has_cont,
-                          transform=transform, pooled=pooled, float_bits=float_bits and scalar, name=name)
+    shell = LogisticScore(
+        center=center,
+        inv_scale=inv_scale,
+        atom_columns=np.concatenate(a_cols),
+        atom_values=np.concatenate(a_vals).astype(np.float64),
+        has_cont_flag=has_cont,
+        transform=transform,
+        pooled=pooled,
+        float_bits=float_bits and scalar,
+        name=name,
+    )
     src0 = x0[:, 0] if scalar else x0
     src1 = x1[:, 0] if scalar else x1
     fitted = _fit_weights(logistic_features(src0, shell), logistic_features(src1, shell))
     if fitted is None:
         return None
     mean, scale, w = fitted
-    return LogisticScore(center=center, inv_scale=inv_scale, atom_columns=shell.atom_columns,
-                         atom_values=shell.atom_values, has_cont_flag=has_cont, transform=transform, pooled=pooled,
-                         float_bits=shell.float_bits, feature_mean=mean, feature_scale=scale, weights=w, name=name)
+    return LogisticScore(
+        center=center,
+        inv_scale=inv_scale,
+        atom_columns=shell.atom_columns,
+        atom_values=shell.atom_values,
+        has_cont_flag=has_cont,
+        transform=transform,
+        pooled=pooled,
+        float_bits=shell.float_bits,
+        feature_mean=mean,
+        feature_scale=scale,
+        weights=w,
+        name=name,
+    )
 
 
 def fit_classifier_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool = False) -> list[Score]:
@@ -287,8 +319,11 @@ def fit_classifier_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool =
     # One pooled variant: on whitened coordinates (independent coordinates are only rescaled; prefix
     # sums become increments), on the raw ones when the covariance is singular.
     w = _whitening(x0, x1)
-    sc = (_fit_one(x0, x1, w, True, False, False, "logistic-regression-whitened-pooled") if w is not None else
-          _fit_one(x0, x1, None, True, False, False, "logistic-regression-pooled", atoms))
+    sc = (
+        _fit_one(x0, x1, w, True, False, False, "logistic-regression-whitened-pooled")
+        if w is not None
+        else _fit_one(x0, x1, None, True, False, False, "logistic-regression-pooled", atoms)
+    )
     if sc is not None:
         out.append(sc)
     return out

@@ -41,9 +41,23 @@ __all__ = ["CODEC_VERSION", "ChosenEvent", "decode_event", "decode_score", "enco
 CODEC_VERSION = 1
 
 #: The only classes a decoded document can build.
-_CLASSES: dict[str, type] = {cls.__name__: cls for cls in (
-    Identity, Projection, GaussianLogRatio, CategoryLogRatio, CoordinateLogRatio, AtomPatternLogRatio,
-    PatternValueBlock, PatternValueLogRatio, FloatBitLogRatio, LogisticScore, MaskedValueScore, ChainLogRatio)}
+_CLASSES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        Identity,
+        Projection,
+        GaussianLogRatio,
+        CategoryLogRatio,
+        CoordinateLogRatio,
+        AtomPatternLogRatio,
+        PatternValueBlock,
+        PatternValueLogRatio,
+        FloatBitLogRatio,
+        LogisticScore,
+        MaskedValueScore,
+        ChainLogRatio,
+    )
+}
 #: Array dtype kinds written and read: bool, signed and unsigned integers, floats, raw bytes (row keys).
 _KINDS = "biufV"
 
@@ -97,8 +111,10 @@ def _encode(value: Any) -> Any:
     if isinstance(value, tuple):
         return {"tuple": [_encode(v) for v in value]}
     if dataclasses.is_dataclass(value) and _CLASSES.get(type(value).__name__) is type(value):
-        return {"type": type(value).__name__,
-                "fields": {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+        return {
+            "type": type(value).__name__,
+            "fields": {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)},
+        }
     raise TypeError(f"cannot encode {type(value).__name__} (not a whitelisted score part)")
 
 
@@ -150,8 +166,13 @@ def decode_score(doc: Any, user_score: Callable | None = None) -> Any:
 
 def encode_event(score: Score, sign: int, threshold: float, direction: str) -> str:
     """The event as JSON text (keys sorted, so equal events give equal text)."""
-    doc = {"codec": CODEC_VERSION, "score": encode_score(score), "sign": int(sign),
-           "threshold": _encode(float(threshold)), "direction": str(direction)}
+    doc = {
+        "codec": CODEC_VERSION,
+        "score": encode_score(score),
+        "sign": int(sign),
+        "threshold": _encode(float(threshold)),
+        "direction": str(direction),
+    }
     return json.dumps(doc, sort_keys=True, allow_nan=False, separators=(",", ":"))
 
 

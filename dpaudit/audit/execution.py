@@ -5,12 +5,24 @@
 from dpaudit._moved import forward
 
 _HOMES = {
-    "OutputSpec": "outputs", "normalise": "outputs", "draw": "outputs",
-    "Chunk": "chunks", "plan_chunks": "chunks", "selection_chunk": "chunks", "estimation_chunk": "chunks",
-    "counts_above": "chunks", "run_chunks": "chunks", "progress_bar": "chunks",
-    "CheckpointStore": "checkpoints", "fingerprint_data": "checkpoints",
-    "blas_threads": "workers", "worker_init": "workers", "process_pool": "workers",
-    "dask_address": "executors", "check_executor": "executors", "open_runner": "executors",
+    "OutputSpec": "outputs",
+    "normalise": "outputs",
+    "draw": "outputs",
+    "Chunk": "chunks",
+    "plan_chunks": "chunks",
+    "selection_chunk": "chunks",
+    "estimation_chunk": "chunks",
+    "counts_above": "chunks",
+    "run_chunks": "chunks",
+    "progress_bar": "chunks",
+    "CheckpointStore": "checkpoints",
+    "fingerprint_data": "checkpoints",
+    "blas_threads": "workers",
+    "worker_init": "workers",
+    "process_pool": "workers",
+    "dask_address": "executors",
+    "check_executor": "executors",
+    "open_runner": "executors",
     "DASK_SCHEMES": "executors",
 }
 

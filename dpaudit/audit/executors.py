@@ -130,7 +130,7 @@ def dask_address(spec: str) -> str | None:
     passed on as "SCHEME://ADDRESS".
     """
     dask = spec.startswith("dask://")
-    rest = spec[len("dask://"):] if dask else spec
+    rest = spec[len("dask://") :] if dask else spec
     scheme, sep, location = rest.partition("://")
     if not sep:
         if not dask:
@@ -141,7 +141,9 @@ def dask_address(spec: str) -> str | None:
     if scheme not in DASK_SCHEMES:
         if not dask:
             return None
-        raise ValueError(f"executor {spec!r}: unknown Dask address scheme {scheme!r}; use one of {', '.join(DASK_SCHEMES)}")
+        raise ValueError(
+            f"executor {spec!r}: unknown Dask address scheme {scheme!r}; use one of {', '.join(DASK_SCHEMES)}"
+        )
     if not location:
         raise ValueError(f"executor {spec!r}: the address after {scheme}:// is empty")
     return rest
@@ -155,8 +157,10 @@ def _picklable(obj: Any) -> str | None:
     return None
 
 
-_EXECUTOR_HELP = ("use None, 'serial', 'process', 'dask://host:port', 'tcp://host:port', a distributed.Client or a "
-                  "concurrent.futures.Executor")
+_EXECUTOR_HELP = (
+    "use None, 'serial', 'process', 'dask://host:port', 'tcp://host:port', a distributed.Client or a "
+    "concurrent.futures.Executor"
+)
 
 
 def check_executor(executor: Any) -> None:
@@ -198,7 +202,9 @@ def open_runner(executor: Any, workers: int | None, n_chunks: int, payload: Any)
         try:
             import distributed
         except ImportError:
-            raise ValueError(f"executor {executor!r} needs the 'distributed' package (the [dask] extra: pip install 'distributed>=2023.1')") from None
+            raise ValueError(
+                f"executor {executor!r} needs the 'distributed' package (the [dask] extra: pip install 'distributed>=2023.1')"
+            ) from None
         with distributed.Client(dask_address(executor), set_as_default=False) as client:
             yield _Dask(client)
     elif _is_dask_client(executor):

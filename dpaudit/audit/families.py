@@ -50,15 +50,15 @@ def check_families(value: Any) -> tuple[str, ...] | None:
     if value is None:
         return None
     if isinstance(value, str) or not isinstance(value, Iterable):
-        raise TypeError(f"families must be None or a sequence of family names such as ('coordinate-log-ratio',), "
-                         f"got {value!r}")
+        raise TypeError(
+            f"families must be None or a sequence of family names such as ('coordinate-log-ratio',), got {value!r}"
+        )
     names = tuple(value)
     if not names:
         raise ValueError("families must name at least one family (None: all of them)")
     unknown = [n for n in names if not isinstance(n, str) or n not in FAMILIES]
     if unknown:
-        raise ValueError(f"families: unknown family name(s) {unknown!r}; the known families are "
-                         f"{', '.join(FAMILIES)}")
+        raise ValueError(f"families: unknown family name(s) {unknown!r}; the known families are {', '.join(FAMILIES)}")
     return tuple(dict.fromkeys(names))
 
 

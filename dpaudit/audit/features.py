@@ -151,8 +151,12 @@ class CoordinateLogRatio(Score):
         return total
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "coordinates": len(self.cont_ratio), "atoms": len(self.atom_values),
-                "whitened": self.transform is not None}
+        return {
+            "name": self.name,
+            "coordinates": len(self.cont_ratio),
+            "atoms": len(self.atom_values),
+            "whitened": self.transform is not None,
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -224,7 +228,7 @@ class PatternValueBlock:
         order = np.argsort(np.where(known, pos, -1), kind="stable")
         bounds = np.searchsorted(np.where(known, pos, -1)[order], np.arange(len(self.keys) + 1))
         for p, i in zip(*cells):
-            rows = order[bounds[p]:bounds[p + 1]]
+            rows = order[bounds[p] : bounds[p + 1]]
             rows = rows[codes[rows, i] == -1]
             rank = np.interp(x[rows, self.columns[i]], self.knots[p, i], levels)
             total[rows] += self.slopes[p, i] * (rank - 0.5)
@@ -267,21 +271,30 @@ class PatternValueLogRatio(Score):
         return total
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "blocks": [len(b.columns) for b in self.blocks],
-                "patterns": [len(b.keys) for b in self.blocks]}
+        return {
+            "name": self.name,
+            "blocks": [len(b.columns) for b in self.blocks],
+            "patterns": [len(b.keys) for b in self.blocks],
+        }
 
 
-def _fit_block(x0: np.ndarray, x1: np.ndarray, columns: np.ndarray,
-               coord: CoordinateLogRatio) -> PatternValueBlock | None:
+def _fit_block(
+    x0: np.ndarray, x1: np.ndarray, columns: np.ndarray, coord: CoordinateLogRatio
+) -> PatternValueBlock | None:
     a_cols, a_vals = [], []
     for i, j in enumerate(columns):
         atoms = coord.atom_values[coord.atom_columns == j]
         a_cols.append(np.full(len(atoms), i, dtype=np.int64))
         a_vals.append(atoms)
-    block = PatternValueBlock(columns=columns, atom_columns=np.concatenate(a_cols),
-                              atom_values=np.concatenate(a_vals).astype(np.float64), keys=np.zeros(0),
-                              values=np.zeros(0), slopes=np.zeros((0, len(columns))),
-                              knots=np.zeros((0, len(columns), _RANK_KNOTS)))
+    block = PatternValueBlock(
+        columns=columns,
+        atom_columns=np.concatenate(a_cols),
+        atom_values=np.concatenate(a_vals).astype(np.float64),
+        keys=np.zeros(0),
+        values=np.zeros(0),
+        slopes=np.zeros((0, len(columns))),
+        knots=np.zeros((0, len(columns), _RANK_KNOTS)),
+    )
     c0, c1 = block.codes(x0), block.codes(x1)
     keys, values = _category_ratios(row_keys(c0), row_keys(c1))
     n0, n1 = len(x0), len(x1)
@@ -313,8 +326,15 @@ def _fit_block(x0: np.ndarray, x1: np.ndarray, columns: np.ndarray,
         se = 12.0 * np.sqrt((1 / counts[0] + 1 / counts[1]) / 12.0)
         slopes *= float(_soft(np.array(12.0 * (sums[0] / counts[0] - sums[1] / counts[1])), np.array(se)))
     # Kept even when every fitted parameter was shrunk to 0 (a constant score wins no event).
-    return PatternValueBlock(columns=columns, atom_columns=block.atom_columns, atom_values=block.atom_values,
-                             keys=keys, values=values, slopes=slopes, knots=knots)
+    return PatternValueBlock(
+        columns=columns,
+        atom_columns=block.atom_columns,
+        atom_values=block.atom_values,
+        keys=keys,
+        values=values,
+        slopes=slopes,
+        knots=knots,
+    )
 
 
 def _pattern_value_scores(x0: np.ndarray, x1: np.ndarray, coord: CoordinateLogRatio) -> list[Score]:
@@ -381,13 +401,14 @@ def _category_ratios(k0: np.ndarray, k1: np.ndarray) -> tuple[np.ndarray, np.nda
     """Sorted distinct keys and their add-1/2 smoothed log ratios, soft-thresholded by one s.e."""
     keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
     c0 = np.bincount(inverse[: len(k0)], minlength=len(keys)) + 0.5
-    c1 = np.bincount(inverse[len(k0):], minlength=len(keys)) + 0.5
+    c1 = np.bincount(inverse[len(k0) :], minlength=len(keys)) + 0.5
     lr = np.log(c0 / len(k0)) - np.log(c1 / len(k1))
     return keys, _soft(lr, np.sqrt(1 / c0 + 1 / c1))
 
 
-def _coordinate_score(x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | None,
-                      name: str) -> CoordinateLogRatio | None:
+def _coordinate_score(
+    x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | None, name: str
+) -> CoordinateLogRatio | None:
     d = x0.shape[1]
     n0, n1 = len(x0), len(x1)
     a_cols, a_vals, a_lrs = [], [], []
@@ -424,9 +445,17 @@ def _coordinate_score(x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | No
     def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
         return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
 
-    return CoordinateLogRatio(atom_columns=cat(a_cols, np.int64), atom_values=cat(a_vals, np.float64),
-                              atom_ratios=cat(a_lrs, np.float64), cont_ratio=cont, loc0=loc0, loc1=loc1,
-                              inv_scale=inv_scale, transform=transform, name=name)
+    return CoordinateLogRatio(
+        atom_columns=cat(a_cols, np.int64),
+        atom_values=cat(a_vals, np.float64),
+        atom_ratios=cat(a_lrs, np.float64),
+        cont_ratio=cont,
+        loc0=loc0,
+        loc1=loc1,
+        inv_scale=inv_scale,
+        transform=transform,
+        name=name,
+    )
 
 
 def _whitening(x0: np.ndarray, x1: np.ndarray) -> np.ndarray | None:
@@ -480,13 +509,22 @@ def fit_feature_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool = Fa
     if coord is not None and has_atoms and np.any(coord.inv_scale > 0):
         for bins in _PATTERN_BINS:
             edges = _bin_edges(x0, x1, coord, bins)
-            pattern = AtomPatternLogRatio(atom_columns=coord.atom_columns, atom_values=coord.atom_values, width=d,
-                                          bin_edges=edges)
+            pattern = AtomPatternLogRatio(
+                atom_columns=coord.atom_columns, atom_values=coord.atom_values, width=d, bin_edges=edges
+            )
             keys, values = _category_ratios(row_keys(pattern.codes(x0)), row_keys(pattern.codes(x1)))
             if 2 <= len(keys) <= _MAX_DISTINCT_FRACTION * (len(x0) + len(x1)) and np.any(values != 0):
-                out.append(AtomPatternLogRatio(atom_columns=coord.atom_columns, atom_values=coord.atom_values,
-                                               keys=keys, values=values, width=d, bin_edges=edges,
-                                               name=f"atom-pattern-log-ratio-{bins}"))
+                out.append(
+                    AtomPatternLogRatio(
+                        atom_columns=coord.atom_columns,
+                        atom_values=coord.atom_values,
+                        keys=keys,
+                        values=values,
+                        width=d,
+                        bin_edges=edges,
+                        name=f"atom-pattern-log-ratio-{bins}",
+                    )
+                )
         out.extend(_pattern_value_scores(x0, x1, coord))
     return out
 

@@ -151,5 +151,8 @@ def fit_masked_scores(fit0: np.ndarray, fit1: np.ndarray) -> list[Score]:
     if fitted is None:
         return []
     mean, scale, w = fitted
-    return [MaskedValueScore(alphabet=alphabet, center=center, inv_scale=1.0 / b, feature_mean=mean,
-                             feature_scale=scale, weights=w)]
+    return [
+        MaskedValueScore(
+            alphabet=alphabet, center=center, inv_scale=1.0 / b, feature_mean=mean, feature_scale=scale, weights=w
+        )
+    ]

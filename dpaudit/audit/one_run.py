@@ -107,9 +107,16 @@ def default_guess_grid(num_canaries: int) -> tuple[tuple[int, int], ...]:
     return tuple((a, b) for a in ks for b in ks if 0 < a + b <= m)
 
 
-def one_run(mechanism: Mechanism, num_canaries: int, score: Score, claim_epsilon: float,
-            claim_delta: float = 0.0, confidence: float = 0.95, seed: int = 0,
-            guesses: tuple[int, int] | Sequence[tuple[int, int]] | None = None) -> OneRunResult:
+def one_run(
+    mechanism: Mechanism,
+    num_canaries: int,
+    score: Score,
+    claim_epsilon: float,
+    claim_delta: float = 0.0,
+    confidence: float = 0.95,
+    seed: int = 0,
+    guesses: tuple[int, int] | Sequence[tuple[int, int]] | None = None,
+) -> OneRunResult:
     """Audit `mechanism` in one run with `num_canaries` canaries: a lower bound on its epsilon.
 
     Each canary is included by a fair coin; the attacker guesses "in" for the k_+ highest scores and
@@ -215,8 +222,9 @@ def _positive_int(name: str, value: Any) -> int:
 
 
 def _check_claim(claim_epsilon: float, claim_delta: float, confidence: float) -> None:
-    if not (isinstance(claim_epsilon, (int, float, np.floating)) and math.isfinite(claim_epsilon)
-            and claim_epsilon > 0):
+    if not (
+        isinstance(claim_epsilon, (int, float, np.floating)) and math.isfinite(claim_epsilon) and claim_epsilon > 0
+    ):
         raise ValueError(f"claim_epsilon must be a finite number > 0, got {claim_epsilon!r}")
     if not (isinstance(claim_delta, (int, float, np.floating)) and 0.0 <= claim_delta < 1.0):
         raise ValueError(f"claim_delta must be in [0, 1), got {claim_delta!r}")
@@ -238,8 +246,10 @@ def _pairs(guesses: Any, m: int) -> tuple[tuple[tuple[int, int], ...], str]:
     for kp, km in pairs:
         ok = all(not isinstance(k, bool) and isinstance(k, (int, np.integer)) and k >= 0 for k in (kp, km))
         if not ok or not 0 < kp + km <= m:
-            raise ValueError(f"guesses must hold non-negative integers with 0 < k_plus + k_minus <= "
-                             f"num_canaries = {m}, got ({kp!r}, {km!r})")
+            raise ValueError(
+                f"guesses must hold non-negative integers with 0 < k_plus + k_minus <= "
+                f"num_canaries = {m}, got ({kp!r}, {km!r})"
+            )
     return tuple((int(a), int(b)) for a, b in pairs), selection
 
 

@@ -50,8 +50,7 @@ _CHUNK_CELLS = 2_000_000  # pmf cells evaluated per vectorised step of the delta
 
 def binomial_tail(v, r, q) -> np.ndarray:
     """P[Binomial(r, q) >= v] = I_q(v, r - v + 1): 1 for v <= 0, 0 for v > r (broadcasts)."""
-    v, r, q = np.broadcast_arrays(np.asarray(v, dtype=float), np.asarray(r, dtype=float),
-                                  np.asarray(q, dtype=float))
+    v, r, q = np.broadcast_arrays(np.asarray(v, dtype=float), np.asarray(r, dtype=float), np.asarray(q, dtype=float))
     inside = (v > 0) & (v <= r)
     val = betainc(np.where(inside, v, 1.0), np.where(inside, r - v + 1.0, 1.0), q)
     return np.where(inside, val, np.where(v <= 0, 1.0, 0.0))
@@ -136,8 +135,7 @@ def _pure_epsilon(guesses: np.ndarray, correct: np.ndarray, level: float) -> np.
     return np.where(ok0, lo, 0.0)
 
 
-def _failure_point(num_canaries: int, guesses: int, correct: int, delta: float, level: float,
-                   ceiling: float) -> float:
+def _failure_point(num_canaries: int, guesses: int, correct: int, delta: float, level: float, ceiling: float) -> float:
     """A small eps in [0, ceiling] whose p-value exceeds `level` (bisection), else `ceiling`.
 
     Only a scan limit and a pruning key: the grid-prefix rule is valid for any limit.
@@ -155,8 +153,9 @@ def _failure_point(num_canaries: int, guesses: int, correct: int, delta: float, 
     return hi
 
 
-def _grid_prefix_epsilon(num_canaries: int, guesses: int, correct: int, delta: float, level: float,
-                         limit: float) -> float:
+def _grid_prefix_epsilon(
+    num_canaries: int, guesses: int, correct: int, delta: float, level: float, limit: float
+) -> float:
     """Last grid point eps_j = j h of the prefix of rejected points, scanning eps_j <= `limit`."""
     last = math.floor(limit / EPSILON_GRID_STEP)
     rows = max(1, _CHUNK_CELLS // max(1, correct))
@@ -183,10 +182,12 @@ def one_run_epsilon(num_canaries: int, guesses, correct, delta: float, level: fl
     pure = _pure_epsilon(r, v, level)
     if delta == 0.0:
         return pure
-    args: list[tuple[int, int, int, float, float]] = [(num_canaries, int(ri), int(vi), delta, level)
-                                                       for ri, vi in zip(r, v)]
-    return np.array([_grid_prefix_epsilon(*a, _failure_point(*a, float(c))) if c > 0 else 0.0
-                     for a, c in zip(args, pure)])
+    args: list[tuple[int, int, int, float, float]] = [
+        (num_canaries, int(ri), int(vi), delta, level) for ri, vi in zip(r, v)
+    ]
+    return np.array(
+        [_grid_prefix_epsilon(*a, _failure_point(*a, float(c))) if c > 0 else 0.0 for a, c in zip(args, pure)]
+    )
 
 
 def best_one_run_epsilon(num_canaries: int, guesses, correct, delta: float, level: float) -> tuple[int, float]:
@@ -202,8 +203,9 @@ def best_one_run_epsilon(num_canaries: int, guesses, correct, delta: float, leve
     if delta == 0.0:
         best = int(np.argmax(pure))
         return best, float(pure[best])
-    args: list[tuple[int, int, int, float, float]] = [(num_canaries, int(ri), int(vi), delta, level)
-                                                       for ri, vi in zip(r, v)]
+    args: list[tuple[int, int, int, float, float]] = [
+        (num_canaries, int(ri), int(vi), delta, level) for ri, vi in zip(r, v)
+    ]
     best, best_eps = 0, 0.0
     for i in np.argsort(-pure, kind="stable"):
         if pure[i] <= best_eps:

@@ -31,7 +31,15 @@ from dpaudit.validation import (
     check_open_unit,
 )
 
-__all__ = ["AUTO_EXTENSION", "FLOAT_CHECKS", "AuditOptions", "Plan", "TooFewSamplesError", "claimed_deltas", "plan_audit"]
+__all__ = [
+    "AUTO_EXTENSION",
+    "FLOAT_CHECKS",
+    "AuditOptions",
+    "Plan",
+    "TooFewSamplesError",
+    "claimed_deltas",
+    "plan_audit",
+]
 
 #: `selection_extension=None` (the default): this share, or 0 with `crossfit` or a user `score`.
 AUTO_EXTENSION = 0.2
@@ -73,8 +81,10 @@ def _claim_epsilon_of(claim: Any, claim_delta: float) -> float:
         return float(claim.epsilon(claim_delta))
     if isinstance(getattr(claim, "epsilon", None), (int, float)) and not callable(claim):
         return float(claim.epsilon)  # a pure-DP guarantee object holding its epsilon
-    raise ValueError("claim_epsilon is required (it can only be derived from a DpEvent claim or an accountant "
-                     "result with an epsilon(delta) method)")
+    raise ValueError(
+        "claim_epsilon is required (it can only be derived from a DpEvent claim or an accountant "
+        "result with an epsilon(delta) method)"
+    )
 
 
 def claimed_deltas(delta_of: Callable[[float], float], epsilons: np.ndarray) -> np.ndarray:
@@ -86,8 +96,10 @@ def claimed_deltas(delta_of: Callable[[float], float], epsilons: np.ndarray) -> 
         except (TypeError, ValueError) as exc:
             raise ValueError(f"claim: the claimed curve failed at epsilon={float(e)!r} ({exc})") from None
         if not 0.0 <= claimed[i] <= 1.0:  # false for NaN too
-            raise ValueError(f"claim: the claimed curve returned delta={float(claimed[i])!r} at epsilon={float(e)!r}; "
-                             "a delta must lie in [0, 1]")
+            raise ValueError(
+                f"claim: the claimed curve returned delta={float(claimed[i])!r} at epsilon={float(e)!r}; "
+                "a delta must lie in [0, 1]"
+            )
     return claimed
 
 
@@ -97,12 +109,15 @@ def _samples_needed(claim_epsilon: float, delta: float, level: float, fraction: 
     while best_case_epsilon(n, delta, level) <= claim_epsilon:
         n *= 2
         if n > MAX_SAMPLES:
-            raise ValueError(f"claim_epsilon={claim_epsilon} cannot be exceeded by any audit of practical size "
-                             f"(over {MAX_SAMPLES} runs per side would be needed)")
+            raise ValueError(
+                f"claim_epsilon={claim_epsilon} cannot be exceeded by any audit of practical size "
+                f"(over {MAX_SAMPLES} runs per side would be needed)"
+            )
     lo, hi = n // 2, n
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if best_case_epsilon(mid, delta, level) > claim_epsilon else (mid, hi)
+
     def fits(n: int) -> bool:  # the estimation split left by `plan_audit` (the selection split takes >= 4 runs)
         return n - max(4, round(fraction * n)) >= hi
 
@@ -147,8 +162,9 @@ class AuditOptions:
     progress: bool | None = None
     target_name: str | None = None
     #: (claim object, its delta(epsilon), its name): the claim prepared once (a DpEvent composed once).
-    claim_parts: tuple[Any, Callable[[float], float], str] | None = dataclasses.field(default=None, repr=False,
-                                                                                      compare=False)
+    claim_parts: tuple[Any, Callable[[float], float], str] | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         self._check()
@@ -186,8 +202,10 @@ class AuditOptions:
         put("curve_points", check_int_at_least(self.curve_points, 2, "curve_points"))
         put("chunk_size", check_int_at_least(self.chunk_size, 1, "chunk_size"))
         if -(-self.samples // self.chunk_size) > MAX_CHUNKS:
-            raise ValueError(f"chunk_size={self.chunk_size} splits samples={self.samples} into more than {MAX_CHUNKS} "
-                             f"chunks; use chunk_size >= {-(-self.samples // MAX_CHUNKS)}")
+            raise ValueError(
+                f"chunk_size={self.chunk_size} splits samples={self.samples} into more than {MAX_CHUNKS} "
+                f"chunks; use chunk_size >= {-(-self.samples // MAX_CHUNKS)}"
+            )
         if self.workers is not None:
             put("workers", check_int_at_least(self.workers, 1, "workers"))
         if self.score is not None and not callable(self.score):
@@ -198,24 +216,36 @@ class AuditOptions:
         put("families", check_families(self.families))
         if self.families is not None and self.score is not None:
             raise ValueError("families restricts the built-in score families; it cannot be combined with score=...")
-        if (isinstance(self.direction_share, bool) or not isinstance(self.direction_share, (int, float))
-                or not 0.5 <= self.direction_share < 1.0):
+        if (
+            isinstance(self.direction_share, bool)
+            or not isinstance(self.direction_share, (int, float))
+            or not 0.5 <= self.direction_share < 1.0
+        ):
             raise ValueError(f"direction_share must be a number in [0.5, 1), got {self.direction_share!r}")
         put("direction_share", float(self.direction_share))
         put("events_per_direction", check_int_at_least(self.events_per_direction, 1, "events_per_direction"))
         if self.selection_extension is None:
             auto = self.crossfit is False and self.score is None and 1.0 - self.selection_fraction > AUTO_EXTENSION
             put("selection_extension", AUTO_EXTENSION if auto else 0.0)
-        if (isinstance(self.selection_extension, bool) or not isinstance(self.selection_extension, (int, float))
-                or not 0.0 <= self.selection_extension < 1.0 - self.selection_fraction):
-            raise ValueError(f"selection_extension must be a number in [0, 1 - selection_fraction) = "
-                             f"[0, {1.0 - self.selection_fraction:g}), got {self.selection_extension!r}")
+        if (
+            isinstance(self.selection_extension, bool)
+            or not isinstance(self.selection_extension, (int, float))
+            or not 0.0 <= self.selection_extension < 1.0 - self.selection_fraction
+        ):
+            raise ValueError(
+                f"selection_extension must be a number in [0, 1 - selection_fraction) = "
+                f"[0, {1.0 - self.selection_fraction:g}), got {self.selection_extension!r}"
+            )
         put("selection_extension", float(self.selection_extension))
         if self.selection_extension > 0 and self.crossfit:
-            raise ValueError("selection_extension > 0 cannot be combined with crossfit=True (the folds are fixed "
-                             "before any run is drawn)")
+            raise ValueError(
+                "selection_extension > 0 cannot be combined with crossfit=True (the folds are fixed "
+                "before any run is drawn)"
+            )
         if self.crossfit and self.claim is not None:
-            raise ValueError("crossfit=True tests the point bound only; a claimed curve (claim=...) needs crossfit=False")
+            raise ValueError(
+                "crossfit=True tests the point bound only; a claimed curve (claim=...) needs crossfit=False"
+            )
         if self.progress is not None and not isinstance(self.progress, bool):
             raise ValueError(f"progress must be True, False or None, got {self.progress!r}")
         if self.checkpoint_dir is not None:

@@ -33,8 +33,9 @@ def normalise(raw: Any, size: int, which: str) -> tuple[np.ndarray, OutputSpec]:
     try:
         out = np.asarray(raw)
     except ValueError:  # numpy's "inhomogeneous shape": rows of different lengths
-        raise ValueError(f"{call} returned rows of different lengths; every run must give an output of the same "
-                         "shape") from None
+        raise ValueError(
+            f"{call} returned rows of different lengths; every run must give an output of the same shape"
+        ) from None
     if out.ndim == 0 or out.shape[0] != size:
         got = "a scalar" if out.ndim == 0 else f"{out.shape[0]} rows"
         raise ValueError(f"{call} returned {got}; expected first axis of length {size}")
@@ -44,8 +45,10 @@ def normalise(raw: Any, size: int, which: str) -> tuple[np.ndarray, OutputSpec]:
     if out.ndim > 1 and 0 in out.shape[1:]:
         raise ValueError(f"{call} returned rows with no entries (shape {out.shape}); each run must output something")
     if kind == "u" and out.dtype.itemsize == 8 and out.size and int(out.max()) > np.iinfo(np.int64).max:
-        raise ValueError(f"{call} returned unsigned integers >= 2**63, which the auditor's int64 cannot hold "
-                         "exactly; return them as int64 (e.g. subtract 2**63) or as float")
+        raise ValueError(
+            f"{call} returned unsigned integers >= 2**63, which the auditor's int64 cannot hold "
+            "exactly; return them as int64 (e.g. subtract 2**63) or as float"
+        )
     if kind in "biu":
         out = out.astype(np.int64, copy=False)
         discrete = True

@@ -141,7 +141,7 @@ class AuditResult:
 
     @property
     def gate_verdict(self) -> str:
-        """"violation" when the algorithmic verdict is one, or the floating-point verdict is one under
+        """ "violation" when the algorithmic verdict is one, or the floating-point verdict is one under
         `float_check="gate"`; else "consistent"."""
         fp = self.floating_point
         if self.float_check == "gate" and fp is not None and fp.verdict == "violation":
@@ -188,8 +188,17 @@ def _direction(d: dict[str, Any]) -> DirectionResult:
     d = dict(d)
     for key in ("tradeoff_thresholds", "tradeoff_alpha", "tradeoff_beta"):
         d[key] = tuple(_decode_float(v) for v in d[key])
-    for key in ("threshold", "p_first_lower", "p_second_upper", "epsilon_lower", "epsilon_point",
-                "mu_threshold", "mu_lower", "mu_point", "level"):
+    for key in (
+        "threshold",
+        "p_first_lower",
+        "p_second_upper",
+        "epsilon_lower",
+        "epsilon_point",
+        "mu_threshold",
+        "mu_lower",
+        "mu_point",
+        "level",
+    ):
         if key in d:
             d[key] = _decode_float(d[key])
     return DirectionResult(**d)

@@ -126,7 +126,10 @@ class GaussianLogRatio(Score):
         x = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
         a = x - self.mean0
         b = x - self.mean1
-        return 0.5 * (np.einsum("ij,ij->i", b @ self.precision1, b) - np.einsum("ij,ij->i", a @ self.precision0, a)) + self.offset
+        return (
+            0.5 * (np.einsum("ij,ij->i", b @ self.precision1, b) - np.einsum("ij,ij->i", a @ self.precision0, a))
+            + self.offset
+        )
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "mean0": self.mean0.tolist(), "mean1": self.mean1.tolist()}
@@ -187,7 +190,7 @@ def _category_score(fit0: np.ndarray, fit1: np.ndarray) -> CategoryLogRatio | No
         return None
     keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
     c0 = np.bincount(inverse[: len(k0)], minlength=len(keys))
-    c1 = np.bincount(inverse[len(k0):], minlength=len(keys))
+    c1 = np.bincount(inverse[len(k0) :], minlength=len(keys))
     values = np.log((c0 + 0.5) / len(k0)) - np.log((c1 + 0.5) / len(k1))
     return CategoryLogRatio(keys=keys, values=values)
 
@@ -216,8 +219,9 @@ def _gaussian_ratio(fit0: np.ndarray, fit1: np.ndarray) -> GaussianLogRatio | No
     p0, p1 = np.linalg.inv(c0), np.linalg.inv(c1)
     if not (np.all(np.isfinite(p0)) and np.all(np.isfinite(p1))):
         return None
-    return GaussianLogRatio(mean0=x0.mean(axis=0), mean1=x1.mean(axis=0), precision0=p0, precision1=p1,
-                            offset=0.5 * (logdet1 - logdet0))
+    return GaussianLogRatio(
+        mean0=x0.mean(axis=0), mean1=x1.mean(axis=0), precision0=p0, precision1=p1, offset=0.5 * (logdet1 - logdet0)
+    )
 
 
 def _projections(fit0: np.ndarray, fit1: np.ndarray) -> list[Projection]:

@@ -72,8 +72,15 @@ class PairSearch:
     pilot_samples: int
 
 
-def audit_pairs(target: Callable, pairs: Sequence[tuple[Any, Any]], claim_epsilon: float, samples: int = 100_000,
-                pilot_samples: int | None = None, seed: int = 0, **options: Any) -> PairSearch:
+def audit_pairs(
+    target: Callable,
+    pairs: Sequence[tuple[Any, Any]],
+    claim_epsilon: float,
+    samples: int = 100_000,
+    pilot_samples: int | None = None,
+    seed: int = 0,
+    **options: Any,
+) -> PairSearch:
     """Pilot-audit every pair, then audit the best one on fresh runs (see the module docstring).
 
     `pilot_samples` defaults to samples // 10; `options` go to every `audit` call (confidence,
@@ -87,8 +94,15 @@ def audit_pairs(target: Callable, pairs: Sequence[tuple[Any, Any]], claim_epsilo
     seed = check_int_at_least(seed, 0, "seed")
     lows, points = [], []
     for i, (d0, d1) in enumerate(pairs):
-        r = audit(target, d0, d1, claim_epsilon=claim_epsilon, samples=pilot, seed=seed + _PILOT_SEED_OFFSET * (i + 1),
-                  **options)
+        r = audit(
+            target,
+            d0,
+            d1,
+            claim_epsilon=claim_epsilon,
+            samples=pilot,
+            seed=seed + _PILOT_SEED_OFFSET * (i + 1),
+            **options,
+        )
         lows.append(float(r.epsilon_lower))
         points.append(max(float(d.epsilon_point) for d in r.directions))
     best = max(range(len(pairs)), key=lambda i: (lows[i], points[i]))

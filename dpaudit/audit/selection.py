@@ -79,7 +79,6 @@ class EventPlan:
         return np.array([self.threshold, self.mu_threshold, *(self.grid if with_grid else ())], dtype=np.float64)
 
 
-
 def _quantiles(sorted_values: np.ndarray, levels: np.ndarray) -> np.ndarray:
     """Inverted-CDF quantiles (values of the sample itself) of an ascending array."""
     n = len(sorted_values)
@@ -117,27 +116,31 @@ def _exceed(sorted_values: np.ndarray, sign: int, thresholds: np.ndarray) -> np.
     return np.searchsorted(sorted_values, -thresholds, side="left")
 
 
-def _mixed_rates(u0: np.ndarray, u1: np.ndarray, sign: int, thresholds: np.ndarray,
-                 p0: np.ndarray, p1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _mixed_rates(
+    u0: np.ndarray, u1: np.ndarray, sign: int, thresholds: np.ndarray, p0: np.ndarray, p1: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Rates of the events {sign*score > t} for a score s ~ log P0/P1 (sorted values u0 on d0's runs,
     u1 on d1's): the mean of the plain fraction and of the importance-weighted estimate from the other
     side's runs, P1(E) ~ E0[exp(-s) 1_E] and P0(E) ~ E1[exp(s) 1_E] (exact when s is the log ratio;
     s clipped to [-_WEIGHT_CLIP, _WEIGHT_CLIP]).  On an event where s is nearly constant the weighted
     estimate of the ratio P0/P1 hardly varies, so the threshold chosen for it is less noisy (chain
     family on SVT34Parallel, benchmarks/peers/)."""
+
     def weighted(u: np.ndarray, w: np.ndarray) -> np.ndarray:
         cum = np.concatenate([[0.0], np.cumsum(w)])
         if sign > 0:  # {u > t}: a suffix of the ascending values
             return (cum[-1] - cum[np.searchsorted(u, thresholds, side="right")]) / len(u)
         return cum[np.searchsorted(u, -thresholds, side="left")] / len(u)  # {-u > t}: a prefix
+
     q1 = weighted(u0, np.exp(-np.clip(u0, -_WEIGHT_CLIP, _WEIGHT_CLIP)))
     q0 = weighted(u1, np.exp(np.clip(u1, -_WEIGHT_CLIP, _WEIGHT_CLIP)))
     # a weighted estimate can exceed 1 (weights up to e^_WEIGHT_CLIP): clipped, rates stay rates
     return np.clip(0.5 * (p0 + q0), 0.0, 1.0), np.clip(0.5 * (p1 + q1), 0.0, 1.0)
 
 
-def _predicted(p0: np.ndarray, p1: np.ndarray, n_sel: int, n_est: int, z: float, delta: float,
-               z_sel: float = _SELECTION_Z):
+def _predicted(
+    p0: np.ndarray, p1: np.ndarray, n_sel: int, n_est: int, z: float, delta: float, z_sel: float = _SELECTION_Z
+):
     """Predicted epsilon and mu lower bounds at the estimation size (see the module docstring)."""
     q0 = wilson_lower(p0, n_sel, z_sel)
     q1 = wilson_upper(p1, n_sel, z_sel)
@@ -202,8 +205,10 @@ def choose_events(
                 plain = eps if z_sel <= _FALLBACK_Z else _predicted(a, b, n_sel, n_est, z, delta, _FALLBACK_Z)[0]
                 k = int(np.argmax(plain))
                 if f not in fallback[direction] or plain[k] > fallback[direction][f][0]:
-                    fallback[direction][f] = (float(plain[k]), (float(eps[k]), score, sign, float(t[k]), float(t[j]),
-                                                                 u0, u1, pooled))
+                    fallback[direction][f] = (
+                        float(plain[k]),
+                        (float(eps[k]), score, sign, float(t[k]), float(t[j]), u0, u1, pooled),
+                    )
     plans = {}
     for direction in DIRECTIONS:
         # best first; on a tie the earlier family (the sort is stable)
@@ -214,13 +219,24 @@ def choose_events(
             # charged `predicted` kept, <= 0, so the direction still counts as the weak one)
             ranked = [b for _, b in sorted(fallback[direction].values(), key=lambda b: -b[0])]
         runners = [b for b in ranked[1:] if top > 0 and b[0] >= _ALTERNATE_RATIO * top][:alternates]
-        plans[direction] = dataclasses.replace(_plan(direction, *ranked[0], grid_size),
-                                               alternates=tuple(_plan(direction, *b, grid_size) for b in runners))
+        plans[direction] = dataclasses.replace(
+            _plan(direction, *ranked[0], grid_size), alternates=tuple(_plan(direction, *b, grid_size) for b in runners)
+        )
     return plans
 
 
-def _plan(direction: str, predicted: float, score: Score, sign: int, t_eps: float, t_mu: float, u0: np.ndarray,
-          u1: np.ndarray, pooled: np.ndarray, grid_size: int) -> EventPlan:
+def _plan(
+    direction: str,
+    predicted: float,
+    score: Score,
+    sign: int,
+    t_eps: float,
+    t_mu: float,
+    u0: np.ndarray,
+    u1: np.ndarray,
+    pooled: np.ndarray,
+    grid_size: int,
+) -> EventPlan:
     """The plan of one family's best events, with its trade-off grid from the pooled selection scores."""
     levels = (np.arange(grid_size) + 0.5) / grid_size
     grid = np.unique(sign * _quantiles(pooled, levels))

@@ -44,13 +44,21 @@ class SequentialAudit:
 
 def spending(alpha: float, stages: int) -> tuple[float, ...]:
     """a_k = alpha 2^k / (2^K - 1), k = 0..K-1: sums to alpha."""
-    total = 2 ** stages - 1
-    return tuple(alpha * 2 ** k / total for k in range(stages))
+    total = 2**stages - 1
+    return tuple(alpha * 2**k / total for k in range(stages))
 
 
-def audit_sequential(target: Callable, d0: Any, d1: Any, claim_epsilon: float,
-                     stages: Sequence[int] = (10_000, 100_000, 1_000_000), confidence: float = 0.95,
-                     seed: int = 0, close: float = 0.5, **options: Any) -> SequentialAudit:
+def audit_sequential(
+    target: Callable,
+    d0: Any,
+    d1: Any,
+    claim_epsilon: float,
+    stages: Sequence[int] = (10_000, 100_000, 1_000_000),
+    confidence: float = 0.95,
+    seed: int = 0,
+    close: float = 0.5,
+    **options: Any,
+) -> SequentialAudit:
     """Audit in stages of growing size with an alpha-spending schedule (see the module docstring)."""
     sizes = [check_int_at_least(n, 10, "stages") for n in stages]
     if not sizes:
@@ -63,8 +71,16 @@ def audit_sequential(target: Callable, d0: Any, d1: Any, claim_epsilon: float,
     done: list[AuditResult] = []
     for k, (n, level) in enumerate(zip(sizes, levels)):
         try:
-            r = audit(target, d0, d1, claim_epsilon=claim_epsilon, samples=n, confidence=1.0 - level,
-                      seed=seed + _STAGE_SEED_STEP * k, **options)
+            r = audit(
+                target,
+                d0,
+                d1,
+                claim_epsilon=claim_epsilon,
+                samples=n,
+                confidence=1.0 - level,
+                seed=seed + _STAGE_SEED_STEP * k,
+                **options,
+            )
         except ValueError as exc:
             if "too few" in str(exc) and k < len(sizes) - 1:
                 continue  # no event could exceed the claim with so few runs: skip the stage (spends nothing)

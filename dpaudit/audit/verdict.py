@@ -47,17 +47,27 @@ class Counts:
     nobs: int
 
 
-def direction_result(plan: EventPlan, first: np.ndarray, second: np.ndarray, n: int, delta: float,
-                      level_eps: float, level_mu: float,
-                      alternates: tuple[tuple[EventPlan, int, int], ...] = ()) -> DirectionResult:
+def direction_result(
+    plan: EventPlan,
+    first: np.ndarray,
+    second: np.ndarray,
+    n: int,
+    delta: float,
+    level_eps: float,
+    level_mu: float,
+    alternates: tuple[tuple[EventPlan, int, int], ...] = (),
+) -> DirectionResult:
     """The bounds of one direction.  Its epsilon events are the lead's and `alternates` (plan, count
     of the first input, of the second); with alternates the lead is tested at level_eps * `LEAD_SHARE`
     and each alternate at an equal part of the rest.  The levels add up to level_eps, so by the union
     bound the largest of the bounds is valid at level_eps (which events are tested depends on the
     selection runs only).  The mu and trade-off fields are the lead's."""
     events = ((plan, int(first[0]), int(second[0])), *alternates)
-    levels = [level_eps] if not alternates else \
-        [level_eps * LEAD_SHARE] + [level_eps * (1 - LEAD_SHARE) / len(alternates)] * len(alternates)
+    levels = (
+        [level_eps]
+        if not alternates
+        else [level_eps * LEAD_SHARE] + [level_eps * (1 - LEAD_SHARE) / len(alternates)] * len(alternates)
+    )
     bounds = []
     for (_, c1, c2), level in zip(events, levels):
         low, upp = float(cp_lower(c1, n, level)), float(cp_upper(c2, n, level))
@@ -113,8 +123,15 @@ def _event_state(plan: EventPlan) -> str:
         return ""
 
 
-def curve_check(delta_of: Callable[[float], float], name: str, rates: list[tuple[np.ndarray, np.ndarray]],
-                 n: int, alpha: float, points: int, claim_epsilon: float) -> CurveCheck:
+def curve_check(
+    delta_of: Callable[[float], float],
+    name: str,
+    rates: list[tuple[np.ndarray, np.ndarray]],
+    n: int,
+    alpha: float,
+    points: int,
+    claim_epsilon: float,
+) -> CurveCheck:
     """Test delta(eps) at every scanned event; Bonferroni over all events and both proportions.
 
     The claimed curve is evaluated once per grid epsilon (`points` calls in all, however many events
@@ -152,8 +169,11 @@ def assemble(target: Any, o: AuditOptions, p: Plan, spec: OutputSpec, counted: C
     directions = []
     rates = []
     # Cross-fitted: two folds may lead in different directions, so the split stays even.
-    levels = (direction_levels(plans, p.alpha_point, o.direction_share) if partner is None
-              else dict.fromkeys(DIRECTIONS, p.level_eps))
+    levels = (
+        direction_levels(plans, p.alpha_point, o.direction_share)
+        if partner is None
+        else dict.fromkeys(DIRECTIONS, p.level_eps)
+    )
     at = len(DIRECTIONS)  # counts of the alternates follow the directions' (`dpaudit.audit.auditor.plan_args`)
     for i, d in enumerate(DIRECTIONS):
         first, second = (counts[i][0], counts[i][1]) if d == "d0>d1" else (counts[i][1], counts[i][0])
@@ -171,16 +191,18 @@ def assemble(target: Any, o: AuditOptions, p: Plan, spec: OutputSpec, counted: C
         if partner is not None:
             q = partner[d]
             other = f"{'' if q.sign > 0 else '-'}{q.score.name} > {q.threshold!r}"
-            r = dataclasses.replace(r, event=f"cross-fitted: {r.event} (fold A) + {other} (fold B)", lead_event="",
-                                    event_state="")
+            r = dataclasses.replace(
+                r, event=f"cross-fitted: {r.event} (fold A) + {other} (fold B)", lead_event="", event_state=""
+            )
         directions.append(r)
         rates.append((first[2:], second[2:]))
     best = max(directions, key=lambda r: r.epsilon_lower)
     best_mu = max(directions, key=lambda r: r.mu_lower)
     curve = None
     if p.delta_of is not None:
-        curve = curve_check(p.delta_of, p.claim_name, rates, p.n_est, p.alpha - p.alpha_point, o.curve_points,
-                             o.claim_epsilon)
+        curve = curve_check(
+            p.delta_of, p.claim_name, rates, p.n_est, p.alpha - p.alpha_point, o.curve_points, o.claim_epsilon
+        )
     violation = best.epsilon_lower > o.claim_epsilon or (curve is not None and curve.violation)
     return AuditResult(
         epsilon_lower=best.epsilon_lower,

@@ -78,5 +78,9 @@ def worker_init(parent: int, threads: int) -> None:
 def process_pool(workers: int, mp_context: Any = None) -> cf.ProcessPoolExecutor:
     """A process pool whose workers exit when this process dies and share the cores' BLAS threads
     (see `worker_init`); `mp_context` as in `concurrent.futures.ProcessPoolExecutor`."""
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp_context, initializer=worker_init,
-                                  initargs=(os.getpid(), blas_threads(workers)))
+    return cf.ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=mp_context,
+        initializer=worker_init,
+        initargs=(os.getpid(), blas_threads(workers)),
+    )

@@ -30,19 +30,28 @@ __all__ = ["build_parser", "main"]
 
 # internal parameter names that reach error messages, and the flag a user gave for each
 PARAMETER_FLAGS = {
-    "num_users": "--users", "local_epsilon": "--epsilon0", "local_delta": "--delta0", "num_buckets": "--buckets",
-    "l1_sensitivity": "--l1", "l2_sensitivity": "--l2", "target_epsilon": "--epsilon", "target_delta": "--delta",
+    "num_users": "--users",
+    "local_epsilon": "--epsilon0",
+    "local_delta": "--delta0",
+    "num_buckets": "--buckets",
+    "l1_sensitivity": "--l1",
+    "l2_sensitivity": "--l2",
+    "target_epsilon": "--epsilon",
+    "target_delta": "--delta",
 }
 
-EPILOG = ("Negative numbers and exponents are accepted as values (--delta -1e-5 is read as --delta=-1e-5) "
-          "and then checked. Run `dpaudit COMMAND --help` for a command's options.")
+EPILOG = (
+    "Negative numbers and exponents are accepted as values (--delta -1e-5 is read as --delta=-1e-5) "
+    "and then checked. Run `dpaudit COMMAND --help` for a command's options."
+)
 
 
 class _CommandParser(argparse.ArgumentParser):
     """A subcommand's parser that adds its arguments on first use (parse or help)."""
 
-    def __init__(self, *args: Any, add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, add_arguments: Callable[[argparse.ArgumentParser], None] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._pending = add_arguments
 
@@ -85,14 +94,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 def _build() -> tuple[argparse.ArgumentParser, dict, dict[str, _CommandParser]]:
     from dpaudit import __version__
 
-    parser = argparse.ArgumentParser(prog="dpaudit", epilog=EPILOG,
-                                     description="Differential-privacy budgets, audits and reports for bandit algorithms.")
+    parser = argparse.ArgumentParser(
+        prog="dpaudit",
+        epilog=EPILOG,
+        description="Differential-privacy budgets, audits and reports for bandit algorithms.",
+    )
     parser.add_argument("--version", action="version", version=f"dpaudit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     handlers, subparsers = {}, {}
     for mod in _commands():
-        subparsers[mod.NAME] = sub.add_parser(mod.NAME, help=help_text(mod.HELP), description=mod.HELP,
-                                              epilog=EPILOG, add_arguments=mod.add_arguments)
+        subparsers[mod.NAME] = sub.add_parser(
+            mod.NAME, help=help_text(mod.HELP), description=mod.HELP, epilog=EPILOG, add_arguments=mod.add_arguments
+        )
         handlers[mod.NAME] = mod.run
     return parser, handlers, subparsers
 
@@ -105,8 +118,7 @@ def join_negative_values(argv: Sequence[str]) -> list[str]:
     plain decimal as an option; joined to its flag it is parsed and then checked like any value."""
     out: list[str] = []
     for token in argv:
-        if (out and _NUMBER.match(token) and out[-1].startswith("--") and "=" not in out[-1]
-                and out[-1] != "--"):
+        if out and _NUMBER.match(token) and out[-1].startswith("--") and "=" not in out[-1] and out[-1] != "--":
             out[-1] = f"{out[-1]}={token}"
         else:
             out.append(token)
@@ -124,7 +136,9 @@ def name_flags(message: str, parser: argparse.ArgumentParser | None) -> str:
                 for name in (action.dest, longs[0][2:].replace("-", "_")):
                     flags.setdefault(name, longs[0])
     for name, flag in sorted(flags.items(), key=lambda kv: -len(kv[0])):
-        message = re.sub(rf"(?<![-\w.]){re.escape(name)}(?=(?: \([^)]*\))? (?:must|should|needs|is)\b| =)", flag, message)
+        message = re.sub(
+            rf"(?<![-\w.]){re.escape(name)}(?=(?: \([^)]*\))? (?:must|should|needs|is)\b| =)", flag, message
+        )
         message = re.sub(rf"\bunknown {re.escape(name)}\b", f"unknown {flag}", message)
     return message
 

@@ -29,11 +29,19 @@ CATALOGS = ("builtin", "user", "all", *EXTRA_CATALOGS)
 
 
 def add_catalog_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", default=None, metavar="FILE",
-                        help="a TOML file with a [tool.dpaudit] table (default: ./pyproject.toml if it has one)")
-    parser.add_argument("--catalog", choices=CATALOGS, default=None,
-                        help="whose entries: builtin, user (yours, from the config), all, or libraries (the DP "
-                             "libraries' primitives: OpenDP, diffprivlib) (default: user with a config, else builtin)")
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="a TOML file with a [tool.dpaudit] table (default: ./pyproject.toml if it has one)",
+    )
+    parser.add_argument(
+        "--catalog",
+        choices=CATALOGS,
+        default=None,
+        help="whose entries: builtin, user (yours, from the config), all, or libraries (the DP "
+        "libraries' primitives: OpenDP, diffprivlib) (default: user with a config, else builtin)",
+    )
 
 
 def load_entries(args: argparse.Namespace, *, whole_catalog: bool = False) -> tuple[str, Any, list[str], list[str]]:
@@ -61,8 +69,9 @@ def load_entries(args: argparse.Namespace, *, whole_catalog: bool = False) -> tu
         if project is not None:
             raise ConfigError(
                 f"{project}: this project declares no audits (its pyproject.toml has no [tool.dpaudit] table). "
-                "Declare yours there: [tool.dpaudit] modules = [\"your_audits\"], or audit dpaudit's built-in "
-                "catalog: --catalog builtin (or catalog = \"builtin\" in that table)")
+                'Declare yours there: [tool.dpaudit] modules = ["your_audits"], or audit dpaudit\'s built-in '
+                'catalog: --catalog builtin (or catalog = "builtin" in that table)'
+            )
     if catalog is None:
         catalog = "builtin" if config is None else config.catalog
         if whole_catalog and catalog == "user":
@@ -71,8 +80,11 @@ def load_entries(args: argparse.Namespace, *, whole_catalog: bool = False) -> tu
         raise FlagError("--all", "runs the whole built-in catalog; use it with --catalog builtin or all")
     if catalog != "builtin" and (config is None or not config.modules):
         where = f"{config.file} declares no modules" if config is not None else "no config was found"
-        raise FlagError("--catalog", f"{catalog} needs your audits declared in a [tool.dpaudit] table (modules = "
-                                     f"[...]) of the project's pyproject.toml or of the file given with --config; {where}")
+        raise FlagError(
+            "--catalog",
+            f"{catalog} needs your audits declared in a [tool.dpaudit] table (modules = "
+            f"[...]) of the project's pyproject.toml or of the file given with --config; {where}",
+        )
     builtin = builtin_names() if catalog != "user" else []
     user = load_user_audits(config) if catalog != "builtin" and config is not None else []
     return catalog, config, builtin, user

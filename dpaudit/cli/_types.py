@@ -173,8 +173,12 @@ def file_in_existing_folder(path: str, flag: str) -> pathlib.Path:
     if p.is_dir():
         raise FlagError(flag, f"{shorten(path)} is a folder; give a file name such as {shorten(str(p / 'regret.png'))}")
     if not folder.is_dir():
-        raise FlagError(flag, f"the folder {shorten(str(folder))} does not exist" if not folder.exists()
-                        else f"{shorten(str(folder))} is not a folder")
+        raise FlagError(
+            flag,
+            f"the folder {shorten(str(folder))} does not exist"
+            if not folder.exists()
+            else f"{shorten(str(folder))} is not a folder",
+        )
     if not os.access(folder, os.W_OK | os.X_OK):
         raise FlagError(flag, f"the folder {shorten(str(folder))} is not writable")
     return p
@@ -187,8 +191,10 @@ def plot_file(path: str, flag: str = "--plot") -> pathlib.Path:
 
     formats = FigureCanvasBase.get_supported_filetypes()
     if p.suffix and p.suffix[1:].lower() not in formats:
-        raise FlagError(flag, f"matplotlib cannot write {p.suffix!r} files; use one of "
-                              + ", ".join("." + f for f in sorted(formats)))
+        raise FlagError(
+            flag,
+            f"matplotlib cannot write {p.suffix!r} files; use one of " + ", ".join("." + f for f in sorted(formats)),
+        )
     return p
 
 
@@ -208,5 +214,8 @@ def check_reachable(address: str, flag: str, timeout: float = 3.0) -> None:
         with socket.create_connection((host, int(port)), timeout=timeout):
             pass
     except OSError as exc:
-        raise FlagError(flag, f"cannot reach the Dask scheduler at {host}:{port} within {timeout:g} s "
-                              f"({exc.strerror or exc}); is it running?") from None
+        raise FlagError(
+            flag,
+            f"cannot reach the Dask scheduler at {host}:{port} within {timeout:g} s "
+            f"({exc.strerror or exc}); is it running?",
+        ) from None

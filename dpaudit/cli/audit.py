@@ -45,35 +45,62 @@ __all__ = ["HELP", "NAME", "add_arguments", "run"]
 EXIT_OK, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 3  # 2 (usage error) is dpaudit.cli.main's
 
 NAME = "audit"
-HELP = ("audit your entries ([tool.dpaudit] in pyproject.toml) or the built-in catalog against their claims and "
-        "write a report (exit 0 pass, 1 a claim failed, 2 usage error, 3 internal error)")
+HELP = (
+    "audit your entries ([tool.dpaudit] in pyproject.toml) or the built-in catalog against their claims and "
+    "write a report (exit 0 pass, 1 a claim failed, 2 usage error, 3 internal error)"
+)
 DEFAULT_OUT = "dpaudit-report"
 CONNECT_TIMEOUT = 10.0  # seconds
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("names", nargs="*", metavar="NAME",
-                        help="entries (see `dpaudit list`); default: all of yours, or the built-in quick suite")
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="entries (see `dpaudit list`); default: all of yours, or the built-in quick suite",
+    )
     parser.add_argument("--all", action="store_true", help="every built-in catalog entry at its full sample size")
     add_catalog_arguments(parser)
-    parser.add_argument("--junit-xml", default=None, metavar="FILE",
-                        help="also write JUnit XML (one testcase per claim) to FILE")
-    parser.add_argument("--baseline", default=None, metavar="REPORT",
-                        help="an earlier report.json (or its folder): exit 1 only when a claim newly fails or the "
-                             "baseline's own event's epsilon rose significantly on fresh runs; report.md lists "
-                             "what changed")
-    parser.add_argument("--samples", type=int_at_least(MIN_SAMPLES, " (the auditor's minimum)"), default=None,
-                        help=f"runs per input for every audit, >= {MIN_SAMPLES} (default: each entry's)")
-    parser.add_argument("--confidence", type=real_in(0.0, 1.0, low_open=True, high_open=True), default=0.95,
-                        help="family-wise confidence of all lower bounds together, in (0, 1) (default 0.95)")
+    parser.add_argument(
+        "--junit-xml", default=None, metavar="FILE", help="also write JUnit XML (one testcase per claim) to FILE"
+    )
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        metavar="REPORT",
+        help="an earlier report.json (or its folder): exit 1 only when a claim newly fails or the "
+        "baseline's own event's epsilon rose significantly on fresh runs; report.md lists "
+        "what changed",
+    )
+    parser.add_argument(
+        "--samples",
+        type=int_at_least(MIN_SAMPLES, " (the auditor's minimum)"),
+        default=None,
+        help=f"runs per input for every audit, >= {MIN_SAMPLES} (default: each entry's)",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=real_in(0.0, 1.0, low_open=True, high_open=True),
+        default=0.95,
+        help="family-wise confidence of all lower bounds together, in (0, 1) (default 0.95)",
+    )
     parser.add_argument("--seed", type=seed, default=0, help="suite seed, >= 0; each entry derives its own (default 0)")
-    parser.add_argument("--executor", default="local",
-                        help="local (default) or a Dask scheduler: dask://host:port, tcp://host:port, ...")
-    parser.add_argument("--jobs", type=int_at_least(1), default=None,
-                        help="entries audited at once in local processes, >= 1 (default: the CPUs this process may "
-                             "use, 1 with a Dask executor); the report does not depend on it")
-    parser.add_argument("--out", default=DEFAULT_OUT,
-                        help=f"output folder (default ./{DEFAULT_OUT}); locked while this run writes it")
+    parser.add_argument(
+        "--executor",
+        default="local",
+        help="local (default) or a Dask scheduler: dask://host:port, tcp://host:port, ...",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int_at_least(1),
+        default=None,
+        help="entries audited at once in local processes, >= 1 (default: the CPUs this process may "
+        "use, 1 with a Dask executor); the report does not depend on it",
+    )
+    parser.add_argument(
+        "--out", default=DEFAULT_OUT, help=f"output folder (default ./{DEFAULT_OUT}); locked while this run writes it"
+    )
     parser.add_argument("--no-regret", action="store_true", help="skip the regret runs")
     parser.add_argument("--json", action="store_true", help="print the summary, findings and per-claim results as JSON")
 
@@ -86,7 +113,9 @@ def _select(args: argparse.Namespace, catalog: str, builtin: list[str], user: li
         known = set(builtin) | set(user)
         for name in args.names:
             if name not in known:
-                hint = " (a built-in entry: add --catalog builtin or all)" if catalog == "user" and name in AUDITS else ""
+                hint = (
+                    " (a built-in entry: add --catalog builtin or all)" if catalog == "user" and name in AUDITS else ""
+                )
                 raise ValueError(f"unknown audit entry {name!r}{hint}; known: {', '.join(sorted(known)) or 'none'}")
         return [AUDITS.get(n) for n in dict.fromkeys(args.names)], False
     users = [AUDITS.get(n) for n in user]
@@ -101,14 +130,26 @@ def _select(args: argparse.Namespace, catalog: str, builtin: list[str], user: li
 def _command(args: argparse.Namespace) -> list[str]:
     """The command line that reproduces this run."""
     cmd = ["dpaudit", NAME, *args.names] + (["--all"] if args.all else [])
-    for flag, value in (("--config", args.config), ("--catalog", args.catalog), ("--junit-xml", args.junit_xml),
-                        ("--baseline", args.baseline)):
+    for flag, value in (
+        ("--config", args.config),
+        ("--catalog", args.catalog),
+        ("--junit-xml", args.junit_xml),
+        ("--baseline", args.baseline),
+    ):
         if value is not None:
             cmd += [flag, str(value)]
     if args.samples is not None:
         cmd += ["--samples", str(args.samples)]
-    cmd += ["--confidence", str(args.confidence), "--seed", str(args.seed), "--executor", args.executor,
-            "--out", str(args.out)]
+    cmd += [
+        "--confidence",
+        str(args.confidence),
+        "--seed",
+        str(args.seed),
+        "--executor",
+        args.executor,
+        "--out",
+        str(args.out),
+    ]
     if args.jobs is not None:
         cmd += ["--jobs", str(args.jobs)]
     return cmd + (["--no-regret"] if args.no_regret else [])
@@ -122,8 +163,11 @@ def _junit_path(path: str, out: str) -> pathlib.Path:
     if p.is_dir():
         raise FlagError("--junit-xml", f"{path!r} is a folder; give a file name such as {str(p / 'dpaudit.xml')!r}")
     if report_set_member(p, out):
-        raise FlagError("--junit-xml", f"{path!r} is a file of the report set in --out {out!r} (report.json, "
-                                       "report.md, report.html, intervals.png or dpaudit's own); give another name")
+        raise FlagError(
+            "--junit-xml",
+            f"{path!r} is a file of the report set in --out {out!r} (report.json, "
+            "report.md, report.html, intervals.png or dpaudit's own); give another name",
+        )
     writable_folder(str(p.absolute().parent), "--junit-xml")
     return p
 
@@ -144,8 +188,9 @@ def _baseline(path: str) -> dict[str, Any]:
     return report
 
 
-def _baseline_events(args: argparse.Namespace, baseline: dict[str, Any], entries: list,
-                     catalog: str) -> dict[str, dict[str, Any]]:
+def _baseline_events(
+    args: argparse.Namespace, baseline: dict[str, Any], entries: list, catalog: str
+) -> dict[str, dict[str, Any]]:
     """{entry name: {claim label: the baseline claim's event}} for the entries' run options, once the
     baseline is known to share an entry with this run (else FlagError, exit 2); the settings that
     differ from the baseline's are printed to stderr first."""
@@ -158,12 +203,15 @@ def _baseline_events(args: argparse.Namespace, baseline: dict[str, Any], entries
         raise FlagError("--baseline", f"{args.baseline}: {exc}") from None
     for warning in warnings:
         print(f"warning: --baseline {args.baseline}: {warning}", file=sys.stderr)
-    return {e["name"]: {c["label"]: c["event"] for c in e["claims"] if c.get("event")}
-            for e in baseline["entries"] if not e.get("error")}
+    return {
+        e["name"]: {c["label"]: c["event"] for c in e["claims"] if c.get("event")}
+        for e in baseline["entries"]
+        if not e.get("error")
+    }
 
 
 def _floating_note(claim: dict[str, Any]) -> str:
-    """"; floating point: ε_lower=x verdict" for a claim whose float outputs had the floating-point audit."""
+    """ "; floating point: ε_lower=x verdict" for a claim whose float outputs had the floating-point audit."""
     fp = claim.get("floating_point")
     if not fp:
         return ""
@@ -194,8 +242,11 @@ def run(args: argparse.Namespace) -> int:
     if args.executor != "local" and address is None:
         raise ValueError(f"--executor must be 'local' or 'dask://host:port', got {args.executor!r}")
     if address is not None and args.jobs not in (None, 1):
-        raise FlagError("--jobs", f"runs entries in local processes; with a Dask executor the scheduler spreads the "
-                                  f"work (got --jobs {args.jobs} with --executor {args.executor})")
+        raise FlagError(
+            "--jobs",
+            f"runs entries in local processes; with a Dask executor the scheduler spreads the "
+            f"work (got --jobs {args.jobs} with --executor {args.executor})",
+        )
     if args.samples is not None:
         _check_samples(args.samples)
     baseline = _baseline(args.baseline) if args.baseline is not None else None
@@ -207,19 +258,33 @@ def run(args: argparse.Namespace) -> int:
         catalog, config, builtin, user = load_entries(args, whole_catalog=args.all)
         skipped = catalog_skips(catalog)  # the libraries catalog: a library that is not installed
         if skipped and not builtin and not user:
-            raise ValueError(f"nothing to audit: the {_catalog_text(catalog, config, False)} has no entry to run; "
-                             + "; ".join(f"skipped {note}" for note in skipped))
+            raise ValueError(
+                f"nothing to audit: the {_catalog_text(catalog, config, False)} has no entry to run; "
+                + "; ".join(f"skipped {note}" for note in skipped)
+            )
         entries, quick = _select(args, catalog, builtin, user)
         if not entries:  # a run that audits nothing is no pass
             raise ValueError(f"nothing to audit: the {_catalog_text(catalog, config, False)} has no entry to run")
         for note in skipped:
             print(f"dpaudit audit: skipped {note}", file=sys.stderr, flush=True)
-        print(f"dpaudit audit: {len(entries)} entries of the {_catalog_text(catalog, config, quick)}",
-              file=sys.stderr, flush=True)
+        print(
+            f"dpaudit audit: {len(entries)} entries of the {_catalog_text(catalog, config, quick)}",
+            file=sys.stderr,
+            flush=True,
+        )
         with _executor(address) as executor:
-            return _run_suite(args, entries, quick, executor, catalog=catalog,
-                              config=str(config.file) if config is not None else None, baseline=baseline,
-                              junit=junit, started=started, skipped=skipped)
+            return _run_suite(
+                args,
+                entries,
+                quick,
+                executor,
+                catalog=catalog,
+                config=str(config.file) if config is not None else None,
+                baseline=baseline,
+                junit=junit,
+                started=started,
+                skipped=skipped,
+            )
 
 
 def _process_age() -> float:
@@ -255,7 +320,10 @@ def _executor(address: str | None) -> Iterator[Any]:
     try:
         import distributed
     except ImportError:
-        raise FlagError("--executor", "dask://… needs the 'distributed' package (the [dask] extra: pip install 'distributed>=2023.1')") from None
+        raise FlagError(
+            "--executor",
+            "dask://… needs the 'distributed' package (the [dask] extra: pip install 'distributed>=2023.1')",
+        ) from None
     _probe_scheduler(address)
     with distributed.Client(address, timeout=f"{CONNECT_TIMEOUT:g}s", set_as_default=False) as client:
         yield client
@@ -280,15 +348,28 @@ def _probe_scheduler(address: str) -> None:
     try:
         answer = asyncio.run(asyncio.wait_for(identity(), CONNECT_TIMEOUT))
     except Exception as exc:  # noqa: BLE001  (a refused, silent or non-Dask peer: its bytes can be anything)
-        raise FlagError("--executor", f"no Dask scheduler answered at {address} within {CONNECT_TIMEOUT:g} s "
-                                      f"({type(exc).__name__}: {str(exc)[:160]})") from None
+        raise FlagError(
+            "--executor",
+            f"no Dask scheduler answered at {address} within {CONNECT_TIMEOUT:g} s "
+            f"({type(exc).__name__}: {str(exc)[:160]})",
+        ) from None
     if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
         raise FlagError("--executor", f"{address} answered, but not as a Dask scheduler")
 
 
-def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: Any, *, catalog: str,
-               config: str | None, baseline: dict[str, Any] | None, junit: pathlib.Path | None,
-               started: float, skipped: list[str] | None = None) -> int:
+def _run_suite(
+    args: argparse.Namespace,
+    entries: list,
+    quick: bool,
+    executor: Any,
+    *,
+    catalog: str,
+    config: str | None,
+    baseline: dict[str, Any] | None,
+    junit: pathlib.Path | None,
+    started: float,
+    skipped: list[str] | None = None,
+) -> int:
     from dpaudit.report import build_report, write_report
     from dpaudit.report.model import one_run_note
 
@@ -297,8 +378,14 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
     per_call = 1.0 - (1.0 - confidence) / calls
     start = started
     jobs = suite_jobs(args.jobs, len(entries), local=executor is None)
-    options = dict(samples=args.samples, quick=quick, confidence=per_call, seed=args.seed, executor=executor,
-                   regret=not args.no_regret)
+    options = dict(
+        samples=args.samples,
+        quick=quick,
+        confidence=per_call,
+        seed=args.seed,
+        executor=executor,
+        regret=not args.no_regret,
+    )
     if baseline is not None:  # checked before any audit runs; each entry picks its own events
         options["baseline_events"] = _baseline_events(args, baseline, entries, catalog)
     try:
@@ -306,14 +393,30 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
     except SuiteInterrupted as stop:  # Ctrl-C: report what finished, marked incomplete
         records = [r for r in stop.records if r is not None]
         not_run = [e.name for e, r in zip(entries, stop.records) if r is None]
-    settings = {"seed": args.seed, "samples": args.samples, "quick": quick, "confidence": confidence,
-                "per_audit_confidence": per_call, "audit_calls": calls, "executor": args.executor, "jobs": jobs,
-                "regret": not args.no_regret, "names": [e.name for e in entries], "catalog": catalog,
-                "config": config, "incomplete": bool(not_run), "not_run": not_run}
+    settings = {
+        "seed": args.seed,
+        "samples": args.samples,
+        "quick": quick,
+        "confidence": confidence,
+        "per_audit_confidence": per_call,
+        "audit_calls": calls,
+        "executor": args.executor,
+        "jobs": jobs,
+        "regret": not args.no_regret,
+        "names": [e.name for e in entries],
+        "catalog": catalog,
+        "config": config,
+        "incomplete": bool(not_run),
+        "not_run": not_run,
+    }
     if skipped:  # a library catalog's libraries that are not installed
         settings["skipped"] = skipped
-    report = build_report([dict(r) for r in records], settings=settings, command=_command(args),
-                          seconds=round(time.perf_counter() - start, 2))
+    report = build_report(
+        [dict(r) for r in records],
+        settings=settings,
+        command=_command(args),
+        seconds=round(time.perf_counter() - start, 2),
+    )
     if baseline is not None and not not_run:
         from dpaudit.baseline import compare
 
@@ -326,35 +429,80 @@ def _run_suite(args: argparse.Namespace, entries: list, quick: bool, executor: A
     summ = report["summary"]
     code = exit_status(report)
     if args.json:
-        print(json.dumps({
-            "ok": summ["ok"], "exit_status": code, "out": str(args.out), "summary": summ,
-            "regressions": report["baseline"]["regressions"] if report.get("baseline") else None,
-            "incomplete": bool(not_run), "not_run": not_run, **({"skipped": skipped} if skipped else {}),
-            "findings": [f["text"] for f in report["findings"]],
-            "entries": [{"name": r["name"], "algorithm": r["algorithm"], "expect": r["expect"], "ok": r["ok"],
-                         "error": r["error"],
-                         "claims": [{k: c[k] for k in ("label", "epsilon", "delta", "accountant", "epsilon_lower",
-                                                       "verdict", "floating_point", "expect", "ok", "mode",
-                                                       "num_canaries", "guesses", "correct") if k in c} for c in r["claims"]]}
-                        for r in records],
-        }, indent=1, default=str))
+        print(
+            json.dumps(
+                {
+                    "ok": summ["ok"],
+                    "exit_status": code,
+                    "out": str(args.out),
+                    "summary": summ,
+                    "regressions": report["baseline"]["regressions"] if report.get("baseline") else None,
+                    "incomplete": bool(not_run),
+                    "not_run": not_run,
+                    **({"skipped": skipped} if skipped else {}),
+                    "findings": [f["text"] for f in report["findings"]],
+                    "entries": [
+                        {
+                            "name": r["name"],
+                            "algorithm": r["algorithm"],
+                            "expect": r["expect"],
+                            "ok": r["ok"],
+                            "error": r["error"],
+                            "claims": [
+                                {
+                                    k: c[k]
+                                    for k in (
+                                        "label",
+                                        "epsilon",
+                                        "delta",
+                                        "accountant",
+                                        "epsilon_lower",
+                                        "verdict",
+                                        "floating_point",
+                                        "expect",
+                                        "ok",
+                                        "mode",
+                                        "num_canaries",
+                                        "guesses",
+                                        "correct",
+                                    )
+                                    if k in c
+                                }
+                                for c in r["claims"]
+                            ],
+                        }
+                        for r in records
+                    ],
+                },
+                indent=1,
+                default=str,
+            )
+        )
     else:
         for i, r in enumerate(records):
             if catalog in EXTRA_CATALOGS and (i == 0 or records[i - 1]["algorithm"] != r["algorithm"]):
                 print(f"{r['algorithm']}:")  # the libraries catalog: a library and its version, or a bandit
             for c in r["claims"]:
-                print(f"{r['name']:<34} {c['label']:<10} claim ε={c['epsilon']:<8.4g} δ={c['delta']:<8.2g} "
-                      f"ε_lower={c['epsilon_lower']:<8.4g} {c['verdict']:<10} "
-                      f"{_claim_status(r['name'], c, report.get('baseline'))}"
-                      f"{one_run_note(dict(c))}{_floating_note(dict(c))}")
+                print(
+                    f"{r['name']:<34} {c['label']:<10} claim ε={c['epsilon']:<8.4g} δ={c['delta']:<8.2g} "
+                    f"ε_lower={c['epsilon_lower']:<8.4g} {c['verdict']:<10} "
+                    f"{_claim_status(r['name'], c, report.get('baseline'))}"
+                    f"{one_run_note(dict(c))}{_floating_note(dict(c))}"
+                )
             if r["error"]:
                 print(f"{r['name']:<34} ERROR {r['error']}")
         if report.get("baseline") is not None:
-            print(f"baseline {args.baseline}: {len(report['baseline']['regressions'])} regression(s)"
-                  + (": " + ", ".join(report["baseline"]["regressions"]) if report["baseline"]["regressions"] else ""))
-        gate = {EXIT_OK: "PASS", EXIT_FAILED: "FAIL", EXIT_INTERNAL: "ERROR (an audit could not run)",
-                EXIT_INTERRUPTED: f"INTERRUPTED ({len(records)} of {len(entries)} entries finished; "
-                                  "the report is marked incomplete)"}[code]
+            print(
+                f"baseline {args.baseline}: {len(report['baseline']['regressions'])} regression(s)"
+                + (": " + ", ".join(report["baseline"]["regressions"]) if report["baseline"]["regressions"] else "")
+            )
+        gate = {
+            EXIT_OK: "PASS",
+            EXIT_FAILED: "FAIL",
+            EXIT_INTERNAL: "ERROR (an audit could not run)",
+            EXIT_INTERRUPTED: f"INTERRUPTED ({len(records)} of {len(entries)} entries finished; "
+            "the report is marked incomplete)",
+        }[code]
         for note in skipped or []:
             print(f"skipped {note}")
         print(f"catalog: {_catalog_text(catalog, config, quick)}")
@@ -463,8 +611,12 @@ def _run_forked(entries: list[Entry], records: list[EntryRecord | None], jobs: i
             while pending and len(running) < jobs:
                 i = pending.pop(0)
                 reader, writer = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_child, args=(i, writer, os.getpid(), blas_threads(jobs)),
-                                   name=f"dpaudit-{entries[i].name}", daemon=True)
+                proc = ctx.Process(
+                    target=_child,
+                    args=(i, writer, os.getpid(), blas_threads(jobs)),
+                    name=f"dpaudit-{entries[i].name}",
+                    daemon=True,
+                )
                 proc.start()
                 writer.close()  # the worker holds the only writing end: its death reads as end of file
                 running[reader] = (i, proc)

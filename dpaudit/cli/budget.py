@@ -37,9 +37,10 @@ from dpaudit.cli.budget_text import (
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 NAME = "budget"
-HELP = ("epsilon (at delta) or delta (at epsilon) of a mechanism, a whole algorithm run, or a plan of "
-        "releases, under every accountant")
-
+HELP = (
+    "epsilon (at delta) or delta (at epsilon) of a mechanism, a whole algorithm run, or a plan of "
+    "releases, under every accountant"
+)
 
 
 class _Default(TypedDict):
@@ -50,7 +51,6 @@ class _Default(TypedDict):
 
 
 DEFAULT: _Default = {"mechanism": "gaussian", "params": {"sigma": 10.0}, "count": 100, "delta": 1e-5}
-
 
 
 def integer_or_word(text: str) -> int | str:
@@ -65,8 +65,18 @@ def integer_or_word(text: str) -> int | str:
 
 # every parameter any named mechanism takes: option name -> type (ranges are checked by the mechanism)
 PARAM_TYPES = {
-    "sigma": real, "scale": real, "sensitivity": real, "variance": real, "l1": real, "l2": real,
-    "epsilon0": real, "delta0": real, "buckets": integer, "users": integer_or_word, "trials": real, "probability": real,
+    "sigma": real,
+    "scale": real,
+    "sensitivity": real,
+    "variance": real,
+    "l1": real,
+    "l2": real,
+    "epsilon0": real,
+    "delta0": real,
+    "buckets": integer,
+    "users": integer_or_word,
+    "trials": real,
+    "probability": real,
 }
 _UNIT = real_in(0.0, 1.0, low_open=False, high_open=True)
 
@@ -76,8 +86,10 @@ def _delta(text: str) -> float:
     a float keeps fewer digits than typed and 1/delta overflows."""
     value = _UNIT(text)
     if 0.0 < value < sys.float_info.min:
-        raise argparse.ArgumentTypeError(f"must be 0 or at least {sys.float_info.min:g} (the smallest normal double: "
-                                         f"below it delta loses precision and 1/delta overflows), got {text}")
+        raise argparse.ArgumentTypeError(
+            f"must be 0 or at least {sys.float_info.min:g} (the smallest normal double: "
+            f"below it delta loses precision and 1/delta overflows), got {text}"
+        )
     return value
 
 
@@ -90,15 +102,35 @@ def _epsilon(text: str) -> float:
     a float keeps fewer digits than typed and 1/epsilon (a noise scale) overflows, so no bound can be sound."""
     value = _POSITIVE(text)
     if value < sys.float_info.min:
-        raise argparse.ArgumentTypeError(f"must be at least {sys.float_info.min:g} (the smallest normal double: "
-                                         f"below it epsilon loses precision and 1/epsilon overflows), got {text}")
+        raise argparse.ArgumentTypeError(
+            f"must be at least {sys.float_info.min:g} (the smallest normal double: "
+            f"below it epsilon loses precision and 1/epsilon overflows), got {text}"
+        )
     return value
 
 
 EPSILON = _epsilon
 # options of budget/calibrate/tradeoff themselves: an algorithm parameter of the same name is not added twice
-OWN = {"mechanism", "count", "json", "delta", "epsilon", "horizon", "plan", "at_delta", "at_epsilon", "accountant",
-       "target_epsilon", "target_delta", "regret_runs", "seed", "help", "epsilons", "runs", "plot"}
+OWN = {
+    "mechanism",
+    "count",
+    "json",
+    "delta",
+    "epsilon",
+    "horizon",
+    "plan",
+    "at_delta",
+    "at_epsilon",
+    "accountant",
+    "target_epsilon",
+    "target_delta",
+    "regret_runs",
+    "seed",
+    "help",
+    "epsilons",
+    "runs",
+    "plot",
+}
 
 
 def flag(name: str) -> str:
@@ -111,16 +143,24 @@ def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
     from dpaudit.accounting.named import MECHANISMS
 
     lines = [f"{m.name}: {m.summary} ({', '.join('--' + p for p in m.params)})" for m in MECHANISMS.values()]
-    parser.add_argument("mechanism", nargs="?", metavar="MECHANISM|ALGORITHM",
-                        help=help_text("a mechanism, one of: " + "; ".join(lines)
-                                       + "; or an algorithm of `dpaudit regret --list`"))
+    parser.add_argument(
+        "mechanism",
+        nargs="?",
+        metavar="MECHANISM|ALGORITHM",
+        help=help_text("a mechanism, one of: " + "; ".join(lines) + "; or an algorithm of `dpaudit regret --list`"),
+    )
     for name, typ in PARAM_TYPES.items():
         helps = sorted({f"{m.name}: {m.params[name][1]}" for m in MECHANISMS.values() if name in m.params})
         parser.add_argument(f"--{name}", type=typ, default=None, help=help_text("; ".join(helps)))
-    parser.add_argument("--count", type=int_at_least(1), default=None,
-                        help="number of releases composed, e.g. 100 or 1e12 (default 1; 100 for the embedded default)")
-    parser.add_argument("--horizon", type=int_at_least(1), default=None,
-                        help="an algorithm's horizon T (rounds or users)")
+    parser.add_argument(
+        "--count",
+        type=int_at_least(1),
+        default=None,
+        help="number of releases composed, e.g. 100 or 1e12 (default 1; 100 for the embedded default)",
+    )
+    parser.add_argument(
+        "--horizon", type=int_at_least(1), default=None, help="an algorithm's horizon T (rounds or users)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_algorithm_arguments(parser, skip=set(PARAM_TYPES))
 
@@ -136,24 +176,45 @@ def add_algorithm_arguments(parser: argparse.ArgumentParser, skip: Collection[st
             owners.setdefault(p.name, []).append(name)
     group = parser.add_argument_group("algorithm parameters (each algorithm takes its own; see dpaudit regret --list)")
     for pname in sorted(set(owners).difference(OWN, skip)):
-        group.add_argument(flag(pname), dest=f"param_{pname}", default=argparse.SUPPRESS, metavar="VALUE",
-                           help=help_text(f"[{', '.join(sorted(owners[pname]))}]"))
+        group.add_argument(
+            flag(pname),
+            dest=f"param_{pname}",
+            default=argparse.SUPPRESS,
+            metavar="VALUE",
+            help=help_text(f"[{', '.join(sorted(owners[pname]))}]"),
+        )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_mechanism_arguments(parser)
-    parser.add_argument("--delta", type=DELTA, default=None,
-                        help="mechanism: report epsilon at this delta in [0, 1) (default 1e-5); algorithm: its delta parameter")
-    parser.add_argument("--epsilon", type=EPSILON, default=None,
-                        help="mechanism: report delta at this epsilon > 0; algorithm: its epsilon parameter")
+    parser.add_argument(
+        "--delta",
+        type=DELTA,
+        default=None,
+        help="mechanism: report epsilon at this delta in [0, 1) (default 1e-5); algorithm: its delta parameter",
+    )
+    parser.add_argument(
+        "--epsilon",
+        type=EPSILON,
+        default=None,
+        help="mechanism: report delta at this epsilon > 0; algorithm: its epsilon parameter",
+    )
     at = parser.add_mutually_exclusive_group()
-    at.add_argument("--at-delta", type=DELTA, default=None,
-                    help="algorithm or plan: report epsilon at this delta (default: the claim's delta; 1e-5 for "
-                         "zCDP/RDP claims and plans)")
+    at.add_argument(
+        "--at-delta",
+        type=DELTA,
+        default=None,
+        help="algorithm or plan: report epsilon at this delta (default: the claim's delta; 1e-5 for "
+        "zCDP/RDP claims and plans)",
+    )
     at.add_argument("--at-epsilon", type=EPSILON, default=None, help="algorithm or plan: report delta at this epsilon")
-    parser.add_argument("--plan", metavar="FILE", default=None,
-                        help="a TOML or JSON file listing the releases and algorithm runs one user takes part in "
-                             "(with counts): one epsilon per user under each accountant")
+    parser.add_argument(
+        "--plan",
+        metavar="FILE",
+        default=None,
+        help="a TOML or JSON file listing the releases and algorithm runs one user takes part in "
+        "(with counts): one epsilon per user under each accountant",
+    )
 
 
 def is_mechanism(name: str | None) -> bool:
@@ -168,14 +229,16 @@ def check_target(name: str) -> None:
     from dpaudit.registry import ALGORITHMS
 
     if name not in MECHANISMS and name not in ALGORITHMS:
-        raise ValueError(f"unknown MECHANISM|ALGORITHM {name!r}; mechanisms: {', '.join(MECHANISMS)}; "
-                         f"algorithms: {', '.join(ALGORITHMS.names())}")
+        raise ValueError(
+            f"unknown MECHANISM|ALGORITHM {name!r}; mechanisms: {', '.join(MECHANISMS)}; "
+            f"algorithms: {', '.join(ALGORITHMS.names())}"
+        )
 
 
 def given_algorithm_params(args: argparse.Namespace, *, extra: tuple[str, ...] = ()) -> dict[str, str]:
     """The `--name VALUE` algorithm options given, as text, plus the shared options named in `extra`
     (`epsilon`, `delta`, `users`) when given."""
-    given = {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")}
+    given = {k[len("param_") :]: v for k, v in vars(args).items() if k.startswith("param_")}
     for name in extra:
         value = getattr(args, name, None)
         if value is not None:
@@ -187,8 +250,10 @@ def reject_mechanism_params(args: argparse.Namespace) -> None:
     """Mechanism parameters given with an algorithm (other than the shared --users): a usage error."""
     given = [f"--{n}" for n in PARAM_TYPES if n != "users" and getattr(args, n, None) is not None]
     if given:
-        raise ValueError(f"{', '.join(given)} {'is a mechanism parameter' if len(given) == 1 else 'are mechanism parameters'}"
-                         f"; the algorithm {args.mechanism!r} does not take it")
+        raise ValueError(
+            f"{', '.join(given)} {'is a mechanism parameter' if len(given) == 1 else 'are mechanism parameters'}"
+            f"; the algorithm {args.mechanism!r} does not take it"
+        )
 
 
 def algorithm_params(name: str, given: dict[str, str]) -> dict:
@@ -198,8 +263,10 @@ def algorithm_params(name: str, given: dict[str, str]) -> dict:
     own = {p.name: p for p in ALGORITHMS.get(name).params}
     foreign = sorted(set(given) - set(own))
     if foreign:
-        raise ValueError(f"{name} does not take {', '.join(flag(f) for f in foreign)}; "
-                         f"its parameters: {', '.join(flag(p) for p in own) or 'none'}")
+        raise ValueError(
+            f"{name} does not take {', '.join(flag(f) for f in foreign)}; "
+            f"its parameters: {', '.join(flag(p) for p in own) or 'none'}"
+        )
     params = {}
     for pname, text in given.items():
         p = own[pname]
@@ -219,18 +286,22 @@ def mechanism_params(args: argparse.Namespace) -> dict:
     from dpaudit.accounting.named import MECHANISMS
 
     mech = MECHANISMS[args.mechanism]
-    algo_flags = [flag(k[len("param_"):]) for k in vars(args) if k.startswith("param_")]
+    algo_flags = [flag(k[len("param_") :]) for k in vars(args) if k.startswith("param_")]
     if algo_flags or getattr(args, "horizon", None) is not None:
-        raise ValueError(f"mechanism {args.mechanism!r} takes no {', '.join(algo_flags) or '--horizon'} "
-                         "(algorithm parameters need an ALGORITHM)")
+        raise ValueError(
+            f"mechanism {args.mechanism!r} takes no {', '.join(algo_flags) or '--horizon'} "
+            "(algorithm parameters need an ALGORITHM)"
+        )
     params = {}
     for name in PARAM_TYPES:
         value = getattr(args, name)
         if value is None:
             continue
         if name not in mech.params:
-            raise ValueError(f"mechanism {args.mechanism!r} takes no parameter --{name}; it takes "
-                             + ", ".join("--" + p for p in mech.params))
+            raise ValueError(
+                f"mechanism {args.mechanism!r} takes no parameter --{name}; it takes "
+                + ", ".join("--" + p for p in mech.params)
+            )
         if PARAM_TYPES[name] is integer_or_word and isinstance(value, str):
             raise ValueError(f"--{name}: expected an integer, got {value!r}")
         params[name] = value
@@ -246,17 +317,26 @@ def _no_answer(mechanism: str, params: dict, count: int, rows: list[dict]) -> st
     """Why no accountant answered: the ones that failed (a number beyond the doubles, memory) with the
     parameters that drove them there, else that none supports the mechanism."""
     failed = [r for r in rows if r.get("failed")]
-    given = ", ".join([f"--{k} {v:g}" if isinstance(v, float) else f"--{k} {v}" for k, v in params.items()]
-                      + [f"--count {count}"])
+    given = ", ".join(
+        [f"--{k} {v:g}" if isinstance(v, float) else f"--{k} {v}" for k, v in params.items()] + [f"--count {count}"]
+    )
     if not failed:
         return f"no accountant supports mechanism {mechanism!r} ({given})"
     reasons = "; ".join(f"{r['accountant']}: {r['reason']}" for r in failed)
-    return (f"every accountant that applies to {mechanism!r} failed at {given} ({reasons}); "
-            "these values are beyond what they can compute")
+    return (
+        f"every accountant that applies to {mechanism!r} failed at {given} ({reasons}); "
+        "these values are beyond what they can compute"
+    )
 
 
-def compute(mechanism: str, params: dict, count: int, delta: float | None, epsilon: float | None,
-            on_row: Callable[[dict], None] | None = None) -> dict:
+def compute(
+    mechanism: str,
+    params: dict,
+    count: int,
+    delta: float | None,
+    epsilon: float | None,
+    on_row: Callable[[dict], None] | None = None,
+) -> dict:
     """The budget table as a dict (what --json prints); `on_row` sees each row as soon as it is computed.
 
     An accountant that runs out of memory or range on this event gives a row without a number
@@ -280,8 +360,9 @@ def compute(mechanism: str, params: dict, count: int, delta: float | None, epsil
 
         e0, n = float(params["epsilon0"]), int(params["users"])
         extra["fmt_numerical"] = shuffle.numerical_epsilon(e0, n, delta)
-        extra["fmt_closed_form"] = (shuffle.closed_form_epsilon(e0, n, delta)
-                                    if shuffle.closed_form_applies(e0, n, delta) else None)
+        extra["fmt_closed_form"] = (
+            shuffle.closed_form_epsilon(e0, n, delta) if shuffle.closed_form_applies(e0, n, delta) else None
+        )
     out = {
         "mechanism": mechanism,
         "params": params,
@@ -314,7 +395,11 @@ def _print_footer(out: dict) -> None:
     print(best_line(out["best"], key, _point(out.get("delta"), out.get("epsilon"))))
     if "shuffle_bounds" in out:
         b = out["shuffle_bounds"]
-        cf = "does not apply (needs epsilon0 <= log(n/(16 log(2/delta))))" if b["fmt_closed_form"] is None else num(b["fmt_closed_form"])
+        cf = (
+            "does not apply (needs epsilon0 <= log(n/(16 log(2/delta))))"
+            if b["fmt_closed_form"] is None
+            else num(b["fmt_closed_form"])
+        )
         print(f"FMT 2021 numerical bound {num(b['fmt_numerical'])}; closed form (Thm 3.1) {cf}")
 
 
@@ -339,8 +424,12 @@ def run_algorithm(args: argparse.Namespace) -> int:
     at_delta, at_epsilon = _at(args)
     privacy = budgets.declared_privacy(args.mechanism, args.horizon, params)
     if args.json:
-        out = {"algorithm": args.mechanism, "horizon": args.horizon, "params": params,
-               **budgets.privacy_budget(privacy, delta=at_delta, epsilon=at_epsilon)}
+        out = {
+            "algorithm": args.mechanism,
+            "horizon": args.horizon,
+            "params": params,
+            **budgets.privacy_budget(privacy, delta=at_delta, epsilon=at_epsilon),
+        }
         print(json.dumps(budgets.json_number(out), indent=1))
         return 0
     declared = privacy.to_json()
@@ -355,14 +444,20 @@ def run_algorithm(args: argparse.Namespace) -> int:
     pure_note = None
     if corrected is not None:
         relation = comparison(claim, corrected)
-        words = {"tighter": "tighter than the paper's claim", "looser": "looser than the paper's claim",
-                 "equal": "the paper's claim", "different": "in place of the paper's claim"}[relation]
+        words = {
+            "tighter": "tighter than the paper's claim",
+            "looser": "looser than the paper's claim",
+            "equal": "the paper's claim",
+            "different": "in place of the paper's claim",
+        }[relation]
         print(f"corrected:   {guarantee_text(corrected, pure_word=pure_ok, remark=words)}")
         label = "why:" if relation in ("looser", "different") else "basis:"
         print(f"{label:<12} {short_numbers(budgets.correction_reason(privacy) or '')}")
     if not pure_ok and any(g is not None and g.get("notion") == "pure" for g in (claim, corrected)):
-        pure_note = ("not supported: basic composition of pure-DP releases cannot derive the ε at δ = 0 above from "
-                     "the declared event (its source does)")
+        pure_note = (
+            "not supported: basic composition of pure-DP releases cannot derive the ε at δ = 0 above from "
+            "the declared event (its source does)"
+        )
     key = "epsilon" if at_epsilon is None else "delta"
     point = _point(budgets.default_delta(privacy) if at_delta is None else at_delta, at_epsilon)
     print(f"declared event, {key} at {point}:")
@@ -385,8 +480,9 @@ def run_plan(args: argparse.Namespace) -> int:
         raise FlagError("--plan", str(exc)) from None
     at_delta, at_epsilon = _at(args)
     if args.json:
-        print(json.dumps(budgets.json_number(budgets.plan_budget(releases, delta=at_delta, epsilon=at_epsilon)),
-                         indent=1))
+        print(
+            json.dumps(budgets.json_number(budgets.plan_budget(releases, delta=at_delta, epsilon=at_epsilon)), indent=1)
+        )
         return 0
     key = "epsilon" if at_epsilon is None else "delta"
     point = _point(budgets.DEFAULT_DELTA if at_delta is None else at_delta, at_epsilon)
@@ -422,17 +518,24 @@ def run(args: argparse.Namespace) -> int:
         if not is_mechanism(args.mechanism):
             return run_algorithm(args)
     if args.at_delta is not None or args.at_epsilon is not None:
-        raise ValueError("--at-delta and --at-epsilon apply to algorithms and plans; for a mechanism use --delta or --epsilon")
+        raise ValueError(
+            "--at-delta and --at-epsilon apply to algorithms and plans; for a mechanism use --delta or --epsilon"
+        )
     if args.delta is not None and args.epsilon is not None:
         raise ValueError("argument --epsilon: not allowed with argument --delta")
     if args.mechanism is None:
-        if any(getattr(args, n) is not None for n in PARAM_TYPES) or args.horizon is not None \
-                or any(k.startswith("param_") for k in vars(args)):
+        if (
+            any(getattr(args, n) is not None for n in PARAM_TYPES)
+            or args.horizon is not None
+            or any(k.startswith("param_") for k in vars(args))
+        ):
             raise ValueError("parameters need a MECHANISM (e.g. dpaudit budget gaussian --sigma 2)")
         mechanism, params = DEFAULT["mechanism"], dict(DEFAULT["params"])
         count = DEFAULT["count"] if args.count is None else args.count
-        print(f"dpaudit budget: no mechanism given, running the embedded default: gaussian --sigma 10 "
-              f"--count {count}", file=sys.stderr)
+        print(
+            f"dpaudit budget: no mechanism given, running the embedded default: gaussian --sigma 10 --count {count}",
+            file=sys.stderr,
+        )
     else:
         mechanism, params, count = args.mechanism, mechanism_params(args), 1 if args.count is None else args.count
     from dpaudit.accounting.named import event_for

@@ -48,9 +48,11 @@ def params_text(params: dict) -> str:
 
 
 _SENSITIVITY = ("sensitivity", "l1", "l2")
-_LOCAL = {"rr": "none: each user's own response is ε0-DP (local model), whatever the data",
-          "shuffle": "none: each user's own report is ε0-DP (local model) before shuffling",
-          "epsilon-delta": "none: the black box is (ε0, δ0)-DP for one release as given"}
+_LOCAL = {
+    "rr": "none: each user's own response is ε0-DP (local model), whatever the data",
+    "shuffle": "none: each user's own report is ε0-DP (local model) before shuffling",
+    "epsilon-delta": "none: the black box is (ε0, δ0)-DP for one release as given",
+}
 
 
 def sensitivity_text(mechanism: str, params: dict) -> str:

@@ -35,9 +35,10 @@ from dpaudit.cli.budget_text import num, params_text, sensitivity_text, short_nu
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 NAME = "calibrate"
-HELP = ("smallest noise (or largest local epsilon) of a mechanism, or largest epsilon input of an algorithm, "
-        "meeting a target (epsilon, delta) under every accountant")
-
+HELP = (
+    "smallest noise (or largest local epsilon) of a mechanism, or largest epsilon input of an algorithm, "
+    "meeting a target (epsilon, delta) under every accountant"
+)
 
 
 class _Default(TypedDict):
@@ -53,15 +54,31 @@ DEFAULT: _Default = {"mechanism": "gaussian", "count": 100, "epsilon": 1.0, "del
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_mechanism_arguments(parser)
     parser.add_argument("--epsilon", type=EPSILON, default=None, help="mechanism: target epsilon > 0 (default 1)")
-    parser.add_argument("--delta", type=DELTA, default=None,
-                        help="mechanism: target delta in [0, 1) (default 1e-5); algorithm: its delta parameter")
-    parser.add_argument("--target-epsilon", type=EPSILON, default=None,
-                        help="target epsilon > 0 (required for an algorithm; for a mechanism the same as --epsilon)")
-    parser.add_argument("--target-delta", type=DELTA, default=None,
-                        help="target delta in [0, 1) (algorithm default: the claim's delta, 1e-5 for zCDP/RDP claims)")
+    parser.add_argument(
+        "--delta",
+        type=DELTA,
+        default=None,
+        help="mechanism: target delta in [0, 1) (default 1e-5); algorithm: its delta parameter",
+    )
+    parser.add_argument(
+        "--target-epsilon",
+        type=EPSILON,
+        default=None,
+        help="target epsilon > 0 (required for an algorithm; for a mechanism the same as --epsilon)",
+    )
+    parser.add_argument(
+        "--target-delta",
+        type=DELTA,
+        default=None,
+        help="target delta in [0, 1) (algorithm default: the claim's delta, 1e-5 for zCDP/RDP claims)",
+    )
     parser.add_argument("--accountant", default=None, help="only this accountant (default: every one that applies)")
-    parser.add_argument("--regret-runs", type=int_at_least(2, " (the 95% interval needs two runs)"), default=None,
-                        help="algorithm: simulate this many runs at the calibrated value and report the final regret")
+    parser.add_argument(
+        "--regret-runs",
+        type=int_at_least(2, " (the 95% interval needs two runs)"),
+        default=None,
+        help="algorithm: simulate this many runs at the calibrated value and report the final regret",
+    )
     parser.add_argument("--seed", type=seed, default=0, help="seed of the regret simulation (default 0)")
 
 
@@ -78,19 +95,25 @@ def _explain(mechanism: str, params: dict, count: int, eps: float, delta: float,
     flag = "--" + mech.tuned
     extreme = 1e12 if mech.larger_is_private else 1e-12
     try:
-        at_extreme = accounting.epsilon(dp_accounting.SelfComposedDpEvent(
-            event_for(mechanism, {**params, mech.tuned: extreme}), count), delta, accountant)
+        at_extreme = accounting.epsilon(
+            dp_accounting.SelfComposedDpEvent(event_for(mechanism, {**params, mech.tuned: extreme}), count),
+            delta,
+            accountant,
+        )
     except (ValueError, ArithmeticError, MemoryError):
         at_extreme = float("inf")
     if at_extreme > eps:
-        return (f"no {flag} meets the target under this accountant: even {mech.tuned}={extreme:g} gives "
-                f"epsilon {at_extreme:.4g} > {eps:g} at delta {delta:g}")
+        return (
+            f"no {flag} meets the target under this accountant: even {mech.tuned}={extreme:g} gives "
+            f"epsilon {at_extreme:.4g} > {eps:g} at delta {delta:g}"
+        )
     word = "larger" if mech.larger_is_private else "smaller"
     return f"needs a {word} {flag} than the searched range reaches"
 
 
-def _meets_beyond(mechanism: str, params: dict, count: int, value: float, eps: float, delta: float,
-                  accountant: str) -> bool:
+def _meets_beyond(
+    mechanism: str, params: dict, count: int, value: float, eps: float, delta: float, accountant: str
+) -> bool:
     """Whether a tenth (or ten times, for a local epsilon) of the calibrated `value`, less private, still
     meets the target: then `value` is only the end of the searched range, not the least noise needed."""
     import dp_accounting
@@ -169,8 +192,11 @@ def run_algorithm(args: argparse.Namespace) -> int:
     if entry.tuned is None:
         raise ValueError(f"{name} is not private: it has no privacy parameter to calibrate")
     if entry.tuned in params:
-        raise FlagError(f"--{entry.tuned}", f"is what calibrate computes for {name}; do not give it (to check a "
-                                            f"given value, use `dpaudit budget {name} --{entry.tuned} ...`)")
+        raise FlagError(
+            f"--{entry.tuned}",
+            f"is what calibrate computes for {name}; do not give it (to check a "
+            f"given value, use `dpaudit budget {name} --{entry.tuned} ...`)",
+        )
     names = accounting.supporting_accountants(privacy.event)
     if args.accountant is not None:
         check_choice(args.accountant, accounting.ACCOUNTANTS, "accountant")
@@ -191,38 +217,67 @@ def run_algorithm(args: argparse.Namespace) -> int:
     rows.sort(key=lambda r: names.index(r["accountant"]))
     found = [r for r in rows if r[entry.tuned] is not None]
     if not found:
-        raise FlagError("--target-epsilon", f"no accountant reaches (epsilon={eps:g}, delta={delta:g}) for {name} "
-                                            f"over T={args.horizon}: " + "; ".join(r["reason"] for r in rows))
+        raise FlagError(
+            "--target-epsilon",
+            f"no accountant reaches (epsilon={eps:g}, delta={delta:g}) for {name} "
+            f"over T={args.horizon}: " + "; ".join(r["reason"] for r in rows),
+        )
     best = max(found, key=lambda r: r[entry.tuned])
-    out = {"algorithm": name, "horizon": args.horizon, "params": params, "tuned": entry.tuned,
-           "target_epsilon": eps, "target_delta": delta, "results": rows, "best": best}
+    out = {
+        "algorithm": name,
+        "horizon": args.horizon,
+        "params": params,
+        "tuned": entry.tuned,
+        "target_epsilon": eps,
+        "target_delta": delta,
+        "results": rows,
+        "best": best,
+    }
     if args.regret_runs is not None:
         print(f"simulating {args.regret_runs} runs at {entry.tuned}={best[entry.tuned]:.6g} ...", file=sys.stderr)
         from dpaudit.cli.regret import simulate
 
-        curves = simulate(entry, args.horizon, args.regret_runs, args.seed, {**params, entry.tuned: best[entry.tuned]},
-                          runs_flag="--regret-runs")
+        curves = simulate(
+            entry,
+            args.horizon,
+            args.regret_runs,
+            args.seed,
+            {**params, entry.tuned: best[entry.tuned]},
+            runs_flag="--regret-runs",
+        )
         summary = curves.to_json()
-        out["regret"] = {"runs": summary["runs"], "seed": args.seed, "final_mean": summary["final_mean"],
-                         "final_ci": summary["final_ci"]}
+        out["regret"] = {
+            "runs": summary["runs"],
+            "seed": args.seed,
+            "final_mean": summary["final_mean"],
+            "final_ci": summary["final_ci"],
+        }
     if args.json:
         print(json.dumps(budgets.json_number(out), indent=1))
         return 0
-    print(f"{name}({params_text(params)}) over T = {args.horizon}: largest {entry.tuned} meeting "
-          f"(epsilon={num(eps)}, delta={num(delta)})")
+    print(
+        f"{name}({params_text(params)}) over T = {args.horizon}: largest {entry.tuned} meeting "
+        f"(epsilon={num(eps)}, delta={num(delta)})"
+    )
     print(f"{'accountant':<10}  {entry.tuned:>14}  {'achieved eps':>14}  note")
     for r in rows:
         if r[entry.tuned] is None:
             print(f"{r['accountant']:<10}  {'-':>14}  {'-':>14}  {short_numbers(r['reason'])}")
         else:
-            print(f"{r['accountant']:<10}  {num(r[entry.tuned]):>14}  {num(r['achieved_epsilon']):>14}  "
-                  f"{'best' if r is best else ''}")
-    print(f"best: {entry.tuned} {num(best[entry.tuned])} ({best['accountant']}): the largest value any accountant "
-          "certifies; each row meets the target under its own accountant (a valid bound), so the largest does too")
+            print(
+                f"{r['accountant']:<10}  {num(r[entry.tuned]):>14}  {num(r['achieved_epsilon']):>14}  "
+                f"{'best' if r is best else ''}"
+            )
+    print(
+        f"best: {entry.tuned} {num(best[entry.tuned])} ({best['accountant']}): the largest value any accountant "
+        "certifies; each row meets the target under its own accountant (a valid bound), so the largest does too"
+    )
     if "regret" in out:
         g = out["regret"]
-        print(f"final regret at {entry.tuned}={num(best[entry.tuned])}: {num(g['final_mean'])} "
-              f"(95% interval [{num(g['final_ci'][0])}, {num(g['final_ci'][1])}], {g['runs']} runs, seed {g['seed']})")
+        print(
+            f"final regret at {entry.tuned}={num(best[entry.tuned])}: {num(g['final_mean'])} "
+            f"(95% interval [{num(g['final_ci'][0])}, {num(g['final_ci'][1])}], {g['runs']} runs, seed {g['seed']})"
+        )
     return 0
 
 
@@ -239,21 +294,29 @@ def run(args: argparse.Namespace) -> int:
     if args.regret_runs is not None:
         raise ValueError("--regret-runs applies to algorithms, not mechanisms")
     if args.mechanism is None:
-        if any(getattr(args, n) is not None for n in PARAM_TYPES) or args.horizon is not None \
-                or any(k.startswith("param_") for k in vars(args)):
+        if (
+            any(getattr(args, n) is not None for n in PARAM_TYPES)
+            or args.horizon is not None
+            or any(k.startswith("param_") for k in vars(args))
+        ):
             raise ValueError("parameters need a MECHANISM (e.g. dpaudit calibrate laplace --count 10)")
         mechanism, params = DEFAULT["mechanism"], {}
         count = DEFAULT["count"] if args.count is None else args.count
-        print(f"dpaudit calibrate: no mechanism given, running the embedded default: gaussian --count {count}"
-              " --epsilon 1 --delta 1e-5", file=sys.stderr)
+        print(
+            f"dpaudit calibrate: no mechanism given, running the embedded default: gaussian --count {count}"
+            " --epsilon 1 --delta 1e-5",
+            file=sys.stderr,
+        )
     else:
         mechanism, params, count = args.mechanism, mechanism_params(args), 1 if args.count is None else args.count
     eps = _target(args, "epsilon", DEFAULT["epsilon"])
     delta = _target(args, "delta", DEFAULT["delta"])
     mech = MECHANISMS[mechanism]
     if mech.tuned in params:
-        raise ValueError(f"--{mech.tuned} is what calibrate computes for {mechanism}; do not give it "
-                         f"(to check a given --{mech.tuned}, use `dpaudit budget {mechanism} --{mech.tuned} ...`)")
+        raise ValueError(
+            f"--{mech.tuned} is what calibrate computes for {mechanism}; do not give it "
+            f"(to check a given --{mech.tuned}, use `dpaudit budget {mechanism} --{mech.tuned} ...`)"
+        )
     # which accountants apply: probe with a mid-range value of the tuned parameter
     probe = event_for(mechanism, {**params, mech.tuned: 1.0})
     names = accounting.supporting_accountants(probe)
@@ -270,30 +333,47 @@ def run(args: argparse.Namespace) -> int:
             continue
         print(f"calibrating under {name} ...", file=sys.stderr)
         try:
-            rows.append({"accountant": name, mech.tuned: calibrate_parameter(
-                mechanism, eps, delta, count=count, params=params, accountant=name)})
+            rows.append(
+                {
+                    "accountant": name,
+                    mech.tuned: calibrate_parameter(mechanism, eps, delta, count=count, params=params, accountant=name),
+                }
+            )
         except ValueError:
-            rows.append({"accountant": name, mech.tuned: None,
-                         "reason": _explain(mechanism, params, count, eps, delta, name)})
+            rows.append(
+                {"accountant": name, mech.tuned: None, "reason": _explain(mechanism, params, count, eps, delta, name)}
+            )
         except (OverflowError, MemoryError) as exc:
             rows.append({"accountant": name, mech.tuned: None, "reason": _failed(exc)})
     rows.sort(key=lambda r: names.index(r["accountant"]))
     found = [r for r in rows if r[mech.tuned] is not None]
     if not found:
-        raise ValueError(f"no accountant reaches (epsilon={eps:g}, delta={delta:g}) for {mechanism}: "
-                         + "; ".join(f"{r['accountant']}: {r['reason']}" for r in rows))
+        raise ValueError(
+            f"no accountant reaches (epsilon={eps:g}, delta={delta:g}) for {mechanism}: "
+            + "; ".join(f"{r['accountant']}: {r['reason']}" for r in rows)
+        )
     for r in found:
         r["range_end"] = _meets_beyond(mechanism, params, count, r[mech.tuned], eps, delta, r["accountant"])
     pick = min if mech.larger_is_private else max
     best = pick(found, key=lambda r: r[mech.tuned])
-    out = {"mechanism": mechanism, "params": params, "count": count, "epsilon": eps, "delta": delta,
-           "tuned": mech.tuned, "results": rows, "best": best}
+    out = {
+        "mechanism": mechanism,
+        "params": params,
+        "count": count,
+        "epsilon": eps,
+        "delta": delta,
+        "tuned": mech.tuned,
+        "results": rows,
+        "best": best,
+    }
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
     word = "smallest" if mech.larger_is_private else "largest"
-    print(f"{mechanism}({params_text(params)}) x {count}: {word} {mech.tuned} meeting "
-          f"(epsilon={num(eps)}, delta={num(delta)})")
+    print(
+        f"{mechanism}({params_text(params)}) x {count}: {word} {mech.tuned} meeting "
+        f"(epsilon={num(eps)}, delta={num(delta)})"
+    )
     print(f"sensitivity: {sensitivity_text(mechanism, params)}")
     print(f"{'accountant':<10}  {mech.tuned:>14}  note")
     for r in rows:
@@ -301,6 +381,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{r['accountant']:<10}  {'-':>14}  {short_numbers(r['reason'])}")
         else:
             print(f"{r['accountant']:<10}  {num(r[mech.tuned]):>14}  {_note(r, best, mechanism)}")
-    print(f"best: {mech.tuned} {num(best[mech.tuned])} ({best['accountant']}): the {word} value any accountant "
-          "certifies; each row meets the target under its own accountant (a valid bound), so the best does too")
+    print(
+        f"best: {mech.tuned} {num(best[mech.tuned])} ({best['accountant']}): the {word} value any accountant "
+        "certifies; each row meets the target under its own accountant (a valid bound), so the best does too"
+    )
     return 0

@@ -20,16 +20,29 @@ __all__ = ["HELP", "NAME", "add_arguments", "run"]
 NAME = "list"
 HELP = "list audit entries: yours ([tool.dpaudit] in pyproject.toml) or the built-in catalog's"
 
-FIELDS = ("name", "algorithm", "expect", "variant", "observable", "relations", "quick", "samples", "description",
-          "source")
+FIELDS = (
+    "name",
+    "algorithm",
+    "expect",
+    "variant",
+    "observable",
+    "relations",
+    "quick",
+    "samples",
+    "description",
+    "source",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="only the entries of the default (quick) suite")
     add_catalog_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print a JSON list of objects")
-    parser.add_argument("--claims", action="store_true",
-                        help="with --json, add each entry's claims (label, epsilon, delta, accountant, expect)")
+    parser.add_argument(
+        "--claims",
+        action="store_true",
+        help="with --json, add each entry's claims (label, epsilon, delta, accountant, expect)",
+    )
 
 
 def _row(entry: Any, claims: bool, origin: str) -> dict[str, Any]:
@@ -37,8 +50,10 @@ def _row(entry: Any, claims: bool, origin: str) -> dict[str, Any]:
     row["relations"] = list(row["relations"])
     row["origin"] = origin
     if claims:
-        row["claims"] = [{"label": c.label, "epsilon": c.epsilon, "delta": c.delta, "accountant": c.accountant,
-                          "expect": c.expect} for c in entry.claims]
+        row["claims"] = [
+            {"label": c.label, "epsilon": c.epsilon, "delta": c.delta, "accountant": c.accountant, "expect": c.expect}
+            for c in entry.claims
+        ]
     return row
 
 
@@ -58,8 +73,18 @@ def run(args: argparse.Namespace) -> int:
             print(note, file=sys.stderr)
         return 0
     header = ("name", "algorithm", "expect", "observable", "relations", "quick", "origin")
-    table = [(r["name"], r["algorithm"], r["expect"], r["observable"], ",".join(r["relations"]),
-              "yes" if r["quick"] else "", r["origin"]) for r in rows]
+    table = [
+        (
+            r["name"],
+            r["algorithm"],
+            r["expect"],
+            r["observable"],
+            ",".join(r["relations"]),
+            "yes" if r["quick"] else "",
+            r["origin"],
+        )
+        for r in rows
+    ]
     widths = [max(len(h), *(len(t[i]) for t in table)) if table else len(h) for i, h in enumerate(header)]
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     for t in table:

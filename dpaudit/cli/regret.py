@@ -50,8 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("algorithm", nargs="?", help="algorithm name (see --list)")
     parser.add_argument("--list", action="store_true", help="list the algorithms and their parameters")
     parser.add_argument("--horizon", type=int_at_least(1), help="horizon T (rounds)")
-    parser.add_argument("--runs", type=int_at_least(1), default=100,
-                        help="independent runs (default 100; the 95%% interval needs at least 2)")
+    parser.add_argument(
+        "--runs",
+        type=int_at_least(1),
+        default=100,
+        help="independent runs (default 100; the 95%% interval needs at least 2)",
+    )
     parser.add_argument("--seed", type=seed, default=0, help="seed of numpy.random.SeedSequence, >= 0 (default 0)")
     parser.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
     parser.add_argument("--plot", metavar="FILE", help="write the regret curve with its band to FILE (PNG/PDF/SVG)")
@@ -62,8 +66,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             continue
         helps = "; ".join(sorted({f"{p.help}" for _, p in owners}))
         users = ", ".join(sorted({o for o, _ in owners}))
-        group.add_argument(_flag(pname), dest=f"param_{pname}", default=argparse.SUPPRESS, metavar="VALUE",
-                           help=help_text(f"{helps} [{users}]"))
+        group.add_argument(
+            _flag(pname),
+            dest=f"param_{pname}",
+            default=argparse.SUPPRESS,
+            metavar="VALUE",
+            help=help_text(f"{helps} [{users}]"),
+        )
 
 
 # numpy's ValueErrors for an array or index range beyond what the machine can address
@@ -78,9 +87,12 @@ def simulate(entry: Any, horizon: int, runs: int, seed: int, params: dict, runs_
     except (MemoryError, OverflowError, ValueError) as exc:
         if isinstance(exc, ValueError) and not any(s in str(exc) for s in _TOO_LARGE):
             raise
-        raise FlagError("--horizon", f"{runs} runs ({runs_flag}) of {horizon} rounds are too large to simulate on "
-                                     f"this machine ({type(exc).__name__}: {exc}); use a smaller --horizon or "
-                                     f"{runs_flag}") from None
+        raise FlagError(
+            "--horizon",
+            f"{runs} runs ({runs_flag}) of {horizon} rounds are too large to simulate on "
+            f"this machine ({type(exc).__name__}: {exc}); use a smaller --horizon or "
+            f"{runs_flag}",
+        ) from None
 
 
 def _convert(p: Param, text: str) -> Any:
@@ -100,8 +112,12 @@ def _listing() -> list[dict[str, Any]]:
     for name in ALGORITHMS:
         e = ALGORITHMS.get(name)
         params = [
-            {"name": p.name, "default": p.default if isinstance(p.default, (int, float, str, type(None))) else str(p.default),
-             "help": p.help, "choices": list(p.choices) if p.choices is not None else None}
+            {
+                "name": p.name,
+                "default": p.default if isinstance(p.default, (int, float, str, type(None))) else str(p.default),
+                "help": p.help,
+                "choices": list(p.choices) if p.choices is not None else None,
+            }
             for p in e.params
         ]
         out.append({"name": name, "summary": e.summary, "params": params})
@@ -134,9 +150,17 @@ def _claim_text(privacy: Any) -> str:
 def _check_flags(args: argparse.Namespace) -> None:
     """Reject flags that do not apply, and a --plot that could not be written, before any work."""
     if args.list:
-        given = [f for f, on in (("ALGORITHM", args.algorithm), ("--horizon", args.horizon is not None),
-                                 ("--plot", args.plot), ("--time-average", args.time_average)) if on]
-        given += [_flag(k[len("param_"):]) for k in vars(args) if k.startswith("param_")]
+        given = [
+            f
+            for f, on in (
+                ("ALGORITHM", args.algorithm),
+                ("--horizon", args.horizon is not None),
+                ("--plot", args.plot),
+                ("--time-average", args.time_average),
+            )
+            if on
+        ]
+        given += [_flag(k[len("param_") :]) for k in vars(args) if k.startswith("param_")]
         if given:
             raise ValueError(f"--list takes no {', '.join(given)}")
         return
@@ -170,21 +194,29 @@ def run(args: argparse.Namespace) -> int:
         return 2
     entry = ALGORITHMS.get(args.algorithm)
     own = {p.name: p for p in entry.params}
-    given = {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")}
+    given = {k[len("param_") :]: v for k, v in vars(args).items() if k.startswith("param_")}
     foreign = sorted(set(given) - set(own))
     if foreign:
-        raise ValueError(f"{args.algorithm} does not take {', '.join(_flag(f) for f in foreign)}; "
-                         f"its parameters: {', '.join(_flag(p) for p in own) or 'none'}")
+        raise ValueError(
+            f"{args.algorithm} does not take {', '.join(_flag(f) for f in foreign)}; "
+            f"its parameters: {', '.join(_flag(p) for p in own) or 'none'}"
+        )
     params = {name: _convert(own[name], text) for name, text in given.items()}
     if params.get("arms") is not None and params["arms"] < 2:  # the library's own check names n_arms
-        raise FlagError("--arms", f"must be an integer >= 2 (a bandit needs two arms to choose from), got {params['arms']}")
+        raise FlagError(
+            "--arms", f"must be an integer >= 2 (a bandit needs two arms to choose from), got {params['arms']}"
+        )
     print(f"dpaudit regret: simulating {args.algorithm}, T={args.horizon}, {args.runs} runs", file=sys.stderr)
     curves = simulate(entry, args.horizon, args.runs, args.seed, params)
     if args.plot:
         from dpaudit.regret import plot_curves
 
-        plot_curves([curves], args.plot, time_average=args.time_average,
-                    title=f"{args.algorithm}, T={args.horizon}, {args.runs} runs")
+        plot_curves(
+            [curves],
+            args.plot,
+            time_average=args.time_average,
+            title=f"{args.algorithm}, T={args.horizon}, {args.runs} runs",
+        )
     summary = curves.to_json()
     if args.json:
         print(json.dumps(summary, indent=2, allow_nan=False))

@@ -41,18 +41,35 @@ def _epsilons(text: str) -> tuple[float, ...]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from dpaudit.cli.budget import DELTA, add_algorithm_arguments
 
-    parser.add_argument("algorithms", nargs="+", metavar="ALGORITHM", help="one or more algorithms of `dpaudit regret --list`")
-    parser.add_argument("--epsilons", type=_epsilons, required=True, help="values of the epsilon input, e.g. 0.1,0.5,1,2")
+    parser.add_argument(
+        "algorithms", nargs="+", metavar="ALGORITHM", help="one or more algorithms of `dpaudit regret --list`"
+    )
+    parser.add_argument(
+        "--epsilons", type=_epsilons, required=True, help="values of the epsilon input, e.g. 0.1,0.5,1,2"
+    )
     parser.add_argument("--horizon", type=int_at_least(1), required=True, help="horizon T (rounds or users)")
-    parser.add_argument("--runs", type=int_at_least(2, " (the 95% interval needs two runs)"), default=20,
-                        help="independent runs per point (default 20)")
+    parser.add_argument(
+        "--runs",
+        type=int_at_least(2, " (the 95% interval needs two runs)"),
+        default=20,
+        help="independent runs per point (default 20)",
+    )
     parser.add_argument("--seed", type=seed, default=0, help="seed of numpy.random.SeedSequence, >= 0 (default 0)")
-    parser.add_argument("--at-delta", type=DELTA, default=None,
-                        help="report the corrected epsilon at this delta (default: each claim's delta; 1e-5 for zCDP/RDP)")
+    parser.add_argument(
+        "--at-delta",
+        type=DELTA,
+        default=None,
+        help="report the corrected epsilon at this delta (default: each claim's delta; 1e-5 for zCDP/RDP)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--plot", metavar="FILE", help="write regret against corrected epsilon to FILE (PNG/PDF/SVG)")
-    parser.add_argument("--delta", dest="param_delta", default=argparse.SUPPRESS, metavar="VALUE",
-                        help="the algorithms' delta parameter (those that take one)")
+    parser.add_argument(
+        "--delta",
+        dest="param_delta",
+        default=argparse.SUPPRESS,
+        metavar="VALUE",
+        help="the algorithms' delta parameter (those that take one)",
+    )
     add_algorithm_arguments(parser)
 
 
@@ -75,8 +92,9 @@ def _params_per_algorithm(args: argparse.Namespace) -> dict[str, dict]:
     return out
 
 
-def _point(name: str, horizon: int, params: dict, tuned: str | None, value: float | None,
-           at_delta: float | None) -> dict[str, Any]:
+def _point(
+    name: str, horizon: int, params: dict, tuned: str | None, value: float | None, at_delta: float | None
+) -> dict[str, Any]:
     """The privacy of one setting: the claim and the corrected epsilon (best accountant) at delta."""
     from dpaudit import accounting, budgets
 
@@ -90,8 +108,16 @@ def _point(name: str, horizon: int, params: dict, tuned: str | None, value: floa
         rows = budgets.accountant_rows(event, delta, None, accountants=accounting.supporting_accountants(event))
         best = budgets.best_row(rows)
         corrected, acct = (math.inf, None) if best is None else (best["epsilon"], best["accountant"])
-    return {"algorithm": name, "tuned": tuned, "value": value, "params": full, "claim": privacy.claim.to_json(),
-            "delta": delta, "corrected_epsilon": corrected, "accountant": acct}
+    return {
+        "algorithm": name,
+        "tuned": tuned,
+        "value": value,
+        "params": full,
+        "claim": privacy.claim.to_json(),
+        "delta": delta,
+        "corrected_epsilon": corrected,
+        "accountant": acct,
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,13 +146,17 @@ def run(args: argparse.Namespace) -> int:
     curves = {}
     for p in points:
         setting = "" if p["value"] is None else f" {p['tuned']}={p['value']:g}"
-        print(f"dpaudit tradeoff: simulating {p['algorithm']}{setting}, T={args.horizon}, {args.runs} runs",
-              file=sys.stderr)
+        print(
+            f"dpaudit tradeoff: simulating {p['algorithm']}{setting}, T={args.horizon}, {args.runs} runs",
+            file=sys.stderr,
+        )
         c = simulate(ALGORITHMS.get(p["algorithm"]), args.horizon, args.runs, args.seed, p["params"])
         curves[id(p)] = c
         lo, hi = c.final_ci
         p.update({"final_mean": c.final_mean, "final_ci": [lo, hi]})
-    flat = {name: why for name in args.algorithms if (why := flat_reason([p for p in points if p["algorithm"] == name]))}
+    flat = {
+        name: why for name in args.algorithms if (why := flat_reason([p for p in points if p["algorithm"] == name]))
+    }
     if args.plot:
         _plot(points, curves, args, flat)
     out = {"horizon": args.horizon, "runs": args.runs, "seed": args.seed, "points": points, "flat": flat}
@@ -135,20 +165,33 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(budgets.json_number(out), indent=1))
         return 0
-    print(f"{'algorithm':<18} {'epsilon in':>10} {'claim':>18} {'corrected eps':>14} {'(accountant)':<10} "
-          f"{'regret R(T)':>12}  95% interval")
+    print(
+        f"{'algorithm':<18} {'epsilon in':>10} {'claim':>18} {'corrected eps':>14} {'(accountant)':<10} "
+        f"{'regret R(T)':>12}  95% interval"
+    )
     for p in points:
         c = p["claim"]
-        claim = "none" if c["notion"] == "none" else " ".join(
-            f"{k}={c[k]:.3g}" if isinstance(c[k], float) else f"{k}={c[k]}" for k in ("epsilon", "delta", "rho") if k in c)
-        print(f"{p['algorithm']:<18} {'-' if p['value'] is None else format(p['value'], 'g'):>10} {claim:>18} "
-              f"{p['corrected_epsilon']:>14.6g} {'(' + (p['accountant'] or '-') + ')':<10} {p['final_mean']:>12.6g}  "
-              f"[{p['final_ci'][0]:.6g}, {p['final_ci'][1]:.6g}]")
+        claim = (
+            "none"
+            if c["notion"] == "none"
+            else " ".join(
+                f"{k}={c[k]:.3g}" if isinstance(c[k], float) else f"{k}={c[k]}"
+                for k in ("epsilon", "delta", "rho")
+                if k in c
+            )
+        )
+        print(
+            f"{p['algorithm']:<18} {'-' if p['value'] is None else format(p['value'], 'g'):>10} {claim:>18} "
+            f"{p['corrected_epsilon']:>14.6g} {'(' + (p['accountant'] or '-') + ')':<10} {p['final_mean']:>12.6g}  "
+            f"[{p['final_ci'][0]:.6g}, {p['final_ci'][1]:.6g}]"
+        )
     for name, why in flat.items():
-        print(f"{name}: flat: {why}; ε does not change the regret at T = {args.horizon} here. Typically the "
-              "algorithm never leaves its exploration phase (e.g. eliminates no arm) within T at any of these ε, so "
-              "the noise changes no decision: a longer --horizon, an instance with larger gaps or smaller "
-              "--epsilons shows the trade-off")
+        print(
+            f"{name}: flat: {why}; ε does not change the regret at T = {args.horizon} here. Typically the "
+            "algorithm never leaves its exploration phase (e.g. eliminates no arm) within T at any of these ε, so "
+            "the noise changes no decision: a longer --horizon, an instance with larger gaps or smaller "
+            "--epsilons shows the trade-off"
+        )
     if args.plot:
         print(f"plot: {args.plot}")
     return 0
@@ -170,11 +213,14 @@ def flat_reason(points: list[dict[str, Any]]) -> str | None:
     lows, highs = [p["final_ci"][0] for p in swept], [p["final_ci"][1] for p in swept]
     spread, top = max(means) - min(means), max(abs(m) for m in means)
     if max(lows) <= min(highs):
-        return (f"the regret's 95% intervals all overlap across --epsilons (means {_num(min(means))} to "
-                f"{_num(max(means))})")
+        return (
+            f"the regret's 95% intervals all overlap across --epsilons (means {_num(min(means))} to {_num(max(means))})"
+        )
     if spread <= FLAT_SPREAD * top:
-        return (f"the regret moves by {_num(spread)} across --epsilons, below {FLAT_SPREAD:.0%} of it "
-                f"({_num(min(means))} to {_num(max(means))})")
+        return (
+            f"the regret moves by {_num(spread)} across --epsilons, below {FLAT_SPREAD:.0%} of it "
+            f"({_num(min(means))} to {_num(max(means))})"
+        )
     return None
 
 
@@ -195,5 +241,4 @@ def _plot(points: list[dict], curves: dict, args: argparse.Namespace, flat: dict
     title = f"privacy-utility frontier, T={args.horizon}, {args.runs} runs"
     if flat:
         title += f"\nflat for {', '.join(flat)}: regret does not change with ε here"
-    plot_final(series, args.plot, title=title,
-               xlabel="corrected epsilon (best accountant)")
+    plot_final(series, args.plot, title=title, xlabel="corrected epsilon (best accountant)")

@@ -153,8 +153,8 @@ def _png_chunks(png: bytes) -> Iterator[tuple[bytes, bytes]]:
         return
     at = len(_PNG_SIGNATURE)
     while at + 8 <= len(png):
-        size, kind = struct.unpack(">I4s", png[at:at + 8])
-        yield kind, png[at + 8:at + 8 + size]
+        size, kind = struct.unpack(">I4s", png[at : at + 8])
+        yield kind, png[at + 8 : at + 8 + size]
         at += 12 + size
 
 
@@ -203,7 +203,9 @@ def _json_on_disk(out: pathlib.Path, report: dict[str, Any]) -> bytes:
     return data
 
 
-def write_report(report: dict[str, Any], out_dir: str | os.PathLike[str], *, json_file: bool = True) -> dict[str, pathlib.Path]:
+def write_report(
+    report: dict[str, Any], out_dir: str | os.PathLike[str], *, json_file: bool = True
+) -> dict[str, pathlib.Path]:
     """Write report.json (unless `json_file` is False: then out_dir's report.json must hold `report`),
     report.md, report.html and the interval plot (intervals.png, linked from report.md; when some entry
     has an interval, else an old one is removed) into `out_dir` as one set (see the module docstring).
@@ -224,8 +226,10 @@ def write_report(report: dict[str, Any], out_dir: str | os.PathLike[str], *, jso
 def check_report_set(out_dir: str | os.PathLike[str]) -> list[str]:
     """What keeps the report files in `out_dir` from being one whole set (empty: they are one)."""
     out = pathlib.Path(out_dir)
-    problems = [f"an interrupted write left {p.name!r}: run `dpaudit report {out}` to complete it"
-                for p in pending_file_sets(out)]
+    problems = [
+        f"an interrupted write left {p.name!r}: run `dpaudit report {out}` to complete it"
+        for p in pending_file_sets(out)
+    ]
     try:
         set_id = report_set_id((out / "report.json").read_bytes())
     except FileNotFoundError:
@@ -239,8 +243,9 @@ def check_report_set(out_dir: str | os.PathLike[str]) -> list[str]:
             continue
         stamp = stamp_of(name, data)
         if stamp != set_id:
-            problems.append(f"{name} does not belong to report.json's report (set "
-                            f"{stamp or 'unnamed'}, report.json's {set_id})")
+            problems.append(
+                f"{name} does not belong to report.json's report (set {stamp or 'unnamed'}, report.json's {set_id})"
+            )
     return problems
 
 
@@ -310,6 +315,8 @@ def _parse(text: str, path: pathlib.Path) -> dict[str, Any]:
     if report.get("schema_version") == 1:
         _upgrade_from_1(report)
     if report.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(f"report schema_version {report.get('schema_version')!r} is not supported "
-                         f"(this dpaudit reads version {SCHEMA_VERSION})")
+        raise ValueError(
+            f"report schema_version {report.get('schema_version')!r} is not supported "
+            f"(this dpaudit reads version {SCHEMA_VERSION})"
+        )
     return report

@@ -71,8 +71,10 @@ def _img(png: bytes | None, alt: str, caption: str) -> str:
     if png is None:
         return ""
     data = base64.b64encode(png).decode("ascii")
-    return (f'<figure><img alt="{_h(alt)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{_h(caption)}</figcaption></figure>")
+    return (
+        f'<figure><img alt="{_h(alt)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{_h(caption)}</figcaption></figure>"
+    )
 
 
 def _count(value: Any) -> Any:
@@ -85,16 +87,24 @@ def _names(value: Any) -> str:
     return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
-def _table(cls: str, columns: tuple[tuple[str, str], ...], rows: list[dict[str, Any]],
-           row_class: Callable[[dict[str, Any]], str]) -> str:
+def _table(
+    cls: str,
+    columns: tuple[tuple[str, str], ...],
+    rows: list[dict[str, Any]],
+    row_class: Callable[[dict[str, Any]], str],
+) -> str:
     """A table of report rows, each row's class given by `row_class(row)`."""
-    heads = "".join(f'<th title="{_h(COLUMN_HELP[k])}">{_h(h)}</th>' if k in COLUMN_HELP else f"<th>{_h(h)}</th>"
-                    for k, h in columns)
+    heads = "".join(
+        f'<th title="{_h(COLUMN_HELP[k])}">{_h(h)}</th>' if k in COLUMN_HELP else f"<th>{_h(h)}</th>"
+        for k, h in columns
+    )
     head = f'<table class="{_h(cls)}"><thead><tr>{heads}</tr></thead><tbody>'
     body = []
     for row in rows:
-        cells = "".join(f'<td class="{_h(k)}{" status-" + _h(row[k]) if k == "status" else ""}">{_h(row[k])}</td>'
-                        for k, _ in columns)
+        cells = "".join(
+            f'<td class="{_h(k)}{" status-" + _h(row[k]) if k == "status" else ""}">{_h(row[k])}</td>'
+            for k, _ in columns
+        )
         body.append(f'<tr class="{_h(row_class(row))}">{cells}</tr>')
     return "\n".join([head, *body, "</tbody></table>"])
 
@@ -105,13 +115,21 @@ def _verdict(row: dict[str, Any]) -> str:
 
 def _gate(summ: dict[str, Any]) -> list[str]:
     cls = "pass" if summ["ok"] else "fail"
-    n = {key: _h(_count(summ[key])) for key in ("violations_found", "unexpected_violations", "missed_violations", "errors")}
-    out = [f'<p id="gate" class="{cls}"><strong>Gate: {"PASS" if summ["ok"] else "FAIL"}</strong> — '
-           f"{_h(summ['entries'])} entries, {_h(summ['claims'])} claims; expected violations found: "
-           f"{n['violations_found']}; unexpected violations: {n['unexpected_violations']}; "
-           f"expected violations missed: {n['missed_violations']}; errors: {n['errors']}.</p>"]
-    for key, title in (("unexpected_violations", "Unexpected violations"), ("missed_violations", "Missed violations"),
-                       ("errors", "Entries that failed to run")):
+    n = {
+        key: _h(_count(summ[key]))
+        for key in ("violations_found", "unexpected_violations", "missed_violations", "errors")
+    }
+    out = [
+        f'<p id="gate" class="{cls}"><strong>Gate: {"PASS" if summ["ok"] else "FAIL"}</strong> — '
+        f"{_h(summ['entries'])} entries, {_h(summ['claims'])} claims; expected violations found: "
+        f"{n['violations_found']}; unexpected violations: {n['unexpected_violations']}; "
+        f"expected violations missed: {n['missed_violations']}; errors: {n['errors']}.</p>"
+    ]
+    for key, title in (
+        ("unexpected_violations", "Unexpected violations"),
+        ("missed_violations", "Missed violations"),
+        ("errors", "Entries that failed to run"),
+    ):
         if summ[key]:
             out.append(f'<p class="fail">{_h(title)}: {_h(_names(summ[key]))}</p>')
     return out
@@ -154,9 +172,11 @@ def _findings(found: list[dict[str, Any]]) -> str:
 
 def _glossary(report: dict[str, Any]) -> list[str]:
     items = "".join(f"<dt>{_h(term)}</dt><dd>{_h(meaning)}</dd>" for term, meaning in glossary(report))
-    return ['<h2 id="glossary">Glossary</h2>',
-            "<p>Every column header explains itself when pointed at.</p>",
-            f'<dl class="glossary">{items}</dl>']
+    return [
+        '<h2 id="glossary">Glossary</h2>',
+        "<p>Every column header explains itself when pointed at.</p>",
+        f'<dl class="glossary">{items}</dl>',
+    ]
 
 
 def _intervals(report: dict[str, Any]) -> list[str]:
@@ -164,15 +184,20 @@ def _intervals(report: dict[str, Any]) -> list[str]:
     if not rows:
         return []
     pinned = sum(1 for r in rows if r["tight"] == "both")
-    return ['<h2 id="intervals">Intervals: the true ε between the audit and the accountant</h2>',
-            f"<p>{pinned} of {len(rows)} entries pinned within {100 * (1 - PIN_TARGET):.0f}% (pin = "
-            f"ε_lower/ε_upper ≥ {PIN_TARGET:g}; (μ): Gaussian-DP μ_lower/μ_upper). Sound ε_upper is the tightest "
-            "claim expected to hold (accounted, corrected, view or declared; see the glossary), ε_lower the audit's "
-            "bound at its δ.</p>",
-            _img(interval_png(report["entries"]), "epsilon intervals",
-                 "Per entry, the audited ε_lower (dot) to the smallest sound ε_upper; claims marked "
-                 "(x: expected to hold, +: known to be wrong)."),
-            _table("intervals", INTERVAL_COLUMNS, rows, lambda r: f"tight-{r['tight']}")]
+    return [
+        '<h2 id="intervals">Intervals: the true ε between the audit and the accountant</h2>',
+        f"<p>{pinned} of {len(rows)} entries pinned within {100 * (1 - PIN_TARGET):.0f}% (pin = "
+        f"ε_lower/ε_upper ≥ {PIN_TARGET:g}; (μ): Gaussian-DP μ_lower/μ_upper). Sound ε_upper is the tightest "
+        "claim expected to hold (accounted, corrected, view or declared; see the glossary), ε_lower the audit's "
+        "bound at its δ.</p>",
+        _img(
+            interval_png(report["entries"]),
+            "epsilon intervals",
+            "Per entry, the audited ε_lower (dot) to the smallest sound ε_upper; claims marked "
+            "(x: expected to hold, +: known to be wrong).",
+        ),
+        _table("intervals", INTERVAL_COLUMNS, rows, lambda r: f"tight-{r['tight']}"),
+    ]
 
 
 def _entry_note(e: dict[str, Any]) -> str:
@@ -184,16 +209,27 @@ def _algorithm(alg: str, entries: list[dict[str, Any]]) -> list[str]:
     columns = claim_columns(entries)
     out = [f"<h2>{_h(alg)}</h2>", _table("claims", columns, [r for e in entries for r in claim_rows(e)], _verdict)]
     out += ["<ul>", *(_entry_note(e) for e in entries), "</ul>"]
-    out += [_img(tradeoff_png(e), f"trade-off curve {e['name']}",
-                 f"{e['name']}: empirical trade-off (points) against the claimed (ε, δ) curves.") for e in entries]
+    out += [
+        _img(
+            tradeoff_png(e),
+            f"trade-off curve {e['name']}",
+            f"{e['name']}: empirical trade-off (points) against the claimed (ε, δ) curves.",
+        )
+        for e in entries
+    ]
     return out
 
 
 def render_html(report: dict[str, Any]) -> str:
     """The report page: summary, findings, a table and notes per algorithm, and the figures."""
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           "<title>dpaudit verification report</title>", f"<style>{_CSS}</style></head><body>",
-           "<h1>dpaudit verification report</h1>", "<ul>"]
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>dpaudit verification report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>dpaudit verification report</h1>",
+        "<ul>",
+    ]
     out += [f"<li>{_inline(line[2:])}</li>" for line in settings_lines(report)]
     out.append("</ul>")
     out += _gate(report["summary"])
@@ -201,14 +237,24 @@ def render_html(report: dict[str, Any]) -> str:
         out += _baseline(report["baseline"])
     for ident, title, found in finding_sections(report):
         out += [f'<h2 id="{_h(ident)}">{_h(title)}</h2>', _findings(found)]
-    out += ["<h2>All claims</h2>",
-            _table("summary", SUMMARY_COLUMNS, [r for e in report["entries"] for r in claim_rows(e)], _verdict)]
+    out += [
+        "<h2>All claims</h2>",
+        _table("summary", SUMMARY_COLUMNS, [r for e in report["entries"] for r in claim_rows(e)], _verdict),
+    ]
     out += _intervals(report)
     out.append("<h2>Figures</h2>")
-    out.append(_img(epsilon_png(report["entries"]), "claimed vs audited epsilon",
-                    "Claimed ε (black tick) against the audited lower bound (bar; red where it exceeds the claim)."))
-    out.append(_img(regret_png(report["entries"]), "regret curves",
-                    "Mean cumulative pseudo-regret over runs with its 95% band."))
+    out.append(
+        _img(
+            epsilon_png(report["entries"]),
+            "claimed vs audited epsilon",
+            "Claimed ε (black tick) against the audited lower bound (bar; red where it exceeds the claim).",
+        )
+    )
+    out.append(
+        _img(
+            regret_png(report["entries"]), "regret curves", "Mean cumulative pseudo-regret over runs with its 95% band."
+        )
+    )
     for alg, entries in by_algorithm(report["entries"]).items():
         out += _algorithm(alg, entries)
     out += _glossary(report)

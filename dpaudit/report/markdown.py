@@ -94,14 +94,20 @@ def _header(columns: tuple[tuple[str, str], ...]) -> list[str]:
 def _settings(report: dict[str, Any]) -> list[str]:
     """The settings lines, every value in them text."""
     command = report.get("command")
-    safe = {**report, "created": _escaped(report.get("created")), "versions": _escaped(report["versions"]),
-            "settings": _escaped(report["settings"]), "seconds": _escaped(report.get("seconds")),
-            "command": [_COMMAND] if command else None}
+    safe = {
+        **report,
+        "created": _escaped(report.get("created")),
+        "versions": _escaped(report["versions"]),
+        "settings": _escaped(report["settings"]),
+        "seconds": _escaped(report.get("seconds")),
+        "command": [_COMMAND] if command else None,
+    }
     if not command:
         return settings_lines(safe)
     cmd = " ".join(map(str, command)) if isinstance(command, (list, tuple)) else str(command)
-    return [line.replace(f"`{_COMMAND}`", md_code(cmd)).replace(_COMMAND, md_text(cmd))
-            for line in settings_lines(safe)]
+    return [
+        line.replace(f"`{_COMMAND}`", md_code(cmd)).replace(_COMMAND, md_text(cmd)) for line in settings_lines(safe)
+    ]
 
 
 def _baseline(comparison: dict[str, Any]) -> list[str]:
@@ -109,8 +115,11 @@ def _baseline(comparison: dict[str, Any]) -> list[str]:
     from dpaudit.baseline import markdown_lines
 
     changes = [c for c in comparison.get("changes") or [] if isinstance(c, dict)]
-    safe = {**_escaped(comparison), "baseline": _span(comparison.get("baseline")),  # these two go in code spans
-            "changes": [{**_escaped(c), "kind": c.get("kind"), "entry": _span(c.get("entry"))} for c in changes]}
+    safe = {
+        **_escaped(comparison),
+        "baseline": _span(comparison.get("baseline")),  # these two go in code spans
+        "changes": [{**_escaped(c), "kind": c.get("kind"), "entry": _span(c.get("entry"))} for c in changes],
+    }
     return markdown_lines(safe)
 
 
@@ -120,11 +129,16 @@ def interval_lines(report: dict[str, Any], plot: bool = True) -> list[str]:
     if not rows:
         return []
     pinned = sum(1 for r in rows if r["tight"] == "both")
-    lines = ["", "## Intervals: the true ε between the audit and the accountant", "",
-             f"{pinned} of {len(rows)} entries pinned within {100 * (1 - PIN_TARGET):.0f}% "
-             f"(pin = ε_lower/ε_upper ≥ {PIN_TARGET:g}; (μ): Gaussian-DP μ_lower/μ_upper). "
-             "Sound ε_upper is the tightest claim expected to hold (accounted, corrected, view or declared; see the "
-             "glossary), ε_lower the audit's bound at its δ.", ""]
+    lines = [
+        "",
+        "## Intervals: the true ε between the audit and the accountant",
+        "",
+        f"{pinned} of {len(rows)} entries pinned within {100 * (1 - PIN_TARGET):.0f}% "
+        f"(pin = ε_lower/ε_upper ≥ {PIN_TARGET:g}; (μ): Gaussian-DP μ_lower/μ_upper). "
+        "Sound ε_upper is the tightest claim expected to hold (accounted, corrected, view or declared; see the "
+        "glossary), ε_lower the audit's bound at its δ.",
+        "",
+    ]
     if plot:
         lines += [f"![intervals]({INTERVAL_PLOT})", ""]
     lines += _header(INTERVAL_COLUMNS)
@@ -148,17 +162,25 @@ def _glossary(report: dict[str, Any], columns: list[tuple[str, str]]) -> list[st
     lines = ["", "## Glossary", ""]
     lines += [f"- **{md_text(term)}**: {md_text(meaning)}" for term, meaning in glossary(report)]
     lines += ["", "## Columns", ""]
-    lines += [f"[^col-{key}]: {md_text(head)}: {md_text(COLUMN_HELP[key])}" for key, head in columns if key in COLUMN_HELP]
+    lines += [
+        f"[^col-{key}]: {md_text(head)}: {md_text(COLUMN_HELP[key])}" for key, head in columns if key in COLUMN_HELP
+    ]
     return lines
 
 
 def _gate(summ: dict[str, Any]) -> list[str]:
-    lines = [f"**Gate: {'PASS' if summ['ok'] else 'FAIL'}** — {md_text(summ['entries'])} entries, "
-             f"{md_text(summ['claims'])} claims; expected violations found: {_count(summ['violations_found'])}; "
-             f"unexpected violations: {_count(summ['unexpected_violations'])}; expected violations missed: "
-             f"{_count(summ['missed_violations'])}; errors: {_count(summ['errors'])}.", ""]
-    for key, title in (("unexpected_violations", "Unexpected violations"), ("missed_violations", "Missed violations"),
-                       ("errors", "Entries that failed to run")):
+    lines = [
+        f"**Gate: {'PASS' if summ['ok'] else 'FAIL'}** — {md_text(summ['entries'])} entries, "
+        f"{md_text(summ['claims'])} claims; expected violations found: {_count(summ['violations_found'])}; "
+        f"unexpected violations: {_count(summ['unexpected_violations'])}; expected violations missed: "
+        f"{_count(summ['missed_violations'])}; errors: {_count(summ['errors'])}.",
+        "",
+    ]
+    for key, title in (
+        ("unexpected_violations", "Unexpected violations"),
+        ("missed_violations", "Missed violations"),
+        ("errors", "Entries that failed to run"),
+    ):
         if summ[key]:
             lines.append(f"- {title}: " + _names(summ[key]))
     return lines

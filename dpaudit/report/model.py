@@ -92,12 +92,19 @@ def summarize(entries: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "claims": len(claims),
         "ok": all(e.get("ok") for e in entries),
         "errors": [e["name"] for e in entries if e.get("error")],
-        "violations_found": [f"{e['name']}:{c['label']}" for e, c in claims
-                             if c["verdict"] == "violation" and c["expect"] == "violation"],
-        "unexpected_violations": [f"{e['name']}:{c['label']}" for e, c in claims
-                                  if c["verdict"] == "violation" and c["expect"] == "consistent"],
-        "missed_violations": [f"{e['name']}:{c['label']}" for e, c in claims
-                              if c["verdict"] == "consistent" and c["expect"] == "violation"],
+        "violations_found": [
+            f"{e['name']}:{c['label']}" for e, c in claims if c["verdict"] == "violation" and c["expect"] == "violation"
+        ],
+        "unexpected_violations": [
+            f"{e['name']}:{c['label']}"
+            for e, c in claims
+            if c["verdict"] == "violation" and c["expect"] == "consistent"
+        ],
+        "missed_violations": [
+            f"{e['name']}:{c['label']}"
+            for e, c in claims
+            if c["verdict"] == "consistent" and c["expect"] == "violation"
+        ],
     }
 
 
@@ -123,8 +130,10 @@ def _subject(e: dict[str, Any]) -> str:
 def _headline(e: dict[str, Any], c: dict[str, Any]) -> str:
     """One line: what was claimed, what the audit shows, how sure it is."""
     ratio = f" ({fmt(c['epsilon_lower'] / c['epsilon'])}× the claim)" if c["epsilon"] > 0 else ""
-    return (f"{_subject(e)}: {c['label']} claim {_claim_phrase(c)}; the audit shows ε ≥ "
-            f"{fmt(c['epsilon_lower'])}{ratio} with {fmt(100 * c['confidence'], 4)}% confidence.")
+    return (
+        f"{_subject(e)}: {c['label']} claim {_claim_phrase(c)}; the audit shows ε ≥ "
+        f"{fmt(c['epsilon_lower'])}{ratio} with {fmt(100 * c['confidence'], 4)}% confidence."
+    )
 
 
 _LONG_NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{5,}(?:e[-+]?\d+)?")
@@ -145,24 +154,31 @@ def _event_detail(e: dict[str, Any], c: dict[str, Any]) -> str | None:
         text = _LONG_NUMBER.sub(lambda m: fmt(float(m.group()), 4), str(ev["event"]))
         upper = c.get("event_epsilon_upper")
         bound = "" if upper is None else f"; this event's ε is at most {fmt(upper)} (event ε_upper, Clopper-Pearson)"
-        return (f"{text}, direction {ev.get('direction')}: counted {ev.get('count_first')} vs "
-                f"{ev.get('count_second')} times in {ev.get('nobs')} runs per side{bound}")
+        return (
+            f"{text}, direction {ev.get('direction')}: counted {ev.get('count_first')} vs "
+            f"{ev.get('count_second')} times in {ev.get('nobs')} runs per side{bound}"
+        )
     if c.get("mode") == "one-run":
         return one_run_note(c).strip(" ()")
     audits = [a for a in e.get("audits") or [] if isinstance(a, dict) and a.get("pair", 0) == c.get("pair", 0)]
     a = audits[0] if audits else None
     if a is None or a.get("direction") is None:
         return None
-    return (f"the event the audit chose on {a.get('selection_samples')} runs per side, counted on "
-            f"{a.get('estimation_samples')} fresh runs per side (direction {a['direction']})")
+    return (
+        f"the event the audit chose on {a.get('selection_samples')} runs per side, counted on "
+        f"{a.get('estimation_samples')} fresh runs per side (direction {a['direction']})"
+    )
 
 
 def _details(e: dict[str, Any], c: dict[str, Any], interval_: dict[str, Any] | None) -> list[dict[str, str]]:
     """The finding's details: audit, neighbours, event, interval, accountants, source (those known)."""
     pair = (e.get("pairs") or [{}])[c.get("pair", 0)] if e.get("pairs") else {}
     observable = e.get("observable_description") or ""
-    seen = (f"{e['observable']}: {readable_target(observable)}" if observable and observable != e["observable"]
-            else str(e["observable"]))
+    seen = (
+        f"{e['observable']}: {readable_target(observable)}"
+        if observable and observable != e["observable"]
+        else str(e["observable"])
+    )
     out = [{"label": "audit", "text": f"{e['name']} ({seen})"}]
     if pair:
         out.append({"label": "neighbours", "text": _pairs_text(e, [pair])})
@@ -170,20 +186,34 @@ def _details(e: dict[str, Any], c: dict[str, Any], interval_: dict[str, Any] | N
     if event:
         out.append({"label": "event", "text": event})
     if interval_ is not None and interval_.get("tight") == "violated":
-        out.append({"label": "interval", "text": (
-            f"none: the audit's ε_lower exceeds the {interval_['claim']} claim's ε = {fmt(interval_['epsilon_upper'])}, "
-            "a claim expected to hold")})
+        out.append(
+            {
+                "label": "interval",
+                "text": (
+                    f"none: the audit's ε_lower exceeds the {interval_['claim']} claim's ε = {fmt(interval_['epsilon_upper'])}, "
+                    "a claim expected to hold"
+                ),
+            }
+        )
     elif interval_ is not None and interval_.get("epsilon_upper") is not None:
-        out.append({"label": "interval", "text": (
-            f"the true ε at δ = {fmt(interval_['delta'])} lies in [{fmt(interval_['epsilon_lower'])}, "
-            f"{fmt(interval_['epsilon_upper'])}]: sound ε_upper from the {interval_['claim']} claim "
-            f"({interval_['accountant']})")})
+        out.append(
+            {
+                "label": "interval",
+                "text": (
+                    f"the true ε at δ = {fmt(interval_['delta'])} lies in [{fmt(interval_['epsilon_lower'])}, "
+                    f"{fmt(interval_['epsilon_upper'])}]: sound ε_upper from the {interval_['claim']} claim "
+                    f"({interval_['accountant']})"
+                ),
+            }
+        )
     accs = ", ".join(f"{k} {fmt(v)}" for k, v in (c.get("by_accountant") or {}).items() if v is not None)
     others = [o for o in e["claims"] if o is not c and o["verdict"] == "consistent"]
     holds = "; ".join(f"{o['label']} {_claim_phrase(o)}" for o in others)
     if accs or holds:
         text = (f"this claim under each accountant: {accs}" if accs else "") + ("; " if accs and holds else "")
-        out.append({"label": "accountants", "text": text + (f"claims the audit is consistent with: {holds}" if holds else "")})
+        out.append(
+            {"label": "accountants", "text": text + (f"claims the audit is consistent with: {holds}" if holds else "")}
+        )
     if c.get("source"):
         out.append({"label": "source", "text": str(c["source"])})
     return out
@@ -203,19 +233,21 @@ def findings(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             if c["verdict"] != "violation":
                 continue
             iv = e.get("interval") if "interval" in e else interval(e)
-            out.append({
-                "kind": "variant" if e.get("variant") else "paper",
-                "entry": e["name"],
-                "algorithm": e["algorithm"],
-                "claim": c["label"],
-                "epsilon": c["epsilon"],
-                "delta": c["delta"],
-                "epsilon_lower": c["epsilon_lower"],
-                "confidence": c["confidence"],
-                "expected": c["expect"] == "violation",
-                "text": _headline(e, c),
-                "details": _details(e, c, iv),
-            })
+            out.append(
+                {
+                    "kind": "variant" if e.get("variant") else "paper",
+                    "entry": e["name"],
+                    "algorithm": e["algorithm"],
+                    "claim": c["label"],
+                    "epsilon": c["epsilon"],
+                    "delta": c["delta"],
+                    "epsilon_lower": c["epsilon_lower"],
+                    "confidence": c["confidence"],
+                    "expected": c["expect"] == "violation",
+                    "text": _headline(e, c),
+                    "details": _details(e, c, iv),
+                }
+            )
     return out
 
 
@@ -223,7 +255,7 @@ FINDING_SECTIONS = (
     ("findings", "Findings: paper claims the audits contradict", "paper", False),
     ("user-findings", "Findings: your claims the audits contradict", "paper", True),
     ("variants", "Known-buggy variants caught", "variant", False),
-    ("user-expected", "Expected violations caught: your entries declared with expect=\"violation\"", "variant", True),
+    ("user-expected", 'Expected violations caught: your entries declared with expect="violation"', "variant", True),
 )
 """(id, title, finding kind, the user's entries?) of the findings sections, in page order."""
 
@@ -267,8 +299,10 @@ def _auto_reason(iv: dict[str, Any]) -> str:
     if iv["epsilon_upper"] is None:
         return "no sound claim with a finite ε: nothing bounds the view from above"
     if iv["epsilon_upper"] <= _ZERO_EPSILON and iv["mu_upper"] is None:
-        return (f"every sound claim is ε = 0 at δ = {fmt(iv['delta'])} (the view's δ(0) is below the claim's δ), "
-                "so the ε-interval says nothing, and the entry declares no accountant μ to pin instead")
+        return (
+            f"every sound claim is ε = 0 at δ = {fmt(iv['delta'])} (the view's δ(0) is below the claim's δ), "
+            "so the ε-interval says nothing, and the entry declares no accountant μ to pin instead"
+        )
     if iv["lower"] == 0:
         return "the audit found no event separating the neighbours at this sample size"
     return "no analysis of the gap yet: neither side is known to be exact for this view"
@@ -305,7 +339,11 @@ def interval(entry: dict[str, Any]) -> dict[str, Any] | None:
     finite = [c for c in sound if c["epsilon"] is not None and math.isfinite(c["epsilon"])]
     best = None
     for c in finite:
-        ratio = c["epsilon_lower"] / c["epsilon"] if c["epsilon"] > _ZERO_EPSILON else (math.inf if c["epsilon_lower"] > 0 else 0.0)
+        ratio = (
+            c["epsilon_lower"] / c["epsilon"]
+            if c["epsilon"] > _ZERO_EPSILON
+            else (math.inf if c["epsilon_lower"] > 0 else 0.0)
+        )
         key = (ratio, -c["epsilon"])
         if best is None or key > best[0]:
             best = (key, c)
@@ -341,7 +379,9 @@ def interval(entry: dict[str, Any]) -> dict[str, Any] | None:
     elif iv["pin"] is not None and iv["pin"] >= PIN_TARGET:
         iv["tight"] = "both"
     else:
-        iv["tight"] = {"audit": "upper", "accounting": "lower", "both": "neither"}.get(str(note.get("loose")), "unknown")
+        iv["tight"] = {"audit": "upper", "accounting": "lower", "both": "neither"}.get(
+            str(note.get("loose")), "unknown"
+        )
     iv["reason"] = None
     if iv["sound"] and (iv["pin"] is None or iv["pin"] < PIN_TARGET):
         iv["reason"] = note.get("reason") or _auto_reason(iv)
@@ -352,12 +392,21 @@ def interval(entry: dict[str, Any]) -> dict[str, Any] | None:
 def _with_interval(entry: dict[str, Any]) -> dict[str, Any]:
     """The entry record with `interval`, `epsilon_upper` and `pin` added (every other field kept)."""
     iv = interval(entry)
-    return {**entry, "interval": iv, "epsilon_upper": None if iv is None else iv["epsilon_upper"],
-            "pin": None if iv is None else iv["pin"]}
+    return {
+        **entry,
+        "interval": iv,
+        "epsilon_upper": None if iv is None else iv["epsilon_upper"],
+        "pin": None if iv is None else iv["pin"],
+    }
 
 
-def build_report(entries: list[dict[str, Any]], *, settings: dict[str, Any], command: list[str] | None = None,
-                 seconds: float | None = None) -> dict[str, Any]:
+def build_report(
+    entries: list[dict[str, Any]],
+    *,
+    settings: dict[str, Any],
+    command: list[str] | None = None,
+    seconds: float | None = None,
+) -> dict[str, Any]:
     """Assemble the report document from entry records (see `dpaudit.audits.run.run_entry`); each
     entry gains its interval (`interval`, `epsilon_upper`, `pin`)."""
     entries = [_with_interval(e) for e in entries]
@@ -390,31 +439,49 @@ def claim_rows(entry: dict[str, Any]) -> list[dict[str, str]]:
     regret = "–"
     if reg:
         ci = reg.get("final_ci")
-        interval = (f"[{fmt(ci[0])}, {fmt(ci[1])}]" if ci is not None and all(map(math.isfinite, ci))
-                    else "[no interval: needs ≥ 2 runs]")
+        interval = (
+            f"[{fmt(ci[0])}, {fmt(ci[1])}]"
+            if ci is not None and all(map(math.isfinite, ci))
+            else "[no interval: needs ≥ 2 runs]"
+        )
         regret = f"{fmt(reg['final_mean'])} {interval} at T={reg['horizon']}"
     if entry.get("error"):
-        return [{"entry": entry["name"], "observable": entry["observable"], "claim": "–", "claimed": "–",
-                 "accountants": "–", "delta": "–", "lower": "–", "verdict": "ERROR", "floating": "–",
-                 "expect": entry["expect"],
-                 "tightness": "–", "regret": regret, "status": entry["error"]}]
+        return [
+            {
+                "entry": entry["name"],
+                "observable": entry["observable"],
+                "claim": "–",
+                "claimed": "–",
+                "accountants": "–",
+                "delta": "–",
+                "lower": "–",
+                "verdict": "ERROR",
+                "floating": "–",
+                "expect": entry["expect"],
+                "tightness": "–",
+                "regret": regret,
+                "status": entry["error"],
+            }
+        ]
     for c in entry["claims"]:
         accs = ", ".join(f"{k} {fmt(v)}" for k, v in c.get("by_accountant", {}).items() if v is not None)
-        rows.append({
-            "entry": entry["name"],
-            "observable": entry["observable"],
-            "claim": c["label"],
-            "claimed": f"{fmt(c['epsilon'])} ({c['accountant']})",
-            "accountants": accs or "–",
-            "delta": fmt(c["delta"]),
-            "lower": f"{fmt(c['epsilon_lower'])} @{fmt(100 * c['confidence'], 4)}%" + one_run_note(c),
-            "verdict": c["verdict"],
-            "floating": floating_text(c),
-            "expect": c["expect"],
-            "tightness": fmt(c["tightness"], 2),
-            "regret": regret,
-            "status": "ok" if c["ok"] else "UNEXPECTED",
-        })
+        rows.append(
+            {
+                "entry": entry["name"],
+                "observable": entry["observable"],
+                "claim": c["label"],
+                "claimed": f"{fmt(c['epsilon'])} ({c['accountant']})",
+                "accountants": accs or "–",
+                "delta": fmt(c["delta"]),
+                "lower": f"{fmt(c['epsilon_lower'])} @{fmt(100 * c['confidence'], 4)}%" + one_run_note(c),
+                "verdict": c["verdict"],
+                "floating": floating_text(c),
+                "expect": c["expect"],
+                "tightness": fmt(c["tightness"], 2),
+                "regret": regret,
+                "status": "ok" if c["ok"] else "UNEXPECTED",
+            }
+        )
     return rows
 
 
@@ -427,7 +494,7 @@ def floating_text(claim: dict[str, Any]) -> str:
 
 
 def one_run_note(claim: dict[str, Any]) -> str:
-    """" (one run: m canaries, r guesses, w correct)" for a claim judged by a one-run audit, else ""."""
+    """ " (one run: m canaries, r guesses, w correct)" for a claim judged by a one-run audit, else ""."""
     if claim.get("mode") != "one-run":
         return ""
     return f" (one run: {claim['num_canaries']} canaries, {claim['guesses']} guesses, {claim['correct']} correct)"
@@ -468,8 +535,14 @@ def samples_text(report: dict[str, Any]) -> str:
     given = report["settings"].get("samples")
     if given is not None:
         return f"{given} per side (--samples)"
-    counts = sorted({a["samples"] for e in report.get("entries", []) for a in e.get("audits") or []
-                     if isinstance(a, dict) and isinstance(a.get("samples"), int) and not isinstance(a["samples"], bool)})
+    counts = sorted(
+        {
+            a["samples"]
+            for e in report.get("entries", [])
+            for a in e.get("audits") or []
+            if isinstance(a, dict) and isinstance(a.get("samples"), int) and not isinstance(a["samples"], bool)
+        }
+    )
     one_run = any(e.get("mode") == "one-run" for e in report.get("entries", []))
     if not counts:
         return "one run per one-run audit" if one_run else "each entry's own"
@@ -519,19 +592,24 @@ def interval_rows(entries: Iterable[dict[str, Any]]) -> list[dict[str, str]]:
         iv = e.get("interval") if "interval" in e else interval(e)
         if iv is None or iv["epsilon_upper"] is None:
             continue
-        mu = (f"[{fmt(iv['mu_lower'])}, {fmt(iv['mu_upper'])}]" if iv["mu_upper"] is not None
-              else ("≥ " + fmt(iv["mu_lower"]) if iv["mu_lower"] is not None else "–"))
+        mu = (
+            f"[{fmt(iv['mu_lower'])}, {fmt(iv['mu_upper'])}]"
+            if iv["mu_upper"] is not None
+            else ("≥ " + fmt(iv["mu_lower"]) if iv["mu_lower"] is not None else "–")
+        )
         pin = "–" if iv["pin"] is None else pin_text(iv["pin"]) + (" (μ)" if iv["pin_kind"] == "mu" else "")
-        rows.append({
-            "entry": e["name"],
-            "delta": fmt(iv["delta"]),
-            "interval": f"[{fmt(iv['epsilon_lower'])}, {fmt(iv['epsilon_upper'])}]",
-            "upper": "–" if iv["claim"] is None else f"{iv['claim']} ({iv['accountant']})",
-            "mu": mu,
-            "pin": pin,
-            "tight": iv["tight"],
-            "reason": iv["reason"] or "",
-        })
+        rows.append(
+            {
+                "entry": e["name"],
+                "delta": fmt(iv["delta"]),
+                "interval": f"[{fmt(iv['epsilon_lower'])}, {fmt(iv['epsilon_upper'])}]",
+                "upper": "–" if iv["claim"] is None else f"{iv['claim']} ({iv['accountant']})",
+                "mu": mu,
+                "pin": pin,
+                "tight": iv["tight"],
+                "reason": iv["reason"] or "",
+            }
+        )
     return rows
 
 
@@ -547,5 +625,13 @@ INTERVAL_COLUMNS = (
 )
 
 
-SUMMARY_COLUMNS = (("entry", "entry"), ("claim", "claim"), ("claimed", "claimed ε (accountant)"), ("delta", "δ"),
-                   ("lower", "ε_lower (confidence)"), ("verdict", "verdict"), ("expect", "expected"), ("status", "status"))
+SUMMARY_COLUMNS = (
+    ("entry", "entry"),
+    ("claim", "claim"),
+    ("claimed", "claimed ε (accountant)"),
+    ("delta", "δ"),
+    ("lower", "ε_lower (confidence)"),
+    ("verdict", "verdict"),
+    ("expect", "expected"),
+    ("status", "status"),
+)

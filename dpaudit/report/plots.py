@@ -37,6 +37,7 @@ def _pyplot():
 
 def _plain_text(figure: _F) -> _F:
     """Draw the figure with every text as given: no mathtext for `$...$`, no TeX (whatever the rcParams)."""
+
     @functools.wraps(figure)
     def plain(*args: Any, **kwargs: Any) -> Any:
         with _pyplot().rc_context({"text.usetex": False, "text.parse_math": False}):
@@ -73,7 +74,7 @@ def regret_png(entries: list[dict[str, Any]]) -> bytes | None:
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     for reg in runs.values():
         x = np.asarray(reg["checkpoints"], dtype=float)
-        line, = ax.plot(x, reg["mean"], label=f"{reg['algorithm']} (runs={reg['runs']})")
+        (line,) = ax.plot(x, reg["mean"], label=f"{reg['algorithm']} (runs={reg['runs']})")
         ax.fill_between(x, reg["lower"], reg["upper"], color=line.get_color(), alpha=0.2)
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative pseudo-regret")
@@ -103,8 +104,15 @@ def epsilon_png(entries: list[dict[str, Any]]) -> bytes | None:
     inside = claimed <= cap
     ax.scatter(claimed[inside], y[inside], marker="|", s=200, color="k", label="claimed ε", zorder=3)
     if (~inside).any():
-        ax.scatter(np.full((~inside).sum(), cap), y[~inside], marker=">", s=40, color="k",
-                   label="claimed ε beyond the axis", zorder=3)
+        ax.scatter(
+            np.full((~inside).sum(), cap),
+            y[~inside],
+            marker=">",
+            s=40,
+            color="k",
+            label="claimed ε beyond the axis",
+            zorder=3,
+        )
     ax.set_xlim(0, cap * 1.02)
     ax.set_yticks(y, [f"{n} [{c['label']}]" for n, c in rows], fontsize=7)
     ax.set_xlabel("ε")
@@ -115,8 +123,9 @@ def epsilon_png(entries: list[dict[str, Any]]) -> bytes | None:
 
 
 def _claimed_curve(epsilon: float, delta: float, alpha: np.ndarray) -> np.ndarray:
-    return np.maximum.reduce([np.zeros_like(alpha), 1 - delta - math.exp(epsilon) * alpha,
-                              math.exp(-epsilon) * (1 - delta - alpha)])
+    return np.maximum.reduce(
+        [np.zeros_like(alpha), 1 - delta - math.exp(epsilon) * alpha, math.exp(-epsilon) * (1 - delta - alpha)]
+    )
 
 
 @_plain_text
@@ -130,11 +139,16 @@ def tradeoff_png(entry: dict[str, Any]) -> bytes | None:
     alpha = np.linspace(0, 1, 401)
     for c in entry["claims"]:
         if math.isfinite(c["epsilon"]) and c["epsilon"] < 50:
-            ax.plot(alpha, _claimed_curve(c["epsilon"], c["delta"], alpha),
-                    label=f"claimed {c['label']}: ε={c['epsilon']:.3g}, δ={c['delta']:.2g}")
+            ax.plot(
+                alpha,
+                _claimed_curve(c["epsilon"], c["delta"], alpha),
+                label=f"claimed {c['label']}: ε={c['epsilon']:.3g}, δ={c['delta']:.2g}",
+            )
     for a in audits:
         rel = entry["pairs"][a.get("pair", 0)]["relation"] if entry.get("pairs") else ""
-        ax.plot(a["tradeoff"]["alpha"], a["tradeoff"]["beta"], ".", ms=3, label=f"empirical ({rel}, δ={a['delta']:.2g})")
+        ax.plot(
+            a["tradeoff"]["alpha"], a["tradeoff"]["beta"], ".", ms=3, label=f"empirical ({rel}, δ={a['delta']:.2g})"
+        )
     ax.plot([0, 1], [1, 0], ":", color="grey", lw=0.8)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
@@ -167,12 +181,18 @@ def interval_png(entries: list[dict[str, Any]]) -> bytes | None:
     ups = np.array([iv["epsilon_upper"] for _, iv in rows], dtype=float)
     finite = np.concatenate([lows[np.isfinite(lows)], ups[np.isfinite(ups)]])
     # as in epsilon_png: the axis covers the audited bounds (and bounds near them); larger values sit at its edge as ">"
-    cap = 1.15 * max(float(np.max(lows[np.isfinite(lows)], initial=0.0)) * 2.0,
-                     float(np.median(finite)) if finite.size else 0.0, 1.0)
+    cap = 1.15 * max(
+        float(np.max(lows[np.isfinite(lows)], initial=0.0)) * 2.0, float(np.median(finite)) if finite.size else 0.0, 1.0
+    )
     for yi, (e, iv), lo, up in zip(y, rows, lows, ups):
         eps_pin = iv.get("epsilon_pin", iv["pin"])  # the bar is the ε interval: coloured by its own ratio
-        color = ("tab:red" if iv["tight"] == "violated" else
-                 "tab:green" if eps_pin is not None and eps_pin >= PIN_TARGET else "tab:orange")
+        color = (
+            "tab:red"
+            if iv["tight"] == "violated"
+            else "tab:green"
+            if eps_pin is not None and eps_pin >= PIN_TARGET
+            else "tab:orange"
+        )
         ax.plot([min(lo, cap), min(up, cap)], [yi, yi], "-", color=color, lw=3, alpha=0.7, solid_capstyle="butt")
         ax.plot([min(lo, cap)], [yi], "o", color=color, ms=4)
         if up > cap:
@@ -186,9 +206,15 @@ def interval_png(entries: list[dict[str, Any]]) -> bytes | None:
     ax.plot([], [], "+", color="k", label="claim known to be wrong")
     ax.plot([], [], ">", color="k", label="ε_upper beyond the axis")
     ax.set_xlim(0, cap * 1.02)
-    ax.set_yticks(y, [f"{e['name']} (δ={iv['delta']:.2g})"
-                      + (f" μ-pin {pin_text(iv['pin'])}" if iv.get("pin_kind") == "mu" and iv["pin"] is not None else "")
-                      for e, iv in rows], fontsize=7)
+    ax.set_yticks(
+        y,
+        [
+            f"{e['name']} (δ={iv['delta']:.2g})"
+            + (f" μ-pin {pin_text(iv['pin'])}" if iv.get("pin_kind") == "mu" and iv["pin"] is not None else "")
+            for e, iv in rows
+        ],
+        fontsize=7,
+    )
     ax.set_xlabel("ε")
     ax.set_title("Where the true ε lies: audited lower bound to smallest sound upper bound")
     ax.grid(axis="x", alpha=0.3)

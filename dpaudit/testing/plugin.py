@@ -21,8 +21,12 @@ __all__ = ["assert_dp", "pytest_addoption"]
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dpaudit")
-    group.addoption("--dpaudit-samples", type=int, default=None,
-                    help=f"runs per input for the assert_dp fixture (default {DEFAULT_SAMPLES})")
+    group.addoption(
+        "--dpaudit-samples",
+        type=int,
+        default=None,
+        help=f"runs per input for the assert_dp fixture (default {DEFAULT_SAMPLES})",
+    )
 
 
 def configured(samples: int | None):

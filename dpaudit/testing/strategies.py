@@ -29,9 +29,11 @@ try:
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
 except ImportError as exc:  # dpaudit does not install hypothesis; its [testing] extra does
-    raise ImportError(f'dpaudit.testing.strategies needs hypothesis ({exc}): pip install "dpaudit[testing]" '
-                      "(the [testing] extra of the path, wheel or git URL dpaudit is installed from)",
-                      name=__name__) from None
+    raise ImportError(
+        f'dpaudit.testing.strategies needs hypothesis ({exc}): pip install "dpaudit[testing]" '
+        "(the [testing] extra of the path, wheel or git URL dpaudit is installed from)",
+        name=__name__,
+    ) from None
 
 __all__ = ["RELATIONS", "Neighbours", "contextual_datasets", "reward_tables", "typed_patients", "unit_floats"]
 
@@ -57,8 +59,11 @@ def _unit_array(shape: tuple[int, ...]) -> st.SearchStrategy[np.ndarray]:
     return hnp.arrays(np.float64, shape, elements=unit_floats())
 
 
-def reward_tables(relation: str = "vector", rounds: st.SearchStrategy[int] = st.integers(2, 32),
-                  arms: st.SearchStrategy[int] = st.integers(2, 6)) -> st.SearchStrategy[Neighbours]:
+def reward_tables(
+    relation: str = "vector",
+    rounds: st.SearchStrategy[int] = st.integers(2, 32),
+    arms: st.SearchStrategy[int] = st.integers(2, 6),
+) -> st.SearchStrategy[Neighbours]:
     """Reward tables (T, K) in [0, 1] differing in one round's vector ("vector") or one entry ("entry")."""
     if relation not in ("vector", "entry"):
         raise ValueError(f"unknown relation {relation!r}; choose one of vector, entry")
@@ -87,9 +92,12 @@ def _features(draw, shape: tuple[int, ...]) -> np.ndarray:
     return raw / np.maximum(norms, 1.0)
 
 
-def contextual_datasets(relation: str = "both", rounds: st.SearchStrategy[int] = st.integers(2, 24),
-                        arms: st.SearchStrategy[int] = st.integers(2, 5),
-                        dim: st.SearchStrategy[int] = st.integers(1, 4)) -> st.SearchStrategy[Neighbours]:
+def contextual_datasets(
+    relation: str = "both",
+    rounds: st.SearchStrategy[int] = st.integers(2, 24),
+    arms: st.SearchStrategy[int] = st.integers(2, 5),
+    dim: st.SearchStrategy[int] = st.integers(1, 4),
+) -> st.SearchStrategy[Neighbours]:
     """{"features": (T, K, d), "rewards": (T, K)} pairs differing in one user's context, rewards or both."""
     if relation not in RELATIONS:
         raise ValueError(f"unknown relation {relation!r}; choose one of {', '.join(RELATIONS)}")
@@ -113,8 +121,11 @@ def _contextual_datasets(draw, relation, rounds, arms, dim) -> Neighbours:
     return Neighbours({"features": feats, "rewards": rewards}, {"features": f1, "rewards": r1}, user, relation)
 
 
-def typed_patients(relation: str = "both", units: st.SearchStrategy[int] = st.integers(2, 64),
-                   types: st.SearchStrategy[int] = st.integers(1, 5)) -> st.SearchStrategy[Neighbours]:
+def typed_patients(
+    relation: str = "both",
+    units: st.SearchStrategy[int] = st.integers(2, 64),
+    types: st.SearchStrategy[int] = st.integers(1, 5),
+) -> st.SearchStrategy[Neighbours]:
     """{"types": (n,), "y0": (n,), "y1": (n,)} pairs differing in one unit's type, outcomes or both."""
     if relation not in RELATIONS:
         raise ValueError(f"unknown relation {relation!r}; choose one of {', '.join(RELATIONS)}")

@@ -26,8 +26,13 @@ DPS = 40
 
 
 def _log_pmf(trials: int, p: mpmath.mpf, x: mpmath.mpf) -> mpmath.mpf:
-    return (mpmath.loggamma(trials + 1) - mpmath.loggamma(x + 1) - mpmath.loggamma(trials - x + 1)
-            + x * mpmath.log(p) + (trials - x) * mpmath.log(1 - p))
+    return (
+        mpmath.loggamma(trials + 1)
+        - mpmath.loggamma(x + 1)
+        - mpmath.loggamma(trials - x + 1)
+        + x * mpmath.log(p)
+        + (trials - x) * mpmath.log(1 - p)
+    )
 
 
 def pmf(trials: int, p: float, x: int) -> mpmath.mpf:

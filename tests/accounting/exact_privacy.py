@@ -58,8 +58,13 @@ def kov_log_delta_lower(eps0: float, k: int, epsilon: float) -> float:
         sd = float(mpmath.sqrt(k * mpmath.exp(log_p + log_q)))
         top = min(m, mode + int(8 * sd) + 1)
         lo = max(0, top - _WINDOW)
-        anchor = (mpmath.loggamma(k + 1) - mpmath.loggamma(top + 1) - mpmath.loggamma(k - top + 1)
-                  + (k - top) * log_p + top * log_q)
+        anchor = (
+            mpmath.loggamma(k + 1)
+            - mpmath.loggamma(top + 1)
+            - mpmath.loggamma(k - top + 1)
+            + (k - top) * log_p
+            + top * log_q
+        )
         back = np.arange(top - lo, -1, -1, dtype=float)  # top - i for i = lo .. top, exact
         idx = float(top) - back
         # log w_{i-1} - log w_i = log(i / (k - i + 1)) + log p - log q, summed downwards from `top`
@@ -175,7 +180,9 @@ def epsilon_delta_log_delta(eps0: float, delta0: float, k: int, epsilon: float) 
 
 def _windows(half_width: int, shift: int) -> np.ndarray:
     """The integers within `half_width` of 0 or of `shift` (where the two laws put their mass)."""
-    return np.union1d(np.arange(-half_width, half_width + 1), np.arange(shift - half_width, shift + half_width + 1)).astype(float)
+    return np.union1d(
+        np.arange(-half_width, half_width + 1), np.arange(shift - half_width, shift + half_width + 1)
+    ).astype(float)
 
 
 def unimodal_log_delta(log_mode_mass: float, epsilon: float) -> float:
@@ -190,12 +197,18 @@ def binomial_log_mode_mass(trials: int, p: float) -> mpmath.mpf:
     with mpmath.workdps(60 + int(math.log10(trials + 1))):
         n, p_ = int(trials), mpmath.mpf(p)
         m = min(n, int(mpmath.floor((n + 1) * p_)))
-        return (mpmath.loggamma(n + 1) - mpmath.loggamma(m + 1) - mpmath.loggamma(n - m + 1)
-                + m * mpmath.log(p_) + (n - m) * mpmath.log1p(-p_))
+        return (
+            mpmath.loggamma(n + 1)
+            - mpmath.loggamma(m + 1)
+            - mpmath.loggamma(n - m + 1)
+            + m * mpmath.log(p_)
+            + (n - m) * mpmath.log1p(-p_)
+        )
 
 
-def pmf_log_delta(logp_lo: np.ndarray, logp_hi: np.ndarray, logq_lo: np.ndarray, logq_hi: np.ndarray,
-                  epsilon: float) -> float:
+def pmf_log_delta(
+    logp_lo: np.ndarray, logp_hi: np.ndarray, logq_lo: np.ndarray, logq_hi: np.ndarray, epsilon: float
+) -> float:
     """A lower bound on log of max(sum (P - e^eps Q)^+, sum (Q - e^eps P)^+) over a window of a common
     support (mass outside the window only adds), from lower and upper bounds on the log-pmfs, each
     further widened by `_PMF_SLACK` (float64's error in a log-pmf)."""
@@ -226,7 +239,7 @@ def discrete_gaussian_log_norm(sigma: float) -> mpmath.mpf:
         s = mpmath.mpf(sigma)
         if s < 1:
             return mpmath.log(mpmath.jtheta(3, 0, mpmath.exp(-1 / (2 * s * s))))
-        return mpmath.log(s * mpmath.sqrt(2 * mpmath.pi) * mpmath.jtheta(3, 0, mpmath.exp(-2 * mpmath.pi ** 2 * s * s)))
+        return mpmath.log(s * mpmath.sqrt(2 * mpmath.pi) * mpmath.jtheta(3, 0, mpmath.exp(-2 * mpmath.pi**2 * s * s)))
 
 
 def discrete_gaussian_log_delta(sigma: float, sensitivity: int, epsilon: float) -> float:
@@ -247,7 +260,7 @@ def discrete_gaussian_log_delta(sigma: float, sensitivity: int, epsilon: float) 
         # S = {x <= t}, t the largest x with loss (D^2 - 2xD)/(2 sigma^2) > eps; N delta(eps) =
         # sum_{t-D < x <= t} f(x) - (e^eps - 1) sum_{x <= t-D} f(x), f(x) = e^(-x^2/(2 sigma^2))
         t = int(mpmath.ceil(mpmath.mpf(d) / 2 - e * s * s / d)) - 1
-        near = mpmath.fsum(mpmath.exp(-mpmath.mpf(x) ** 2 / (2 * s * s)) for x in range(t - d + 1, t + 1))
+        near = mpmath.fsum(mpmath.exp(-(mpmath.mpf(x) ** 2) / (2 * s * s)) for x in range(t - d + 1, t + 1))
         u = t - d
         c = s * mpmath.sqrt(2 * mpmath.pi)
         # sum_{x <= u} f(x) <= integral to u + 1 (f increasing up to 0), or N - integral to -u - 1 by symmetry
@@ -270,7 +283,9 @@ def symmetric_threshold_epsilon(log_pmf_at, sensitivity: int, narrow: bool) -> f
                 x += 1
             return binary_rr_epsilon(mpmath.fsum(terms))
     with mpmath.workdps(60 + int(-log_pmf_at(0) / mpmath.log(10))):
-        return binary_rr_epsilon((1 - mpmath.exp(log_pmf_at(0))) / 2 - mpmath.fsum(mpmath.exp(log_pmf_at(x)) for x in range(1, j + 1)))
+        return binary_rr_epsilon(
+            (1 - mpmath.exp(log_pmf_at(0))) / 2 - mpmath.fsum(mpmath.exp(log_pmf_at(x)) for x in range(1, j + 1))
+        )
 
 
 def skellam_log_pmf(variance: float, x: int) -> mpmath.mpf:

@@ -17,13 +17,19 @@ REL = dpa.NeighboringRelation
 
 @pytest.mark.parametrize(
     "event",
-    [dpa.GaussianDpEvent(2.0), dpa.LaplaceDpEvent(1.5), dpa.RandomizedResponseDpEvent(noise_parameter=0.4, num_buckets=3)],
+    [
+        dpa.GaussianDpEvent(2.0),
+        dpa.LaplaceDpEvent(1.5),
+        dpa.RandomizedResponseDpEvent(noise_parameter=0.4, num_buckets=3),
+    ],
 )
 @pytest.mark.parametrize("k", [1, 50])
 def test_rdp_equals_dp_accounting(event, k):
     ref = rdp_privacy_accountant.RdpAccountant(RDP_ORDERS, neighboring_relation=REL.REPLACE_ONE).compose(event, k)
     for delta in (1e-3, 1e-7):
-        assert A.epsilon(dpa.SelfComposedDpEvent(event, k), delta, "rdp") == pytest.approx(ref.get_epsilon(delta), rel=1e-12)
+        assert A.epsilon(dpa.SelfComposedDpEvent(event, k), delta, "rdp") == pytest.approx(
+            ref.get_epsilon(delta), rel=1e-12
+        )
     assert A.delta(dpa.SelfComposedDpEvent(event, k), 3.0, "rdp") == pytest.approx(ref.get_delta(3.0), rel=1e-12)
 
 
@@ -93,4 +99,7 @@ def test_binomial_count_pld_matches_checked_values(shift, expected):
     # Chowdhury & Zhou (ICML 2022)'s P_Vec (§3.3) in the authors' code (§5 footnote 7) at eps = 0.2: one label, Bin(30600, 1/4), shift ~g or ~2g
     e = A.epsilon(A.BinomialDpEvent(trials=30600, probability=0.25, sensitivity=shift), 1e-5)
     assert e == pytest.approx(expected, abs=0.01)
-    assert A.supporting_accountants(A.BinomialDpEvent(trials=30600, probability=0.25, sensitivity=shift)) == ["approx", "pld"]
+    assert A.supporting_accountants(A.BinomialDpEvent(trials=30600, probability=0.25, sensitivity=shift)) == [
+        "approx",
+        "pld",
+    ]

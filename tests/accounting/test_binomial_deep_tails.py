@@ -29,9 +29,11 @@ def test_scipy_tails_and_pmf_are_within_a_fifth_of_their_bound(trials):
     for z in (-36.0, -4.0, -0.5, 0.3, 20.0, 36.0):
         k = int(trials * P + z * sd)
         bound = float(binomial_tails.relative_error(np.array([k]), trials, P)[0])
-        for got, ref in ((binomial._at_least(trials, P, np.array([k]))[0], exact.at_least(trials, P, k)),
-                         (binomial._at_most(trials, P, np.array([k]))[0], exact.at_most(trials, P, k)),
-                         (stats.binom.pmf(k, trials, P), exact.pmf(trials, P, k))):
+        for got, ref in (
+            (binomial._at_least(trials, P, np.array([k]))[0], exact.at_least(trials, P, k)),
+            (binomial._at_most(trials, P, np.array([k]))[0], exact.at_most(trials, P, k)),
+            (stats.binom.pmf(k, trials, P), exact.pmf(trials, P, k)),
+        ):
             error = float(abs(mpmath.mpf(float(got)) - ref) / ref)
             assert error <= bound / 5, (z, error, bound)
             worst = max(worst, error)

@@ -30,9 +30,10 @@ def _exact_below(trials: int, shift: int, eps: float) -> float:
     t = binomial._threshold(trials, P, shift, eps)
     u = binomial._threshold(trials, P, shift, -eps) - 1
     best = 0.0
-    for window, end, tail in ((np.arange(t - shift, t), t, binomial._at_least(trials, P, np.array([t]))),
-                              (np.arange(u - shift + 1, u + 1), u - shift,
-                               binomial._at_most(trials, P, np.array([u - shift])))):
+    for window, end, tail in (
+        (np.arange(t - shift, t), t, binomial._at_least(trials, P, np.array([t]))),
+        (np.arange(u - shift + 1, u + 1), u - shift, binomial._at_most(trials, P, np.array([u - shift]))),
+    ):
         mass = math.fsum(lower_bounds(stats.binom.pmf(window, trials, P), window, trials, P)) * (1 - 1e-15)
         above = upper_bounds(tail, np.array([end]), trials, P)[0]
         best = max(best, (mass - math.expm1(eps) * (1 + 1e-15) * above) * (1 - 1e-15))

@@ -1,6 +1,5 @@
 """Calibration returns a parameter that meets the target (safe side) and is tight to the tolerance."""
 
-
 import dp_accounting as dpa
 import pytest
 
@@ -39,7 +38,11 @@ def test_shuffle_largest_local_epsilon():
 def test_calibrate_count():
     g = dpa.GaussianDpEvent(10.0)
     k = calibrate_count(g, 2.0, 1e-5, accountant="pld")
-    assert A.epsilon(dpa.SelfComposedDpEvent(g, k), 1e-5, "pld") <= 2.0 < A.epsilon(dpa.SelfComposedDpEvent(g, k + 1), 1e-5, "pld")
+    assert (
+        A.epsilon(dpa.SelfComposedDpEvent(g, k), 1e-5, "pld")
+        <= 2.0
+        < A.epsilon(dpa.SelfComposedDpEvent(g, k + 1), 1e-5, "pld")
+    )
     assert calibrate_count(dpa.LaplaceDpEvent(0.1), 1.0, 0.0, accountant="pure") == 0
 
 

@@ -98,8 +98,10 @@ def test_kov_optimal_matches_brute_force(eps0, delta0, k):
 @pytest.mark.parametrize("eps0,delta0,k", [(0.5, 0.0, 6), (0.2, 1e-4, 8), (1.0, 1e-3, 5)])
 def test_drv_and_kov_heterogeneous_are_valid(eps0, delta0, k):
     for delta in [0.2, 0.05, 0.01]:
-        for e in (composition.drv_epsilon(eps0, delta0, k, delta),
-                  composition.kov_heterogeneous_epsilon([eps0], [delta0], [k], delta)):
+        for e in (
+            composition.drv_epsilon(eps0, delta0, k, delta),
+            composition.kov_heterogeneous_epsilon([eps0], [delta0], [k], delta),
+        ):
             if math.isfinite(e):
                 assert _brute_force_delta([eps0] * k, [delta0] * k, e) <= delta + 1e-12
     for epsilon in [0.5, 1.0, 2.0]:

@@ -23,7 +23,9 @@ EVENTS = {
     "shuffled_local_delta": A.ShuffledDpEvent(local_epsilon=1.0, num_users=20000, local_delta=1e-12),
     "zcdp": dpa.ZCDpEvent(rho=0.02),
     "binomial": A.BinomialDpEvent(trials=2000, probability=0.25, sensitivity=3),
-    "parallel": A.ParallelComposedDpEvent(events=[dpa.LaplaceDpEvent(2.0), dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(4.0), 3)]),
+    "parallel": A.ParallelComposedDpEvent(
+        events=[dpa.LaplaceDpEvent(2.0), dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(4.0), 3)]
+    ),
 }
 K = 4
 DELTA = 1e-6

@@ -160,7 +160,8 @@ def test_the_reference_lower_bound_matches_mpmath_summation(eps0, k):
     for epsilon in (0.0, 0.3 * k * eps0, 0.9 * k * eps0):
         exact = mpmath.fsum(
             mpmath.binomial(k, i) * p ** (k - i) * (1 - p) ** i * (1 - mpmath.exp(epsilon - (k - 2 * i) * e0))
-            for i in range(k + 1) if (k - 2 * i) * e0 > epsilon
+            for i in range(k + 1)
+            if (k - 2 * i) * e0 > epsilon
         )
         lower = kov_log_delta_lower(eps0, k, epsilon)
         assert lower <= float(mpmath.log(exact)) <= lower + 1e-9
@@ -168,7 +169,11 @@ def test_the_reference_lower_bound_matches_mpmath_summation(eps0, k):
 
 def test_reported_bug_pure_events_at_delta_zero():
     """Was 426.59 (and 213 at k = 3000): the optimal-composition profile underflowed to 0."""
-    for leaf, k in ((dpa.LaplaceDpEvent(10.0), 10_000), (dpa.LaplaceDpEvent(10.0), 3000), (A.EpsilonDeltaDpEvent(0.1), 10_000)):
+    for leaf, k in (
+        (dpa.LaplaceDpEvent(10.0), 10_000),
+        (dpa.LaplaceDpEvent(10.0), 3000),
+        (A.EpsilonDeltaDpEvent(0.1), 10_000),
+    ):
         event = dpa.SelfComposedDpEvent(leaf, k)
         assert A.epsilon(event, 0.0) == pytest.approx(0.1 * k, rel=1e-12)
         assert A.epsilon(event, 0.0, "approx") == pytest.approx(0.1 * k, rel=1e-12)
@@ -202,30 +207,69 @@ def _float(x: mpmath.mpf) -> float:
 
 def _kov(eps_prime: float, count: int) -> Callable[[float], float]:
     """The k-fold binary-RR reference for a post-processing into binary RR of parameter eps'."""
-    return functools.partial(X.kov_log_delta_lower, eps_prime, count) if count > 1 else \
-        functools.partial(X.pure_log_delta, eps_prime)
+    return (
+        functools.partial(X.kov_log_delta_lower, eps_prime, count)
+        if count > 1
+        else functools.partial(X.pure_log_delta, eps_prime)
+    )
 
 
 def _gaussian_points() -> list[Point]:
     out = []
-    for sigma, sens in ((1e-300, 1.0), (1e-3, 1.0), (1.0, 1.0), (1e3, 1.0), (1e300, 1.0), (1e300, 1e300),
-                        (1e-300, 1e300), (1e300, 1e-300)):
+    for sigma, sens in (
+        (1e-300, 1.0),
+        (1e-3, 1.0),
+        (1.0, 1.0),
+        (1e3, 1.0),
+        (1e300, 1.0),
+        (1e300, 1e300),
+        (1e-300, 1e300),
+        (1e300, 1e-300),
+    ):
         for count in (1, 10**6, 10**18) if (sigma, sens) == (1.0, 1.0) else (1, 10**18):
             mu = mpmath.sqrt(count) * mpmath.mpf(sens) / mpmath.mpf(sigma)
             tight = ({"pld": 1e-6} | ({"approx": 1e-6} if count == 1 else {})) if 1e-3 <= mu <= 1e3 else {}
-            out.append(Point("gaussian", {"sigma": sigma, "sensitivity": sens}, count, math.inf,
-                             functools.partial(X.gaussian_log_delta, mu), tight=tight))
+            out.append(
+                Point(
+                    "gaussian",
+                    {"sigma": sigma, "sensitivity": sens},
+                    count,
+                    math.inf,
+                    functools.partial(X.gaussian_log_delta, mu),
+                    tight=tight,
+                )
+            )
     return out
 
 
 def _laplace_points() -> list[Point]:
     out = []
-    for scale, sens in ((1e-300, 1.0), (1e-17, 1.0), (1e-3, 1.0), (1.0, 1.0), (1e17, 1.0), (1e300, 1.0), (1e-300, 1e300)):
+    for scale, sens in (
+        (1e-300, 1.0),
+        (1e-17, 1.0),
+        (1e-3, 1.0),
+        (1.0, 1.0),
+        (1e17, 1.0),
+        (1e300, 1.0),
+        (1e-300, 1e300),
+    ):
         eps0 = mpmath.mpf(sens) / mpmath.mpf(scale)
         for count in (1, 10**6, 10**18):
-            ref = functools.partial(X.laplace_log_delta, eps0) if count == 1 else _kov(X.laplace_threshold_epsilon(eps0), count)
-            out.append(Point("laplace", {"scale": scale, "sensitivity": sens}, count, _float(count * eps0), ref,
-                             exact_at_zero=("pure", "approx")))
+            ref = (
+                functools.partial(X.laplace_log_delta, eps0)
+                if count == 1
+                else _kov(X.laplace_threshold_epsilon(eps0), count)
+            )
+            out.append(
+                Point(
+                    "laplace",
+                    {"scale": scale, "sensitivity": sens},
+                    count,
+                    _float(count * eps0),
+                    ref,
+                    exact_at_zero=("pure", "approx"),
+                )
+            )
     return out
 
 
@@ -235,10 +279,21 @@ def _discrete_laplace_points() -> list[Point]:
         a = 1 / mpmath.mpf(scale)
         for sens in (1, 999):
             for count in (1, 10**6, 10**18) if scale == 1.0 else (1, 10**18):
-                ref = functools.partial(X.discrete_laplace_log_delta, a, sens) if count == 1 else \
-                    _kov(X.discrete_laplace_threshold_epsilon(a, sens), count)
-                out.append(Point("discrete-laplace", {"scale": scale, "sensitivity": sens}, count,
-                                 _float(count * a * sens), ref, exact_at_zero=("pure", "approx")))
+                ref = (
+                    functools.partial(X.discrete_laplace_log_delta, a, sens)
+                    if count == 1
+                    else _kov(X.discrete_laplace_threshold_epsilon(a, sens), count)
+                )
+                out.append(
+                    Point(
+                        "discrete-laplace",
+                        {"scale": scale, "sensitivity": sens},
+                        count,
+                        _float(count * a * sens),
+                        ref,
+                        exact_at_zero=("pure", "approx"),
+                    )
+                )
     return out
 
 
@@ -248,11 +303,19 @@ def _discrete_gaussian_points() -> list[Point]:
         log_n = X.discrete_gaussian_log_norm(sigma)
         for sens in (1, 11):
             threshold = X.symmetric_threshold_epsilon(
-                lambda x, sigma=sigma, log_n=log_n: -mpmath.mpf(x) ** 2 / (2 * mpmath.mpf(sigma) ** 2) - log_n, sens,
-                narrow=sigma < 1)
+                lambda x, sigma=sigma, log_n=log_n: -(mpmath.mpf(x) ** 2) / (2 * mpmath.mpf(sigma) ** 2) - log_n,
+                sens,
+                narrow=sigma < 1,
+            )
             for count in (1, 10**6, 10**18) if sigma > 1 else (1, 10**18):  # PLDs of 1e6 narrow ones take seconds
-                ref = functools.partial(X.discrete_gaussian_log_delta, sigma, sens) if count == 1 else _kov(threshold, count)
-                out.append(Point("discrete-gaussian", {"sigma": sigma, "sensitivity": float(sens)}, count, math.inf, ref))
+                ref = (
+                    functools.partial(X.discrete_gaussian_log_delta, sigma, sens)
+                    if count == 1
+                    else _kov(threshold, count)
+                )
+                out.append(
+                    Point("discrete-gaussian", {"sigma": sigma, "sensitivity": float(sens)}, count, math.inf, ref)
+                )
     return out
 
 
@@ -272,26 +335,59 @@ def _skellam_points() -> list[Point]:
 def _binomial_points() -> list[Point]:
     """The sum of `count` releases of one count is the count plus Bin(count N, p), shifted by count s."""
     out = []
-    for trials, p in ((1, 0.5), (100, 0.25), (10**6, 0.5), (10**15, 0.25), (10**18, 0.25), (100, 1e-300),
-                     (10**6, 1 - 1e-16)):
+    for trials, p in (
+        (1, 0.5),
+        (100, 0.25),
+        (10**6, 0.5),
+        (10**15, 0.25),
+        (10**18, 0.25),
+        (100, 1e-300),
+        (10**6, 1 - 1e-16),
+    ):
         for sens in (1, 10):
             for count in (1, 1000) if trials in (1, 10**15) else (1,):  # 1000 PLDs of 100 trials take seconds
                 n = count * trials
-                ref = functools.partial(X.binomial_log_delta, n, p, count * sens) if n <= 10**7 else \
-                    functools.partial(X.unimodal_log_delta, X.binomial_log_mode_mass(n, p))
-                out.append(Point("binomial", {"trials": float(trials), "probability": p, "sensitivity": sens},
-                                 count, math.inf, ref))
+                ref = (
+                    functools.partial(X.binomial_log_delta, n, p, count * sens)
+                    if n <= 10**7
+                    else functools.partial(X.unimodal_log_delta, X.binomial_log_mode_mass(n, p))
+                )
+                out.append(
+                    Point(
+                        "binomial",
+                        {"trials": float(trials), "probability": p, "sensitivity": sens},
+                        count,
+                        math.inf,
+                        ref,
+                    )
+                )
     return out
 
 
 def _rr_points() -> list[Point]:
     out = []
     for eps0, k in itertools.product((1e-17, 1e-8, 0.01, 1.0, 10.0, 700.0), (2, 3, 10**6, 93 * 10**11, 10**17, 10**20)):
-        out.append(Point("rr", {"epsilon0": eps0, "buckets": k}, 1, eps0, functools.partial(X.rr_log_delta, eps0, k),
-                         exact_at_zero=("pure", "approx")))
+        out.append(
+            Point(
+                "rr",
+                {"epsilon0": eps0, "buckets": k},
+                1,
+                eps0,
+                functools.partial(X.rr_log_delta, eps0, k),
+                exact_at_zero=("pure", "approx"),
+            )
+        )
     for eps0, k, count in itertools.product((1e-17, 1.0, 700.0), (2, 10**20), (10**6, 10**18)):
-        out.append(Point("rr", {"epsilon0": eps0, "buckets": k}, count, _float(count * mpmath.mpf(eps0)),
-                         _kov(X.rr_binary_epsilon(eps0, k), count), exact_at_zero=("pure", "approx")))
+        out.append(
+            Point(
+                "rr",
+                {"epsilon0": eps0, "buckets": k},
+                count,
+                _float(count * mpmath.mpf(eps0)),
+                _kov(X.rr_binary_epsilon(eps0, k), count),
+                exact_at_zero=("pure", "approx"),
+            )
+        )
     return out
 
 
@@ -305,27 +401,50 @@ def _shuffle_points() -> list[Point]:
         for count in (1, 1000) if users in (1, 1000) and eps0 in (1e-17, 1.0, 700.0) else (1,):
             ref = functools.partial(X.shuffled_rr_log_delta, eps0, users) if users <= 10**6 else (lambda e: -math.inf)
             tight = {"shuffle": 1e-3} if users == 1 and count == 1 else {}
-            out.append(Point("shuffle", {"epsilon0": eps0, "users": users}, count, _float(count * mpmath.mpf(eps0)), ref,
-                             exact_at_zero=("shuffle",) if count == 1 else (), tight=tight))
+            out.append(
+                Point(
+                    "shuffle",
+                    {"epsilon0": eps0, "users": users},
+                    count,
+                    _float(count * mpmath.mpf(eps0)),
+                    ref,
+                    exact_at_zero=("shuffle",) if count == 1 else (),
+                    tight=tight,
+                )
+            )
     return out
 
 
 def _epsilon_delta_points() -> list[Point]:
     out = []
-    for eps0, delta0, count in itertools.product((1e-17, 1.0, 700.0), (0.0, 1e-300, 1e-12, 0.5, 1 - 1e-16),
-                                                 (1, 10**18)):
+    for eps0, delta0, count in itertools.product(
+        (1e-17, 1.0, 700.0), (0.0, 1e-300, 1e-12, 0.5, 1 - 1e-16), (1, 10**18)
+    ):
         pure = _float(count * mpmath.mpf(eps0)) if delta0 == 0 else math.inf
-        out.append(Point("epsilon-delta", {"epsilon0": eps0, "delta0": delta0}, count, pure,
-                         functools.partial(X.epsilon_delta_log_delta, eps0, delta0, count),
-                         exact_at_zero=("pure", "approx") if delta0 == 0 else (),
-                         tight={"approx": 1e-6} if count == 1 else {}))
+        out.append(
+            Point(
+                "epsilon-delta",
+                {"epsilon0": eps0, "delta0": delta0},
+                count,
+                pure,
+                functools.partial(X.epsilon_delta_log_delta, eps0, delta0, count),
+                exact_at_zero=("pure", "approx") if delta0 == 0 else (),
+                tight={"approx": 1e-6} if count == 1 else {},
+            )
+        )
     return out
 
 
 POINTS = {
-    "gaussian": _gaussian_points, "laplace": _laplace_points, "discrete-laplace": _discrete_laplace_points,
-    "discrete-gaussian": _discrete_gaussian_points, "skellam": _skellam_points, "binomial": _binomial_points,
-    "rr": _rr_points, "shuffle": _shuffle_points, "epsilon-delta": _epsilon_delta_points,
+    "gaussian": _gaussian_points,
+    "laplace": _laplace_points,
+    "discrete-laplace": _discrete_laplace_points,
+    "discrete-gaussian": _discrete_gaussian_points,
+    "skellam": _skellam_points,
+    "binomial": _binomial_points,
+    "rr": _rr_points,
+    "shuffle": _shuffle_points,
+    "epsilon-delta": _epsilon_delta_points,
 }
 
 
@@ -394,8 +513,16 @@ def test_reported_rr_commands_give_epsilon0():
         assert 0.999 <= found <= 1.0
 
 
-@pytest.mark.parametrize("p,k", [(1.0, 2), (1.0, 10**17), (10**17 / (math.expm1(1.0) + 10**17), 10**17),
-                                 (93e11 / (math.expm1(0.01) + 93e11), 93 * 10**11), (2 / (math.exp(1e-8) + 1), 2)])
+@pytest.mark.parametrize(
+    "p,k",
+    [
+        (1.0, 2),
+        (1.0, 10**17),
+        (10**17 / (math.expm1(1.0) + 10**17), 10**17),
+        (93e11 / (math.expm1(0.01) + 93e11), 93 * 10**11),
+        (2 / (math.exp(1e-8) + 1), 2),
+    ],
+)
 def test_a_noise_parameter_that_lost_epsilon0_is_refused(p, k):
     event = dpa.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=k)
     for name in ("pure", "approx", "rdp", "zcdp", "pld"):
@@ -403,7 +530,9 @@ def test_a_noise_parameter_that_lost_epsilon0_is_refused(p, k):
             A.epsilon(event, 1e-6, name)
 
 
-@pytest.mark.parametrize("p,k", [(0.5, 2), (0.4, 3), (0.9, 10), (1e-300, 10**20), (0.999, 2), (2 / (math.exp(1e-4) + 1), 2)])
+@pytest.mark.parametrize(
+    "p,k", [(0.5, 2), (0.4, 3), (0.9, 10), (1e-300, 10**20), (0.999, 2), (2 / (math.exp(1e-4) + 1), 2)]
+)
 def test_a_representable_noise_parameter_gives_at_least_its_epsilon0(p, k):
     with mpmath.workdps(60):
         exact = mpmath.log1p(k * (1 - mpmath.mpf(p)) / mpmath.mpf(p))
@@ -414,8 +543,11 @@ def test_a_representable_noise_parameter_gives_at_least_its_epsilon0(p, k):
 def test_kary_rr_event_validates_and_keeps_its_parameters():
     event = A.KaryRandomizedResponseDpEvent(local_epsilon=1e-17, num_buckets=1e20)
     assert event.num_buckets == 10**20 and isinstance(event.num_buckets, int) and event.noise_parameter == 1.0
-    for bad in (dict(local_epsilon=0.0, num_buckets=2), dict(local_epsilon=1.0, num_buckets=1),
-                dict(local_epsilon=math.inf, num_buckets=2)):
+    for bad in (
+        dict(local_epsilon=0.0, num_buckets=2),
+        dict(local_epsilon=1.0, num_buckets=1),
+        dict(local_epsilon=math.inf, num_buckets=2),
+    ):
         with pytest.raises(ValueError, match=r"local_epsilon|num_buckets"):
             A.KaryRandomizedResponseDpEvent(**bad)
     with pytest.raises(TypeError, match="num_buckets"):
@@ -436,8 +568,10 @@ def test_rr_rdp_is_the_exact_divergence_rounded_up(eps0, k):
 
     orders = np.array([1.0001, 1.5, 2.0, 64.0, 3 * 2.0**19])
     e = mpmath.mpf(eps0)
-    exact = _rdp_exact(orders, lambda a: mpmath.log((mpmath.exp(a * e) + mpmath.exp((1 - a) * e) + k - 2)
-                                                    / (mpmath.exp(e) + k - 1)) / (a - 1))
+    exact = _rdp_exact(
+        orders,
+        lambda a: mpmath.log((mpmath.exp(a * e) + mpmath.exp((1 - a) * e) + k - 2) / (mpmath.exp(e) + k - 1)) / (a - 1),
+    )
     for got, ref in zip(randomized_response.rdp(eps0, k, orders), exact):
         assert got >= ref and (ref < 1e-300 or got <= ref * (1 + 1e-9))
 
@@ -449,13 +583,19 @@ def test_laplace_rdp_is_the_exact_divergence_rounded_up(eps0):
 
     orders = np.array([1.0001, 1.5, 2.0, 64.0, 3 * 2.0**19])
     e = mpmath.mpf(eps0)
-    exact = _rdp_exact(orders, lambda a: mpmath.log(a / (2 * a - 1) * mpmath.exp((a - 1) * e)
-                                                    + (a - 1) / (2 * a - 1) * mpmath.exp(-a * e)) / (a - 1))
+    exact = _rdp_exact(
+        orders,
+        lambda a: (
+            mpmath.log(a / (2 * a - 1) * mpmath.exp((a - 1) * e) + (a - 1) / (2 * a - 1) * mpmath.exp(-a * e)) / (a - 1)
+        ),
+    )
     for got, ref in zip(laplace_rdp(eps0, orders), exact):
         assert got >= ref and (ref < 1e-300 or got <= ref * (1 + 1e-9))
 
 
-@pytest.mark.parametrize("sigma,sensitivity,expected", [(1e-300, 1e300, "NonPrivateDpEvent"), (1e300, 1e-300, "GaussianDpEvent")])
+@pytest.mark.parametrize(
+    "sigma,sensitivity,expected", [(1e-300, 1e300, "NonPrivateDpEvent"), (1e300, 1e-300, "GaussianDpEvent")]
+)
 def test_a_noise_ratio_beyond_the_doubles_rounds_towards_less_privacy(sigma, sensitivity, expected):
     """sigma/sensitivity underflowing to 0 (refused as no noise) or overflowing to inf (no release at
     all) is neither: the ratio is rounded down, and below the smallest double no guarantee is stated."""

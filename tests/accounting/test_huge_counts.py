@@ -14,8 +14,14 @@ from dpaudit.accounting.events import EpsilonDeltaDpEvent
 
 
 @pytest.mark.parametrize("count", [2**63 - 1, 2**64, 10**20, 10**30])
-@pytest.mark.parametrize("leaf", [EpsilonDeltaDpEvent(epsilon=1.0, delta=0.0), dp_accounting.LaplaceDpEvent(2.0),
-                                  dp_accounting.GaussianDpEvent(2.0)])
+@pytest.mark.parametrize(
+    "leaf",
+    [
+        EpsilonDeltaDpEvent(epsilon=1.0, delta=0.0),
+        dp_accounting.LaplaceDpEvent(2.0),
+        dp_accounting.GaussianDpEvent(2.0),
+    ],
+)
 def test_counts_beyond_int64_answer_under_every_accountant(leaf, count):
     event = dp_accounting.SelfComposedDpEvent(leaf, count)
     with warnings.catch_warnings():
@@ -38,8 +44,14 @@ def test_optimal_homogeneous_beyond_2_to_53_is_fast_and_valid():
 
 def test_i_max_is_exact():
     """The largest i with (k - 2i) eps0 > eps, checked in exact rationals."""
-    for k, eps0, eps in [(10, 1.0, 3.0), (10, 1.0, 2.5), (10**30, 1.0, 1e29), (7, 0.5, 0.0), (5, 1.0, 5.0),
-                         (10**20, 0.1, 3.0)]:
+    for k, eps0, eps in [
+        (10, 1.0, 3.0),
+        (10, 1.0, 2.5),
+        (10**30, 1.0, 1e29),
+        (7, 0.5, 0.0),
+        (5, 1.0, 5.0),
+        (10**20, 0.1, 3.0),
+    ]:
         i = OptimalHomogeneous(eps0, 0.0, k)._i_max(eps)
 
         def above(j: int, k: int = k, eps0: float = eps0, eps: float = eps) -> bool:

@@ -9,16 +9,35 @@ import pytest
 from dpaudit import accounting as A
 
 
-@pytest.mark.parametrize("value, error", [(-1.0, ValueError), (0.0, ValueError), (math.nan, ValueError),
-                                          (math.inf, ValueError), (True, TypeError), ("0.1", TypeError)])
+@pytest.mark.parametrize(
+    "value, error",
+    [
+        (-1.0, ValueError),
+        (0.0, ValueError),
+        (math.nan, ValueError),
+        (math.inf, ValueError),
+        (True, TypeError),
+        ("0.1", TypeError),
+    ],
+)
 def test_pld_discretisation_interval_is_validated(value, error):
     with pytest.raises(error, match="value_discretization_interval"):
         A.Accountant("pld", value_discretization_interval=value)
 
 
-@pytest.mark.parametrize("orders, error", [([], ValueError), ([1.0], ValueError), ([0.5, 2.0], ValueError),
-                                           ([2.0, math.nan], ValueError), ([2.0, math.inf], ValueError),
-                                           ([True, 2.0], TypeError), ("23", TypeError), (3.0, TypeError)])
+@pytest.mark.parametrize(
+    "orders, error",
+    [
+        ([], ValueError),
+        ([1.0], ValueError),
+        ([0.5, 2.0], ValueError),
+        ([2.0, math.nan], ValueError),
+        ([2.0, math.inf], ValueError),
+        ([True, 2.0], TypeError),
+        ("23", TypeError),
+        (3.0, TypeError),
+    ],
+)
 def test_rdp_orders_are_validated(orders, error):
     with pytest.raises(error, match="orders"):
         A.Accountant("rdp", orders=orders)
@@ -49,13 +68,16 @@ def test_bool_parameter_is_refused_after_the_equal_float_was_evaluated():
     assert acct.branches == [{dpa.GaussianDpEvent(1.0): 1}]
 
 
-@pytest.mark.parametrize("event", [
-    dpa.ZCDpEvent(rho=True),
-    dpa.ZCDpEvent(rho=0.1, xi=True),
-    dpa.PoissonSampledDpEvent(True, dpa.GaussianDpEvent(1.0)),
-    dpa.LaplaceDpEvent(True),
-    dpa.RandomizedResponseDpEvent(noise_parameter=0.5, num_buckets=True),
-])
+@pytest.mark.parametrize(
+    "event",
+    [
+        dpa.ZCDpEvent(rho=True),
+        dpa.ZCDpEvent(rho=0.1, xi=True),
+        dpa.PoissonSampledDpEvent(True, dpa.GaussianDpEvent(1.0)),
+        dpa.LaplaceDpEvent(True),
+        dpa.RandomizedResponseDpEvent(noise_parameter=0.5, num_buckets=True),
+    ],
+)
 def test_bool_parameters_are_refused(event):
     with pytest.raises(TypeError, match="must be"):
         A.epsilon(event, 1e-5)

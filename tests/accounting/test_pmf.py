@@ -83,8 +83,12 @@ def test_agrees_with_dp_accounting_pmf_pld():
     p = rng.dirichlet(np.ones(40))
     q = rng.dirichlet(np.ones(40))
     pld = pld_lib.from_two_probability_mass_functions(
-        {i: math.log(v) for i, v in enumerate(p)}, {i: math.log(v) for i, v in enumerate(q)},
-        pessimistic_estimate=True, value_discretization_interval=1e-5, symmetric=False)
+        {i: math.log(v) for i, v in enumerate(p)},
+        {i: math.log(v) for i, v in enumerate(q)},
+        pessimistic_estimate=True,
+        value_discretization_interval=1e-5,
+        symmetric=False,
+    )
     for delta in (0.05, 0.2):
         ours = pmf_epsilon(q, p, 0.0 + delta)  # both directions: at least dp-accounting's one direction
         theirs = pld.get_epsilon_for_delta(delta)
@@ -117,11 +121,14 @@ def test_mass_only_one_side_produces():
     assert pmf_pure_epsilon(p, q) == math.inf and pmf_gaussian_mu(p, q) == math.inf
 
 
-@pytest.mark.parametrize("bad, match", [
-    (dict(p=np.array([0.5, 0.6]), q=np.array([0.5, 0.5])), "p must be"),
-    (dict(p=np.array([0.5, 0.5]), q=np.array([1.0])), "p and q must be"),
-    (dict(p=np.array([0.5, 0.5]), q=np.array([-0.1, 1.0])), "q must be"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(p=np.array([0.5, 0.6]), q=np.array([0.5, 0.5])), "p must be"),
+        (dict(p=np.array([0.5, 0.5]), q=np.array([1.0])), "p and q must be"),
+        (dict(p=np.array([0.5, 0.5]), q=np.array([-0.1, 1.0])), "q must be"),
+    ],
+)
 def test_bad_pmfs_are_named(bad, match):
     with pytest.raises(ValueError, match=match):
         pmf_delta(bad["p"], bad["q"], 1.0)
@@ -140,8 +147,11 @@ def test_bad_scalars_are_named():
 
 
 @settings(max_examples=60)
-@given(st.integers(min_value=0, max_value=10_000), st.integers(min_value=2, max_value=30),
-       st.floats(min_value=0.0, max_value=3.0))
+@given(
+    st.integers(min_value=0, max_value=10_000),
+    st.integers(min_value=2, max_value=30),
+    st.floats(min_value=0.0, max_value=3.0),
+)
 def test_hockey_stick_properties(seed, size, eps):
     """Exact properties on random pmfs: δ(0) is the total variation distance, δ is symmetric in (p, q) and
     non-increasing in ε, ε(δ) meets its δ, and δ vanishes from the pure ε on."""

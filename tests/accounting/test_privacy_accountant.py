@@ -105,7 +105,9 @@ def test_bad_input():
 def test_common_relation():
     assert common_relation(dpa.GaussianDpEvent(1.0)) is R.REPLACE_ONE
     assert common_relation(dpa.PoissonSampledDpEvent(0.1, dpa.GaussianDpEvent(1.0))) is R.ADD_OR_REMOVE_ONE
-    mixed = dpa.ComposedDpEvent([dpa.RandomizedResponseDpEvent(0.5, 2), dpa.PoissonSampledDpEvent(0.1, dpa.GaussianDpEvent(1.0))])
+    mixed = dpa.ComposedDpEvent(
+        [dpa.RandomizedResponseDpEvent(0.5, 2), dpa.PoissonSampledDpEvent(0.1, dpa.GaussianDpEvent(1.0))]
+    )
     with pytest.raises(ValueError, match="no common neighbouring relation"):
         common_relation(mixed)
 
@@ -158,8 +160,11 @@ def test_laplace_against_the_exact_profile_and_dp_accountings_pld():
     theirs = _calibrated(pld_privacy_accountant.PLDAccountant, make, bracket)
     assert laplace_delta(1.0 / ours, EPS) <= DELTA
     assert ours == pytest.approx(theirs, rel=1e-3)
-    pure = _calibrated(lambda: PrivacyAccountant("pure"), lambda b: dpa.SelfComposedDpEvent(make(b), 10),
-                      dpa.ExplicitBracketInterval(1.0, 50.0))
+    pure = _calibrated(
+        lambda: PrivacyAccountant("pure"),
+        lambda b: dpa.SelfComposedDpEvent(make(b), 10),
+        dpa.ExplicitBracketInterval(1.0, 50.0),
+    )
     assert 10 / pure <= EPS and pure == pytest.approx(10 / EPS, rel=1e-5)
 
 

@@ -18,7 +18,11 @@ FAST = settings(max_examples=15, deadline=None)
 leaves = st.one_of(
     st.floats(0.5, 20).map(dpa.GaussianDpEvent),
     st.floats(0.5, 20).map(dpa.LaplaceDpEvent),
-    st.builds(lambda a, s: dp_event.DiscreteLaplaceDpEvent(noise_parameter=a, sensitivity=s), st.floats(0.05, 1.0), st.integers(1, 3)),
+    st.builds(
+        lambda a, s: dp_event.DiscreteLaplaceDpEvent(noise_parameter=a, sensitivity=s),
+        st.floats(0.05, 1.0),
+        st.integers(1, 3),
+    ),
     st.floats(0.1, 0.95).map(lambda p: dpa.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)),
 )
 counts = st.integers(1, 30)
@@ -42,7 +46,10 @@ def test_epsilon_decreases_in_delta(leaf, k, delta, factor):
 @given(leaves, counts, deltas)
 def test_composing_more_never_lowers_epsilon(leaf, k, delta):
     for name in _supported(leaf):
-        assert A.epsilon(dpa.SelfComposedDpEvent(leaf, k + 1), delta, name) >= A.epsilon(dpa.SelfComposedDpEvent(leaf, k), delta, name) - 1e-9
+        assert (
+            A.epsilon(dpa.SelfComposedDpEvent(leaf, k + 1), delta, name)
+            >= A.epsilon(dpa.SelfComposedDpEvent(leaf, k), delta, name) - 1e-9
+        )
 
 
 @FAST

@@ -16,11 +16,13 @@ EPSILONS = (0.5, 1.0, 2.0)
 
 
 def mixed_event(poisson_count: int = 20) -> dpa.DpEvent:
-    return dpa.ComposedDpEvent([
-        dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(3.0), 4),
-        dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(20.0), 3),
-        dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.05, dpa.GaussianDpEvent(1.1)), poisson_count),
-    ])
+    return dpa.ComposedDpEvent(
+        [
+            dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(3.0), 4),
+            dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(20.0), 3),
+            dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.05, dpa.GaussianDpEvent(1.1)), poisson_count),
+        ]
+    )
 
 
 def fresh_pld(event: dpa.DpEvent) -> A.Accountant:
@@ -48,9 +50,14 @@ def test_compose_after_a_query_invalidates_the_composed_pld():
     assert after > before
     # the streaming fast path (a leaf already composed) invalidates too
     acct.compose(dpa.PoissonSampledDpEvent(0.05, dpa.GaussianDpEvent(1.1)), 5)
-    assert acct.epsilon(1e-5) == fresh_pld(dpa.ComposedDpEvent([
-        mixed_event(25), dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(20.0), 2),
-    ])).epsilon(1e-5)
+    assert acct.epsilon(1e-5) == fresh_pld(
+        dpa.ComposedDpEvent(
+            [
+                mixed_event(25),
+                dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(20.0), 2),
+            ]
+        )
+    ).epsilon(1e-5)
 
 
 def test_functional_entry_points_reuse_and_agree():
@@ -64,7 +71,9 @@ def test_functional_entry_points_reuse_and_agree():
     assert pool["pld"] is backend
     # the public functions (shared backends) answer the same on repeated calls
     small = dpa.ComposedDpEvent([dpa.GaussianDpEvent(3.0), dpa.LaplaceDpEvent(5.0)])
-    assert A.delta(small, 1.0, "pld") == A.delta(dpa.ComposedDpEvent([dpa.GaussianDpEvent(3.0), dpa.LaplaceDpEvent(5.0)]), 1.0, "pld")
+    assert A.delta(small, 1.0, "pld") == A.delta(
+        dpa.ComposedDpEvent([dpa.GaussianDpEvent(3.0), dpa.LaplaceDpEvent(5.0)]), 1.0, "pld"
+    )
     assert A.epsilon(small, 1e-5) == A.epsilon(small, 1e-5) <= A.epsilon(small, 1e-5, "rdp")
 
 

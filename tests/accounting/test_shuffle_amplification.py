@@ -89,8 +89,10 @@ def test_accounting_a_shuffled_event_raises_no_warning(n):
     shuffle.numerical_epsilon.cache_clear()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for event in (A.ShuffledDpEvent(local_epsilon=1.0, num_users=n),
-                      A.ShuffledDpEvent(local_epsilon=1.0, num_users=n, local_delta=1e-12)):
+        for event in (
+            A.ShuffledDpEvent(local_epsilon=1.0, num_users=n),
+            A.ShuffledDpEvent(local_epsilon=1.0, num_users=n, local_delta=1e-12),
+        ):
             for acc in ("shuffle", "approx", "best"):
                 assert A.epsilon(event, 1e-6, acc) <= 1.0
                 assert 0.0 <= A.delta(event, 0.5, acc) <= 1.0
@@ -149,7 +151,9 @@ def test_epsilon_and_delta_are_consistent_with_local_delta(eps0, n, delta0):
 
 def test_local_delta_zero_is_the_pure_bound_and_too_small_delta_is_refused():
     for eps in (0.05, 0.3):
-        assert shuffle.shuffled_delta(1.0, 1000, eps, 0.0) == pytest.approx(shuffle.numerical_delta(1.0, 1000, eps), rel=1e-12)
+        assert shuffle.shuffled_delta(1.0, 1000, eps, 0.0) == pytest.approx(
+            shuffle.numerical_delta(1.0, 1000, eps), rel=1e-12
+        )
     event = A.ShuffledDpEvent(local_epsilon=1.0, num_users=1000, local_delta=1e-6)
     for acc in ("shuffle", "best"):
         with pytest.raises(ValueError, match="local_delta"):

@@ -37,13 +37,16 @@ def test_gaussian_profile_with_a_vanishing_mu_is_not_zero():
     assert curves.gaussian_epsilon(1.0, 0.0) == math.inf
 
 
-@pytest.mark.parametrize("event", [
-    dpa.GaussianDpEvent(1e-300),
-    A.DiscreteGaussianDpEvent(sigma=1e-300, sensitivity=1.0),
-    A.SkellamDpEvent(variance=1e-300, l1_sensitivity=1.0, l2_sensitivity=1.0),
-    dpa.PoissonSampledDpEvent(0.5, dpa.GaussianDpEvent(1e-300)),
-    dpa.ComposedDpEvent([dpa.GaussianDpEvent(1e-300), dpa.LaplaceDpEvent(1.0)]),
-])
+@pytest.mark.parametrize(
+    "event",
+    [
+        dpa.GaussianDpEvent(1e-300),
+        A.DiscreteGaussianDpEvent(sigma=1e-300, sensitivity=1.0),
+        A.SkellamDpEvent(variance=1e-300, l1_sensitivity=1.0, l2_sensitivity=1.0),
+        dpa.PoissonSampledDpEvent(0.5, dpa.GaussianDpEvent(1e-300)),
+        dpa.ComposedDpEvent([dpa.GaussianDpEvent(1e-300), dpa.LaplaceDpEvent(1.0)]),
+    ],
+)
 @pytest.mark.filterwarnings("error::RuntimeWarning")
 def test_vanishing_noise_gives_no_guarantee_and_no_error(event):
     """sigma = 1e-300 raised ZeroDivisionError (zcdp, pld) or OverflowError (rdp via dp-accounting);

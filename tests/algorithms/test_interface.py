@@ -26,10 +26,21 @@ from dpaudit.algorithms.mab.ucb import UCB1
 from dpaudit.interface import PrivateAlgorithm
 
 ALGORITHMS = [
-    UCB1(), SuccessiveElimination(), DPSE(1.0), AnytimeLazyUCB(1.0), HybridUCB(1.0), FTNL(1.0), BatchSE("dist-dp", 1.0),
-    LinUCB(), LinUCBJDP(epsilon=1.0), LinUCBLDP(epsilon=1.0), LinUCBSDPAmp(epsilon=1.0), LinUCBSDPVec(epsilon=1.0),
+    UCB1(),
+    SuccessiveElimination(),
+    DPSE(1.0),
+    AnytimeLazyUCB(1.0),
+    HybridUCB(1.0),
+    FTNL(1.0),
+    BatchSE("dist-dp", 1.0),
+    LinUCB(),
+    LinUCBJDP(epsilon=1.0),
+    LinUCBLDP(epsilon=1.0),
+    LinUCBSDPAmp(epsilon=1.0),
+    LinUCBSDPVec(epsilon=1.0),
     ConSE(PatientExperiment(np.array([0.3]), np.array([0.7])), ConSEParams(epsilon=1.0)),
-    PrivateGLM(PrivateGLMParams(epsilon=4.0, delta=0.02)), ShuffleGLM(ShuffleGLMParams(epsilon=4.0, delta=0.02)),
+    PrivateGLM(PrivateGLMParams(epsilon=4.0, delta=0.02)),
+    ShuffleGLM(ShuffleGLMParams(epsilon=4.0, delta=0.02)),
 ]
 
 
@@ -43,6 +54,7 @@ def test_every_algorithm_has_the_one_shape(algorithm):
 
 def test_privacy_is_a_method_of_the_horizon_not_a_property():
     """Regression: HybridUCB.privacy and BatchSE.privacy were properties at a hidden T (2^22, 10^6)."""
+
     def trees(event):
         return len(event.events)
 
@@ -52,7 +64,9 @@ def test_privacy_is_a_method_of_the_horizon_not_a_property():
     assert isinstance(short, dp_accounting.DpEvent) and len(short.events) < len(long.events)
 
 
-@pytest.mark.parametrize("algorithm", [UCB1(), DPSE(1.0), HybridUCB(1.0), BatchSE("dist-dp", 1.0)], ids=lambda a: a.name)
+@pytest.mark.parametrize(
+    "algorithm", [UCB1(), DPSE(1.0), HybridUCB(1.0), BatchSE("dist-dp", 1.0)], ids=lambda a: a.name
+)
 def test_privacy_rejects_a_bad_horizon(algorithm):
     with pytest.raises(ValueError, match="horizon"):
         algorithm.privacy(0)
@@ -85,8 +99,12 @@ def test_every_environment_names_its_number_of_arms_n_arms():
     from dpaudit.algorithms.mab.environment import RewardTable, make_environment
 
     rng = np.random.default_rng(0)
-    envs = [linear_environment(rng, runs=2, horizon=4, dim=2, n_arms=3), ContextTable(np.ones((4, 3, 2)), np.ones((4, 3))),
-            GLMEnvironment(np.array([1.0, 0.5]), np.full((4, 3, 2), 0.5), "probit"), RewardTable(np.zeros((4, 3))),
-            make_environment(rng, 2, instance="easy", n_arms=3)]
+    envs = [
+        linear_environment(rng, runs=2, horizon=4, dim=2, n_arms=3),
+        ContextTable(np.ones((4, 3, 2)), np.ones((4, 3))),
+        GLMEnvironment(np.array([1.0, 0.5]), np.full((4, 3, 2), 0.5), "probit"),
+        RewardTable(np.zeros((4, 3))),
+        make_environment(rng, 2, instance="easy", n_arms=3),
+    ]
     assert [env.n_arms for env in envs] == [3] * 5
     assert not any(hasattr(env, "arms") for env in envs)

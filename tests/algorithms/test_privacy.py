@@ -50,8 +50,15 @@ def test_implied_is_a_read_only_mapping_and_pairs_are_accepted():
 
 
 def test_json_keeps_the_keys_the_cli_and_reports_read():
-    p = Privacy("unit", "central", GAUSS, CLAIM, Guarantee("approx", 3.0, 1e-5), "note",
-                paper_event=dp_accounting.GaussianDpEvent(4.0))
+    p = Privacy(
+        "unit",
+        "central",
+        GAUSS,
+        CLAIM,
+        Guarantee("approx", 3.0, 1e-5),
+        "note",
+        paper_event=dp_accounting.GaussianDpEvent(4.0),
+    )
     out = p.to_json()
     assert out["type"] == "Privacy" and out["claim"]["epsilon"] == 1.0 and out["corrected"]["epsilon"] == 3.0
     assert out["paper_event"] == {"type": "GaussianDpEvent", "noise_multiplier": 4.0}

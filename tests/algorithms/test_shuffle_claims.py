@@ -80,8 +80,6 @@ def test_pvec_protocols_for_a_batch():
     assert (vec.g, vec.b, vec.p, vec.num_users) == (mat.g, mat.b, mat.p, mat.num_users) == (g, b, p, 20)
 
 
-
-
 def test_theorem_sized_noise_is_accountable():
     # eq. 127's b (~ 10^8 here) is beyond any enumeration; approx reads the exact tails, and the
     # protocol is far more private than the theorem says
@@ -99,7 +97,10 @@ def test_shuffle_gradient_descent_uses_eq_127_at_the_round_budget():
     default = shuffle_gradient_descent(1000, 5, 1.0, 1e-3, lipschitz=2.0, radius=1.0)
     assert default.iterations == pgd_iterations(1.0, 1e-3, 1000, 5) and default.protocol.bound == 2.0
     given_proto = BitSumProtocol(200, 3, 9, 4)
-    assert shuffle_gradient_descent(200, 3, 1.0, 1e-3, 1.0, 1.0, iterations=7, protocol=given_proto).protocol is given_proto
+    assert (
+        shuffle_gradient_descent(200, 3, 1.0, 1e-3, 1.0, 1.0, iterations=7, protocol=given_proto).protocol
+        is given_proto
+    )
     with pytest.raises(ValueError, match="lipschitz"):
         shuffle_gradient_descent(200, 3, 1.0, 1e-3, lipschitz=0.0, radius=1.0, iterations=7)
     with pytest.raises(ValueError, match="protocol is required"):
@@ -117,6 +118,7 @@ def test_mechanisms_no_longer_carry_the_papers_claims():
     """The shuffled bit sum in dpaudit.mechanisms is Cheu et al.'s mechanism for any (g, b, p); the papers'
     eq. 127 and claimed ε are in dpaudit.algorithms.shuffle_claims."""
     import dpaudit.mechanisms.vector_sum as vector_sum
+
     for name in ("cheu_parameters", "cheu_claimed_epsilon", "pvec_protocols", "CHEU_CONSTANT"):
         assert not hasattr(mechanisms, name) and not hasattr(vector_sum, name), name
     for method in ("from_privacy", "claimed_epsilon", "corrected_epsilon", "claimed_event", "theorem_event"):

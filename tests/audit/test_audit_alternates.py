@@ -31,11 +31,13 @@ AUDITS = 200
 
 def _plan(threshold, predicted=0.1, name="s"):
     """{x > threshold} for the identity score named `name`, direction d0>d1."""
-    return EventPlan("d0>d1", UserScore(lambda x: x, name), 1, threshold, threshold, (threshold,), (0.5,), (0.5,),
-                     predicted)
+    return EventPlan(
+        "d0>d1", UserScore(lambda x: x, name), 1, threshold, threshold, (threshold,), (0.5,), (0.5,), predicted
+    )
 
 
 # --- exact properties -------------------------------------------------------------------------
+
 
 def _family(values0, values1, name):
     return UserScore(lambda x: x, name), np.asarray(values0, dtype=float), np.asarray(values1, dtype=float)
@@ -66,7 +68,9 @@ def test_distinct_drops_events_that_repeat_an_earlier_one():
     kept = distinct(plan, x[:500], x[500:], 2)
     assert [a.threshold for a in kept.alternates] == [900.0]  # 901 repeats 900
     assert distinct(plan, x[:500], x[500:], 0).alternates == ()
-    assert distinct(dataclasses.replace(lead, alternates=(other, _plan(100.0))), x[:500], x[500:], 1).alternates == (other,)
+    assert distinct(dataclasses.replace(lead, alternates=(other, _plan(100.0))), x[:500], x[500:], 1).alternates == (
+        other,
+    )
 
 
 def test_direction_result_tests_every_event_at_the_divided_level():
@@ -94,8 +98,15 @@ def test_direction_result_tests_every_event_at_the_divided_level():
 
 
 def test_single_event_per_direction_tests_the_lead_only():
-    r = audit(lambda d, rng, n: d + rng.laplace(0.0, 1.0, (n, 3)), 1.0, 0.0, claim_epsilon=3.0, samples=4_000,
-              events_per_direction=1, executor="serial")
+    r = audit(
+        lambda d, rng, n: d + rng.laplace(0.0, 1.0, (n, 3)),
+        1.0,
+        0.0,
+        claim_epsilon=3.0,
+        samples=4_000,
+        events_per_direction=1,
+        executor="serial",
+    )
     assert all(d.events_tested == 1 and d.event == d.lead_event for d in r.directions)
 
 
@@ -109,33 +120,54 @@ def test_result_round_trips_the_new_fields():
 @given(st.one_of(st.integers(max_value=0), st.floats(max_value=0.0).filter(float.is_integer)))
 def test_events_per_direction_below_one_is_a_value_error(value):  # integral floats count, like samples=1e5
     with pytest.raises(ValueError, match="events_per_direction"):
-        audit(lambda d, rng, n: d + rng.laplace(0.0, 1.0, n), 1.0, 0.0, claim_epsilon=1.0, samples=2_000,
-              events_per_direction=value)
+        audit(
+            lambda d, rng, n: d + rng.laplace(0.0, 1.0, n),
+            1.0,
+            0.0,
+            claim_epsilon=1.0,
+            samples=2_000,
+            events_per_direction=value,
+        )
 
 
-@given(st.one_of(st.booleans(), st.text(max_size=3),
-                 st.floats(allow_nan=True).filter(lambda v: not (math.isfinite(v) and v.is_integer()))))
+@given(
+    st.one_of(
+        st.booleans(),
+        st.text(max_size=3),
+        st.floats(allow_nan=True).filter(lambda v: not (math.isfinite(v) and v.is_integer())),
+    )
+)
 def test_events_per_direction_of_another_type_is_a_type_error(value):
     with pytest.raises(TypeError, match="events_per_direction"):
-        audit(lambda d, rng, n: d + rng.laplace(0.0, 1.0, n), 1.0, 0.0, claim_epsilon=1.0, samples=2_000,
-              events_per_direction=value)
+        audit(
+            lambda d, rng, n: d + rng.laplace(0.0, 1.0, n),
+            1.0,
+            0.0,
+            claim_epsilon=1.0,
+            samples=2_000,
+            events_per_direction=value,
+        )
 
 
 # --- coverage (statistical) -------------------------------------------------------------------
 
+
 def _flag_value(rr_eps, scale):
     """(flag, value): flag = randomized response of the bit x at rr_eps; value = x + Lap(scale) if the
     flag is up, else the sentinel -1000: true epsilon rr_eps + 1 / scale between x = 1 and 0."""
+
     def target(data, rng, size):
         flag = (rng.random(size) < np.exp(rr_eps) / (1 + np.exp(rr_eps))) == bool(data)
         value = float(data) + rng.laplace(0.0, scale, size)
         return np.stack([flag.astype(float), np.where(flag, value, -1000.0)], axis=1)
+
     return target
 
 
 def _audits(target, claim):
-    results = [audit(target, 1.0, 0.0, claim_epsilon=claim, samples=2_000, seed=s, executor="serial")
-               for s in range(AUDITS)]
+    results = [
+        audit(target, 1.0, 0.0, claim_epsilon=claim, samples=2_000, seed=s, executor="serial") for s in range(AUDITS)
+    ]
     return np.array([r.epsilon_lower for r in results]), [d.events_tested for r in results for d in r.directions]
 
 

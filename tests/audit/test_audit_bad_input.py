@@ -42,11 +42,14 @@ def unsigned_small(data, rng, size):
     return (rng.random(size) < (0.6 if data else 0.4)).astype(np.uint64)
 
 
-@pytest.mark.parametrize("target, match", [
-    (width_zero, "rows with no entries"),   # was ZeroDivisionError
-    (ragged, "rows of different lengths"),  # was numpy's "inhomogeneous shape"
-    (huge_unsigned, r"unsigned integers >= 2\*\*63"),  # was a silent wrap to negative int64
-])
+@pytest.mark.parametrize(
+    "target, match",
+    [
+        (width_zero, "rows with no entries"),  # was ZeroDivisionError
+        (ragged, "rows of different lengths"),  # was numpy's "inhomogeneous shape"
+        (huge_unsigned, r"unsigned integers >= 2\*\*63"),  # was a silent wrap to negative int64
+    ],
+)
 def test_unusable_outputs_are_named(target, match):
     with pytest.raises(ValueError, match=r"target\(d0.*" + match):
         audit(target, 0, 1, **OPTS)
@@ -57,11 +60,14 @@ def test_small_unsigned_outputs_are_used_exactly():
     assert result.discrete and result.output_shape == ()
 
 
-@pytest.mark.parametrize("curve, match", [
-    (lambda eps: float("nan"), r"claim.*delta=nan at epsilon=1\.0"),  # was an empty message
-    (lambda eps: 2.0, r"claim.*delta=2\.0"),
-    (lambda eps: "x", r"claim.*failed at epsilon=1\.0"),
-])
+@pytest.mark.parametrize(
+    "curve, match",
+    [
+        (lambda eps: float("nan"), r"claim.*delta=nan at epsilon=1\.0"),  # was an empty message
+        (lambda eps: 2.0, r"claim.*delta=2\.0"),
+        (lambda eps: "x", r"claim.*failed at epsilon=1\.0"),
+    ],
+)
 def test_broken_claimed_curves_fail_before_any_run(curve, match):
     target = Counting()
     with pytest.raises(ValueError, match=match):
@@ -69,21 +75,24 @@ def test_broken_claimed_curves_fail_before_any_run(curve, match):
     assert target.calls == 0
 
 
-@pytest.mark.parametrize("options, name", [
-    (dict(samples=1), "samples"),
-    (dict(samples=2**51), "samples"),
-    (dict(samples=10**9, chunk_size=1), "chunk_size"),
-    (dict(executor="nonsense"), "executor"),
-    (dict(executor=3), "executor"),
-    (dict(progress="yes"), "progress"),
-    (dict(checkpoint_dir=3), "checkpoint_dir"),
-    (dict(target_name=""), "target_name"),
-    (dict(score=3), "score"),
-    (dict(workers=0), "workers"),
-    (dict(claim_delta=1.5), "claim_delta"),
-    (dict(claim_epsilon=float("inf")), "claim_epsilon"),
-    (dict(confidence=0.0), "confidence"),
-])
+@pytest.mark.parametrize(
+    "options, name",
+    [
+        (dict(samples=1), "samples"),
+        (dict(samples=2**51), "samples"),
+        (dict(samples=10**9, chunk_size=1), "chunk_size"),
+        (dict(executor="nonsense"), "executor"),
+        (dict(executor=3), "executor"),
+        (dict(progress="yes"), "progress"),
+        (dict(checkpoint_dir=3), "checkpoint_dir"),
+        (dict(target_name=""), "target_name"),
+        (dict(score=3), "score"),
+        (dict(workers=0), "workers"),
+        (dict(claim_delta=1.5), "claim_delta"),
+        (dict(claim_epsilon=float("inf")), "claim_epsilon"),
+        (dict(confidence=0.0), "confidence"),
+    ],
+)
 def test_bad_options_name_the_parameter_before_any_run(options, name):
     target = Counting()
     with pytest.raises(ValueError, match=name):
@@ -124,8 +133,9 @@ def test_every_option_is_an_explicit_keyword_with_the_options_default():
 
 def test_positional_call_signature_is_kept():
     a = audit(laplace, 1.0, 0.0, 1.0, 0.0, 2_000, 0.95, 5, executor="serial")
-    b = audit(laplace, 1.0, 0.0, claim_epsilon=1.0, claim_delta=0.0, samples=2_000, confidence=0.95, seed=5,
-              executor="serial")
+    b = audit(
+        laplace, 1.0, 0.0, claim_epsilon=1.0, claim_delta=0.0, samples=2_000, confidence=0.95, seed=5, executor="serial"
+    )
     assert a == b
 
 

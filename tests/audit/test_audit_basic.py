@@ -48,7 +48,11 @@ def test_user_score_sees_int64_rows_and_matches_builtin_families():
     def first_action(rows):
         seen.append(rows.dtype)
         return rows[:, 0] * 100  # would overflow in int8: the score must see int64
+
     user = audit(actions, 1, 0, claim_epsilon=1.0, samples=20_000, seed=2, score=first_action, executor="serial")
     assert set(seen) == {np.dtype(np.int64)}
-    assert user.directions[0].score == '{"function": "test_user_score_sees_int64_rows_and_matches_builtin_families.<locals>.first_action", "name": "user"}'
+    assert (
+        user.directions[0].score
+        == '{"function": "test_user_score_sees_int64_rows_and_matches_builtin_families.<locals>.first_action", "name": "user"}'
+    )
     assert 0.8 < user.epsilon_lower <= 1.0  # statistical, fixed seed: see the coverage tests

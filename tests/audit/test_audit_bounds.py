@@ -30,9 +30,9 @@ def _tail_at_least(n: int, k: int, x) -> mpmath.mpf:
     if k == 1:
         return -mpmath.expm1(n * mpmath.log1p(-x))
     if k == n:
-        return x ** n
+        return x**n
     if k == n - 1:
-        return x ** n + n * x ** (n - 1) * (1 - x)
+        return x**n + n * x ** (n - 1) * (1 - x)
     return _beta_integral(k, n - k + 1, 0, x)
 
 
@@ -163,10 +163,19 @@ def test_vector_inputs_broadcast():
     assert cp_lower(k, 10, 0.05)[0] == 0.0 and cp_upper(k, 10, 0.05)[-1] == 1.0
 
 
-@pytest.mark.parametrize("args, name", [
-    ((5, 4, 0.05), "count"), ((-1, 4, 0.05), "count"), ((1.5, 4, 0.05), "count"), ((1, 0, 0.05), "nobs"),
-    ((1, 4.5, 0.05), "nobs"), ((1, 4, 0.0), "level"), ((1, 4, 0.7), "level"), ((1, 4, float("nan")), "level"),
-])
+@pytest.mark.parametrize(
+    "args, name",
+    [
+        ((5, 4, 0.05), "count"),
+        ((-1, 4, 0.05), "count"),
+        ((1.5, 4, 0.05), "count"),
+        ((1, 0, 0.05), "nobs"),
+        ((1, 4.5, 0.05), "nobs"),
+        ((1, 4, 0.0), "level"),
+        ((1, 4, 0.7), "level"),
+        ((1, 4, float("nan")), "level"),
+    ],
+)
 def test_bad_arguments_name_the_parameter(args, name):
     with pytest.raises(ValueError, match=name):
         cp_lower(*args)

@@ -24,11 +24,13 @@ CHAIN = ("chain-log-ratio",)  # the auditor's candidates restricted to the chain
 def rr_halting(eps_bit: float, k: int = 4, c: int = 2):
     """k randomized responses of the bit x at eps_bit; after the c-th reported 1 the rest is -1.
     Every reported bit adds +-eps_bit to the log ratio: true epsilon k * eps_bit (all k reported 0)."""
+
     def target(data, rng, size):
         keep = rng.random((size, k)) < np.exp(eps_bit) / (1 + np.exp(eps_bit))
         bits = (keep == bool(data)).astype(np.int64)
         before = np.cumsum(bits, axis=1) - bits
         return np.where(before >= c, -1, bits)
+
     return target
 
 
@@ -38,6 +40,7 @@ def rr_pattern_log_ratio(row: np.ndarray, eps_bit: float) -> float:
 
 
 # --- exact properties -------------------------------------------------------------------------
+
 
 def test_column_groups_join_overlapping_codes_only():
     sets = [np.array([-1000.0]), np.array([-2000.0, -1000.0]), np.array([-1.0, 0.0, 1.0]), np.array([0.0, 1.0])]
@@ -84,17 +87,20 @@ def test_unseen_histories_add_nothing():
 
 # --- coverage (statistical) -------------------------------------------------------------------
 
+
 def exceedances(target, true_eps, audits, samples=2_000, seed0=0):
-    return coverage_exceedances(target, true_eps, audits, samples, seed0=seed0, d0=1.0, d1=0.0, progress=False,
-                                families=CHAIN)
+    return coverage_exceedances(
+        target, true_eps, audits, samples, seed0=seed0, d0=1.0, d1=0.0, progress=False, families=CHAIN
+    )
 
 
 def test_chain_family_coverage():
     audits = 60
     assert tolerance(audits) == 8
     count, lows = exceedances(rr_halting(0.25), 1.0, audits)
-    used = audit(rr_halting(0.25), 1.0, 0.0, claim_epsilon=1.0, samples=2_000, seed=0, executor="serial",
-                 families=CHAIN)
+    used = audit(
+        rr_halting(0.25), 1.0, 0.0, claim_epsilon=1.0, samples=2_000, seed=0, executor="serial", families=CHAIN
+    )
     assert count <= tolerance(audits), count
     assert lows.mean() > 0.2  # and the family does find something
     assert "chain-log-ratio" in used.directions[0].event + used.directions[1].event
@@ -109,6 +115,7 @@ def test_chain_coverage_twin_fails_when_the_reports_are_less_noisy():
 
 # --- power ------------------------------------------------------------------------------------
 
+
 def svt4(q, c: int = 2, eps: float = 0.5):
     """SVT4 of Lyu, Su, Li (PVLDB 2017, Alg. 4): eps1 = eps/4, rho ~ Lap(1/eps1), nu ~ Lap(1/eps2) per
     query (not scaled by c: its flaw), threshold 1; 1 above, 0 below, -1 after the c-th above."""
@@ -117,23 +124,27 @@ def svt4(q, c: int = 2, eps: float = 0.5):
 
     def target(data, rng, size):
         rho = rng.laplace(0.0, 1 / eps1, (size, 1))
-        above = q * float(data) + (1 - float(data)) * q[::-1] + rng.laplace(0.0, 1 / (eps - eps1), (size, len(q))) >= rho + 1
+        above = (
+            q * float(data) + (1 - float(data)) * q[::-1] + rng.laplace(0.0, 1 / (eps - eps1), (size, len(q)))
+            >= rho + 1
+        )
         count = np.cumsum(above, axis=1)
         before = np.concatenate([np.zeros((size, 1), dtype=count.dtype), count[:, :-1]], axis=1)
         return np.where(before >= c, -1, above.astype(np.int64))
+
     return target
 
 
 def test_chain_family_is_chosen_on_a_halting_svt():
     # SVT4 with c = 2 on queries [2]*3 + [0]*3 vs reversed, claim eps = 0.5: every family is a
     # candidate; the chain family is fitted on the whole selection split and must win the selection.
-    res = audit(svt4([2.0] * 3 + [0.0] * 3), 1.0, 0.0, claim_epsilon=0.5, samples=50_000, seed=3,
-                executor="serial")
+    res = audit(svt4([2.0] * 3 + [0.0] * 3), 1.0, 0.0, claim_epsilon=0.5, samples=50_000, seed=3, executor="serial")
     assert any(d.event.startswith(("chain-log-ratio", "-chain-log-ratio")) for d in res.directions)
     assert math.isfinite(res.epsilon_lower) and res.epsilon_lower > 0.0
 
 
 # --- importance-weighted rates of the threshold choice (dpaudit.audit.selection._mixed_rates) -----
+
 
 def test_mixed_rates_are_exact_for_the_exact_log_ratio_on_exact_proportions():
     # Two outputs A, B with P0 = (3/4, 1/4), P1 = (1/4, 3/4); the score is the exact log ratio

@@ -39,8 +39,10 @@ def flag_value(data, rng, size):
 
 def repeated_laplace(scale):
     """x + Lap(scale) released 4 times independently: true epsilon 4 / scale between x = 1 and 0."""
+
     def target(data, rng, size):
         return float(data) + rng.laplace(0.0, scale, (size, 4))
+
     return target
 
 
@@ -51,13 +53,29 @@ def grid_laplace(data, rng, size):
 
 
 def exceedances(target, true_eps, audits, samples=2_000, seed0=0, **options):
-    lows = np.array([audit(target, 1.0, 0.0, claim_epsilon=true_eps, samples=samples, confidence=CONFIDENCE,
-                           seed=seed0 + s, executor="serial", progress=False, families=("logistic-regression",),
-                           **options).epsilon_lower for s in range(audits)])
+    lows = np.array(
+        [
+            audit(
+                target,
+                1.0,
+                0.0,
+                claim_epsilon=true_eps,
+                samples=samples,
+                confidence=CONFIDENCE,
+                seed=seed0 + s,
+                executor="serial",
+                progress=False,
+                families=("logistic-regression",),
+                **options,
+            ).epsilon_lower
+            for s in range(audits)
+        ]
+    )
     return int(np.sum(lows > true_eps)), lows
 
 
 # --- exact properties -------------------------------------------------------------------------
+
 
 def test_score_is_the_standardised_logit_of_the_feature_matrix():
     rng = np.random.default_rng(0)
@@ -101,15 +119,21 @@ def test_feature_count_matches_the_columns():
 def test_pooled_features_are_the_per_coordinate_features_summed():
     rng = np.random.default_rng(1)
     x = rng.laplace(0.0, 3.0, (1_000, 3))
-    common = dict(center=np.array([0.1, -0.2, 0.3]), inv_scale=np.array([1 / 3, 0.5, 0.0]),
-                  has_cont_flag=np.zeros(3, dtype=bool))
+    common = dict(
+        center=np.array([0.1, -0.2, 0.3]), inv_scale=np.array([1 / 3, 0.5, 0.0]), has_cont_flag=np.zeros(3, dtype=bool)
+    )
     per = logistic_features(x, LogisticScore(**common))
     pooled = logistic_features(x, LogisticScore(pooled=True, **common))
     assert per.shape == (1_000, 10) and pooled.shape == (1_000, 5)  # coordinate 2 has no continuous part
     np.testing.assert_allclose(pooled, per[:, :5] + per[:, 5:], atol=1e-12)
     u = np.round((x[:, 0] - 0.1) / 3, 9)
-    np.testing.assert_array_equal(per[:, :5], np.stack([np.sign(u), np.clip(u, -0.25, 0.25), np.clip(u, -1, 1),
-                                                        np.clip(u, -4, 4), np.minimum(np.abs(u), 4)], axis=1))
+    np.testing.assert_array_equal(
+        per[:, :5],
+        np.stack(
+            [np.sign(u), np.clip(u, -0.25, 0.25), np.clip(u, -1, 1), np.clip(u, -4, 4), np.minimum(np.abs(u), 4)],
+            axis=1,
+        ),
+    )
 
 
 def test_logit_recovers_the_log_ratio_of_independent_bits():
@@ -141,11 +165,15 @@ def test_family_is_known_and_scalars_need_float_bits():
 
 # --- coverage (statistical) -------------------------------------------------------------------
 
-@pytest.mark.parametrize("target, options", [
-    (flag_value, {}),
-    (repeated_laplace(4.0), {}),
-    (grid_laplace, {"float_bits": True}),
-])
+
+@pytest.mark.parametrize(
+    "target, options",
+    [
+        (flag_value, {}),
+        (repeated_laplace(4.0), {}),
+        (grid_laplace, {"float_bits": True}),
+    ],
+)
 def test_coverage(target, options):
     audits = 60
     assert tolerance(audits) == 8
@@ -162,6 +190,7 @@ def test_coverage_twin_fails_when_the_noise_is_halved():
 
 
 # --- power (seeded) ---------------------------------------------------------------------------
+
 
 def test_pooled_logit_beats_the_other_families_on_repeated_releases():
     # Seeded, deterministic: x + Lap(40) released 20 times, true epsilon 0.5 (x = 1 vs 0); per coordinate

@@ -23,6 +23,7 @@ def tolerance(audits: int, rate: float = 1 - CONFIDENCE, false_failure: float = 
 def laplace(scale):
     def target(data, rng, size):
         return data + rng.laplace(0.0, scale, size)
+
     return target
 
 
@@ -30,14 +31,17 @@ def randomized_response(epsilon):
     def target(data, rng, size):
         keep = rng.random(size) < np.exp(epsilon) / (1 + np.exp(epsilon))
         return np.where(keep, data, 1 - data)
+
     return target
 
 
 def discrete_laplace(epsilon):
     """X + G1 - G2 with G geometric on {0,1,...}: pmf ∝ exp(-epsilon |k|) (Inusah, Kozubowski 2006)."""
+
     def target(data, rng, size):
         q = np.exp(-epsilon)
         return data + (rng.geometric(1 - q, size) - rng.geometric(1 - q, size))
+
     return target
 
 
@@ -53,11 +57,23 @@ def gaussian(data, rng, size):
 def exceedances(target, true_epsilon, audits, samples, delta=0.0, seed0=0, d0=1, d1=0, **options):
     """(number of the `audits` seeded audits whose epsilon_lower exceeds `true_epsilon`, the bounds);
     `options` go to `audit` (e.g. families=...)."""
-    lows = np.array([
-        audit(target, d0, d1, claim_epsilon=true_epsilon, claim_delta=delta, samples=samples,
-              confidence=CONFIDENCE, seed=seed0 + s, executor="serial", **options).epsilon_lower
-        for s in range(audits)
-    ])
+    lows = np.array(
+        [
+            audit(
+                target,
+                d0,
+                d1,
+                claim_epsilon=true_epsilon,
+                claim_delta=delta,
+                samples=samples,
+                confidence=CONFIDENCE,
+                seed=seed0 + s,
+                executor="serial",
+                **options,
+            ).epsilon_lower
+            for s in range(audits)
+        ]
+    )
     return int(np.sum(lows > true_epsilon)), lows
 
 
@@ -100,8 +116,9 @@ def test_uncorrected_threshold_scan_inflates_false_alarms_and_ours_does_not():
     epsilon, audits, naive_audits, n = 1.0, 200, 600, 10_000
     delta = float(gaussian_delta(epsilon, 1.0))
     rng = np.random.default_rng(2024)
-    naive = np.array([naive_max_over_thresholds(1 + rng.normal(size=n), rng.normal(size=n), delta)
-                      for _ in range(naive_audits)])
+    naive = np.array(
+        [naive_max_over_thresholds(1 + rng.normal(size=n), rng.normal(size=n), delta) for _ in range(naive_audits)]
+    )
     naive_alarms = int(np.sum(naive > epsilon))
     ours, _ = exceedances(gaussian, epsilon, audits, n, delta=delta, seed0=5000)
     # The naive count is asserted above the 5% tolerance (if the naive scan were valid it would be

@@ -28,8 +28,9 @@ def right_at_one_only(epsilon):
     return gaussian_delta(max(epsilon, 1.0))
 
 
-POINT = dict(claim_epsilon=1.0, claim_delta=gaussian_delta(1.0), samples=20_000, executor="serial",
-             float_check="off")  # the levels of one audit (float outputs would also get a floating-point audit)
+POINT = dict(
+    claim_epsilon=1.0, claim_delta=gaussian_delta(1.0), samples=20_000, executor="serial", float_check="off"
+)  # the levels of one audit (float outputs would also get a floating-point audit)
 
 
 def test_exact_curve_is_consistent_and_reported():
@@ -55,8 +56,11 @@ def test_curve_wrong_away_from_the_claimed_point_is_caught():
 def test_curve_false_alarms_stay_below_one_minus_confidence():
     # 60 audits of a correct Gaussian against its exact curve; if the per-audit false-alarm
     # probability were 5%, P[more than 8 of 60] <= 0.5% (binomial); measured: 0 of 60.
-    alarms = sum(audit(gaussian, 1.0, 0.0, claim=gaussian_delta, seed=100 + s, **{**POINT, "samples": 5_000}).verdict
-                 == "violation" for s in range(60))
+    alarms = sum(
+        audit(gaussian, 1.0, 0.0, claim=gaussian_delta, seed=100 + s, **{**POINT, "samples": 5_000}).verdict
+        == "violation"
+        for s in range(60)
+    )
     assert alarms <= 8
 
 
@@ -90,11 +94,23 @@ def test_claimed_curve_is_evaluated_once_per_grid_point_not_per_event(monkeypatc
 
     composed = []
     real_compose = accounting.Accountant.compose
-    monkeypatch.setattr(accounting.Accountant, "compose",
-                        lambda self, event, count=1: composed.append(event) or real_compose(self, event, count))
+    monkeypatch.setattr(
+        accounting.Accountant,
+        "compose",
+        lambda self, event, count=1: composed.append(event) or real_compose(self, event, count),
+    )
     event = dp_accounting.GaussianDpEvent(noise_multiplier=1.0)
-    audit(gaussian, 1.0, 0.0, claim=event, claim_accountant="pld", claim_delta=1e-3, samples=20_000, seed=3,
-          executor="serial")
+    audit(
+        gaussian,
+        1.0,
+        0.0,
+        claim=event,
+        claim_accountant="pld",
+        claim_delta=1e-3,
+        samples=20_000,
+        seed=3,
+        executor="serial",
+    )
     assert composed == [event]
 
 

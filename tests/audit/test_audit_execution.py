@@ -22,12 +22,13 @@ def test_process_pool_and_serial_are_identical():
 
 def _blas_threads_here():
     from threadpoolctl import threadpool_info
+
     return sorted({lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
 
 
 def test_pool_workers_share_the_cores_blas_threads():
     assert workers.blas_threads(1) == (os.cpu_count() or 1)
-    assert workers.blas_threads(10 ** 6) == 1
+    assert workers.blas_threads(10**6) == 1
     with workers.process_pool(2) as pool:
         got = pool.submit(_blas_threads_here).result()
     assert got == ([workers.blas_threads(2)] if _blas_threads_here() else [])  # [] when no BLAS is seen
@@ -44,33 +45,38 @@ def test_dask_local_cluster_is_identical():
     distributed = pytest.importorskip("distributed")
     serial = audit(laplace, 1.0, 0.0, executor="serial", **OPTS)
     _no_default_client(distributed)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
-                                  host="127.0.0.1", dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1", dashboard_address=None
+    ) as cluster:
         tcp = cluster.scheduler_address
         assert tcp.startswith("tcp://127.0.0.1:")
-        for spec in (f"dask://{tcp[len('tcp://'):]}", f"dask://{tcp}", tcp):
+        for spec in (f"dask://{tcp[len('tcp://') :]}", f"dask://{tcp}", tcp):
             assert audit(laplace, 1.0, 0.0, executor=spec, **OPTS) == serial, spec
             _no_default_client(distributed)
         with distributed.Client(cluster, set_as_default=False) as client:
             assert audit(laplace, 1.0, 0.0, executor=client, **OPTS) == serial
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
         assert cluster.scheduler_address.startswith("inproc://")
         assert audit(laplace, 1.0, 0.0, executor=f"dask://{cluster.scheduler_address}", **OPTS) == serial
     _no_default_client(distributed)
 
 
-@pytest.mark.parametrize("spec, address", [
-    ("dask://127.0.0.1:8786", "127.0.0.1:8786"),
-    ("dask://scheduler.example:8786", "scheduler.example:8786"),
-    ("dask://tcp://10.0.0.1:8786", "tcp://10.0.0.1:8786"),
-    ("tcp://10.0.0.1:8786", "tcp://10.0.0.1:8786"),
-    ("tls://10.0.0.1:8786", "tls://10.0.0.1:8786"),
-    ("inproc://10.0.0.1/123/1", "inproc://10.0.0.1/123/1"),
-    ("serial", None),
-    ("process", None),
-    ("http://10.0.0.1:8786", None),
-])
+@pytest.mark.parametrize(
+    "spec, address",
+    [
+        ("dask://127.0.0.1:8786", "127.0.0.1:8786"),
+        ("dask://scheduler.example:8786", "scheduler.example:8786"),
+        ("dask://tcp://10.0.0.1:8786", "tcp://10.0.0.1:8786"),
+        ("tcp://10.0.0.1:8786", "tcp://10.0.0.1:8786"),
+        ("tls://10.0.0.1:8786", "tls://10.0.0.1:8786"),
+        ("inproc://10.0.0.1/123/1", "inproc://10.0.0.1/123/1"),
+        ("serial", None),
+        ("process", None),
+        ("http://10.0.0.1:8786", None),
+    ],
+)
 def test_dask_address_forms(spec, address):
     assert executors.dask_address(spec) == address
 
@@ -132,8 +138,13 @@ def test_checkpoint_resume_matches_an_uninterrupted_run(tmp_path):
     with pytest.raises(RuntimeError, match="simulated crash"):
         audit(crashing, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS, float_check="off")
     files = sorted(os.listdir(tmp_path))
-    assert files == ["estimation-000001.npz", "estimation-000002.npz", "estimation-000003.npz",
-                     "manifest.json", "selection-000000.npz"]
+    assert files == [
+        "estimation-000001.npz",
+        "estimation-000002.npz",
+        "estimation-000003.npz",
+        "manifest.json",
+        "selection-000000.npz",
+    ]
     resumed_target = FailOnCall()
     resumed = audit(resumed_target, 1.0, 0.0, executor="serial", checkpoint_dir=tmp_path, **OPTS, float_check="off")
     assert resumed == reference

@@ -16,23 +16,29 @@ def flag_value(data, rng, size):
     return np.stack([flag.astype(float), np.where(flag, float(data) + rng.laplace(0.0, 2.0, size), -1000.0)], axis=1)
 
 
-@pytest.mark.parametrize("name, family", [
-    ("identity", "identity"),
-    ("coordinate-3", "coordinate"),
-    ("coordinate-log-ratio", "coordinate-log-ratio"),
-    ("whitened-coordinate-log-ratio", "whitened-coordinate-log-ratio"),
-    ("atom-pattern-log-ratio-4", "atom-pattern-log-ratio"),
-    ("pattern-value-log-ratio-mixed", "pattern-value-log-ratio"),
-    ("logistic-regression-whitened-pooled", "logistic-regression"),
-    ("user", None),
-])
+@pytest.mark.parametrize(
+    "name, family",
+    [
+        ("identity", "identity"),
+        ("coordinate-3", "coordinate"),
+        ("coordinate-log-ratio", "coordinate-log-ratio"),
+        ("whitened-coordinate-log-ratio", "whitened-coordinate-log-ratio"),
+        ("atom-pattern-log-ratio-4", "atom-pattern-log-ratio"),
+        ("pattern-value-log-ratio-mixed", "pattern-value-log-ratio"),
+        ("logistic-regression-whitened-pooled", "logistic-regression"),
+        ("user", None),
+    ],
+)
 def test_family_of_a_score_name(name, family):
     assert family_of(name) == family
 
 
 def test_unknown_family_is_rejected_with_the_known_ones_listed():
-    with pytest.raises(ValueError, match=r"families: unknown family name.*'coordinate-log-ratios'.*known families are "
-                                         r"identity, .*logistic-regression"):
+    with pytest.raises(
+        ValueError,
+        match=r"families: unknown family name.*'coordinate-log-ratios'.*known families are "
+        r"identity, .*logistic-regression",
+    ):
         audit(laplace, 1.0, 0.0, claim_epsilon=1.0, families=("coordinate-log-ratios",))
     for bad in ((), ("identity", 4)):
         with pytest.raises(ValueError, match="families"):
@@ -57,5 +63,4 @@ def test_families_restrict_the_chosen_events():
 
 def test_families_that_fit_nothing_on_these_outputs_are_an_error():
     with pytest.raises(ValueError, match=r"leaves no candidate score.*identity"):
-        audit(laplace, 1.0, 0.0, claim_epsilon=1.0, samples=2_000, families=("fisher-discriminant",),
-              executor="serial")
+        audit(laplace, 1.0, 0.0, claim_epsilon=1.0, samples=2_000, families=("fisher-discriminant",), executor="serial")

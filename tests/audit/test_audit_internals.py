@@ -21,8 +21,11 @@ def test_chunk_plan_partitions_both_splits(n_sel, n_est, size):
     assert phases == sorted(phases, key=lambda p: p != "selection")  # selection first
 
 
-@given(arrays(np.int64, st.integers(1, 200), elements=st.integers(-5, 5)),
-       st.lists(st.integers(-6, 6), min_size=1, max_size=30), st.sampled_from([1, -1]))
+@given(
+    arrays(np.int64, st.integers(1, 200), elements=st.integers(-5, 5)),
+    st.lists(st.integers(-6, 6), min_size=1, max_size=30),
+    st.sampled_from([1, -1]),
+)
 def test_one_pass_and_sorted_counts_agree(values, thresholds, sign):
     t = np.array(sorted(thresholds), dtype=float)
     v = values.astype(float)

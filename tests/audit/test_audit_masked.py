@@ -25,29 +25,35 @@ def sentinel_values(rr_eps: float, scale: float):
     """Four independent queries, each released as x + Lap(scale) with randomized response at rr_eps
     (kept w.p. e^rr_eps / (1 + e^rr_eps) if x = 1, else the sentinel 0): true epsilon between x = 1
     and 0 is 4 (rr_eps + 1 / scale) (all four released, values beyond 0 and 1)."""
+
     def target(data, rng, size):
         keep = rng.random((size, 4)) < np.exp(rr_eps) / (1 + np.exp(rr_eps))
         released = keep == bool(data)
         return np.where(released, float(data) + rng.laplace(0.0, scale, (size, 4)), 0.0)
+
     return target
 
 
 def flag_value(rr_eps: float, scale: float):
     """Randomized response of x at rr_eps, and x + Lap(scale) released only with the flag up (sentinel
     -1000 otherwise): true epsilon rr_eps + 1 / scale between x = 1 and 0."""
+
     def target(data, rng, size):
         flag = (rng.random(size) < np.exp(rr_eps) / (1 + np.exp(rr_eps))) == bool(data)
         value = float(data) + rng.laplace(0.0, scale, size)
         return np.stack([flag.astype(float), np.where(flag, value, -1000.0)], axis=1)
+
     return target
 
 
 def exceedances(target, true_eps, audits, samples=2_000, seed0=0):
-    return coverage_exceedances(target, true_eps, audits, samples, seed0=seed0, d0=1.0, d1=0.0, progress=False,
-                                families=FAMILY)
+    return coverage_exceedances(
+        target, true_eps, audits, samples, seed0=seed0, d0=1.0, d1=0.0, progress=False, families=FAMILY
+    )
 
 
 # --- exact properties -------------------------------------------------------------------------
+
 
 def test_family_is_registered():
     assert "masked-value-log-ratio" in FAMILIES
@@ -56,10 +62,7 @@ def test_family_is_registered():
 
 def test_features_count_sentinels_and_sum_masked_values():
     p = MaskedValueScore(alphabet=np.array([-1000.0, 0.0]), center=np.array([1.0, 2.0, 3.0]), inv_scale=0.5)
-    x = np.array([[0.0, 4.0, -1000.0],
-                  [3.0, 0.0, 0.0],
-                  [-1000.0, -1000.0, -1000.0],
-                  [-9.0, 12.0, 2.0]])
+    x = np.array([[0.0, 4.0, -1000.0], [3.0, 0.0, 0.0], [-1000.0, -1000.0, -1000.0], [-9.0, 12.0, 2.0]])
     f = masked_features(x, p)
     u = [[1.0], [1.0], [], [-5.0, 5.0, -0.5]]  # (x_j - c_j) / 2 on the real entries
     expected = [[sum(np.asarray(r) == s) for s in (-1000.0, 0.0)] for r in x]
@@ -106,7 +109,7 @@ def test_values_are_rounded_against_float_artefacts():
     # u is rounded to 9 decimals: x and x * (1 + 2^-52) (one ulp apart) give the same features.
     p = MaskedValueScore(alphabet=np.array([0.0]), center=np.array([0.3, 0.3]), inv_scale=1 / 3)
     x = np.array([[0.7, 1.9], [0.0, 5.5]])
-    np.testing.assert_array_equal(masked_features(x, p), masked_features(x * (1 + 2.0 ** -52), p))
+    np.testing.assert_array_equal(masked_features(x, p), masked_features(x * (1 + 2.0**-52), p))
 
 
 def test_bad_family_name_is_refused():
@@ -115,6 +118,7 @@ def test_bad_family_name_is_refused():
 
 
 # --- coverage (statistical) -------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("target", [sentinel_values(0.125, 8.0), flag_value(0.5, 2.0)])
 def test_coverage(target):

@@ -37,17 +37,21 @@ def tolerance(audits: int, rate: float = 1 - CONFIDENCE, false_failure: float = 
 def flag_value(value_scale):
     """(flag, value): flag = randomized response of the bit x at eps 0.5; value = x + Lap(scale) when
     the flag is up, else the sentinel -1000.  True epsilon between x = 1 and 0: 0.5 + 1/scale."""
+
     def target(data, rng, size):
         flag = (rng.random(size) < np.exp(0.5) / (1 + np.exp(0.5))) == bool(data)
         value = float(data) + rng.laplace(0.0, value_scale, size)
         return np.stack([flag.astype(float), np.where(flag, value, -1000.0)], axis=1)
+
     return target
 
 
 def prefix_sums(scale):
     """Prefix sums of x + Lap(scale) over 4 coordinates: true epsilon 4/scale between x = 1 and 0."""
+
     def target(data, rng, size):
         return np.cumsum(float(data) + rng.laplace(0.0, scale, (size, 4)), axis=1)
+
     return target
 
 
@@ -58,14 +62,29 @@ def grid_laplace(data, rng, size):
 
 
 def exceedances(target, true_eps, audits, samples=2_000, seed0=0, family=None, **options):
-    lows = np.array([audit(target, 1.0, 0.0, claim_epsilon=true_eps, samples=samples, confidence=CONFIDENCE,
-                           seed=seed0 + s, executor="serial", progress=False,
-                           families=None if family is None else (family,), **options).epsilon_lower
-                     for s in range(audits)])
+    lows = np.array(
+        [
+            audit(
+                target,
+                1.0,
+                0.0,
+                claim_epsilon=true_eps,
+                samples=samples,
+                confidence=CONFIDENCE,
+                seed=seed0 + s,
+                executor="serial",
+                progress=False,
+                families=None if family is None else (family,),
+                **options,
+            ).epsilon_lower
+            for s in range(audits)
+        ]
+    )
     return int(np.sum(lows > true_eps)), lows
 
 
 # --- exact properties -------------------------------------------------------------------------
+
 
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_float_bit_keys_match_the_ieee_fields(x):
@@ -141,25 +160,29 @@ def test_bad_options_name_the_parameter():
 
 
 def test_crossfit_counts_every_run():
-    res = audit(flag_value(2.0), 1.0, 0.0, claim_epsilon=1.0, samples=20_000, seed=1, crossfit=True,
-                executor="serial")
+    res = audit(flag_value(2.0), 1.0, 0.0, claim_epsilon=1.0, samples=20_000, seed=1, crossfit=True, executor="serial")
     assert res.estimation_samples == 20_000
     assert all(d.nobs == 20_000 and d.event.startswith("cross-fitted") for d in res.directions)
-    again = audit(flag_value(2.0), 1.0, 0.0, claim_epsilon=1.0, samples=20_000, seed=1, crossfit=True,
-                  executor="serial")
+    again = audit(
+        flag_value(2.0), 1.0, 0.0, claim_epsilon=1.0, samples=20_000, seed=1, crossfit=True, executor="serial"
+    )
     assert again == res
 
 
 # --- coverage (statistical) -------------------------------------------------------------------
 
-@pytest.mark.parametrize("family, target, true_eps, options", [
-    ("coordinate-log-ratio", flag_value(2.0), 1.0, {}),
-    ("atom-pattern-log-ratio", flag_value(2.0), 1.0, {}),
-    ("pattern-value-log-ratio", flag_value(2.0), 1.0, {}),
-    ("whitened-coordinate-log-ratio", prefix_sums(4.0), 1.0, {}),
-    ("float-bit-log-ratio", grid_laplace, 1.0, {"float_bits": True}),
-    (None, flag_value(2.0), 1.0, {"crossfit": True}),
-])
+
+@pytest.mark.parametrize(
+    "family, target, true_eps, options",
+    [
+        ("coordinate-log-ratio", flag_value(2.0), 1.0, {}),
+        ("atom-pattern-log-ratio", flag_value(2.0), 1.0, {}),
+        ("pattern-value-log-ratio", flag_value(2.0), 1.0, {}),
+        ("whitened-coordinate-log-ratio", prefix_sums(4.0), 1.0, {}),
+        ("float-bit-log-ratio", grid_laplace, 1.0, {"float_bits": True}),
+        (None, flag_value(2.0), 1.0, {"crossfit": True}),
+    ],
+)
 def test_coverage_of_each_new_family(family, target, true_eps, options):
     audits = 60
     assert tolerance(audits) == 8
@@ -178,17 +201,18 @@ def test_coverage_twin_fails_when_the_value_noise_is_halved():
 def test_pattern_value_twin_fails_when_the_value_noise_is_halved():
     # Value noise Lap(1) instead of Lap(2): true epsilon 1.5, checked against 1.
     audits = 30
-    count, _ = exceedances(flag_value(1.0), 1.0, audits, samples=5_000, seed0=700,
-                           family="pattern-value-log-ratio")
+    count, _ = exceedances(flag_value(1.0), 1.0, audits, samples=5_000, seed0=700, family="pattern-value-log-ratio")
     assert count > tolerance(audits)
 
 
 # --- power (seeded) ---------------------------------------------------------------------------
 
+
 def test_whitened_terms_beat_projections_on_prefix_sums():
     # Seeded, deterministic: prefix sums of 8 Laplace(8) releases, true epsilon 1 (x = 1 vs 0).
     def target(data, rng, size):
         return np.cumsum(float(data) + rng.laplace(0.0, 8.0, (size, 8)), axis=1)
+
     kw = dict(claim_epsilon=1.0, samples=100_000, seed=0, executor="serial")
     old = audit(target, 1.0, 0.0, families=("fisher-discriminant",), **kw).epsilon_lower  # the projection alone
     new = audit(target, 1.0, 0.0, **kw)
@@ -201,6 +225,7 @@ def test_float_bits_expose_numpys_float_laplace():
     # its low-order bits depend on x (Mironov CCS 2012).  With bit features the leak is found.
     def target(data, rng, size):
         return rng.laplace(float(data), 10.0, size)
+
     kw = dict(claim_epsilon=0.1, samples=100_000, seed=0, executor="serial")
     assert audit(target, 0.0, 1.0, **kw).verdict == "consistent"
     leaky = audit(target, 0.0, 1.0, float_bits=True, **kw)
@@ -209,10 +234,17 @@ def test_float_bits_expose_numpys_float_laplace():
 
 
 def test_float_bits_do_not_flag_a_grid_mechanism():
-    assert math.isfinite(audit(grid_laplace, 1.0, 0.0, claim_epsilon=1.0, samples=50_000, seed=2, float_bits=True,
-                               executor="serial").epsilon_lower)
-    assert audit(grid_laplace, 1.0, 0.0, claim_epsilon=1.0, samples=50_000, seed=2, float_bits=True,
-                 executor="serial").verdict == "consistent"
+    assert math.isfinite(
+        audit(
+            grid_laplace, 1.0, 0.0, claim_epsilon=1.0, samples=50_000, seed=2, float_bits=True, executor="serial"
+        ).epsilon_lower
+    )
+    assert (
+        audit(
+            grid_laplace, 1.0, 0.0, claim_epsilon=1.0, samples=50_000, seed=2, float_bits=True, executor="serial"
+        ).verdict
+        == "consistent"
+    )
 
 
 def _lazy_array_sums_audit():
@@ -222,8 +254,16 @@ def _lazy_array_sums_audit():
 
     entry = AUDITS.get("anytime-lazy-ucb.array-sums")
     pair = entry.pairs[0]
-    return audit(entry.target(), pair.d0, pair.d1, claim_epsilon=1.0, samples=50_000,
-                 confidence=0.9973684210526316, seed=1888761273, executor="serial")
+    return audit(
+        entry.target(),
+        pair.d0,
+        pair.d1,
+        claim_epsilon=1.0,
+        samples=50_000,
+        confidence=0.9973684210526316,
+        seed=1888761273,
+        executor="serial",
+    )
 
 
 def test_default_families_do_not_exploit_float_rounding():

@@ -34,8 +34,7 @@ def test_the_final_audit_is_the_plain_audit_of_the_chosen_pair():
 
 def test_search_finds_the_revealing_pattern():
     # Seeded, deterministic.  'All above' (index 10/11) is the only pattern with loss 0.25 > 0.1.
-    found = audit_pairs(max_value, statdp_patterns(5), claim_epsilon=0.1, samples=200_000, seed=0,
-                        executor="serial")
+    found = audit_pairs(max_value, statdp_patterns(5), claim_epsilon=0.1, samples=200_000, seed=0, executor="serial")
     assert found.pair_index in (10, 11, 12, 13)  # all above / all below: the max moves by 1
     assert found.result.verdict == "violation"
 

@@ -85,13 +85,33 @@ def test_extension_moves_runs_only_when_the_pilot_is_unresolved():
 
 @pytest.mark.parametrize("chunk_size", [10_000, 1_500, 700])
 def test_extension_counts_every_run_once_whatever_the_chunks(chunk_size):
-    res = audit(weak, 1, 0, claim_epsilon=1.0, samples=10_000, seed=1, executor="serial", selection_extension=0.25,
-                chunk_size=chunk_size, score=lambda x: x)
+    res = audit(
+        weak,
+        1,
+        0,
+        claim_epsilon=1.0,
+        samples=10_000,
+        seed=1,
+        executor="serial",
+        selection_extension=0.25,
+        chunk_size=chunk_size,
+        score=lambda x: x,
+    )
     assert res.selection_samples + res.estimation_samples == 10_000
     assert res.selection_samples == 3_500
     assert all(r.nobs == 6_500 and 0 <= r.count_first <= 6_500 for r in res.directions)
-    same = audit(weak, 1, 0, claim_epsilon=1.0, samples=10_000, seed=1, executor="serial", selection_extension=0.25,
-                 chunk_size=10_000, score=lambda x: x)
+    same = audit(
+        weak,
+        1,
+        0,
+        claim_epsilon=1.0,
+        samples=10_000,
+        seed=1,
+        executor="serial",
+        selection_extension=0.25,
+        chunk_size=10_000,
+        score=lambda x: x,
+    )
     if chunk_size == 10_000:
         assert res == same
 
@@ -117,14 +137,17 @@ def test_selection_extension_is_checked(value):
         audit(weak, 1, 0, claim_epsilon=1.0, samples=1_000, selection_extension=value)
 
 
-@pytest.mark.parametrize("options, share", [
-    ({}, 0.2),
-    ({"crossfit": True}, 0.0),                      # the folds are fixed before any run is drawn
-    ({"score": lambda x: x}, 0.0),                  # nothing is fitted: more selection runs buy little
-    ({"selection_fraction": 0.85}, 0.0),            # no room for 0.2 more
-    ({"selection_extension": 0}, 0.0),              # off
-    ({"selection_extension": 0.3}, 0.3),
-])
+@pytest.mark.parametrize(
+    "options, share",
+    [
+        ({}, 0.2),
+        ({"crossfit": True}, 0.0),  # the folds are fixed before any run is drawn
+        ({"score": lambda x: x}, 0.0),  # nothing is fitted: more selection runs buy little
+        ({"selection_fraction": 0.85}, 0.0),  # no room for 0.2 more
+        ({"selection_extension": 0}, 0.0),  # off
+        ({"selection_extension": 0.3}, 0.3),
+    ],
+)
 def test_selection_extension_default_is_automatic(options, share):
     assert AuditOptions.create(1.0, samples=1_000, **options).selection_extension == share
 
@@ -151,17 +174,21 @@ def _plans_with_counts(first: int, second: int, predicted: float, n: int = 100_0
     return plans, sel0, sel1
 
 
-@pytest.mark.parametrize("first, second, predicted, resolved", [
-    (2_400, 2_190, 0.03, False),   # SVT1-like: log ratio 0.09 with s.e. 0.03 on the pilot
-    (6_155, 5_686, 0.075, True),   # predicted at 4.2 s.e., above the 4 needed
-    (6_155, 5_686, 0.065, False),  # ... at 3.6 s.e.
-    (22_196, 21_127, 0.031, False),  # SVT1-like, led by a coarse event: 3.6 s.e.
-    (30_000, 10_000, 0.9, True),   # strong and well populated
-    (27, 8, 0.9, True),            # near-perfect and rare (ReportNoisyMax4): the delta method does not apply
-    (5, 30, 0.0, True),
-])
+@pytest.mark.parametrize(
+    "first, second, predicted, resolved",
+    [
+        (2_400, 2_190, 0.03, False),  # SVT1-like: log ratio 0.09 with s.e. 0.03 on the pilot
+        (6_155, 5_686, 0.075, True),  # predicted at 4.2 s.e., above the 4 needed
+        (6_155, 5_686, 0.065, False),  # ... at 3.6 s.e.
+        (22_196, 21_127, 0.031, False),  # SVT1-like, led by a coarse event: 3.6 s.e.
+        (30_000, 10_000, 0.9, True),  # strong and well populated
+        (27, 8, 0.9, True),  # near-perfect and rare (ReportNoisyMax4): the delta method does not apply
+        (5, 30, 0.0, True),
+    ],
+)
 def test_resolved_rule(first, second, predicted, resolved):
     from dpaudit.audit.candidates import resolved as is_resolved
+
     plans, sel0, sel1 = _plans_with_counts(first, second, predicted)
     assert is_resolved(plans, sel0, sel1) is resolved
 
@@ -175,7 +202,9 @@ def test_without_a_positive_prediction_the_less_charged_one_chooses():
     n, z = 2000, 2.2414027276049473  # z of the level 0.0125
     s0 = np.concatenate([10 + np.linspace(0, 1, 260), np.linspace(0, 1, n - 260)])
     s1 = np.concatenate([10 + np.linspace(0, 1, 200), np.linspace(0, 1, n - 200)])
-    flagged, charged = (_predicted(np.array([0.13]), np.array([0.10]), n, 18_000, z, 0.0, zs)[0][0] for zs in (1.0, 2.0))
+    flagged, charged = (
+        _predicted(np.array([0.13]), np.array([0.10]), n, 18_000, z, 0.0, zs)[0][0] for zs in (1.0, 2.0)
+    )
     assert charged < 0 < flagged
     plan = choose_events([(UserScore(lambda x: x), s0, s1)], 18_000, 0.0, 0.0125, 8)["d0>d1"]
     assert plan.sign == 1 and np.sum(s0 > plan.threshold) >= 250 and np.sum(s1 > plan.threshold) <= 200  # flagged

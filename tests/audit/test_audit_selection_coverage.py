@@ -19,20 +19,29 @@ AUDITS = 200
 def one_bit(p_one):
     """One bit, 1 with probability `p_one` on x = 1 and 0.1 on x = 0: true epsilon log(10 p_one) for
     p_one >= 0.1, and the direction x = 1 first is the clearly stronger one (log(0.9 / (1 - p_one)) the other)."""
+
     def target(data, rng, size):
         return (rng.random(size) < (p_one if data else 0.1)).astype(np.int64)
+
     return target
 
 
 def laplace(scale):
     def target(data, rng, size):
         return data + rng.laplace(0.0, scale, size)
+
     return target
 
 
 def _exceed(target, true_epsilon, samples, **options):
-    lows = np.array([audit(target, 1, 0, claim_epsilon=true_epsilon, samples=samples, seed=s, executor="serial",
-                           **options).epsilon_lower for s in range(AUDITS)])
+    lows = np.array(
+        [
+            audit(
+                target, 1, 0, claim_epsilon=true_epsilon, samples=samples, seed=s, executor="serial", **options
+            ).epsilon_lower
+            for s in range(AUDITS)
+        ]
+    )
     return int(np.sum(lows > true_epsilon)), lows
 
 

@@ -19,6 +19,7 @@ from dpaudit.audit.sequential import audit_sequential, spending
 def laplace(scale):
     def target(data, rng, size):
         return float(data) + rng.laplace(0.0, scale, size)
+
     return target
 
 
@@ -32,14 +33,16 @@ def test_spending_sums_to_alpha_and_grows():
 
 
 def test_stops_at_the_first_certain_violation():
-    seq = audit_sequential(laplace(0.25), 1.0, 0.0, claim_epsilon=1.0, stages=(2_000, 20_000, 200_000), seed=0,
-                           executor="serial")
+    seq = audit_sequential(
+        laplace(0.25), 1.0, 0.0, claim_epsilon=1.0, stages=(2_000, 20_000, 200_000), seed=0, executor="serial"
+    )
     assert seq.verdict == "violation" and seq.stopped_at == 0 and seq.samples_used == 2_000
 
 
 def test_stops_when_the_claim_is_far_from_reach():
-    seq = audit_sequential(laplace(1.0), 1.0, 0.0, claim_epsilon=5.0, stages=(2_000, 20_000, 200_000), seed=0,
-                           executor="serial")
+    seq = audit_sequential(
+        laplace(1.0), 1.0, 0.0, claim_epsilon=5.0, stages=(2_000, 20_000, 200_000), seed=0, executor="serial"
+    )
     assert seq.verdict == "consistent" and seq.samples_used < 222_000
 
 
@@ -51,8 +54,20 @@ def test_bad_input_names_the_parameter():
 
 
 def _exceedances(scale, audits, seed0):
-    return sum(audit_sequential(laplace(scale), 1.0, 0.0, claim_epsilon=1.0, stages=(1_000, 4_000), close=0.0,
-                                seed=seed0 + 17 * s, executor="serial").epsilon_lower > 1.0 for s in range(audits))
+    return sum(
+        audit_sequential(
+            laplace(scale),
+            1.0,
+            0.0,
+            claim_epsilon=1.0,
+            stages=(1_000, 4_000),
+            close=0.0,
+            seed=seed0 + 17 * s,
+            executor="serial",
+        ).epsilon_lower
+        > 1.0
+        for s in range(audits)
+    )
 
 
 def test_sequential_coverage():

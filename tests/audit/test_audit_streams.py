@@ -18,8 +18,9 @@ class Recorder:
 
 def run(seed, **options):
     rec = Recorder()
-    res = audit(rec, 1.0, 0.0, claim_epsilon=1.0, samples=2_000, seed=seed, executor="serial", progress=False,
-                **options)
+    res = audit(
+        rec, 1.0, 0.0, claim_epsilon=1.0, samples=2_000, seed=seed, executor="serial", progress=False, **options
+    )
     return res, rec.seeds
 
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import os, sys, time
     import numpy as np
     from dpaudit.audit import audit
@@ -23,7 +23,7 @@ SCRIPT = textwrap.dedent('''
 
     if __name__ == "__main__":
         audit(slow, 1.0, 0.0, claim_epsilon=1.0, samples=400_000, chunk_size=2_000, executor="process", workers=2)
-''')
+""")
 
 
 def _running(pid: int) -> bool:

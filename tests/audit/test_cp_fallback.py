@@ -25,9 +25,12 @@ ROUND_OFF = 1e-12
 #: The bisection converged: a relative step this large moves the exact tail across the level.
 CONVERGED = 1e-9
 
-FORCED = [(k, n, level) for n in (3, 10, 37, 100, 1000, 10**5)
-          for k in sorted({1, 2, n // 3, n // 2, n - 1})
-          for level in (0.3, 0.05, 1e-6)]
+FORCED = [
+    (k, n, level)
+    for n in (3, 10, 37, 100, 1000, 10**5)
+    for k in sorted({1, 2, n // 3, n // 2, n - 1})
+    for level in (0.3, 0.05, 1e-6)
+]
 
 
 def exact_tail_at_least(k, n, x) -> mpmath.mpf:

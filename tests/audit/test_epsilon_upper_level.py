@@ -25,8 +25,15 @@ FALSE_FAILURE = 1e-3
 EPSILON, SAMPLES, CONFIDENCE, AUDITS = 0.5, 400, 0.5, 300
 ALPHA = 1 - CONFIDENCE
 #: selection 120 runs per input (a reversed event is chosen about never at eps = 0.5), estimation 280
-OPTIONS = {"selection_fraction": 0.3, "selection_extension": 0.0, "direction_share": 0.5, "events_per_direction": 1,
-           "families": ("identity",), "executor": "serial", "progress": False}
+OPTIONS = {
+    "selection_fraction": 0.3,
+    "selection_extension": 0.0,
+    "direction_share": 0.5,
+    "events_per_direction": 1,
+    "families": ("identity",),
+    "executor": "serial",
+    "progress": False,
+}
 
 
 def randomized_response(epsilon):
@@ -35,6 +42,7 @@ def randomized_response(epsilon):
 
     def target(data, rng, size):
         return np.where(rng.random(size) < keep, data, 1 - data)
+
     return target
 
 
@@ -61,7 +69,7 @@ def miss_probability(level: float) -> float:
     p = np.exp(EPSILON) / (1 + np.exp(EPSILON))
     k = np.arange(n + 1)
     low, upp = cp_lower(k, n, ALPHA / 4), cp_upper(k, n, ALPHA / 4)
-    forward = epsilon_from_rates(low[:, None], upp[None, :], 0.0)              # [K1, K2]
+    forward = epsilon_from_rates(low[:, None], upp[None, :], 0.0)  # [K1, K2]
     backward = epsilon_from_rates(low[::-1][None, :], upp[::-1][:, None], 0.0)  # L(n - K2) / U(n - K1)
     up_hi, up_lo = cp_upper(k, n, level), cp_lower(k, n, level)
     with np.errstate(divide="ignore"):
@@ -80,20 +88,44 @@ def tolerance(rate: float) -> int:
 
 @pytest.fixture(scope="module")
 def audits():
-    return [audit(randomized_response(EPSILON), 1, 0, claim_epsilon=EPSILON, samples=SAMPLES, confidence=CONFIDENCE,
-                  seed=seed, **OPTIONS) for seed in range(AUDITS)]
+    return [
+        audit(
+            randomized_response(EPSILON),
+            1,
+            0,
+            claim_epsilon=EPSILON,
+            samples=SAMPLES,
+            confidence=CONFIDENCE,
+            seed=seed,
+            **OPTIONS,
+        )
+        for seed in range(AUDITS)
+    ]
 
 
-@pytest.mark.parametrize("target, d0, d1, delta, confidence", [
-    (randomized_response(1.0), 1, 0, 0.0, 0.95),
-    (laplace, 1.0, 0.0, 0.0, 0.8),
-    (laplace, 0.0, 1.0, 1e-3, 0.95),
-])
+@pytest.mark.parametrize(
+    "target, d0, d1, delta, confidence",
+    [
+        (randomized_response(1.0), 1, 0, 0.0, 0.95),
+        (laplace, 1.0, 0.0, 0.0, 0.8),
+        (laplace, 0.0, 1.0, 1e-3, 0.95),
+    ],
+)
 def test_epsilon_upper_is_the_clopper_pearson_bound_at_a_quarter_of_alpha(target, d0, d1, delta, confidence):
     # Exact, no statistics: whatever the target and its chosen event and direction.
     for seed in range(3):
-        res = audit(target, d0, d1, claim_epsilon=1.0, claim_delta=delta, samples=4_000, confidence=confidence,
-                    seed=seed, executor="serial", progress=False)
+        res = audit(
+            target,
+            d0,
+            d1,
+            claim_epsilon=1.0,
+            claim_delta=delta,
+            samples=4_000,
+            confidence=confidence,
+            seed=seed,
+            executor="serial",
+            progress=False,
+        )
         level = (1 - confidence) / 4
         got = epsilon_upper(res)
         assert got == recomputed_upper(res, level)
@@ -102,8 +134,15 @@ def test_epsilon_upper_is_the_clopper_pearson_bound_at_a_quarter_of_alpha(target
 
 
 def test_epsilon_upper_is_infinite_when_the_second_input_never_shows_the_event():
-    res = audit(lambda data, rng, size: np.full(size, data) + 0 * rng.random(size), 1, 0, claim_epsilon=1.0,
-                samples=400, executor="serial", progress=False)
+    res = audit(
+        lambda data, rng, size: np.full(size, data) + 0 * rng.random(size),
+        1,
+        0,
+        claim_epsilon=1.0,
+        samples=400,
+        executor="serial",
+        progress=False,
+    )
     chosen = next(d for d in res.directions if d.direction == res.direction)
     assert chosen.count_second == 0 and epsilon_upper(res) == math.inf
 

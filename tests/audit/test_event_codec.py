@@ -96,8 +96,18 @@ def _encoded_events(monkeypatch) -> list:
 def test_every_fitted_family_round_trips(monkeypatch, family, target, options, cls):
     # exact property: the decoded score gives bit-identical values on runs never seen by the audit
     seen = _encoded_events(monkeypatch)
-    res = audit(target, 1.0, 0.0, claim_epsilon=1.0, samples=6_000, seed=2, executor="serial", progress=False,
-                families=(family,), **options)
+    res = audit(
+        target,
+        1.0,
+        0.0,
+        claim_epsilon=1.0,
+        samples=6_000,
+        seed=2,
+        executor="serial",
+        progress=False,
+        families=(family,),
+        **options,
+    )
     texts = {text for *_, text in seen}
     assert all(d.event_state in texts for d in res.directions)
     rng = np.random.default_rng(99)
@@ -115,8 +125,9 @@ def test_every_fitted_family_round_trips(monkeypatch, family, target, options, c
 
 
 def test_user_score_is_the_entry_option_again():
-    res = audit(laplace, 1.0, 0.0, claim_epsilon=1.0, samples=4_000, executor="serial", progress=False,
-                score=lambda x: -x)
+    res = audit(
+        laplace, 1.0, 0.0, claim_epsilon=1.0, samples=4_000, executor="serial", progress=False, score=lambda x: -x
+    )
     doc = json.loads(res.directions[0].event_state)
     assert doc["score"] == {"type": "user"}
     with pytest.raises(ValueError, match="user's own function"):
@@ -134,13 +145,19 @@ def _array(dtype, data=b"\0" * 8, shape=(1,)):
     return {"array": {"dtype": dtype, "shape": list(shape), "data": base64.b64encode(zlib.compress(data)).decode()}}
 
 
-@pytest.mark.parametrize("doc, match", [
-    ({"type": "posix.system", "fields": {}}, "unknown score type"),
-    ({"type": "Projection", "fields": {"weights": _array("<f8"), "name": "p"}}, "fields must be exactly"),
-    ({"type": "Projection", "fields": {"weights": _array("|O"), "name": "p", "learned": True}}, "dtype"),
-    ({"type": "Projection", "fields": {"weights": _array("<f8", shape=(2,)), "name": "p", "learned": True}}, "bytes"),
-    ({"type": "Projection", "fields": {"weights": {"pickle": "x"}, "name": "p", "learned": True}}, "unexpected"),
-])
+@pytest.mark.parametrize(
+    "doc, match",
+    [
+        ({"type": "posix.system", "fields": {}}, "unknown score type"),
+        ({"type": "Projection", "fields": {"weights": _array("<f8"), "name": "p"}}, "fields must be exactly"),
+        ({"type": "Projection", "fields": {"weights": _array("|O"), "name": "p", "learned": True}}, "dtype"),
+        (
+            {"type": "Projection", "fields": {"weights": _array("<f8", shape=(2,)), "name": "p", "learned": True}},
+            "bytes",
+        ),
+        ({"type": "Projection", "fields": {"weights": {"pickle": "x"}, "name": "p", "learned": True}}, "unexpected"),
+    ],
+)
 def test_decoding_builds_whitelisted_classes_only(doc, match):
     event = {"codec": 1, "score": doc, "sign": 1, "threshold": 0.0, "direction": "d0>d1"}
     with pytest.raises(ValueError, match=match):

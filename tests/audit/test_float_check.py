@@ -50,10 +50,13 @@ def test_the_floating_point_runs_are_not_the_algorithmic_runs() -> None:
     assert (a.count_first, a.count_second) != (b.count_first, b.count_second) or a.event != b.event
 
 
-@pytest.mark.parametrize("target", [
-    lambda d, rng, n: d + rng.integers(0, 3, n),                      # integers
-    lambda d, rng, n: d + rng.laplace(0.0, 1.0, (n, 2)),              # float vectors: no bit features
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        lambda d, rng, n: d + rng.integers(0, 3, n),  # integers
+        lambda d, rng, n: d + rng.laplace(0.0, 1.0, (n, 2)),  # float vectors: no bit features
+    ],
+)
 def test_no_floating_point_audit_where_bit_features_do_not_apply(target) -> None:
     r = audit(target, 0, 1, claim_epsilon=2.0, samples=5_000, seed=1)
     assert r.floating_point is None and r.gate_verdict == r.verdict

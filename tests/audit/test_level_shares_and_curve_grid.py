@@ -25,11 +25,14 @@ def plans(first: float, second: float) -> dict:
     return {"d0>d1": SimpleNamespace(predicted=first), "d1>d0": SimpleNamespace(predicted=second)}
 
 
-@pytest.mark.parametrize("first, second, lead", [
-    (2.0, 0.99, "d0>d1"),
-    (0.5, 3.0, "d1>d0"),
-    (1.0, -np.inf, "d0>d1"),
-])
+@pytest.mark.parametrize(
+    "first, second, lead",
+    [
+        (2.0, 0.99, "d0>d1"),
+        (0.5, 3.0, "d1>d0"),
+        (1.0, -np.inf, "d0>d1"),
+    ],
+)
 def test_the_clearly_stronger_direction_gets_the_larger_share(first, second, lead):
     levels = direction_levels(plans(first, second), ALPHA, SHARE)
     other = "d1>d0" if lead == "d0>d1" else "d0>d1"
@@ -37,13 +40,16 @@ def test_the_clearly_stronger_direction_gets_the_larger_share(first, second, lea
     assert levels[other] == pytest.approx((1 - SHARE) * ALPHA / 2, rel=1e-15)
 
 
-@pytest.mark.parametrize("first, second", [
-    (2.0, 1.0),            # the other at exactly half the lead's prediction: not clearly weaker
-    (0.0, -np.inf),        # the lead's prediction is not positive
-    (0.0, 0.0),
-    (-np.inf, -np.inf),
-    (1.5, 1.5),
-])
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        (2.0, 1.0),  # the other at exactly half the lead's prediction: not clearly weaker
+        (0.0, -np.inf),  # the lead's prediction is not positive
+        (0.0, 0.0),
+        (-np.inf, -np.inf),
+        (1.5, 1.5),
+    ],
+)
 def test_otherwise_each_direction_gets_a_quarter_of_alpha(first, second):
     levels = direction_levels(plans(first, second), ALPHA, SHARE)
     assert levels == {"d0>d1": pytest.approx(ALPHA / 4, rel=1e-15), "d1>d0": pytest.approx(ALPHA / 4, rel=1e-15)}
@@ -91,10 +97,21 @@ def asymmetric(data, rng, size):
 def test_a_cross_fitted_audit_keeps_a_quarter_of_alpha_when_one_direction_is_stronger():
     # the plain split would give the clearly stronger d1>d0 0.45 alpha; cross-fitting keeps alpha / 4 for both
     # (its folds may lead in different directions) and describes both folds' events
-    plain = audit(asymmetric, 1, 0, claim_epsilon=3.0, samples=4_000, confidence=0.9, seed=1,
-                  executor="serial", progress=False)
+    plain = audit(
+        asymmetric, 1, 0, claim_epsilon=3.0, samples=4_000, confidence=0.9, seed=1, executor="serial", progress=False
+    )
     assert {d.direction: d.level for d in plain.directions}["d1>d0"] == pytest.approx(0.9 * 0.1 / 2)
-    crossed = audit(asymmetric, 1, 0, claim_epsilon=3.0, samples=4_000, confidence=0.9, seed=1, crossfit=True,
-                    executor="serial", progress=False)
+    crossed = audit(
+        asymmetric,
+        1,
+        0,
+        claim_epsilon=3.0,
+        samples=4_000,
+        confidence=0.9,
+        seed=1,
+        crossfit=True,
+        executor="serial",
+        progress=False,
+    )
     assert all(d.level == pytest.approx(0.1 / 4, rel=1e-15) for d in crossed.directions)
     assert all(d.event.startswith("cross-fitted: ") for d in crossed.directions)

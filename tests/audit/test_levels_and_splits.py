@@ -38,6 +38,7 @@ def randomized_response(epsilon):
 
     def target(data, rng, size):
         return np.where(rng.random(size) < keep, data, 1 - data)
+
     return target
 
 
@@ -61,7 +62,7 @@ def crossfit_exceed_probability(level: float) -> float:
     k = np.arange(n + 1)
     low = cp_lower(np.where(k <= 1, 0, k), n, level)
     upp = cp_upper(np.where(k >= n - 1, n, k), n, level)
-    e1 = epsilon_from_rates(low[:, None], upp[None, :], 0.0)          # [K1, K2]
+    e1 = epsilon_from_rates(low[:, None], upp[None, :], 0.0)  # [K1, K2]
     e2 = epsilon_from_rates(low[::-1][None, :], upp[::-1][:, None], 0.0)  # [K1, K2]: L(n-K2) / U(n-K1)
     joint = stats.binom.pmf(k, n, p)[:, None] * stats.binom.pmf(k, n, 1 - p)[None, :]
     return float(joint[(e1 > CF_EPSILON) | (e2 > CF_EPSILON)].sum())
@@ -71,30 +72,62 @@ def crossfit_exceed_probability(level: float) -> float:
 def crossfit_audits():
     # selection_fraction 0.3: 60 selection runs per fold and side, so a fold picks a reversed event
     # only if its d0 runs show fewer 1s than its d1 runs (about 1e-8 per fold)
-    return [audit(randomized_response(CF_EPSILON), 1, 0, claim_epsilon=CF_EPSILON, samples=CF_SAMPLES,
-                  confidence=CF_CONFIDENCE, seed=seed, crossfit=True, selection_fraction=0.3,
-                  families=("identity",), executor="serial", progress=False)
-            for seed in range(CF_AUDITS)]
+    return [
+        audit(
+            randomized_response(CF_EPSILON),
+            1,
+            0,
+            claim_epsilon=CF_EPSILON,
+            samples=CF_SAMPLES,
+            confidence=CF_CONFIDENCE,
+            seed=seed,
+            crossfit=True,
+            selection_fraction=0.3,
+            families=("identity",),
+            executor="serial",
+            progress=False,
+        )
+        for seed in range(CF_AUDITS)
+    ]
 
 
 def recomputed_crossfit_bound(res, level: float) -> float:
-    return max(float(epsilon_from_rates(cp_lower(d.count_first, d.nobs, level),
-                                        cp_upper(d.count_second, d.nobs, level), res.claim_delta))
-               for d in res.directions)
+    return max(
+        float(
+            epsilon_from_rates(
+                cp_lower(d.count_first, d.nobs, level), cp_upper(d.count_second, d.nobs, level), res.claim_delta
+            )
+        )
+        for d in res.directions
+    )
 
 
-@pytest.mark.parametrize("target, d0, d1, claim, confidence", [
-    (randomized_response(1.0), 1, 0, 1.0, 0.95),
-    (laplace, 1.0, 0.0, 1.0, 0.95),
-    (laplace, 1.0, 0.0, 1.0, 0.8),
-])
+@pytest.mark.parametrize(
+    "target, d0, d1, claim, confidence",
+    [
+        (randomized_response(1.0), 1, 0, 1.0, 0.95),
+        (laplace, 1.0, 0.0, 1.0, 0.95),
+        (laplace, 1.0, 0.0, 1.0, 0.8),
+    ],
+)
 def test_crossfit_tests_each_proportion_at_a_quarter_of_alpha(target, d0, d1, claim, confidence):
     # Exact, no statistics: the reported Clopper-Pearson bounds are those of the reported counts at
     # (1 - confidence) / 4, over all `samples` runs, whatever the target and its chosen events.
     level = (1 - confidence) / 4
     for seed in range(3):
-        res = audit(target, d0, d1, claim_epsilon=claim, samples=4_000, confidence=confidence, seed=seed,
-                    crossfit=True, executor="serial", progress=False, float_check="off")
+        res = audit(
+            target,
+            d0,
+            d1,
+            claim_epsilon=claim,
+            samples=4_000,
+            confidence=confidence,
+            seed=seed,
+            crossfit=True,
+            executor="serial",
+            progress=False,
+            float_check="off",
+        )
         assert res.estimation_samples == 4_000
         for d in res.directions:
             assert d.level == pytest.approx(level, rel=1e-12)
@@ -149,10 +182,25 @@ CURVE_CLAIM = dp_accounting.LaplaceDpEvent(noise_multiplier=1.0)
 
 @pytest.fixture(scope="module")
 def curve_audits():
-    return [audit(laplace, 1.0, 0.0, claim=CURVE_CLAIM, claim_accountant="pld", claim_epsilon=1.0,
-                  samples=CURVE_SAMPLES, confidence=CURVE_CONFIDENCE, seed=1000 + seed, grid_size=128,
-                  curve_points=128, executor="serial", progress=False, float_check="off")
-            for seed in range(CURVE_AUDITS)]
+    return [
+        audit(
+            laplace,
+            1.0,
+            0.0,
+            claim=CURVE_CLAIM,
+            claim_accountant="pld",
+            claim_epsilon=1.0,
+            samples=CURVE_SAMPLES,
+            confidence=CURVE_CONFIDENCE,
+            seed=1000 + seed,
+            grid_size=128,
+            curve_points=128,
+            executor="serial",
+            progress=False,
+            float_check="off",
+        )
+        for seed in range(CURVE_AUDITS)
+    ]
 
 
 def recomputed_delta_lower(res, level: float) -> np.ndarray:
@@ -208,6 +256,7 @@ def test_curve_check_twin_without_bonferroni_fails(curve_audits):
 
 # --- 4. every chunk of both splits and both inputs draws from a stream of its own ----------------
 
+
 class StreamRecorder:
     """A target that records the seed and the initial state of every generator it is given."""
 
@@ -230,16 +279,29 @@ def test_chunk_indices_are_distinct_across_the_splits(n_sel, n_est, size):
     assert sum(c.size for c in chunks if c.phase == "estimation") == n_est
 
 
-@pytest.mark.parametrize("epsilon, options, extended", [
-    (1.0, {"selection_extension": 0.0}, False),
-    (0.05, {}, True),                 # a weak pilot: estimation chunks move to the selection split
-    (1.0, {"crossfit": True}, False),
-])
+@pytest.mark.parametrize(
+    "epsilon, options, extended",
+    [
+        (1.0, {"selection_extension": 0.0}, False),
+        (0.05, {}, True),  # a weak pilot: estimation chunks move to the selection split
+        (1.0, {"crossfit": True}, False),
+    ],
+)
 def test_every_chunk_side_and_split_gets_its_own_stream(epsilon, options, extended):
     samples, chunk = 1_200, 100
     rec = StreamRecorder(randomized_response(epsilon))
-    res = audit(rec, 1, 0, claim_epsilon=0.01, samples=samples, seed=7, chunk_size=chunk,
-                executor="serial", progress=False, **options)
+    res = audit(
+        rec,
+        1,
+        0,
+        claim_epsilon=0.01,
+        samples=samples,
+        seed=7,
+        chunk_size=chunk,
+        executor="serial",
+        progress=False,
+        **options,
+    )
     assert (res.selection_samples > round(0.1 * samples)) == extended
     n_sel = round(0.1 * samples)
     chunks = plan_chunks(n_sel, samples - n_sel, chunk)

@@ -12,8 +12,10 @@ from dpaudit.audit.one_run import default_guess_grid
 
 def laplace_canaries(epsilon):
     """Canary i adds 1 to coordinate i, Laplace(1/epsilon) noise per coordinate: epsilon-DP per canary."""
+
     def mechanism(inclusion, rng):
         return inclusion + rng.laplace(0.0, 1.0 / epsilon, inclusion.size)
+
     return mechanism
 
 
@@ -73,15 +75,26 @@ def test_default_grid():
     assert all(0 < a + b <= 100_000 for a, b in grid) and (25_000, 25_000) in grid and len(grid) == 323
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    (dict(num_canaries=0), "num_canaries"), (dict(num_canaries=2.5), "num_canaries"),
-    (dict(claim_epsilon=0.0), "claim_epsilon"), (dict(claim_epsilon=-1.0), "claim_epsilon"),
-    (dict(claim_epsilon=math.inf), "claim_epsilon"), (dict(claim_epsilon=math.nan), "claim_epsilon"),
-    (dict(claim_delta=1.0), "claim_delta"), (dict(claim_delta=-1e-9), "claim_delta"),
-    (dict(confidence=0.0), "confidence"), (dict(confidence=1.0), "confidence"),
-    (dict(guesses=(0, 0)), "guesses"), (dict(guesses=(60, 50)), "guesses"), (dict(guesses=(-1, 5)), "guesses"),
-    (dict(guesses=(1, 2, 3)), "guesses"), (dict(seed=-1), "seed"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(num_canaries=0), "num_canaries"),
+        (dict(num_canaries=2.5), "num_canaries"),
+        (dict(claim_epsilon=0.0), "claim_epsilon"),
+        (dict(claim_epsilon=-1.0), "claim_epsilon"),
+        (dict(claim_epsilon=math.inf), "claim_epsilon"),
+        (dict(claim_epsilon=math.nan), "claim_epsilon"),
+        (dict(claim_delta=1.0), "claim_delta"),
+        (dict(claim_delta=-1e-9), "claim_delta"),
+        (dict(confidence=0.0), "confidence"),
+        (dict(confidence=1.0), "confidence"),
+        (dict(guesses=(0, 0)), "guesses"),
+        (dict(guesses=(60, 50)), "guesses"),
+        (dict(guesses=(-1, 5)), "guesses"),
+        (dict(guesses=(1, 2, 3)), "guesses"),
+        (dict(seed=-1), "seed"),
+    ],
+)
 def test_bad_input_names_the_parameter(kwargs, name):
     args = dict(mechanism=laplace_canaries(1.0), num_canaries=100, score=identity, claim_epsilon=1.0) | kwargs
     with pytest.raises(ValueError, match=name):
@@ -101,6 +114,7 @@ def test_bad_scores_are_rejected():
 # Laplace tail are right with probability e^2/(1+e^2) = 0.88, so the expected bound is ~1.95 at
 # 10^5 and ~1.8 at 10^4 canaries; falling below 1 would need accuracy below 0.73 on thousands of
 # guesses, a deviation of dozens of standard deviations: false-failure probability < 1e-50.
+
 
 def test_power_true_epsilon_2_with_1e5_canaries():
     res = one_run(laplace_canaries(2.0), 100_000, identity, claim_epsilon=2.0)

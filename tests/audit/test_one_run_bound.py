@@ -60,8 +60,9 @@ def test_binomial_tail_limits():
     assert binomial_tail(0, 10, 0.3) == 1.0 and binomial_tail(11, 10, 0.3) == 0.0
 
 
-@pytest.mark.parametrize("m, r, v, delta", [(100, 50, 40, 1e-4), (1000, 200, 170, 1e-6), (50, 50, 50, 1e-3),
-                                            (400, 300, 200, 1e-5)])
+@pytest.mark.parametrize(
+    "m, r, v, delta", [(100, 50, 40, 1e-4), (1000, 200, 170, 1e-6), (50, 50, 50, 1e-3), (400, 300, 200, 1e-5)]
+)
 def test_p_value_is_theorem_3_1_rounded_up(m, r, v, delta):
     eps = np.array([0.2, 0.5, 1.0, 1.7, 3.0])
     ours = one_run_p_value(m, r, v, eps, delta)
@@ -122,8 +123,9 @@ def test_best_pair_matches_the_maximum_over_pairs():
 
 
 @settings(max_examples=40, deadline=None)
-@given(r=st.integers(1, 300), data=st.data(), delta=st.sampled_from([0.0, 1e-7, 1e-4]),
-       level=st.sampled_from([0.05, 1e-3]))
+@given(
+    r=st.integers(1, 300), data=st.data(), delta=st.sampled_from([0.0, 1e-7, 1e-4]), level=st.sampled_from([0.05, 1e-3])
+)
 def test_bound_is_monotone_in_correct_guesses_and_finite(r, data, delta, level):
     v1 = data.draw(st.integers(0, r))
     v2 = data.draw(st.integers(v1, r))
@@ -139,8 +141,7 @@ def test_bound_decreases_with_delta(r, data):
     assert e[0] + 1e-12 >= e[1] >= e[2] >= e[3] >= 0.0
 
 
-@pytest.mark.parametrize("r, v, q", [(100_000, 60_000, (0.55, 0.6)), (5000, 3500, (0.52, 0.6, 0.69)),
-                                     (30, 29, (0.9,))])
+@pytest.mark.parametrize("r, v, q", [(100_000, 60_000, (0.55, 0.6)), (5000, 3500, (0.52, 0.6, 0.69)), (30, 29, (0.9,))])
 def test_window_term_truncated_sum_is_never_below_the_full_sum(r, v, q):
     # max_i P[v-i <= B <= v-1] / i summed over the whole range [0, v-1] with scipy's pmf
     q = np.array(q)

@@ -27,15 +27,22 @@ MARGIN = 1e-5
 
 # (num_canaries m, guesses r, correct v, delta): the delta term matters in each (the delta = 0
 # bound is above the reported one), small r so that the exact reference is cheap.
-CASES = [(20, 20, 18, 1e-3), (50, 30, 27, 1e-4), (100, 40, 36, 1e-5), (10, 10, 10, 1e-2), (200, 50, 40, 1e-6),
-         (1000, 60, 50, 1e-4), (30, 30, 25, 3e-3)]
+CASES = [
+    (20, 20, 18, 1e-3),
+    (50, 30, 27, 1e-4),
+    (100, 40, 36, 1e-5),
+    (10, 10, 10, 1e-2),
+    (200, 50, 40, 1e-6),
+    (1000, 60, 50, 1e-4),
+    (30, 30, 25, 3e-3),
+]
 
 
 def p_value_float(m, r, v, eps, delta):
     """Theorem 3.1's bound at each eps (1 below v = (r + 1) q), from the binomial pmf."""
     q = expit(np.asarray(eps, dtype=float))
     pmf = binom.pmf(np.arange(r + 1)[None, :], r, q[:, None])
-    window = np.max([pmf[:, v - i:v].sum(axis=1) / i for i in range(1, v + 1)], axis=0)
+    window = np.max([pmf[:, v - i : v].sum(axis=1) / i for i in range(1, v + 1)], axis=0)
     p = np.minimum(1.0, pmf[:, v:].sum(axis=1) + 2 * m * delta * window)
     return np.where(v >= (r + 1) * q, p, 1.0)
 
@@ -47,7 +54,7 @@ def p_value_exact(m, r, v, eps, delta) -> mpmath.mpf:
         if v < (r + 1) * q:
             return mpmath.mpf(1)
         pmf = [mpmath.binomial(r, j) * q**j * (1 - q) ** (r - j) for j in range(r + 1)]
-        window = max(mpmath.fsum(pmf[v - i:v]) / i for i in range(1, v + 1))
+        window = max(mpmath.fsum(pmf[v - i : v]) / i for i in range(1, v + 1))
         return min(mpmath.mpf(1), mpmath.fsum(pmf[v:]) + 2 * m * mpmath.mpf(delta) * window)
 
 
@@ -57,7 +64,7 @@ def grid_prefix_bound(m, r, v, delta, level=LEVEL, margin=MARGIN) -> float:
     p = p_value_float(m, r, v, j * H, delta)
     first = int(np.argmax(p > level))
     assert p[first] > level  # the scan reached a failing point
-    assert np.all(np.abs(p[:first + 1] / level - 1) > margin)  # no grid point is a near tie
+    assert np.all(np.abs(p[: first + 1] / level - 1) > margin)  # no grid point is a near tie
     return max(first - 1, 0) * H
 
 

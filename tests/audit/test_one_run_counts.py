@@ -45,14 +45,16 @@ def test_result_carries_its_inputs_and_the_verdict_is_strict():
     res = one_run(reveal, 64, score, claim_epsilon=0.5, claim_delta=1e-6, confidence=0.9, seed=11, guesses=(8, 8))
     assert (res.claim_epsilon, res.claim_delta, res.confidence, res.seed, res.num_canaries) == (0.5, 1e-6, 0.9, 11, 64)
     assert res.version and isinstance(res.version, str)
-    at_bound = one_run(reveal, 64, score, claim_epsilon=res.epsilon_lower, claim_delta=1e-6, confidence=0.9,
-                       seed=11, guesses=(8, 8))
+    at_bound = one_run(
+        reveal, 64, score, claim_epsilon=res.epsilon_lower, claim_delta=1e-6, confidence=0.9, seed=11, guesses=(8, 8)
+    )
     assert at_bound.epsilon_lower == res.epsilon_lower and at_bound.verdict == "consistent"  # not above the claim
 
 
 def test_seed_defaults_to_zero_and_must_be_a_non_negative_integer():
     def noisy(inclusion, rng):
         return inclusion + rng.normal(0.0, 1.0, inclusion.size)
+
     assert one_run(noisy, 50, score, claim_epsilon=1.0) == one_run(noisy, 50, score, claim_epsilon=1.0, seed=0)
     for bad in (True, -1, 1.5):
         with pytest.raises(ValueError, match="seed"):

@@ -24,29 +24,43 @@ def tolerance(audits: int, rate: float = 1 - CONFIDENCE, false_failure: float = 
 def laplace_canaries(scale):
     def mechanism(inclusion, rng):
         return inclusion + rng.laplace(0.0, scale, inclusion.size)
+
     return mechanism
 
 
 def gaussian_canaries(sigma):
     def mechanism(inclusion, rng):
         return inclusion + rng.normal(0.0, sigma, inclusion.size)
+
     return mechanism
 
 
 def gaussian_epsilon(mu, delta):
     """eps with delta(eps) = delta for mu-GDP: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)
     (Balle, Wang, ICML 2018, Thm 8; Dong, Roth, Su, JRSS-B 2022, Cor. 2.13)."""
+
     def excess(e):
         return stats.norm.cdf(-e / mu + mu / 2) - np.exp(e) * stats.norm.cdf(-e / mu - mu / 2) - delta
+
     return brentq(excess, 0.0, 100.0, xtol=1e-12)
 
 
 def exceedances(mechanism, true_epsilon, audits, canaries, delta=0.0, guesses=None, seed0=0):
-    lows = np.array([
-        one_run(mechanism, canaries, lambda out: out, claim_epsilon=true_epsilon, claim_delta=delta,
-                confidence=CONFIDENCE, seed=seed0 + s, guesses=guesses).epsilon_lower
-        for s in range(audits)
-    ])
+    lows = np.array(
+        [
+            one_run(
+                mechanism,
+                canaries,
+                lambda out: out,
+                claim_epsilon=true_epsilon,
+                claim_delta=delta,
+                confidence=CONFIDENCE,
+                seed=seed0 + s,
+                guesses=guesses,
+            ).epsilon_lower
+            for s in range(audits)
+        ]
+    )
     return int(np.sum(lows > true_epsilon)), lows
 
 
@@ -81,8 +95,9 @@ def test_coverage_gaussian_at_its_exact_epsilon_delta():
     true_epsilon = gaussian_epsilon(1.0, delta)
     assert abs(true_epsilon - 4.8866) < 1e-3
     audits = 100
-    count, lows = exceedances(gaussian_canaries(1.0), true_epsilon, audits, 1000, delta=delta,
-                              guesses=(50, 50), seed0=30_000)
+    count, lows = exceedances(
+        gaussian_canaries(1.0), true_epsilon, audits, 1000, delta=delta, guesses=(50, 50), seed0=30_000
+    )
     assert count <= tolerance(audits), count
     assert lows.mean() > 1.0
 
@@ -91,6 +106,13 @@ def test_coverage_twin_fails_when_the_gaussian_noise_is_divided_by_8():
     # sigma = 1/8 is far from (4.887, 1e-6)-DP: with 2000 canaries the bound exceeds it every time.
     delta = 1e-6
     audits = 10
-    count, _ = exceedances(gaussian_canaries(0.125), gaussian_epsilon(1.0, delta), audits, 2000,
-                           delta=delta, guesses=(500, 500), seed0=40_000)
+    count, _ = exceedances(
+        gaussian_canaries(0.125),
+        gaussian_epsilon(1.0, delta),
+        audits,
+        2000,
+        delta=delta,
+        guesses=(500, 500),
+        seed0=40_000,
+    )
     assert count > tolerance(audits)

@@ -63,7 +63,9 @@ def test_p_value_of_no_correct_guess_is_one_and_of_one_is_the_tail():
     assert float(one_run_p_value(50, 1, 1, [0.0], 0.0)[0]) == pytest.approx(0.5 * (1 + slack(1, 0.5)), rel=1e-14)
 
 
-@pytest.mark.parametrize("m, r, v, eps, delta", [(100, 100, 1, 0.0, 0.0), (10**6, 20, 18, 0.5, 0.1), (5, 3, 3, 40.0, 0.0)])
+@pytest.mark.parametrize(
+    "m, r, v, eps, delta", [(100, 100, 1, 0.0, 0.0), (10**6, 20, 18, 0.5, 0.1), (5, 3, 3, 40.0, 0.0)]
+)
 def test_p_value_is_capped_at_one(m, r, v, eps, delta):
     p = float(one_run_p_value(m, r, v, [eps], delta)[0])
     assert p == 1.0  # the tail is 1 to double precision, or the delta term alone is far above 1

@@ -18,7 +18,8 @@ def test_user_score_sees_every_run() -> None:
         return np.asarray(out, dtype=float).reshape(len(out))
 
     samples = 4000
-    result = dpaudit.audit(_laplace, 0.0, 1.0, claim_epsilon=1.0, samples=samples, seed=3, score=score,
-                           executor="serial")
+    result = dpaudit.audit(
+        _laplace, 0.0, 1.0, claim_epsilon=1.0, samples=samples, seed=3, score=score, executor="serial"
+    )
     assert result.epsilon_lower >= 0.0
     assert sum(seen) >= 2 * samples  # selection and estimation runs of d0 and d1, besides the probe

@@ -31,9 +31,11 @@ def test_no_forgetting_is_caught_and_the_forgetful_twin_is_not():
 
 
 def test_shuffle_count_is_caught_and_the_decoded_sum_is_not():
-    count = _paper(run_entry(AUDITS.get("shuffle-se.server-count"), samples=40_000, confidence=0.95, seed=0,
-                             regret=False))
+    count = _paper(
+        run_entry(AUDITS.get("shuffle-se.server-count"), samples=40_000, confidence=0.95, seed=0, regret=False)
+    )
     assert count["verdict"] == "violation" and count["epsilon_lower"] > 2.0
-    decoded = _paper(run_entry(AUDITS.get("shuffle-se.analyzer"), samples=40_000, confidence=0.95, seed=0,
-                               regret=False))
+    decoded = _paper(
+        run_entry(AUDITS.get("shuffle-se.analyzer"), samples=40_000, confidence=0.95, seed=0, regret=False)
+    )
     assert decoded["verdict"] == "consistent"

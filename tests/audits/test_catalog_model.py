@@ -18,9 +18,16 @@ def _target():
 
 
 def _entry(**kw):
-    base = dict(name="x.y", algorithm="dp-se", description="d", target=_target,
-                pairs=(NeighbourPair("one-user", 0.0, 1.0, "0 vs 1"),), observable="white-box",
-                observable_description="value", claims=(Claim("paper", epsilon=1.0),))
+    base = dict(
+        name="x.y",
+        algorithm="dp-se",
+        description="d",
+        target=_target,
+        pairs=(NeighbourPair("one-user", 0.0, 1.0, "0 vs 1"),),
+        observable="white-box",
+        observable_description="value",
+        claims=(Claim("paper", epsilon=1.0),),
+    )
     base.update(kw)
     return AuditEntry(**base)
 
@@ -36,21 +43,27 @@ def test_entry_expectation_and_summary():
 
 def test_audit_calls_count_pairs_times_deltas():
     pairs = (NeighbourPair("reward-only", 0, 1, "a"), NeighbourPair("context-only", 0, 2, "b"))
-    claims = (Claim("paper", epsilon=1.0, delta=1e-5), Claim("corrected", epsilon=2.0, delta=1e-5),
-              Claim("pure", epsilon=3.0))
+    claims = (
+        Claim("paper", epsilon=1.0, delta=1e-5),
+        Claim("corrected", epsilon=2.0, delta=1e-5),
+        Claim("pure", epsilon=3.0),
+    )
     assert _entry(pairs=pairs, claims=claims).audit_calls() == 4
 
 
-@pytest.mark.parametrize("kw, error, match", [
-    ({"name": "has space"}, ValueError, "name"),
-    ({"algorithm": ""}, ValueError, "algorithm"),
-    ({"target": 3}, TypeError, "target"),
-    ({"pairs": ()}, ValueError, "pairs"),
-    ({"claims": ()}, ValueError, "claims"),
-    ({"observable": "grey-box"}, ValueError, "observable"),
-    ({"samples": 0}, ValueError, "samples"),
-    ({"quick_samples": -1}, ValueError, "quick_samples"),
-])
+@pytest.mark.parametrize(
+    "kw, error, match",
+    [
+        ({"name": "has space"}, ValueError, "name"),
+        ({"algorithm": ""}, ValueError, "algorithm"),
+        ({"target": 3}, TypeError, "target"),
+        ({"pairs": ()}, ValueError, "pairs"),
+        ({"claims": ()}, ValueError, "claims"),
+        ({"observable": "grey-box"}, ValueError, "observable"),
+        ({"samples": 0}, ValueError, "samples"),
+        ({"quick_samples": -1}, ValueError, "quick_samples"),
+    ],
+)
 def test_entry_rejects_bad_fields(kw, error, match):
     with pytest.raises(error, match=match):
         _entry(**kw)
@@ -93,10 +106,13 @@ class _Privacy:
 
 
 def test_claims_from_privacy_keeps_finite_claims():
-    claims = claims_from_privacy(_Privacy(_Guarantee("pure", 1.0, source="Thm 6"), _Guarantee("pure", 2.0)),
-                                 paper_expect="violation")
+    claims = claims_from_privacy(
+        _Privacy(_Guarantee("pure", 1.0, source="Thm 6"), _Guarantee("pure", 2.0)), paper_expect="violation"
+    )
     assert [(c.label, c.value(), c.expect, c.source) for c in claims] == [
-        ("paper", 1.0, "violation", "Thm 6"), ("corrected", 2.0, "consistent", "")]
+        ("paper", 1.0, "violation", "Thm 6"),
+        ("corrected", 2.0, "consistent", ""),
+    ]
     only = claims_from_privacy(_Privacy(_Guarantee("pure", 1.0), _Guarantee("pure", float("inf"))))
     assert [c.label for c in only] == ["paper"]
     with pytest.raises(ValueError, match="no finite"):
@@ -192,10 +208,12 @@ def test_lazy_claims_refuse_a_wrong_declared_expectation():
 
 def test_importing_the_catalog_builds_no_claims():
     """Regression: importing dpaudit.audits accounted every claim (seconds of exact binomial profiles)."""
-    code = ("import json, dpaudit.audits\nfrom dpaudit.entries import LazyClaims\n"
-            "from dpaudit.registry import AUDITS\nentries = [AUDITS.get(n) for n in AUDITS.names()]\n"
-            "print(json.dumps({e.name: e.claims.built if isinstance(e.claims, LazyClaims) else None "
-            "for e in entries}))")
+    code = (
+        "import json, dpaudit.audits\nfrom dpaudit.entries import LazyClaims\n"
+        "from dpaudit.registry import AUDITS\nentries = [AUDITS.get(n) for n in AUDITS.names()]\n"
+        "print(json.dumps({e.name: e.claims.built if isinstance(e.claims, LazyClaims) else None "
+        "for e in entries}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     built = json.loads(out)
     assert not any(built.values())

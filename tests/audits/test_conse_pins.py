@@ -100,8 +100,9 @@ def test_rct_lengths_release_has_run_conses_law():
 def _run(entry, samples, seed):
     from dpaudit.entry_runner import run_entry
 
-    return {c["label"]: c for c in run_entry(entry, samples=samples, confidence=0.95, seed=seed,
-                                              regret=False)["claims"]}
+    return {
+        c["label"]: c for c in run_entry(entry, samples=samples, confidence=0.95, seed=seed, regret=False)["claims"]
+    }
 
 
 def test_rct_lengths_view_holds_and_twin_with_thinner_noise_fails():
@@ -127,7 +128,9 @@ def test_cate_score_stays_below_the_pairs_exact_loss_and_twin_fails():
     env = PatientExperiment(np.array([0.3]), np.array([0.7]))
     from dpaudit.audits.conse.entries import ConSEObserve
 
-    twin = dataclasses.replace(entry, target=lambda: ConSEObserve(env, ConSEParams(alpha=0.5, epsilon=4.0), "estimates"))
+    twin = dataclasses.replace(
+        entry, target=lambda: ConSEObserve(env, ConSEParams(alpha=0.5, epsilon=4.0), "estimates")
+    )
     assert _run(twin, 60_000, 4)["view"]["verdict"] == "violation"
 
 

@@ -129,8 +129,16 @@ def test_log_ratio_score_reads_the_table_and_ignores_unreleased():
     assert score(out).tolist() == [1.5, -2.0, 0.0, 0.0]
 
 
-@pytest.mark.parametrize("name", ["dist-cdp-se.aggregate", "dist-rdp-se.aggregate", "ldp-se.aggregate",
-                                  "shuffle-se.server-count", "shuffle-se.analyzer"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "dist-cdp-se.aggregate",
+        "dist-rdp-se.aggregate",
+        "ldp-se.aggregate",
+        "shuffle-se.server-count",
+        "shuffle-se.analyzer",
+    ],
+)
 def test_entry_scores_pickle_and_describe_without_addresses(name):
     """The catalog's scores travel to process pools (pickle) and are recorded and hashed by their repr."""
     import pickle
@@ -165,8 +173,10 @@ def test_count_score_stays_below_the_exact_view_and_twin_fails():
     algo = BatchSE("shuffle", 3.0, base=4)
     proto = algo.secagg(USERS, HORIZON)
     loud = dataclasses.replace(
-        entry, target=functools.partial(Observe, algo, HORIZON, "aggregates", (2,), -1.0),
-        audit_options={"score": ev.LogRatioScore(functools.partial(ev.shuffle_count_llr_table, proto, proto.params.g))})
+        entry,
+        target=functools.partial(Observe, algo, HORIZON, "aggregates", (2,), -1.0),
+        audit_options={"score": ev.LogRatioScore(functools.partial(ev.shuffle_count_llr_table, proto, proto.params.g))},
+    )
     assert _view(_run(loud, 50_000, 11))["verdict"] == "violation"
 
 
@@ -179,8 +189,10 @@ def test_ldp_score_stays_below_the_exact_view_and_twin_fails():
     algo = _algo("local", 2.0)
     g = algo.batch_params(USERS, HORIZON).g
     loud = dataclasses.replace(
-        entry, target=functools.partial(Observe, algo, HORIZON, "aggregates", (2,), -1.0),
-        audit_options={"score": ev.LogRatioScore(functools.partial(ev.release_llr_table, algo, USERS, HORIZON, g))})
+        entry,
+        target=functools.partial(Observe, algo, HORIZON, "aggregates", (2,), -1.0),
+        audit_options={"score": ev.LogRatioScore(functools.partial(ev.release_llr_table, algo, USERS, HORIZON, g))},
+    )
     assert _view(_run(loud, 100_000, 12))["verdict"] == "violation"
 
 
@@ -192,8 +204,9 @@ def test_dist_cdp_mu_stays_below_the_exact_mu_and_twin_fails():
     upper = entry.mu_upper()
     assert max(a["mu_lower"] for a in _run(entry, 50_000, 13)["audits"]) <= upper
     algo = _algo("dist-cdp", 1.5)
-    loud = dataclasses.replace(entry, target=functools.partial(Observe, algo, HORIZON, "aggregates", (2,), -1.0),
-                               audit_options={})
+    loud = dataclasses.replace(
+        entry, target=functools.partial(Observe, algo, HORIZON, "aggregates", (2,), -1.0), audit_options={}
+    )
     assert max(a["mu_lower"] for a in _run(loud, 50_000, 13)["audits"]) > upper
 
 
@@ -214,8 +227,20 @@ def _coverage(target, score, claim, samples, seeds):
     x0 = np.zeros(USERS)
     x1 = x0.copy()
     x1[0] = 1.0
-    return [audit(target, x0, x1, claim_epsilon=claim, samples=samples, confidence=0.95, seed=s, score=score,
-                  executor="serial").epsilon_lower for s in seeds]
+    return [
+        audit(
+            target,
+            x0,
+            x1,
+            claim_epsilon=claim,
+            samples=samples,
+            confidence=0.95,
+            seed=s,
+            score=score,
+            executor="serial",
+        ).epsilon_lower
+        for s in seeds
+    ]
 
 
 @pytest.mark.parametrize("case", ["count", "ldp"])

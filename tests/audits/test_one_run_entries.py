@@ -36,8 +36,13 @@ def test_the_four_algorithms_have_one_run_entries_at_the_deployment_horizon():
 
 def _small(name: str, algo: DPSE, claims=None) -> OneRunEntry:
     entry = AUDITS.get(name)
-    return dataclasses.replace(entry, target=functools.partial(one_run_target, algo, 200_000, 300, n_arms=100),
-                               horizon=200_000, num_canaries=300, **({"claims": claims} if claims else {}))
+    return dataclasses.replace(
+        entry,
+        target=functools.partial(one_run_target, algo, 200_000, 300, n_arms=100),
+        horizon=200_000,
+        num_canaries=300,
+        **({"claims": claims} if claims else {}),
+    )
 
 
 def test_record_has_one_run_fields_and_report_rows_say_one_run():
@@ -50,8 +55,10 @@ def test_record_has_one_run_fields_and_report_rows_say_one_run():
         assert c["num_canaries"] == 300 and 0 < c["correct"] <= c["guesses"] <= 300
     assert rec["ok"]
     rows = claim_rows(rec)
-    assert all("one run: 300 canaries" in r["lower"] and f"{rec['claims'][0]['guesses']} guesses" in rows[0]["lower"]
-               for r in rows)
+    assert all(
+        "one run: 300 canaries" in r["lower"] and f"{rec['claims'][0]['guesses']} guesses" in rows[0]["lower"]
+        for r in rows
+    )
 
 
 def test_both_deltas_are_judged_on_one_run():
@@ -62,17 +69,25 @@ def test_both_deltas_are_judged_on_one_run():
         def mechanism(inclusion, rng):
             calls.append(1)
             return target.mechanism(inclusion, rng)
+
         return target._replace(mechanism=mechanism)
 
-    entry = dataclasses.replace(_small("dp-se.one-run", DPSE(1.0, 0.5)), target=counted,
-                                claims=(Claim("paper", epsilon=1.0), Claim("other", delta=1e-6, epsilon=1.0)))
+    entry = dataclasses.replace(
+        _small("dp-se.one-run", DPSE(1.0, 0.5)),
+        target=counted,
+        claims=(Claim("paper", epsilon=1.0), Claim("other", delta=1e-6, epsilon=1.0)),
+    )
     assert run_entry(entry, regret=False)["error"] is None
     assert len(calls) == 1
 
 
 def test_twin_fails_the_gate():
-    rec = run_entry(_small("dp-se.one-run", DPSE(1.0, 0.5, noise="shared"), (Claim("paper", epsilon=1.0),)),
-                    confidence=0.95, seed=0, regret=False)
+    rec = run_entry(
+        _small("dp-se.one-run", DPSE(1.0, 0.5, noise="shared"), (Claim("paper", epsilon=1.0),)),
+        confidence=0.95,
+        seed=0,
+        regret=False,
+    )
     (claim,) = rec["claims"]
     assert claim["verdict"] == "violation" and not rec["ok"]
 

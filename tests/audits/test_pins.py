@@ -26,7 +26,7 @@ def _upper_triangle_shift(phi0, y0, phi1, y1):
     m1 = phi1[..., :, None] * phi1[..., None, :]
     iu = np.triu_indices(phi0.shape[-1])
     dm = (m0 - m1)[..., iu[0], iu[1]]
-    return (du ** 2).sum(-1) + (dm ** 2).sum(-1)
+    return (du**2).sum(-1) + (dm**2).sum(-1)
 
 
 def test_joint_sensitivity_bounds_brute_force():
@@ -43,7 +43,7 @@ def test_joint_sensitivity_bounds_brute_force():
         for y1 in (-1.0, 1.0):
             s = _upper_triangle_shift(p0, np.full(p0.shape[:2], y0), p1, np.full(p1.shape[:2], y1))
             worst = max(worst, float(s.max()))
-    assert worst <= JOINT_SENSITIVITY ** 2 + 1e-12
+    assert worst <= JOINT_SENSITIVITY**2 + 1e-12
     c = WORST_COSINE
     closed = 2 + 2 * c + (1 - c * c) * (2 - c * c)
     assert closed == pytest.approx(4.3481, abs=1e-4) and worst >= closed - 1e-2
@@ -62,7 +62,7 @@ def test_joint_llr_score_is_the_pair_direction():
     sigma = 3.0
     # the score is linear: its mean shift is score(shift); its variance adds each independent entry's weight
     w = joint_llr_score(np.eye(6))
-    var = sigma ** 2 * (w[0] ** 2 + (w[1] + w[2]) ** 2 + w[3] ** 2 + w[4] ** 2 + w[5] ** 2)
+    var = sigma**2 * (w[0] ** 2 + (w[1] + w[2]) ** 2 + w[3] ** 2 + w[4] ** 2 + w[5] ** 2)
     mu = float(joint_llr_score(shift[None])[0]) / math.sqrt(var)
     assert mu == pytest.approx(math.sqrt(2 + 2 * c + (1 - c * c) * (2 - c * c)) / sigma, rel=1e-12)
 
@@ -72,7 +72,8 @@ def test_gaussian_mu_of_composed_events():
     assert gaussian_mu(g) == 0.5
     assert gaussian_mu(dp_accounting.SelfComposedDpEvent(g, 4)) == pytest.approx(1.0)
     assert gaussian_mu(dp_accounting.ComposedDpEvent([g, dp_accounting.GaussianDpEvent(1.0)])) == pytest.approx(
-        math.sqrt(1.25))
+        math.sqrt(1.25)
+    )
     with pytest.raises(ValueError, match="GaussianDpEvent"):
         gaussian_mu(dp_accounting.LaplaceDpEvent(1.0))
 
@@ -105,8 +106,9 @@ def test_ldp_message_mu_lower_below_its_upper_bound_and_twin_fails():
     upper = entry.mu_upper()
     assert _mu_audit(entry, 30_000, 0) <= upper
     target = entry.target()
-    loud = dataclasses.replace(entry, target=lambda: ObserveLinear(LinUCBLDP(epsilon=2.0, delta=0.1), target.observable,
-                                                                    target.columns))
+    loud = dataclasses.replace(
+        entry, target=lambda: ObserveLinear(LinUCBLDP(epsilon=2.0, delta=0.1), target.observable, target.columns)
+    )
     assert _mu_audit(loud, 30_000, 0) > upper
 
 
@@ -165,8 +167,14 @@ def test_laplace_difference_sf_matches_numeric_integration(b):
         return 0.5 * math.exp(-t / b) if t >= 0 else 1.0 - 0.5 * math.exp(t / b)
 
     for y in (-3.0, -0.5, 0.0, 0.7, 2.0, 6.0):
-        tail = integrate.quad(lambda u, y=y: math.exp(-abs(u) / b) / (2 * b) * laplace_sf(y + u), -60 * b, 60 * b,
-                              points=[0.0, -y], epsabs=1e-13, limit=200)[0]
+        tail = integrate.quad(
+            lambda u, y=y: math.exp(-abs(u) / b) / (2 * b) * laplace_sf(y + u),
+            -60 * b,
+            60 * b,
+            points=[0.0, -y],
+            epsabs=1e-13,
+            limit=200,
+        )[0]
         assert laplace_difference_sf(y, b) == pytest.approx(tail, rel=1e-8, abs=1e-13)
 
 
@@ -198,11 +206,15 @@ def test_ftnl_view_epsilon_reads_the_epoch_of_the_round():
     paper, fixed = FTNL(1.0), FTNL(1.0, noise="fixed")
     assert ftnl_view_epsilon(paper, 0) == 0.0
     assert [ftnl_view_epsilon(paper, r) for r in (1, 2, 3, 6, 7, 14, 15)] == [
-        rnm_decision_epsilon(1.0, n) for n in (1, 1, 2, 2, 4, 4, 8)]
+        rnm_decision_epsilon(1.0, n) for n in (1, 1, 2, 2, 4, 4, 8)
+    ]
     assert ftnl_view_epsilon(paper, 7) == pytest.approx(2 + math.log(4 / 6), abs=1e-11)
     assert ftnl_view_epsilon(fixed, 15) == pytest.approx(1 + math.log(5 / 6), abs=1e-11)
-    for name, view in (("ftnl.rnm", 2 + math.log(4 / 6)), ("ftnl.fixed", 1 + math.log(5 / 6)),
-                       ("ftnl.naive", 1 + math.log(5 / 6))):
+    for name, view in (
+        ("ftnl.rnm", 2 + math.log(4 / 6)),
+        ("ftnl.fixed", 1 + math.log(5 / 6)),
+        ("ftnl.naive", 1 + math.log(5 / 6)),
+    ):
         claim = next(c for c in AUDITS.get(name).claims if c.label == "view")
         assert claim.accountant == "exact-view" and claim.value() == pytest.approx(view, abs=1e-11)
         assert claim.value() >= view  # rounded up
@@ -236,8 +248,9 @@ def test_no_forgetting_score_reaches_the_full_loss():
     releases >= 1} has probabilities 1/8 vs e^-3/8), and never exceeds 3 (false failure <= 5%)."""
     from dpaudit.entry_runner import run_entry
 
-    rec = run_entry(AUDITS.get("anytime-lazy-ucb.no-forgetting"), samples=100_000, confidence=0.95, seed=2,
-                    regret=False)
+    rec = run_entry(
+        AUDITS.get("anytime-lazy-ucb.no-forgetting"), samples=100_000, confidence=0.95, seed=2, regret=False
+    )
     corrected = next(c for c in rec["claims"] if c["label"] == "corrected")
     assert 2.5 < corrected["epsilon_lower"] <= 3.0
 

@@ -37,12 +37,23 @@ def _check_entry(record):
 def records():
     import dpaudit.audits  # noqa: F401  (registers the catalog)
 
-    user = UserAuditEntry(name="user.laplace", target=laplace, d0=0.0, d1=1.0,
-                          claim=UserClaim(delta=0.0, epsilon=0.5), samples=2_000, algorithm="test")
-    out = {"builtin": run_entry(AUDITS.get("dp-se.epoch-sum"), samples=2_000, regret=False),
-           "one-run": AUDITS.get("dp-se.one-run").run(regret=False),
-           "user": user.run(seed=1)}
-    out["baseline"] = user.run(seed=2, baseline_events={"user.laplace": {"declared": out["user"]["claims"][0]["event"]}})
+    user = UserAuditEntry(
+        name="user.laplace",
+        target=laplace,
+        d0=0.0,
+        d1=1.0,
+        claim=UserClaim(delta=0.0, epsilon=0.5),
+        samples=2_000,
+        algorithm="test",
+    )
+    out = {
+        "builtin": run_entry(AUDITS.get("dp-se.epoch-sum"), samples=2_000, regret=False),
+        "one-run": AUDITS.get("dp-se.one-run").run(regret=False),
+        "user": user.run(seed=1),
+    }
+    out["baseline"] = user.run(
+        seed=2, baseline_events={"user.laplace": {"declared": out["user"]["claims"][0]["event"]}}
+    )
     out["lost"] = lost_record(user, "WorkerDied: test")
     return out
 
@@ -65,8 +76,15 @@ def test_the_three_shapes(records):
 def test_both_kinds_of_entry_have_the_entry_interface():
     import dpaudit.audits  # noqa: F401  (registers the catalog)
 
-    user = UserAuditEntry(name="u", target=laplace, d0=0.0, d1=1.0, claim=UserClaim(delta=0.0, epsilon=1.0),
-                          samples=MIN_SAMPLES, algorithm="test")
+    user = UserAuditEntry(
+        name="u",
+        target=laplace,
+        d0=0.0,
+        d1=1.0,
+        claim=UserClaim(delta=0.0, epsilon=1.0),
+        samples=MIN_SAMPLES,
+        algorithm="test",
+    )
     members = [n for n in dir(Entry) if not n.startswith("_")]
     assert {"name", "claims", "expect", "relations", "audit_calls", "run"} <= set(members)
     for entry in (AUDITS.get("dp-se.epoch-sum"), AUDITS.get("dp-se.one-run"), user):

@@ -10,8 +10,9 @@ BENCH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _load_package() -> None:
-    spec = importlib.util.spec_from_file_location("benchmarks", BENCH / "__init__.py",
-                                                  submodule_search_locations=[str(BENCH)])
+    spec = importlib.util.spec_from_file_location(
+        "benchmarks", BENCH / "__init__.py", submodule_search_locations=[str(BENCH)]
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules["benchmarks"] = module
     spec.loader.exec_module(module)

@@ -21,21 +21,44 @@ def _jsonl(tmp_path, lines) -> pathlib.Path:
 
 
 def _run(alg="dpse", eps=1.0, instance="hard", horizon=10**7, run=0, regret=100.0):
-    return {"alg": alg, "epsilon": eps, "instance": instance, "horizon": horizon, "run": run, "regret": regret, "seconds": 1}
+    return {
+        "alg": alg,
+        "epsilon": eps,
+        "instance": instance,
+        "horizon": horizon,
+        "run": run,
+        "regret": regret,
+        "seconds": 1,
+    }
 
 
 def _summary(alg="dpse", eps=1.0, mean=2715, se=241, runs=4):
-    return {"alg": alg, "epsilon": eps, "instance": "easy", "horizon": 10**6, "runs": runs, "mean": mean, "se": se,
-            "source": "reported"}
+    return {
+        "alg": alg,
+        "epsilon": eps,
+        "instance": "easy",
+        "horizon": 10**6,
+        "runs": runs,
+        "mean": mean,
+        "se": se,
+        "source": "reported",
+    }
 
 
 # ---- parsing the authors' jsonl -----------------------------------------------------------------------------------
 def test_single_runs_summaries_and_reruns(tmp_path):
-    path = _jsonl(tmp_path, [
-        _run(run=0, regret=10.0), "", _run(run=1, regret=20.0), _run(run=0, regret=12.0),  # run 0 re-run: replaces
-        _summary(), _summary(alg="distdp", mean=4078, se=276),
-        _run(alg="distdp", instance="easy", horizon=10**6, run=2, regret=5.0),  # a single run beats the summary
-    ])
+    path = _jsonl(
+        tmp_path,
+        [
+            _run(run=0, regret=10.0),
+            "",
+            _run(run=1, regret=20.0),
+            _run(run=0, regret=12.0),  # run 0 re-run: replaces
+            _summary(),
+            _summary(alg="distdp", mean=4078, se=276),
+            _run(alg="distdp", instance="easy", horizon=10**6, run=2, regret=5.0),  # a single run beats the summary
+        ],
+    )
     cells = czt.read_authors_runs(path)
     hard = cells[("hard", 10**7, 1.0, "dpse")]
     assert hard.ids == [0, 1] and hard.values.tolist() == [12.0, 20.0] and hard.mean == 16.0
@@ -45,14 +68,17 @@ def test_single_runs_summaries_and_reruns(tmp_path):
     assert cells[("easy", 10**6, 1.0, "distdp")].ids == [2]
 
 
-@pytest.mark.parametrize("line, match", [
-    ("{not json", "runs.jsonl:2: not a JSON line"),
-    (json.dumps({"alg": "dpse", "epsilon": 1, "horizon": 10}), "lacks instance"),
-    (json.dumps(_run(instance="medium")), "instance must be one of"),
-    (json.dumps({k: v for k, v in _run().items() if k != "regret"}), "run and regret"),
-    (json.dumps(_run(regret=float("nan"))), "regret must be finite"),
-    (json.dumps(_summary(runs=1)), "runs >= 2"),
-])
+@pytest.mark.parametrize(
+    "line, match",
+    [
+        ("{not json", "runs.jsonl:2: not a JSON line"),
+        (json.dumps({"alg": "dpse", "epsilon": 1, "horizon": 10}), "lacks instance"),
+        (json.dumps(_run(instance="medium")), "instance must be one of"),
+        (json.dumps({k: v for k, v in _run().items() if k != "regret"}), "run and regret"),
+        (json.dumps(_run(regret=float("nan"))), "regret must be finite"),
+        (json.dumps(_summary(runs=1)), "runs >= 2"),
+    ],
+)
 def test_a_bad_line_is_named(tmp_path, line, match):
     with pytest.raises(ValueError, match=match):
         czt.read_authors_runs(_jsonl(tmp_path, [_run(), line]))
@@ -139,11 +165,15 @@ def test_four_run_cell_interval_is_the_law_of_the_mean_of_one_run_per_instance()
     ours = {i: {"pseudo": pseudo[i].tolist(), "variance": [25.0 * (i + 1)] * 39} for i in range(4)}
     y = [czt.realised_draws(pseudo[i], np.full(39, 25.0 * (i + 1)), _seed(i)) for i in range(4)]
     # brute force over the 39^4 combinations, one loop level per instance
-    grid = (y[0][:, None, None, None] + y[1][None, :, None, None] + y[2][None, None, :, None] + y[3][None, None, None, :]) / 4
+    grid = (
+        y[0][:, None, None, None] + y[1][None, :, None, None] + y[2][None, None, :, None] + y[3][None, None, None, :]
+    ) / 4
     want = np.quantile(grid.ravel(), [0.025, 0.975])
     cell = czt.AuthorsCell("easy", 10**6, 0.5, "dpse", dict.fromkeys(range(4), 0.0))
     pred = czt.predict(ours, cell.ids, _seed)
-    assert pred["expected"] == pytest.approx(want.tolist()) and pred["mean"] == pytest.approx(np.mean(list(pseudo.values())))
+    assert pred["expected"] == pytest.approx(want.tolist()) and pred["mean"] == pytest.approx(
+        np.mean(list(pseudo.values()))
+    )
     assert pred["runs"] == 156 and pred["copies"] == 39 and "4-run mean" in pred["method"]
     per = np.stack([pseudo[i] for i in range(4)])
     se = math.sqrt(per.var(axis=1, ddof=1).sum() / 39) / 4
@@ -154,7 +184,10 @@ def test_four_run_cell_interval_is_the_law_of_the_mean_of_one_run_per_instance()
         return czt.AuthorsCell("easy", 10**6, 0.5, "dpse", {0: 4 * x, 1: 0.0, 2: 0.0, 3: 0.0})
 
     lo, hi = pred["expected"]
-    assert czt.compare(with_mean(hi - 1e-6), ours, _seed)["inside"] and czt.compare(with_mean(lo + 1e-6), ours, _seed)["inside"]
+    assert (
+        czt.compare(with_mean(hi - 1e-6), ours, _seed)["inside"]
+        and czt.compare(with_mean(lo + 1e-6), ours, _seed)["inside"]
+    )
     assert not czt.compare(with_mean(hi + 1e-6), ours, _seed)["inside"]
     assert not czt.compare(with_mean(lo - 1e-6), ours, _seed)["inside"]
 
@@ -164,7 +197,9 @@ def test_mean_interval_sampled_when_the_combinations_are_many():
     y = rng.normal(0.0, 1.0, size=(8, 39))  # 39^8 combinations: sampled; the mean of 8 N(0,1)-ish values
     lo, hi = czt.mean_of_one_per_instance_interval(y, [1, 2], draws=200_000)
     exact_sd = math.sqrt(y.var(axis=1).sum()) / 8  # the plug-in law's sd (population variance of each row)
-    assert lo == pytest.approx(-1.96 * exact_sd + y.mean(), abs=0.03) and hi == pytest.approx(1.96 * exact_sd + y.mean(), abs=0.03)
+    assert lo == pytest.approx(-1.96 * exact_sd + y.mean(), abs=0.03) and hi == pytest.approx(
+        1.96 * exact_sd + y.mean(), abs=0.03
+    )
     assert (lo, hi) == czt.mean_of_one_per_instance_interval(y, [1, 2], draws=200_000)  # seeded
 
 
@@ -208,7 +243,10 @@ def test_rows():
 def test_keys_and_seeds_are_stable():
     key = czt.cell_key("hard", 10**7, 1.0, "Dist-RDP-SE s=10")
     assert key == "hard/T=10000000/eps=1/Dist-RDP-SE s=10"
-    assert czt.run_seed(4, key, 0) == [4, zlib.crc32(key.encode()), 1, 0] and czt.run_seed(4, key) == [4, zlib.crc32(key.encode())]
+    assert czt.run_seed(4, key, 0) == [4, zlib.crc32(key.encode()), 1, 0] and czt.run_seed(4, key) == [
+        4,
+        zlib.crc32(key.encode()),
+    ]
     assert czt.seed_key([4, 12, 1, 0]) == "seed=4-12-1-0"
 
 
@@ -222,7 +260,10 @@ def test_cache_round_trip(tmp_path):
     back = czt.load_cache(path)
     assert czt.get_instance_runs(back, "k", [4, 1, 1, 0])["pseudo"][1] == 1.123
     assert czt.get_instance_runs(back, "k", [4, 1, 1, 0], copies=25) is None  # other copies: not reused
-    assert czt.get_instance_runs(back, "k", [5, 1, 1, 0]) is None and czt.get_figure_runs(back, "k", [4, 1]) == [1.5, 2.5]
+    assert czt.get_instance_runs(back, "k", [5, 1, 1, 0]) is None and czt.get_figure_runs(back, "k", [4, 1]) == [
+        1.5,
+        2.5,
+    ]
     path.write_text(json.dumps({"version": 99}))
     with pytest.raises(ValueError, match="cache version 99"):
         czt.load_cache(path)
@@ -244,7 +285,9 @@ def test_the_stored_cache_covers_every_authors_cell():
 
 def test_a_jsonl_cell_without_cached_runs_is_reported_not_guessed(tmp_path, monkeypatch):
     """--from-cache never simulates: a cell of the jsonl on an instance the cache lacks is named, and its row says so."""
-    monkeypatch.setattr(rm.czt, "AUTHORS_CODE", _jsonl(tmp_path, [_run(run=5, regret=20000.0), _run(run=0, eps=0.5, regret=1000.0)]))
+    monkeypatch.setattr(
+        rm.czt, "AUTHORS_CODE", _jsonl(tmp_path, [_run(run=5, regret=20000.0), _run(run=0, eps=0.5, regret=1000.0)])
+    )
     cache = rm.czt.new_cache()
     key = czt.cell_key("hard", 10**7, 0.5, "DP-SE")
     rm.czt.put_instance_runs(cache, key, czt.run_seed(4, key, 0), 0, np.arange(39.0) * 10, np.zeros(39), 0.0)

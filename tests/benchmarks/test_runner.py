@@ -22,8 +22,9 @@ def _from_the_root(*args: str) -> subprocess.CompletedProcess:
     """`python -m benchmarks ARGS` as a user runs it: in the checkout's root, which Python puts on sys.path (the
     suite's PYTHONSAFEPATH, tests/conftest.py, would keep it off)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}
-    return subprocess.run([sys.executable, "-m", "benchmarks", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_list_names_every_benchmark_from_the_checkout():

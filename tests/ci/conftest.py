@@ -27,7 +27,9 @@ class Project:
 
     def config(self, modules=("shop_audits",), extra: str = ""):
         listed = ", ".join(f'"{m}"' for m in modules)
-        return self.write("pyproject.toml", f'[project]\nname = "shop"\n\n[tool.dpaudit]\nmodules = [{listed}]\n{extra}')
+        return self.write(
+            "pyproject.toml", f'[project]\nname = "shop"\n\n[tool.dpaudit]\nmodules = [{listed}]\n{extra}'
+        )
 
 
 @pytest.fixture

@@ -20,8 +20,15 @@ from dpaudit.user_audits import UserAuditEntry, UserClaim
 
 
 def _event(k1=500, k2=200, n=1000, direction="d0>d1"):
-    return {"state": "{}", "event": "identity > 1.0", "direction": direction, "count_first": k1,
-            "count_second": k2, "nobs": n, "delta": 0.0}
+    return {
+        "state": "{}",
+        "event": "identity > 1.0",
+        "direction": direction,
+        "count_first": k1,
+        "count_second": k2,
+        "nobs": n,
+        "delta": 0.0,
+    }
 
 
 def _claim(ok=True, lower=0.5, upper=None, expect="consistent", event=None, counts=None):
@@ -39,30 +46,40 @@ def _claim(ok=True, lower=0.5, upper=None, expect="consistent", event=None, coun
 def _report(*claims, settings=None):
     """A report with one entry "e" per claim (None: no entry)."""
     settings = settings or {"samples": None, "confidence": 0.95, "catalog": "user", "seed": 0}
-    return {"created": "then", "settings": settings,
-            "entries": [{"name": "e", "claims": [c], "error": None} for c in claims if c is not None]}
+    return {
+        "created": "then",
+        "settings": settings,
+        "entries": [{"name": "e", "claims": [c], "error": None} for c in claims if c is not None],
+    }
 
 
 SAME = {"count_first": 500, "count_second": 200, "nobs": 1000, "direction": "d0>d1"}  # the baseline's rates again
 LEAKIER = {"count_first": 800, "count_second": 100, "nobs": 1000, "direction": "d0>d1"}  # log 8 against log 2.5
 
 
-@pytest.mark.parametrize("old, new, kind, gating", [
-    (_claim(), _claim(ok=False, lower=1.2), "newly-failing", True),
-    (None, _claim(ok=False, lower=1.2), "newly-failing", True),
-    (_claim(ok=False, lower=1.2), _claim(ok=False, lower=1.3), "still-failing", False),
-    (_claim(ok=False, lower=1.2), _claim(), "fixed", False),
-    # the rule this module replaced gated here (0.8 above the baseline's epsilon_upper 0.7): different events
-    (_claim(lower=0.5, upper=0.7), _claim(lower=0.8, upper=0.9), "rose-lower", False),
-    (_claim(lower=0.5, event=_event()), _claim(lower=0.8, counts=SAME), "rose-lower", False),
-    (_claim(lower=0.5, event=_event()), _claim(lower=0.8, counts=LEAKIER), "rose", True),
-    # a known-broken twin grows with the samples: never gating, even for its own event
-    (_claim(lower=0.5, expect="violation", event=_event()),
-     _claim(lower=5.0, expect="violation", counts=LEAKIER), "rose-violation", False),
-    (_claim(lower=0.5, event=_event()), _claim(lower=0.8, counts={"error": "no score"}), "rose-lower", False),
-    (None, _claim(), "new", False),
-    (_claim(), None, "gone", False),
-])
+@pytest.mark.parametrize(
+    "old, new, kind, gating",
+    [
+        (_claim(), _claim(ok=False, lower=1.2), "newly-failing", True),
+        (None, _claim(ok=False, lower=1.2), "newly-failing", True),
+        (_claim(ok=False, lower=1.2), _claim(ok=False, lower=1.3), "still-failing", False),
+        (_claim(ok=False, lower=1.2), _claim(), "fixed", False),
+        # the rule this module replaced gated here (0.8 above the baseline's epsilon_upper 0.7): different events
+        (_claim(lower=0.5, upper=0.7), _claim(lower=0.8, upper=0.9), "rose-lower", False),
+        (_claim(lower=0.5, event=_event()), _claim(lower=0.8, counts=SAME), "rose-lower", False),
+        (_claim(lower=0.5, event=_event()), _claim(lower=0.8, counts=LEAKIER), "rose", True),
+        # a known-broken twin grows with the samples: never gating, even for its own event
+        (
+            _claim(lower=0.5, expect="violation", event=_event()),
+            _claim(lower=5.0, expect="violation", counts=LEAKIER),
+            "rose-violation",
+            False,
+        ),
+        (_claim(lower=0.5, event=_event()), _claim(lower=0.8, counts={"error": "no score"}), "rose-lower", False),
+        (None, _claim(), "new", False),
+        (_claim(), None, "gone", False),
+    ],
+)
 def test_kinds_and_gating(old, new, kind, gating):
     result = compare(_report(old), _report(new), source="old/report.json")
     assert [c["kind"] for c in result["changes"]] == [kind]
@@ -77,10 +94,15 @@ def test_same_event_bounds_and_bonferroni():
     assert upp == pytest.approx(math.log(cp_upper(500, 1000, level)[()] / cp_lower(200, 1000, level)[()]), rel=1e-12)
     assert math.log(2.5) < upp < low < math.log(8)
     assert same_event_test(_event(k2=0), SAME, 0.05)[1] == math.inf  # the baseline never saw the second input there
-    two = {"created": "then", "settings": {"confidence": 0.95},
-           "entries": [{"name": n, "claims": [_claim(event=_event())]} for n in ("a", "b")]}
-    new = {"settings": {"confidence": 0.95},
-           "entries": [{"name": n, "claims": [_claim(counts=SAME)]} for n in ("a", "b")]}
+    two = {
+        "created": "then",
+        "settings": {"confidence": 0.95},
+        "entries": [{"name": n, "claims": [_claim(event=_event())]} for n in ("a", "b")],
+    }
+    new = {
+        "settings": {"confidence": 0.95},
+        "entries": [{"name": n, "claims": [_claim(counts=SAME)]} for n in ("a", "b")],
+    }
     result = compare(two, new)
     assert result["tested"] == 2 and result["alpha"] == pytest.approx(0.025)
 
@@ -89,20 +111,25 @@ def test_settings_that_differ_are_warnings():
     old = _report(_claim())
     new = _report(_claim(), settings={"samples": 100000, "confidence": 0.95, "catalog": "user", "seed": 3})
     result = compare(old, new)
-    assert result["warnings"] == ["samples differs: baseline each entry's, this run 100000",
-                                  "seed differs: baseline 0, this run 3"]
+    assert result["warnings"] == [
+        "samples differs: baseline each entry's, this run 100000",
+        "seed differs: baseline 0, this run 3",
+    ]
     assert "- seed differs: baseline 0, this run 3" in markdown_lines(result)
     assert compare(old, old)["warnings"] == [] and compare(old, old)["changes"] == []
 
 
-@pytest.mark.parametrize("mutate, key", [
-    (lambda r: r.pop("entries"), "'entries'"),
-    (lambda r: r["entries"][0].pop("name"), "'name'"),
-    (lambda r: r["entries"][0].pop("claims"), "'claims'"),
-    (lambda r: r["entries"][0]["claims"][0].pop("epsilon_lower"), "'epsilon_lower'"),
-    (lambda r: r["entries"][0]["claims"][0].pop("verdict"), "'verdict'"),
-    (lambda r: r["entries"][0]["claims"][0]["event"].pop("nobs"), "'event.nobs'"),
-])
+@pytest.mark.parametrize(
+    "mutate, key",
+    [
+        (lambda r: r.pop("entries"), "'entries'"),
+        (lambda r: r["entries"][0].pop("name"), "'name'"),
+        (lambda r: r["entries"][0].pop("claims"), "'claims'"),
+        (lambda r: r["entries"][0]["claims"][0].pop("epsilon_lower"), "'epsilon_lower'"),
+        (lambda r: r["entries"][0]["claims"][0].pop("verdict"), "'verdict'"),
+        (lambda r: r["entries"][0]["claims"][0]["event"].pop("nobs"), "'event.nobs'"),
+    ],
+)
 def test_structural_check_names_the_missing_key(mutate, key):
     report = _report(_claim(event=_event()))
     check_report(report, "old.json")
@@ -120,9 +147,16 @@ def test_no_shared_entry_is_an_error():
 
 
 def _entry(target, **options):
-    return UserAuditEntry(name="e", target=target, d0=np.array([0.0]), d1=np.array([1.0]),
-                          claim=UserClaim(delta=0.0, epsilon=2.0), samples=3_000, algorithm="test",
-                          audit_options=options)
+    return UserAuditEntry(
+        name="e",
+        target=target,
+        d0=np.array([0.0]),
+        d1=np.array([1.0]),
+        claim=UserClaim(delta=0.0, epsilon=2.0),
+        samples=3_000,
+        algorithm="test",
+        audit_options=options,
+    )
 
 
 def _scalar(data, rng, size):
@@ -133,8 +167,9 @@ def test_entry_counts_the_baseline_event_on_fresh_runs(monkeypatch):
     monkeypatch.setattr(user_audits, "RECOUNT_CHUNK", 1_000)  # several chunks
     old = _entry(_scalar, score=lambda x: -x).run(seed=1)["claims"][0]
     assert json.loads(old["event"]["state"])["score"] == {"type": "user"}  # the user's score: the entry's option
-    new = _entry(_scalar, score=lambda x: -x).run(seed=2, baseline_events={"e": {"declared": old["event"]},
-                                                                          "other": {"declared": None}})
+    new = _entry(_scalar, score=lambda x: -x).run(
+        seed=2, baseline_events={"e": {"declared": old["event"]}, "other": {"declared": None}}
+    )
     counts = new["claims"][0]["baseline_event_counts"]
     assert counts["nobs"] == new["claims"][0]["event"]["nobs"] and counts["direction"] == old["event"]["direction"]
     again = _entry(_scalar, score=lambda x: -x).run(seed=2, baseline_events={"e": {"declared": old["event"]}})
@@ -188,8 +223,22 @@ def test_nightly_larger_run_on_unchanged_code_passes(project, capsys):
     project.write("shop_audits.py", textwrap.dedent(GAUSSIAN))
     assert main(["audit", "--out", "release"]) == 0
     capsys.readouterr()
-    assert main(["audit", "--out", "nightly", "--samples", "200000", "--baseline", "release/report.json",
-                 "--junit-xml", "junit.xml"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "--out",
+                "nightly",
+                "--samples",
+                "200000",
+                "--baseline",
+                "release/report.json",
+                "--junit-xml",
+                "junit.xml",
+            ]
+        )
+        == 0
+    )
     out, err = capsys.readouterr()
     assert "gate: PASS" in out and "warning: --baseline release/report.json: samples differs" in err
     suite = ET.parse(project.root / "junit.xml").getroot().find("testsuite")
@@ -249,20 +298,24 @@ def _without(*path):
             node = node[p]
         del node[last]
         return json.dumps(doc)
+
     return edit
 
 
-@pytest.mark.parametrize("edit, message", [
-    (None, "does not exist"),
-    (lambda t: "{not json", "not valid JSON"),
-    (_truncated, "not valid JSON"),
-    (lambda t: '{"schema": "other"}', "not a dpaudit.report document"),
-    (_without("entries"), "missing key 'entries'"),
-    (_without("entries", 0, "claims", 0, "epsilon_lower"), "missing key 'epsilon_lower'"),
-    (_without("entries", 0, "claims", 0, "ok"), "missing key 'ok'"),
-    (_without("entries", 1, "name"), "missing key 'name'"),
-    (_without("entries", 0, "claims", 0, "event", "count_first"), "missing key 'event.count_first'"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (None, "does not exist"),
+        (lambda t: "{not json", "not valid JSON"),
+        (_truncated, "not valid JSON"),
+        (lambda t: '{"schema": "other"}', "not a dpaudit.report document"),
+        (_without("entries"), "missing key 'entries'"),
+        (_without("entries", 0, "claims", 0, "epsilon_lower"), "missing key 'epsilon_lower'"),
+        (_without("entries", 0, "claims", 0, "ok"), "missing key 'ok'"),
+        (_without("entries", 1, "name"), "missing key 'name'"),
+        (_without("entries", 0, "claims", 0, "event", "count_first"), "missing key 'event.count_first'"),
+    ],
+)
 def test_bad_baseline_exits_2_before_any_audit(project, capsys, edit, message):
     project.config()
     project.write("shop_audits.py", textwrap.dedent(GAUSSIAN))
@@ -284,6 +337,8 @@ def test_baseline_sharing_no_entry_exits_2_before_any_audit(project, capsys):
     project.write("shop_audits.py", textwrap.dedent(GAUSSIAN))
     assert main(["audit", "--out", "v2", "--baseline", "v1"]) == 2
     err = capsys.readouterr().err
-    assert "the baseline shares no entry with this run: baseline has shop.count; this run shop.basket-sum, " \
-           "shop.basket-sum-bug" in err
+    assert (
+        "the baseline shares no entry with this run: baseline has shop.count; this run shop.basket-sum, "
+        "shop.basket-sum-bug" in err
+    )
     assert not (project.root / "calls.txt").exists()

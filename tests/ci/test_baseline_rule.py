@@ -27,25 +27,38 @@ def tolerance(repeats: int, false_failure: float = 0.005) -> int:
 
 def gaussian(sigma):
     """Sum of clipped values + N(0, sigma^2): tail events leak more the further out (the nightly case)."""
+
     def target(data, rng, size):
         return np.clip(data, 0.0, 1.0).sum() + rng.normal(0.0, sigma, size)
+
     return target
 
 
 def laplace_vector(scale):
     """x + Lap(scale) on 3 coordinates (one differs between the inputs: true epsilon 1/scale)."""
+
     def target(data, rng, size):
         return data + rng.laplace(0.0, scale, (size, 3))
+
     return target
 
 
-TARGETS = {"gaussian": (gaussian, 2.0, np.zeros(4), np.r_[1.0, np.zeros(3)]),
-           "vector": (laplace_vector, 2.0, np.zeros(3), np.r_[1.0, 0.0, 0.0])}
+TARGETS = {
+    "gaussian": (gaussian, 2.0, np.zeros(4), np.r_[1.0, np.zeros(3)]),
+    "vector": (laplace_vector, 2.0, np.zeros(3), np.r_[1.0, 0.0, 0.0]),
+}
 
 
 def _entry(make, scale, d0, d1):
-    return UserAuditEntry(name="e", target=make(scale), d0=d0, d1=d1, claim=UserClaim(delta=1e-5, epsilon=5.0),
-                          samples=2_000, algorithm="test")
+    return UserAuditEntry(
+        name="e",
+        target=make(scale),
+        d0=d0,
+        d1=d1,
+        claim=UserClaim(delta=1e-5, epsilon=5.0),
+        samples=2_000,
+        algorithm="test",
+    )
 
 
 def _flags(name: str, repeats: int, new_scale_factor: float = 1.0) -> tuple[int, int]:
@@ -55,8 +68,9 @@ def _flags(name: str, repeats: int, new_scale_factor: float = 1.0) -> tuple[int,
     for k in range(repeats):
         old = _entry(make, scale, d0, d1).run(samples=2_000, seed=k, executor="serial")
         events = {"e": {"declared": old["claims"][0]["event"]}}
-        new = _entry(make, scale * new_scale_factor, d0, d1).run(samples=20_000, seed=1_000 + k, executor="serial",
-                                                                 baseline_events=events)
+        new = _entry(make, scale * new_scale_factor, d0, d1).run(
+            samples=20_000, seed=1_000 + k, executor="serial", baseline_events=events
+        )
         comparison = compare({"entries": [old]}, {"entries": [new], "settings": {"confidence": 1 - RATE}})
         ours += bool(comparison["regressions"])
         replaced += new["claims"][0]["epsilon_lower"] > old["claims"][0]["event_epsilon_upper"]

@@ -36,8 +36,9 @@ def test_config_found_in_the_current_folder_and_listed(project, capsys):
     assert code == 0
     (row,) = json.loads(out)
     assert row["name"] == "shop.count" and row["origin"] == "user" and row["algorithm"] == "shop_audits"
-    assert row["claims"] == [{"label": "declared", "epsilon": 1.0, "delta": 0.0, "accountant": "stated",
-                              "expect": "consistent"}]
+    assert row["claims"] == [
+        {"label": "declared", "epsilon": 1.0, "delta": 0.0, "accountant": "stated", "expect": "consistent"}
+    ]
 
 
 def test_list_all_shows_both_catalogs(project, capsys):
@@ -68,30 +69,72 @@ def test_a_module_is_read_afresh_on_each_load(project, capsys, no_audit):
     assert code == 0 and "shop.count2" in out and "shop.count " not in out
 
 
-@pytest.mark.parametrize("files, needles", [
-    ({"pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_missing"]\n'},
-     ["pyproject.toml", "no module named 'shop_missing'"]),
-    ({"pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits"]\n',
-      "shop_audits.py": "import dpaudit\ndpaudit.register_audit(name='shop.x', claim_epsilon=1.0, d0=0, d1=1)(42)\n"},
-     ["shop_audits.py", "entry 'shop.x'", "target must be callable"]),
-    ({"pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits", "more_audits"]\n',
-      "shop_audits.py": laplace_module(), "more_audits.py": laplace_module(eps=2.0)},
-     ["more_audits.py", "entry 'shop.count'", "registered twice"]),
-    ({"pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits"]\n', "shop_audits.py": laplace_module(eps=0.0)},
-     ["shop_audits.py", "entry 'shop.count'", "claim_epsilon must be positive"]),
-    ({"pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits"]\n', "shop_audits.py": laplace_module(eps=-1.0)},
-     ["shop_audits.py", "entry 'shop.count'", "claim_epsilon must be positive"]),
-    ({"pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits"]\n', "shop_audits.py": laplace_module(samples=3)},
-     ["shop_audits.py", "entry 'shop.count'", "samples must be an integer >= 10"]),
-    ({"pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits"]\n', "shop_audits.py": "raise RuntimeError('boom')\n"},
-     ["shop_audits.py", "importing module 'shop_audits'", "RuntimeError: boom"]),
-    ({"pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits"]\n', "shop_audits.py": "x = 1\n"},
-     ["pyproject.toml", "register no audit"]),
-    ({"pyproject.toml": '[tool.dpaudit]\nmodule = ["shop_audits"]\n'}, ["pyproject.toml", "unknown key(s) module"]),
-    ({"pyproject.toml": '[tool.dpaudit]\nmodules = "shop_audits"\n'}, ["pyproject.toml", "modules must be a non-empty list"]),
-    ({"pyproject.toml": '[tool.dpaudit]\nmodules = ["a"]\npaths = ["nope"]\n'}, ["pyproject.toml", "'nope' is not a folder"]),
-    ({"pyproject.toml": '[tool.dpaudit\n'}, ["pyproject.toml", "not valid TOML"]),
-])
+@pytest.mark.parametrize(
+    "files, needles",
+    [
+        (
+            {"pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_missing"]\n'},
+            ["pyproject.toml", "no module named 'shop_missing'"],
+        ),
+        (
+            {
+                "pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits"]\n',
+                "shop_audits.py": "import dpaudit\ndpaudit.register_audit(name='shop.x', claim_epsilon=1.0, d0=0, d1=1)(42)\n",
+            },
+            ["shop_audits.py", "entry 'shop.x'", "target must be callable"],
+        ),
+        (
+            {
+                "pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits", "more_audits"]\n',
+                "shop_audits.py": laplace_module(),
+                "more_audits.py": laplace_module(eps=2.0),
+            },
+            ["more_audits.py", "entry 'shop.count'", "registered twice"],
+        ),
+        (
+            {
+                "pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits"]\n',
+                "shop_audits.py": laplace_module(eps=0.0),
+            },
+            ["shop_audits.py", "entry 'shop.count'", "claim_epsilon must be positive"],
+        ),
+        (
+            {
+                "pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits"]\n',
+                "shop_audits.py": laplace_module(eps=-1.0),
+            },
+            ["shop_audits.py", "entry 'shop.count'", "claim_epsilon must be positive"],
+        ),
+        (
+            {
+                "pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits"]\n',
+                "shop_audits.py": laplace_module(samples=3),
+            },
+            ["shop_audits.py", "entry 'shop.count'", "samples must be an integer >= 10"],
+        ),
+        (
+            {
+                "pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits"]\n',
+                "shop_audits.py": "raise RuntimeError('boom')\n",
+            },
+            ["shop_audits.py", "importing module 'shop_audits'", "RuntimeError: boom"],
+        ),
+        (
+            {"pyproject.toml": '[tool.dpaudit]\nmodules = ["shop_audits"]\n', "shop_audits.py": "x = 1\n"},
+            ["pyproject.toml", "register no audit"],
+        ),
+        ({"pyproject.toml": '[tool.dpaudit]\nmodule = ["shop_audits"]\n'}, ["pyproject.toml", "unknown key(s) module"]),
+        (
+            {"pyproject.toml": '[tool.dpaudit]\nmodules = "shop_audits"\n'},
+            ["pyproject.toml", "modules must be a non-empty list"],
+        ),
+        (
+            {"pyproject.toml": '[tool.dpaudit]\nmodules = ["a"]\npaths = ["nope"]\n'},
+            ["pyproject.toml", "'nope' is not a folder"],
+        ),
+        ({"pyproject.toml": "[tool.dpaudit\n"}, ["pyproject.toml", "not valid TOML"]),
+    ],
+)
 def test_bad_declarations_exit_2_before_any_audit(project, capsys, no_audit, files, needles):
     for name, text in files.items():
         project.write(name, text)
@@ -110,12 +153,15 @@ def test_a_user_entry_reusing_a_catalog_name_is_a_duplicate(project, capsys, no_
     assert code == 2 and "shop_audits.py" in err and "entry 'dp-se.epoch-sum': is registered twice" in err
 
 
-@pytest.mark.parametrize("argv, needles", [
-    (["audit", "--config", "missing.toml"], ["--config", "missing.toml", "no such file"]),
-    (["audit", "--config", "pyproject.toml"], ["--config", "no [tool.dpaudit] table"]),
-    (["audit", "--catalog", "user"], ["--catalog", "[tool.dpaudit]"]),
-    (["list", "--catalog", "all"], ["--catalog", "[tool.dpaudit]"]),
-])
+@pytest.mark.parametrize(
+    "argv, needles",
+    [
+        (["audit", "--config", "missing.toml"], ["--config", "missing.toml", "no such file"]),
+        (["audit", "--config", "pyproject.toml"], ["--config", "no [tool.dpaudit] table"]),
+        (["audit", "--catalog", "user"], ["--catalog", "[tool.dpaudit]"]),
+        (["list", "--catalog", "all"], ["--catalog", "[tool.dpaudit]"]),
+    ],
+)
 def test_config_flags_exit_2(project, capsys, no_audit, argv, needles):
     project.write("pyproject.toml", '[project]\nname = "x"\n')
     code, _, err = _run(capsys, *argv, *(["--out", "rep"] if argv[0] == "audit" else []))

@@ -32,17 +32,36 @@ def cluster(project, tmp_path):
     file = tmp_path / "scheduler.json"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(project.root), os.environ.get("PYTHONPATH", "")]))
     common = dict(cwd=project.root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    procs = [subprocess.Popen(_dask("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                    "--scheduler-file", str(file)), **common)]
+    procs = [
+        subprocess.Popen(
+            _dask("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(file)),
+            **common,
+        )
+    ]
     try:
         deadline = time.monotonic() + 60
         while not file.is_file() or not file.read_text().strip():
             assert procs[0].poll() is None and time.monotonic() < deadline, "dask scheduler did not start"
             time.sleep(0.1)
         for i in range(2):
-            procs.append(subprocess.Popen(_dask("worker", "--scheduler-file", str(file), "--nthreads", "1",
-                                                "--no-nanny", "--no-dashboard", "--name", f"w{i}",
-                                                "--local-directory", str(tmp_path / f"w{i}")), **common))
+            procs.append(
+                subprocess.Popen(
+                    _dask(
+                        "worker",
+                        "--scheduler-file",
+                        str(file),
+                        "--nthreads",
+                        "1",
+                        "--no-nanny",
+                        "--no-dashboard",
+                        "--name",
+                        f"w{i}",
+                        "--local-directory",
+                        str(tmp_path / f"w{i}"),
+                    ),
+                    **common,
+                )
+            )
         address = json.loads(file.read_text())["address"]
         with distributed.Client(address, set_as_default=False, timeout="30s") as client:
             client.wait_for_workers(2, timeout=60)
@@ -65,7 +84,7 @@ def test_cli_on_a_shell_started_cluster_matches_local(cluster, capsys):
     argv = ["audit", "--json", "--junit-xml", "junit.xml"]
     assert main(argv + ["--out", "local"]) == 0
     local = json.loads(capsys.readouterr().out)
-    assert main(argv + ["--out", "dask", "--executor", f"dask://{address[len('tcp://'):]}"]) == 0
+    assert main(argv + ["--out", "dask", "--executor", f"dask://{address[len('tcp://') :]}"]) == 0
     on_dask = json.loads(capsys.readouterr().out)
     assert on_dask["entries"] == local["entries"]  # seeded chunks: bit-identical wherever they run
     with distributed.Client(address, set_as_default=False) as client:  # the chunks ran on the cluster

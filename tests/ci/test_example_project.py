@@ -22,14 +22,22 @@ def test_example_project_audits_pass(tmp_path):
     # Every claim holds or its twin is caught: a sound claim fails with probability <= 1 - confidence = 5%
     # (fixed seed 0, so the outcome is fixed); the buggy twin's noise is 10x too small and must fail.
     project = shutil.copytree(EXAMPLE, tmp_path / "shop")
-    res = subprocess.run(_dpaudit() + ["audit", "--out", "dpaudit-report", "--junit-xml", "dpaudit-report/junit.xml"],
-                         cwd=project, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        _dpaudit() + ["audit", "--out", "dpaudit-report", "--junit-xml", "dpaudit-report/junit.xml"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     report = json.loads((project / "dpaudit-report" / "report.json").read_text())
     assert report["settings"]["catalog"] == "user" and report["settings"]["config"] == str(project / "pyproject.toml")
     verdicts = {e["name"]: e["claims"][0]["verdict"] for e in report["entries"]}
-    assert verdicts == {"shop.basket-sum": "consistent", "shop.buyers-count": "consistent",
-                        "shop.buyers-count-bug": "violation"}
+    assert verdicts == {
+        "shop.basket-sum": "consistent",
+        "shop.buyers-count": "consistent",
+        "shop.buyers-count-bug": "violation",
+    }
     suite = ET.parse(project / "dpaudit-report" / "junit.xml").getroot().find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "0", "0")
 

@@ -31,7 +31,8 @@ def test_1_when_the_noise_is_perturbed(project, capsys):
     assert _audit() == 1
     assert "gate: FAIL" in capsys.readouterr().out
     assert json.loads((project.root / "rep" / "report.json").read_text())["summary"]["unexpected_violations"] == [
-        "shop.count:declared"]
+        "shop.count:declared"
+    ]
 
 
 def test_2_on_a_usage_error(project, capsys):
@@ -43,9 +44,14 @@ def test_2_on_a_usage_error(project, capsys):
 
 def test_3_when_an_audit_cannot_run(project, capsys):
     project.config()
-    project.write("shop_audits.py", laplace_module() + (
-        "\ndef broken(data, rng, size):\n    raise RuntimeError('no database')\n"
-        "dpaudit.register_audit(name='shop.broken', claim_epsilon=1.0, d0=D0, d1=D1)(broken)\n"))
+    project.write(
+        "shop_audits.py",
+        laplace_module()
+        + (
+            "\ndef broken(data, rng, size):\n    raise RuntimeError('no database')\n"
+            "dpaudit.register_audit(name='shop.broken', claim_epsilon=1.0, d0=D0, d1=D1)(broken)\n"
+        ),
+    )
     assert _audit() == 3
     out = capsys.readouterr().out
     assert "shop.broken" in out and "RuntimeError: no database" in out and "gate: ERROR" in out

@@ -42,12 +42,15 @@ def _report(project) -> dict:
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-@pytest.mark.parametrize("body, error", [
-    ("import sys; sys.exit(0)", "SystemExit: 0"),
-    ("import sys; sys.exit(1)", "SystemExit: 1"),
-    ("raise KeyboardInterrupt", "KeyboardInterrupt"),
-    ("raise GeneratorExit", "GeneratorExit"),
-])
+@pytest.mark.parametrize(
+    "body, error",
+    [
+        ("import sys; sys.exit(0)", "SystemExit: 0"),
+        ("import sys; sys.exit(1)", "SystemExit: 1"),
+        ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+        ("raise GeneratorExit", "GeneratorExit"),
+    ],
+)
 def test_any_base_exception_in_a_target_is_that_entrys_error(project, capsys, jobs, body, error):
     project.config()
     project.write("shop_audits.py", _broken_module(body))
@@ -75,9 +78,14 @@ def test_a_module_that_exits_at_import_is_a_declaration_error(project, capsys, b
 
 def test_a_worker_that_dies_is_its_entrys_error(project, capsys):
     project.config()
-    project.write("shop_audits.py", _broken_module("import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
-                  + textwrap.dedent(RAISES).replace("shop.broken", "shop.exits").replace("broken", "exits")
-                  .format(body="import os; os._exit(7)"))
+    project.write(
+        "shop_audits.py",
+        _broken_module("import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+        + textwrap.dedent(RAISES)
+        .replace("shop.broken", "shop.exits")
+        .replace("broken", "exits")
+        .format(body="import os; os._exit(7)"),
+    )
     assert main(["audit", "--out", "rep", "--jobs", "2"]) == 3
     report = _report(project)
     entries = {e["name"]: e for e in report["entries"]}
@@ -99,9 +107,14 @@ dpaudit.register_audit(name="shop.zz-slow", claim_epsilon=1.0, d0=D0, d1=D1, sam
 def test_ctrl_c_writes_what_finished_and_stops_the_workers(project, jobs):
     project.config()
     project.write("shop_audits.py", laplace_module(samples=2000) + textwrap.dedent(SLOW))
-    proc = subprocess.Popen([sys.executable, "-m", "dpaudit", "audit", "--out", "rep", "--jobs", jobs],
-                            cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(project.root)})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dpaudit", "audit", "--out", "rep", "--jobs", jobs],
+        cwd=project.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(project.root)},
+    )
     err_lines: list[str] = []
     reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)
     reader.start()
@@ -171,12 +184,15 @@ def test_a_run_that_audits_nothing_is_no_pass(project, capsys):
     assert not (project.root / "rep" / "report.json").exists()
 
 
-@pytest.mark.parametrize("toml, needle", [
-    ("tool = 5\n", "`tool` must be a table"),
-    ("[tool]\ndpaudit = 5\n", "`tool.dpaudit` must be a table"),
-    ('[tool.dpaudit]\ncatalog = "mine"\n', "catalog must be one of"),
-    ('[tool.dpaudit]\ncatalog = "builtin"\nmodules = ["a"]\n', 'catalog = "all"'),
-])
+@pytest.mark.parametrize(
+    "toml, needle",
+    [
+        ("tool = 5\n", "`tool` must be a table"),
+        ("[tool]\ndpaudit = 5\n", "`tool.dpaudit` must be a table"),
+        ('[tool.dpaudit]\ncatalog = "mine"\n', "catalog must be one of"),
+        ('[tool.dpaudit]\ncatalog = "builtin"\nmodules = ["a"]\n', 'catalog = "all"'),
+    ],
+)
 def test_bad_tables_exit_2(project, capsys, toml, needle):
     project.write("pyproject.toml", toml)
     assert main(["audit", "--out", "rep"]) == 2

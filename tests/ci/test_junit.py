@@ -11,21 +11,42 @@ from dpaudit.junit import junit_xml
 
 
 def _claim(label="declared", verdict="consistent", expect="consistent", lower=0.5, upper=0.9):
-    return {"label": label, "epsilon": 1.0, "delta": 0.0, "accountant": "stated", "epsilon_lower": lower,
-            "event_epsilon_upper": upper, "confidence": 0.95, "verdict": verdict, "expect": expect,
-            "ok": verdict == expect}
+    return {
+        "label": label,
+        "epsilon": 1.0,
+        "delta": 0.0,
+        "accountant": "stated",
+        "epsilon_lower": lower,
+        "event_epsilon_upper": upper,
+        "confidence": 0.95,
+        "verdict": verdict,
+        "expect": expect,
+        "ok": verdict == expect,
+    }
 
 
 def _entry(name, claims=(), error=None):
-    return {"name": name, "algorithm": "shop_audits", "seed": 1, "seconds": 0.5, "claims": list(claims),
-            "error": error, "traceback": "Traceback ...\nRuntimeError: x" if error else None}
+    return {
+        "name": name,
+        "algorithm": "shop_audits",
+        "seed": 1,
+        "seconds": 0.5,
+        "claims": list(claims),
+        "error": error,
+        "traceback": "Traceback ...\nRuntimeError: x" if error else None,
+    }
 
 
 def test_cli_writes_one_testcase_per_claim(project, capsys):
     project.config()
-    project.write("shop_audits.py", laplace_module(scale=0.25) + (
-        "\ndef broken(data, rng, size):\n    raise RuntimeError('no database')\n"
-        "dpaudit.register_audit(name='shop.broken', claim_epsilon=1.0, d0=D0, d1=D1)(broken)\n"))
+    project.write(
+        "shop_audits.py",
+        laplace_module(scale=0.25)
+        + (
+            "\ndef broken(data, rng, size):\n    raise RuntimeError('no database')\n"
+            "dpaudit.register_audit(name='shop.broken', claim_epsilon=1.0, d0=D0, d1=D1)(broken)\n"
+        ),
+    )
     assert main(["audit", "--out", "rep", "--junit-xml", "ci/junit/dpaudit.xml"]) == 3
     root = ET.parse(project.root / "ci" / "junit" / "dpaudit.xml").getroot()
     suite = root.find("testsuite")
@@ -47,9 +68,15 @@ def test_junit_xml_flag_that_names_a_folder_exits_2(project, capsys):
 
 
 def test_baseline_known_failures_are_skipped_and_rises_fail():
-    report = {"entries": [_entry("a", [_claim(verdict="violation")]), _entry("b", [_claim(lower=2.0, upper=3.0)])],
-              "baseline": {"changes": [{"kind": "still-failing", "entry": "a", "claim": "declared", "text": "t"},
-                                       {"kind": "rose", "entry": "b", "claim": "declared", "text": "rose 0.5 → 2"}]}}
+    report = {
+        "entries": [_entry("a", [_claim(verdict="violation")]), _entry("b", [_claim(lower=2.0, upper=3.0)])],
+        "baseline": {
+            "changes": [
+                {"kind": "still-failing", "entry": "a", "claim": "declared", "text": "t"},
+                {"kind": "rose", "entry": "b", "claim": "declared", "text": "rose 0.5 → 2"},
+            ]
+        },
+    }
     suite = ET.fromstring(junit_xml(report).split("?>", 1)[1]).find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "1", "1")
     (fail,) = suite.iter("failure")
@@ -63,9 +90,14 @@ _text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_siz
 @given(st.lists(st.tuples(_text, st.sampled_from(["ok", "fail", "error"])), max_size=6, unique_by=lambda t: t[0]))
 def test_counts_and_escaping(entries):
     # exact property: any names and messages (control characters too) give well-formed XML whose counts match
-    records = [_entry(name, [] if kind == "error" else [_claim(label=name, verdict="violation" if kind == "fail"
-                                                               else "consistent")],
-                      error=f"ValueError: <{name}> & more" if kind == "error" else None) for name, kind in entries]
+    records = [
+        _entry(
+            name,
+            [] if kind == "error" else [_claim(label=name, verdict="violation" if kind == "fail" else "consistent")],
+            error=f"ValueError: <{name}> & more" if kind == "error" else None,
+        )
+        for name, kind in entries
+    ]
     suite = ET.fromstring(junit_xml({"entries": records}).encode()).find("testsuite")
     kinds = [k for _, k in entries]
     assert int(suite.get("tests")) == len(entries) == len(suite.findall("testcase"))

@@ -53,8 +53,15 @@ def test_perturbed_noise_twin_is_caught(registry):
 
 def test_dp_event_claim_uses_the_accountant(registry):
     event = dp_accounting.GaussianDpEvent(2.0)
-    dpaudit.register_audit(name="t.gauss", claim=event, claim_delta=1e-5, claim_accountant="pld", d0=np.zeros(3),
-                           d1=np.r_[1.0, 0.0, 0.0], samples=1000)(lambda d, rng, n: d.sum() + rng.normal(0, 2.0, n))
+    dpaudit.register_audit(
+        name="t.gauss",
+        claim=event,
+        claim_delta=1e-5,
+        claim_accountant="pld",
+        d0=np.zeros(3),
+        d1=np.r_[1.0, 0.0, 0.0],
+        samples=1000,
+    )(lambda d, rng, n: d.sum() + rng.normal(0, 2.0, n))
     entry = registry.get("t.gauss")
     assert entry.claim.value() == pytest.approx(account(event, 1e-5, accountant="pld"))
     rec = entry.run(samples=1000)
@@ -72,10 +79,18 @@ class _Algorithm:
 
 
 def test_algorithm_object_through_its_hook(registry):
-    dpaudit.register_audit(name="t.algo", claim_epsilon=1.0, d0=D0, d1=D1, samples=1000, observable="actions",
-                           target_args={"horizon": 2})(_Algorithm())
-    dpaudit.register_audit(name="t.algo-class", claim_epsilon=1.0, d0=D0, d1=D1, samples=1000, observable="actions",
-                           target_args={"horizon": 2})(_Algorithm)
+    dpaudit.register_audit(
+        name="t.algo", claim_epsilon=1.0, d0=D0, d1=D1, samples=1000, observable="actions", target_args={"horizon": 2}
+    )(_Algorithm())
+    dpaudit.register_audit(
+        name="t.algo-class",
+        claim_epsilon=1.0,
+        d0=D0,
+        d1=D1,
+        samples=1000,
+        observable="actions",
+        target_args={"horizon": 2},
+    )(_Algorithm)
     for name in ("t.algo", "t.algo-class"):
         entry = registry.get(name)
         assert entry.observable == "actions"
@@ -83,21 +98,28 @@ def test_algorithm_object_through_its_hook(registry):
         assert entry.run(samples=1000)["error"] is None
 
 
-@pytest.mark.parametrize("kwargs, target, message", [
-    (dict(claim_epsilon=1.0), 42, "target must be callable"),
-    (dict(claim_epsilon=0.0), laplace(1.0), "claim_epsilon must be positive"),
-    (dict(claim_epsilon=-1.0), laplace(1.0), "claim_epsilon must be positive"),
-    (dict(claim_epsilon=math.inf), laplace(1.0), "claim_epsilon must be positive and finite"),
-    (dict(), laplace(1.0), "exactly one of claim_epsilon"),
-    (dict(claim_epsilon=1.0, claim=dp_accounting.LaplaceDpEvent(1.0)), laplace(1.0), "exactly one of claim_epsilon"),
-    (dict(claim="eps=1"), laplace(1.0), "claim must be a dp_accounting.DpEvent"),
-    (dict(claim=dp_accounting.GaussianDpEvent(1.0)), laplace(1.0), "an audit needs a positive, finite claim"),
-    (dict(claim_epsilon=1.0, claim_delta=1.0), laplace(1.0), "claim_delta must lie in [0, 1)"),
-    (dict(claim_epsilon=1.0, samples=5), laplace(1.0), "samples"),
-    (dict(claim_epsilon=1.0, expect="maybe"), laplace(1.0), "expect"),
-    (dict(claim_epsilon=1.0, observable="actions"), laplace(1.0), "algorithm objects only"),
-    (dict(claim_epsilon=1.0, target_args={"dimension": 3}), _Algorithm(), "_Algorithm.target(dimension) failed"),
-])
+@pytest.mark.parametrize(
+    "kwargs, target, message",
+    [
+        (dict(claim_epsilon=1.0), 42, "target must be callable"),
+        (dict(claim_epsilon=0.0), laplace(1.0), "claim_epsilon must be positive"),
+        (dict(claim_epsilon=-1.0), laplace(1.0), "claim_epsilon must be positive"),
+        (dict(claim_epsilon=math.inf), laplace(1.0), "claim_epsilon must be positive and finite"),
+        (dict(), laplace(1.0), "exactly one of claim_epsilon"),
+        (
+            dict(claim_epsilon=1.0, claim=dp_accounting.LaplaceDpEvent(1.0)),
+            laplace(1.0),
+            "exactly one of claim_epsilon",
+        ),
+        (dict(claim="eps=1"), laplace(1.0), "claim must be a dp_accounting.DpEvent"),
+        (dict(claim=dp_accounting.GaussianDpEvent(1.0)), laplace(1.0), "an audit needs a positive, finite claim"),
+        (dict(claim_epsilon=1.0, claim_delta=1.0), laplace(1.0), "claim_delta must lie in [0, 1)"),
+        (dict(claim_epsilon=1.0, samples=5), laplace(1.0), "samples"),
+        (dict(claim_epsilon=1.0, expect="maybe"), laplace(1.0), "expect"),
+        (dict(claim_epsilon=1.0, observable="actions"), laplace(1.0), "algorithm objects only"),
+        (dict(claim_epsilon=1.0, target_args={"dimension": 3}), _Algorithm(), "_Algorithm.target(dimension) failed"),
+    ],
+)
 def test_bad_arguments_name_the_entry(registry, kwargs, target, message):
     with pytest.raises(ValueError, match=r"entry 't.bad'") as err:
         dpaudit.register_audit(name="t.bad", d0=D0, d1=D1, **kwargs)(target)
@@ -140,30 +162,35 @@ def test_a_catalog_algorithm_through_the_interface(registry):
     rewards = np.zeros((8, 2))
     d1 = rewards.copy()
     d1[0, 0] = 1.0
-    dpaudit.register_audit(name="t.dpse", claim_epsilon=1.0, d0=RewardTable(rewards), d1=RewardTable(d1),
-                           samples=200, observable="actions")(algorithm)
+    dpaudit.register_audit(
+        name="t.dpse", claim_epsilon=1.0, d0=RewardTable(rewards), d1=RewardTable(d1), samples=200, observable="actions"
+    )(algorithm)
     rec = registry.get("t.dpse").run(samples=200)
     assert rec["error"] is None, rec.get("traceback")
     assert rec["target"].startswith("dpaudit.algorithms")
 
 
-@pytest.mark.parametrize("options, message", [
-    (dict(bogus=1), "unknown audit option bogus"),
-    (dict(selection_fracton=0.2), "did you mean selection_fraction?"),
-    (dict(confidence=0.9), "confidence= is not an entry's: it is set by the suite (`dpaudit audit --confidence`"),
-    (dict(seed=3), "seed= is not an entry's: it is set by the suite (`dpaudit audit --seed`"),
-    (dict(selection_fraction=2.0), "selection_fraction must lie in (0, 1), got 2.0"),
-    (dict(chunk_size=-5), "chunk_size must be an integer >= 1"),
-    (dict(chunk_size=1), None),
-    (dict(grid_size=1), "grid_size must be an integer >= 2"),
-    (dict(direction_share=0.2), "direction_share must be a number in [0.5, 1)"),
-    (dict(score=3), "score must be a function"),
-    (dict(families=["nope"]), "unknown family name"),
-    (dict(executor="nowhere"), "unknown executor 'nowhere'"),
-    (dict(crossfit=True, selection_extension=0.1), "selection_extension > 0 cannot be combined with crossfit=True"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(bogus=1), "unknown audit option bogus"),
+        (dict(selection_fracton=0.2), "did you mean selection_fraction?"),
+        (dict(confidence=0.9), "confidence= is not an entry's: it is set by the suite (`dpaudit audit --confidence`"),
+        (dict(seed=3), "seed= is not an entry's: it is set by the suite (`dpaudit audit --seed`"),
+        (dict(selection_fraction=2.0), "selection_fraction must lie in (0, 1), got 2.0"),
+        (dict(chunk_size=-5), "chunk_size must be an integer >= 1"),
+        (dict(chunk_size=1), None),
+        (dict(grid_size=1), "grid_size must be an integer >= 2"),
+        (dict(direction_share=0.2), "direction_share must be a number in [0.5, 1)"),
+        (dict(score=3), "score must be a function"),
+        (dict(families=["nope"]), "unknown family name"),
+        (dict(executor="nowhere"), "unknown executor 'nowhere'"),
+        (dict(crossfit=True, selection_extension=0.1), "selection_extension > 0 cannot be combined with crossfit=True"),
+    ],
+)
 def test_audit_options_are_checked_at_registration(registry, options, message):
     """Every option `dpaudit.audit.audit` would refuse at run time is refused when the entry is registered."""
+
     def register():
         dpaudit.register_audit(name="t.opts", claim_epsilon=1.0, d0=D0, d1=D1, samples=20_000, **options)(laplace(1.0))
 

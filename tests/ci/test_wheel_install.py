@@ -38,7 +38,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "ci" / "shop"
 WORKFLOW = EXAMPLE / ".github" / "workflows" / "dpaudit.yml"
 PRE_COMMIT = EXAMPLE / ".pre-commit-config.yaml"
-SHOP_ENTRIES = {"shop.basket-sum": "consistent", "shop.buyers-count": "consistent", "shop.buyers-count-bug": "violation"}
+SHOP_ENTRIES = {
+    "shop.basket-sum": "consistent",
+    "shop.buyers-count": "consistent",
+    "shop.buyers-count-bug": "violation",
+}
 INSTALL_TIMEOUT = 1800
 
 
@@ -59,8 +63,11 @@ class Installed:
 
 def _env(venv: pathlib.Path | None = None, **extra: str) -> dict[str, str]:
     """This process's environment without what would reach back into the checkout or this pytest run."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV") and not k.startswith("PYTEST_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV") and not k.startswith("PYTEST_")
+    }
     env.update(PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     if venv is not None:
         env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}")
@@ -97,15 +104,21 @@ def _hook() -> dict:
 
 def _pip_unreachable(root: pathlib.Path) -> bool:
     """Whether pip gets nothing from any index nor its cache (tried: setuptools, which the build needs)."""
-    probe = _run([sys.executable, "-m", "pip", "download", "--no-deps", "--dest", root / "probe", "setuptools>=77"],
-                 root, _env(), timeout=600)
+    probe = _run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--dest", root / "probe", "setuptools>=77"],
+        root,
+        _env(),
+        timeout=600,
+    )
     return probe.returncode != 0
 
 
 def _failed(what: str, res: subprocess.CompletedProcess, root: pathlib.Path) -> dict:
     if _pip_unreachable(root):
-        return {"skip": f"pip can reach no package index and has no cached copy of what {what} needs "
-                        f"(pip download setuptools failed too); last lines:\n{_tail(res, 5)}"}
+        return {
+            "skip": f"pip can reach no package index and has no cached copy of what {what} needs "
+            f"(pip download setuptools failed too); last lines:\n{_tail(res, 5)}"
+        }
     return {"error": f"{what} failed (exit {res.returncode}):\n{_tail(res)}"}
 
 
@@ -115,9 +128,12 @@ def _package_files() -> set[str]:
     files = set()
     for package in setuptools["packages"]:
         top = max((k for k in setuptools["package-dir"] if package == k or package.startswith(k + ".")), key=len)
-        folder = ROOT / setuptools["package-dir"][top] / pathlib.Path(*package[len(top):].split(".")[1:])
-        files |= {f"{package.replace('.', '/')}/{f.name}" for f in folder.iterdir()
-                  if f.is_file() and not f.name.startswith(".") and f.suffix not in (".pyc", ".pyo")}
+        folder = ROOT / setuptools["package-dir"][top] / pathlib.Path(*package[len(top) :].split(".")[1:])
+        files |= {
+            f"{package.replace('.', '/')}/{f.name}"
+            for f in folder.iterdir()
+            if f.is_file() and not f.name.startswith(".") and f.suffix not in (".pyc", ".pyo")
+        }
     return files
 
 
@@ -176,8 +192,9 @@ def installed(tmp_path_factory) -> Installed:
     if "error" in state:
         pytest.fail(state["error"], pytrace=False)
     print(f"wheel built, venv made and installed in {state['seconds']:.0f} s")
-    return Installed(pathlib.Path(state["venv"]), pathlib.Path(state["wheel"]), frozenset(state["sources"]),
-                     state["seconds"])
+    return Installed(
+        pathlib.Path(state["venv"]), pathlib.Path(state["wheel"]), frozenset(state["sources"]), state["seconds"]
+    )
 
 
 @pytest.fixture
@@ -204,14 +221,19 @@ def test_front_door_and_budget_from_the_venv_outside_the_checkout(installed, tmp
     code = "import dpaudit; print(len([getattr(dpaudit, n) for n in dpaudit.__all__]))"
     res = _run([installed.python, "-c", code], tmp_path, installed.env())
     assert res.returncode == 0 and int(res.stdout) == len(dpaudit.__all__), _tail(res)
-    res = _run(["dpaudit", "budget", "gaussian", "--sigma", "2", "--count", "100", "--delta", "1e-5", "--json"],
-               tmp_path, installed.env())
+    res = _run(
+        ["dpaudit", "budget", "gaussian", "--sigma", "2", "--count", "100", "--delta", "1e-5", "--json"],
+        tmp_path,
+        installed.env(),
+    )
     assert res.returncode == 0 and json.loads(res.stdout), _tail(res)
 
 
 def test_imports_from_the_venv_outside_the_checkout(installed, tmp_path):
-    code = ("import dpaudit, dpaudit.mechanisms, dpaudit.algorithms, dpaudit.audits; "
-            "print('\\n'.join(m.__file__ for m in (dpaudit, dpaudit.mechanisms, dpaudit.algorithms, dpaudit.audits)))")
+    code = (
+        "import dpaudit, dpaudit.mechanisms, dpaudit.algorithms, dpaudit.audits; "
+        "print('\\n'.join(m.__file__ for m in (dpaudit, dpaudit.mechanisms, dpaudit.algorithms, dpaudit.audits)))"
+    )
     res = _run([installed.python, "-c", code], tmp_path, installed.env())
     assert res.returncode == 0, _tail(res)
     for file in res.stdout.split():
@@ -254,8 +276,11 @@ def test_pytest_plugin_loads_without_hypothesis(installed, tmp_path):
     res = _run([installed.python, "-m", "pytest", "--version"], tmp_path, env)
     assert res.returncode == 0, _tail(res)
     (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert 1 + 1 == 2\n")
-    res = _run([installed.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--dpaudit-samples", "100",
-                "test_plain.py"], tmp_path, env)
+    res = _run(
+        [installed.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--dpaudit-samples", "100", "test_plain.py"],
+        tmp_path,
+        env,
+    )
     assert res.returncode == 0 and "1 passed" in res.stdout, _tail(res)
     (tmp_path / "test_without_extra.py").write_text(
         "import numpy as np\nimport pytest\n\n"
@@ -265,19 +290,38 @@ def test_pytest_plugin_loads_without_hypothesis(installed, tmp_path):
         "def test_strategies_need_the_extra():\n"
         "    import dpaudit.testing\n"
         "    with pytest.raises(ImportError, match=r'pip install \"dpaudit\\[testing\\]\"'):\n"
-        "        import dpaudit.testing.strategies\n")
-    res = _run([installed.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_without_extra.py"], tmp_path, env)
+        "        import dpaudit.testing.strategies\n"
+    )
+    res = _run(
+        [installed.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_without_extra.py"], tmp_path, env
+    )
     assert res.returncode == 0 and "2 passed" in res.stdout, _tail(res)
     res = _run([installed.python, "-c", "import dpaudit.testing.strategies"], tmp_path, env)
     last = res.stderr.strip().splitlines()[-1]
-    assert res.returncode == 1 and last.startswith("ImportError: dpaudit.testing.strategies needs hypothesis"), res.stderr
+    assert res.returncode == 1 and last.startswith("ImportError: dpaudit.testing.strategies needs hypothesis"), (
+        res.stderr
+    )
     assert 'pip install "dpaudit[testing]"' in last
 
 
 def test_testing_extra_brings_hypothesis(installed, tmp_path):
     # resolved, not installed: the venv stays without hypothesis for the other tests
-    res = _run([installed.python, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-",
-                f"dpaudit[testing] @ {installed.wheel.as_uri()}"], tmp_path, installed.env(), INSTALL_TIMEOUT)
+    res = _run(
+        [
+            installed.python,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--quiet",
+            "--report",
+            "-",
+            f"dpaudit[testing] @ {installed.wheel.as_uri()}",
+        ],
+        tmp_path,
+        installed.env(),
+        INSTALL_TIMEOUT,
+    )
     if res.returncode and _pip_unreachable(tmp_path):
         pytest.skip(f"pip can reach no package index and has no cached hypothesis:\n{_tail(res, 5)}")
     assert res.returncode == 0, _tail(res)

@@ -31,8 +31,19 @@ def test_list_table_and_quick(capsys):
 
 def test_audit_writes_report_and_report_rerenders(tmp_path, capsys):
     out = tmp_path / "rep"
-    code = main(["audit", "dp-se.epoch-sum", "dp-se.shared-noise", "--samples", "20000", "--out", str(out),
-                 "--json", "--no-regret"])
+    code = main(
+        [
+            "audit",
+            "dp-se.epoch-sum",
+            "dp-se.shared-noise",
+            "--samples",
+            "20000",
+            "--out",
+            str(out),
+            "--json",
+            "--no-regret",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     doc = json.loads(captured.out)  # progress went to stderr, stdout is pure JSON
@@ -58,22 +69,27 @@ def test_unexpected_outcome_exits_1(tmp_path, monkeypatch, capsys):
     assert not json.loads((tmp_path / "report.json").read_text())["summary"]["ok"]
 
 
-@pytest.mark.parametrize("argv", [
-    ["audit", "no-such-entry"],
-    ["audit", "--all", "dp-se.epoch-sum"],
-    ["audit", "dp-se.epoch-sum", "--confidence", "1.5"],
-    ["audit", "dp-se.epoch-sum", "--samples", "0"],
-    ["audit", "dp-se.epoch-sum", "--executor", "threads"],
-    ["audit", "dp-se.epoch-sum", "--executor", "dask://http://127.0.0.1:8786"],
-    ["report", "/nonexistent/dir"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["audit", "no-such-entry"],
+        ["audit", "--all", "dp-se.epoch-sum"],
+        ["audit", "dp-se.epoch-sum", "--confidence", "1.5"],
+        ["audit", "dp-se.epoch-sum", "--samples", "0"],
+        ["audit", "dp-se.epoch-sum", "--executor", "threads"],
+        ["audit", "dp-se.epoch-sum", "--executor", "dask://http://127.0.0.1:8786"],
+        ["report", "/nonexistent/dir"],
+    ],
+)
 def test_usage_errors_exit_2(argv, tmp_path, capsys):
     assert main(argv + (["--out", str(tmp_path)] if argv[0] == "audit" else [])) == 2
     assert "error" in capsys.readouterr().err
 
 
 def test_console_script_lists_entries():
-    res = subprocess.run([sys.executable, "-m", "dpaudit", "list", "--json"], capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "dpaudit", "list", "--json"], capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0, res.stderr
     assert "dp-se.epoch-sum" in {r["name"] for r in json.loads(res.stdout)}
 
@@ -98,9 +114,10 @@ def test_audit_on_a_dask_scheduler_matches_local(tmp_path, capsys):
     argv = ["audit", "dp-se.epoch-sum", "--samples", "20000", "--json", "--no-regret"]
     assert main(argv + ["--out", str(tmp_path / "local")]) == 0
     local = json.loads(capsys.readouterr().out)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
-                                  host="127.0.0.1", dashboard_address=None) as cluster:
-        address = cluster.scheduler_address[len("tcp://"):]
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        address = cluster.scheduler_address[len("tcp://") :]
         assert main(argv + ["--out", str(tmp_path / "dask"), "--executor", f"dask://{address}"]) == 0
     on_dask = json.loads(capsys.readouterr().out)
     assert on_dask["entries"] == local["entries"]
@@ -137,6 +154,8 @@ def test_parallel_entries_give_the_serial_report(tmp_path, capsys):
 def test_jobs_flag_checked(tmp_path, capsys):
     assert main(["audit", "dp-se.epoch-sum", "--jobs", "0", "--out", str(tmp_path)]) == 2
     assert "--jobs" in capsys.readouterr().err
-    assert main(["audit", "dp-se.epoch-sum", "--jobs", "2", "--executor", "dask://127.0.0.1:1",
-                 "--out", str(tmp_path)]) == 2
+    assert (
+        main(["audit", "dp-se.epoch-sum", "--jobs", "2", "--executor", "dask://127.0.0.1:1", "--out", str(tmp_path)])
+        == 2
+    )
     assert "--jobs" in capsys.readouterr().err

@@ -86,19 +86,23 @@ def test_unreachable_dask_scheduler_fails_at_once(tmp_path, no_work, capsys):
     assert "--executor" in err and f"127.0.0.1:{port}" in err
 
 
-@pytest.mark.parametrize("argv", [["regret", "ucb1", "--horizon", "10", "--seed", "-1"],
-                                  ["audit", "dp-se.epoch-sum", "--seed", "-1"]])
+@pytest.mark.parametrize(
+    "argv", [["regret", "ucb1", "--horizon", "10", "--seed", "-1"], ["audit", "dp-se.epoch-sum", "--seed", "-1"]]
+)
 def test_negative_seed_names_seed(argv, capsys):
     assert main(argv) == 2
     assert "--seed" in _err(capsys)
 
 
-@pytest.mark.parametrize("argv, flag, internal", [
-    (["budget", "shuffle", "--epsilon0", "1", "--users", "0"], "--users", "num_users"),
-    (["budget", "shuffle", "--epsilon0", "-1", "--users", "10"], "--epsilon0", "local_epsilon"),
-    (["budget", "epsilon-delta", "--epsilon0", "0", "--delta0", "1e-6"], "--epsilon0", "--epsilon "),
-    (["budget", "epsilon-delta", "--epsilon0", "1", "--delta0", "1"], "--delta0", "--delta "),
-])
+@pytest.mark.parametrize(
+    "argv, flag, internal",
+    [
+        (["budget", "shuffle", "--epsilon0", "1", "--users", "0"], "--users", "num_users"),
+        (["budget", "shuffle", "--epsilon0", "-1", "--users", "10"], "--epsilon0", "local_epsilon"),
+        (["budget", "epsilon-delta", "--epsilon0", "0", "--delta0", "1e-6"], "--epsilon0", "--epsilon "),
+        (["budget", "epsilon-delta", "--epsilon0", "1", "--delta0", "1"], "--delta0", "--delta "),
+    ],
+)
 def test_errors_name_flags_not_internal_parameters(argv, flag, internal, capsys):
     assert main(argv) == 2
     err = _err(capsys)
@@ -110,11 +114,16 @@ def test_name_flags_rewrites_only_parameter_positions():
     assert name_flags("the users of num_users_total", None) == "the users of num_users_total"
 
 
-@pytest.mark.parametrize("argv, expect", [
-    (["calibrate", "laplace", "--epsilon", "0.001", "--count", "100000", "--accountant", "pure"],
-     "needs a larger --scale"),
-    (["calibrate", "gaussian", "--delta", "0", "--accountant", "rdp"], "rdp: skipped: no answer at δ = 0"),
-])
+@pytest.mark.parametrize(
+    "argv, expect",
+    [
+        (
+            ["calibrate", "laplace", "--epsilon", "0.001", "--count", "100000", "--accountant", "pure"],
+            "needs a larger --scale",
+        ),
+        (["calibrate", "gaussian", "--delta", "0", "--accountant", "rdp"], "rdp: skipped: no answer at δ = 0"),
+    ],
+)
 def test_no_bracket_advice(argv, expect, capsys):
     """The CLI user has no bracket to widen: say whether any value could meet the target."""
     assert main(argv) == 2
@@ -139,22 +148,28 @@ def test_budget_count_1_is_1(capsys):
     assert json.loads(capsys.readouterr().out)["count"] == 100
 
 
-@pytest.mark.parametrize("argv, flag", [
-    (["calibrate", "gaussian", "--sigma", "2"], "--sigma"),
-    (["regret", "ucb1", "--horizon", "10", "--time-average"], "--time-average"),
-    (["regret", "--list", "--horizon", "10"], "--horizon"),
-    (["list", "--claims"], "--claims"),
-])
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (["calibrate", "gaussian", "--sigma", "2"], "--sigma"),
+        (["regret", "ucb1", "--horizon", "10", "--time-average"], "--time-average"),
+        (["regret", "--list", "--horizon", "10"], "--horizon"),
+        (["list", "--claims"], "--claims"),
+    ],
+)
 def test_flags_that_do_not_apply_are_rejected(argv, flag, capsys):
     assert main(argv) == 2
     assert flag in _err(capsys)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["budget", "gaussian", "--sigma", "1", "--delta", "-1e-5"], "argument --delta: must lie in [0, 1)"),
-    (["budget", "gaussian", "--sigma", "-2e0"], "--sigma must be positive"),
-    (["calibrate", "laplace", "--epsilon", "-.5"], "argument --epsilon: must lie in (0, inf)"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["budget", "gaussian", "--sigma", "1", "--delta", "-1e-5"], "argument --delta: must lie in [0, 1)"),
+        (["budget", "gaussian", "--sigma", "-2e0"], "--sigma must be positive"),
+        (["calibrate", "laplace", "--epsilon", "-.5"], "argument --epsilon: must lie in (0, inf)"),
+    ],
+)
 def test_negative_values_parse_then_are_rejected(argv, message, capsys):
     assert main(argv) == 2
     assert message in _err(capsys)
@@ -162,12 +177,17 @@ def test_negative_values_parse_then_are_rejected(argv, message, capsys):
 
 def test_join_negative_values():
     assert join_negative_values(["--delta", "-1e-5", "--means", "-0.5,0.2", "-h"]) == [
-        "--delta=-1e-5", "--means=-0.5,0.2", "-h"]
+        "--delta=-1e-5",
+        "--means=-0.5,0.2",
+        "-h",
+    ]
     assert join_negative_values(["--json", "--delta", "1e-5"]) == ["--json", "--delta", "1e-5"]
 
 
-@pytest.mark.parametrize("text, value", [("1e12", 10**12), ("1_000", 1000), ("12", 12), ("1e18", 10**18),
-                                         ("9.223372036854775807e18", 2**63 - 1)])
+@pytest.mark.parametrize(
+    "text, value",
+    [("1e12", 10**12), ("1_000", 1000), ("12", 12), ("1e18", 10**18), ("9.223372036854775807e18", 2**63 - 1)],
+)
 def test_counts_in_scientific_notation_are_exact_integers(text, value, capsys):
     from dpaudit.cli._types import integer
 

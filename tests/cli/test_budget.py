@@ -47,7 +47,12 @@ def test_usage_errors_exit_2(argv, capsys):
 
 
 def test_calibrate_table_and_json(capsys):
-    assert main(["calibrate", "laplace", "--count", "4", "--epsilon", "2", "--delta", "0", "--accountant", "pure", "--json"]) == 0
+    assert (
+        main(
+            ["calibrate", "laplace", "--count", "4", "--epsilon", "2", "--delta", "0", "--accountant", "pure", "--json"]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["tuned"] == "scale" and out["best"]["scale"] == pytest.approx(2.0, rel=1e-3)
     assert main(["calibrate", "rr", "--count", "3", "--epsilon", "1.5", "--accountant", "pure"]) == 0

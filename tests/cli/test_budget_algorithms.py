@@ -51,13 +51,20 @@ def test_budget_is_the_declared_event_under_every_accountant(name, capsys):
 def test_budget_table_states_trust_model_relation_claim_and_why(capsys):
     assert main(["budget", "hybrid-ucb", "--horizon", "5000", "--epsilon", "0.5"]) == 0
     out = capsys.readouterr().out
-    for text in ("trust model: central", "neighbours:  round-vector", "paper claim: ε = 0.5 (pure DP)",
-                 "corrected:   ε = 0.75 (pure DP), looser than the paper's claim", "why:", "Hu, Huang, Mehta",
-                 "best: epsilon 0.75 (pure): the smallest valid answer across the accountants"):
+    for text in (
+        "trust model: central",
+        "neighbours:  round-vector",
+        "paper claim: ε = 0.5 (pure DP)",
+        "corrected:   ε = 0.75 (pure DP), looser than the paper's claim",
+        "why:",
+        "Hu, Huang, Mehta",
+        "best: epsilon 0.75 (pure): the smallest valid answer across the accountants",
+    ):
         assert text in out, text
 
 
 # --- hand computations from the papers -------------------------------------------------------------
+
 
 @pytest.mark.parametrize("eps", [0.3, 1.0, 2.5])
 def test_mab_hybrid_ucb_hand(eps, capsys):
@@ -73,10 +80,12 @@ def test_mab_ftnl_and_dp_se_hand(eps, capsys):
     """FTNL (Hu, Huang, Mehta, Alg. 2-3): Report Noisy Max with Lap(1/eps) over sums that may move in opposite
     directions is 2 eps-DP (Dwork & Roth 2014, Claim 3.9 at sensitivity 2). DP-SE (Sajed & Sheffet, ICML 2019):
     each reward enters one epoch sum with Lap(1/eps): eps by parallel composition."""
-    assert _rows(_budget(capsys, "ftnl", "--horizon", "1000", "--epsilon", str(eps)))["pure"]["epsilon"] == \
-        pytest.approx(2 * eps, rel=1e-12)
-    assert _rows(_budget(capsys, "dp-se", "--horizon", "1000", "--epsilon", str(eps)))["pure"]["epsilon"] == \
-        pytest.approx(eps, rel=1e-12)
+    assert _rows(_budget(capsys, "ftnl", "--horizon", "1000", "--epsilon", str(eps)))["pure"][
+        "epsilon"
+    ] == pytest.approx(2 * eps, rel=1e-12)
+    assert _rows(_budget(capsys, "dp-se", "--horizon", "1000", "--epsilon", str(eps)))["pure"][
+        "epsilon"
+    ] == pytest.approx(eps, rel=1e-12)
 
 
 def _analytic_gaussian_delta(z: float, eps: float) -> float:
@@ -91,8 +100,9 @@ def test_linear_ldp_hand(eps, delta, capsys):
     the vector (L2 sensitivity 2) and the upper triangle (sqrt 2): one Gaussian of sensitivity sqrt 6."""
     z = 4 * math.sqrt(2 * math.log(2.5 / delta)) / eps / math.sqrt(6)
     at = 0.05
-    out = _budget(capsys, "linucb-ldp", "--horizon", "500", "--epsilon", str(eps), "--delta", str(delta),
-                  "--at-epsilon", str(at))
+    out = _budget(
+        capsys, "linucb-ldp", "--horizon", "500", "--epsilon", str(eps), "--delta", str(delta), "--at-epsilon", str(at)
+    )
     exact = _analytic_gaussian_delta(z, at)
     assert out["epsilon"] == at
     pld = _rows(out)["pld"]["delta"]
@@ -138,24 +148,28 @@ def test_budget_delta_at_epsilon_for_an_algorithm(capsys):
 
 def test_returning_users_change_the_relation(capsys):
     unique = _budget(capsys, "linucb-sdp-amp", "--horizon", "400", "--epsilon", "0.2", "--delta", "0.1")
-    ret = _budget(capsys, "linucb-sdp-amp", "--horizon", "400", "--epsilon", "0.2", "--delta", "0.1",
-                  "--users", "returning")
+    ret = _budget(
+        capsys, "linucb-sdp-amp", "--horizon", "400", "--epsilon", "0.2", "--delta", "0.1", "--users", "returning"
+    )
     assert unique["relation"] == "user" and ret["relation"] == "returning-user"
 
 
-@pytest.mark.parametrize("argv,flag", [
-    (["budget", "no-such-algorithm", "--horizon", "10"], "MECHANISM|ALGORITHM"),
-    (["budget", "dp-se"], "--horizon"),
-    (["budget", "dp-se", "--horizon", "3"], "--horizon"),  # below the K = 5 arms of the default instance
-    (["budget", "dp-se", "--horizon", "100", "--dim", "3"], "--dim"),
-    (["budget", "dp-se", "--horizon", "100", "--sigma", "3"], "--sigma"),
-    (["budget", "dp-se", "--horizon", "100", "--noise", "bogus"], "--noise"),
-    (["budget", "dp-se", "--horizon", "100", "--count", "3"], "--count"),
-    (["budget", "gaussian", "--sigma", "1", "--at-delta", "1e-5"], "--at-delta"),
-    (["budget", "gaussian", "--sigma", "1", "--horizon", "5"], "--horizon"),
-    (["budget", "gaussian", "--sigma", "1", "--users", "unique"], "--users"),
-    (["budget", "hybrid-ucb", "--horizon", "100", "--at-delta", "2"], "--at-delta"),
-])
+@pytest.mark.parametrize(
+    "argv,flag",
+    [
+        (["budget", "no-such-algorithm", "--horizon", "10"], "MECHANISM|ALGORITHM"),
+        (["budget", "dp-se"], "--horizon"),
+        (["budget", "dp-se", "--horizon", "3"], "--horizon"),  # below the K = 5 arms of the default instance
+        (["budget", "dp-se", "--horizon", "100", "--dim", "3"], "--dim"),
+        (["budget", "dp-se", "--horizon", "100", "--sigma", "3"], "--sigma"),
+        (["budget", "dp-se", "--horizon", "100", "--noise", "bogus"], "--noise"),
+        (["budget", "dp-se", "--horizon", "100", "--count", "3"], "--count"),
+        (["budget", "gaussian", "--sigma", "1", "--at-delta", "1e-5"], "--at-delta"),
+        (["budget", "gaussian", "--sigma", "1", "--horizon", "5"], "--horizon"),
+        (["budget", "gaussian", "--sigma", "1", "--users", "unique"], "--users"),
+        (["budget", "hybrid-ucb", "--horizon", "100", "--at-delta", "2"], "--at-delta"),
+    ],
+)
 def test_bad_input_exits_2_naming_the_flag(argv, flag, capsys):
     assert main(argv) == 2
     assert flag in capsys.readouterr().err

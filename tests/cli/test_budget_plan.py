@@ -42,16 +42,24 @@ def test_plan_composes_releases_sequentially(tmp_path, capsys):
 
 def test_plan_json_equals_the_composed_event_under_every_accountant(tmp_path, capsys):
     path = tmp_path / "plan.json"
-    path.write_text(json.dumps({"releases": [
-        {"algorithm": "dist-cdp-se", "horizon": 2000, "count": 2},
-        {"mechanism": "gaussian", "params": {"sigma": 5.0}, "count": 10},
-    ]}))
+    path.write_text(
+        json.dumps(
+            {
+                "releases": [
+                    {"algorithm": "dist-cdp-se", "horizon": 2000, "count": 2},
+                    {"mechanism": "gaussian", "params": {"sigma": 5.0}, "count": 10},
+                ]
+            }
+        )
+    )
     assert main(["budget", "--plan", str(path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    event = dp_accounting.ComposedDpEvent([
-        dp_accounting.SelfComposedDpEvent(ALGORITHMS.get("dist-cdp-se").privacy(horizon=2000).event, 2),
-        dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(5.0), 10),
-    ])
+    event = dp_accounting.ComposedDpEvent(
+        [
+            dp_accounting.SelfComposedDpEvent(ALGORITHMS.get("dist-cdp-se").privacy(horizon=2000).event, 2),
+            dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(5.0), 10),
+        ]
+    )
     assert out["delta"] == 1e-5
     for row in out["results"]:
         if row["supported"]:
@@ -60,15 +68,18 @@ def test_plan_json_equals_the_composed_event_under_every_accountant(tmp_path, ca
     assert "2 x dist-cdp-se T=2000" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("text,needle", [
-    ("[[releases]]\nalgorithm = 'nope'\nhorizon = 10\n", "unknown algorithm"),
-    ("[[releases]]\nalgorithm = 'dp-se'\n", "horizon"),
-    ("[[releases]]\nmechanism = 'gaussian'\ncount = 0\nparams = { sigma = 1.0 }\n", "count"),
-    ("[[releases]]\nmechanism = 'gaussian'\nalgorithm = 'dp-se'\n", "exactly one"),
-    ("releases = []\n", "non-empty"),
-    ("not toml = = 1\n", "TOML"),
-    ("[[releases]]\nalgorithm = 'dp-se'\nhorizon = 100\nparams = { dim = 3 }\n", "--dim"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("[[releases]]\nalgorithm = 'nope'\nhorizon = 10\n", "unknown algorithm"),
+        ("[[releases]]\nalgorithm = 'dp-se'\n", "horizon"),
+        ("[[releases]]\nmechanism = 'gaussian'\ncount = 0\nparams = { sigma = 1.0 }\n", "count"),
+        ("[[releases]]\nmechanism = 'gaussian'\nalgorithm = 'dp-se'\n", "exactly one"),
+        ("releases = []\n", "non-empty"),
+        ("not toml = = 1\n", "TOML"),
+        ("[[releases]]\nalgorithm = 'dp-se'\nhorizon = 100\nparams = { dim = 3 }\n", "--dim"),
+    ],
+)
 def test_bad_plan_exits_2_naming_the_flag(tmp_path, text, needle, capsys):
     path = tmp_path / "plan.toml"
     path.write_text(text)

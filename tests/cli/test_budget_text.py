@@ -64,8 +64,10 @@ def test_corrected_guarantee_is_compared_not_blamed(capsys):
     assert "basis:" in out and "why:" not in out
     out, _ = _run(capsys, "budget", "hybrid-ucb", "--horizon", "1000")
     assert "looser than the paper's claim" in out and "why:" in out
-    assert comparison({"notion": "pure", "epsilon": 1.0}, {"notion": "approx", "epsilon": 0.5, "delta": 0.1}) \
+    assert (
+        comparison({"notion": "pure", "epsilon": 1.0}, {"notion": "approx", "epsilon": 0.5, "delta": 0.1})
         == "different"
+    )
 
 
 @pytest.mark.parametrize("algorithm", ["shuffle-se", "dp-se", "hybrid-ucb"])
@@ -82,11 +84,15 @@ def test_no_guarantee_kind_the_table_contradicts(algorithm, capsys):
 
 def test_plan_shows_each_line_beside_the_total(tmp_path, capsys):
     plan = tmp_path / "plan.toml"
-    plan.write_text('[[releases]]\nmechanism = "laplace"\nparams = {scale = 2.0}\ncount = 3\n\n'
-                    '[[releases]]\nmechanism = "laplace"\nparams = {scale = 4.0}\nlabel = "weekly"\n')
+    plan.write_text(
+        '[[releases]]\nmechanism = "laplace"\nparams = {scale = 2.0}\ncount = 3\n\n'
+        '[[releases]]\nmechanism = "laplace"\nparams = {scale = 4.0}\nlabel = "weekly"\n'
+    )
     out, _ = _run(capsys, "budget", "--plan", str(plan), "--at-delta", "0")
     lines = out.splitlines()
-    assert re.match(r"^  3 x laplace +1\.5 \(pure\)$", lines[2]) and re.match(r"^  1 x weekly +0\.25 \(pure\)$", lines[3])
+    assert re.match(r"^  3 x laplace +1\.5 \(pure\)$", lines[2]) and re.match(
+        r"^  1 x weekly +0\.25 \(pure\)$", lines[3]
+    )
     assert lines[4].startswith("all lines together") and _rows(out)["pure"][0] == "1.75"
 
 

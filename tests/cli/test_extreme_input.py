@@ -25,26 +25,29 @@ def no_work(monkeypatch):
     monkeypatch.setattr(dpaudit.registry, "load_plugins", refuse)
 
 
-@pytest.mark.parametrize("argv, flag", [
-    # counts, sizes and horizons beyond numpy's int64 (TypeError in the accountants, or an hour of parsing)
-    (["budget", "gaussian", "--sigma", "2", "--count", "1e20"], "--count"),
-    (["budget", "gaussian", "--sigma", "2", "--count", "18446744073709551616"], "--count"),
-    (["budget", "gaussian", "--sigma", "2", "--count", "9223372036854775808"], "--count"),
-    (["budget", "gaussian", "--sigma", "2", "--count", "1e999999999"], "--count"),
-    (["budget", "gaussian", "--sigma", "2", "--count", "9" * 5000], "--count"),
-    (["budget", "shuffle", "--epsilon0", "1", "--users", "1e30"], "--users"),
-    (["budget", "rr", "--epsilon0", "1", "--buckets", "1e999999999"], "--buckets"),
-    (["budget", "epsilon-delta", "--epsilon0", "1", "--delta0", "1e-6", "--count", "1e308"], "--count"),
-    (["calibrate", "gaussian", "--epsilon", "1", "--count", "1e20"], "--count"),
-    (["regret", "ucb1", "--horizon", "1e300"], "--horizon"),
-    (["regret", "ucb1", "--horizon", "10", "--seed", "1e999999999"], "--seed"),
-    (["tradeoff", "dp-se", "--epsilons", "1", "--horizon", "1e300"], "--horizon"),
-    # paths the system cannot even look up (OSError: File name too long)
-    (["budget", "--plan", LONG + ".toml"], "--plan"),
-    (["regret", "ucb1", "--horizon", "10", "--plot", LONG + ".png"], "--plot"),
-    (["tradeoff", "dp-se", "--epsilons", "1", "--horizon", "10", "--plot", LONG + ".png"], "--plot"),
-    (["report", LONG], "DIR"),
-])
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        # counts, sizes and horizons beyond numpy's int64 (TypeError in the accountants, or an hour of parsing)
+        (["budget", "gaussian", "--sigma", "2", "--count", "1e20"], "--count"),
+        (["budget", "gaussian", "--sigma", "2", "--count", "18446744073709551616"], "--count"),
+        (["budget", "gaussian", "--sigma", "2", "--count", "9223372036854775808"], "--count"),
+        (["budget", "gaussian", "--sigma", "2", "--count", "1e999999999"], "--count"),
+        (["budget", "gaussian", "--sigma", "2", "--count", "9" * 5000], "--count"),
+        (["budget", "shuffle", "--epsilon0", "1", "--users", "1e30"], "--users"),
+        (["budget", "rr", "--epsilon0", "1", "--buckets", "1e999999999"], "--buckets"),
+        (["budget", "epsilon-delta", "--epsilon0", "1", "--delta0", "1e-6", "--count", "1e308"], "--count"),
+        (["calibrate", "gaussian", "--epsilon", "1", "--count", "1e20"], "--count"),
+        (["regret", "ucb1", "--horizon", "1e300"], "--horizon"),
+        (["regret", "ucb1", "--horizon", "10", "--seed", "1e999999999"], "--seed"),
+        (["tradeoff", "dp-se", "--epsilons", "1", "--horizon", "1e300"], "--horizon"),
+        # paths the system cannot even look up (OSError: File name too long)
+        (["budget", "--plan", LONG + ".toml"], "--plan"),
+        (["regret", "ucb1", "--horizon", "10", "--plot", LONG + ".png"], "--plot"),
+        (["tradeoff", "dp-se", "--epsilons", "1", "--horizon", "10", "--plot", LONG + ".png"], "--plot"),
+        (["report", LONG], "DIR"),
+    ],
+)
 def test_extreme_values_exit_2_naming_the_flag(argv, flag, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -52,13 +55,16 @@ def test_extreme_values_exit_2_naming_the_flag(argv, flag, capsys):
     assert len(err.strip().splitlines()[-1]) < 400  # a 5000-character value is shown by its ends
 
 
-@pytest.mark.parametrize("argv, flag", [
-    (["audit", "dp-se.epoch-sum", "--out", LONG], "--out"),
-    (["audit", "dp-se.epoch-sum", "--out", LONG + "/sub"], "--out"),
-    (["audit", "dp-se.epoch-sum", "--samples", "1e20"], "--samples"),
-    (["audit", "dp-se.epoch-sum", "--seed", "1e999999999"], "--seed"),
-    (["audit", "dp-se.epoch-sum", "--jobs", "1e30"], "--jobs"),
-])
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (["audit", "dp-se.epoch-sum", "--out", LONG], "--out"),
+        (["audit", "dp-se.epoch-sum", "--out", LONG + "/sub"], "--out"),
+        (["audit", "dp-se.epoch-sum", "--samples", "1e20"], "--samples"),
+        (["audit", "dp-se.epoch-sum", "--seed", "1e999999999"], "--seed"),
+        (["audit", "dp-se.epoch-sum", "--jobs", "1e30"], "--jobs"),
+    ],
+)
 def test_audit_extreme_values_exit_2_before_any_work(argv, flag, no_work, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -152,13 +158,18 @@ def test_calibrated_value_at_the_range_end_says_so(capsys):
     assert _json(capsys)["results"][0]["range_end"] is False
 
 
-@pytest.mark.parametrize("argv, runs_flag", [
-    (["regret", "ucb1", "--horizon", str(MAX_INTEGER), "--runs", "2"], "--runs"),
-    (["regret", "ucb1", "--horizon", "10", "--runs", str(MAX_INTEGER)], "--runs"),
-    (["tradeoff", "dp-se", "--epsilons", "1", "--horizon", str(MAX_INTEGER), "--runs", "2"], "--runs"),
-    (["calibrate", "dp-se", "--horizon", "100", "--target-epsilon", "1", "--regret-runs", str(MAX_INTEGER)],
-     "--regret-runs"),
-])
+@pytest.mark.parametrize(
+    "argv, runs_flag",
+    [
+        (["regret", "ucb1", "--horizon", str(MAX_INTEGER), "--runs", "2"], "--runs"),
+        (["regret", "ucb1", "--horizon", "10", "--runs", str(MAX_INTEGER)], "--runs"),
+        (["tradeoff", "dp-se", "--epsilons", "1", "--horizon", str(MAX_INTEGER), "--runs", "2"], "--runs"),
+        (
+            ["calibrate", "dp-se", "--horizon", "100", "--target-epsilon", "1", "--regret-runs", str(MAX_INTEGER)],
+            "--regret-runs",
+        ),
+    ],
+)
 def test_simulation_beyond_the_machine_names_horizon_and_runs(argv, runs_flag, capsys):
     """numpy refuses the arrays (or their indices overflow): exit 2 naming the flags, not a traceback."""
     assert main(argv) == 2
@@ -180,8 +191,14 @@ def test_simulation_out_of_memory_is_a_usage_error(monkeypatch, capsys):
     assert "MemoryError: Unable to allocate 37.3 GiB" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv", [["regret", "ucb1", "--horizon", "0"], ["budget", "dp-se", "--horizon", "-5"],
-                                  ["tradeoff", "dp-se", "--epsilons", "1", "--horizon", "0"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["regret", "ucb1", "--horizon", "0"],
+        ["budget", "dp-se", "--horizon", "-5"],
+        ["tradeoff", "dp-se", "--epsilons", "1", "--horizon", "0"],
+    ],
+)
 def test_horizon_below_one_is_refused_by_the_flag(argv, capsys):
     assert main(argv) == 2
     assert "argument --horizon: must be an integer >= 1" in capsys.readouterr().err

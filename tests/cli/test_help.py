@@ -40,8 +40,19 @@ def test_help_in_a_fresh_interpreter():
     assert res.stdout.startswith("usage: dpaudit") and "95%" in res.stdout
 
 
-HEAVY = ("matplotlib", "statsmodels", "distributed", "dask", "tqdm", "pandas", "dp_accounting",
-         "dpaudit.algorithms", "dpaudit.audits", "dpaudit.mechanisms", "dpaudit.accounting")
+HEAVY = (
+    "matplotlib",
+    "statsmodels",
+    "distributed",
+    "dask",
+    "tqdm",
+    "pandas",
+    "dp_accounting",
+    "dpaudit.algorithms",
+    "dpaudit.audits",
+    "dpaudit.mechanisms",
+    "dpaudit.accounting",
+)
 
 
 def test_help_imports_nothing_heavy():

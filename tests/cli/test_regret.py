@@ -6,8 +6,19 @@ import pytest
 
 from dpaudit.cli import main
 
-NAMES = ["ucb1", "se", "dp-se", "anytime-lazy-ucb", "hybrid-ucb", "ftnl", "dist-dp-se", "dist-rdp-se",
-         "dist-cdp-se", "cdp-se", "ldp-se"]
+NAMES = [
+    "ucb1",
+    "se",
+    "dp-se",
+    "anytime-lazy-ucb",
+    "hybrid-ucb",
+    "ftnl",
+    "dist-dp-se",
+    "dist-rdp-se",
+    "dist-cdp-se",
+    "cdp-se",
+    "ldp-se",
+]
 
 
 def test_list_names_every_algorithm_with_its_parameters(capsys):
@@ -22,8 +33,13 @@ def test_list_names_every_algorithm_with_its_parameters(capsys):
 
 @pytest.mark.parametrize(
     "argv",
-    [["dp-se", "--epsilon", "0.5"], ["anytime-lazy-ucb", "--instance", "hhm-2"], ["ftnl", "--noise", "fixed"],
-     ["dist-dp-se", "--epsilon", "1", "--p", "0.1", "--base", "4"], ["ldp-se", "--means", "0.9,0.5,0.4"]],
+    [
+        ["dp-se", "--epsilon", "0.5"],
+        ["anytime-lazy-ucb", "--instance", "hhm-2"],
+        ["ftnl", "--noise", "fixed"],
+        ["dist-dp-se", "--epsilon", "1", "--p", "0.1", "--base", "4"],
+        ["ldp-se", "--means", "0.9,0.5,0.4"],
+    ],
 )
 def test_json_summary(argv, capsys):
     assert main(["regret", *argv, "--horizon", "3000", "--runs", "4", "--seed", "1", "--json"]) == 0
@@ -73,10 +89,16 @@ def test_generic_over_registered_entries(capsys, monkeypatch):
 
 @pytest.mark.parametrize(
     "argv, msg",
-    [(["nope", "--horizon", "10"], "unknown algorithm"), (["ucb1", "--horizon", "100", "--epsilon", "1"], "does not take"),
-     (["dp-se", "--horizon", "100", "--epsilon", "-1"], "epsilon"), (["dp-se"], "--horizon"),
-     (["dp-se", "--horizon", "3"], "horizon"), (["dist-dp-se", "--horizon", "100", "--path", "x"], "--path"),
-     (["dp-se", "--horizon", "100", "--means", "0.5"], "means"), ([], "ALGORITHM")],
+    [
+        (["nope", "--horizon", "10"], "unknown algorithm"),
+        (["ucb1", "--horizon", "100", "--epsilon", "1"], "does not take"),
+        (["dp-se", "--horizon", "100", "--epsilon", "-1"], "epsilon"),
+        (["dp-se"], "--horizon"),
+        (["dp-se", "--horizon", "3"], "horizon"),
+        (["dist-dp-se", "--horizon", "100", "--path", "x"], "--path"),
+        (["dp-se", "--horizon", "100", "--means", "0.5"], "means"),
+        ([], "ALGORITHM"),
+    ],
 )
 def test_usage_errors_exit_2(argv, msg, capsys):
     assert main(["regret", *argv]) == 2

@@ -45,17 +45,20 @@ def test_shared_parameters_apply_to_the_algorithms_that_take_them(capsys):
     assert [p["params"].get("beta") for p in pts] == [0.1, 0.1, None]
 
 
-@pytest.mark.parametrize("argv,flag", [
-    (["tradeoff", "nope", *ARGS], "nope"),
-    (["tradeoff", "dp-se", "--epsilons", "0,1", "--horizon", "300"], "--epsilons"),
-    (["tradeoff", "dp-se", "--epsilons", "1", "--horizon", "2"], "--horizon"),
-    (["tradeoff", "dp-se", "--epsilons", "1"], "--horizon"),
-    (["tradeoff", "dp-se", *ARGS, "--dim", "3"], "--dim"),
-    (["tradeoff", "dp-se", *ARGS, "--runs", "1"], "--runs"),
-    (["tradeoff", "ucb1", *ARGS, "--plot", "x.png"], "--plot"),
-    (["tradeoff", "dp-se", *ARGS, "--plot", "/no/such/folder/x.png"], "--plot"),
-    (["tradeoff", "dp-se", *ARGS, "--plot", "x.notaformat"], "--plot"),
-])
+@pytest.mark.parametrize(
+    "argv,flag",
+    [
+        (["tradeoff", "nope", *ARGS], "nope"),
+        (["tradeoff", "dp-se", "--epsilons", "0,1", "--horizon", "300"], "--epsilons"),
+        (["tradeoff", "dp-se", "--epsilons", "1", "--horizon", "2"], "--horizon"),
+        (["tradeoff", "dp-se", "--epsilons", "1"], "--horizon"),
+        (["tradeoff", "dp-se", *ARGS, "--dim", "3"], "--dim"),
+        (["tradeoff", "dp-se", *ARGS, "--runs", "1"], "--runs"),
+        (["tradeoff", "ucb1", *ARGS, "--plot", "x.png"], "--plot"),
+        (["tradeoff", "dp-se", *ARGS, "--plot", "/no/such/folder/x.png"], "--plot"),
+        (["tradeoff", "dp-se", *ARGS, "--plot", "x.notaformat"], "--plot"),
+    ],
+)
 def test_bad_input_exits_2_naming_the_flag(argv, flag, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2

@@ -164,6 +164,10 @@ def test_accountant_reads_the_same_epsilon_from_the_events():
     """dpaudit.accounting.epsilon on each pure mechanism's event gives its stated epsilon."""
     from dpaudit import accounting
 
-    assert accounting.epsilon(DiscreteLaplaceMechanism.for_epsilon(0.5, 8).event(8), delta=0.0) == pytest.approx(0.5, rel=1e-6)
+    assert accounting.epsilon(DiscreteLaplaceMechanism.for_epsilon(0.5, 8).event(8), delta=0.0) == pytest.approx(
+        0.5, rel=1e-6
+    )
     assert accounting.epsilon(RandomizedResponseMechanism(1.3, 4).event(), delta=0.0) == pytest.approx(1.3, rel=1e-6)
-    assert accounting.epsilon(LaplaceMechanism.for_epsilon(0.8, 2.0).event(2.0), delta=0.0) == pytest.approx(0.8, rel=1e-6)
+    assert accounting.epsilon(LaplaceMechanism.for_epsilon(0.8, 2.0).event(2.0), delta=0.0) == pytest.approx(
+        0.8, rel=1e-6
+    )

@@ -58,6 +58,7 @@ def dgauss_pmf(sigma: float):
 
 # ---------------------------------------------------------------- exact pmfs (and twins)
 
+
 @pytest.mark.parametrize("scale", [0.4, 3, Fraction(17, 3), 40])
 def test_discrete_laplace_fits_pmf(scale):
     x = mech.discrete_laplace(np.random.default_rng(11), scale, 50_000)
@@ -209,8 +210,11 @@ def test_exact_path_of_polya_fits_pmf(forced_count_exact_path):
 def test_count_tables_are_certified_by_exact_brackets():
     """Float table bounds lie outside the exact cdf bracket (both sides): every entry of a small
     table, about 40 entries spread over two larger ones, against `cdf_bounds` at 30 digits."""
-    for law in (counts.poisson_law(Fraction(7, 2)), counts.polya_law(Fraction(1, 16), 0.9),
-                counts.polya_law(30, Fraction(4, 5))):
+    for law in (
+        counts.poisson_law(Fraction(7, 2)),
+        counts.polya_law(Fraction(1, 16), 0.9),
+        counts.polya_law(30, Fraction(4, 5)),
+    ):
         tab = counts._table(law)
         for t in range(0, tab.below.size, max(1, tab.below.size // 40)):
             lo, hi = counts.cdf_bounds(law, tab.lo + t, 30)
@@ -218,8 +222,14 @@ def test_count_tables_are_certified_by_exact_brackets():
             assert hi <= Fraction(int(tab.above[t + 1]), 2**53)
 
 
-@pytest.mark.parametrize("law,k", [(counts.poisson_law(Fraction(7, 2)), 2), (counts.poisson_law(300), 320),
-                                   (counts.polya_law(Fraction(1, 3), Fraction(1, 2)), 4)])
+@pytest.mark.parametrize(
+    "law,k",
+    [
+        (counts.poisson_law(Fraction(7, 2)), 2),
+        (counts.poisson_law(300), 320),
+        (counts.polya_law(Fraction(1, 3), Fraction(1, 2)), 4),
+    ],
+)
 def test_cdf_bounds_bracket_the_cdf(law, k):
     import mpmath
 
@@ -230,15 +240,17 @@ def test_cdf_bounds_bracket_the_cdf(law, k):
     else:
         r = mpmath.mpf(law.a.numerator) / law.a.denominator
         th = mpmath.mpf(law.theta.numerator) / law.theta.denominator
-        ref = sum(mpmath.gamma(j + r) / (mpmath.factorial(j) * mpmath.gamma(r)) * th**j * (1 - th) ** r
-                  for j in range(k + 1))
+        ref = sum(
+            mpmath.gamma(j + r) / (mpmath.factorial(j) * mpmath.gamma(r)) * th**j * (1 - th) ** r for j in range(k + 1)
+        )
     lo, hi = counts.cdf_bounds(law, k, 40)
     assert mpmath.mpf(lo.numerator) / lo.denominator <= ref <= mpmath.mpf(hi.numerator) / hi.denominator
     assert hi - lo < Fraction(1, 10**38)
 
 
-@pytest.mark.parametrize("z", [Fraction(1, 3), Fraction(1, 1024), Fraction(5, 2), Fraction(10**6 + 1),
-                               Fraction(123456789, 7)])
+@pytest.mark.parametrize(
+    "z", [Fraction(1, 3), Fraction(1, 1024), Fraction(5, 2), Fraction(10**6 + 1), Fraction(123456789, 7)]
+)
 def test_log_gamma_interval_brackets_loggamma(z):
     import mpmath
 
@@ -290,6 +302,7 @@ def test_k_randomized_response_fits_and_twin():
 
 # ---------------------------------------------------------------- exact arithmetic
 
+
 @pytest.mark.parametrize("x", [Fraction(0), Fraction(1, 3), Fraction(7, 2), Fraction(10**6, 7)])
 def test_exp_neg_bounds_bracket_the_exponential(x):
     for prec in (30, 60):
@@ -322,6 +335,7 @@ def test_numpy_log_accuracy_assumption_holds_here():
 
 
 # ---------------------------------------------------------------- shapes and validation
+
 
 @given(
     st.one_of(st.integers(0, 5), st.tuples(st.integers(0, 3), st.integers(0, 3))),
@@ -421,8 +435,14 @@ def test_table_bucket_guide_equals_binary_search():
     rng = np.random.default_rng(30)
     for law in (counts.poisson_law(250), counts.polya_law(Fraction(1, 64), 0.9)):
         tab = counts._table(law)
-        w = np.concatenate([np.floor(rng.random(20_000) * 2.0**53), tab.below[tab.below >= 0][:500],
-                            tab.below[tab.below >= 0][:500] + 1, [0.0, 2.0**53 - 1]])
+        w = np.concatenate(
+            [
+                np.floor(rng.random(20_000) * 2.0**53),
+                tab.below[tab.below >= 0][:500],
+                tab.below[tab.below >= 0][:500] + 1,
+                [0.0, 2.0**53 - 1],
+            ]
+        )
         assert np.array_equal(tab.search(w), np.searchsorted(tab.below, w, side="left"))
 
 
@@ -440,8 +460,10 @@ def test_scalar_scale_fast_path_draws_what_the_array_path_draws(scale, size):
         assert np.shape(got) == np.shape(want) and np.array_equal(got, want)
 
 
-@pytest.mark.parametrize("bad, error", [(0.0, ValueError), (-1.0, ValueError), (float("nan"), ValueError),
-                                        (float("inf"), ValueError), (True, TypeError)])
+@pytest.mark.parametrize(
+    "bad, error",
+    [(0.0, ValueError), (-1.0, ValueError), (float("nan"), ValueError), (float("inf"), ValueError), (True, TypeError)],
+)
 def test_scalar_scale_still_validated(bad, error):
     from dpaudit.mechanisms.samplers import gaussian, laplace
 

@@ -58,6 +58,7 @@ def rewards(batch: int, n: int) -> np.ndarray:
 
 # ---------------------------------------------------------------- parameters
 
+
 @pytest.mark.parametrize("n,g,tau,m", [(16, 4, 59, 183), (1024, 32, 465, 33699), (65536, 256, 3715, 16784647)])
 def test_polya_parameters_match_the_checked_table(n, g, tau, m):
     """The parameters of Chowdhury & Zhou (ICLR 2023), Thm 1, worked out by hand (not a table of the paper): T = 1e6,
@@ -97,6 +98,7 @@ def test_local_default_tau_bounds_the_exact_tail():
 
 
 # ---------------------------------------------------------------- exact modular arithmetic
+
 
 @st.composite
 def wrap_cases(draw):
@@ -166,6 +168,7 @@ def test_encoding_is_in_range_and_unbiased():
 
 # ---------------------------------------------------------------- fast path == user by user
 
+
 @pytest.mark.parametrize(
     "proto",
     [
@@ -225,6 +228,7 @@ def test_total_noise_of_polya_shares_is_discrete_laplace():
 
 # ---------------------------------------------------------------- accuracy
 
+
 @pytest.mark.parametrize(
     "proto",
     [
@@ -249,6 +253,7 @@ def test_analyzer_recovers_the_sum_up_to_the_stated_noise(proto):
 
 
 # ---------------------------------------------------------------- events and the server's view
+
 
 def folded_dlap_logpmf(scale: float, shift: int, m: int) -> np.ndarray:
     xs = np.arange(-60 * int(scale) - 60 * m, 60 * int(scale) + 60 * m)
@@ -313,6 +318,7 @@ def test_central_and_local_views():
 
 # ---------------------------------------------------------------- buggy variants
 
+
 def test_inverted_polya_bug_has_the_checked_variance():
     """Pólya parameter inverted in the authors' code (Chowdhury & Zhou (ICLR 2023), Sec. 7 fn. 5): eps = 1, n = 64: total noise variance 0.30 instead of 127.8."""
     good = PolyaSecAgg(1.0, 64, p=0.01)
@@ -344,6 +350,7 @@ def test_noise_ignores_precision_bug_scales_down_the_noise():
 
 
 # ---------------------------------------------------------------- validation
+
 
 def test_bad_parameters_are_named():
     with pytest.raises(ValueError, match="epsilon"):

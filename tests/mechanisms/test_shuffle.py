@@ -107,7 +107,9 @@ def test_fmt20_amplification_never_exceeds_local_epsilon(eps0, n):
 
 
 def test_fmt21_local_delta_term():
-    assert fmt21_local_delta_term(0.5, 1.0, 1e-9, 1000) == pytest.approx((math.exp(0.5) + 1) * (1 + math.exp(-1) / 2) * 1e-6)
+    assert fmt21_local_delta_term(0.5, 1.0, 1e-9, 1000) == pytest.approx(
+        (math.exp(0.5) + 1) * (1 + math.exp(-1) / 2) * 1e-6
+    )
 
 
 def test_pamp_events():
@@ -161,8 +163,12 @@ def _reference_accepts(v, m):
 
 @settings(max_examples=60, deadline=None)
 @given(
-    runs=st.integers(1, 3), n=st.integers(1, 5), d=st.integers(1, 4), seed=st.integers(0, 10**6),
-    asym=st.sampled_from([0.0, 1e-12, 1e-3]), scale_v=st.sampled_from([0.5, 1.0, 1 + 1e-12, 1 + 1e-6, 2.0]),
+    runs=st.integers(1, 3),
+    n=st.integers(1, 5),
+    d=st.integers(1, 4),
+    seed=st.integers(0, 10**6),
+    asym=st.sampled_from([0.0, 1e-12, 1e-3]),
+    scale_v=st.sampled_from([0.5, 1.0, 1 + 1e-12, 1 + 1e-6, 2.0]),
     scale_m=st.sampled_from([0.5, 1.0, 1 + 1e-12, 1 + 1e-6, 2.0]),
 )
 def test_pamp_input_checks_accept_exactly_what_the_reference_accepts(runs, n, d, seed, asym, scale_v, scale_m):
@@ -234,7 +240,9 @@ def test_twin_pamp_perturbed_noise_is_detected():
 def test_central_event_reads_through_the_accounting_engine():
     from dpaudit import accounting
 
-    p = GaussianShuffleProtocol(dim=5, num_users=1000, sigma=26.31)  # Thm B.1's sigma at eps = 0.12045, delta = 1e-6, B = 1000
+    p = GaussianShuffleProtocol(
+        dim=5, num_users=1000, sigma=26.31
+    )  # Thm B.1's sigma at eps = 0.12045, delta = 1e-6, B = 1000
     eps0 = p.local_epsilon(1e-9)
     shuffled = accounting.epsilon(p.central_event(1e-9), 1e-5)
     assert 0 < shuffled < eps0 / 5  # amplification

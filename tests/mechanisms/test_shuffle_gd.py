@@ -71,7 +71,10 @@ def test_events_compose_the_rounds():
 
 @settings(max_examples=30, deadline=None)
 @given(
-    runs=st.integers(1, 4), d=st.integers(1, 4), radius=st.floats(0.1, 5.0), scale=st.floats(0.0, 100.0),
+    runs=st.integers(1, 4),
+    d=st.integers(1, 4),
+    radius=st.floats(0.1, 5.0),
+    scale=st.floats(0.0, 100.0),
     seed=st.integers(0, 10**6),
 )
 def test_projection_and_clipping(runs, d, radius, scale, seed):

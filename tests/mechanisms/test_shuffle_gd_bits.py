@@ -33,8 +33,13 @@ def _expected_up(s: float, bits: int, v: float) -> int:
 # ---------------------------------------------------------------- exact rounding
 
 
-@given(st.integers(0, 300), st.integers(0, 65535), st.floats(0.0, 1.0, exclude_max=True), st.booleans(),
-       st.integers(0, 2**32 - 1))
+@given(
+    st.integers(0, 300),
+    st.integers(0, 65535),
+    st.floats(0.0, 1.0, exclude_max=True),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
 def test_round_with_bits_is_the_exact_comparison(whole, j, w, tie, seed):
     """x̂ = ⌊s⌋ + 1{(B + V)/2¹⁶ < frac(s)}, with V the first uniform of the rng, drawn only on a tie."""
     s = whole + (j + w) / 65536.0
@@ -60,8 +65,10 @@ def test_round_with_bits_averages_to_the_fraction_exactly(s):
     tie = math.floor(t) if t > math.floor(t) else None
     deterministic = np.delete(up, tie) if tie is not None else up
     assert deterministic.sum() == math.floor(t)
-    assert Fraction(int(deterministic.sum())) + (Fraction(t) - math.floor(t) if tie is not None else 0) == \
-        Fraction(s - math.floor(s)) * 65536
+    assert (
+        Fraction(int(deterministic.sum())) + (Fraction(t) - math.floor(t) if tie is not None else 0)
+        == Fraction(s - math.floor(s)) * 65536
+    )
 
 
 def test_random_bits16_splits_the_words_and_falls_back_for_32_bit_generators():
@@ -81,8 +88,9 @@ def _problem(seed, runs, n, d, scale):
 
 @pytest.mark.parametrize("kernel", [False, pytest.param(True, marks=pytest.mark.skipif(not HAS_NUMBA, reason="numba"))])
 @pytest.mark.parametrize("step", [2.0**-10, 2.0**-3])  # 2⁻³: a coarse table, so hundreds of entries are fixed up
-@pytest.mark.parametrize("range_, lipschitz, link", [("paper", 1.0, ndtr), ("normalized", 0.3, expit),
-                                                     ("paper", 0.3, ndtr)])  # 0.3: most gradients are clipped
+@pytest.mark.parametrize(
+    "range_, lipschitz, link", [("paper", 1.0, ndtr), ("normalized", 0.3, expit), ("paper", 0.3, ndtr)]
+)  # 0.3: most gradients are clipped
 def test_table_path_releases_what_the_exact_link_releases(monkeypatch, kernel, step, range_, lipschitz, link):
     x, r = _problem(3, 4, 250, 3, 0.8)
     pgd = shuffle_gradient_descent(250, 3, 2.0, 0.01, lipschitz, 2.0, iterations=40, regularization=5.0, range=range_)
@@ -92,8 +100,11 @@ def test_table_path_releases_what_the_exact_link_releases(monkeypatch, kernel, s
         monkeypatch.setattr(shuffle_gd, "table_round", None)
     fixed = []
     original = shuffle_gd._GlmRounding._exact_sums
-    monkeypatch.setattr(shuffle_gd._GlmRounding, "_exact_sums",
-                        lambda self, rng, theta, bits, flat: fixed.append(flat.size) or original(self, rng, theta, bits, flat))
+    monkeypatch.setattr(
+        shuffle_gd._GlmRounding,
+        "_exact_sums",
+        lambda self, rng, theta, bits, flat: fixed.append(flat.size) or original(self, rng, theta, bits, flat),
+    )
     fast = pgd.run_glm(np.random.default_rng(7), x, r, link, link_curvature=CURVATURE[link])
     assert np.array_equal(fast.gradient_sums, exact.gradient_sums)
     assert np.array_equal(fast.iterates, exact.iterates)
@@ -185,12 +196,19 @@ def test_released_counts_follow_the_rounding_law(sampler):
 def test_twin_biased_rounding_bits_are_detected(monkeypatch):
     """Twin: rounding bits confined to [0, 2¹⁵) (U ~ U[0, 1/2), so x̂ rounds up with probability min(1, 2 frac))
     must fail the same goodness-of-fit test."""
-    monkeypatch.setattr(shuffle_gd, "random_bits16", lambda rng, shape: np.random.default_rng(
-        int(rng.integers(2**32))).integers(0, 1 << 15, size=shape, dtype=np.uint16))
+    monkeypatch.setattr(
+        shuffle_gd,
+        "random_bits16",
+        lambda rng, shape: np.random.default_rng(int(rng.integers(2**32))).integers(
+            0, 1 << 15, size=shape, dtype=np.uint16
+        ),
+    )
     assert min(_gof_pvalues("bits")) < ALPHA
 
 
-@pytest.mark.parametrize("kwargs, match", [({"sampler": "fast"}, "sampler"), ({"link_curvature": -1.0}, "link_curvature")])
+@pytest.mark.parametrize(
+    "kwargs, match", [({"sampler": "fast"}, "sampler"), ({"link_curvature": -1.0}, "link_curvature")]
+)
 def test_run_glm_rejects_bad_options(kwargs, match):
     pgd = shuffle_gradient_descent(10, 3, 1.0, 0.01, 1.0, 1.0, iterations=2)
     with pytest.raises(ValueError, match=match):
@@ -204,8 +222,12 @@ def test_scalar_fix_up_matches_the_array_fix_up_on_ties(monkeypatch):
     proto = BitSumProtocol(40, 3, g=30, b=3)
     rounding = shuffle_gd._GlmRounding(proto, 0.5, x, r, ndtr, 1.0, CURVATURE[ndtr])
     theta = np.array([[0.3, -0.4, 0.2], [0.1, 0.5, -0.6], [-0.2, 0.0, 0.7]])
-    s = rounding.exact_values(rounding.margins(theta, slice(None), slice(None))[:, None, :], rounding.r[:, None, :],
-                              rounding.x_norm[:, None, :], rounding.x_scaled)
+    s = rounding.exact_values(
+        rounding.margins(theta, slice(None), slice(None))[:, None, :],
+        rounding.r[:, None, :],
+        rounding.x_norm[:, None, :],
+        rounding.x_scaled,
+    )
     bits = random_bits16(np.random.default_rng(0), s.shape)
     flat = np.sort(np.random.default_rng(1).choice(s.size, 20, replace=False))
     t = (s.reshape(-1)[flat] - np.floor(s.reshape(-1)[flat])) * 65536

@@ -114,7 +114,9 @@ def test_events_through_the_accountants():
     proto = ShuffleSum(1.0, 16, horizon=10**6)
     assert accounting.epsilon(proto.event(), delta=0.0) == pytest.approx(1.0)
     assert accounting.epsilon(proto.modular_sum_event(), delta=0.0) == pytest.approx(0.5, rel=1e-6)
-    assert accounting.epsilon(shuffle_sum_proof_event(proto), delta=0.0) == pytest.approx(1.0, rel=1e-6)  # Thm 3's proof
+    assert accounting.epsilon(shuffle_sum_proof_event(proto), delta=0.0) == pytest.approx(
+        1.0, rel=1e-6
+    )  # Thm 3's proof
     printed = ShuffleSum(1.0, 16, horizon=10**6, theta_reading="printed")
     assert accounting.epsilon(printed.modular_sum_event(), delta=0.0) == pytest.approx(1.0, rel=1e-6)
     # the provable bound of the unary randomized-response instantiation is valid but far looser
@@ -153,7 +155,7 @@ def test_bad_inputs_raise_value_errors_naming_them():
 
 
 def test_theta_reading_is_named_by_the_paper():
-    """"proof" (θ = exp(-eps'/g), what the proof of Thm 3 needs) is the default; "printed" is the other
+    """ "proof" (θ = exp(-eps'/g), what the proof of Thm 3 needs) is the default; "printed" is the other
     reading; any other value is refused, naming the parameter."""
     proof = ShuffleSum(1.0, 16, horizon=10**6)
     assert proof.theta_reading == "proof" and proof.theta == pytest.approx(math.exp(-0.5 / proof.params.g))

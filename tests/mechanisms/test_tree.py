@@ -232,7 +232,9 @@ def test_masked_stream_bad_inputs_raise():
 
 
 @settings(max_examples=25, deadline=None)
-@given(horizon=st.integers(1, 64), shp=shapes, noise=st.sampled_from(["gaussian", "laplace"]), seed=st.integers(0, 1000))
+@given(
+    horizon=st.integers(1, 64), shp=shapes, noise=st.sampled_from(["gaussian", "laplace"]), seed=st.integers(0, 1000)
+)
 def test_noiseless_tree_releases_exact_sums(horizon, shp, noise, seed):
     shape, symmetric = shp
     leaves = _leaves(np.random.default_rng(seed), 2, horizon, shape, symmetric)

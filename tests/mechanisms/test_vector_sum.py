@@ -62,8 +62,13 @@ values_st = st.integers(0, 10**6)
 
 @settings(max_examples=40, deadline=None)
 @given(
-    runs=st.integers(1, 3), n=st.integers(1, 5), labels=st.integers(1, 4), g=st.integers(1, 12),
-    b=st.integers(0, 20), rng_mode=st.sampled_from(["paper", "normalized"]), seed=values_st,
+    runs=st.integers(1, 3),
+    n=st.integers(1, 5),
+    labels=st.integers(1, 4),
+    g=st.integers(1, 12),
+    b=st.integers(0, 20),
+    rng_mode=st.sampled_from(["paper", "normalized"]),
+    seed=values_st,
 )
 def test_messages_hold_exactly_the_encoded_count(runs, n, labels, g, b, rng_mode, seed):
     proto = BitSumProtocol(n, labels, g, b, bound=2.0, range=rng_mode)
@@ -150,7 +155,9 @@ def _error_stats(proto, vals, est):
     err = est - vals.sum(1)
     scaled = (vals[0] + proto.bound) * proto.g / proto.unit
     frac = scaled - np.floor(scaled)
-    var = (proto.unit / proto.g) ** 2 * ((frac * (1 - frac)).sum(0) + proto.num_users * proto.b * proto.p * (1 - proto.p))
+    var = (proto.unit / proto.g) ** 2 * (
+        (frac * (1 - frac)).sum(0) + proto.num_users * proto.b * proto.p * (1 - proto.p)
+    )
     z = err.mean(0) / np.sqrt(var / err.shape[0])
     chi = (err**2).sum(0) / var  # ~ chi2(runs) if the error variance is var
     p_mean = 2 * stats.norm.sf(np.abs(z)).min()
@@ -225,7 +232,9 @@ def test_event_is_the_binomial_count_per_label_composed_over_labels():
     label = BinomialDpEvent(trials=20 * 61, probability=0.25, sensitivity=18)  # cap = 2g (range="paper")
     assert proto.label_event() == label
     assert proto.event() == proto.event(5, 1e-3) == dp_accounting.SelfComposedDpEvent(label, 5)
-    assert BitSumProtocol(20, 1, 9, 61, range="normalized").event() == BinomialDpEvent(trials=1220, probability=0.25, sensitivity=9)
+    assert BitSumProtocol(20, 1, 9, 61, range="normalized").event() == BinomialDpEvent(
+        trials=1220, probability=0.25, sensitivity=9
+    )
     with pytest.raises(ValueError, match="b must"):
         BitSumProtocol(20, 5, 9, 0).label_event()
     with pytest.raises(ValueError, match="delta"):

@@ -23,8 +23,17 @@ from dpaudit.report import (
 
 
 def _settings(entries):
-    return {"seed": 0, "samples": None, "quick": True, "confidence": 0.95, "per_audit_confidence": 0.95,
-            "audit_calls": len(entries), "executor": "local", "regret": False, "names": [e["name"] for e in entries]}
+    return {
+        "seed": 0,
+        "samples": None,
+        "quick": True,
+        "confidence": 0.95,
+        "per_audit_confidence": 0.95,
+        "audit_calls": len(entries),
+        "executor": "local",
+        "regret": False,
+        "names": [e["name"] for e in entries],
+    }
 
 
 def test_report_json_carries_epsilon_upper_and_pin_per_entry(tmp_path, sample_report):
@@ -69,7 +78,11 @@ def test_declared_note_gives_reason_and_tight_side(make_claim, make_entry):
 def test_paper_claim_is_not_an_upper_bound_where_corrected(make_claim, make_entry):
     _claim, _entry = make_claim, make_entry
     """A paper claim that dpaudit's analysis corrects is not a proven bound, even where the audit cannot refute it."""
-    e = _entry("conse-cate", "dp-conse", [_claim("paper", 1.0, 0.81, "consistent"), _claim("corrected", 50.0, 0.81, "consistent")])
+    e = _entry(
+        "conse-cate",
+        "dp-conse",
+        [_claim("paper", 1.0, 0.81, "consistent"), _claim("corrected", 50.0, 0.81, "consistent")],
+    )
     iv = interval(e)
     assert iv["epsilon_upper"] == 50.0 and iv["pin"] == pytest.approx(0.81 / 50)
 
@@ -96,14 +109,31 @@ def test_violated_sound_claim_is_flagged(make_claim, make_entry):
     assert iv["tight"] == "violated" and not iv["sound"] and iv["reason"] is None
 
 
-@given(claims=st.lists(st.tuples(st.sampled_from(["paper", "corrected", "accounted", "paper-proof"]),
-                                 st.floats(1e-6, 1e3), st.booleans()), min_size=1, max_size=5),
-       lower=st.floats(0.0, 1e3))
+@given(
+    claims=st.lists(
+        st.tuples(
+            st.sampled_from(["paper", "corrected", "accounted", "paper-proof"]), st.floats(1e-6, 1e3), st.booleans()
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    lower=st.floats(0.0, 1e3),
+)
 def test_upper_never_below_lower_on_sound_entries(claims, lower):
     """Exact property: wherever every proven claim is consistent with the audit, ε_upper >= ε_lower."""
-    built = [{"label": label, "epsilon": eps, "delta": 0.0, "accountant": "stated", "expect": expect,
-              "epsilon_lower": lower, "verdict": "violation" if lower > eps else "consistent"}
-             for label, eps, ok in claims for expect in ["consistent" if ok else "violation"]]
+    built = [
+        {
+            "label": label,
+            "epsilon": eps,
+            "delta": 0.0,
+            "accountant": "stated",
+            "expect": expect,
+            "epsilon_lower": lower,
+            "verdict": "violation" if lower > eps else "consistent",
+        }
+        for label, eps, ok in claims
+        for expect in ["consistent" if ok else "violation"]
+    ]
     iv = interval({"name": "e", "claims": built, "audits": [], "error": None})
     if iv["epsilon_upper"] is not None and iv["sound"]:
         assert iv["epsilon_upper"] >= iv["epsilon_lower"]

@@ -13,6 +13,7 @@ from dpaudit.report.files import report_set_member
 @pytest.fixture
 def no_work(monkeypatch, tmp_path):
     """Fail the test if an audit starts; run in tmp_path with an output folder `rep` and a link to it."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("work started despite a bad --junit-xml")
 
@@ -22,9 +23,19 @@ def no_work(monkeypatch, tmp_path):
     os.symlink(tmp_path / "rep", tmp_path / "link")
 
 
-@pytest.mark.parametrize("junit", ["rep/report.json", "./rep/report.html", "rep/../rep/report.md", "link/intervals.png",
-                                   "{tmp}/rep/report.json", "rep/.dpaudit.lock", "rep/.dpaudit-staging-x1/junit.xml",
-                                   "link/.dpaudit-swap-x1/report.json"])
+@pytest.mark.parametrize(
+    "junit",
+    [
+        "rep/report.json",
+        "./rep/report.html",
+        "rep/../rep/report.md",
+        "link/intervals.png",
+        "{tmp}/rep/report.json",
+        "rep/.dpaudit.lock",
+        "rep/.dpaudit-staging-x1/junit.xml",
+        "link/.dpaudit-swap-x1/report.json",
+    ],
+)
 def test_junit_xml_inside_the_report_set_exits_2(no_work, tmp_path, capsys, junit):
     junit = junit.format(tmp=tmp_path)
     assert main(["audit", "dp-se.epoch-sum", "--no-regret", "--out", "rep", "--junit-xml", junit]) == 2

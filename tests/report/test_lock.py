@@ -10,19 +10,22 @@ import dpaudit.registry
 from dpaudit.cli import main
 from dpaudit.report import FolderBusyError, lock_folder
 
-HOLD = ("import sys\n"
-        "from dpaudit.report import lock_folder\n"
-        "with lock_folder(sys.argv[1]):\n"
-        "    print('locked', flush=True)\n"
-        "    sys.stdin.read()\n")
+HOLD = (
+    "import sys\n"
+    "from dpaudit.report import lock_folder\n"
+    "with lock_folder(sys.argv[1]):\n"
+    "    print('locked', flush=True)\n"
+    "    sys.stdin.read()\n"
+)
 
 
 @pytest.fixture
 def held(tmp_path):
     """Another process holding the lock of tmp_path/out until the test ends."""
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout.readline().strip() == "locked"
         yield out
@@ -50,8 +53,9 @@ def test_report_into_a_busy_folder_exits_2(held, capsys):
 
 def test_lock_is_released_when_the_holder_ends(tmp_path):
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "locked"
     with pytest.raises(FolderBusyError, match="folder busy"), lock_folder(out):
         pass

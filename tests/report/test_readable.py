@@ -21,7 +21,7 @@ def test_findings_are_one_line_with_details_folded(sample_report):
     lines = md.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("1. ftnl, audit ftnl-rnm: paper claim"))
     assert "97.5% confidence" in lines[at]
-    details = lines[at + 1:at + 1 + len(first["details"])]
+    details = lines[at + 1 : at + 1 + len(first["details"])]
     assert [d.split(":", 1)[0] for d in details] == [f"   - {d['label']}" for d in first["details"]]
 
 
@@ -38,8 +38,16 @@ def _labels(report):
 
 
 def test_glossary_explains_every_label_and_every_column(sample_report, make_entry, make_claim):
-    entries = [make_entry("a", "alg", [make_claim("paper-proof-phase-2", 1.0, 1.5, "violation"),
-                                       make_claim("view", 2.0, 1.5, "consistent", {"pure": 2.0, "pld": 1.9})])]
+    entries = [
+        make_entry(
+            "a",
+            "alg",
+            [
+                make_claim("paper-proof-phase-2", 1.0, 1.5, "violation"),
+                make_claim("view", 2.0, 1.5, "consistent", {"pure": 2.0, "pld": 1.9}),
+            ],
+        )
+    ]
     entries[0]["claims"][1]["accountant"] = "exact-view"
     for report in (sample_report, build_report(entries, settings=sample_report["settings"])):
         terms = dict(glossary(report))
@@ -58,14 +66,30 @@ def test_glossary_explains_every_label_and_every_column(sample_report, make_entr
 
 def _user_report(make_entry, make_claim, settings):
     good = make_entry("shop.count", "shop_audits", [make_claim("declared", 1.0, 0.93, "consistent")])
-    bad = make_entry("shop.twin", "shop_audits", [make_claim("declared", 1.0, 7.0, "violation")],
-                     variant="noise scaled per hundred customers")
+    bad = make_entry(
+        "shop.twin",
+        "shop_audits",
+        [make_claim("declared", 1.0, 7.0, "violation")],
+        variant="noise scaled per hundred customers",
+    )
     for e, relation in ((good, "add-remove"), (bad, "one-user")):
-        e.update(origin="user", description="shop_audits.make.<locals>.count", observable="output",
-                 observable_description="output")
+        e.update(
+            origin="user",
+            description="shop_audits.make.<locals>.count",
+            observable="output",
+            observable_description="output",
+        )
         e["pairs"] = [{"relation": relation, "description": "d0 vs d1 as declared"}]
-    bad["claims"][0].update(event_epsilon_upper=9.8, event={"event": "-identity > -5.218827537282939", "direction": "d0>d1",
-                                                     "count_first": 16989, "count_second": 5, "nobs": 18000})
+    bad["claims"][0].update(
+        event_epsilon_upper=9.8,
+        event={
+            "event": "-identity > -5.218827537282939",
+            "direction": "d0>d1",
+            "count_first": 16989,
+            "count_second": 5,
+            "nobs": 18000,
+        },
+    )
     return build_report([good, bad], settings=settings)
 
 
@@ -85,8 +109,16 @@ def test_user_audits_read_as_the_users(sample_report, make_entry, make_claim):
     assert "event ε_upper" in dict(glossary(report)) and "sound ε_upper" in dict(glossary(report))
 
 
-@pytest.mark.parametrize("pin,shown,pinned", [(0.8999, "0.899", False), (0.89512, "0.895", False), (0.9, "0.9", True),
-                                              (0.951, "0.951", True), (0.00059, "0.00059", False)])
+@pytest.mark.parametrize(
+    "pin,shown,pinned",
+    [
+        (0.8999, "0.899", False),
+        (0.89512, "0.895", False),
+        (0.9, "0.9", True),
+        (0.951, "0.951", True),
+        (0.00059, "0.00059", False),
+    ],
+)
 def test_pin_never_shown_at_the_target_when_below_it(pin, shown, pinned, sample_report, make_entry, make_claim):
     assert pin_text(pin) == shown
     entry = make_entry("e", "alg", [make_claim("paper", 1.0, pin, "consistent")])
@@ -103,7 +135,9 @@ def test_samples_and_wall_time_say_what_they_are(sample_report):
     xml = junit_xml(sample_report)
     assert 'name="samples" value="1000 per side (each entry\'s own)"' in xml and 'value="None"' not in xml
     given = dict(sample_report, settings=dict(sample_report["settings"], samples=5000))
-    assert 'name="samples" value="5000"' in junit_xml(given) and "samples 5000 per side (--samples)" in render_markdown(given)
+    assert 'name="samples" value="5000"' in junit_xml(given) and "samples 5000 per side (--samples)" in render_markdown(
+        given
+    )
 
 
 def test_readable_target_names_closures():
@@ -130,7 +164,11 @@ def test_no_legend_covers_the_data(sample_report, monkeypatch):
     monkeypatch.setattr(plots, "_png", check)
     entries = sample_report["entries"]
     with matplotlib.rc_context({"figure.dpi": 90}):
-        for png in (plots.epsilon_png(entries), plots.interval_png(entries), plots.regret_png(entries),
-                    plots.tradeoff_png(entries[0])):
+        for png in (
+            plots.epsilon_png(entries),
+            plots.interval_png(entries),
+            plots.regret_png(entries),
+            plots.tradeoff_png(entries[0]),
+        ):
             assert png is not None
     assert len(checked) == 4

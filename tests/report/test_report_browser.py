@@ -9,10 +9,20 @@ import pytest
 from dpaudit.report import write_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (Debian: apt-get install -y chromium)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="headless Chromium not installed (Debian: apt-get install -y chromium)"
+)
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 # Appended to a copy of the page only: after load, record what the browser actually rendered.
 PROBE = """<script>
@@ -46,14 +56,16 @@ def test_report_renders_tables_and_images_in_chromium(tmp_path, sample_report):
     found = re.search(r'<pre id="probe">(.*?)</pre>', dom.stdout, re.S)
     assert found, "the page's load handler did not run"
     probe = json.loads(found.group(1).replace("&quot;", '"'))
-    embedded = page.count('<img ')
+    embedded = page.count("<img ")
     assert embedded >= 5  # regret, trade-off, tightness plots ... and the pin intervals
     assert len(probe["imgs"]) == embedded and all(probe["imgs"]), probe  # every embedded PNG decoded
     assert len(probe["tables"]) == 3
     assert all(rows >= 2 and height > 20 for rows, height in probe["tables"]), probe  # laid out with rows
 
     shot = tmp_path / "shot.png"
-    res = _chromium(tmp_path, "--window-size=1200,1600", f"--screenshot={shot}", (tmp_path / "out" / "report.html").as_uri())
+    res = _chromium(
+        tmp_path, "--window-size=1200,1600", f"--screenshot={shot}", (tmp_path / "out" / "report.html").as_uri()
+    )
     assert res.returncode == 0 and shot.is_file(), res.stderr[-2000:]
     import matplotlib.image
 

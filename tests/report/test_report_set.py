@@ -45,8 +45,13 @@ def _tiny_png(text):
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
     ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0\0"))
-            + chunk(b"tEXt", b"Comment\0" + text.encode()) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"IDAT", zlib.compress(b"\0\0"))
+        + chunk(b"tEXt", b"Comment\0" + text.encode())
+        + chunk(b"IEND", b"")
+    )
 
 
 @pytest.fixture
@@ -54,8 +59,9 @@ def fast_pages(monkeypatch):
     """Cheap stand-ins for the pages and the plot (a plot only when the report has more than one entry)."""
     monkeypatch.setattr(files, "render_markdown", lambda r: f"md {r['created']}\n")
     monkeypatch.setattr(files, "render_html", lambda r: f"<html><head></head>{r['created']}</html>\n")
-    monkeypatch.setattr(files, "interval_png",
-                        lambda entries: _tiny_png(str(len(entries))) if len(entries) > 1 else None)
+    monkeypatch.setattr(
+        files, "interval_png", lambda entries: _tiny_png(str(len(entries))) if len(entries) > 1 else None
+    )
 
 
 @pytest.mark.parametrize("fail_at", [2, 3])
@@ -181,4 +187,3 @@ def test_a_crash_at_any_step_never_leaves_a_mixed_set_unnoticed(tmp_path, sample
             write_report(load_report(folder), folder, json_file=False)
         assert check_report_set(folder) == [], step
         assert _set(folder) == ((new if committed else old), []), step
-

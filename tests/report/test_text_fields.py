@@ -24,10 +24,49 @@ from dpaudit.report import (
 
 PAYLOADS = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>')
 KEEP = {"schema", "kind", "catalog"}  # values the readers select on (the document, a finding's list, the wording)
-PRINTED_NUMBERS = {"seed", "seconds", "samples", "entries", "claims", "audit_calls", "horizon", "runs", "tightness",
-                   "final_mean"}  # numbers the pages only print: a crafted report.json may hold text there
-TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "ul", "ol", "li", "p", "strong", "code",
-        "table", "thead", "tbody", "tr", "th", "td", "figure", "img", "figcaption", "details", "summary", "dl", "dt", "dd"}
+PRINTED_NUMBERS = {
+    "seed",
+    "seconds",
+    "samples",
+    "entries",
+    "claims",
+    "audit_calls",
+    "horizon",
+    "runs",
+    "tightness",
+    "final_mean",
+}  # numbers the pages only print: a crafted report.json may hold text there
+TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "h1",
+    "h2",
+    "h3",
+    "ul",
+    "ol",
+    "li",
+    "p",
+    "strong",
+    "code",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "figure",
+    "img",
+    "figcaption",
+    "details",
+    "summary",
+    "dl",
+    "dt",
+    "dd",
+}
 
 
 def _craft(value, key=None, counter=None):
@@ -37,8 +76,9 @@ def _craft(value, key=None, counter=None):
         return {k: _craft(v, k, counter) for k, v in value.items()}
     if isinstance(value, list):
         return [_craft(v, key, counter) for v in value]
-    textual = isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)
-                                         and key in PRINTED_NUMBERS)
+    textual = isinstance(value, str) or (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and key in PRINTED_NUMBERS
+    )
     if textual and key not in KEEP:
         counter[0] += 1
         return PAYLOADS[counter[0] % 2]
@@ -50,8 +90,13 @@ def crafted(sample_report):
     """The sample report with a payload in every field a page shows, including where numbers belong."""
     rep = copy.deepcopy(sample_report)
     rep["settings"].update(catalog="user", config="cfg", incomplete=True, not_run=["x"])
-    rep["baseline"] = {"baseline": "b", "baseline_created": "c", "regressions": ["r"], "warnings": ["w"],
-                       "changes": [{"kind": "newly-failing", "entry": "e", "claim": "c", "text": "t"}]}
+    rep["baseline"] = {
+        "baseline": "b",
+        "baseline_created": "c",
+        "regressions": ["r"],
+        "warnings": ["w"],
+        "changes": [{"kind": "newly-failing", "entry": "e", "claim": "c", "text": "t"}],
+    }
     rep = _craft(rep)
     for e in rep["entries"]:
         for c in e["claims"]:
@@ -79,7 +124,17 @@ def _assert_inert(page):
     assert "<script" not in page.lower() and "<img src=x" not in page
     tags = _Tags()
     tags.feed(page)
-    assert tags.tags <= TAGS and tags.attrs <= {"lang", "charset", "name", "content", "id", "class", "alt", "src", "title"}
+    assert tags.tags <= TAGS and tags.attrs <= {
+        "lang",
+        "charset",
+        "name",
+        "content",
+        "id",
+        "class",
+        "alt",
+        "src",
+        "title",
+    }
     figures = re.findall(r'<img alt="[^"<>]*" src="data:image/png;base64,[A-Za-z0-9+/=]+">', page)
     assert page.count("<img") == len(figures) > 0
     shown = "".join(tags.text)
@@ -90,7 +145,12 @@ def test_html_shows_every_field_as_text(crafted):
     page = render_html(crafted)
     _assert_inert(page)
     text = _text_of(page)
-    for before in ("Run: seed ", "— ", "command: ", "Missed violations: "):  # the entry's seed, the summary's count, ...
+    for before in (
+        "Run: seed ",
+        "— ",
+        "command: ",
+        "Missed violations: ",
+    ):  # the entry's seed, the summary's count, ...
         assert any(before + p in text for p in PAYLOADS), before
     assert "Changes since the baseline" in text and "Traceback (most recent call last):" in text
 
@@ -125,8 +185,13 @@ def _cells(line):
 
 def test_markdown_keeps_every_field_in_its_line_and_cell(sample_report, make_entry, make_claim):
     name = "a|b\nc `d` <e> | f\r\ng"
-    entries = [make_entry(name, "alg|x\nnext", [make_claim("paper\n|", 1.0, 1.52, "violation"),
-                                                   make_claim("corrected", 2.0, 1.52, "consistent")])]
+    entries = [
+        make_entry(
+            name,
+            "alg|x\nnext",
+            [make_claim("paper\n|", 1.0, 1.52, "violation"), make_claim("corrected", 2.0, 1.52, "consistent")],
+        )
+    ]
     entries[0]["description"] = "line one\n## not a heading\n- not an item"
     rep = build_report(entries, settings=sample_report["settings"], command=["dpaudit", "audit", "x\ny`z"])
     md = render_markdown(rep)
@@ -148,8 +213,10 @@ NAMES = ("shop.$x^2$-sum", "a$b$c", r"x$\notacommand$y", "p_{1}^%", "back\\slash
 
 def test_figures_label_names_as_written(tmp_path, make_entry, make_claim, sample_report, monkeypatch):
     regret = dict(sample_report["entries"][0]["regret"], algorithm=NAMES[0])
-    entries = [make_entry(n, n, [make_claim("paper $", 1.0, 0.5 + i / 10, "consistent")], regret=regret,
-                          tradeoff=i == 2) for i, n in enumerate(NAMES)]
+    entries = [
+        make_entry(n, n, [make_claim("paper $", 1.0, 0.5 + i / 10, "consistent")], regret=regret, tradeoff=i == 2)
+        for i, n in enumerate(NAMES)
+    ]
     rep = build_report(entries, settings=sample_report["settings"])
     texts = []
     real = plots._png
@@ -163,8 +230,12 @@ def test_figures_label_names_as_written(tmp_path, make_entry, make_claim, sample
 
     monkeypatch.setattr(plots, "_png", record)
     with matplotlib.rc_context({"text.usetex": True}):  # a user's TeX setting does not apply either
-        for png in (plots.epsilon_png(rep["entries"]), plots.interval_png(rep["entries"]),
-                    plots.regret_png(rep["entries"]), plots.tradeoff_png(rep["entries"][2])):
+        for png in (
+            plots.epsilon_png(rep["entries"]),
+            plots.interval_png(rep["entries"]),
+            plots.regret_png(rep["entries"]),
+            plots.tradeoff_png(rep["entries"][2]),
+        ):
             assert png is not None and png.startswith(b"\x89PNG")
     for name in NAMES:
         assert any(name in t for t in texts), name

@@ -10,4 +10,13 @@ from dpaudit.accounting.backends.rdp import RDP_ORDERS, RdpBackend
 from dpaudit.accounting.backends.shuffle import ShuffleBackend
 from dpaudit.accounting.backends.zcdp import ZcdpBackend
 
-__all__ = ["RDP_ORDERS", "ApproxBackend", "Backend", "PldBackend", "PureBackend", "RdpBackend", "ShuffleBackend", "ZcdpBackend"]
+__all__ = [
+    "RDP_ORDERS",
+    "ApproxBackend",
+    "Backend",
+    "PldBackend",
+    "PureBackend",
+    "RdpBackend",
+    "ShuffleBackend",
+    "ZcdpBackend",
+]

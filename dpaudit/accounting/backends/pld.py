@@ -1,5 +1,4 @@
-"""The `pld` accountant: dp-accounting's privacy loss distributions, pessimistic, with a cost check.
-"""
+"""The `pld` accountant: dp-accounting's privacy loss distributions, pessimistic, with a cost check."""
 
 from __future__ import annotations
 
@@ -57,7 +56,9 @@ def _dg_truncation(leaf: DiscreteGaussianDpEvent) -> float:
 def _dense(pld, count: int):
     """`pld` with dense PMFs when composing it `count` times sparsely would loop (more than
     `_SPARSE_COMPOSITIONS` times); dense self-composition is one FFT whatever the count."""
-    if count <= _SPARSE_COMPOSITIONS or all(isinstance(p, pld_pmf.DensePLDPmf) for p in (pld._pmf_remove, pld._pmf_add)):
+    if count <= _SPARSE_COMPOSITIONS or all(
+        isinstance(p, pld_pmf.DensePLDPmf) for p in (pld._pmf_remove, pld._pmf_add)
+    ):
         return pld
     remove = pld._pmf_remove.to_dense_pmf()
     add = None if pld._symmetric else pld._pmf_add.to_dense_pmf()
@@ -66,8 +67,11 @@ def _dense(pld, count: int):
 
 def _loss_grid(leaf) -> bool:
     """A binomial count too wide to enumerate, accounted on a grid of losses (`binomial_loss`)."""
-    return (isinstance(leaf, BinomialDpEvent) and leaf.sensitivity <= leaf.trials <= MAX_TRIALS
-            and not binomial_enumerated(leaf.trials, leaf.probability, leaf.sensitivity))
+    return (
+        isinstance(leaf, BinomialDpEvent)
+        and leaf.sensitivity <= leaf.trials <= MAX_TRIALS
+        and not binomial_enumerated(leaf.trials, leaf.probability, leaf.sensitivity)
+    )
 
 
 class PldBackend(Backend):
@@ -85,7 +89,8 @@ class PldBackend(Backend):
         self.vdi = check_positive(value_discretization_interval, "value_discretization_interval")
         self._leaf_pld = cached(self._composed_leaf_pld, PLD_CACHE_LIMIT)
         self._gaussian_pld = cached(
-            lambda mu, vdi: pld_lib.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=vdi), PLD_CACHE_LIMIT
+            lambda mu, vdi: pld_lib.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=vdi),
+            PLD_CACHE_LIMIT,
         )
         # composed PLD per branch, keyed by the branch's (leaf key, count) pairs: a later
         # composition changes a count or adds a leaf, hence the key, so a stale PLD is never read
@@ -93,7 +98,9 @@ class PldBackend(Backend):
         # the cost check's FFT length per (leaf key, count, interval): dp-accounting's tail bounds
         # take seconds on a wide PMF, and every query of any accountant asks for the check
         self._points = cached(
-            lambda keyed: self._composed_points(self.leaf_pld(keyed.key[0], keyed.value, 1, keyed.key[2]), keyed.key[1]),
+            lambda keyed: self._composed_points(
+                self.leaf_pld(keyed.key[0], keyed.value, 1, keyed.key[2]), keyed.key[1]
+            ),
             CACHE_LIMIT,
         )
 
@@ -113,16 +120,26 @@ class PldBackend(Backend):
     def unsupported_reason(self, leaf):
         if nonprivate(leaf):
             return None
-        if isinstance(leaf, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent,
-                             dp_event.DiscreteLaplaceDpEvent, dp_accounting.RandomizedResponseDpEvent,
-                             KaryRandomizedResponseDpEvent, EpsilonDeltaDpEvent)):
+        if isinstance(
+            leaf,
+            (
+                dp_accounting.GaussianDpEvent,
+                dp_accounting.LaplaceDpEvent,
+                dp_event.DiscreteLaplaceDpEvent,
+                dp_accounting.RandomizedResponseDpEvent,
+                KaryRandomizedResponseDpEvent,
+                EpsilonDeltaDpEvent,
+            ),
+        ):
             return None
         if isinstance(leaf, DiscreteGaussianDpEvent):
             if not float(leaf.sensitivity).is_integer():
                 return "the discrete Gaussian PLD needs an integer sensitivity"
             r = leaf.sensitivity / leaf.sigma
             if math.isinf(r * r):  # dp-accounting divides by sigma^2, which underflows to 0
-                return "sigma is too small for dp-accounting's discrete Gaussian PLD (sensitivity/sigma squared overflows)"
+                return (
+                    "sigma is too small for dp-accounting's discrete Gaussian PLD (sensitivity/sigma squared overflows)"
+                )
             if 2 * _dg_truncation(leaf) > MAX_ENUMERATED:
                 return f"the discrete Gaussian PLD enumerates ±11.6 sigma outcomes, here more than {MAX_ENUMERATED}"
             return None
@@ -130,8 +147,10 @@ class PldBackend(Backend):
             if leaf.sensitivity > leaf.trials or binomial_enumerated(leaf.trials, leaf.probability, leaf.sensitivity):
                 return None
             if leaf.trials > MAX_TRIALS:
-                return (f"more than {MAX_ENUMERATED} outcomes to enumerate, and the loss grid needs counts exact in "
-                        "doubles (trials <= 2^52)")
+                return (
+                    f"more than {MAX_ENUMERATED} outcomes to enumerate, and the loss grid needs counts exact in "
+                    "doubles (trials <= 2^52)"
+                )
             if loss_span(leaf.trials, leaf.probability, leaf.sensitivity) > self.MAX_LOSS:
                 return f"its privacy losses within ±40 sd reach beyond {self.MAX_LOSS:g}"
             return None
@@ -154,17 +173,25 @@ class PldBackend(Backend):
         elif isinstance(leaf, dp_accounting.LaplaceDpEvent):
             p = pld_lib.from_laplace_mechanism(leaf.noise_multiplier, value_discretization_interval=v)
         elif isinstance(leaf, dp_event.DiscreteLaplaceDpEvent):
-            p = pld_lib.from_discrete_laplace_mechanism(leaf.noise_parameter, sensitivity=int(leaf.sensitivity), value_discretization_interval=v)
+            p = pld_lib.from_discrete_laplace_mechanism(
+                leaf.noise_parameter, sensitivity=int(leaf.sensitivity), value_discretization_interval=v
+            )
         elif isinstance(leaf, (KaryRandomizedResponseDpEvent, dp_accounting.RandomizedResponseDpEvent)):
             rr = rr_parameters(leaf)  # from eps0 and k, never through the rounded noise parameter
             if rr is None:
                 return pld_lib.identity(v)
             p = randomized_response.pld(*rr, v)
         elif isinstance(leaf, EpsilonDeltaDpEvent):
-            p = pld_lib.from_privacy_parameters(pld_common.DifferentialPrivacyParameters(leaf.epsilon, leaf.delta), value_discretization_interval=v)
+            p = pld_lib.from_privacy_parameters(
+                pld_common.DifferentialPrivacyParameters(leaf.epsilon, leaf.delta), value_discretization_interval=v
+            )
         elif isinstance(leaf, DiscreteGaussianDpEvent):
-            p = pld_lib.from_discrete_gaussian_mechanism(leaf.sigma, sensitivity=int(leaf.sensitivity),
-                                                         truncation_bound=_dg_truncation(leaf), value_discretization_interval=v)
+            p = pld_lib.from_discrete_gaussian_mechanism(
+                leaf.sigma,
+                sensitivity=int(leaf.sensitivity),
+                truncation_bound=_dg_truncation(leaf),
+                value_discretization_interval=v,
+            )
         elif isinstance(leaf, SkellamDpEvent):
             p = skellam_pld(leaf.variance, int(leaf.l1_sensitivity), v)
         elif isinstance(leaf, BinomialDpEvent):
@@ -172,9 +199,13 @@ class PldBackend(Backend):
         elif isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
             inner = leaf.event
             if isinstance(inner, dp_accounting.GaussianDpEvent):
-                p = pld_lib.from_gaussian_mechanism(inner.noise_multiplier, value_discretization_interval=v, sampling_prob=leaf.sampling_probability)
+                p = pld_lib.from_gaussian_mechanism(
+                    inner.noise_multiplier, value_discretization_interval=v, sampling_prob=leaf.sampling_probability
+                )
             else:
-                p = pld_lib.from_laplace_mechanism(inner.noise_multiplier, value_discretization_interval=v, sampling_prob=leaf.sampling_probability)
+                p = pld_lib.from_laplace_mechanism(
+                    inner.noise_multiplier, value_discretization_interval=v, sampling_prob=leaf.sampling_probability
+                )
         else:  # pragma: no cover - guarded by unsupported_reason
             raise AssertionError(leaf)
         return p
@@ -259,13 +290,18 @@ class PldBackend(Backend):
         for k, c in rest.items():
             leaf = leaves[k]
             if c > self.MAX_COMPOSITIONS:
-                return leaf, (f"{c:.3g} releases: self-composing a PLD raises its Fourier transform to the power "
-                              f"of the count, whose round-off grows with it (beyond {self.MAX_COMPOSITIONS:.0e}: a "
-                              "delta of 0 was read at 1e18)")
+                return leaf, (
+                    f"{c:.3g} releases: self-composing a PLD raises its Fourier transform to the power "
+                    f"of the count, whose round-off grows with it (beyond {self.MAX_COMPOSITIONS:.0e}: a "
+                    "delta of 0 was read at 1e18)"
+                )
             if isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
                 inner = leaf.event
-                width = self._gaussian_width(1.0 / inner.noise_multiplier) if isinstance(
-                    inner, dp_accounting.GaussianDpEvent) else 2.0 / inner.noise_multiplier
+                width = (
+                    self._gaussian_width(1.0 / inner.noise_multiplier)
+                    if isinstance(inner, dp_accounting.GaussianDpEvent)
+                    else 2.0 / inner.noise_multiplier
+                )
                 if width / vdi > self.MAX_POINTS_COMPOSED:  # even one such PLD would be too large to build
                     costs[k] = width / vdi
                     continue

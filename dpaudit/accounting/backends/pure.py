@@ -1,5 +1,4 @@
-"""The `pure` accountant: basic composition of pure-DP releases.
-"""
+"""The `pure` accountant: basic composition of pure-DP releases."""
 
 from __future__ import annotations
 

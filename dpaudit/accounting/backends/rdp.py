@@ -1,5 +1,4 @@
-"""The `rdp` accountant: Renyi DP curves on a grid of orders, summed, converted to (epsilon, delta).
-"""
+"""The `rdp` accountant: Renyi DP curves on a grid of orders, summed, converted to (epsilon, delta)."""
 
 from __future__ import annotations
 
@@ -113,9 +112,17 @@ class RdpBackend(Backend):
         if isinstance(leaf, (ShuffledDpEvent, EpsilonDeltaDpEvent)) and pure_epsilon(leaf) is None:
             return False
         return nonprivate(leaf) or isinstance(
-            leaf, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent, SkellamDpEvent, DiscreteGaussianDpEvent,
-                   dp_event.DiscreteLaplaceDpEvent, EpsilonDeltaDpEvent, KaryRandomizedResponseDpEvent,
-                   dp_accounting.RandomizedResponseDpEvent)
+            leaf,
+            (
+                dp_accounting.GaussianDpEvent,
+                dp_accounting.LaplaceDpEvent,
+                SkellamDpEvent,
+                DiscreteGaussianDpEvent,
+                dp_event.DiscreteLaplaceDpEvent,
+                EpsilonDeltaDpEvent,
+                KaryRandomizedResponseDpEvent,
+                dp_accounting.RandomizedResponseDpEvent,
+            ),
         )
 
     def _curve(self, leaf) -> np.ndarray | None:
@@ -126,7 +133,11 @@ class RdpBackend(Backend):
         if isinstance(leaf, (dp_accounting.GaussianDpEvent, DiscreteGaussianDpEvent)):
             # alpha r^2 / 2 with r = sensitivity / sigma (Mironov 2017, Prop. 7; CKS 2020, Thm 4);
             # products, not **, so sigma ~ 1e-300 gives inf rather than OverflowError; rounded up
-            r = 1.0 / leaf.noise_multiplier if isinstance(leaf, dp_accounting.GaussianDpEvent) else leaf.sensitivity / leaf.sigma
+            r = (
+                1.0 / leaf.noise_multiplier
+                if isinstance(leaf, dp_accounting.GaussianDpEvent)
+                else leaf.sensitivity / leaf.sigma
+            )
             return self.orders * half_square_up(r) * (1 + 2 * ULP)
         if isinstance(leaf, dp_accounting.LaplaceDpEvent):
             return laplace_rdp(1.0 / leaf.noise_multiplier, self.orders)

@@ -1,5 +1,4 @@
-"""The `shuffle` accountant: amplification by shuffling (`dpaudit.accounting.shuffle`).
-"""
+"""The `shuffle` accountant: amplification by shuffling (`dpaudit.accounting.shuffle`)."""
 
 from __future__ import annotations
 
@@ -30,7 +29,9 @@ class ShuffleBackend(ApproxBackend):
     def _check_local_delta(branch, leaves, delta: float) -> None:
         """Raise when delta is below what the releases' local deltas add up to: no composition
         theorem (nor Thm 3.8) gives any guarantee there."""
-        total = math.fsum(c * leaves[k].local_delta for k, c in branch.items() if isinstance(leaves[k], ShuffledDpEvent))
+        total = math.fsum(
+            c * leaves[k].local_delta for k, c in branch.items() if isinstance(leaves[k], ShuffledDpEvent)
+        )
         if total > 0.0 and delta < total:
             raise ValueError(
                 f"delta={delta!r} must be at least the sum of the shuffled releases' local_delta ({total:.3g}): "
@@ -40,7 +41,7 @@ class ShuffleBackend(ApproxBackend):
     def branch_epsilon(self, branch, leaves, delta):
         self._check_local_delta(branch, leaves, delta)
         if len(branch) == 1:
-            (k, c), = branch.items()
+            ((k, c),) = branch.items()
             leaf = leaves[k]
             if c == 1 and isinstance(leaf, ShuffledDpEvent):
                 return shuffled_epsilon(leaf.local_epsilon, leaf.num_users, delta, leaf.local_delta)
@@ -48,7 +49,7 @@ class ShuffleBackend(ApproxBackend):
 
     def branch_delta(self, branch, leaves, epsilon):
         if len(branch) == 1:
-            (k, c), = branch.items()
+            ((k, c),) = branch.items()
             leaf = leaves[k]
             if c == 1 and isinstance(leaf, ShuffledDpEvent):
                 return shuffle.shuffled_delta(leaf.local_epsilon, leaf.num_users, epsilon, leaf.local_delta)

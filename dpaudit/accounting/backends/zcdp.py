@@ -1,5 +1,4 @@
-"""The `zcdp` accountant: rho and xi add under composition, converted to (epsilon, delta).
-"""
+"""The `zcdp` accountant: rho and xi add under composition, converted to (epsilon, delta)."""
 
 from __future__ import annotations
 

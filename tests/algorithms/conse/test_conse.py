@@ -145,8 +145,14 @@ def test_neighbour_differs_in_one_unit():
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [({"alpha": 1.5}, "alpha"), ({"epsilon": 0.0}, "epsilon"), ({"epsilon": float("nan")}, "epsilon"),
-     ({"constants": (1, 2, 3)}, "constants"), ({"tmin_floor": "x"}, "tmin_floor"), ({"c_factor": -1}, "c_factor")],
+    [
+        ({"alpha": 1.5}, "alpha"),
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": float("nan")}, "epsilon"),
+        ({"constants": (1, 2, 3)}, "constants"),
+        ({"tmin_floor": "x"}, "tmin_floor"),
+        ({"c_factor": -1}, "c_factor"),
+    ],
 )
 def test_params_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -167,11 +173,12 @@ def test_environment_validation():
 def test_every_arrival_is_in_one_epoch_or_rct_exactly(m, n, alpha):
     env = PatientExperiment(np.full(m, 0.4), np.full(m, 0.6))
     data = env.sample(np.random.default_rng(n), n, 2)
-    res = run_conse(env, data, ConSEParams(alpha=alpha, epsilon=1.0, constants=SMALL), np.random.default_rng(m),
-                    release=True)
+    res = run_conse(
+        env, data, ConSEParams(alpha=alpha, epsilon=1.0, constants=SMALL), np.random.default_rng(m), release=True
+    )
     rel = res.released
     assert rel["epoch_counts"].sum() == 2 * (n // 2)
-    per_type = np.stack([np.bincount(t[n // 2:], minlength=m) for t in data.types])
+    per_type = np.stack([np.bincount(t[n // 2 :], minlength=m) for t in data.types])
     np.testing.assert_array_equal(res.rct_counts.sum(axis=2), np.minimum(per_type, res.rct_lengths))
 
 

@@ -40,7 +40,17 @@ def test_rct_lengths_exceed_the_claim_for_many_types():
     env = PatientExperiment(np.zeros(m), np.ones(m))
     d0, d1 = rct_pair(m)
     target = conse_target(env, ConSEParams(alpha=0.0, epsilon=1.0), "rct_lengths")
-    res = audit(target, d0, d1, claim_epsilon=1.0, claim_delta=1 / N, samples=40_000, seed=1, chunk_size=20_000,
-                executor="serial", score=lambda x: (np.reshape(x, (len(x), -1)) >= 20).sum(axis=1))
+    res = audit(
+        target,
+        d0,
+        d1,
+        claim_epsilon=1.0,
+        claim_delta=1 / N,
+        samples=40_000,
+        seed=1,
+        chunk_size=20_000,
+        executor="serial",
+        score=lambda x: (np.reshape(x, (len(x), -1)) >= 20).sum(axis=1),
+    )
     assert res.epsilon_lower > 1.0
     assert res.epsilon_lower <= m * lap_plus_shift_loss(1.0, 19)

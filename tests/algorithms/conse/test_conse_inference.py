@@ -24,8 +24,7 @@ def test_wald_interval_covers_at_nominal_level(epsilon):
 @pytest.mark.parametrize("epsilon", [None, 1.0])
 def test_twin_half_width_interval_undercovers(epsilon):
     """Twin: intervals of half the width cover about 2Φ(0.98)-1 = 0.67 and must be caught."""
-    cov = coverage(ENV, ConSEParams(alpha=0.0, epsilon=epsilon), 4000, 400, np.random.default_rng(3),
-                   width_factor=0.5)
+    cov = coverage(ENV, ConSEParams(alpha=0.0, epsilon=epsilon), 4000, 400, np.random.default_rng(3), width_factor=0.5)
     assert cov < 0.925
 
 
@@ -50,8 +49,9 @@ def test_tests_reject_real_effects_and_bound_variance_is_wider():
     assert np.all(bound.se >= plug.se - 1e-12)
     assert plug.reject(0.05, "holm").mean() > 0.99  # |Δ| = 0.3 with ~1000 RCT units
     null = default_experiment(types=2, gap=0.0)
-    res0 = run_conse(null, null.sample(np.random.default_rng(9), 4000, 200), ConSEParams(alpha=0.0),
-                     np.random.default_rng(10))
+    res0 = run_conse(
+        null, null.sample(np.random.default_rng(9), 4000, 200), ConSEParams(alpha=0.0), np.random.default_rng(10)
+    )
     # family-wise error under H0 at 5% (Holm): 200 runs, accept ≤ 0.11 (false failure < 1e-3)
     assert cate_inference(res0).reject(0.05, "holm").any(axis=1).mean() <= 0.11
 
@@ -72,8 +72,9 @@ def test_vectorised_multiplicity_matches_statsmodels(method):
     from statsmodels.stats.multitest import multipletests
 
     env = default_experiment(types=4, gap=0.05)
-    res = run_conse(env, env.sample(np.random.default_rng(2), 1000, 6), ConSEParams(alpha=0.0),
-                    np.random.default_rng(3))
+    res = run_conse(
+        env, env.sample(np.random.default_rng(2), 1000, 6), ConSEParams(alpha=0.0), np.random.default_rng(3)
+    )
     inf = cate_inference(res)
     got = inf.reject(0.2, method)
     for r in range(6):

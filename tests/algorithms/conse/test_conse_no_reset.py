@@ -13,8 +13,13 @@ ENV = PatientExperiment(np.array([0.3, 0.6]), np.array([0.7, 0.4]))
 def _pair(epsilon):
     data = ENV.sample(np.random.default_rng(0), 600, 3)
     ok = run_conse(ENV, data, ConSEParams(epsilon=epsilon, constants=SMALL), np.random.default_rng(1), release=True)
-    bug = run_conse(ENV, data, ConSEParams(epsilon=epsilon, constants=SMALL, reset_means=False),
-                    np.random.default_rng(1), release=True)
+    bug = run_conse(
+        ENV,
+        data,
+        ConSEParams(epsilon=epsilon, constants=SMALL, reset_means=False),
+        np.random.default_rng(1),
+        release=True,
+    )
     return ok.released, bug.released
 
 

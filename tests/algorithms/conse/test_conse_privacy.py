@@ -30,6 +30,7 @@ def test_shift_loss_checked_values():
 
 def test_lap_plus_sampler_goodness_of_fit():
     """Chi-square of 40000 draws against the exact pmf. False-failure rate 1e-3 (seeded, so deterministic)."""
+
     def gof(sample, eps, centre):
         k = np.arange(0, 40)
         obs = np.array([(sample == v).sum() for v in k] + [(sample >= 40).sum()])

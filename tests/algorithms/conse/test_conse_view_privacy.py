@@ -64,8 +64,12 @@ def test_rct_lengths_view_pure_limit_and_dp_accounting_bracket():
     c = 60
     lo = {int(x): math.log(p) for x, p in zip(v, lap_plus_pmf(eps, c, v)) if p > 0}
     up = {int(x): math.log(p) for x, p in zip(v, lap_plus_pmf(eps, c + 1, v)) if p > 0}
-    optimistic = pld.from_two_probability_mass_functions(lo, up, pessimistic_estimate=False, symmetric=False).self_compose(m)
-    pessimistic = pld.from_two_probability_mass_functions(lo, up, pessimistic_estimate=True, symmetric=False).self_compose(m)
+    optimistic = pld.from_two_probability_mass_functions(
+        lo, up, pessimistic_estimate=False, symmetric=False
+    ).self_compose(m)
+    pessimistic = pld.from_two_probability_mass_functions(
+        lo, up, pessimistic_estimate=True, symmetric=False
+    ).self_compose(m)
     assert optimistic.get_epsilon_for_delta(1 / 198) <= view + 1e-9
     # the worst centre is c_min (truncation adds loss); the bound stays within 0.1 of the large-centre PLD
     assert view <= pessimistic.get_epsilon_for_delta(1 / 198) + 0.1
@@ -140,10 +144,15 @@ def _dp_accounting_phase1(params, n, m, c, pessimistic=True):
     v = np.arange(0, c + 120)
     lo = {int(x): math.log(p) for x, p in zip(v, lap_plus_pmf(params.epsilon, c, v)) if p > 0}
     up = {int(x): math.log(p) for x, p in zip(v, lap_plus_pmf(params.epsilon, c + 1, v)) if p > 0}
-    out = pld.from_two_probability_mass_functions(lo, up, pessimistic_estimate=pessimistic, symmetric=False).self_compose(m)
+    out = pld.from_two_probability_mass_functions(
+        lo, up, pessimistic_estimate=pessimistic, symmetric=False
+    ).self_compose(m)
     for ev in (length, length, mean, mean):
-        out = out.compose(pld.from_privacy_parameters(common.DifferentialPrivacyParameters(ev.epsilon, ev.delta),
-                                                      value_discretization_interval=1e-4))
+        out = out.compose(
+            pld.from_privacy_parameters(
+                common.DifferentialPrivacyParameters(ev.epsilon, ev.delta), value_discretization_interval=1e-4
+            )
+        )
     return out
 
 

@@ -33,8 +33,9 @@ def _laplace(x: np.ndarray, centre: float, scale: float) -> np.ndarray:
 
 def _hockey(x: np.ndarray, f: np.ndarray, g: np.ndarray, eps: float) -> float:
     w = np.gradient(x)
-    return max(float(np.sum(np.maximum(f - math.exp(eps) * g, 0) * w)),
-               float(np.sum(np.maximum(g - math.exp(eps) * f, 0) * w)))
+    return max(
+        float(np.sum(np.maximum(f - math.exp(eps) * g, 0) * w)), float(np.sum(np.maximum(g - math.exp(eps) * f, 0) * w))
+    )
 
 
 def _epsilon_at(delta_of, delta: float) -> float:
@@ -46,6 +47,7 @@ def _epsilon_at(delta_of, delta: float) -> float:
 
 
 # ---- a change of type in phase 2: the exact laws of one type's view for outcomes fixed per class
+
 
 def _type_view(eps: float, c: int, r: int, y: dict, top: int, with_t: bool):
     """{(W, k1): {(T, centre): weight of one action sequence}} and P(no estimate) for the type's phase-2 stream with
@@ -61,15 +63,17 @@ def _type_view(eps: float, c: int, r: int, y: dict, top: int, with_t: bool):
         before, t_in = min(T, r - 1), with_t and r <= T
         after = max(0, T - r) if with_t else max(0, T - (r - 1))
         end = r + after
-        obs = [(r, 0, after, 0)] + [(w, k1, k1 + end - w, w - r - k1) for w in range(r + 1, end + 1) for k1 in range(w - r)]
+        obs = [(r, 0, after, 0)] + [
+            (w, k1, k1 + end - w, w - r - k1) for w in range(r + 1, end + 1) for k1 in range(w - r)
+        ]
         for x1, w1 in enumerate(stats.binom.pmf(np.arange(before + 1), before, 0.5)):
-            for ct, wt in (((1, 0.5), (0, 0.5)) if t_in else ((None, 1.0),)):
+            for ct, wt in ((1, 0.5), (0, 0.5)) if t_in else ((None, 1.0),):
                 for w, k1, n1a, n0a in obs:
                     n1, n0 = x1 + n1a + (ct == 1), before - x1 + n0a + (ct == 0)
                     s1 = x1 * y["b"][1] + n1a * y["a"][1] + (ct == 1) * y["t"][1]
                     s0 = (before - x1) * y["b"][0] + n0a * y["a"][0] + (ct == 0) * y["t"][0]
                     centre = round((s1 / n1 if n1 else 0.0) - (s0 / n0 if n0 else 0.0), 12)
-                    laws[(w, k1)][(T, centre)] += p[T] * 2.0 ** -after * w1 * wt
+                    laws[(w, k1)][(T, centre)] += p[T] * 2.0**-after * w1 * wt
     return laws, none
 
 
@@ -77,8 +81,10 @@ def _losses(eps: float, c: int, r: int, y: dict, top: int, x: np.ndarray):
     """((losses, masses) of the leaving side, of the joining side): log-likelihood ratios of the two worlds' views
     on the grid x, rounded down to 0.005 (a lower reference); sequences count C(W - r - 1, k1) times."""
     worlds = [_type_view(eps, c, r, y, top, flag) for flag in (True, False)]
-    dens = [{k: sum(wt * _laplace(x, mu, 2 / (eps * t)) for (t, mu), wt in comps.items()) for k, comps in laws.items()}
-            for laws, _ in worlds]
+    dens = [
+        {k: sum(wt * _laplace(x, mu, 2 / (eps * t)) for (t, mu), wt in comps.items()) for k, comps in laws.items()}
+        for laws, _ in worlds
+    ]
     dx, out = np.gradient(x), []
     for a, b in ((0, 1), (1, 0)):
         ls, ms = [np.array([math.log(worlds[a][1] / worlds[b][1])])], [np.array([worlds[a][1]])]
@@ -107,10 +113,13 @@ def test_phase2_type_change_above_the_exact_views_within_two():
     bound at δ = 10⁻³: above every (r_j, r_k) and at most twice the largest."""
     eps, c, top = 1.0, 3, 33
     y = {"b": (0, 1), "t": (1, 0), "a": (0, 1)}
-    x = np.concatenate([np.arange(-83.0, -3.0, 0.02), np.arange(-3.0, 3.0, 2 / (eps * top) / 10), np.arange(3.0, 83.0, 0.02)])
+    x = np.concatenate(
+        [np.arange(-83.0, -3.0, 0.02), np.arange(-3.0, 3.0, 2 / (eps * top) / 10), np.arange(3.0, 83.0, 0.02)]
+    )
     per = {r: _losses(eps, c, r, y, top, x) for r in (1, 3)}
-    exact = max(_epsilon_at(lambda e, a=a, b=b: _composed_delta(per[a][0], per[b][1], e), 1e-3)
-                for a in per for b in per)
+    exact = max(
+        _epsilon_at(lambda e, a=a, b=b: _composed_delta(per[a][0], per[b][1], e), 1e-3) for a in per for b in per
+    )
     bound = context_phase2_view_epsilon(eps, c, 1e-3)
     assert exact <= bound <= 2.0 * exact
     assert exact > 3.0  # the lower reference is not trivial: ε = 1 claimed, ≈ 3.3 shown
@@ -132,7 +141,9 @@ def test_phase2_reward_matches_the_mixture_and_bounds_an_exact_view():
     f, g = np.zeros_like(x), np.zeros_like(x)
     for t in range(1, top + 1):
         b, w = 2 / t, stats.binom.pmf(np.arange(t), t - 1, 0.5)
-        f += p[t] * sum(wk * 0.5 * (_laplace(x, 1 / (k + 1), b) + _laplace(x, -1 / (k + 1), b)) for k, wk in enumerate(w))
+        f += p[t] * sum(
+            wk * 0.5 * (_laplace(x, 1 / (k + 1), b) + _laplace(x, -1 / (k + 1), b)) for k, wk in enumerate(w)
+        )
         g += p[t] * _laplace(x, 0.0, b)
     exact = _epsilon_at(lambda e: _hockey(x, f, g, e), 1e-5)
     assert exact <= value <= 8 * exact
@@ -152,7 +163,9 @@ def test_phase1_reward_bounds_an_exact_view():
     f, g = np.zeros_like(x), _laplace(x, 0.0, b)
     for length in range(1, p.size):
         w = stats.binom.pmf(np.arange(length), length - 1, 0.5)
-        f += p[length] * (0.5 * _laplace(x, 0.0, b) + 0.5 * sum(wk * _laplace(x, 1 / (k + 1), b) for k, wk in enumerate(w)))
+        f += p[length] * (
+            0.5 * _laplace(x, 0.0, b) + 0.5 * sum(wk * _laplace(x, 1 / (k + 1), b) for k, wk in enumerate(w))
+        )
     f += (1 - p[1:].sum()) * g
     exact = _epsilon_at(lambda e: _hockey(x, f, g, e), 1e-4)
     value = reward_phase1_epsilon(params, n, 1e-4)
@@ -167,7 +180,11 @@ def test_declaration_is_the_worst_kind_at_the_claims_delta():
     kinds = whole_algorithm_guarantees(params, n, 2)
     assert (p.claim.epsilon, p.claim.delta) == (1.0, 1e-5)
     assert p.corrected == kinds["whole"] and p.corrected.delta == 1e-5
-    assert p.corrected.epsilon == max(g.epsilon for k, g in kinds.items() if k != "whole") == pytest.approx(9.289, abs=0.01)
+    assert (
+        p.corrected.epsilon
+        == max(g.epsilon for k, g in kinds.items() if k != "whole")
+        == pytest.approx(9.289, abs=0.01)
+    )
     assert kinds["context_phase1"].epsilon == pytest.approx(context_phase1_epsilon(params, n, 2, 1e-5))
     assert p.event.epsilon == p.corrected.epsilon and p.event.delta == 1e-5
     assert {"reward", "context_phase1", "context_phase2", "view_context_phase2", "whole"} <= set(p.implied)

@@ -135,15 +135,21 @@ def test_private_glm_learns():
     uniform = float((env.means.max(axis=1) - env.means.mean(axis=1)).sum())
     data = env.sample(np.random.default_rng(7), 3)
     for eps in (None, 8.0):
-        res = run_private_glm(env, data, PrivateGLMParams(epsilon=eps, optimizer_iterations=50), np.random.default_rng(8))
+        res = run_private_glm(
+            env, data, PrivateGLMParams(epsilon=eps, optimizer_iterations=50), np.random.default_rng(8)
+        )
         assert res.regret[:, -1].mean() < 0.5 * uniform
 
 
 def test_shuffle_glm_learns_with_small_constants_and_runs_private():
     env = paper_glm_environment(np.random.default_rng(9), 3, 10, 1200, 2.0, "logistic")
     data = env.sample(np.random.default_rng(10), 3)
-    exact = run_shuffle_glm(env, data, ShuffleGLMParams(epsilon=None, first_batch=300, lam=1.0, gamma=0.5,
-                                                        pgd_iterations=100), np.random.default_rng(11))
+    exact = run_shuffle_glm(
+        env,
+        data,
+        ShuffleGLMParams(epsilon=None, first_batch=300, lam=1.0, gamma=0.5, pgd_iterations=100),
+        np.random.default_rng(11),
+    )
     assert exact.batch_ends.tolist()[-1] == 1200 and exact.thetas.shape[0] == 3
     assert np.linalg.norm(exact.thetas[:, -1] - env.theta, axis=1).max() < 0.8
     uniform = float((env.means.max(axis=1) - env.means.mean(axis=1)).sum())
@@ -153,18 +159,31 @@ def test_shuffle_glm_learns_with_small_constants_and_runs_private():
     assert priv.lam > exact.lam  # eq. 8 with the protocol's real noise
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"epsilon": -1.0}, "epsilon"), ({"delta": 1.0}, "delta"), ({"tree_calibration": "x"}, "tree_calibration"),
-    ({"optimizer_iterations": 0}, "optimizer_iterations"), ({"centre": "mean"}, "centre"),
-    ({"switching": "trace"}, "switching")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"delta": 1.0}, "delta"),
+        ({"tree_calibration": "x"}, "tree_calibration"),
+        ({"optimizer_iterations": 0}, "optimizer_iterations"),
+        ({"centre": "mean"}, "centre"),
+        ({"switching": "trace"}, "switching"),
+    ],
+)
 def test_private_glm_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
         PrivateGLMParams(**kwargs)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"epsilon": 0.0}, "epsilon"), ({"batches": 0}, "batches"), ({"gamma": -1.0}, "gamma"),
-    ({"first_batch": float("nan")}, "first_batch")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"batches": 0}, "batches"),
+        ({"gamma": -1.0}, "gamma"),
+        ({"first_batch": float("nan")}, "first_batch"),
+    ],
+)
 def test_shuffle_glm_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
         ShuffleGLMParams(**kwargs)
@@ -172,8 +191,12 @@ def test_shuffle_glm_validation(kwargs, match):
 
 def test_constants_follow_the_code():
     c = private_glm_constants(PrivateGLMParams(epsilon=4.0), 5000, 3, 18.3, 2.5066, 2.0)
-    assert c.count1_cutoff >= 1 and c.count2_cutoff >= 1 and c.lam_min > 0 and c.sigma_h == pytest.approx(
-        c.sigma_v / 2.5066)
+    assert (
+        c.count1_cutoff >= 1
+        and c.count2_cutoff >= 1
+        and c.lam_min > 0
+        and c.sigma_h == pytest.approx(c.sigma_v / 2.5066)
+    )
 
 
 @pytest.mark.parametrize("name, extra", [("private-glm", {}), ("shuffle-glm", {"pgd_iterations": 3})])
@@ -196,7 +219,8 @@ def test_audit_targets():
     assert count.shape == (4,)
     nb = env.neighbour(data, 10, "both")
     out = shuffle_glm_target(ShuffleGLMParams(epsilon=4.0, pgd_iterations=3, batches=2, first_batch=60), "released")(
-        nb, np.random.default_rng(0), 3)
+        nb, np.random.default_rng(0), 3
+    )
     assert out.shape == (3, 2 * 9 + 2 * 3)
     with pytest.raises(ValueError, match="observable"):
         private_glm_target(params, "regret")

@@ -41,6 +41,7 @@ def _pld(event, delta, relation=Rel.ADD_OR_REMOVE_ONE):
 
 # --- accounting --------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("q,steps", [(1.0, 50), (0.5, 100), (0.2, 25)])
 def test_calibrated_multiplier_meets_the_target_under_dp_accounting_and_is_tight(q, steps):
     eps, delta = 0.44, 0.0022
@@ -58,8 +59,12 @@ def test_private_glm_sgd_accounting_equals_dp_accountings_rdp_and_pld(q):
     call_o, call_tau = optimiser_call_events(params, c)
     assert isinstance(call_o.event, dp_accounting.PoissonSampledDpEvent)
     assert call_o.event.sampling_probability == q and call_o.count == c.sgd_steps_o
-    seq = dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(call_o, c.count1_cutoff),
-                                         dp_accounting.SelfComposedDpEvent(call_tau, c.count2_cutoff)])
+    seq = dp_accounting.ComposedDpEvent(
+        [
+            dp_accounting.SelfComposedDpEvent(call_o, c.count1_cutoff),
+            dp_accounting.SelfComposedDpEvent(call_tau, c.count2_cutoff),
+        ]
+    )
     delta = 0.01
     ours_rdp = accounting.epsilon(seq, delta, accountant="rdp")
     ours_pld = accounting.epsilon(seq, delta, accountant="pld")
@@ -81,9 +86,11 @@ def test_add_remove_at_2c_is_above_dp_accountings_replace_one(q, steps):
     (REPLACE_ONE, multiplier std/C) must never exceed it (exact at q = 1)."""
     z = 1.3
     ours = dp_accounting.SelfComposedDpEvent(
-        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z)), steps)
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z)), steps
+    )
     theirs = dp_accounting.SelfComposedDpEvent(
-        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(2 * z)), steps)
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(2 * z)), steps
+    )
     for delta in (1e-2, 1e-5):
         replace = _pld(theirs, delta, Rel.REPLACE_ONE)
         assert _pld(ours, delta) >= replace - 2e-3
@@ -94,7 +101,9 @@ def test_authors_noise_is_half_and_accounts_for_more():
     base = PrivateGLMParams(epsilon=4.0, optimizer="dp-sgd")
     code = PrivateGLMParams(epsilon=4.0, optimizer="dp-sgd", sgd_noise="code")
     cb, cc = (private_glm_constants(p, 5000, 3, 18.39, KS, 2.0) for p in (base, code))
-    assert cc.sigma_opt_tau == pytest.approx(cb.sigma_opt_tau / 2) and cb.noise_multiplier_tau == cc.noise_multiplier_tau
+    assert (
+        cc.sigma_opt_tau == pytest.approx(cb.sigma_opt_tau / 2) and cb.noise_multiplier_tau == cc.noise_multiplier_tau
+    )
     pb, pc = (private_glm_privacy(p, 5000, 3, 18.39, KS, 2.0) for p in (base, code))
     assert pc.corrected.epsilon > pb.corrected.epsilon
 
@@ -109,28 +118,35 @@ def test_epochs_follow_the_authors_table():
 
 # --- validation --------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kw,name", [
-    ({"optimizer": "sgd"}, "optimizer"),
-    ({"sgd_noise": "half"}, "sgd_noise"),
-    ({"sgd_clip": 0.0}, "sgd_clip"),
-    ({"sgd_clip": math.inf}, "sgd_clip"),
-    ({"sgd_lr": -1.0}, "sgd_lr"),
-    ({"sgd_ridge": -1e-5}, "sgd_ridge"),
-    ({"sgd_sampling_rate": 0.0}, "sgd_sampling_rate"),
-    ({"sgd_sampling_rate": 1.5}, "sgd_sampling_rate"),
-    ({"sgd_epochs": 0}, "sgd_epochs"),
-    ({"sgd_burn_in": -1}, "sgd_burn_in"),
-])
+
+@pytest.mark.parametrize(
+    "kw,name",
+    [
+        ({"optimizer": "sgd"}, "optimizer"),
+        ({"sgd_noise": "half"}, "sgd_noise"),
+        ({"sgd_clip": 0.0}, "sgd_clip"),
+        ({"sgd_clip": math.inf}, "sgd_clip"),
+        ({"sgd_lr": -1.0}, "sgd_lr"),
+        ({"sgd_ridge": -1e-5}, "sgd_ridge"),
+        ({"sgd_sampling_rate": 0.0}, "sgd_sampling_rate"),
+        ({"sgd_sampling_rate": 1.5}, "sgd_sampling_rate"),
+        ({"sgd_epochs": 0}, "sgd_epochs"),
+        ({"sgd_burn_in": -1}, "sgd_burn_in"),
+    ],
+)
 def test_bad_sgd_options_name_the_parameter(kw, name):
     with pytest.raises(ValueError, match=name):
         PrivateGLMParams(epsilon=4.0, **kw)
 
 
-@pytest.mark.parametrize("kw,name", [
-    ({"sgd_sampling_rate": True}, "sgd_sampling_rate"),
-    ({"sgd_epochs": 2.5}, "sgd_epochs"),
-    ({"sgd_lr": "0.1"}, "sgd_lr"),
-])
+@pytest.mark.parametrize(
+    "kw,name",
+    [
+        ({"sgd_sampling_rate": True}, "sgd_sampling_rate"),
+        ({"sgd_epochs": 2.5}, "sgd_epochs"),
+        ({"sgd_lr": "0.1"}, "sgd_lr"),
+    ],
+)
 def test_sgd_options_of_the_wrong_type_name_the_parameter(kw, name):
     with pytest.raises(TypeError, match=name):
         PrivateGLMParams(epsilon=4.0, **kw)
@@ -144,6 +160,7 @@ def test_calibration_bad_input():
 
 
 # --- the optimiser's noise: seeded statistical test and its twin ----------------------------------------------------
+
 
 def _one_step_noise(sigma_added: float, runs: int, seed: int, q: float = 1.0) -> tuple[np.ndarray, float]:
     """Run one DP-SGD step (1 epoch, no burn-in) on real data and on the same data without noise; return
@@ -245,7 +262,7 @@ def test_authors_first_commit_tree_has_no_accounting():
 
 def _authors_query(values, height):
     """The authors' ab8fd16 `BinaryTreeMechanism.update`/`query` without noise, transcribed line by line."""
-    tree = [0.0] * (2 ** height)
+    tree = [0.0] * (2**height)
     out = []
     for count, v in enumerate(values, start=1):
         index = count + 2 ** (height - 1) - 1

@@ -56,11 +56,14 @@ def test_run_glm_twin_differs_when_the_noise_changes():
     assert not np.array_equal(a.gradient_sums, b.gradient_sums)
 
 
-@pytest.mark.parametrize("features, rewards, match", [
-    (np.zeros((2, 10, 3)), np.zeros((2, 9)), "rewards must have shape"),
-    (np.zeros((2, 11, 3)), np.zeros((2, 11)), "features must end in shape"),
-    (np.full((2, 10, 3), np.nan), np.zeros((2, 10)), "features"),
-])
+@pytest.mark.parametrize(
+    "features, rewards, match",
+    [
+        (np.zeros((2, 10, 3)), np.zeros((2, 9)), "rewards must have shape"),
+        (np.zeros((2, 11, 3)), np.zeros((2, 11)), "features must end in shape"),
+        (np.full((2, 10, 3), np.nan), np.zeros((2, 10)), "features"),
+    ],
+)
 def test_run_glm_rejects_bad_input(features, rewards, match):
     pgd = shuffle_gradient_descent(10, 3, 1.0, 0.01, 1.0, 1.0, iterations=2)
     with pytest.raises(ValueError, match=match):

@@ -64,13 +64,16 @@ def test_the_view_of_the_vector_protocol_is_its_analyzer_sum():
     assert view.name == "u" and view.released.shape == (20, 5) and target.score(view).shape == (20,)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(algorithm=LinUCB(), horizon=1000, num_canaries=10), "batch"),
-    (dict(algorithm=LinUCB(batch=10), horizon=1000, num_canaries=10), "algorithm: linucb releases no noisy"),
-    (dict(algorithm=LinUCBSDPAmp(batch=20), horizon=1000, num_canaries=1001), "num_canaries"),
-    (dict(algorithm=LinUCBSDPAmp(batch=20), horizon=1000, num_canaries=0), "num_canaries"),
-    (dict(algorithm=LinUCBSDPAmp(batch=20), horizon=1000, num_canaries=10, n_arms=1), "n_arms"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(algorithm=LinUCB(), horizon=1000, num_canaries=10), "batch"),
+        (dict(algorithm=LinUCB(batch=10), horizon=1000, num_canaries=10), "algorithm: linucb releases no noisy"),
+        (dict(algorithm=LinUCBSDPAmp(batch=20), horizon=1000, num_canaries=1001), "num_canaries"),
+        (dict(algorithm=LinUCBSDPAmp(batch=20), horizon=1000, num_canaries=0), "num_canaries"),
+        (dict(algorithm=LinUCBSDPAmp(batch=20), horizon=1000, num_canaries=10, n_arms=1), "n_arms"),
+    ],
+)
 def test_bad_input_names_the_parameter(kwargs, match):
     with pytest.raises(ValueError, match=match):
         one_run_target(**kwargs)
@@ -86,8 +89,9 @@ CASES = [  # (algorithm, expect a violation of (eps, delta) = (1, 1e-6))
 ]
 
 
-@pytest.mark.parametrize("algo, caught", CASES,
-                         ids=[f"{a.name}-eps{a.epsilon:g}-{'twin' if c else 'sound'}" for a, c in CASES])
+@pytest.mark.parametrize(
+    "algo, caught", CASES, ids=[f"{a.name}-eps{a.epsilon:g}-{'twin' if c else 'sound'}" for a, c in CASES]
+)
 def test_one_run_validity_and_twin(algo, caught):
     # sound: false-failure rate <= 5% (95% confidence)
     result = one_run(*one_run_target(algo, 20_000, 1_000), claim_epsilon=1.0, claim_delta=DELTA, seed=0)

@@ -28,7 +28,9 @@ def test_pamp_matches_the_test_vectors(batch, delta, eps, sigma, eps_tilde, delt
     eps0, delta0 = pamp_local_budget(eps, delta, batch)
     assert delta0 == pytest.approx(delta / batch)
     assert pamp_sigma(eps, delta, batch) == pytest.approx(sigma, rel=2e-3)
-    closed = 4 * math.sqrt(2 * math.log(2.5 * batch / delta)) * math.sqrt(math.log(2 / delta)) / (eps * math.sqrt(batch))
+    closed = (
+        4 * math.sqrt(2 * math.log(2.5 * batch / delta)) * math.sqrt(math.log(2 / delta)) / (eps * math.sqrt(batch))
+    )
     assert pamp_sigma(eps, delta, batch) == pytest.approx(closed, rel=1e-12)
     et, dt = fmt20_amplification(eps0, delta0, batch, delta / 2)
     assert et == pytest.approx(eps_tilde, rel=2e-3)
@@ -64,6 +66,7 @@ def test_pamp_protocol_and_local_claim():
 def test_mechanisms_no_longer_carry_the_papers_p_amp_claims():
     import dpaudit.mechanisms as mechanisms
     import dpaudit.mechanisms.shuffle as shuffle
+
     for name in ("pamp_local_budget", "pamp_sigma"):
         assert not hasattr(mechanisms, name) and not hasattr(shuffle, name), name
     for method in ("from_privacy", "claimed_local_event", "claimed_central_event"):

@@ -46,7 +46,9 @@ def test_environment_rejects_nonsense(kwargs):
 
 def _table(seed=0, users=6, arms=3, dim=2):
     rng = np.random.default_rng(seed)
-    return ContextTable(features=paper_vectors(rng, (users, arms), dim), rewards=rng.integers(0, 2, (users, arms)) * 1.0)
+    return ContextTable(
+        features=paper_vectors(rng, (users, arms), dim), rewards=rng.integers(0, 2, (users, arms)) * 1.0
+    )
 
 
 @pytest.mark.parametrize("kind", ["context", "reward", "both"])

@@ -40,8 +40,9 @@ def _view(alg):
 def _audit(epsilon, noise):
     alg = LinUCBSDPAmp(batch=B, epsilon=epsilon, delta=0.1, noise=noise, per_message=True)
     d0, d1 = _pair()
-    return audit(_view(alg), d0, d1, claim_epsilon=epsilon, claim_delta=0.1, samples=20_000, seed=1,
-                 workers=1, progress=False)
+    return audit(
+        _view(alg), d0, d1, claim_epsilon=epsilon, claim_delta=0.1, samples=20_000, seed=1, workers=1, progress=False
+    )
 
 
 def test_authors_code_noise_violates_the_claim_at_the_papers_setting():

@@ -32,7 +32,9 @@ def test_amp_sigma_matches_the_test_vectors():
     assert amp_sigma(0.12045, 1e-6, 1000, 10**5) == pytest.approx(26.31, abs=0.01)
     assert amp_sigma(0.2, 0.1, 20, 20000) == pytest.approx(27.29, abs=0.01)
     assert amp_sigma(0.2, 0.1, 20, 20000, noise="code") == pytest.approx(2.787, abs=0.001)
-    ratio = amp_sigma(1, 1e-5, 400, 20000, "returning", "derived") / amp_sigma(1, 1e-5, 400, 20000, "returning", "paper")
+    ratio = amp_sigma(1, 1e-5, 400, 20000, "returning", "derived") / amp_sigma(
+        1, 1e-5, 400, 20000, "returning", "paper"
+    )
     assert 1.15 < ratio < 1.2  # the paper's log(2/delta_m) ~ log(2/delta) simplification under-noises by ~17%
 
 
@@ -125,7 +127,9 @@ def test_privacy_declarations():
     user_level = LinUCBJDP(epsilon=1.0, user_rounds=3)
     assert user_level.sigma(1024) == pytest.approx(3 * LinUCBJDP(epsilon=1.0).sigma(1024))
     assert user_level.privacy(1024, dim=5).relation == "returning-user"
-    assert user_level.privacy(1024, dim=5).event.event.noise_multiplier == pytest.approx(jdp.event.event.noise_multiplier)
+    assert user_level.privacy(1024, dim=5).event.event.noise_multiplier == pytest.approx(
+        jdp.event.event.noise_multiplier
+    )
     ldp = LinUCBLDP(epsilon=2.0).privacy(100, dim=5)
     assert ldp.trust_model == "local" and "not backed" in ldp.note
     for name in ("linucb", "linucb-jdp", "linucb-ldp", "linucb-sdp-amp", "linucb-sdp-vec"):
@@ -164,7 +168,9 @@ def test_each_user_enters_exactly_one_batch_release():
     feats = np.zeros((40, 2, 3))
     feats[17] = [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
     tab = ContextTable(features=feats, rewards=np.ones((40, 2))).with_runs(2)
-    res = run_batched_linucb(tab, AmpSums(1e-12, 3, 10), np.random.default_rng(0), batch=10, regularizer=1.0, record=True)
+    res = run_batched_linucb(
+        tab, AmpSums(1e-12, 3, 10), np.random.default_rng(0), batch=10, regularizer=1.0, record=True
+    )
     u = res.released["u"]  # (runs, 4 batches, d)
     assert u.shape == (2, 4, 3)
     np.testing.assert_allclose(u[:, 1, 0], 1.0, atol=1e-9)
@@ -174,8 +180,14 @@ def test_each_user_enters_exactly_one_batch_release():
 def _amp_z(sigma_used, sigma_claimed, size=3000):
     """Standardised released vector sums of one batch (B = 10 users, table data), via the audit target path."""
     tab = _table(10)
-    res = run_batched_linucb(tab.with_runs(size), AmpSums(sigma_used, 3, 10), np.random.default_rng(11), batch=10,
-                             regularizer=1.0, record=True)
+    res = run_batched_linucb(
+        tab.with_runs(size),
+        AmpSums(sigma_used, 3, 10),
+        np.random.default_rng(11),
+        batch=10,
+        regularizer=1.0,
+        record=True,
+    )
     true = (tab.rewards[:, :1] * tab.features[:, 0]).sum(axis=0)  # both arms of a user are identical
     return ((res.released["u"][:, 0] - true) / (sigma_claimed * math.sqrt(10))).ravel()
 
@@ -194,8 +206,14 @@ def _vec_var(bits_used, bits_claimed, size=4000):
     """Sample variance of released vector entries over its claimed value (zero data: no rounding noise)."""
     g, p, users = 4, 0.25, 10
     tab = _table(users, zero=True).with_runs(size)
-    res = run_batched_linucb(tab, VecSums(g, bits_used, p, 3, users, "paper"), np.random.default_rng(5), batch=users,
-                             regularizer=1.0, record=True)
+    res = run_batched_linucb(
+        tab,
+        VecSums(g, bits_used, p, 3, users, "paper"),
+        np.random.default_rng(5),
+        batch=users,
+        regularizer=1.0,
+        record=True,
+    )
     u = res.released["u"][:, 0].ravel()
     claimed = (1.0 / g) ** 2 * users * bits_claimed * p * (1 - p)
     return u, claimed
@@ -219,7 +237,10 @@ def test_vec_release_twin_half_the_noise_bits_is_detected():
 
 def test_audit_target_shapes():
     tab = _table(40)
-    for alg, width in ((LinUCBSDPAmp(batch=10, noise="code"), 4 * (3 + 9)), (LinUCBSDPVec(batch=20, noise="code"), 2 * 12)):
+    for alg, width in (
+        (LinUCBSDPAmp(batch=10, noise="code"), 4 * (3 + 9)),
+        (LinUCBSDPVec(batch=20, noise="code"), 2 * 12),
+    ):
         out = alg.target("released")(tab, np.random.default_rng(0), 5)
         assert out.shape == (5, width)
         acts = alg.target("actions")(tab, np.random.default_rng(0), 5)

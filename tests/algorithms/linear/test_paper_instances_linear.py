@@ -15,8 +15,9 @@ AUTHORS_LINUCB = [703.0, 638.0, 549.0, 506.0, 523.0, 757.0, 578.0, 767.0]
 
 def _on_authors_instances(algo, copies: int = 6, horizon: int = 20000):
     theta, feats = authors_instances(5, len(AUTHORS_LINUCB))
-    env = LinearEnvironment(theta=np.tile(theta, (copies, 1)), horizon=horizon, n_arms=100,
-                            fixed_features=np.tile(feats, (copies, 1, 1)))
+    env = LinearEnvironment(
+        theta=np.tile(theta, (copies, 1)), horizon=horizon, n_arms=100, fixed_features=np.tile(feats, (copies, 1, 1))
+    )
     res = algo.run(env, np.random.default_rng(0))
     means = env.fixed_features @ env.theta[:, :, None]
     means = means[..., 0]

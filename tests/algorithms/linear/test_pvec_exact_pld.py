@@ -38,9 +38,14 @@ def _optimistic_enumerated(trials: int, p: float, shift: int, vdi: float) -> pld
     logpmf = stats.binom.logpmf(x, trials, p)
     base = dict(zip(x.tolist(), logpmf.tolist()))
     shifted = dict(zip((x + shift).tolist(), logpmf.tolist()))
-    return pld_lib.from_two_probability_mass_functions(base, shifted, pessimistic_estimate=False,
-                                                       value_discretization_interval=vdi, symmetric=False,
-                                                       log_mass_truncation_bound=-60.0)
+    return pld_lib.from_two_probability_mass_functions(
+        base,
+        shifted,
+        pessimistic_estimate=False,
+        value_discretization_interval=vdi,
+        symmetric=False,
+        log_mass_truncation_bound=-60.0,
+    )
 
 
 def test_composed_labels_between_the_enumerated_optimistic_pld_and_five_percent_above():

@@ -37,7 +37,9 @@ def test_batch_path_and_user_path_have_the_same_noise_law(protocol):
     slow = BatchSE(protocol, 1.0, path="users").noise_total(np.random.default_rng(2), 20_000, 64, 10**6)
     assert _two_sample_p(fast, slow) > 1e-3
     if protocol == "dist-dp":
-        buggy = BatchSE(protocol, 1.0, path="users", polya="inverted").noise_total(np.random.default_rng(3), 20_000, 64, 10**6)
+        buggy = BatchSE(protocol, 1.0, path="users", polya="inverted").noise_total(
+            np.random.default_rng(3), 20_000, 64, 10**6
+        )
         assert _two_sample_p(fast, buggy) < 1e-3
 
 
@@ -53,7 +55,9 @@ def test_noise_variances_match_the_central_mechanisms():
     vs = BatchSE("dist-rdp", 1.0).noise_total(rng, 40_000, 64, 10**6).var()
     assert abs(vs / bps.g**2 - 1) < 0.15
     vb = BatchSE("dist-dp", 1.0, polya="inverted").noise_total(rng, 40_000, 64, 10**6).var()
-    assert vb < 1.0  # Pólya parameter inverted in the authors' code (Chowdhury & Zhou (ICLR 2023), Sec. 7 fn. 5): 0.30 instead of 127.8 at n = 64
+    assert (
+        vb < 1.0
+    )  # Pólya parameter inverted in the authors' code (Chowdhury & Zhou (ICLR 2023), Sec. 7 fn. 5): 0.30 instead of 127.8 at n = 64
 
 
 def test_inverted_polya_and_per_batch_events():
@@ -68,7 +72,9 @@ def test_inverted_polya_and_per_batch_events():
     cdp = BatchSE("dist-cdp", 1.0, s=1).privacy(10**6).claim
     assert math.sqrt(2 * cdp.rho) == pytest.approx(1.0035, abs=2e-4)  # checked value: eps_hat(1) = 1.0035 at s=1, T=1e6
     ret = BatchSE("dist-dp", 1.0, returning=4).privacy(1000)
-    assert ret.event.count == 4 and ret.event.event.events[0].noise_parameter * ret.event.event.events[0].sensitivity == pytest.approx(0.25)
+    assert ret.event.count == 4 and ret.event.event.events[0].noise_parameter * ret.event.event.events[
+        0
+    ].sensitivity == pytest.approx(0.25)
     assert BatchSE("local", 1.0).privacy(10**6).trust_model == "local"
 
 
@@ -91,15 +97,28 @@ def test_regret_orderings():
     se = SuccessiveElimination(beta=0.1).run(env, np.random.default_rng(7), 40, T).regret(mu, cp).mean()
     dp = BatchSE("dist-dp", 0.5, p=0.1).run(env, np.random.default_rng(8), 40, T).regret(mu, cp).mean()
     ldp = BatchSE("local", 0.5, p=0.1).run(env, np.random.default_rng(9), 40, T).regret(mu, cp).mean()
-    cdp = BatchSE("central", 0.5, p=0.1).run(ClippedGaussianArms(mu), np.random.default_rng(10), 40, T).regret(mu, cp).mean()
+    cdp = (
+        BatchSE("central", 0.5, p=0.1)
+        .run(ClippedGaussianArms(mu), np.random.default_rng(10), 40, T)
+        .regret(mu, cp)
+        .mean()
+    )
     assert ldp > dp > se and ldp > cdp
 
 
 @pytest.mark.parametrize(
     "kw, name",
-    [({"protocol": "secagg"}, "protocol"), ({"epsilon": 0}, "epsilon"), ({"p": 1.5}, "p"), ({"base": 1}, "base"),
-     ({"returning": 0}, "returning"), ({"s": 0.5}, "s"), ({"path": "fast"}, "path"), ({"c": -1.0}, "c"),
-     ({"protocol": "dist-rdp", "polya": "inverted"}, "polya")],
+    [
+        ({"protocol": "secagg"}, "protocol"),
+        ({"epsilon": 0}, "epsilon"),
+        ({"p": 1.5}, "p"),
+        ({"base": 1}, "base"),
+        ({"returning": 0}, "returning"),
+        ({"s": 0.5}, "s"),
+        ({"path": "fast"}, "path"),
+        ({"c": -1.0}, "c"),
+        ({"protocol": "dist-rdp", "polya": "inverted"}, "polya"),
+    ],
 )
 def test_validation(kw, name):
     with pytest.raises(ValueError, match=name):

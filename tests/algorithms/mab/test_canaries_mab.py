@@ -40,8 +40,9 @@ def test_canary_rounds_match_the_reward_table(k, on, data):
     start = np.array(data.draw(st.lists(st.integers(0, 50), min_size=n, max_size=n)))
     length = np.array(data.draw(st.lists(st.integers(0, 10), min_size=n, max_size=n)))
     assert np.array_equal(env.segment_sums(rng, arms, start, length), ref.segment_sums(rng, arms, start, length))
-    assert np.array_equal(env.rounded_segment_sums(rng, arms, start, length, 7),
-                          ref.rounded_segment_sums(rng, arms, start, length, 7))
+    assert np.array_equal(
+        env.rounded_segment_sums(rng, arms, start, length, 7), ref.rounded_segment_sums(rng, arms, start, length, 7)
+    )
     assert np.array_equal(env.window(rng, arms, start, 5), ref.window(rng, arms, start, 5))
     assert np.array_equal(env.vector_sums(rng, 3, 40, 2), ref.vector_sums(rng, 3, 40, 2))
     t = int(start[0])
@@ -68,10 +69,13 @@ def test_placement_fills_every_release_before_doubling_up(blocks, data):
         place_canaries(block, released + 1)
 
 
-@pytest.mark.parametrize("algo, arms", [
-    (DPSE(1e6, 0.5), 50),
-    (AnytimeLazyUCB(1e6), 20),
-])
+@pytest.mark.parametrize(
+    "algo, arms",
+    [
+        (DPSE(1e6, 0.5), 50),
+        (AnytimeLazyUCB(1e6), 20),
+    ],
+)
 def test_score_is_the_canarys_own_release(algo, arms):
     # Lap(1e-6): each release is its canary count; one canary per release, so the score is the bit
     target = one_run_target(algo, 100_000, 40, n_arms=arms)
@@ -90,13 +94,16 @@ def test_batch_release_score_ranks_included_canaries_first():
     assert np.all(scores[inclusion][:, None] > scores[~inclusion][None, :])
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(algorithm=BatchSE("shuffle"), horizon=1000, num_canaries=10), "shuffle"),
-    (dict(algorithm=DPSE(), horizon=1000, num_canaries=0), "num_canaries"),
-    (dict(algorithm=DPSE(), horizon=10, num_canaries=1, n_arms=20), "horizon"),
-    (dict(algorithm=DPSE(), horizon=1000, num_canaries=1, n_arms=1), "n_arms"),
-    (dict(algorithm=DPSE(1.0, 0.5), horizon=100_000, num_canaries=10**6, n_arms=50), "num_canaries"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(algorithm=BatchSE("shuffle"), horizon=1000, num_canaries=10), "shuffle"),
+        (dict(algorithm=DPSE(), horizon=1000, num_canaries=0), "num_canaries"),
+        (dict(algorithm=DPSE(), horizon=10, num_canaries=1, n_arms=20), "horizon"),
+        (dict(algorithm=DPSE(), horizon=1000, num_canaries=1, n_arms=1), "n_arms"),
+        (dict(algorithm=DPSE(1.0, 0.5), horizon=100_000, num_canaries=10**6, n_arms=50), "num_canaries"),
+    ],
+)
 def test_bad_input_names_the_parameter(kwargs, match):
     with pytest.raises(ValueError, match=match):
         one_run_target(**kwargs)
@@ -108,8 +115,11 @@ def test_an_algorithm_of_another_type_is_a_type_error():
 
 
 # The view each family's score receives: the released statistic and nothing else.
-VIEWS = [DPSE(1.0, 0.5), *(BatchSE(p, 1.0) for p in ("dist-dp", "dist-rdp", "dist-cdp", "central", "local")),
-         AnytimeLazyUCB(1.0)]
+VIEWS = [
+    DPSE(1.0, 0.5),
+    *(BatchSE(p, 1.0) for p in ("dist-dp", "dist-rdp", "dist-cdp", "central", "local")),
+    AnytimeLazyUCB(1.0),
+]
 
 
 @pytest.mark.parametrize("algo", VIEWS, ids=lambda a: a.name)

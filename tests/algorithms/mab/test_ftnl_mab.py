@@ -49,7 +49,10 @@ def test_rnm_under_the_papers_neighbouring_exceeds_eps():
 
 
 def test_privacy_declarations():
-    assert FTNL(0.5).privacy(100, n_arms=2).claim.epsilon == 0.5 and FTNL(0.5).privacy(100, n_arms=2).corrected.epsilon == 1.0
+    assert (
+        FTNL(0.5).privacy(100, n_arms=2).claim.epsilon == 0.5
+        and FTNL(0.5).privacy(100, n_arms=2).corrected.epsilon == 1.0
+    )
     assert FTNL(0.5, "fixed").privacy(100, n_arms=2).corrected is None
     naive = FTNL(0.5, "naive").privacy(100, n_arms=4)
     assert naive.event.events[0].count == 4 and naive.event.events[0].event.noise_multiplier == 8.0

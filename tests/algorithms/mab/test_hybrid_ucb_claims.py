@@ -12,7 +12,9 @@ def test_hybrid_ucb_claimed_vs_corrected():
         claimed, corrected = hybrid_ucb_tree_events(1.0, r)
 
         def pure(ev):
-            return (ev.count if hasattr(ev, "count") else 1) / (ev.event if hasattr(ev, "count") else ev).noise_multiplier
+            return (ev.count if hasattr(ev, "count") else 1) / (
+                ev.event if hasattr(ev, "count") else ev
+            ).noise_multiplier
 
         assert pure(claimed) == pytest.approx(0.5)
         assert pure(corrected) == pytest.approx(0.5 * (r + 1) / r)

@@ -69,8 +69,10 @@ def test_dpse_default_source_releases_what_it_did_before(noise):
 
 @pytest.mark.parametrize("noise", ["per-arm", "shared"])
 def test_dpse_default_source_is_numpys_laplace_draw_for_draw(noise):
-    runs = [DPSE(0.5, noise=noise, noise_source=s).run(ENV, np.random.default_rng(3), 4, 5_000)
-            for s in (DPAUDIT_NOISE, NumpyLaplace())]
+    runs = [
+        DPSE(0.5, noise=noise, noise_source=s).run(ENV, np.random.default_rng(3), 4, 5_000)
+        for s in (DPAUDIT_NOISE, NumpyLaplace())
+    ]
     assert np.array_equal(runs[0].statistics["noisy_sums"], runs[1].statistics["noisy_sums"], equal_nan=True)
     assert np.array_equal(runs[0].pulls(), runs[1].pulls())
 
@@ -107,8 +109,9 @@ def test_check_noise_source_names_the_parameter():
         DPSE(1.0, noise_source="opendp")
 
 
-@pytest.mark.parametrize("kwargs", [dict(protocol="local"), dict(protocol="central"), dict(path="users"),
-                                    dict(polya="inverted")])
+@pytest.mark.parametrize(
+    "kwargs", [dict(protocol="local"), dict(protocol="central"), dict(path="users"), dict(polya="inverted")]
+)
 def test_batch_se_takes_another_source_only_for_dist_dp_on_the_batch_path(kwargs):
     options = {"protocol": "dist-dp", **kwargs}
     BatchSE(**options)  # the default source: every protocol and path
@@ -118,4 +121,13 @@ def test_batch_se_takes_another_source_only_for_dist_dp_on_the_batch_path(kwargs
 
 def test_algorithms_with_a_source_stay_hashable_and_comparable():
     assert DPSE(1.0) == DPSE(1.0, noise_source=DpauditNoise()) != DPSE(1.0, noise_source=Shift())
-    assert len({BatchSE("dist-dp"), BatchSE("dist-dp", noise_source=DpauditNoise()), BatchSE("dist-dp", noise_source=Shift())}) == 2
+    assert (
+        len(
+            {
+                BatchSE("dist-dp"),
+                BatchSE("dist-dp", noise_source=DpauditNoise()),
+                BatchSE("dist-dp", noise_source=Shift()),
+            }
+        )
+        == 2
+    )

@@ -34,7 +34,9 @@ def test_instance_rewards_and_overrides():
     assert instance_rewards("easy") == instance_rewards("hard") == "gaussian"
     assert instance_rewards("hhm-1") == "bernoulli"
     assert instance_rewards("easy", means=[0.2, 0.4]) == "bernoulli"
-    assert isinstance(make_environment(np.random.default_rng(0), 2, instance="easy", rewards="bernoulli"), BernoulliArms)
+    assert isinstance(
+        make_environment(np.random.default_rng(0), 2, instance="easy", rewards="bernoulli"), BernoulliArms
+    )
     assert isinstance(make_environment(np.random.default_rng(0), 2, instance="hhm-2"), BernoulliArms)
     with pytest.raises(ValueError, match="runs"):
         authors_instances("easy", 0)

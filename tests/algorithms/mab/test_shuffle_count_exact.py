@@ -59,8 +59,11 @@ def test_no_message_has_a_worse_ratio_than_the_pair_0_g_at_zero(users, horizon):
     proto = ALGO.secagg(users, horizon)
     logs = _folded_log_laws(proto)
     ok = np.all(np.isfinite(logs), axis=0)
-    worst = max(float(np.max(np.abs(logs[a, ok] - logs[b, ok])))
-                for a in range(logs.shape[0]) for b in range(a + 1, logs.shape[0]))
+    worst = max(
+        float(np.max(np.abs(logs[a, ok] - logs[b, ok])))
+        for a in range(logs.shape[0])
+        for b in range(a + 1, logs.shape[0])
+    )
     bound = shuffle_count_epsilon(proto)
     assert worst <= bound and worst == pytest.approx(bound, abs=1e-6)
 
@@ -76,7 +79,11 @@ def test_against_mpmath_polya_sums_at_a_large_batch():
 
     def _log_f(k, r, theta):
         def p(j):
-            return mpmath.exp(mpmath.loggamma(j + r) - mpmath.loggamma(r) - mpmath.loggamma(j + 1)) * theta**j * (1 - theta)**r
+            return (
+                mpmath.exp(mpmath.loggamma(j + r) - mpmath.loggamma(r) - mpmath.loggamma(j + 1))
+                * theta**j
+                * (1 - theta) ** r
+            )
 
         total, j = mpmath.mpf(0), 0
         while True:

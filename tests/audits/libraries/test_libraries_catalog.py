@@ -98,8 +98,16 @@ def test_expect_is_declared_without_building_the_target():
         built.append(1)
         raise AssertionError("listing must not build the target")
 
-    entry = LibraryEntry(name="x.y", library="lib", version="1", primitive="Laplace", build=build, description="d",
-                         float_output=True, fp_expect="violation")
+    entry = LibraryEntry(
+        name="x.y",
+        library="lib",
+        version="1",
+        primitive="Laplace",
+        build=build,
+        description="d",
+        float_output=True,
+        fp_expect="violation",
+    )
     assert entry.expect == "violation" and entry.algorithm == "lib 1" and entry.audit_calls() == 1 and not built
 
 
@@ -126,8 +134,10 @@ def test_diffprivlib_laplace_holds_algorithmically_and_leaks_through_its_bits():
 def test_diffprivlib_snapping_holds_both_ways():
     record = _entry("libraries.diffprivlib.snapping").run(samples=SAMPLES, confidence=CONFIDENCE)
     assert record["ok"], record.get("traceback")
-    assert {c["label"]: c["verdict"] for c in record["claims"]} == {ALGORITHMIC: "consistent",
-                                                                    FLOATING_POINT: "consistent"}
+    assert {c["label"]: c["verdict"] for c in record["claims"]} == {
+        ALGORITHMIC: "consistent",
+        FLOATING_POINT: "consistent",
+    }
 
 
 @needs_diffprivlib
@@ -135,13 +145,15 @@ def test_twins_that_must_fail():
     """A claim too small for the mechanism (epsilon = 1 claimed 0.3) fails the algorithmic claim; snapping
     declared a known-buggy configuration fails as a missed floating-point violation."""
     laplace = _entry("libraries.diffprivlib.laplace")
-    too_small = dataclasses.replace(laplace, name="twin.too-small",
-                                    build=lambda: dataclasses.replace(laplace.build(), claim_epsilon=0.3))
+    too_small = dataclasses.replace(
+        laplace, name="twin.too-small", build=lambda: dataclasses.replace(laplace.build(), claim_epsilon=0.3)
+    )
     record = too_small.run(samples=SAMPLES, confidence=CONFIDENCE)
     assert not record["ok"] and _claims(record)[ALGORITHMIC]["verdict"] == "violation"
     snapping = _entry("libraries.diffprivlib.snapping")
-    record = dataclasses.replace(snapping, name="twin.fixed", fp_expect="violation").run(samples=SAMPLES,
-                                                                                        confidence=CONFIDENCE)
+    record = dataclasses.replace(snapping, name="twin.fixed", fp_expect="violation").run(
+        samples=SAMPLES, confidence=CONFIDENCE
+    )
     fp = _claims(record)[FLOATING_POINT]
     assert not record["ok"] and fp["verdict"] == "consistent" and fp["expect"] == "violation"
 
@@ -156,9 +168,21 @@ def test_a_float_output_without_a_floating_point_bound_is_an_error():
 @needs_diffprivlib
 def test_cli_runs_named_entries_showing_library_version_and_skips(capsys, tmp_path):
     out_dir = tmp_path / "report"
-    code, out, err = _run(capsys, "audit", "--catalog", "libraries", "libraries.diffprivlib.laplace",
-                          "libraries.diffprivlib.geometric", "--samples", str(SAMPLES), "--jobs", "1",
-                          "--no-regret", "--out", str(out_dir))
+    code, out, err = _run(
+        capsys,
+        "audit",
+        "--catalog",
+        "libraries",
+        "libraries.diffprivlib.laplace",
+        "libraries.diffprivlib.geometric",
+        "--samples",
+        str(SAMPLES),
+        "--jobs",
+        "1",
+        "--no-regret",
+        "--out",
+        str(out_dir),
+    )
     version = _entry("libraries.diffprivlib.laplace").version
     assert code == 0, out + err
     assert f"diffprivlib {version}:" in out and "floating-point" in out and "gate: PASS" in out
@@ -193,11 +217,15 @@ def test_opendp_claims_are_read_from_the_privacy_maps():
 
 def test_every_installed_library_offers_the_bandit_primitives():
     """What each library has of Laplace, Gaussian, geometric, exponential mechanism / noisy max, snapping."""
-    primitives = {lib: {AUDITS.get(n).primitive for n in NAMES if getattr(AUDITS.get(n), "library", "") == lib}
-                  for lib in INSTALLED}
+    primitives = {
+        lib: {AUDITS.get(n).primitive for n in NAMES if getattr(AUDITS.get(n), "library", "") == lib}
+        for lib in INSTALLED
+    }
     wanted = {"Laplace", "Gaussian", "geometric", "report noisy max", "exponential mechanism"}
-    partial = {"pipelinedp": {"Laplace", "Gaussian", "exponential mechanism"},
-               "pydp": {"Laplace", "Gaussian", "geometric"}}
+    partial = {
+        "pipelinedp": {"Laplace", "Gaussian", "exponential mechanism"},
+        "pydp": {"Laplace", "Gaussian", "geometric"},
+    }
     for lib, found in primitives.items():
         assert partial.get(lib, wanted) <= found, lib
     if "diffprivlib" in primitives:

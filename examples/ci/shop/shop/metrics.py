@@ -16,8 +16,7 @@ def buyers_count(log: np.ndarray, rng: np.random.Generator, size: int, epsilon: 
     return np.sum(log) + rng.laplace(0.0, 1.0 / epsilon, size)
 
 
-def buyers_count_per_hundred(log: np.ndarray, rng: np.random.Generator, size: int,
-                             epsilon: float = 1.0) -> np.ndarray:
+def buyers_count_per_hundred(log: np.ndarray, rng: np.random.Generator, size: int, epsilon: float = 1.0) -> np.ndarray:
     """A buggy twin: the noise is scaled for the rate per hundred customers but added to the count, so
     with 10 customers it is 10x too small for the claimed epsilon (the audit must catch this)."""
     return np.sum(log) + rng.laplace(0.0, len(log) / (100 * epsilon), size)
