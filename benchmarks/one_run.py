@@ -53,11 +53,16 @@ def main(argv: list[str] | None = None) -> int:
     m = args.canaries
     rows = []
     for true_eps in (1.0, 2.0):
-        draw, _ = _best(lambda: np.random.default_rng(0).laplace(0.0, 1.0 / true_eps, m), args.repeat)
+        draw, _ = _best(lambda: np.random.default_rng(0).laplace(0.0, 1.0 / true_eps, m), args.repeat)  # noqa: B023 (called within this iteration)
         for delta in (0.0, 1e-5):
             wall, res = _best(
                 lambda: one_run(
-                    laplace_canaries(true_eps), m, lambda out: out, claim_epsilon=1.0, claim_delta=delta, seed=0
+                    laplace_canaries(true_eps),  # noqa: B023 (called within this iteration)
+                    m,
+                    lambda out: out,
+                    claim_epsilon=1.0,
+                    claim_delta=delta,  # noqa: B023 (called within this iteration)
+                    seed=0,
                 ),
                 args.repeat,
             )
