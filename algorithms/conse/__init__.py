@@ -6,4 +6,8 @@ Modules: `environment` (typed patients), `algorithm` (ConSE / DP-ConSE), `privac
 `inference` (CATE confidence intervals and tests), `regret`, `registration`.
 """
 
-__all__: list[str] = []
+from dpaudit.algorithms.conse.conse import ConSE
+from dpaudit.algorithms.conse.environment import PatientData, PatientExperiment
+from dpaudit.algorithms.conse.inference import CATEInference, cate_inference
+
+__all__ = ["CATEInference", "ConSE", "PatientData", "PatientExperiment", "cate_inference"]

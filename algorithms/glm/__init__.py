@@ -6,4 +6,16 @@ Modules: `environment` (links, GLM instances), `private_glm`, `shuffle_glm`, `pr
 corrected accounting), `regret`, `registration`.
 """
 
-__all__: list[str] = []
+from dpaudit.algorithms.glm.algorithms import PrivateGLM, ShuffleGLM
+from dpaudit.algorithms.glm.environment import GLMData, GLMEnvironment, paper_glm_environment
+from dpaudit.algorithms.glm.privacy import private_glm_privacy, shuffle_glm_privacy
+
+__all__ = [
+    "GLMData",
+    "GLMEnvironment",
+    "PrivateGLM",
+    "ShuffleGLM",
+    "paper_glm_environment",
+    "private_glm_privacy",
+    "shuffle_glm_privacy",
+]

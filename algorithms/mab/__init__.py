@@ -8,4 +8,36 @@ Modules: `environment` (arms, reward tables), `outcome`, `base` (the shared `Alg
 one module per algorithm, `registration` (`dpaudit regret` entries).
 """
 
-__all__: list[str] = []
+from dpaudit.algorithms.mab.batch_se import BatchSE
+from dpaudit.algorithms.mab.canaries import CanaryRounds, one_run_target
+from dpaudit.algorithms.mab.elimination import DPSE, SuccessiveElimination
+from dpaudit.algorithms.mab.environment import (
+    BernoulliArms,
+    ClippedGaussianArms,
+    Environment,
+    RewardTable,
+    make_environment,
+)
+from dpaudit.algorithms.mab.ftnl import FTNL
+from dpaudit.algorithms.mab.hybrid_ucb import HybridUCB
+from dpaudit.algorithms.mab.lazy_ucb import AnytimeLazyUCB
+from dpaudit.algorithms.mab.outcome import Outcome
+from dpaudit.algorithms.mab.ucb import UCB1
+
+__all__ = [
+    "DPSE",
+    "FTNL",
+    "UCB1",
+    "AnytimeLazyUCB",
+    "BatchSE",
+    "BernoulliArms",
+    "CanaryRounds",
+    "ClippedGaussianArms",
+    "Environment",
+    "HybridUCB",
+    "Outcome",
+    "RewardTable",
+    "SuccessiveElimination",
+    "make_environment",
+    "one_run_target",
+]
