@@ -296,6 +296,7 @@ class AuditEntry:
 
     @property
     def relations(self) -> tuple[str, ...]:
+        """The neighbouring relations of the entry's pairs, each once, in order."""
         return tuple(dict.fromkeys(p.relation for p in self.pairs))
 
     def audit_calls(self) -> int:
@@ -384,29 +385,52 @@ class Entry(Protocol):
     `dpaudit.user_audits.UserAuditEntry`, which share one registry, one report and one gate."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The entry's name (one word): its key in the registry."""
+
     @property
-    def algorithm(self) -> str: ...
+    def algorithm(self) -> str:
+        """The audited algorithm (its `dpaudit regret` name), or a user's label for it."""
+
     @property
-    def description(self) -> str: ...
+    def description(self) -> str:
+        """One line on what the entry audits."""
+
     @property
-    def variant(self) -> str: ...
+    def variant(self) -> str:
+        """Which variant of the algorithm is audited ("" for the algorithm as published)."""
+
     @property
-    def observable(self) -> str: ...
+    def observable(self) -> str:
+        """What the auditor sees (`OBSERVABLES`, or "output" for a mechanism's output)."""
+
     @property
-    def observable_description(self) -> str: ...
+    def observable_description(self) -> str:
+        """The observable in words."""
+
     @property
-    def source(self) -> str: ...
+    def source(self) -> str:
+        """Where the claims come from (paper, theorem)."""
+
     @property
-    def samples(self) -> int: ...
+    def samples(self) -> int:
+        """Runs per input of a full audit."""
+
     @property
-    def quick(self) -> bool: ...
+    def quick(self) -> bool:
+        """Whether the entry is in the default (quick) suite."""
+
     @property
-    def claims(self) -> Sequence[Claim]: ...
+    def claims(self) -> Sequence[Claim]:
+        """The privacy claims the audit is compared with."""
+
     @property
-    def expect(self) -> str: ...
+    def expect(self) -> str:
+        """ "violation" if some claim is expected to be violated, else "consistent"."""
+
     @property
-    def relations(self) -> tuple[str, ...]: ...
+    def relations(self) -> tuple[str, ...]:
+        """The neighbouring relations the audit's inputs differ by (`RELATIONS`)."""
 
     def audit_calls(self) -> int:
         """Number of `dpaudit.audit.audit` calls `run` makes (the CLI's Bonferroni split counts them)."""

@@ -258,10 +258,10 @@ def run_entry(
         _pin_fields(entry, record)
         if getattr(entry, "mode", None) == "one-run":
             run_one_run_entry(
-                entry,
+                entry,  # type: ignore[arg-type]
                 record,
                 confidence=confidence,
-                base_seed=base,  # type: ignore[arg-type]
+                base_seed=base,
                 regret=regret,
             )
             return finish_record(record, start)

@@ -111,6 +111,9 @@ class Guarantee:
         return self.epsilon
 
     def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict: type, notion, epsilon ("inf" when infinite), delta (for approx, or when positive),
+        rho and source when set.
+        """
         out: dict[str, Any] = {"type": "Guarantee", "notion": self.notion}
         if self.epsilon is not None:
             out["epsilon"] = self.epsilon if math.isfinite(self.epsilon) else "inf"
@@ -243,6 +246,10 @@ class Privacy:
             return math.inf
 
     def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict of every field: events by `event_to_json`, guarantees by `Guarantee.to_json`,
+        relation and trust model with their text (`to_dict` is the same method).
+        """
+
         def ev(e: dp_accounting.DpEvent | None) -> Any:
             return None if e is None else event_to_json(e)
 

@@ -55,6 +55,7 @@ class Registry(Generic[T]):
         self._entries: dict[str, T] = {}
 
     def register(self, name: str, entry: T) -> T:
+        """Register `entry` under `name` and return it; ValueError if another entry has that name."""
         if name in self._entries and self._entries[name] is not entry:
             raise ValueError(f"{self._kind} {name!r} is registered twice")
         self._entries[name] = entry
@@ -65,6 +66,7 @@ class Registry(Generic[T]):
         self._entries.pop(name, None)
 
     def get(self, name: str) -> T:
+        """The entry registered under `name`; ValueError naming the known ones if there is none."""
         try:
             return self._entries[name]
         except KeyError:
@@ -72,6 +74,7 @@ class Registry(Generic[T]):
             raise ValueError(f"unknown {self._kind} {name!r}; known: {known}") from None
 
     def names(self) -> list[str]:
+        """The registered names, sorted."""
         return sorted(self._entries)
 
     def __contains__(self, name: object) -> bool:

@@ -53,10 +53,12 @@ class RegretCurves:
 
     @property
     def runs(self) -> int:
+        """Number of independent runs."""
         return self.regret.shape[0]
 
     @property
     def horizon(self) -> int:
+        """Number of rounds T: the last checkpoint."""
         return int(self.checkpoints[-1])
 
     def mean(self) -> np.ndarray:
@@ -75,6 +77,7 @@ class RegretCurves:
 
     @property
     def final_mean(self) -> float:
+        """Mean cumulative pseudo-regret at the horizon."""
         return float(self.mean()[-1])
 
     @property
@@ -88,6 +91,7 @@ class RegretCurves:
         return self.mean() / self.checkpoints
 
     def time_average_band(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """`band` divided by the checkpoints: the confidence band of the mean time-average regret R(t)/t."""
         lo, hi = self.band(level)
         return lo / self.checkpoints, hi / self.checkpoints
 

@@ -102,18 +102,22 @@ class UserAuditEntry:
 
     @property
     def claims(self) -> tuple[Claim, ...]:
+        """The entry's one claim, as a tuple."""
         return (self.claim,)
 
     @property
     def expect(self) -> str:
+        """The claim's expected outcome."""
         return self.claim.expect
 
     @property
     def relations(self) -> tuple[str, ...]:
+        """The entry's one neighbouring relation, as a tuple."""
         return (self.relation,)
 
     @property
     def observable_description(self) -> str:
+        """The observable in words: the `observable` itself."""
         return self.observable
 
     def audit_calls(self) -> int:

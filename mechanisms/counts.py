@@ -139,22 +139,26 @@ class CountLaw:
     # ---- float summaries (table sizing only)
     @property
     def mean(self) -> float:
+        """Mean as a float: lam (Poisson) or r theta / (1 - theta) (Pólya)."""
         if self.kind == "poisson":
             return float(self.a)
         return float(self.a * self.theta / (1 - self.theta))
 
     @property
     def sd(self) -> float:
+        """Standard deviation as a float: sqrt(lam) (Poisson) or sqrt(r theta) / (1 - theta) (Pólya)."""
         if self.kind == "poisson":
             return math.sqrt(float(self.a))
         return math.sqrt(float(self.a * self.theta)) / float(1 - self.theta)
 
 
 def poisson_law(lam: Any) -> CountLaw:
+    """The Poisson(lam) law at the exact rational value of `lam`."""
     return CountLaw("poisson", exact_rational(lam, "lam"))
 
 
 def polya_law(r: Any, theta: Any) -> CountLaw:
+    """The Pólya(r, theta) law at the exact rational values of `r` and `theta` (theta in [0, 1))."""
     th = Fraction(0) if theta == 0 else exact_rational(theta, "theta")
     if th >= 1:
         raise ValueError(f"theta must lie in [0, 1), got {theta!r}")

@@ -131,10 +131,12 @@ def frac_interval(x: Fraction, prec: int) -> Interval:
 
 
 def iv_add(a: Interval, b: Interval, prec: int) -> Interval:
+    """[a_lo + b_lo, a_hi + b_hi], rounded outward to `prec` digits."""
     return (_context(prec, decimal.ROUND_FLOOR).add(a[0], b[0]), _context(prec, decimal.ROUND_CEILING).add(a[1], b[1]))
 
 
 def iv_sub(a: Interval, b: Interval, prec: int) -> Interval:
+    """[a_lo - b_hi, a_hi - b_lo], rounded outward to `prec` digits."""
     return (
         _context(prec, decimal.ROUND_FLOOR).subtract(a[0], b[1]),
         _context(prec, decimal.ROUND_CEILING).subtract(a[1], b[0]),
@@ -142,12 +144,14 @@ def iv_sub(a: Interval, b: Interval, prec: int) -> Interval:
 
 
 def iv_mul(a: Interval, b: Interval, prec: int) -> Interval:
+    """[min, max] of the four products of endpoints, rounded outward to `prec` digits."""
     down, up = _context(prec, decimal.ROUND_FLOOR), _context(prec, decimal.ROUND_CEILING)
     pairs = [(x, y) for x in a for y in b]
     return min(down.multiply(x, y) for x, y in pairs), max(up.multiply(x, y) for x, y in pairs)
 
 
 def iv_ln(a: Interval, prec: int) -> Interval:
+    """[ln a_lo, ln a_hi], one step outward at `prec` digits; ValueError unless a_lo > 0."""
     if a[0] <= 0:
         raise ValueError("log of an interval that is not positive")
     ctx = _context(prec, decimal.ROUND_HALF_EVEN)
@@ -155,6 +159,7 @@ def iv_ln(a: Interval, prec: int) -> Interval:
 
 
 def iv_exp(a: Interval, prec: int) -> Interval:
+    """[exp a_lo, exp a_hi], one step outward at `prec` digits."""
     ctx = _context(prec, decimal.ROUND_HALF_EVEN)
     return ctx.next_minus(ctx.exp(a[0])), ctx.next_plus(ctx.exp(a[1]))
 

@@ -57,9 +57,11 @@ class LaplaceMechanism:
 
     @classmethod
     def for_epsilon(cls, epsilon: float, sensitivity: float = 1.0) -> LaplaceMechanism:
+        """The mechanism with scale = sensitivity / epsilon (epsilon-DP at that sensitivity)."""
         return cls(check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon))
 
     def sample(self, rng: np.random.Generator, size: Size | None = None) -> np.ndarray:
+        """Lap(scale) noise of shape `size`."""
         return samplers.laplace(rng, self.scale, size)
 
     def release(self, rng: np.random.Generator, values: Any) -> np.ndarray:
@@ -68,6 +70,7 @@ class LaplaceMechanism:
         return arr + self.sample(rng, arr.shape)
 
     def event(self, sensitivity: float = 1.0) -> dp_accounting.LaplaceDpEvent:
+        """LaplaceDpEvent(scale / sensitivity)."""
         return dp_accounting.LaplaceDpEvent(self.scale / check_positive(sensitivity, "sensitivity"))
 
     def pure_epsilon(self, sensitivity: float = 1.0) -> float:
@@ -82,6 +85,7 @@ class GaussianMechanism:
     sigma: float = attr.ib(converter=lambda s: check_positive(s, "sigma"))
 
     def sample(self, rng: np.random.Generator, size: Size | None = None) -> np.ndarray:
+        """N(0, sigma^2) noise of shape `size`."""
         return samplers.gaussian(rng, self.sigma, size)
 
     def release(self, rng: np.random.Generator, values: Any) -> np.ndarray:
@@ -90,6 +94,7 @@ class GaussianMechanism:
         return arr + self.sample(rng, arr.shape)
 
     def event(self, sensitivity: float = 1.0) -> dp_accounting.GaussianDpEvent:
+        """GaussianDpEvent(sigma / sensitivity), sensitivity the l2-sensitivity."""
         return dp_accounting.GaussianDpEvent(self.sigma / check_positive(sensitivity, "sensitivity"))
 
 
@@ -109,6 +114,7 @@ class DiscreteLaplaceMechanism:
         return cls(_sensitivity_int(sensitivity) / exact_rational(epsilon, "epsilon"))
 
     def sample(self, rng: np.random.Generator, size: Size | None = None) -> np.ndarray:
+        """DLap(scale) noise of shape `size`, exact (`discrete.discrete_laplace`)."""
         return discrete.discrete_laplace(rng, self.scale, size)
 
     def release(self, rng: np.random.Generator, values: Any) -> np.ndarray:
@@ -117,6 +123,7 @@ class DiscreteLaplaceMechanism:
         return arr + self.sample(rng, arr.shape)
 
     def event(self, sensitivity: int = 1) -> dp_event.DiscreteLaplaceDpEvent:
+        """DiscreteLaplaceDpEvent(1 / scale, sensitivity) for an integer sensitivity >= 1."""
         return dp_event.DiscreteLaplaceDpEvent(
             noise_parameter=float(1 / self.scale), sensitivity=_sensitivity_int(sensitivity)
         )
@@ -134,6 +141,7 @@ class DiscreteGaussianMechanism:
     sigma: Fraction = attr.ib(converter=lambda s: exact_rational(s, "sigma"))
 
     def sample(self, rng: np.random.Generator, size: Size | None = None) -> np.ndarray:
+        """N_Z(0, sigma^2) noise of shape `size`, exact (`discrete.discrete_gaussian`)."""
         return discrete.discrete_gaussian(rng, self.sigma, size)
 
     def release(self, rng: np.random.Generator, values: Any) -> np.ndarray:
@@ -142,6 +150,7 @@ class DiscreteGaussianMechanism:
         return arr + self.sample(rng, arr.shape)
 
     def event(self, sensitivity: int = 1) -> DiscreteGaussianDpEvent:
+        """DiscreteGaussianDpEvent(sigma, sensitivity) for an integer sensitivity >= 1."""
         return DiscreteGaussianDpEvent(float(self.sigma), float(_sensitivity_int(sensitivity)))
 
     def rho(self, sensitivity: int = 1) -> float:
@@ -157,6 +166,7 @@ class SkellamMechanism:
     variance: float = attr.ib(converter=lambda v: check_positive(v, "variance"))
 
     def sample(self, rng: np.random.Generator, size: Size | None = None) -> np.ndarray:
+        """Sk(0, variance) noise of shape `size`."""
         return samplers.skellam(rng, self.variance, size)
 
     def release(self, rng: np.random.Generator, values: Any) -> np.ndarray:
@@ -165,6 +175,7 @@ class SkellamMechanism:
         return arr + self.sample(rng, arr.shape)
 
     def event(self, l1_sensitivity: float = 1.0, l2_sensitivity: float | None = None) -> SkellamDpEvent:
+        """SkellamDpEvent(variance, l1, l2); the l2-sensitivity defaults to the l1-sensitivity."""
         l1 = check_positive(l1_sensitivity, "l1_sensitivity")
         l2 = l1 if l2_sensitivity is None else check_positive(l2_sensitivity, "l2_sensitivity")
         return SkellamDpEvent(self.variance, l1, l2)
@@ -184,12 +195,15 @@ class RandomizedResponseMechanism:
     k: int = attr.ib(default=2, converter=lambda k: check_int_at_least(k, 2, "k"))
 
     def release(self, rng: np.random.Generator, values: Any) -> np.ndarray:
+        """Each of `values` through k-ary randomized response (binary for k = 2)."""
         if self.k == 2:
             return samplers.randomized_response(rng, values, self.epsilon)
         return samplers.k_randomized_response(rng, values, self.k, self.epsilon)
 
     def event(self) -> KaryRandomizedResponseDpEvent:
+        """KaryRandomizedResponseDpEvent(epsilon, k)."""
         return KaryRandomizedResponseDpEvent(local_epsilon=self.epsilon, num_buckets=self.k)
 
     def pure_epsilon(self) -> float:
+        """epsilon: k-ary randomized response is epsilon-LDP."""
         return self.epsilon

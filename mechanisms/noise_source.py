@@ -55,10 +55,12 @@ class DpauditNoise:
     reproducible: ClassVar[bool] = True
 
     def laplace(self, rng: np.random.Generator, values: Any, scale: Any) -> np.ndarray:
+        """values + Lap(scale), float64, the shape of `values` (`samplers.laplace`)."""
         v = np.asarray(values, dtype=float)
         return v + samplers.laplace(rng, scale, v.shape)
 
     def discrete_laplace(self, rng: np.random.Generator, values: Any, scale: Any) -> np.ndarray:
+        """values + DLap(scale), int64, the shape of `values` (`discrete.discrete_laplace`)."""
         v = np.asarray(values, dtype=np.int64)
         return v + discrete.discrete_laplace(rng, scale, v.shape)
 

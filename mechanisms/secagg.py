@@ -436,6 +436,7 @@ class SkellamSecAgg(_Protocol):
 
     @property
     def user_variance(self) -> float:
+        """Variance of one user's noise, g²/(n eps²) with g = `noise_g`."""
         return self.noise_g**2 / (self.params.n * self.epsilon**2)
 
     def user_noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:

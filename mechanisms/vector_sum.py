@@ -102,6 +102,7 @@ class BitSumProtocol:
 
     @property
     def message_bits(self) -> int:
+        """Bits per message: cap + b."""
         return self.cap + self.b
 
     # -- randomizer, shuffler, analyzer --------------------------------------------------------

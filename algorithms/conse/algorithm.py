@@ -88,6 +88,7 @@ class ConSEParams:
 
     @property
     def private(self) -> bool:
+        """Whether this is DP-ConSE (an epsilon is set) rather than ConSE."""
         return self.epsilon is not None
 
     @property

@@ -29,6 +29,7 @@ class ConSE:
 
     @property
     def name(self) -> str:
+        """ "dp-conse" when private, else "conse"."""
         return "dp-conse" if self.params.private else "conse"
 
     def run(self, data: PatientData, rng: np.random.Generator, *, release: bool = False) -> ConSEResult:

@@ -53,10 +53,12 @@ class PatientData:
 
     @property
     def runs(self) -> int:
+        """Number of runs (datasets)."""
         return self.types.shape[0]
 
     @property
     def horizon(self) -> int:
+        """Number of patients n per run."""
         return self.types.shape[1]
 
     def repeat(self, size: int) -> PatientData:
@@ -108,6 +110,7 @@ class PatientExperiment:
 
     @property
     def num_types(self) -> int:
+        """Number of patient types."""
         return self.mu0.size
 
     @property

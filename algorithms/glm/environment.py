@@ -84,6 +84,7 @@ class GLMData:
 
     @property
     def runs(self) -> int:
+        """Number of runs."""
         return self.seeds.shape[0]
 
 
@@ -108,18 +109,22 @@ class GLMEnvironment:
 
     @property
     def dim(self) -> int:
+        """Dimension d."""
         return self.theta.size
 
     @property
     def n_arms(self) -> int:
+        """Number of arms K per round."""
         return self.contexts.shape[1]
 
     @property
     def horizon(self) -> int:
+        """Number of rounds T."""
         return self.contexts.shape[0]
 
     @property
     def S(self) -> float:
+        """||θ*||_2, the norm bound S of the papers' analysis."""
         return float(np.linalg.norm(self.theta))
 
     @functools.cached_property

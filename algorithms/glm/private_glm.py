@@ -249,6 +249,7 @@ class PrivateGLMParams:
 
     @property
     def private(self) -> bool:
+        """Whether the algorithm is private (an epsilon is set)."""
         return self.epsilon is not None
 
     @property

@@ -126,6 +126,7 @@ class ShuffleGLMParams:
 
     @property
     def private(self) -> bool:
+        """Whether the algorithm is private (an epsilon is set)."""
         return self.epsilon is not None
 
     @property

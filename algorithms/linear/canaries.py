@@ -81,13 +81,18 @@ class CanaryUsers:
 
     @property
     def dim(self) -> int:
+        """Feature dimension d."""
         return self.features.shape[1]
 
     @property
     def n_arms(self) -> int:
+        """Number of actions K."""
         return self.features.shape[0]
 
     def block(self, t0: int, n: int, rng: np.random.Generator) -> Block:
+        """Rounds t0 .. t0+n-1: the fixed features, zero means, and reward 1 for every action at the
+        included canary rounds.
+        """
         feats = np.broadcast_to(self.features[None, None], (1, n, self.n_arms, self.dim))
         means = np.broadcast_to(np.zeros((1, 1, self.n_arms)), (1, n, self.n_arms))
         lo, hi = np.searchsorted(self.on, [t0, t0 + n])

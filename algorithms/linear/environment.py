@@ -61,6 +61,7 @@ class Block:
 
     @property
     def rounds(self) -> int:
+        """Number of rounds n in the block."""
         return self.features.shape[1]
 
     def rewards(self, actions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -99,18 +100,23 @@ class Environment(Protocol):
     """What the linear-bandit algorithms read: dimension, number of actions, runs and blocks of rounds."""
 
     @property
-    def dim(self) -> int: ...
+    def dim(self) -> int:
+        """Feature dimension d."""
 
     @property
-    def n_arms(self) -> int: ...
+    def n_arms(self) -> int:
+        """Number of actions K."""
 
     @property
-    def runs(self) -> int: ...
+    def runs(self) -> int:
+        """Number of independent runs R."""
 
     @property
-    def horizon(self) -> int: ...
+    def horizon(self) -> int:
+        """Number of rounds T."""
 
-    def block(self, t0: int, n: int, rng: np.random.Generator) -> Block: ...
+    def block(self, t0: int, n: int, rng: np.random.Generator) -> Block:
+        """Rounds t0 .. t0+n-1 of every run (`rng` draws whatever the environment draws fresh)."""
 
 
 def paper_vectors(rng: np.random.Generator, shape: tuple[int, ...], dim: int) -> np.ndarray:
@@ -161,10 +167,12 @@ class LinearEnvironment:
 
     @property
     def runs(self) -> int:
+        """Number of runs R (instances)."""
         return self.theta.shape[0]
 
     @property
     def dim(self) -> int:
+        """Feature dimension d."""
         return self.theta.shape[1]
 
     def block(self, t0: int, n: int, rng: np.random.Generator) -> Block:
@@ -277,6 +285,7 @@ class ContextTable:
 
     @property
     def horizon(self) -> int:
+        """Number of users T in the table."""
         return self.features.shape[0]
 
     @property
@@ -287,10 +296,12 @@ class ContextTable:
 
     @property
     def n_arms(self) -> int:
+        """Number of actions K."""
         return self.features.shape[1]
 
     @property
     def dim(self) -> int:
+        """Feature dimension d."""
         return self.features.shape[2]
 
     def with_runs(self, runs: int) -> ContextTable:

@@ -68,13 +68,18 @@ class Release(Protocol):
 
     exact: bool
 
-    def start(self, runs: int, dim: int, horizon: int, batch: int, rng: np.random.Generator) -> None: ...
+    def start(self, runs: int, dim: int, horizon: int, batch: int, rng: np.random.Generator) -> None:
+        """Reset the state for `runs` runs (`rng` for noise drawn once, e.g. tree nodes)."""
 
     def release(
         self, phis: np.ndarray, ys: np.ndarray, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]: ...
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """Ingest one batch, phis (R, n, d) and ys (R, n); return the cumulative (u (R, d), G (R, d, d), stats)."""
 
-    def noise_std(self, horizon: int, batch: int, dim: int) -> float: ...
+    def noise_std(self, horizon: int, batch: int, dim: int) -> float:
+        """Std of one entry of the accumulated noise after `horizon` rounds (sigma~ of Chowdhury & Zhou,
+        ICML 2022, Assumption A.3 / Lemma A.4); 0 for exact sums.
+        """
 
 
 def user_statistics(phis: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -86,6 +91,7 @@ class RunningSums:
     """A `Release` keeping the cumulative estimates u (R, d) and G (R, d, d), zero at `start`."""
 
     def start(self, runs: int, dim: int, horizon: int, batch: int, rng: np.random.Generator) -> None:
+        """Reset the cumulative sums to zero for `runs` runs of dimension `dim`."""
         self._u = np.zeros((runs, dim))
         self._g = np.zeros((runs, dim, dim))
 
@@ -102,10 +108,12 @@ class ExactSums(RunningSums):
     exact = True
 
     def release(self, phis, ys, rng):
+        """Add the batch's exact sum(phi y) and sum(phi phi^T); no statistics are released."""
         u, g = self.accumulate((ys[..., None] * phis).sum(axis=1), phis.transpose(0, 2, 1) @ phis)
         return u, g, {}
 
     def noise_std(self, horizon: int, batch: int, dim: int) -> float:
+        """0: no noise."""
         return 0.0
 
 

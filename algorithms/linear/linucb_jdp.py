@@ -73,10 +73,12 @@ class TreeSums:
         )
 
     def start(self, runs: int, dim: int, horizon: int, batch: int, rng: np.random.Generator) -> None:
+        """Start a fresh tree stream for `runs` runs (its node noise drawn from `rng`)."""
         self._stream = self.tree.start(rng, runs)
         self._dim = dim
 
     def release(self, phis, ys, rng):
+        """Insert the batch's sum of z z^T into the tree; (u, G) are read off the noisy prefix sum."""
         z = np.concatenate([phis, ys[..., None]], axis=2)
         prefix = self._stream.insert(z.transpose(0, 2, 1) @ z)
         d = self._dim
@@ -106,6 +108,7 @@ class LinUCBJDP(LinearAlgorithm):
         check_positive_int(self.user_rounds, "user_rounds")
 
     def leaves(self, horizon: int) -> int:
+        """Number of tree leaves: the number of full batches, floor(horizon / batch), at least 1."""
         return max(check_positive_int(horizon, "horizon") // self.batch, 1)
 
     def sigma(self, horizon: int) -> float:

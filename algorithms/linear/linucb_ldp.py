@@ -72,6 +72,7 @@ class LocalGaussianSums(RunningSums):
         self.protocol = GaussianShuffleProtocol(dim=dim, num_users=batch, sigma=sigma)
 
     def release(self, phis, ys, rng):
+        """Randomize every user's (phi y, phi phi^T) locally and add the batch's sums of the messages."""
         m1, m2 = self.protocol.randomize(rng, *user_statistics(phis, ys))
         u, g = self.accumulate(m1.sum(axis=1), m2.sum(axis=1))
         return u, g, {"messages_u": m1, "messages_V": m2}
@@ -98,6 +99,7 @@ class LinUCBLDP(LinearAlgorithm):
 
     @property
     def sigma(self) -> float:
+        """Per-user noise std (`ldp_sigma`)."""
         return ldp_sigma(self.epsilon, self.delta, self.noise)
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:

@@ -159,6 +159,7 @@ class AmpSums(RunningSums):
         self.per_message = per_message
 
     def release(self, phis, ys, rng):
+        """Run P_Amp on the batch's users (message by message when `per_message`) and add its sums."""
         vec, mat = user_statistics(phis, ys)
         stats: dict[str, np.ndarray] = {}
         if self.per_message:
@@ -191,6 +192,7 @@ class VecSums(RunningSums):
         self.per_message = per_message
 
     def release(self, phis, ys, rng):
+        """Clip the users' statistics to [-1, 1], run P_Vec on the vector and the matrix, and add the sums."""
         vec, mat = (np.clip(a, -1.0, 1.0) for a in user_statistics(phis, ys))
         u = self.vector.sum_vectors(rng, vec, self.per_message)
         v = self.matrix.sum_matrices(rng, mat, self.per_message)
@@ -235,6 +237,7 @@ class LinUCBSDPAmp(_ShuffleLinUCB):
         check_choice(self.noise, AMP_RETURNING_NOISES if self.users == "returning" else SDP_NOISES, "noise")
 
     def sigma(self, horizon: int) -> float:
+        """Per-user noise std of P_Amp over `horizon` users (`amp_sigma`)."""
         return amp_sigma(self.epsilon, self.delta, self.batch, horizon, self.users, self.noise)
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:
@@ -347,6 +350,7 @@ class LinUCBSDPVec(_ShuffleLinUCB):
         check_choice(self.vec_range, VECTOR_SUM_RANGES, "vec_range")
 
     def parameters(self, dim: int, horizon: int) -> tuple[int, int, float]:
+        """(g, b, p) of P_Vec for dimension `dim` over `horizon` users (`vec_parameters`)."""
         return vec_parameters(self.epsilon, self.delta, self.batch, dim, horizon, self.users, self.noise)
 
     def default_regularizer(self, dim: int, horizon: int) -> float | None:

@@ -101,12 +101,15 @@ class CanaryRounds:
         return (np.searchsorted(self.on, end) - np.searchsorted(self.on, start)).astype(float)
 
     def stream(self, rng: np.random.Generator, size: int) -> Callable[[int, np.ndarray], np.ndarray]:
+        """A callable (t, arms) -> rewards: all ones at an included canary round, else zeros."""
+
         def draw(t: int, arms: np.ndarray) -> np.ndarray:
             return np.full(np.shape(arms), float(self._count(t, 1)))
 
         return draw
 
     def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
+        """Number of included canary rounds in [start, start + length), for each run."""
         return np.broadcast_to(self._count(start, length), np.shape(arms)).copy()
 
     def rounded_segment_sums(self, rng, arms, start, length, g: int, rows=None) -> np.ndarray:
@@ -114,10 +117,12 @@ class CanaryRounds:
         return (g * self.segment_sums(rng, arms, start, length, rows)).astype(np.int64)
 
     def window(self, rng, arms, start, width: int) -> np.ndarray:
+        """Rewards at rounds start[i] .. start[i]+width-1, shape (runs, width): 1 at included canary rounds."""
         pos = np.asarray(start, dtype=np.int64)[:, None] + np.arange(width)
         return np.isin(pos, self.on).astype(float)
 
     def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
+        """Number of included canary rounds in [start, start + length) for every arm, shape (size, K)."""
         return np.full((size, self.n_arms), float(self._count(start, length)))
 
 

@@ -122,9 +122,11 @@ class BernoulliArms:
 
     @property
     def n_arms(self) -> int:
+        """Number of arms K."""
         return self.means.shape[-1]
 
     def stream(self, rng: np.random.Generator, size: int) -> Callable[[int, np.ndarray], np.ndarray]:
+        """A callable (t, arms) -> rewards (size,) of round t for each run's arm `arms[i]`."""
         mu = _rows(self.means, size)
         rows = np.arange(size)
         block = max(1, _CHUNK // max(size, 1))
@@ -139,6 +141,11 @@ class BernoulliArms:
         return draw
 
     def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
+        """Sum of `arms[i]`'s rewards over rounds [start[i], start[i] + length[i]) in each of the runs `rows`
+        (default: all, in order).
+
+        Drawn exactly: Binomial(length, mu_a).
+        """
         return rng.binomial(np.asarray(length), _arm_means(self.means, arms, rows)).astype(float)
 
     def window(self, rng, arms, start, width: int) -> np.ndarray:
@@ -147,6 +154,10 @@ class BernoulliArms:
         return (rng.random((mu.size, width)) < mu[:, None]).astype(float)
 
     def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
+        """All K arms' rewards summed over rounds [start, start + length), shape (size, K).
+
+        Drawn exactly: Binomial(length, mu_a) per arm.
+        """
         return rng.binomial(length, _rows(self.means, size)).astype(float)
 
     def rounded_segment_sums(self, rng, arms, start, length, g: int, rows=None) -> np.ndarray:
@@ -170,6 +181,7 @@ class ClippedGaussianArms:
 
     @property
     def n_arms(self) -> int:
+        """Number of arms K."""
         return self.means.shape[-1]
 
     @property
@@ -198,6 +210,7 @@ class ClippedGaussianArms:
         return np.clip(mu + self.std * rng.standard_normal(mu.shape), 0.0, 1.0)
 
     def stream(self, rng: np.random.Generator, size: int):
+        """A callable (t, arms) -> rewards (size,) of round t for each run's arm `arms[i]`."""
         mu = _rows(self.means, size)
         rows = np.arange(size)
         block = max(1, _CHUNK // max(size, 1))
@@ -229,6 +242,11 @@ class ClippedGaussianArms:
         return out
 
     def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
+        """Sum of `arms[i]`'s rewards over rounds [start[i], start[i] + length[i]) in each of the runs `rows`
+        (default: all, in order).
+
+        Drawn user by user (no closed form).
+        """
         return self._per_user(rng, _arm_means(self.means, arms, rows), length, lambda x: x)
 
     def window(self, rng, arms, start, width: int) -> np.ndarray:
@@ -237,11 +255,18 @@ class ClippedGaussianArms:
         return self._draw(rng, np.repeat(mu[:, None], width, axis=1))
 
     def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
+        """All K arms' rewards summed over rounds [start, start + length), shape (size, K).
+
+        Drawn user by user (no closed form).
+        """
         mu = _rows(self.means, size)
         flat = self._per_user(rng, mu.reshape(-1), np.full(mu.size, length), lambda x: x)
         return flat.reshape(mu.shape)
 
     def rounded_segment_sums(self, rng, arms, start, length, g: int, rows=None) -> np.ndarray:
+        """Sum of the randomized-rounding codes floor(x g) + Ber(frac(x g)) of `arms[i]`'s rewards
+        (Chowdhury & Zhou, ICLR 2023, Alg. 1 line 20), drawn user by user.
+        """
         mu = _arm_means(self.means, arms, rows)
 
         def encode(x: np.ndarray) -> np.ndarray:
@@ -277,14 +302,17 @@ class RewardTable:
 
     @property
     def n_arms(self) -> int:
+        """Number of arms K."""
         return self.rewards.shape[1]
 
     @property
     def horizon(self) -> int:
+        """Number of rounds T in the table."""
         return self.rewards.shape[0]
 
     @property
     def means(self) -> np.ndarray:
+        """Column means: the arms' means for pseudo-regret."""
         return self.rewards.mean(axis=0)
 
     def neighbour(self, t: int, row) -> RewardTable:
@@ -301,6 +329,8 @@ class RewardTable:
             raise ValueError(f"the algorithm needs more than the table's {self.horizon} rounds")
 
     def stream(self, rng, size: int):
+        """A callable (t, arms) -> rewards[t, arms]; ValueError past the table's last round."""
+
         def draw(t: int, arms: np.ndarray) -> np.ndarray:
             self._check_end(t + 1)
             return self.rewards[t, arms]
@@ -308,6 +338,11 @@ class RewardTable:
         return draw
 
     def segment_sums(self, rng, arms, start, length, rows=None) -> np.ndarray:
+        """Sum of `arms[i]`'s rewards over rounds [start[i], start[i] + length[i]) in each of the runs `rows`
+        (default: all, in order).
+
+        Read from the table's prefix sums; ValueError past its last round.
+        """
         start = np.asarray(start, dtype=np.int64)
         end = start + np.asarray(length, dtype=np.int64)
         self._check_end(end)
@@ -319,6 +354,10 @@ class RewardTable:
         return self.rewards[pos, np.asarray(arms)[:, None]]
 
     def vector_sums(self, rng, start: int, length: int, size: int) -> np.ndarray:
+        """All K arms' rewards summed over rounds [start, start + length), shape (size, K).
+
+        Read from the table's prefix sums (the same in every run); ValueError past its last round.
+        """
         self._check_end(start + length)
         return np.broadcast_to(self._prefix[start + length] - self._prefix[start], (size, self.n_arms)).copy()
 

@@ -93,6 +93,7 @@ class Outcome:
 
     @property
     def size(self) -> int:
+        """Number of runs."""
         return self.arms.shape[0]
 
     def actions(self) -> np.ndarray:

@@ -88,14 +88,17 @@ class LibraryEntry:
 
     @property
     def variant(self) -> str:
+        """The library primitive audited."""
         return self.primitive
 
     @property
     def relations(self) -> tuple[str, ...]:
+        """("one-user",): the inputs differ in one user's value."""
         return ("one-user",)
 
     @property
     def expect(self) -> str:
+        """The expected outcome of the floating-point claim (`fp_expect`)."""
         return self.fp_expect
 
     def audit_calls(self) -> int:

@@ -182,9 +182,11 @@ class RdpCurve:
             raise ValueError("every RDP order must exceed 1")
 
     def epsilon(self, delta: float) -> float:
+        """epsilon at `delta` (see `rdp_epsilon`)."""
         return rdp_epsilon(np.array(self.orders), np.array(self.values), check_delta(delta))
 
     def delta(self, epsilon: float) -> float:
+        """delta at `epsilon` (see `rdp_delta`)."""
         return rdp_delta(np.array(self.orders), np.array(self.values), check_epsilon(epsilon))
 
 
@@ -268,10 +270,13 @@ class Zcdp:
         check_nonnegative(self.xi, "xi")
 
     def epsilon(self, delta: float) -> float:
+        """epsilon at `delta` (see `zcdp_epsilon`)."""
         return zcdp_epsilon(self.rho, check_delta(delta), self.xi)
 
     def delta(self, epsilon: float) -> float:
+        """delta at `epsilon` (see `zcdp_delta`)."""
         return zcdp_delta(self.rho, check_epsilon(epsilon), self.xi)
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:
+        """The implied RDP curve xi + alpha * rho at each of `orders` (Bun, Steinke 2016, Def. 1.1)."""
         return self.xi + np.asarray(orders, dtype=float) * self.rho

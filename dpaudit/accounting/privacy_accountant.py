@@ -136,6 +136,7 @@ class PrivacyAccountant(dp_accounting.PrivacyAccountant):
 
     @property
     def name(self) -> str:
+        """Name of the accountant answering (e.g. "best", "pld", "rdp")."""
         return self._accountant.name
 
     def _check(self, event: dp_accounting.DpEvent) -> None:

@@ -113,9 +113,13 @@ def plan_args(plans: dict[str, EventPlan], with_grid: bool) -> PlanArgs:
 
 
 def _count_rows(args: PlanArgs, out0: np.ndarray, out1: np.ndarray) -> list[np.ndarray]:
-    """Counts of rows in each event, as `estimation_chunk` returns them, for rows already drawn."""
+    """Counts of rows in each event, as `estimation_chunk` returns them, for rows already drawn (none: zeros;
+    a score is never called on an empty block)."""
     out = []
     for score, sign, thresholds in args:
+        if len(out0) == 0 and len(out1) == 0:
+            out.append(np.zeros((2, len(thresholds)), dtype=np.int64))
+            continue
         s0, s1 = score(out0), score(out1)
         out.append(np.stack([counts_above(s0, sign, thresholds), counts_above(s1, sign, thresholds)]).astype(np.int64))
     return out

@@ -125,6 +125,6 @@ class CheckpointStore:
                 meta=np.array(meta_text),
                 checksum=np.array(_checksum(meta_text, arrays)),
                 count=np.array(len(arrays)),
-                **members,
-            ),  # type: ignore[arg-type]  # numpy's stub: **kwds
+                **members,  # type: ignore[arg-type]  # numpy's stub: **kwds
+            ),
         )

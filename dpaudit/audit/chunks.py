@@ -48,9 +48,11 @@ class ChunkStore(Protocol):
     """Where finished chunks are kept (`dpaudit.audit.checkpoints.CheckpointStore`): `load` gives a stored
     result or None, `save` stores one; `events_key` names the events an estimation chunk counted."""
 
-    def load(self, chunk: Chunk, events_key: str = "") -> Any: ...
+    def load(self, chunk: Chunk, events_key: str = "") -> Any:
+        """The stored result of `chunk` (for the events named `events_key`), or None if none is stored."""
 
-    def save(self, chunk: Chunk, result: Any, events_key: str = "") -> None: ...
+    def save(self, chunk: Chunk, result: Any, events_key: str = "") -> None:
+        """Store `result` of `chunk` (for the events named `events_key`)."""
 
 
 def plan_chunks(n_selection: int, n_estimation: int, chunk_size: int) -> list[Chunk]:

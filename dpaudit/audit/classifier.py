@@ -80,6 +80,7 @@ class LogisticScore(Score):
     learned: bool = True
 
     def features(self, outputs: np.ndarray) -> np.ndarray:
+        """The feature matrix phi(x) of `outputs`, one row per output (`logistic_features`)."""
         return logistic_features(outputs, self)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:

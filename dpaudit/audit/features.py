@@ -175,6 +175,9 @@ class AtomPatternLogRatio(Score):
     learned: bool = True
 
     def codes(self, outputs: np.ndarray) -> np.ndarray:
+        """Per-coordinate codes (rows, width) of `outputs`: the index of the coordinate's atom, or
+        -1 - (the bin among `bin_edges`) for a continuous entry.
+        """
         x = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
         out = np.full(x.shape, -1, dtype=np.int64)
         for j in range(x.shape[1]):

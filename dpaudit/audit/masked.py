@@ -86,6 +86,7 @@ class MaskedValueScore(Score):
     coarse_thresholds: bool = True
 
     def features(self, outputs: np.ndarray) -> np.ndarray:
+        """The feature matrix phi(x) of `outputs`, one row per output (`masked_features`)."""
         return masked_features(outputs, self)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:

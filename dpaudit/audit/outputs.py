@@ -24,6 +24,7 @@ class OutputSpec:
 
     @property
     def width(self) -> int:
+        """Number of entries in one output row (1 for a scalar output)."""
         return int(np.prod(self.row_shape)) if self.row_shape else 1
 
 

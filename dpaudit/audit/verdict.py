@@ -112,6 +112,7 @@ def direction_result(
 
 
 def event_name(plan: EventPlan) -> str:
+    """The event's label, e.g. "score > 0.5" ("-score > 0.5" for the reversed sign)."""
     return f"{'' if plan.sign > 0 else '-'}{plan.score.name} > {plan.threshold!r}"
 
 

@@ -144,6 +144,9 @@ def name_flags(message: str, parser: argparse.ArgumentParser | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `dpaudit` command on `argv` (default: `sys.argv[1:]`) and return its exit code: the
+    subcommand's, 2 for a usage error, 3 for an internal error, `EXIT_INTERRUPTED` on Ctrl-C.
+    """
     parser, handlers, subparsers = _build()
     try:
         args = parser.parse_args(join_negative_values(sys.argv[1:] if argv is None else argv))

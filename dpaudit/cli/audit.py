@@ -54,6 +54,7 @@ CONNECT_TIMEOUT = 10.0  # seconds
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of `dpaudit audit` on its subparser."""
     parser.add_argument(
         "names",
         nargs="*",

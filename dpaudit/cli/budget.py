@@ -186,6 +186,7 @@ def add_algorithm_arguments(parser: argparse.ArgumentParser, skip: Collection[st
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of `dpaudit budget` on its subparser."""
     add_mechanism_arguments(parser)
     parser.add_argument(
         "--delta",

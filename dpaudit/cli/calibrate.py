@@ -52,6 +52,7 @@ DEFAULT: _Default = {"mechanism": "gaussian", "count": 100, "epsilon": 1.0, "del
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of `dpaudit calibrate` on its subparser."""
     add_mechanism_arguments(parser)
     parser.add_argument("--epsilon", type=EPSILON, default=None, help="mechanism: target epsilon > 0 (default 1)")
     parser.add_argument(
@@ -282,6 +283,9 @@ def run_algorithm(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Calibrate the named mechanism under every accountant that supports it (an algorithm goes to
+    `run_algorithm`) and print the values found; returns the exit code.
+    """
     from dpaudit import accounting
     from dpaudit.accounting.calibration import calibrate_parameter
     from dpaudit.accounting.named import MECHANISMS, event_for

@@ -35,6 +35,7 @@ FIELDS = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of `dpaudit list` on its subparser."""
     parser.add_argument("--quick", action="store_true", help="only the entries of the default (quick) suite")
     add_catalog_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print a JSON list of objects")
@@ -58,6 +59,7 @@ def _row(entry: Any, claims: bool, origin: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the catalog's entries as a table (or JSON with `--json`); returns the exit code."""
     from dpaudit.registry import AUDITS
 
     if args.claims and not args.json:

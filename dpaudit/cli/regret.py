@@ -171,6 +171,9 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Simulate the algorithm's regret and print its summary (or list the algorithms with `--list`);
+    returns the exit code, 2 when ALGORITHM or --horizon is missing.
+    """
     from dpaudit.registry import ALGORITHMS, load_plugins
 
     load_plugins()

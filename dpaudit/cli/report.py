@@ -13,11 +13,13 @@ HELP = "re-render report.md and report.html from a report.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of `dpaudit report` on its subparser."""
     parser.add_argument("directory", metavar="DIR", help="folder holding report.json (written by `dpaudit audit`)")
     parser.add_argument("--json", action="store_true", help="print the paths written and the gate as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Re-render the report set of DIR from its report.json and print the paths written; returns 0."""
     from dpaudit.cli._types import check_path
     from dpaudit.report import check_report_set, load_report, lock_folder, write_report
 

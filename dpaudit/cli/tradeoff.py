@@ -39,6 +39,7 @@ def _epsilons(text: str) -> tuple[float, ...]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the flags of `dpaudit tradeoff` on its subparser."""
     from dpaudit.cli.budget import DELTA, add_algorithm_arguments
 
     parser.add_argument(
@@ -121,6 +122,9 @@ def _point(
 
 
 def run(args: argparse.Namespace) -> int:
+    """Account for and simulate every algorithm at every epsilon input, then print (or plot) the
+    frontier; returns the exit code.
+    """
     from dpaudit import budgets
     from dpaudit.cli.regret import simulate
     from dpaudit.registry import ALGORITHMS, load_plugins

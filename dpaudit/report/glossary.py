@@ -120,6 +120,7 @@ COLUMN_HELP: dict[str, str] = {
 
 
 def column_help(key: str) -> str:
+    """What the column `key` shows (`COLUMN_HELP`); "" for a column without help."""
     return COLUMN_HELP.get(key, "")
 
 

@@ -551,6 +551,9 @@ def samples_text(report: dict[str, Any]) -> str:
 
 
 def settings_lines(report: dict[str, Any]) -> list[str]:
+    """The report's settings section as markdown bullet lines: versions, seed, samples, confidence,
+    catalog, skipped and unfinished entries, command and wall time.
+    """
     s = report["settings"]
     v = report["versions"]
     lines = [

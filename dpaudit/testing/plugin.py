@@ -20,6 +20,7 @@ __all__ = ["assert_dp", "pytest_addoption"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add `--dpaudit-samples N`: the `assert_dp` fixture's default number of runs per input."""
     group = parser.getgroup("dpaudit")
     group.addoption(
         "--dpaudit-samples",

@@ -113,6 +113,9 @@ class ApproxBackend(Backend):
         return min(cands)
 
     def branch_epsilon(self, branch, leaves, delta):
+        """Best of the composition theorems; profile leaves get a share of `delta` from a grid of
+        fractions (inf at delta = 0 when the branch holds a profile leaf).
+        """
         fixed, prof = self._fixed(branch, leaves)
         if not prof:
             return self._eps_fixed(fixed, delta)
@@ -129,6 +132,9 @@ class ApproxBackend(Backend):
         return best
 
     def branch_delta(self, branch, leaves, epsilon):
+        """Best of the composition theorems; profile leaves get one eps0 from a geometric grid on
+        [epsilon / (10 k), epsilon] (k the number of profile releases) and their delta0 at it.
+        """
         fixed, prof = self._fixed(branch, leaves)
         if not prof:
             return self._delta_fixed(fixed, epsilon)

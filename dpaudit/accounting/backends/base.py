@@ -69,6 +69,9 @@ class Backend:
         return None
 
     def first_unsupported(self, flat: Flattened) -> tuple[dp_accounting.DpEvent, str] | None:
+        """The first leaf this backend refuses and why (an unsupported leaf, else the costliest leaf of
+        a branch too costly to answer for), or None when it can answer for the whole tree.
+        """
         for key, leaf in flat.leaves.items():
             r = self.reason(key, leaf)
             if r is not None:
@@ -80,13 +83,25 @@ class Backend:
         return None
 
     def branch_epsilon(self, branch: Branch, leaves: dict, delta: float) -> float:
+        """Smallest epsilon this backend proves for one branch (its leaves composed sequentially) at `delta`.
+
+        `branch` maps a leaf key to its count, `leaves` a leaf key to its DpEvent; inf when no finite
+        epsilon is proved. Never optimistic: the value may be loose, never below the true epsilon.
+        """
         raise NotImplementedError
 
     def branch_delta(self, branch: Branch, leaves: dict, epsilon: float) -> float:
+        """Smallest delta this backend proves for one branch (its leaves composed sequentially) at `epsilon`.
+
+        `branch` maps a leaf key to its count, `leaves` a leaf key to its DpEvent; 1 when nothing better
+        is proved. Never optimistic: the value may be loose, never below the true delta.
+        """
         raise NotImplementedError
 
     def epsilon(self, flat: Flattened, delta: float) -> float:
+        """epsilon at `delta` of the whole tree: the worst branch's `branch_epsilon` (parallel composition)."""
         return max(self.branch_epsilon(b, flat.leaves, delta) for b in flat.branches)
 
     def delta(self, flat: Flattened, epsilon: float) -> float:
+        """delta at `epsilon` of the whole tree: the worst branch's `branch_delta` (parallel composition)."""
         return max(self.branch_delta(b, flat.leaves, epsilon) for b in flat.branches)

@@ -364,6 +364,11 @@ class PldBackend(Backend):
         return pld
 
     def branch_epsilon(self, branch, leaves, delta):
+        """Gaussian-only branches: the exact analytic curve (Balle, Wang, "Improving the Gaussian
+        Mechanism for Differential Privacy", ICML 2018, Thm 8); otherwise the composed pessimistic PLD's
+        epsilon at `delta` less the FFT round-off allowance (a single release at delta = 0: its largest
+        loss, raised by `ZERO_DELTA_MARGIN`; inf when no delta is left).
+        """
         if not branch:
             return 0.0
         mu, rest = self._gaussian_mu(branch, leaves)
@@ -384,6 +389,9 @@ class PldBackend(Backend):
         return math.inf
 
     def branch_delta(self, branch, leaves, epsilon):
+        """Gaussian-only branches: the exact analytic curve (Balle, Wang, ICML 2018, Thm 8); otherwise the
+        composed pessimistic PLD's delta at `epsilon` plus the FFT round-off allowance, capped at 1.
+        """
         if not branch:
             return 0.0
         mu, rest = self._gaussian_mu(branch, leaves)

@@ -27,10 +27,15 @@ class PureBackend(Backend):
         return None
 
     def total(self, branch: Branch, leaves: dict) -> float:
+        """Basic composition of the branch: sum of count * eps_leaf (Dwork, Roth, "The Algorithmic
+        Foundations of Differential Privacy", FnT TCS 2014, Thm 3.16), 0 for an empty branch.
+        """
         return math.fsum(c * pure_epsilon(leaves[k]) for k, c in branch.items()) if branch else 0.0
 
     def branch_epsilon(self, branch, leaves, delta):
+        """The branch's `total`, whatever `delta`."""
         return self.total(branch, leaves)
 
     def branch_delta(self, branch, leaves, epsilon):
+        """`guarantees.pure_delta` of the branch's `total` at `epsilon`."""
         return pure_delta(self.total(branch, leaves), epsilon)

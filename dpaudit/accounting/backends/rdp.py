@@ -177,13 +177,18 @@ class RdpBackend(Backend):
         return self._leaf_curve(Keyed(key, leaf))
 
     def branch_curve(self, branch: Branch, leaves: dict) -> np.ndarray:
+        """The branch's RDP curve on `orders`: sum of count * leaf curve (Mironov, "Renyi Differential
+        Privacy", CSF 2017, Prop. 1).
+        """
         total = np.zeros_like(self.orders)
         for k, c in branch.items():
             total = total + c * self.leaf_curve(k, leaves[k])
         return total
 
     def branch_epsilon(self, branch, leaves, delta):
+        """`guarantees.rdp_epsilon` of the branch's curve at `delta`."""
         return rdp_epsilon(self.orders, self.branch_curve(branch, leaves), delta)
 
     def branch_delta(self, branch, leaves, epsilon):
+        """`guarantees.rdp_delta` of the branch's curve at `epsilon`."""
         return rdp_delta(self.orders, self.branch_curve(branch, leaves), epsilon)

@@ -39,6 +39,9 @@ class ShuffleBackend(ApproxBackend):
             )
 
     def branch_epsilon(self, branch, leaves, delta):
+        """One shuffled release: `shuffled_epsilon` directly; otherwise `ApproxBackend.branch_epsilon`.
+        Raises ValueError when `delta` is below the sum of the releases' local deltas.
+        """
         self._check_local_delta(branch, leaves, delta)
         if len(branch) == 1:
             ((k, c),) = branch.items()
@@ -48,6 +51,7 @@ class ShuffleBackend(ApproxBackend):
         return super().branch_epsilon(branch, leaves, delta)
 
     def branch_delta(self, branch, leaves, epsilon):
+        """One shuffled release: `shuffle.shuffled_delta` directly; otherwise `ApproxBackend.branch_delta`."""
         if len(branch) == 1:
             ((k, c),) = branch.items()
             leaf = leaves[k]

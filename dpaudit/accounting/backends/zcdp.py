@@ -24,6 +24,9 @@ class ZcdpBackend(Backend):
         return None
 
     def branch_zcdp(self, branch, leaves) -> tuple[float, float]:
+        """(rho, xi) of the branch: count-weighted sums of the leaves' (Bun, Steinke, "Concentrated
+        Differential Privacy", TCC 2016, Lemma 2.3).
+        """
         rho = xi = 0.0
         for k, c in branch.items():
             bound = zcdp_of_leaf(leaves[k])
@@ -35,9 +38,11 @@ class ZcdpBackend(Backend):
         return rho, xi
 
     def branch_epsilon(self, branch, leaves, delta):
+        """`guarantees.zcdp_epsilon` of the branch's (rho, xi) at `delta` (inf for an infinite rho)."""
         rho, xi = self.branch_zcdp(branch, leaves)
         return math.inf if math.isinf(rho) else zcdp_epsilon(rho, delta, xi)
 
     def branch_delta(self, branch, leaves, epsilon):
+        """`guarantees.zcdp_delta` of the branch's (rho, xi) at `epsilon` (1 for an infinite rho)."""
         rho, xi = self.branch_zcdp(branch, leaves)
         return 1.0 if math.isinf(rho) else zcdp_delta(rho, epsilon, xi)
