@@ -29,7 +29,7 @@ from dpaudit.audit.auditor import audit, run_audit
 from dpaudit.audit.describe import describe_target
 from dpaudit.audit.one_run import OneRunResult, one_run
 from dpaudit.audit.options import AuditOptions
-from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
+from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult, TimeBox
 from dpaudit.audit.search import PairSearch, audit_pairs, statdp_patterns
 from dpaudit.audit.sequential import SequentialAudit, audit_sequential
 
@@ -41,6 +41,7 @@ __all__ = [
     "OneRunResult",
     "PairSearch",
     "SequentialAudit",
+    "TimeBox",
     "audit",
     "audit_pairs",
     "audit_sequential",

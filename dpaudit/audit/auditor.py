@@ -31,6 +31,7 @@ import numpy as np
 
 from dpaudit._moved import forward
 from dpaudit.audit import options as _options
+from dpaudit.audit.anytime import timeboxed_audit
 from dpaudit.audit.candidates import choose, resolved
 from dpaudit.audit.checkpoints import CheckpointStore, fingerprint_data
 from dpaudit.audit.chunks import (
@@ -293,15 +294,23 @@ class _Run:
 
 
 def run_audit(
-    target: Callable[[Any, np.random.Generator, int], Any], d0: Any, d1: Any, options: _options.AuditOptions
+    target: Callable[[Any, np.random.Generator, int], Any],
+    d0: Any,
+    d1: Any,
+    options: _options.AuditOptions,
+    stream: tuple[int, ...] = (),
 ) -> AuditResult:
     """`audit` with its options already gathered (and validated) in an `AuditOptions`.
 
     Scalar float outputs under `float_check` "report" or "gate" (without `float_bits` or a user `score`)
     get two audits with 1 - confidence split evenly: the algorithmic one, and the floating-point one with
-    the bit features added, on runs from a seed stream disjoint from the first's.
+    the bit features added, on runs from a seed stream disjoint from the first's.  `stream` prefixes the
+    spawn keys of every run's seed (a time-boxed audit's stages each have their own); with a
+    `time_budget` the audit runs in stages (`dpaudit.audit.anytime`).
     """
     o = options
+    if o.time_budget is not None:
+        return timeboxed_audit(lambda stage, key: run_audit(target, d0, d1, stage, key), o)
     maybe_split = o.float_check != "off" and not o.float_bits and o.score is None
     try:
         plan = _options.plan_audit(target, o)
@@ -312,10 +321,10 @@ def run_audit(
     user_score = UserScore(o.score) if o.score is not None else None
     spec = _probe(target, d0, d1, o.seed, user_score)
     if not maybe_split or spec.discrete or spec.width != 1:  # the bit features read scalar floats
-        return _run_one(target, d0, d1, o, plan or _options.plan_audit(target, o), spec, user_score, ())
+        return _run_one(target, d0, d1, o, plan or _options.plan_audit(target, o), spec, user_score, stream)
     half = 1.0 - (1.0 - o.confidence) / 2
     if half == 1.0:  # 1 - confidence below 2**-52: its half is no float below 1, so no second audit fits
-        return _run_one(target, d0, d1, o, plan or _options.plan_audit(target, o), spec, user_score, ())
+        return _run_one(target, d0, d1, o, plan or _options.plan_audit(target, o), spec, user_score, stream)
     algorithmic = dataclasses.replace(o, confidence=half, float_check="off")
     bits = dataclasses.replace(
         o,
@@ -331,8 +340,8 @@ def run_audit(
             "the floating-point audit of these float outputs takes half of 1 - confidence "
             f"(float_check='off' audits the algorithm alone): {exc}"
         ) from None
-    result = _run_one(target, d0, d1, algorithmic, plan, spec, user_score, ())
-    fp = _run_one(target, d0, d1, bits, plan, spec, user_score, (_FLOAT_STREAM,))
+    result = _run_one(target, d0, d1, algorithmic, plan, spec, user_score, stream)
+    fp = _run_one(target, d0, d1, bits, plan, spec, user_score, (*stream, _FLOAT_STREAM))
     return dataclasses.replace(
         result,
         confidence=o.confidence,
@@ -397,6 +406,7 @@ def audit(
     checkpoint_dir: str | None = None,
     progress: bool | None = None,
     target_name: str | None = None,
+    time_budget: float | None = None,
 ) -> AuditResult:
     """Lower-bound the privacy loss of `target` between neighbouring inputs `d0` and `d1`.
 
@@ -458,6 +468,10 @@ def audit(
         A progress bar (None: when stderr is a terminal).
     target_name : str, optional
         The name the result and checkpoints give the target (default: its module and qualified name).
+    time_budget : float, optional
+        Seconds (> 0): audit in stages of `samples`, 2 `samples`, 4 `samples`, ... runs per input until the
+        budget is spent or a violation is settled, each stage at its share of 1 - confidence, so the bound
+        holds whenever it stops (`dpaudit.audit.anytime`); `time_box` records the runs reached.
 
     Returns
     -------
@@ -509,5 +523,6 @@ def audit(
         checkpoint_dir=checkpoint_dir,
         progress=progress,
         target_name=target_name,
+        time_budget=time_budget,
     )
     return run_audit(target, d0, d1, opts)

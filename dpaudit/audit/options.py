@@ -29,6 +29,7 @@ from dpaudit.validation import (
     check_epsilon,
     check_int_at_least,
     check_open_unit,
+    check_positive,
 )
 
 __all__ = [
@@ -161,6 +162,7 @@ class AuditOptions:
     checkpoint_dir: str | None = None
     progress: bool | None = None
     target_name: str | None = None
+    time_budget: float | None = None
     #: (claim object, its delta(epsilon), its name): the claim prepared once (a DpEvent composed once).
     claim_parts: tuple[Any, Callable[[float], float], str] | None = dataclasses.field(
         default=None, repr=False, compare=False
@@ -212,6 +214,8 @@ class AuditOptions:
             raise ValueError(f"score must be a function of a batch of outputs, got {self.score!r}")
         put("float_bits", check_bool(self.float_bits, "float_bits"))
         put("float_check", check_choice(self.float_check, FLOAT_CHECKS, "float_check"))
+        if self.time_budget is not None:
+            put("time_budget", check_positive(self.time_budget, "time_budget"))
         put("crossfit", check_bool(self.crossfit, "crossfit"))
         put("families", check_families(self.families))
         if self.families is not None and self.score is not None:

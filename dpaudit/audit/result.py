@@ -8,11 +8,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AuditResult", "CurveCheck", "DirectionResult"]
+__all__ = ["AuditResult", "CurveCheck", "DirectionResult", "TimeBox"]
 
 #: 2: `target` added (schema-1 results read back with target "").
 #: 3: `float_check` and `floating_point` added (older results read back with "off" and None).
-RESULT_SCHEMA = 3
+#: 4: `time_box` added (older results read back with None).
+RESULT_SCHEMA = 4
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,26 @@ def _decode_float(value: Any) -> float:
 
 
 @dataclass(frozen=True)
+class TimeBox:
+    """How a time-boxed audit (`time_budget=`) spent its budget (`dpaudit.audit.anytime`).
+
+    Stage k audited `stage_samples[k]` fresh runs per input at error level `stage_levels[k]` =
+    (1 - confidence) / ((k + 1)(k + 2)) and bounded epsilon by `stage_epsilon_lower[k]`; the result is
+    stage `best_stage`.  `samples_drawn` counts the runs per input of every stage, `seconds` the wall time
+    of all of them, and `stopped` says why no further stage ran: "violation" (settled) or "budget".
+    """
+
+    budget: float
+    seconds: float
+    stopped: str
+    best_stage: int
+    stage_samples: tuple[int, ...]
+    stage_levels: tuple[float, ...]
+    stage_epsilon_lower: tuple[float, ...]
+    samples_drawn: int
+
+
+@dataclass(frozen=True)
 class AuditResult:
     """Outcome of `dpaudit.audit.audit`.
 
@@ -113,6 +134,9 @@ class AuditResult:
     of the Least Significant Bits for Differential Privacy", CCS 2012), on runs independent of this one's.
     1 - `confidence` is then split evenly between the two, so both hold together with probability >=
     `confidence`.  `verdict` stays the algorithmic one; `gate_verdict` is what a CI gate fails on.
+
+    `time_box` is set by a time-boxed audit (`time_budget=`): the stages it ran and the runs it reached;
+    `samples` is then the runs per input of the stage reported.
     """
 
     epsilon_lower: float
@@ -137,6 +161,7 @@ class AuditResult:
     target: str = ""
     float_check: str = "off"
     floating_point: AuditResult | None = None
+    time_box: TimeBox | None = None
     schema: int = RESULT_SCHEMA
 
     @property
@@ -174,6 +199,8 @@ class AuditResult:
         data["output_shape"] = tuple(data["output_shape"])
         if data.get("floating_point") is not None:
             data["floating_point"] = cls.from_dict(data["floating_point"])
+        if data.get("time_box") is not None:
+            data["time_box"] = _time_box(data["time_box"])
         for key in ("epsilon_lower", "mu_lower", "mu_point", "claim_epsilon", "claim_delta"):
             data[key] = _decode_float(data[key])
         return cls(**data)
@@ -202,6 +229,14 @@ def _direction(d: dict[str, Any]) -> DirectionResult:
         if key in d:
             d[key] = _decode_float(d[key])
     return DirectionResult(**d)
+
+
+def _time_box(d: dict[str, Any]) -> TimeBox:
+    d = dict(d)
+    for key in ("stage_samples", "stage_levels"):
+        d[key] = tuple(d[key])
+    d["stage_epsilon_lower"] = tuple(_decode_float(v) for v in d["stage_epsilon_lower"])
+    return TimeBox(**d)
 
 
 def _curve(d: dict[str, Any]) -> CurveCheck:
