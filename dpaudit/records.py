@@ -34,6 +34,7 @@ __all__ = [
     "PairRecord",
     "PinNoteRecord",
     "RegretRecord",
+    "TimeBoxRecord",
     "audit_record",
     "claim_record",
     "entry_record",
@@ -79,6 +80,7 @@ class AuditRecord(TypedDict, total=False):
     tradeoff: dict[str, list[float]]
     check: str  # a library entry's audits: which bound, "stated" (algorithmic) or "floating-point"
     floating_point: FloatingPointRecord  # scalar float outputs under float_check "report" or "gate"
+    time_box: TimeBoxRecord  # audits with a time budget: the stages and the runs reached
     # one-run audits
     mode: str
     horizon: int
@@ -120,6 +122,18 @@ class FloatingPointRecord(TypedDict):
     verdict: str
     confidence: float
     gate: bool
+
+
+class TimeBoxRecord(TypedDict):
+    """How a time-boxed audit spent its budget (`dpaudit.audit.AuditResult.time_box`): the runs per side of
+    each stage, the stage reported, the runs drawn in all, the seconds, and why it stopped."""
+
+    budget: float
+    seconds: float
+    stopped: str
+    stage_samples: list[int]
+    best_stage: int
+    samples_drawn: int
 
 
 class ClaimRecord(TypedDict, total=False):
@@ -376,6 +390,17 @@ def user_audit_record(
     fp = floating_point_record(result)
     if fp is not None:
         record["floating_point"] = fp
+    box = getattr(result, "time_box", None)
+    if box is not None:
+        record["samples"] = int(result.samples)
+        record["time_box"] = {
+            "budget": box.budget,
+            "seconds": round(box.seconds, 3),
+            "stopped": box.stopped,
+            "stage_samples": list(box.stage_samples),
+            "best_stage": box.best_stage,
+            "samples_drawn": box.samples_drawn,
+        }
     return record
 
 

@@ -4,6 +4,8 @@
     modules = ["shop_audits"]   # imported in order; each registers entries with dpaudit.register_audit
     paths = ["."]               # optional: folders put on sys.path, relative to the file (default ".")
     catalog = "user"            # optional: "user" (default with modules), "builtin" or "all"
+    float_check = "report"      # optional: every entry's floating-point check ("report", "gate", "off")
+    time_budget = 60            # optional: seconds per audit, drawing runs until spent (dpaudit.audit.anytime)
 
 The project is found as pytest finds its rootdir: the nearest pyproject.toml from the current
 folder upward (`find_project_file`). A project whose file has no `[tool.dpaudit]` table declares no
@@ -21,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
+import math
 import pathlib
 import sys
 import tomllib
@@ -34,6 +37,7 @@ __all__ = [
     "ConfigError",
     "UserConfig",
     "catalog_text",
+    "default_option",
     "find_config",
     "find_project_file",
     "load_user_audits",
@@ -42,7 +46,7 @@ __all__ = [
 
 CONFIG_FILE = "pyproject.toml"
 CATALOGS = ("builtin", "user", "all")
-_KEYS = ("modules", "paths", "catalog", "float_check")
+_KEYS = ("modules", "paths", "catalog", "float_check", "time_budget")
 _registered: dict[str, list[str]] = {}  # module name -> entry names its last import registered
 
 
@@ -53,14 +57,16 @@ class ConfigError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class UserConfig:
     """A parsed `[tool.dpaudit]` table: `file` it came from, `modules` to import, `paths` (absolute),
-    the `catalog` it declares (builtin, user or all) and `float_check` ("report", "gate" or "off"; None:
-    the audit's default), given to every entry of the modules that does not set its own."""
+    the `catalog` it declares (builtin, user or all), `float_check` ("report", "gate" or "off"; None:
+    the audit's default) and `time_budget` (seconds per audit, or None), given to every entry of the
+    modules that does not set its own."""
 
     file: pathlib.Path
     modules: tuple[str, ...]
     paths: tuple[pathlib.Path, ...]
     catalog: str = "user"
     float_check: str | None = None
+    time_budget: float | None = None
 
 
 def _string_list(table: dict[str, Any], key: str, file: pathlib.Path) -> list[str]:
@@ -125,6 +131,13 @@ def read_config(path: str | pathlib.Path) -> UserConfig:
         raise ConfigError(
             f"{file}: [tool.dpaudit] float_check must be one of {', '.join(FLOAT_CHECKS)}, got {float_check!r}"
         )
+    time_budget = table.get("time_budget")
+    if time_budget is not None and (
+        isinstance(time_budget, bool) or not isinstance(time_budget, (int, float)) or not 0 < time_budget < math.inf
+    ):
+        raise ConfigError(
+            f"{file}: [tool.dpaudit] time_budget must be a positive number of seconds, got {time_budget!r}"
+        )
     modules = _string_list(table, "modules", file) if "modules" in table else []
     paths = _string_list(table, "paths", file) if "paths" in table else ["."]
     folders = []
@@ -134,7 +147,12 @@ def read_config(path: str | pathlib.Path) -> UserConfig:
             raise ConfigError(f"{file}: [tool.dpaudit] paths entry {p!r} is not a folder ({folder})")
         folders.append(folder)
     return UserConfig(
-        file=file, modules=tuple(dict.fromkeys(modules)), paths=tuple(folders), catalog=catalog, float_check=float_check
+        file=file,
+        modules=tuple(dict.fromkeys(modules)),
+        paths=tuple(folders),
+        catalog=catalog,
+        float_check=float_check,
+        time_budget=None if time_budget is None else float(time_budget),
     )
 
 
@@ -212,9 +230,10 @@ def load_user_audits(config: UserConfig) -> list[str]:
                 f"raised {type(exc).__name__}: {exc}"
             ) from None
         mine = sorted(set(AUDITS.names()) - before)
-        if config.float_check is not None:
-            for name in mine:
-                _default_float_check(name, config.float_check)
+        for key in ("float_check", "time_budget"):
+            if getattr(config, key) is not None:
+                for name in mine:
+                    default_option(name, key, getattr(config, key))
         _registered[module] = mine
         names += mine
     if not names:
@@ -225,16 +244,17 @@ def load_user_audits(config: UserConfig) -> list[str]:
     return names
 
 
-def _default_float_check(name: str, float_check: str) -> None:
-    """Give the user entry `name` the config's `float_check` unless its `register_audit` call set one."""
+def default_option(name: str, key: str, value: Any, *, override: bool = False) -> None:
+    """Give the user entry `name` the audit option `key` = `value` (the config's `float_check` or
+    `time_budget`, or a command-line flag with `override`) unless its `register_audit` call set one."""
     from dpaudit.registry import AUDITS
 
     entry = AUDITS.get(name)
     options = getattr(entry, "audit_options", None)
-    if options is None or "float_check" in options:
+    if options is None or (key in options and not override):
         return
     AUDITS.remove(name)
-    AUDITS.register(name, dataclasses.replace(entry, audit_options={**options, "float_check": float_check}))
+    AUDITS.register(name, dataclasses.replace(entry, audit_options={**options, key: value}))
 
 
 def catalog_text(catalog: str, config: Any, quick: bool) -> str:

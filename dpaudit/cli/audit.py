@@ -81,6 +81,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"runs per input for every audit, >= {MIN_SAMPLES} (default: each entry's)",
     )
     parser.add_argument(
+        "--time-budget",
+        type=real_in(0.0, float("inf"), low_open=True, high_open=True),
+        default=None,
+        metavar="SECONDS",
+        help="each of your audits draws runs in doubling stages until SECONDS are spent or a violation is "
+        "settled, its bound valid whenever it stops (--samples: the first stage's runs; default: "
+        "[tool.dpaudit] time_budget, else one audit of fixed size)",
+    )
+    parser.add_argument(
         "--confidence",
         type=real_in(0.0, 1.0, low_open=True, high_open=True),
         default=0.95,
@@ -263,6 +272,13 @@ def run(args: argparse.Namespace) -> int:
                 f"nothing to audit: the {_catalog_text(catalog, config, False)} has no entry to run; "
                 + "; ".join(f"skipped {note}" for note in skipped)
             )
+        if args.time_budget is not None:
+            if not user:
+                raise FlagError("--time-budget", "times your audits (user entries); none is selected")
+            from dpaudit.user_config import default_option
+
+            for name in user:
+                default_option(name, "time_budget", args.time_budget, override=True)
         entries, quick = _select(args, catalog, builtin, user)
         if not entries:  # a run that audits nothing is no pass
             raise ValueError(f"nothing to audit: the {_catalog_text(catalog, config, False)} has no entry to run")

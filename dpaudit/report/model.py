@@ -290,6 +290,14 @@ def entry_note(e: dict[str, Any]) -> list[tuple[str, str]]:
         runs = f"one run at T = {e['one_run'].get('horizon')} with {e['one_run'].get('num_canaries')} canaries"
     else:
         runs = f"{e['audits'][0].get('samples') if e.get('audits') else '–'} samples per side"
+        box = e["audits"][0].get("time_box") if e.get("audits") else None
+        if isinstance(box, dict):
+            runs = (
+                f"time budget {fmt(box['budget'])} s: {len(box['stage_samples'])} stages reached "
+                f"{box['stage_samples'][-1]} runs per side ({box['samples_drawn']} in all, stopped by "
+                f"{'a settled violation' if box['stopped'] == 'violation' else 'the budget'}); the bound is "
+                f"stage {box['best_stage'] + 1}'s, {e['audits'][0].get('samples')} samples per side"
+            )
     parts.append(("run", f"seed {e.get('seed')}, {runs}, {e.get('seconds')} s"))
     return parts
 
