@@ -118,6 +118,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "benchmarks.simulate_glm",
         "wall time of ShuffleGLM and Private-GLM at the size of Sarmasarkar's experiments",
     ),
+    Benchmark(
+        "streaming",
+        "benchmarks.streaming",
+        "peak memory and wall time of an audit at 10^6-10^8 runs per side against drawing the runs alone",
+    ),
 )
 
 
