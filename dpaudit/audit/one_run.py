@@ -18,6 +18,10 @@ Algorithm 1 and Theorem 3.1): dpaudit draws the inclusion vector with a fair coi
 the mechanism once, guesses "in" for the k_+ highest and "out" for the k_- lowest scores (ties
 broken by canary index, which the output does not influence), and turns the number of correct
 guesses into a lower bound on epsilon with `dpaudit.audit.one_run_bound` (Theorem 3.1).
+`analysis="fdp"` reads the same count with the f-DP analysis of Mahloujifar, Melis, Chaudhuri,
+"Auditing f-Differential Privacy in One Run" (ICML 2025, Alg. 3; `dpaudit.audit.one_run_fdp`): it
+tests a claimed trade-off curve (an (epsilon, delta), GDP mu or `DpEvent` claim) and reports the
+largest GDP mu and (epsilon at claim_delta) that the count rejects.
 The pair (k_+, k_-) is either fixed by the caller (no correction: it does not look at the
 outcome) or the best of a grid of pairs, each tested at (1 - confidence) / grid size (Bonferroni);
 `selection` in the result says which.  The default grid pairs every k in
@@ -31,12 +35,23 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+import dp_accounting
 import numpy as np
 
 import dpaudit
 from dpaudit.audit.one_run_bound import best_one_run_epsilon
+from dpaudit.audit.one_run_fdp import (
+    approx_dp_curve,
+    event_curve,
+    fdp_epsilon_lower,
+    fdp_mu_lower,
+    fdp_rejects,
+    gaussian_curve,
+)
+from dpaudit.privacy import event_to_json
+from dpaudit.validation import check_choice, check_positive
 
 __all__ = ["OneRunResult", "default_guess_grid", "one_run"]
 
@@ -56,11 +71,19 @@ class OneRunResult:
     pair, tested at 1 - confidence) or "grid" (the best of `grid_size` pairs, each tested at
     `level` = (1 - confidence) / grid_size).  The bound is Theorem 3.1 of Steinke, Nasr, Jagielski,
     "Privacy Auditing with One (1) Training Run" (NeurIPS 2023); `dpaudit.audit.one_run` has an example.
+
+    With `analysis` "fdp" (Mahloujifar, Melis, Chaudhuri, "Auditing f-Differential Privacy in One Run",
+    ICML 2025, Alg. 3) `epsilon_lower` is the largest epsilon whose (epsilon, claim_delta)-DP curve the
+    count rejects, `mu_lower` the largest GDP mu it rejects (the mechanism is not mu-GDP for mu <= it),
+    and `verdict` is "violation" iff the claim's curve is rejected; the claim is `claim_epsilon` (with
+    `claim_delta`), `claim_mu` or `claim_event` (JSON of the `DpEvent`), the others None.  The pair
+    reported is the one that gives `epsilon_lower` for an epsilon claim, else `mu_lower`.  All figures
+    of one result hold together with probability >= `confidence`.
     """
 
     epsilon_lower: float
     verdict: str
-    claim_epsilon: float
+    claim_epsilon: float | None
     claim_delta: float
     confidence: float
     seed: int
@@ -77,6 +100,10 @@ class OneRunResult:
     guessed_in: tuple[int, ...]
     guessed_out: tuple[int, ...]
     version: str
+    analysis: str = "epsilon"
+    mu_lower: float | None = None
+    claim_mu: float | None = None
+    claim_event: Any = dataclasses.field(default=None, hash=False)
 
     @property
     def accuracy(self) -> float:
@@ -111,11 +138,15 @@ def one_run(
     mechanism: Mechanism,
     num_canaries: int,
     score: Score,
-    claim_epsilon: float,
+    claim_epsilon: float | None = None,
     claim_delta: float = 0.0,
     confidence: float = 0.95,
     seed: int = 0,
     guesses: tuple[int, int] | Sequence[tuple[int, int]] | None = None,
+    *,
+    analysis: str = "epsilon",
+    claim_mu: float | None = None,
+    claim_event: dp_accounting.DpEvent | None = None,
 ) -> OneRunResult:
     """Audit `mechanism` in one run with `num_canaries` canaries: a lower bound on its epsilon.
 
@@ -135,10 +166,10 @@ def one_run(
         m, the number of canaries, >= 1.
     score : callable
         `score(output) -> array` of m floats (no NaN), higher meaning "more likely included".
-    claim_epsilon : float
-        The claimed epsilon, finite and > 0.
+    claim_epsilon : float, optional
+        The claimed epsilon, finite and > 0; required for `analysis="epsilon"`.
     claim_delta : float, default 0.0
-        The claimed delta, in [0, 1).
+        The claimed delta, in [0, 1); with `analysis="fdp"` also the delta of `epsilon_lower`.
     confidence : float, default 0.95
         Probability, over the coins and the mechanism's noise, that the bound holds; in (0, 1).
     seed : int, default 0
@@ -146,6 +177,16 @@ def one_run(
     guesses : pair or sequence of pairs, optional
         (k_plus, k_minus) fixed in advance (no correction), a sequence of pairs to search (Bonferroni
         over its length), or None for `default_guess_grid(num_canaries)`; 0 < k_plus + k_minus <= m.
+    analysis : {"epsilon", "fdp"}, default "epsilon"
+        "epsilon": Steinke et al.'s Theorem 3.1.  "fdp": the f-DP recursion of Mahloujifar, Melis,
+        Chaudhuri (ICML 2025, Alg. 3), which tests the claim's trade-off curve and adds `mu_lower`.
+        The choice must be made before the run (choosing after seeing both voids the confidence).
+    claim_mu : float, optional
+        With `analysis="fdp"`: a claimed GDP mu > 0 (f(a) = Phi(Phi^-1(1 - a) - mu)).
+    claim_event : dp_accounting.DpEvent, optional
+        With `analysis="fdp"`: a claimed event, its curve the envelope of its (eps, delta(eps))-DP
+        curves from dpaudit's pld accountant (`dpaudit.audit.one_run_fdp.event_curve`).  With
+        `analysis="fdp"` exactly one of `claim_epsilon`, `claim_mu`, `claim_event` is given.
 
     Returns
     -------
@@ -157,7 +198,9 @@ def one_run(
     ------
     ValueError
         A parameter of the wrong type or out of range (each named in the message), or `score(output)`
-        of the wrong shape or with a NaN.
+        of the wrong shape or with a NaN, or a claim missing or given twice.
+    TypeError
+        `analysis` not a string, `claim_mu` not a number or `claim_event` not a `DpEvent`.
 
     Examples
     --------
@@ -170,9 +213,17 @@ def one_run(
     >>> result = dpaudit.one_run(mechanism, 1000, score=lambda output: output, claim_epsilon=1.0, seed=0)
     >>> result.verdict, round(result.epsilon_lower, 2)
     ('violation', 1.47)
+
+    The f-DP analysis of the same run: a 2-DP mechanism is no better than about 0.45-GDP here, so a
+    claim of 0.25-GDP is refuted:
+
+    >>> fdp = dpaudit.one_run(mechanism, 1000, score=lambda output: output, analysis="fdp", claim_mu=0.25)
+    >>> fdp.verdict, round(fdp.mu_lower, 2), round(fdp.epsilon_lower, 2)
+    ('violation', 0.45, 1.47)
     """
+    analysis = check_choice(analysis, ("epsilon", "fdp"), "analysis")
     m = _positive_int("num_canaries", num_canaries)
-    _check_claim(claim_epsilon, claim_delta, confidence)
+    curve, event_json = _claim_curve(analysis, claim_epsilon, claim_delta, confidence, claim_mu, claim_event)
     pairs, selection = _pairs(guesses, m)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
@@ -190,12 +241,21 @@ def one_run(
     kp = np.array([p[0] for p in pairs], dtype=np.int64)
     km = np.array([p[1] for p in pairs], dtype=np.int64)
     level = (1.0 - float(confidence)) / len(pairs)
-    best, epsilon_lower = best_one_run_epsilon(m, kp + km, hits_in[kp] + hits_out[km], float(claim_delta), level)
+    k_all, v_all = kp + km, hits_in[kp] + hits_out[km]
+    mu_lower: float | None = None
+    if curve is None:
+        best, epsilon_lower = best_one_run_epsilon(m, k_all, v_all, float(claim_delta), level)
+        violation = epsilon_lower > cast(float, claim_epsilon)
+    else:
+        eps_best, epsilon_lower = fdp_epsilon_lower(m, k_all, v_all, float(claim_delta), level)
+        mu_best, mu_lower = fdp_mu_lower(m, k_all, v_all, level)
+        violation = bool(fdp_rejects(curve, m, k_all, v_all, level).any())
+        best = eps_best if claim_epsilon is not None else mu_best
     k_plus, k_minus = int(kp[best]), int(km[best])
     return OneRunResult(
         epsilon_lower=epsilon_lower,
-        verdict="violation" if epsilon_lower > claim_epsilon else "consistent",
-        claim_epsilon=float(claim_epsilon),
+        verdict="violation" if violation else "consistent",
+        claim_epsilon=None if claim_epsilon is None else float(claim_epsilon),
         claim_delta=float(claim_delta),
         confidence=float(confidence),
         seed=int(seed),
@@ -212,7 +272,44 @@ def one_run(
         guessed_in=tuple(int(i) for i in np.sort(order[:k_plus])),
         guessed_out=tuple(int(i) for i in np.sort(rev[:k_minus])),
         version=dpaudit.__version__,
+        analysis=analysis,
+        mu_lower=mu_lower,
+        claim_mu=None if claim_mu is None else float(claim_mu),
+        claim_event=event_json,
     )
+
+
+def _claim_curve(
+    analysis: str,
+    claim_epsilon: float | None,
+    claim_delta: float,
+    confidence: float,
+    claim_mu: float | None,
+    claim_event: dp_accounting.DpEvent | None,
+) -> tuple[Any, Any]:
+    """Check the claim; (None, None) for analysis "epsilon", else (the claim's trade-off curve, event JSON)."""
+    given = [
+        name
+        for name, v in (("claim_epsilon", claim_epsilon), ("claim_mu", claim_mu), ("claim_event", claim_event))
+        if v is not None
+    ]
+    if analysis == "epsilon":
+        if given != ["claim_epsilon"]:
+            raise ValueError(
+                f"analysis='epsilon' takes claim_epsilon only (claim_mu and claim_event need analysis='fdp'), got {given}"
+            )
+        _check_claim(claim_epsilon, claim_delta, confidence)
+        return None, None
+    if len(given) != 1:
+        raise ValueError(f"analysis='fdp' takes exactly one of claim_epsilon, claim_mu, claim_event, got {given}")
+    _check_claim(1.0 if claim_epsilon is None else claim_epsilon, claim_delta, confidence)
+    if claim_epsilon is not None:
+        return approx_dp_curve(float(claim_epsilon), float(claim_delta)), None
+    if claim_mu is not None:
+        return gaussian_curve(check_positive(claim_mu, "claim_mu")), None
+    if not isinstance(claim_event, dp_accounting.DpEvent):
+        raise TypeError(f"claim_event must be a dp_accounting.DpEvent, got {type(claim_event).__name__}")
+    return event_curve(claim_event), event_to_json(claim_event)
 
 
 def _positive_int(name: str, value: Any) -> int:
@@ -221,7 +318,7 @@ def _positive_int(name: str, value: Any) -> int:
     return int(value)
 
 
-def _check_claim(claim_epsilon: float, claim_delta: float, confidence: float) -> None:
+def _check_claim(claim_epsilon: float | None, claim_delta: float, confidence: float) -> None:
     if not (
         isinstance(claim_epsilon, (int, float, np.floating)) and math.isfinite(claim_epsilon) and claim_epsilon > 0
     ):
