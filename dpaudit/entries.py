@@ -360,9 +360,11 @@ class OneRunEntry(AuditEntry):
     and `num_canaries`, and the algorithm runs once at its deployment horizon.  `guesses`: the
     (k_plus, k_minus) pairs searched, fixed in advance (Bonferroni over their number), or None for
     `dpaudit.audit.one_run.default_guess_grid` (224 pairs at m = 10^4).  A short grid keeps power when the
-    suite's family-wise split leaves each call a small level: the bound's delta term, about
-    2 m delta / (correct guesses in excess of r e^eps / (1 + e^eps)), does not shrink with the level.
-    `dpaudit.entry_runner.run_entry` audits it with `dpaudit.audit.one_run` (`mode == "one-run"`)."""
+    suite's family-wise split leaves each call a small level.  `dpaudit.entry_runner.run_entry` audits it
+    with `dpaudit.audit.one_run` (`mode == "one-run"`), the analysis fixed by each claimed delta before the
+    run (`dpaudit.entry_runner.one_run_analysis`): Thm 3.1's epsilon analysis for delta = 0, the f-DP test
+    of the (eps, delta) curve (Mahloujifar, Melis, Chaudhuri, "Auditing f-Differential Privacy in One Run",
+    ICML 2025, Alg. 3) for delta > 0, which has no 2 m delta term."""
 
     horizon: int = 1_000_000
     num_canaries: int = 1_000

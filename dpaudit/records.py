@@ -9,9 +9,10 @@ TypedDicts; every builder keeps its keys in the order report.json has always wri
 
 Three kinds of entry make three shapes, told apart by optional keys: a built-in many-run entry
 (`pin_note`, `mu_upper`, `target`, `audit_options`; audits with the auditor's optional fields), a
-one-run entry (also `mode` and `one_run`; audits and claims with `num_canaries`, `guesses` and
-`correct`), and a user's entry (`origin` "user", `module`; audits and claims with `event_epsilon_upper`,
-claims with the chosen `event` and, against a baseline, `baseline_event_counts`).
+one-run entry (also `mode` and `one_run`; audits and claims with `num_canaries`, `guesses`, `correct`
+and `analysis`, audits of the f-DP analysis with `mu_lower`), and a user's entry (`origin` "user",
+`module`; audits and claims with `event_epsilon_upper`, claims with the chosen `event` and, against a
+baseline, `baseline_event_counts`).
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ class AuditRecord(TypedDict, total=False):
     k_plus: int
     k_minus: int
     selection: str
+    analysis: str  # "epsilon" or "fdp" (`dpaudit.entry_runner.one_run_analysis`)
 
 
 class EventRecord(TypedDict):
@@ -160,6 +162,7 @@ class ClaimRecord(TypedDict, total=False):
     num_canaries: int
     guesses: int
     correct: int
+    analysis: str
 
 
 class RegretRecord(TypedDict):
@@ -338,8 +341,9 @@ def audit_record(
 def one_run_audit_record(
     result: Any, *, delta: float, claim_epsilon: float, confidence: float, seed: int, seconds: float, horizon: int
 ) -> AuditRecord:
-    """A one-run entry's audit call from its `dpaudit.audit.OneRunResult` (one per claimed delta)."""
-    return {
+    """A one-run entry's audit call from its `dpaudit.audit.OneRunResult` (one per claimed delta): its
+    `analysis` ("epsilon" or "fdp") and, for "fdp", `mu_lower` (the largest Gaussian-DP mu the run refutes)."""
+    record: AuditRecord = {
         "delta": delta,
         "claim_epsilon": claim_epsilon,
         "samples": "one run",
@@ -357,7 +361,11 @@ def one_run_audit_record(
         "k_plus": result.k_plus,
         "k_minus": result.k_minus,
         "selection": result.selection,
+        "analysis": result.analysis,
     }
+    if result.mu_lower is not None:
+        record["mu_lower"] = float(result.mu_lower)
+    return record
 
 
 def user_audit_record(

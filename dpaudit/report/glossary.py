@@ -80,8 +80,9 @@ TERMS: dict[str, str] = {
     "tight side": "which side of the interval is known to be exact: both (pinned), upper (the accounting is exact, "
     "the audit is the loose side), lower (the audit is exact, the accounting is loose), neither, "
     "unknown (no analysis yet), violated (the audit exceeds a proven claim)",
-    "one run": "an audit of a single run with many canaries (Steinke, Nasr, Jagielski, NeurIPS 2023): its bound is "
-    "limited by how many guesses it makes",
+    "one run": "an audit of a single run with many canaries, read with the ε analysis for a pure claim (Steinke, "
+    "Nasr, Jagielski, NeurIPS 2023) or the f-DP analysis for δ > 0 (Mahloujifar, Melis, Chaudhuri, ICML 2025): "
+    "its bound is limited by how many guesses it makes",
     "regret": "final cumulative pseudo-regret at horizon T, mean over runs with its 95% interval",
     "gate": "PASS when every claim came out as expected and every entry ran; the exit status follows it",
     "wall time": "from the command's start until the report was assembled (drawing the figures follows)",

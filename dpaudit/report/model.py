@@ -501,11 +501,24 @@ def floating_text(claim: dict[str, Any]) -> str:
     return f"ε ≥ {fmt(fp['epsilon_lower'])}: {fp['verdict']}" + (", gates" if fp["gate"] else "")
 
 
+_ONE_RUN_ANALYSES = {
+    "epsilon": "ε analysis (Steinke, Nasr, Jagielski 2023)",
+    "fdp": "f-DP analysis (Mahloujifar, Melis, Chaudhuri 2025)",
+}
+
+
 def one_run_note(claim: dict[str, Any]) -> str:
-    """ " (one run: m canaries, r guesses, w correct)" for a claim judged by a one-run audit, else ""."""
+    """ " (one run: m canaries, r guesses, w correct; <analysis>)" for a claim judged by a one-run audit, else "".
+
+    The analysis is the ε analysis of Steinke, Nasr, Jagielski (NeurIPS 2023, Thm 3.1) or the f-DP analysis of
+    Mahloujifar, Melis, Chaudhuri (ICML 2025, Alg. 3); a record written before it was recorded names none."""
     if claim.get("mode") != "one-run":
         return ""
-    return f" (one run: {claim['num_canaries']} canaries, {claim['guesses']} guesses, {claim['correct']} correct)"
+    analysis = claim.get("analysis")
+    named = f"; {_ONE_RUN_ANALYSES.get(analysis, analysis)}" if analysis else ""
+    return (
+        f" (one run: {claim['num_canaries']} canaries, {claim['guesses']} guesses, {claim['correct']} correct{named})"
+    )
 
 
 COLUMNS = (

@@ -5,6 +5,11 @@ The quick one-run entries' verdicts are checked with the rest of the quick suite
 Here a small copy of an entry (T = 2 10^5) checks the record; its twin must fail its gate.
 The CDP-SE copy (95% confidence: false-failure rate <= 5% for the sound one, fixed seed) checks
 that a correct central algorithm passes because its score reads the analyzer's noisy release.
+A tiny Laplace entry (2-DP per canary, claims of 2: 95% confidence, false-failure rate <= 5% per claim,
+fixed seed) checks that the analysis follows the claimed delta: the epsilon analysis (Steinke, Nasr,
+Jagielski, NeurIPS 2023, Thm 3.1) at delta = 0, the f-DP analysis (Mahloujifar, Melis, Chaudhuri, ICML
+2025, Alg. 3) at delta > 0; each record must equal a direct `one_run` call with that analysis and
+differ from one with the other (the twin: a runner that ignores the rule fails it).
 """
 
 import dataclasses
@@ -13,12 +18,15 @@ import functools
 import pytest
 
 from dpaudit.algorithms.mab.batch_se import BatchSE
-from dpaudit.algorithms.mab.canaries import one_run_target
+from dpaudit.algorithms.mab.canaries import OneRunTarget, one_run_target
 from dpaudit.algorithms.mab.elimination import DPSE
-from dpaudit.entries import Claim, OneRunEntry
-from dpaudit.entry_runner import run_entry
-from dpaudit.registry import AUDITS
-from dpaudit.report.model import claim_rows
+from dpaudit.audit import one_run
+from dpaudit.entries import Claim, NeighbourPair, OneRunEntry
+from dpaudit.entry_runner import one_run_analysis, run_entry
+from dpaudit.registry import AUDITS, load_plugins
+from dpaudit.report.model import claim_rows, one_run_note
+
+load_plugins()  # the catalog registers its entries on import: this file must not rely on another test's import
 
 ONE_RUN = [n for n in AUDITS.names() if getattr(AUDITS.get(n), "mode", None) == "one-run"]
 
@@ -119,3 +127,66 @@ def test_cdp_se_entry_scores_the_noisy_release(epsilon, verdict):
     assert rec["error"] is None, rec.get("traceback")
     (claim,) = rec["claims"]
     assert claim["verdict"] == verdict and rec["ok"] == (verdict == "consistent"), claim
+
+
+LAPLACE_CANARIES = 1_000
+
+
+def _laplace(inclusion, rng):  # each canary's bit plus Lap(1/2): 2-DP per canary
+    return inclusion + rng.laplace(0.0, 0.5, inclusion.size)
+
+
+def _score(output):
+    return output
+
+
+def _laplace_entry(claims) -> OneRunEntry:
+    return OneRunEntry(
+        name="laplace.one-run",
+        algorithm="laplace",
+        description="each canary's bit released with Lap(1/2)",
+        target=lambda: OneRunTarget(_laplace, LAPLACE_CANARIES, _score),
+        pairs=(NeighbourPair("one-user", None, None, "1000 canaries, each included by a fair coin"),),
+        observable="white-box",
+        observable_description="the released bits",
+        claims=claims,
+        horizon=1,
+        num_canaries=LAPLACE_CANARIES,
+    )
+
+
+def test_the_analysis_follows_the_claimed_delta():
+    claims = (Claim("pure", epsilon=2.0), Claim("approx", delta=1e-4, epsilon=2.0))
+    rec = run_entry(_laplace_entry(claims), confidence=0.95, seed=0, regret=False)
+    assert rec["error"] is None, rec.get("traceback")
+    pure, approx = rec["audits"]
+    assert (pure["delta"], pure["analysis"], approx["delta"], approx["analysis"]) == (0.0, "epsilon", 1e-4, "fdp")
+    assert "mu_lower" not in pure and approx["mu_lower"] > 0
+    for audit, other in ((pure, "fdp"), (approx, "epsilon")):
+        direct = {
+            analysis: one_run(
+                _laplace,
+                LAPLACE_CANARIES,
+                _score,
+                claim_epsilon=audit["claim_epsilon"],
+                claim_delta=audit["delta"],
+                confidence=audit["confidence"],
+                seed=audit["seed"],
+                analysis=analysis,
+            )
+            for analysis in ("epsilon", "fdp")
+        }
+        assert audit["epsilon_lower"] == direct[audit["analysis"]].epsilon_lower
+        assert audit["epsilon_lower"] != direct[other].epsilon_lower
+    # at m delta = 0.1 the epsilon analysis' 2 m delta term leaves nothing; the f-DP analysis has none
+    assert approx["epsilon_lower"] > 1.0 and one_run_analysis(1e-4) == "fdp" and one_run_analysis(0.0) == "epsilon"
+    assert [c["analysis"] for c in rec["claims"]] == ["epsilon", "fdp"] and rec["ok"]
+
+
+def test_the_report_names_the_one_run_analysis():
+    claims = (Claim("pure", epsilon=2.0), Claim("approx", delta=1e-4, epsilon=2.0))
+    rows = claim_rows(run_entry(_laplace_entry(claims), confidence=0.95, seed=0, regret=False))
+    assert "ε analysis (Steinke, Nasr, Jagielski 2023)" in rows[0]["lower"]
+    assert "f-DP analysis (Mahloujifar, Melis, Chaudhuri 2025)" in rows[1]["lower"]
+    old = {"mode": "one-run", "num_canaries": 10, "guesses": 4, "correct": 3}  # a record from before the field
+    assert one_run_note(old) == " (one run: 10 canaries, 4 guesses, 3 correct)"
