@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from dpaudit.audit.bounds import cp_lower, cp_upper, epsilon_from_rates, mu_from_rates, probit_cp_lower, probit_cp_upper
-from dpaudit.audit.options import MIN_SAMPLES, _samples_needed
+from dpaudit.audit.options import MIN_SAMPLES, AuditOptions, Plan, _samples_needed
+from dpaudit.audit.outputs import OutputSpec
 from dpaudit.audit.scores import UserScore
-from dpaudit.audit.selection import EventPlan
-from dpaudit.audit.verdict import LEAD_SHARE, direction_result, event_name
+from dpaudit.audit.selection import EventPlan, direction_levels
+from dpaudit.audit.verdict import LEAD_SHARE, Counts, assemble, direction_result, event_name
 
 N, LEVEL = 1_000, 0.01
 
@@ -64,3 +65,78 @@ def test_grid_counts_on_the_estimation_split_give_its_trade_off_points():
 def test_the_advice_is_never_below_the_minimum_sample_size(level):
     # a claim this small is beaten by a perfect distinguisher on a few runs: the advice is the minimum
     assert _samples_needed(0.01, 0.0, level, 0.1) == MIN_SAMPLES
+
+
+def _with(threshold: float, direction: str, predicted: float, alternates=()) -> EventPlan:
+    return EventPlan(
+        direction, UserScore(lambda x: x), 1, threshold, 0.0, (0.0,), (0.5,), (0.5,), predicted, alternates
+    )
+
+
+def _assemble(plans, counts, partner=None):
+    options = AuditOptions.create(claim_epsilon=0.5, samples=N + 100)
+    plan = Plan(0.05, 0.05, 0.05 / 4, 0.05 / 4, 100, N, None, "")
+    return assemble(
+        lambda d, rng, size: np.zeros(size), options, plan, OutputSpec((), False), Counts(plans, counts, partner, N)
+    )
+
+
+def test_each_direction_reads_its_own_counts_and_its_alternates_in_its_input_order():
+    # counts[i] holds (input 0, input 1) rows; alternates follow the directions, d0>d1's first.  For d1>d0 the
+    # first input of every event is input 1, for its alternates too: reading them in d0>d1's order would swap
+    # a strong event (many runs of input 1, few of input 0) into a weak one.
+    alt_a = _with(5.0, "d0>d1", 0.0)
+    alt_b1, alt_b2 = _with(6.0, "d1>d0", 0.0), _with(7.0, "d1>d0", 0.0)
+    plans = {"d0>d1": _with(1.0, "d0>d1", 0.1, (alt_a,)), "d1>d0": _with(2.0, "d1>d0", 2.0, (alt_b1, alt_b2))}
+    counts = [
+        np.array([[400, 600], [300, 300]]),  # d0>d1's lead: (epsilon event, mu event) of input 0, of input 1
+        np.array([[350, 450], [500, 650]]),  # d1>d0's lead
+        np.array([[450], [200]]),  # d0>d1's alternate
+        np.array([[100], [300]]),  # d1>d0's first alternate
+        np.array([[60], [700]]),  # d1>d0's second alternate: the strongest event of all
+    ]
+    r = _assemble(plans, counts)
+    levels = direction_levels(plans, 0.05, 0.9)
+    assert levels["d1>d0"] == pytest.approx(0.9 * 0.05 / 2)
+    want = {
+        "d0>d1": direction_result(
+            plans["d0>d1"],
+            np.array([400, 600]),
+            np.array([300, 300]),
+            N,
+            0.0,
+            levels["d0>d1"],
+            0.05 / 4,
+            ((alt_a, 450, 200),),
+        ),
+        "d1>d0": direction_result(
+            plans["d1>d0"],
+            np.array([500, 650]),
+            np.array([350, 450]),
+            N,
+            0.0,
+            levels["d1>d0"],
+            0.05 / 4,
+            ((alt_b1, 300, 100), (alt_b2, 700, 60)),
+        ),
+    }
+    got = {d.direction: d for d in r.directions}
+    assert got == want
+    assert (got["d1>d0"].event, got["d1>d0"].count_first, got["d1>d0"].count_second) == (event_name(alt_b2), 700, 60)
+    assert (got["d0>d1"].event, got["d0>d1"].count_first, got["d0>d1"].count_second) == (event_name(alt_a), 450, 200)
+    assert r.direction == "d1>d0" and r.epsilon_lower == want["d1>d0"].epsilon_lower > 0
+    assert r.mu_lower == max(w.mu_lower for w in want.values())
+
+
+@pytest.mark.parametrize("low, high", [(1, N - 1), (2, N - 2), (0, N)])
+def test_cross_fitted_counts_of_one_and_of_all_but_one_are_taken_as_the_extremes(low, high):
+    # A cross-fitted count is a sum of two binomials: Hoeffding's comparison covers it except at 1 (a lower
+    # bound) and nobs - 1 (an upper bound), which are taken as 0 and nobs; every other count is kept.
+    plans = {"d0>d1": _with(1.0, "d0>d1", 1.0), "d1>d0": _with(2.0, "d1>d0", 1.0)}
+    counts = [np.array([[low, low], [high, high]]), np.array([[high, high], [low, low]])]
+    r = _assemble(plans, counts, partner=plans)
+    first, second = (0, N) if (low, high) == (1, N - 1) else (low, high)
+    for d in r.directions:
+        assert (d.count_first, d.count_second, d.mu_count_first, d.mu_count_second) == (first, second, first, second)
+        assert d.level == pytest.approx(0.05 / 4)
+        assert d.epsilon_lower == _bound(first, second, 0.05 / 4)
