@@ -68,6 +68,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "one-run audits of the bandits and their broken twins at the deployment horizon",
     ),
     Benchmark(
+        "one_run_canaries",
+        "benchmarks.one_run_canaries",
+        "one-run audits of the bandits: canaries sharing releases against one canary per release",
+    ),
+    Benchmark(
         "one_run_fdp",
         "benchmarks.one_run_fdp",
         "one-run audits of Gaussian canaries: the epsilon and the f-DP analyses on the same runs",

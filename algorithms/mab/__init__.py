@@ -9,7 +9,7 @@ one module per algorithm, `registration` (`dpaudit regret` entries).
 """
 
 from dpaudit.algorithms.mab.batch_se import BatchSE
-from dpaudit.algorithms.mab.canaries import CanaryRounds, one_run_target
+from dpaudit.algorithms.mab.canaries import CanaryRounds, one_run_target, released_block_count
 from dpaudit.algorithms.mab.elimination import DPSE, SuccessiveElimination
 from dpaudit.algorithms.mab.environment import (
     BernoulliArms,
@@ -40,4 +40,5 @@ __all__ = [
     "SuccessiveElimination",
     "make_environment",
     "one_run_target",
+    "released_block_count",
 ]

@@ -28,7 +28,8 @@ server sees) can reach the score.  The one-run bound holds for the view it is co
 - Anytime-Lazy-UCB (Hu, Huang, Mehta, Alg. 1): the released sum of the array holding the canary's
   observation ("array_sums").
 
-Canaries sharing a release share its score.  Placement: a dry run on the all-zero input (its own
+Canaries sharing a release share its score, and each sees the other's bit as noise: the catalog's
+entries host one canary per release (`released_block_count`).  Placement: a dry run on the all-zero input (its own
 fixed seed, independent of the coins) lists the released blocks; canary k goes to the
 (k // B)-th round of block k mod B (B blocks), so every release gets one canary before any gets
 two.  The score reads the real run's geometry, so a canary that lands elsewhere is still scored
@@ -56,6 +57,7 @@ __all__ = [
     "OneRunTarget",
     "one_run_target",
     "place_canaries",
+    "released_block_count",
     "released_blocks",
     "released_statistic",
     "released_view",
@@ -206,6 +208,18 @@ def place_canaries(block: np.ndarray, num_canaries: int) -> np.ndarray:
     return np.sort(rounds[pick])
 
 
+def _dry_run_blocks(algorithm: Any, horizon: int, n_arms: int) -> np.ndarray:
+    """The block of every round in the placement's dry run (all-zero input, `PLACEMENT_SEED`)."""
+    dry = algorithm.run(CanaryRounds(n_arms, np.empty(0)), np.random.default_rng(PLACEMENT_SEED), 1, horizon)
+    return released_blocks(algorithm, released_view(algorithm, dry), horizon)[0]
+
+
+def released_block_count(algorithm: Any, horizon: int, n_arms: int) -> int:
+    """How many releases the placement's dry run makes: the most canaries that get a release each."""
+    block = _dry_run_blocks(algorithm, horizon, n_arms)
+    return int(np.unique(block[block >= 0]).size)
+
+
 def one_run_target(algorithm: Any, horizon: int, num_canaries: int, *, n_arms: int = 100) -> OneRunTarget:
     """One run of `algorithm` for `horizon` users on `n_arms` arms hosting `num_canaries` canaries.
 
@@ -228,8 +242,7 @@ def one_run_target(algorithm: Any, horizon: int, num_canaries: int, *, n_arms: i
     if not isinstance(algorithm, (DPSE, BatchSE, AnytimeLazyUCB)):
         raise TypeError(f"algorithm must be DPSE, BatchSE or AnytimeLazyUCB, got {type(algorithm).__name__}")
 
-    dry = algorithm.run(CanaryRounds(k, np.empty(0)), np.random.default_rng(PLACEMENT_SEED), 1, horizon)
-    rounds = place_canaries(released_blocks(algorithm, released_view(algorithm, dry), horizon)[0], m)
+    rounds = place_canaries(_dry_run_blocks(algorithm, horizon, k), m)
 
     def mechanism(inclusion: np.ndarray, rng: np.random.Generator) -> Outcome:
         out = algorithm.run(CanaryRounds(k, rounds[np.asarray(inclusion, dtype=bool)]), rng, 1, horizon)

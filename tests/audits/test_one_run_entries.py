@@ -18,7 +18,7 @@ import functools
 import pytest
 
 from dpaudit.algorithms.mab.batch_se import BatchSE
-from dpaudit.algorithms.mab.canaries import OneRunTarget, one_run_target
+from dpaudit.algorithms.mab.canaries import OneRunTarget, one_run_target, released_block_count
 from dpaudit.algorithms.mab.elimination import DPSE
 from dpaudit.audit import one_run
 from dpaudit.entries import Claim, NeighbourPair, OneRunEntry
@@ -36,10 +36,20 @@ def test_the_four_algorithms_have_one_run_entries_at_the_deployment_horizon():
     assert {"dp-se", "dist-dp-se", "anytime-lazy-ucb", "linucb-sdp-amp"} <= algorithms
     for name in ONE_RUN:
         entry = AUDITS.get(name)
-        assert entry.horizon == 1_000_000 and 1_000 <= entry.num_canaries <= 100_000
+        assert entry.horizon in (1_000_000, 10_000_000) and 1_000 <= entry.num_canaries <= 100_000
         assert entry.summary()["mode"] == "one-run"
     assert AUDITS.get("dp-se.one-run").quick  # next to the many-run dp-se entries in the default report
     assert {AUDITS.get(n).expect for n in ONE_RUN} == {"consistent", "violation"}
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in ONE_RUN if AUDITS.get(n).algorithm in ("dp-se", "dist-dp-se", "anytime-lazy-ucb")]
+)
+def test_each_canary_of_a_multi_armed_entry_has_a_release_of_its_own(name):
+    # two canaries in one released sum each see the other's bit as noise: at most one canary per release
+    entry = AUDITS.get(name)
+    algo, horizon, canaries = entry.target.args
+    assert canaries == entry.num_canaries <= released_block_count(algo, horizon, entry.target.keywords["n_arms"])
 
 
 def _small(name: str, algo: DPSE, claims=None) -> OneRunEntry:
