@@ -9,7 +9,7 @@ one module per algorithm, `registration` (`dpaudit regret` entries).
 """
 
 from dpaudit.algorithms.mab.batch_se import BatchSE
-from dpaudit.algorithms.mab.canaries import CanaryRounds, one_run_target, released_block_count
+from dpaudit.algorithms.mab.canaries import CanaryRounds, one_run_target, released_block_count, tail_guesses
 from dpaudit.algorithms.mab.elimination import DPSE, SuccessiveElimination
 from dpaudit.algorithms.mab.environment import (
     BernoulliArms,
@@ -41,4 +41,5 @@ __all__ = [
     "make_environment",
     "one_run_target",
     "released_block_count",
+    "tail_guesses",
 ]

@@ -40,6 +40,7 @@ eps-DP with respect to every canary (Steinke, Nasr, Jagielski, NeurIPS 2023, Thm
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -61,6 +62,7 @@ __all__ = [
     "released_blocks",
     "released_statistic",
     "released_view",
+    "tail_guesses",
 ]
 
 PLACEMENT_SEED = 20231210  # the dry run that places the canaries (a fixed public choice)
@@ -218,6 +220,25 @@ def released_block_count(algorithm: Any, horizon: int, n_arms: int) -> int:
     """How many releases the placement's dry run makes: the most canaries that get a release each."""
     block = _dry_run_blocks(algorithm, horizon, n_arms)
     return int(np.unique(block[block >= 0]).size)
+
+
+def tail_guesses(num_canaries: int, epsilon: float) -> tuple[tuple[int, int]]:
+    """The guess pair (k, k) fixed before the run from the claim: k = floor(m (1 + e^-eps) / 4).
+
+    A canary's release is a sensitivity-1 sum plus Lap(1/eps) (or its discrete analogue): its score
+    moves by 1 with the canary's bit, and the likelihood ratio of the two bits is exactly e^eps on
+    {score > 1} and e^-eps on {score < 0}.  Each tail holds (1 + e^-eps) / 4 of the canaries on
+    average (half are included, in the upper tail with probability 1/2; half are not, with
+    probability e^-eps / 2), so guessing "in" for the k highest scores and "out" for the k lowest
+    guesses every canary of the tails at the best precision e^eps / (1 + e^eps).  One pair fixed in
+    advance is tested at the full level (no Bonferroni over a grid; Steinke, Nasr, Jagielski,
+    NeurIPS 2023, Thm 3.1).
+    """
+    m = check_positive_int(num_canaries, "num_canaries")
+    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
+    k = max(1, int(m * (1.0 + math.exp(-epsilon)) / 4))
+    return ((k, k),)
 
 
 def one_run_target(algorithm: Any, horizon: int, num_canaries: int, *, n_arms: int = 100) -> OneRunTarget:

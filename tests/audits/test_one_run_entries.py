@@ -14,11 +14,12 @@ differ from one with the other (the twin: a runner that ignores the rule fails i
 
 import dataclasses
 import functools
+import math
 
 import pytest
 
 from dpaudit.algorithms.mab.batch_se import BatchSE
-from dpaudit.algorithms.mab.canaries import OneRunTarget, one_run_target, released_block_count
+from dpaudit.algorithms.mab.canaries import OneRunTarget, one_run_target, released_block_count, tail_guesses
 from dpaudit.algorithms.mab.elimination import DPSE
 from dpaudit.audit import one_run
 from dpaudit.entries import Claim, NeighbourPair, OneRunEntry
@@ -52,6 +53,27 @@ def test_each_canary_of_a_multi_armed_entry_has_a_release_of_its_own(name):
     assert canaries == entry.num_canaries <= released_block_count(algo, horizon, entry.target.keywords["n_arms"])
 
 
+@pytest.mark.parametrize(
+    "m, epsilon, k", [(5_000, 1.0, 1709), (8_000, 1.0, 2735), (4, 1.0, 1), (1, 50.0, 1), (1000, 0.01, 497)]
+)
+def test_tail_guesses_take_the_canaries_of_the_laplace_tails(m, epsilon, k):
+    # k = floor(m (1 + e^-eps) / 4) per side, at least 1: the canaries whose likelihood ratio is e^eps
+    assert tail_guesses(m, epsilon) == ((k, k),)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, "1"])
+def test_tail_guesses_name_a_bad_epsilon(bad):
+    with pytest.raises(ValueError, match="epsilon"):
+        tail_guesses(100, bad)
+
+
+def test_the_multi_armed_entries_fix_their_guesses_from_the_claim():
+    for name in ONE_RUN:
+        entry = AUDITS.get(name)
+        if entry.algorithm in ("dp-se", "dist-dp-se", "anytime-lazy-ucb"):
+            assert entry.guesses == tail_guesses(entry.num_canaries, 1.0)
+
+
 def _small(name: str, algo: DPSE, claims=None) -> OneRunEntry:
     entry = AUDITS.get(name)
     return dataclasses.replace(
@@ -59,6 +81,7 @@ def _small(name: str, algo: DPSE, claims=None) -> OneRunEntry:
         target=functools.partial(one_run_target, algo, 200_000, 300, n_arms=100),
         horizon=200_000,
         num_canaries=300,
+        guesses=None,
         **({"claims": claims} if claims else {}),
     )
 
