@@ -239,7 +239,9 @@ class AuditEntry:
     `target` is a zero-argument builder returning `target(data, rng, size)` (a `OneRunEntry`'s returns a
     `OneRunTarget`), and `claims` may be
     `LazyClaims`, so registering an entry costs nothing until it is audited. `samples` is the number of runs per input for a full
-    audit; `quick_samples` the number used in the default suite (`quick=True` entries only).
+    audit; `quick_samples` the number used in the default suite (`quick=True` entries only);
+    `deep_samples`, of a run-limited entry, the number its `pin_note` says the interval needs
+    (`dpaudit audit --all --deep` runs the entry there).
     `audit_options` are passed to `dpaudit.audit.audit` (for example a score function).
     `mu_upper` is a zero-argument callable giving a Gaussian-DP μ the accountant proves for the
     audited view (Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022): when given, the
@@ -258,6 +260,7 @@ class AuditEntry:
     samples: int = 100_000
     quick: bool = False
     quick_samples: int | None = None
+    deep_samples: int | None = None
     regret: RegretRun | None = None
     audit_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     source: str = ""
@@ -281,6 +284,8 @@ class AuditEntry:
         check_positive_int(self.samples, "samples")
         if self.quick_samples is not None:
             check_positive_int(self.quick_samples, "quick_samples")
+        if self.deep_samples is not None and check_positive_int(self.deep_samples, "deep_samples") <= self.samples:
+            raise ValueError(f"deep_samples must exceed samples = {self.samples}, got {self.deep_samples}")
         if self.mu_upper is not None and not callable(self.mu_upper):
             raise ValueError(f"mu_upper must be a zero-argument callable returning mu, got {self.mu_upper!r}")
         if self.pin_note is not None and not isinstance(self.pin_note, PinNote):
@@ -337,6 +342,7 @@ class AuditEntry:
             "relations": list(self.relations),
             "quick": self.quick,
             "samples": self.samples,
+            "deep_samples": self.deep_samples,
             "claims": [
                 {
                     "label": c.label,

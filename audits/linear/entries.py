@@ -257,6 +257,7 @@ def linear_entries() -> list[AuditEntry]:
                     "auditor's μ resolution at 2·10⁵ runs per side (≈ 0.02); a pin within 10% needs ≈ 10⁸ runs",
                 ),
                 samples=200_000,
+                deep_samples=None if code else 10**8,
                 quick=code,
                 quick_samples=50_000,
                 source="Chowdhury & Zhou (ICML 2022), §4 (returning users), Theorem 4.2"
@@ -300,6 +301,7 @@ def linear_entries() -> list[AuditEntry]:
             observable_description="every released prefix and node of the tree over T=4 users",
             claims=lazy_claims(functools.partial(jdp.privacy, horizon, dim=DIM)),
             samples=200_000,
+            deep_samples=5 * 10**6,
             quick=False,
             mu_upper=functools.partial(_event_mu, jdp, horizon),
             pin_note=PinNote(

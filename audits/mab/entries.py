@@ -136,6 +136,7 @@ def dpse_entries() -> list[AuditEntry]:
             samples=DECISIONS_SAMPLES,
             quick=True,
             quick_samples=50_000,
+            deep_samples=10**7,
             pin_note=PinNote(
                 "audit",
                 "the elimination test compares two Lap(1/ε) sums (their difference D has P(D > x) = "
@@ -507,6 +508,8 @@ AGGREGATE_NOTES = {
         "ε(10^-5) = 4.38 replaces the paper's ρ = 0.5 converted (4.73); " + _DELTA_LIMIT,
     ),
 }
+#: The runs per side each aggregate's pin note names (`dpaudit audit --all --deep`).
+AGGREGATE_DEEP = {"dist-rdp": 10**8, "dist-cdp": 10**8, "local": 4 * 10**7}
 AGGREGATE_NOTES["local"] = PinNote(
     "audit",
     "the upper end 0.518 is the exact pure ε of the wrapped sum of 16 DLap(4) shares (mod m = 205, shift "
@@ -708,6 +711,7 @@ def cz_entries() -> list[AuditEntry]:
                 quick=protocol == "dist-dp",
                 quick_samples=50_000,
                 pin_note=AGGREGATE_NOTES.get(protocol),
+                deep_samples=AGGREGATE_DEEP.get(protocol),
                 regret=RegretRun(name, horizon=20_000, runs=20, params=regret) if protocol == "dist-dp" else None,
                 source=f"Chowdhury & Zhou (ICLR 2023), Algorithm 1, {PROTOCOL_THEOREMS[protocol]}",
             )
@@ -726,6 +730,7 @@ def cz_entries() -> list[AuditEntry]:
                 claims=lazy_claims(functools.partial(algo.privacy, DECISIONS_T)),
                 samples=400_000,
                 quick=False,
+                deep_samples=10**7,
                 pin_note=DECISIONS_NOTE,
                 source="Chowdhury & Zhou (ICLR 2023), Algorithm 1: eliminations post-process the released sums",
             )

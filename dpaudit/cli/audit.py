@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -62,6 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="entries (see `dpaudit list`); default: all of yours, or the built-in quick suite",
     )
     parser.add_argument("--all", action="store_true", help="every built-in catalog entry at its full sample size")
+    parser.add_argument(
+        "--deep",
+        action="store_true",
+        help="with --all or names: each run-limited entry at the runs per input its pin note names "
+        "(`dpaudit list --json`: deep_samples), the others at their full size; hours on one machine, "
+        "see --executor",
+    )
     add_catalog_arguments(parser)
     parser.add_argument(
         "--junit-xml", default=None, metavar="FILE", help="also write JUnit XML (one testcase per claim) to FILE"
@@ -139,7 +147,7 @@ def _select(args: argparse.Namespace, catalog: str, builtin: list[str], user: li
 
 def _command(args: argparse.Namespace) -> list[str]:
     """The command line that reproduces this run."""
-    cmd = ["dpaudit", NAME, *args.names] + (["--all"] if args.all else [])
+    cmd = ["dpaudit", NAME, *args.names] + (["--all"] if args.all else []) + (["--deep"] if args.deep else [])
     for flag, value in (
         ("--config", args.config),
         ("--catalog", args.catalog),
@@ -259,6 +267,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.samples is not None:
         _check_samples(args.samples)
+    if args.deep and not (args.all or args.names):
+        raise FlagError("--deep", "runs the catalog at its deep sizes: give --all or entry names")
+    if args.deep and args.samples is not None:
+        raise FlagError("--deep", f"sets each entry's runs; drop --samples {args.samples}")
     baseline = _baseline(args.baseline) if args.baseline is not None else None
     junit = _junit_path(args.junit_xml, args.out) if args.junit_xml is not None else None
     if address is not None:
@@ -280,6 +292,8 @@ def run(args: argparse.Namespace) -> int:
             for name in user:
                 default_option(name, "time_budget", args.time_budget, override=True)
         entries, quick = _select(args, catalog, builtin, user)
+        if args.deep:
+            entries = [_deep(e) for e in entries]
         if not entries:  # a run that audits nothing is no pass
             raise ValueError(f"nothing to audit: the {_catalog_text(catalog, config, False)} has no entry to run")
         for note in skipped:
@@ -302,6 +316,12 @@ def run(args: argparse.Namespace) -> int:
                 started=started,
                 skipped=skipped,
             )
+
+
+def _deep(entry: Any) -> Any:
+    """`entry` at its `deep_samples` runs per input (the runs its pin note says the interval needs), if it has them."""
+    deep = getattr(entry, "deep_samples", None)
+    return dataclasses.replace(entry, samples=deep, deep_samples=None) if deep is not None else entry
 
 
 def _process_age() -> float:
@@ -420,6 +440,7 @@ def _run_suite(
         "executor": args.executor,
         "jobs": jobs,
         "regret": not args.no_regret,
+        "deep": bool(args.deep),
         "names": [e.name for e in entries],
         "catalog": catalog,
         "config": config,

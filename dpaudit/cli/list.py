@@ -29,6 +29,7 @@ FIELDS = (
     "relations",
     "quick",
     "samples",
+    "deep_samples",
     "description",
     "source",
 )
@@ -47,7 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _row(entry: Any, claims: bool, origin: str) -> dict[str, Any]:
-    row = {f: getattr(entry, f) for f in FIELDS}
+    # deep_samples: the runs a run-limited catalog entry needs (None for the others, yours included)
+    row = {f: getattr(entry, f) for f in FIELDS if f != "deep_samples"}
+    row["deep_samples"] = getattr(entry, "deep_samples", None)
     row["relations"] = list(row["relations"])
     row["origin"] = origin
     if claims:
