@@ -21,7 +21,12 @@ guesses into a lower bound on epsilon with `dpaudit.audit.one_run_bound` (Theore
 `analysis="fdp"` reads the same count with the f-DP analysis of Mahloujifar, Melis, Chaudhuri,
 "Auditing f-Differential Privacy in One Run" (ICML 2025, Alg. 3; `dpaudit.audit.one_run_fdp`): it
 tests a claimed trade-off curve (an (epsilon, delta), GDP mu or `DpEvent` claim) and reports the
-largest GDP mu and (epsilon at claim_delta) that the count rejects.
+largest GDP mu and (epsilon at claim_delta) that the count rejects.  `analysis="order-statistics"`
+reads it with the order-statistics analysis of Xiang, Wang, Xiao, Tian, Wang, "Tight Privacy Audit in One
+Run" (arXiv 2509.08704, 2025; `dpaudit.audit.one_run_order`): the same claims and figures, from the exact
+law of the count of the k most confident guesses over independent canonical f-DP channels, so it holds for
+mechanisms whose canaries do not interfere (each canary released through its own noise), and for every
+mechanism under a pure epsilon claim.
 The pair (k_+, k_-) is either fixed by the caller (no correction: it does not look at the
 outcome) or the best of a grid of pairs, each tested at (1 - confidence) / grid size (Bonferroni);
 `selection` in the result says which.  The default grid pairs every k in
@@ -49,6 +54,14 @@ from dpaudit.audit.one_run_fdp import (
     fdp_mu_lower,
     fdp_rejects,
     gaussian_curve,
+)
+from dpaudit.audit.one_run_order import (
+    approx_dp_law,
+    event_law,
+    gaussian_law,
+    order_epsilon_lower,
+    order_mu_lower,
+    order_rejects,
 )
 from dpaudit.privacy import event_to_json
 from dpaudit.validation import check_choice, check_positive
@@ -78,7 +91,9 @@ class OneRunResult:
     and `verdict` is "violation" iff the claim's curve is rejected; the claim is `claim_epsilon` (with
     `claim_delta`), `claim_mu` or `claim_event` (JSON of the `DpEvent`), the others None.  The pair
     reported is the one that gives `epsilon_lower` for an epsilon claim, else `mu_lower`.  All figures
-    of one result hold together with probability >= `confidence`.
+    of one result hold together with probability >= `confidence`.  `analysis` "order-statistics" (Xiang et
+    al., "Tight Privacy Audit in One Run", arXiv 2509.08704, 2025) fills the same fields with the same
+    meaning, for mechanisms whose canaries do not interfere (`dpaudit.audit.one_run_order`).
     """
 
     epsilon_lower: float
@@ -177,16 +192,20 @@ def one_run(
     guesses : pair or sequence of pairs, optional
         (k_plus, k_minus) fixed in advance (no correction), a sequence of pairs to search (Bonferroni
         over its length), or None for `default_guess_grid(num_canaries)`; 0 < k_plus + k_minus <= m.
-    analysis : {"epsilon", "fdp"}, default "epsilon"
+    analysis : {"epsilon", "fdp", "order-statistics"}, default "epsilon"
         "epsilon": Steinke et al.'s Theorem 3.1.  "fdp": the f-DP recursion of Mahloujifar, Melis,
         Chaudhuri (ICML 2025, Alg. 3), which tests the claim's trade-off curve and adds `mu_lower`.
+        "order-statistics": Xiang et al. (arXiv 2509.08704, 2025), the same claims and fields, tighter,
+        valid when the canaries do not interfere (each released through its own independent noise) or
+        the claim is pure epsilon (`dpaudit.audit.one_run_order`).
         The choice must be made before the run (choosing after seeing both voids the confidence).
     claim_mu : float, optional
-        With `analysis="fdp"`: a claimed GDP mu > 0 (f(a) = Phi(Phi^-1(1 - a) - mu)).
+        With `analysis="fdp"` or "order-statistics": a claimed GDP mu > 0 (f(a) = Phi(Phi^-1(1 - a) - mu)).
     claim_event : dp_accounting.DpEvent, optional
-        With `analysis="fdp"`: a claimed event, its curve the envelope of its (eps, delta(eps))-DP
-        curves from dpaudit's pld accountant (`dpaudit.audit.one_run_fdp.event_curve`).  With
-        `analysis="fdp"` exactly one of `claim_epsilon`, `claim_mu`, `claim_event` is given.
+        With `analysis="fdp"` or "order-statistics": a claimed event, its curve the envelope of its
+        (eps, delta(eps))-DP curves from dpaudit's pld accountant (`dpaudit.audit.one_run_fdp.event_curve`,
+        `dpaudit.audit.one_run_order.event_law`).  With these analyses exactly one of `claim_epsilon`,
+        `claim_mu`, `claim_event` is given.
 
     Returns
     -------
@@ -221,7 +240,7 @@ def one_run(
     >>> fdp.verdict, round(fdp.mu_lower, 2), round(fdp.epsilon_lower, 2)
     ('violation', 0.45, 1.47)
     """
-    analysis = check_choice(analysis, ("epsilon", "fdp"), "analysis")
+    analysis = check_choice(analysis, ("epsilon", "fdp", "order-statistics"), "analysis")
     m = _positive_int("num_canaries", num_canaries)
     curve, event_json = _claim_curve(analysis, claim_epsilon, claim_delta, confidence, claim_mu, claim_event)
     pairs, selection = _pairs(guesses, m)
@@ -246,6 +265,11 @@ def one_run(
     if curve is None:
         best, epsilon_lower = best_one_run_epsilon(m, k_all, v_all, float(claim_delta), level)
         violation = epsilon_lower > cast(float, claim_epsilon)
+    elif analysis == "order-statistics":
+        eps_best, epsilon_lower = order_epsilon_lower(m, k_all, v_all, float(claim_delta), level)
+        mu_best, mu_lower = order_mu_lower(m, k_all, v_all, level)
+        violation = bool(order_rejects(curve, m, k_all, v_all, level).any())
+        best = eps_best if claim_epsilon is not None else mu_best
     else:
         eps_best, epsilon_lower = fdp_epsilon_lower(m, k_all, v_all, float(claim_delta), level)
         mu_best, mu_lower = fdp_mu_lower(m, k_all, v_all, level)
@@ -287,7 +311,8 @@ def _claim_curve(
     claim_mu: float | None,
     claim_event: dp_accounting.DpEvent | None,
 ) -> tuple[Any, Any]:
-    """Check the claim; (None, None) for analysis "epsilon", else (the claim's trade-off curve, event JSON)."""
+    """Check the claim; (None, None) for analysis "epsilon", else (the claim's trade-off curve, or its accuracy
+    law for "order-statistics", and the event's JSON)."""
     given = [
         name
         for name, v in (("claim_epsilon", claim_epsilon), ("claim_mu", claim_mu), ("claim_event", claim_event))
@@ -296,20 +321,26 @@ def _claim_curve(
     if analysis == "epsilon":
         if given != ["claim_epsilon"]:
             raise ValueError(
-                f"analysis='epsilon' takes claim_epsilon only (claim_mu and claim_event need analysis='fdp'), got {given}"
+                "analysis='epsilon' takes claim_epsilon only (claim_mu and claim_event need analysis='fdp' or "
+                f"'order-statistics'), got {given}"
             )
         _check_claim(claim_epsilon, claim_delta, confidence)
         return None, None
     if len(given) != 1:
-        raise ValueError(f"analysis='fdp' takes exactly one of claim_epsilon, claim_mu, claim_event, got {given}")
+        raise ValueError(
+            f"analysis={analysis!r} takes exactly one of claim_epsilon, claim_mu, claim_event, got {given}"
+        )
     _check_claim(1.0 if claim_epsilon is None else claim_epsilon, claim_delta, confidence)
+    order = analysis == "order-statistics"
     if claim_epsilon is not None:
-        return approx_dp_curve(float(claim_epsilon), float(claim_delta)), None
+        make = approx_dp_law if order else approx_dp_curve
+        return make(float(claim_epsilon), float(claim_delta)), None
     if claim_mu is not None:
-        return gaussian_curve(check_positive(claim_mu, "claim_mu")), None
+        mu = check_positive(claim_mu, "claim_mu")
+        return (gaussian_law(mu) if order else gaussian_curve(mu)), None
     if not isinstance(claim_event, dp_accounting.DpEvent):
         raise TypeError(f"claim_event must be a dp_accounting.DpEvent, got {type(claim_event).__name__}")
-    return event_curve(claim_event), event_to_json(claim_event)
+    return (event_law(claim_event) if order else event_curve(claim_event)), event_to_json(claim_event)
 
 
 def _positive_int(name: str, value: Any) -> int:
