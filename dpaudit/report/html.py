@@ -14,6 +14,9 @@ from typing import Any
 from dpaudit.report.glossary import COLUMN_HELP, glossary
 from dpaudit.report.model import (
     INTERVAL_COLUMNS,
+    ONE_RUN_COLUMNS,
+    ONE_RUN_TEXT,
+    ONE_RUN_TITLE,
     PIN_TARGET,
     SUMMARY_COLUMNS,
     by_algorithm,
@@ -22,6 +25,7 @@ from dpaudit.report.model import (
     entry_note,
     finding_sections,
     interval_rows,
+    one_run_section,
     settings_lines,
 )
 from dpaudit.report.plots import epsilon_png, interval_png, regret_png, tradeoff_png
@@ -200,6 +204,19 @@ def _intervals(report: dict[str, Any]) -> list[str]:
     ]
 
 
+def _one_run(report: dict[str, Any]) -> list[str]:
+    """The "One run beside many runs" section (`one_run_section`), or nothing when no algorithm has both modes."""
+    rows, notes = one_run_section(report)
+    if not rows and not notes:
+        return []
+    out = [f'<h2 id="one-run">{_h(ONE_RUN_TITLE)}</h2>', f"<p>{_h(ONE_RUN_TEXT)}</p>"]
+    if rows:
+        out.append(_table("one-run", ONE_RUN_COLUMNS, rows, lambda r: ""))
+    if notes:
+        out.append("<ul>" + "".join(f"<li>{_h(note)}</li>" for note in notes) + "</ul>")
+    return out
+
+
 def _entry_note(e: dict[str, Any]) -> str:
     parts = [f"{_h(label.capitalize())}: {_h(text)}." if label else _h(text) for label, text in entry_note(e)]
     return f"<li><code>{_h(e['name'])}</code>: " + " ".join(p for p in parts if p) + "</li>"
@@ -242,6 +259,7 @@ def render_html(report: dict[str, Any]) -> str:
         _table("summary", SUMMARY_COLUMNS, [r for e in report["entries"] for r in claim_rows(e)], _verdict),
     ]
     out += _intervals(report)
+    out += _one_run(report)
     out.append("<h2>Figures</h2>")
     out.append(
         _img(

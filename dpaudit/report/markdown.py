@@ -13,6 +13,9 @@ from typing import Any
 from dpaudit.report.glossary import COLUMN_HELP, glossary
 from dpaudit.report.model import (
     INTERVAL_COLUMNS,
+    ONE_RUN_COLUMNS,
+    ONE_RUN_TEXT,
+    ONE_RUN_TITLE,
     PIN_TARGET,
     SUMMARY_COLUMNS,
     by_algorithm,
@@ -21,6 +24,7 @@ from dpaudit.report.model import (
     entry_note,
     finding_sections,
     interval_rows,
+    one_run_section,
     settings_lines,
 )
 
@@ -146,6 +150,17 @@ def interval_lines(report: dict[str, Any], plot: bool = True) -> list[str]:
     return lines
 
 
+def one_run_lines(report: dict[str, Any]) -> list[str]:
+    """The "One run beside many runs" section (`one_run_section`), or nothing when no algorithm has both modes."""
+    rows, notes = one_run_section(report)
+    if not rows and not notes:
+        return []
+    lines = ["", f"## {ONE_RUN_TITLE}", "", ONE_RUN_TEXT, ""]
+    if rows:
+        lines += _header(ONE_RUN_COLUMNS) + [_row(row, ONE_RUN_COLUMNS) for row in rows] + [""]
+    return lines + [f"- {md_text(note, item=True)}" for note in notes]
+
+
 def _findings(found: list[dict[str, Any]]) -> list[str]:
     """Each finding on one line, its details in an indented list under it."""
     lines = []
@@ -208,6 +223,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += ["", "## All claims", ""] + _header(SUMMARY_COLUMNS)
     lines += [_row(row, SUMMARY_COLUMNS) for e in report["entries"] for row in claim_rows(e)]
     lines += interval_lines(report)
+    lines += one_run_lines(report)
     used = dict(SUMMARY_COLUMNS) | (dict(INTERVAL_COLUMNS) if interval_rows(report["entries"]) else {})
     for alg, entries in by_algorithm(report["entries"]).items():
         lines += _algorithm(alg, entries)

@@ -21,6 +21,9 @@ from dpaudit.report.glossary import readable_target
 __all__ = [
     "COLUMNS",
     "INTERVAL_COLUMNS",
+    "ONE_RUN_COLUMNS",
+    "ONE_RUN_TEXT",
+    "ONE_RUN_TITLE",
     "PIN_TARGET",
     "SCHEMA",
     "SCHEMA_VERSION",
@@ -37,6 +40,9 @@ __all__ = [
     "interval_rows",
     "is_user",
     "one_run_note",
+    "one_run_rows",
+    "one_run_section",
+    "one_run_unpaired",
     "pin_text",
     "proven_claims",
     "samples_text",
@@ -48,6 +54,8 @@ __all__ = [
 SCHEMA = "dpaudit.report"
 #: 2: a user claim's and audit's Clopper-Pearson bound on the chosen event is `event_epsilon_upper` (version 1 named
 #: it `epsilon_upper`, like the entry-level sound bound; `dpaudit.report.load_report` upgrades version 1).
+#: Version 2 also holds `one_run_pairs` (`one_run_rows`, `one_run_unpaired`); a document without it (written
+#: before it was added) is read as is, the pages computing the section from its entries.
 SCHEMA_VERSION = 2
 
 PIN_TARGET = 0.9
@@ -429,6 +437,7 @@ def build_report(
         "entries": entries,
         "summary": summarize(entries),
         "findings": findings(entries),
+        "one_run_pairs": {"rows": one_run_rows(entries), "unpaired": one_run_unpaired(entries)},
     }
 
 
@@ -658,4 +667,232 @@ SUMMARY_COLUMNS = (
     ("verdict", "verdict"),
     ("expect", "expected"),
     ("status", "status"),
+)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two claimed numbers (an ε or a δ) are the same claim's, up to rounding."""
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
+
+
+def _mode_groups(entries: Iterable[dict[str, Any]]) -> dict[tuple[str, str], tuple[list[Any], list[Any]]]:
+    """(one-run entries, many-run entries) that ran, per (algorithm, variant) that has both; a variant is
+    its own algorithm (a known-buggy twin is compared with its own twin only)."""
+    groups: dict[tuple[str, str], tuple[list[Any], list[Any]]] = {}
+    for e in entries:
+        if not isinstance(e, dict) or e.get("error") or not e.get("claims"):
+            continue
+        sides = groups.setdefault((str(e["algorithm"]), str(e.get("variant") or "")), ([], []))
+        sides[0 if e.get("mode") == "one-run" else 1].append(e)
+    return {key: sides for key, sides in groups.items() if sides[0] and sides[1]}
+
+
+def _held(e: dict[str, Any]) -> list[dict[str, Any]]:
+    """The entry's claims expected to hold, with a number."""
+    return [c for c in e["claims"] if c["expect"] == "consistent" and c["epsilon"] is not None]
+
+
+def _best_at(entries: list[dict[str, Any]], epsilon: float, delta: float) -> tuple[Any, Any] | None:
+    """(entry, claim) with the largest ε_lower among the entries' claims (ε, δ) expected to hold."""
+    best = None
+    for e in entries:
+        for c in _held(e):
+            same = _same(c["epsilon"], epsilon) and _same(c["delta"], delta)
+            if same and (best is None or c["epsilon_lower"] > best[1]["epsilon_lower"]):
+                best = (e, c)
+    return best
+
+
+def _upper_for_both(one: dict[str, Any], many: dict[str, Any], delta: float) -> dict[str, Any] | None:
+    """The smallest finite claim at δ proven (`proven_claims`) for both entries' views: a sound ε_upper for each."""
+    theirs = [c for c in proven_claims(many["claims"]) if _same(c["delta"], delta)]
+    common = [
+        c
+        for c in proven_claims(one["claims"])
+        if _same(c["delta"], delta)
+        and c["epsilon"] is not None
+        and math.isfinite(c["epsilon"])
+        and any(_same(o["epsilon"], c["epsilon"]) for o in theirs)
+    ]
+    return min(common, key=lambda c: c["epsilon"], default=None)
+
+
+def _ratio(lower: float, upper: dict[str, Any] | None) -> float | None:
+    return None if upper is None or upper["epsilon"] <= _ZERO_EPSILON else lower / upper["epsilon"]
+
+
+def _relation(e: dict[str, Any], c: dict[str, Any]) -> Any:
+    pairs = e.get("pairs") or []
+    pair = c.get("pair", 0)
+    return pairs[pair].get("relation") if isinstance(pair, int) and 0 <= pair < len(pairs) else None
+
+
+def _side(e: dict[str, Any], c: dict[str, Any], upper: dict[str, Any] | None) -> dict[str, Any]:
+    """One side of a row: the entry, its ε_lower at the claim, the ratio to ε_upper, how it ran."""
+    out = {
+        "entry": e["name"],
+        "epsilon_lower": c["epsilon_lower"],
+        "ratio": _ratio(c["epsilon_lower"], upper),
+        "confidence": c.get("confidence"),
+        "observable": e.get("observable"),
+        "relation": _relation(e, c),
+        "seconds": e.get("seconds"),
+    }
+    if e.get("mode") == "one-run":
+        run = e.get("one_run") or {}
+        out.update(
+            analysis=c.get("analysis"),
+            horizon=run.get("horizon"),
+            num_canaries=run.get("num_canaries", c.get("num_canaries")),
+            guesses=c.get("guesses"),
+            correct=c.get("correct"),
+        )
+    else:
+        at = [a for a in e.get("audits") or [] if _same(a.get("delta"), c["delta"])]
+        audit: dict[str, Any] = max(at, key=lambda a: a["epsilon_lower"], default={})
+        out["samples"] = audit.get("samples")
+    return out
+
+
+def one_run_rows(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (algorithm, claim ε, δ) that a one-run entry and a many-run entry of the algorithm both
+    expect to hold: the best one-run ε_lower and the best many-run ε_lower on that claim, each with its entry
+    and how it ran, and ε_upper, the smallest ε at δ proven for both entries' views (the claim itself where no
+    tighter one is known), with each ε_lower's ratio to it.
+
+    Only bounds of the same claim (ε, δ) are compared; the two entries may audit different views of the
+    algorithm (a one-run entry the releases holding its canaries, a many-run entry one statistic or the actions),
+    so each side names its entry. Taking the larger of several bounds is valid at the report's family-wise
+    confidence (every audit call holds at once, Bonferroni).
+    """
+    rows = []
+    for (alg, variant), (ones, manys) in _mode_groups(entries).items():
+        keys: list[tuple[float, float, list[str]]] = []
+        for c in [c for e in ones + manys for c in _held(e)]:
+            key = next((k for k in keys if _same(k[0], c["epsilon"]) and _same(k[1], c["delta"])), None)
+            if key is None:
+                keys.append((c["epsilon"], c["delta"], [c["label"]]))
+            elif c["label"] not in key[2]:
+                key[2].append(c["label"])
+        for epsilon, delta, labels in keys:
+            one, many = _best_at(ones, epsilon, delta), _best_at(manys, epsilon, delta)
+            if one is None or many is None:
+                continue
+            upper = _upper_for_both(one[0], many[0], delta)
+            rows.append(
+                {
+                    "algorithm": alg,
+                    "variant": variant,
+                    "epsilon": epsilon,
+                    "delta": delta,
+                    "claims": labels,
+                    "epsilon_upper": None if upper is None else upper["epsilon"],
+                    "upper_claim": None if upper is None else upper["label"],
+                    "upper_accountant": None if upper is None else upper["accountant"],
+                    "one_run": _side(*one, upper),
+                    "many_run": _side(*many, upper),
+                }
+            )
+    return rows
+
+
+def _claims_text(entries: list[dict[str, Any]]) -> str:
+    shown: list[str] = []
+    for c in [c for e in entries for c in _held(e)]:
+        text = f"ε = {fmt(c['epsilon'])} at δ = {fmt(c['delta'])}"
+        if text not in shown:
+            shown.append(text)
+    return "; ".join(shown)
+
+
+def one_run_unpaired(entries: Iterable[dict[str, Any]]) -> list[str]:
+    """Why an algorithm with entries in both modes has no row in `one_run_rows`: the claims each mode expects
+    to hold share no (ε, δ) (e.g. a one-run audit at δ = 1e-6, many-run audits at δ = 0.1). Algorithms whose
+    entries of one mode hold no claim expected to hold (known-buggy twins) are left out."""
+    entries = list(entries)
+    paired = {(r["algorithm"], r["variant"]) for r in one_run_rows(entries)}
+    out = []
+    for (alg, variant), (ones, manys) in _mode_groups(entries).items():
+        if (alg, variant) in paired or not any(map(_held, ones)) or not any(map(_held, manys)):
+            continue
+        subject = f"{alg} ({variant})" if variant else alg
+        out.append(
+            f"{subject}: the two modes expect no claim (ε, δ) in common, so no bounds are compared (one run, "
+            f"{', '.join(e['name'] for e in ones)}: {_claims_text(ones)}; many runs, "
+            f"{', '.join(e['name'] for e in manys)}: {_claims_text(manys)})"
+        )
+    return out
+
+
+def _count(value: Any) -> str:
+    """A count for the one-run table: with thousands separators."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else fmt(value)
+
+
+def _lower_text(side: dict[str, Any]) -> str:
+    conf = side.get("confidence")
+    at = f" @{fmt(100 * conf, 4)}%" if isinstance(conf, (int, float)) else ""
+    return fmt(side.get("epsilon_lower")) + at
+
+
+def _one_run_cells(row: dict[str, Any]) -> dict[str, str]:
+    one, many = row.get("one_run") or {}, row.get("many_run") or {}
+    subject = f"{row.get('algorithm')} ({row['variant']})" if row.get("variant") else str(row.get("algorithm"))
+    labels = row.get("claims")
+    named = ", ".join(map(str, labels)) if isinstance(labels, list) else str(labels)
+    upper = row.get("epsilon_upper")
+    analysis = one.get("analysis")
+    return {
+        "or_algorithm": subject,
+        "or_claim": f"ε = {fmt(row.get('epsilon'))} at δ = {fmt(row.get('delta'))} ({named})",
+        "or_upper": "–" if upper is None else f"{fmt(upper)} ({row.get('upper_claim')}, {row.get('upper_accountant')})",
+        "or_one": _lower_text(one),
+        "or_one_ratio": pin_text(one.get("ratio")),
+        "or_one_run": (
+            f"{one.get('entry')}: one run, T = {_count(one.get('horizon'))}, {_count(one.get('num_canaries'))} "
+            f"canaries, {_count(one.get('guesses'))} guesses ({_count(one.get('correct'))} correct), "
+            f"{_ONE_RUN_ANALYSES.get(analysis, analysis) if analysis else 'analysis not recorded'}; "
+            f"{one.get('observable')}, {one.get('relation')}; {fmt(one.get('seconds'))} s"
+        ),
+        "or_many": _lower_text(many),
+        "or_many_ratio": pin_text(many.get("ratio")),
+        "or_many_run": (
+            f"{many.get('entry')}: {_count(many.get('samples'))} runs per side; {many.get('observable')}, "
+            f"{many.get('relation')}; {fmt(many.get('seconds'))} s"
+        ),
+    }
+
+
+def one_run_section(report: dict[str, Any]) -> tuple[list[dict[str, str]], list[str]]:
+    """The rows (formatted for Markdown and HTML alike) and notes of the "One run beside many runs" section:
+    the report's `one_run_pairs`, or, in a document written before it held them, computed from its entries."""
+    pairs = report.get("one_run_pairs")
+    if not isinstance(pairs, dict):
+        entries = [e for e in report["entries"] if isinstance(e, dict)]
+        pairs = {"rows": one_run_rows(entries), "unpaired": one_run_unpaired(entries)}
+    rows = [_one_run_cells(r) for r in pairs.get("rows") or [] if isinstance(r, dict)]
+    return rows, [str(n) for n in pairs.get("unpaired") or []]
+
+
+ONE_RUN_TITLE = "One run beside many runs"
+ONE_RUN_TEXT = (
+    "Per algorithm audited in both modes, each claim (ε, δ) a one-run entry and a many-run entry both expect to "
+    "hold: the one-run audit's ε_lower (one run of T rounds with canaries) beside the largest many-run ε_lower "
+    "on the same claim, and each one's ratio to ε_upper, the smallest ε at that δ proven for both entries' views "
+    "(the claim itself where no tighter one is known). The entries may audit different views (the releases "
+    "holding the canaries, one statistic, the actions): each number names its entry. Seconds are the entry's "
+    "wall time (with its regret runs, where the report has them)."
+)
+"""The section's title and the paragraph above its table, for both pages."""
+
+ONE_RUN_COLUMNS = (
+    ("or_algorithm", "algorithm"),
+    ("or_claim", "claim ε at δ"),
+    ("or_upper", "ε_upper (from)"),
+    ("or_one", "one run: ε_lower"),
+    ("or_one_ratio", "one run: ε_lower/ε_upper"),
+    ("or_one_run", "one run: entry, T, canaries, guesses, analysis; view; wall time"),
+    ("or_many", "many runs: best ε_lower"),
+    ("or_many_ratio", "many runs: ε_lower/ε_upper"),
+    ("or_many_run", "many runs: entry, runs per side; view; wall time"),
 )
