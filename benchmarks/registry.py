@@ -70,12 +70,22 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "one_run_canaries",
         "benchmarks.one_run_canaries",
-        "one-run audits of the bandits: canaries sharing releases against one canary per release",
+        "one-run audits of the bandits: earlier sizes, one canary per release, guesses fixed from the claim",
     ),
     Benchmark(
         "one_run_fdp",
         "benchmarks.one_run_fdp",
         "one-run audits of Gaussian canaries: the epsilon and the f-DP analyses on the same runs",
+    ),
+    Benchmark(
+        "one_run_fdp_paper",
+        "benchmarks.one_run_fdp_paper",
+        "Mahloujifar, Melis, Chaudhuri (ICML 2025) Table 1: their Gaussian audits with both one-run analyses",
+    ),
+    Benchmark(
+        "one_run_order",
+        "benchmarks.one_run_order",
+        "one-run audits of Gaussian, Laplace and randomized-response canaries: the three analyses on the same runs",
     ),
     Benchmark(
         "peers",
@@ -114,6 +124,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "selection_gap",
         "benchmarks.selection_gap",
         "where the auditor loses power on a peers row: the score family or its threshold",
+    ),
+    Benchmark(
+        "sequential_peers",
+        "benchmarks.sequential_peers",
+        "runs per side to a rejection: anytime-valid audits beside Kutta et al.'s sequential f-DP auditor",
     ),
     Benchmark(
         "simulate", "benchmarks.simulate", "simulation speed of the multi-armed algorithms against per-round loops"
