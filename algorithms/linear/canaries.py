@@ -6,11 +6,12 @@
 One run of `horizon` users with one fixed set of K action features (Chowdhury & Zhou 2022, §5
 generator, a fixed public seed).  Every non-canary user's reward is 0 for every action (known to the
 auditor: white box); canary i is the user of a fixed round t_i whose reward is 1 for every action
-when included and 0 when not (one user's reward responses, the neighbouring relation of
-Chowdhury & Zhou 2022, §2; the context is unchanged).  Her data enter the release of her batch
-m = t_i // B only, which moves by her chosen feature vector phi_{t_i} (norm 1) when she is
-included.  Placement: the first user of every batch, then the second, and so on (canary k at
-round (k mod M) B + k // M, M = horizon // B full batches).
+when included and `excluded_reward` (default 0; Assumption 3.1 bounds |y| <= 1, so -1 is allowed) when
+not (one user's reward responses, the neighbouring relation of Chowdhury & Zhou 2022, §2; the context
+is unchanged).  Her data enter the release of her batch m = t_i // B only, which moves by
+(1 - excluded_reward) phi_{t_i} (phi of norm 1) when she is included.  Placement: the first user of
+every batch, then the second, and so on (canary k at round (k mod M) B + k // M, M = horizon // B
+full batches).
 
 The score reads only what the release mechanism gives the party its trust model does not trust
 (`RELEASED`): `mechanism` returns a `LinearView` (the actions and that one per-batch statistic), so
@@ -67,15 +68,20 @@ class LinearView(NamedTuple):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class CanaryUsers:
-    """One run, `horizon` users, fixed features (K, d); reward 1 for every action iff the round is in `on`."""
+    """One run, `horizon` users, fixed features (K, d); reward 1 for every action at the rounds in `on`,
+    `off_reward` at the rounds in `off` (the excluded canaries), 0 elsewhere."""
 
     features: np.ndarray
     horizon: int
     on: np.ndarray
+    off: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    off_reward: float = 0.0
 
     def __post_init__(self) -> None:
         check_positive_int(self.horizon, "horizon")
         object.__setattr__(self, "on", np.sort(np.asarray(self.on, dtype=np.int64)))
+        object.__setattr__(self, "off", np.sort(np.asarray(self.off, dtype=np.int64)))
+        object.__setattr__(self, "off_reward", _check_reward(self.off_reward, "off_reward"))
 
     runs = 1
 
@@ -90,15 +96,25 @@ class CanaryUsers:
         return self.features.shape[0]
 
     def block(self, t0: int, n: int, rng: np.random.Generator) -> Block:
-        """Rounds t0 .. t0+n-1: the fixed features, zero means, and reward 1 for every action at the
-        included canary rounds.
+        """Rounds t0 .. t0+n-1: the fixed features, zero means, and reward 1 (`off_reward`) for every
+        action at the included (excluded) canary rounds.
         """
         feats = np.broadcast_to(self.features[None, None], (1, n, self.n_arms, self.dim))
         means = np.broadcast_to(np.zeros((1, 1, self.n_arms)), (1, n, self.n_arms))
-        lo, hi = np.searchsorted(self.on, [t0, t0 + n])
         rewards = np.zeros((1, n, self.n_arms))
-        rewards[0, self.on[lo:hi] - t0] = 1.0
+        for rounds, value in ((self.off, self.off_reward), (self.on, 1.0)):
+            lo, hi = np.searchsorted(rounds, [t0, t0 + n])
+            rewards[0, rounds[lo:hi] - t0] = value
         return Block(t0, feats, means, rewards)
+
+
+def _check_reward(value: float, name: str) -> float:
+    """A reward below the included canary's 1 and within Assumption 3.1's |y| <= 1 (Chowdhury & Zhou 2022)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    if not -1.0 <= value < 1.0:
+        raise ValueError(f"{name} must be in [-1, 1) (rewards |y| <= 1, below the included canary's 1), got {value!r}")
+    return float(value)
 
 
 def released_statistic(algorithm: LinearAlgorithm, dim: int, horizon: int) -> str:
@@ -126,10 +142,17 @@ def canary_releases(view: LinearView, rounds: np.ndarray, batch: int, dim: int) 
 
 
 def one_run_target(
-    algorithm: LinearAlgorithm, horizon: int, num_canaries: int, *, dim: int = 5, n_arms: int = 100
+    algorithm: LinearAlgorithm,
+    horizon: int,
+    num_canaries: int,
+    *,
+    dim: int = 5,
+    n_arms: int = 100,
+    excluded_reward: float = 0.0,
 ) -> OneRunTarget:
     """One run of the batched private `algorithm` (batch >= 2) hosting `num_canaries` canaries.
 
+    An excluded canary's reward is `excluded_reward` in [-1, 1) for every action (an included one's is 1).
     Returns `OneRunTarget(mechanism, num_canaries, score)` (module docstring); the mechanism
     returns the run's `LinearView`, the score reads each canary's release from it.
     """
@@ -137,6 +160,7 @@ def one_run_target(
     m = check_positive_int(num_canaries, "num_canaries")
     dim = check_positive_int(dim, "dim")
     k = check_int_at_least(n_arms, 2, "n_arms")
+    low = _check_reward(excluded_reward, "excluded_reward")
     if not isinstance(algorithm, LinearAlgorithm) or algorithm.batch < 2:
         raise ValueError(f"algorithm must be a batched LinearAlgorithm (batch >= 2), got {algorithm!r}")
     name = released_statistic(algorithm, dim, horizon)
@@ -151,7 +175,8 @@ def one_run_target(
     rounds = (i % batches) * batch + i // batches
 
     def mechanism(inclusion: np.ndarray, rng: np.random.Generator) -> LinearView:
-        env = CanaryUsers(features, horizon, rounds[np.asarray(inclusion, dtype=bool)])
+        included = np.asarray(inclusion, dtype=bool)
+        env = CanaryUsers(features, horizon, rounds[included], rounds[~included], low)
         res = algorithm.run(env, rng, record=True)
         return LinearView(res.actions[0], name, res.released[name][0])
 

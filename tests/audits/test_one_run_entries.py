@@ -147,7 +147,7 @@ def test_an_entry_s_fixed_guess_grid_is_the_one_searched():
     (audit,) = rec["audits"]
     assert (audit["k_plus"], audit["k_minus"]) in grid
     linucb = [AUDITS.get(n) for n in ONE_RUN if AUDITS.get(n).algorithm == "linucb-sdp-amp"]
-    assert linucb and all(e.guesses is not None and len(e.guesses) == 4 for e in linucb)
+    assert linucb and all(e.guesses == ((e.num_canaries // 4, e.num_canaries // 4),) for e in linucb)
 
 
 @pytest.mark.parametrize("epsilon, verdict", [(1.0, "consistent"), (10.0, "violation")])
