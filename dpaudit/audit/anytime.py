@@ -19,9 +19,10 @@ that reaches stage K has drawn about twice stage K's runs.
 
 The audit stops at the first stage whose algorithmic verdict is "violation" (settled: more runs could
 only raise the bound), or before a stage predicted (from the time of the last one, doubled) to end after
-the budget.  Stage 0 always runs.  The result is the stage with the largest `epsilon_lower`; its
-`floating_point` (if any) is the stage with the largest floating-point bound, valid by the same union
-bound.  `time_box` records every stage.
+the budget.  Stage 0 always runs.  The result is the stage whose verdict is "violation" when one is
+(a claimed curve can be refuted below the claimed epsilon, so that stage need not hold the largest bound),
+else the stage with the largest `epsilon_lower`; its `floating_point` (if any) is the stage with the
+largest floating-point bound, valid by the same union bound.  `time_box` records every stage.
 """
 
 from __future__ import annotations
@@ -98,7 +99,10 @@ def timeboxed_audit(run_stage: RunStage, o: _options.AuditOptions, keep_going: K
                 break
         elif time.monotonic() - start + 2.0 * seconds[-1] > budget:
             break
-    best = max(range(len(stages)), key=lambda i: stages[i].epsilon_lower)
+    if stopped == "violation":  # the verdict of the stage that settled it (its curve test may be what refuted)
+        best = len(stages) - 1
+    else:
+        best = max(range(len(stages)), key=lambda i: stages[i].epsilon_lower)
     result = stages[best]
     fps = [(i, s.floating_point) for i, s in enumerate(stages) if s.floating_point is not None]
     floating_point = max(fps, key=lambda p: p[1].epsilon_lower)[1] if fps else None

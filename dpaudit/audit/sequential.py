@@ -8,8 +8,9 @@ Stage k runs an ordinary audit with `stages[k]` fresh runs per side (its own see
 a_k = (1 - confidence) * 2^k / (2^K - 1), k = 0..K-1 (an alpha-spending schedule: the last, largest
 stage gets about half of the error budget).  The reported bound is the largest stage bound; by the union
 bound it is below the true epsilon with probability >= confidence whatever the stopping rule, because
-sum_k a_k = 1 - confidence and each stage's bound is valid at its own level.  Stopping rule: stop at
-the first stage whose bound exceeds the claim (a violation: certain at the stated confidence), or
+sum_k a_k = 1 - confidence and each stage's bound is valid at its own level; so is each stage's verdict,
+which also counts the claimed-curve test of a `claim=` option.  Stopping rule: stop at the first stage
+whose verdict is "violation" (its bound exceeds the claim, or the claimed curve is refuted), or
 whose best point estimate is below `close` * claim (the claim is not close to being exceeded: more
 runs would not change the verdict in expectation); otherwise go on to the next stage.
 """
@@ -87,12 +88,12 @@ def audit_sequential(
             raise
         done.append(r)
         point = max(d.epsilon_point for d in r.directions)
-        if r.epsilon_lower > claim_epsilon or point < close * claim_epsilon:
-            break
+        if r.verdict == "violation" or point < close * claim_epsilon:
+            break  # a stage's verdict counts its claimed-curve test too (`claim=`), at that stage's level
     best = max(r.epsilon_lower for r in done)
     return SequentialAudit(
         epsilon_lower=best,
-        verdict="violation" if best > claim_epsilon else "consistent",
+        verdict="violation" if any(r.verdict == "violation" for r in done) else "consistent",
         stopped_at=k,
         samples_used=sum(r.samples for r in done),
         stages=tuple(done),

@@ -78,3 +78,28 @@ def test_sequential_coverage():
 def test_sequential_coverage_twin_fails_when_the_noise_is_halved():
     audits = 20
     assert _exceedances(0.5, audits, 10_000) > tolerance(audits)
+
+
+def test_a_refuted_claimed_curve_stops_and_decides():
+    # N(0, 1) shifted by 1 is 1-GDP (epsilon 1.8 at delta 0.01); the claim 0.5-GDP (GaussianDpEvent(2)) with a
+    # claimed epsilon of 5 at delta 0.01 is refuted by its curve test alone: the stage's verdict decides
+    import dp_accounting
+
+    def gaussian(data, rng, size):
+        return float(data) + rng.normal(0.0, 1.0, size)
+
+    seq = audit_sequential(
+        gaussian,
+        1.0,
+        0.0,
+        claim_epsilon=5.0,
+        claim=dp_accounting.GaussianDpEvent(2.0),
+        claim_delta=0.01,
+        stages=(20_000, 200_000),
+        seed=0,
+        executor="serial",
+        float_check="off",
+    )
+    stage = seq.stages[seq.stopped_at]
+    assert stage.verdict == "violation" and stage.curve.violation and stage.epsilon_lower <= stage.claim_epsilon
+    assert seq.verdict == "violation" and seq.stopped_at == 0

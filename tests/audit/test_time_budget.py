@@ -164,3 +164,17 @@ def test_end_to_end_coverage_on_randomized_response():
         )
         failures += r.epsilon_lower > EPS
     assert failures <= 52
+
+
+def test_a_curve_refuted_below_the_largest_bound_is_the_verdict():
+    # a claimed curve can be refuted at a stage whose epsilon_lower is below an earlier stage's: the result is
+    # the refuting stage (its verdict valid at its level), not the stage with the largest bound
+    o = _options.AuditOptions.create(EPS, samples=2_000, float_check="off", time_budget=60.0)
+    real = run_audit(laplace, 0.0, 1.0, dataclasses.replace(o, time_budget=None), (anytime.STAGE_STREAM, 0))
+    made = [
+        dataclasses.replace(real, epsilon_lower=0.9, verdict="consistent", samples=2_000),
+        dataclasses.replace(real, epsilon_lower=0.5, verdict="violation", samples=4_000),
+    ]
+    r = anytime.timeboxed_audit(lambda stage, key: made[key[1]], o, keep_going=lambda s, _: True)
+    assert r.verdict == "violation" and r.time_box.stopped == "violation"
+    assert r.time_box.best_stage == 1 and r.epsilon_lower == 0.5 and r.time_box.stage_epsilon_lower == (0.9, 0.5)
