@@ -37,6 +37,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "baseline_rule", "benchmarks.baseline_rule", "false-flag rate of `dpaudit audit --baseline` on unchanged code"
     ),
     Benchmark(
+        "dask_scale",
+        "benchmarks.dask_scale",
+        "an audit at 10^8 runs per side on a local Dask cluster: wall time, caller and worker peak memory, identity",
+    ),
+    Benchmark(
         "extension_policy",
         "benchmarks.extension_policy",
         "what the selection extension is worth, by how well the pilot resolved its event",
