@@ -218,6 +218,9 @@ def _dry_run_blocks(algorithm: Any, horizon: int, n_arms: int) -> np.ndarray:
 
 def released_block_count(algorithm: Any, horizon: int, n_arms: int) -> int:
     """How many releases the placement's dry run makes: the most canaries that get a release each."""
+    released_statistic(algorithm)  # TypeError for an algorithm that releases no noisy statistic
+    horizon = check_positive_int(horizon, "horizon")
+    n_arms = check_int_at_least(n_arms, 2, "n_arms")
     block = _dry_run_blocks(algorithm, horizon, n_arms)
     return int(np.unique(block[block >= 0]).size)
 

@@ -67,6 +67,20 @@ def test_tail_guesses_name_a_bad_epsilon(bad):
         tail_guesses(100, bad)
 
 
+@pytest.mark.parametrize(
+    "args, error, name",
+    [
+        ((DPSE(1.0, 0.5), 0, 10), ValueError, "horizon"),
+        ((DPSE(1.0, 0.5), 1000, 1), ValueError, "n_arms"),
+        ((DPSE(1.0, 0.5), 1000.5, 10), TypeError, "horizon"),
+        (("dp-se", 1000, 10), TypeError, "algorithm"),
+    ],
+)
+def test_released_block_count_names_a_bad_argument(args, error, name):
+    with pytest.raises(error, match=name):
+        released_block_count(*args)
+
+
 def test_the_multi_armed_entries_fix_their_guesses_from_the_claim():
     for name in ONE_RUN:
         entry = AUDITS.get(name)
