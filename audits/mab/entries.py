@@ -144,9 +144,9 @@ def dpse_entries() -> list[AuditEntry]:
                 "log((2 + εx)/(2 + ε + εx)), below ε at every x: ≈ 0.85 at this pair (5 above the "
                 "flip point). The upper side cannot move: the margin reaches 383 (arm 0 all ones, arm 1 "
                 "none), where the view's exact loss is 0.997, so no bound below ε holds for every "
-                "input. The lower side is limited by the runs: the best margin certifies ≈ 0.81 at "
-                "2·10^6 runs per side, and 0.9 needs x ≈ 7.5, events of probability ≈ 10^-3 "
-                "(≳ 10^7 runs per side)",
+                "input. The lower side is limited by the runs and the pair: the best margin certifies ≈ 0.81 at "
+                "2·10^6 runs per side and 0.836 at 10^7 (--deep), near this pair's 0.85; 0.9 needs a pair "
+                "at x ≈ 7.5, events of probability ≈ 10^-3 (≳ 10^7 runs per side)",
             ),
             source=source,
         ),
@@ -577,7 +577,8 @@ DECISIONS_NOTE = PinNote(
     "test's tail; this pair sits 4 users above the median flip point, where arm 0 is eliminated in ≈ 3.0% vs "
     "1.3% of runs (the audit certifies 0.79-0.84 at 4·10^5 runs). The upper side cannot move: the margin "
     "reaches ≈ 60 users (an arm with no ones against 64), where the loss is within 2% of ε, so no bound below "
-    "ε holds for every input; ε ≥ 0.9 needs events of probability ≲ 10^-3 (≳ 10^7 runs per side)",
+    "ε holds for every input; ε ≥ 0.9 needs events of probability ≲ 10^-3 (≳ 10^7 runs per side: cdp-se "
+    "certifies 0.877 there, --deep)",
 )
 
 
