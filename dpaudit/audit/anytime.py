@@ -99,10 +99,8 @@ def timeboxed_audit(run_stage: RunStage, o: _options.AuditOptions, keep_going: K
                 break
         elif time.monotonic() - start + 2.0 * seconds[-1] > budget:
             break
-    if stopped == "violation":  # the verdict of the stage that settled it (its curve test may be what refuted)
-        best = len(stages) - 1
-    else:
-        best = max(range(len(stages)), key=lambda i: stages[i].epsilon_lower)
+    # a violation: the stage that settled it (its curve test may be what refuted); else the largest bound
+    best = len(stages) - 1 if stopped == "violation" else max(range(len(stages)), key=lambda i: stages[i].epsilon_lower)
     result = stages[best]
     fps = [(i, s.floating_point) for i, s in enumerate(stages) if s.floating_point is not None]
     floating_point = max(fps, key=lambda p: p[1].epsilon_lower)[1] if fps else None
