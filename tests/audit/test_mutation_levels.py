@@ -6,9 +6,12 @@ that event in the first and the second input (Clopper-Pearson, one-sided).  `_sa
 advises fewer than MIN_SAMPLES runs.  Deterministic: no false failures.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 
+import dpaudit
 from dpaudit.audit.bounds import cp_lower, cp_upper, epsilon_from_rates, mu_from_rates, probit_cp_lower, probit_cp_upper
 from dpaudit.audit.options import MIN_SAMPLES, AuditOptions, Plan, _samples_needed
 from dpaudit.audit.outputs import OutputSpec
@@ -140,3 +143,27 @@ def test_cross_fitted_counts_of_one_and_of_all_but_one_are_taken_as_the_extremes
         assert (d.count_first, d.count_second, d.mu_count_first, d.mu_count_second) == (first, second, first, second)
         assert d.level == pytest.approx(0.05 / 4)
         assert d.epsilon_lower == _bound(first, second, 0.05 / 4)
+
+
+def test_the_result_records_the_options_and_names_both_folds():
+    # the record a report and a baseline read: the options as given, the version, the target's name, and for a
+    # cross-fitted audit each direction's two events (fold B's sign included) with no single lead event
+    options = AuditOptions.create(
+        claim_epsilon=0.5, samples=N + 100, seed=7, chunk_size=300, selection_fraction=0.2, target_name="mine"
+    )
+    plan = Plan(0.05, 0.05, 0.05 / 4, 0.05 / 4, 100, N, None, "")
+    plans = {"d0>d1": _with(1.0, "d0>d1", 1.0), "d1>d0": _with(2.0, "d1>d0", 1.0)}
+    partner = {
+        "d0>d1": dataclasses.replace(plans["d0>d1"], sign=-1, threshold=3.0),
+        "d1>d0": dataclasses.replace(plans["d1>d0"], threshold=4.0),
+    }
+    counts = [np.array([[500, 500], [400, 400]]), np.array([[400, 400], [500, 500]])]
+    r = assemble(
+        lambda d, rng, size: np.zeros(size), options, plan, OutputSpec((), False), Counts(plans, counts, partner, N)
+    )
+    assert (r.samples, r.seed, r.chunk_size, r.selection_fraction) == (N + 100, 7, 300, 0.2)
+    assert r.version == dpaudit.__version__ and r.target == "mine" and r.verdict == "consistent"
+    events = {d.direction: d for d in r.directions}
+    assert events["d0>d1"].event == "cross-fitted: user > 1.0 (fold A) + -user > 3.0 (fold B)"
+    assert events["d1>d0"].event == "cross-fitted: user > 2.0 (fold A) + user > 4.0 (fold B)"
+    assert all(d.lead_event == "" and d.event_state == "" for d in r.directions)
