@@ -13,7 +13,7 @@ import pytest
 
 import dpaudit
 from dpaudit.audit.bounds import cp_lower, cp_upper, epsilon_from_rates, mu_from_rates, probit_cp_lower, probit_cp_upper
-from dpaudit.audit.options import MIN_SAMPLES, AuditOptions, Plan, _samples_needed
+from dpaudit.audit.options import MIN_SAMPLES, AuditOptions, Plan, _samples_needed, plan_audit
 from dpaudit.audit.outputs import OutputSpec
 from dpaudit.audit.scores import UserScore
 from dpaudit.audit.selection import EventPlan, direction_levels
@@ -167,3 +167,43 @@ def test_the_result_records_the_options_and_names_both_folds():
     assert events["d0>d1"].event == "cross-fitted: user > 1.0 (fold A) + -user > 3.0 (fold B)"
     assert events["d1>d0"].event == "cross-fitted: user > 2.0 (fold A) + user > 4.0 (fold B)"
     assert all(d.lead_event == "" and d.event_state == "" for d in r.directions)
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_the_plan_splits_the_error_as_documented(confidence):
+    # alpha = 1 - confidence: without a claimed curve all of it goes to the bounds, alpha / 4 per epsilon
+    # proportion (two directions x two proportions) and alpha / 4 per mu proportion; with a curve, half of alpha
+    import dp_accounting
+
+    def target(data, rng, size):
+        return data + rng.laplace(0.0, 1.0, size)
+
+    alpha = 1 - confidence
+    plain = plan_audit(target, AuditOptions.create(claim_epsilon=1.0, samples=100_000, confidence=confidence))
+    assert (plain.alpha, plain.alpha_point, plain.level_eps, plain.level_mu) == pytest.approx(
+        (alpha, alpha, alpha / 4, alpha / 4), rel=1e-12
+    )
+    assert (plain.n_sel, plain.n_est, plain.delta_of, plain.claim_name) == (10_000, 90_000, None, "")
+    curve = plan_audit(
+        target,
+        AuditOptions.create(
+            claim_epsilon=1.0, samples=100_000, confidence=confidence, claim=dp_accounting.LaplaceDpEvent(1.0)
+        ),
+    )
+    assert (curve.alpha_point, curve.level_eps, curve.level_mu) == pytest.approx((alpha / 2, alpha / 8, alpha / 4))
+    assert curve.delta_of is not None and "LaplaceDpEvent" in curve.claim_name
+
+
+def test_the_claimed_curve_is_tested_under_its_own_name():
+    plan = Plan(0.05, 0.025, 0.025 / 4, 0.05 / 4, 100, N, lambda eps: 1.0, "the claimed curve")
+    plans = {"d0>d1": _with(1.0, "d0>d1", 1.0), "d1>d0": _with(2.0, "d1>d0", 1.0)}
+    counts = [np.array([[500, 500, 450], [400, 400, 350]]), np.array([[400, 400, 350], [500, 500, 450]])]
+    r = assemble(
+        lambda d, rng, size: np.zeros(size),
+        AuditOptions.create(claim_epsilon=0.5, samples=N + 100),
+        plan,
+        OutputSpec((), False),
+        Counts(plans, counts, None, N),
+    )
+    assert r.curve is not None and r.curve.claim == "the claimed curve" and not r.curve.violation
+    assert r.curve.alpha == pytest.approx(0.025) and r.curve.events_tested == 2
