@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 
 import numpy as np
 
+from benchmarks.one_run_fdp import gaussian_canaries, identity
+from benchmarks.tables import write_lines
 from dpaudit.accounting.curves import gaussian_epsilon
 from dpaudit.audit import one_run
 from dpaudit.audit.one_run_bound import best_one_run_epsilon
@@ -52,17 +53,6 @@ PAPER = (
     (4.0, 1_000_000, 0.92, 0.61, 0.67, 0.82),
 )
 STATED_POINT = (1.0, 100_000, 1500, 1429)  # App. B: sigma, m, c', c "suggested by the idealized setting"
-
-
-def gaussian_canaries(sigma: float):
-    def mechanism(inclusion, rng):
-        return inclusion + rng.normal(0.0, sigma, inclusion.size)
-
-    return mechanism
-
-
-def identity(output):
-    return output
 
 
 def guess_grid(m: int) -> np.ndarray:
@@ -194,9 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# sigma {sigma:g}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     emit(f"# {time.perf_counter() - start:.0f} s wall, {time.process_time() - cpu:.0f} s CPU (one process).")
     if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
+        write_lines(args.out, lines)
     return 0
 
 

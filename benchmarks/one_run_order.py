@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 
 import numpy as np
 
+from benchmarks.tables import write_lines
 from dpaudit.accounting.curves import gaussian_epsilon
 from dpaudit.audit import one_run
 
@@ -112,9 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(line)
             print(line, flush=True)
     if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
+        write_lines(args.out, lines)
     return 0
 
 

@@ -55,6 +55,7 @@ from typing import Any
 import dp_accounting
 import numpy as np
 
+from benchmarks.tables import write_lines
 from dpaudit.accounting.curves import gaussian_epsilon
 from dpaudit.audit import anytime
 from dpaudit.audit import options as audit_options
@@ -283,8 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         emit(f"{name:<15} {eps:>5} | {mean:>6.2f} +- {sd:<6.2f} | {ours}")
     emit(f"# {time.perf_counter() - start:.0f} s in all")
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
+        write_lines(args.out, lines)
     return 0
 
 

@@ -1,8 +1,11 @@
-"""Plain-text tables for the benchmarks (benchmarks.reproduce_linear, benchmarks.reproduce_mab)."""
+"""Plain-text tables and figure files for the benchmarks."""
 
 from __future__ import annotations
 
+import os
 import sys
+
+from dpaudit._io import atomic_write_text
 
 
 def format_table(title: str, header: tuple, rows: list) -> str:
@@ -19,3 +22,9 @@ def print_table(title: str, header: tuple, rows: list) -> str:
     sys.stdout.write(text)
     sys.stdout.flush()
     return text
+
+
+def write_lines(path: str | os.PathLike[str], lines: list[str]) -> None:
+    """Write a figure file, one line per entry, atomically (its folder made if missing)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    atomic_write_text(path, "\n".join(lines) + "\n")

@@ -74,6 +74,7 @@ __all__ = [
     "TradeoffCurve",
     "approx_dp_curve",
     "event_curve",
+    "event_profile",
     "fdp_epsilon_lower",
     "fdp_mu_lower",
     "fdp_rejects",
@@ -210,7 +211,9 @@ def event_curve(event: dp_accounting.DpEvent) -> TradeoffCurve:
     return _cached_event_curve(event)
 
 
-def _event_curve(event: dp_accounting.DpEvent) -> TradeoffCurve:
+def event_profile(event: dp_accounting.DpEvent) -> tuple[np.ndarray, np.ndarray]:
+    """(eps_j, delta(eps_j)): 100 epsilons up to epsilon(1e-14) (at least 1e-3, at most 60), each delta an
+    upper bound from dpaudit's pld accountant; ValueError for an event with no finite epsilon there."""
     from dpaudit.accounting import Accountant
 
     accountant = Accountant("pld").compose(event)
@@ -218,7 +221,11 @@ def _event_curve(event: dp_accounting.DpEvent) -> TradeoffCurve:
     if not math.isfinite(top):
         raise ValueError(f"event must be private (a finite epsilon at delta = 1e-14), got {event!r}")
     eps = np.linspace(0.0, min(max(top, 1e-3), 60.0), _EVENT_EPSILONS + 1)[1:]
-    deltas = np.array([accountant.delta(float(e)) for e in eps])
+    return eps, np.array([accountant.delta(float(e)) for e in eps])
+
+
+def _event_curve(event: dp_accounting.DpEvent) -> TradeoffCurve:
+    eps, deltas = event_profile(event)
     x = _logit_grid()
     values = np.zeros_like(x)
     for e, d in zip(eps, deltas):  # each line pushed down by a few ulps of its terms

@@ -66,7 +66,7 @@ from scipy.special import betainc, expit, ndtr
 from scipy.stats import beta
 
 from dpaudit.audit.one_run_bound import _pure_epsilon, binomial_tail
-from dpaudit.audit.one_run_fdp import _check_counts, _check_delta, _check_level, _check_parameter
+from dpaudit.audit.one_run_fdp import _check_counts, _check_delta, _check_level, _check_parameter, event_profile
 
 __all__ = [
     "AccuracyLaw",
@@ -84,7 +84,6 @@ _GRID_STEP = 2.0**-15  # accuracy grid of a continuous law
 _Z_EDGES = np.linspace(-8.0, 8.0, 257)  # bins of the order statistic U_(k), at its Beta quantiles
 _REL_SLACK = 1e-9
 _ABS_SLACK = 1e-14  # times m
-_EVENT_EPSILONS = 100
 _BISECTION_STEPS = 16
 _FAMILY_START = 1e-3
 
@@ -186,14 +185,8 @@ def event_law(event: dp_accounting.DpEvent) -> AccuracyLaw:
 
 
 def _event_law(event: dp_accounting.DpEvent) -> AccuracyLaw:
-    from dpaudit.accounting import Accountant
-
-    accountant = Accountant("pld").compose(event)
-    top = accountant.epsilon(1e-14)
-    if not math.isfinite(top):
-        raise ValueError(f"event must be private (a finite epsilon at delta = 1e-14), got {event!r}")
-    eps = np.linspace(0.0, min(max(top, 1e-3), 60.0), _EVENT_EPSILONS + 1)[1:]
-    deltas = np.array([min(1.0, accountant.delta(float(e))) for e in eps])
+    eps, deltas = event_profile(event)
+    deltas = np.minimum(deltas, 1.0)
     up, down = np.exp(eps), np.exp(-eps)
     slopes = np.concatenate((-up, -down))
     intercepts = np.concatenate((1.0 - deltas - 16.0 * _EPS, down * (1.0 - deltas) - 16.0 * _EPS))
