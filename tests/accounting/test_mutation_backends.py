@@ -101,3 +101,14 @@ def test_an_epsilon_delta_black_box_is_refused_with_the_reason():
         A.epsilon(box, 1e-5, "rdp")
     with pytest.raises(A.UnsupportedEventError, match=r"\): no zCDP bound is known for it; "):
         A.epsilon(box, 1e-5, "zcdp")
+
+
+def test_approx_accounts_for_pure_releases():
+    # a pure eps-DP leaf is (eps, 0)-DP: the approx accountant answers it (and compositions of it) itself,
+    # never above the pure bound, and does not refuse it
+    from dpaudit.accounting import epsilon as _epsilon
+
+    one = dpa.LaplaceDpEvent(0.5)
+    assert 0.99 * 2.0 < _epsilon(one, 1e-6, "approx") <= 2.0
+    three = dpa.ComposedDpEvent([one] * 3)
+    assert 2.0 < _epsilon(three, 1e-6, "approx") <= 6.0
