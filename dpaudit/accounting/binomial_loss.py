@@ -28,7 +28,7 @@ from dpaudit.accounting.binomial import _log_ratio as _count_log_ratio
 from dpaudit.accounting.binomial_tails import upper_bounds
 from dpaudit.validation import check_open_unit, check_positive, check_positive_int
 
-__all__ = ["MAX_CELLS", "binomial_loss_pld", "default_interval", "loss_span", "smallest_interval"]
+__all__ = ["MAX_CELLS", "binomial_loss_pld", "default_interval", "loss_span", "smallest_interval", "windows_overlap"]
 
 MAX_CELLS = 200_000  # cells per direction at most: the interval is widened beyond
 _SIDE_SDS = 40.0  # counts beyond the mean ± this many sd: mass < 10^-340, put at the pessimistic end
@@ -48,6 +48,21 @@ def _check(trials: int, probability: float, shift: int) -> tuple[int, float, int
     if s > n:
         raise ValueError(f"shift={s} exceeds trials={n}: the two laws have disjoint supports (no privacy)")
     return n, p, s
+
+
+def _window(trials: int, p: float) -> tuple[int, int]:
+    """The counts of Bin(N, p) within ±40 sd of its mean (mass outside < 10^-340)."""
+    sd = math.sqrt(trials * p * (1 - p))
+    return max(0, math.floor(trials * p - _SIDE_SDS * sd)), min(trials, math.ceil(trials * p + _SIDE_SDS * sd))
+
+
+def windows_overlap(trials: int, probability: float, shift: int) -> bool:
+    """Whether X and X + s, X ~ Bin(N, p), share a count within ±40 sd of both laws' means. When they do not,
+    each law's window lies where the other is below 10^-340 (every privacy loss infinite, delta 1 in both
+    directions up to that mass), and the loss grid has no cells to build."""
+    n, p, s = _check(trials, probability, shift)
+    x_lo, x_hi = _window(n, p)
+    return x_lo + s <= min(n, x_hi) and s <= x_hi
 
 
 def loss_span(trials: int, probability: float, shift: int) -> float:
@@ -96,8 +111,9 @@ def _largest_at_most(level: np.ndarray, lo: int, hi: int, trials: int, p: float,
     """For each level, a count y in [lo, hi] where `_ok` holds, the largest up to round-off (lo - 1 when `_ok` fails
     at lo). The log ratio is smooth and nearly linear in y: it is tabulated at `_TABLE` counts, each level's
     crossing is interpolated in its table interval [a, b], and a bisection runs from the last of a, guess - `_NEAR`,
-    guess + `_NEAR` where `_ok` holds. Only `_ok` at the answer matters for soundness, the search for tightness."""
-    ys = np.unique(np.linspace(lo, hi, _TABLE).astype(np.int64))
+    guess + `_NEAR` where `_ok` holds. Only `_ok` at the answer matters for soundness, the search for tightness.
+    A large shift gets fewer table counts, so that the table sums at most `_WORK` terms."""
+    ys = np.unique(np.linspace(lo, hi, min(_TABLE, max(2, _WORK // shift))).astype(np.int64))
     table = _count_log_ratio(ys, trials, p, shift) + _ROUND_OFF
     i = np.searchsorted(np.maximum.accumulate(table), level, side="right")  # ys[:i] are ok
     j = np.clip(i, 1, ys.size - 1)
@@ -126,9 +142,7 @@ def _one_direction(trials: int, p: float, shift: int, vdi: float, sign: int) -> 
     dominate the true loss: every loss is rounded up to the grid, counts one side alone produces, the counts
     beyond the top cell and the cells whose tail is below `_NEGLIGIBLE` go to infinity, the lowest cell takes
     what is left."""
-    sd = math.sqrt(trials * p * (1 - p))
-    x_lo = max(0, math.floor(trials * p - _SIDE_SDS * sd))
-    x_hi = min(trials, math.ceil(trials * p + _SIDE_SDS * sd))
+    x_lo, x_hi = _window(trials, p)
     if sign > 0:  # y = X + s, loss R(y) non-decreasing in y; y > N only under the upper law
         y_lo, y_hi = max(shift, x_lo + shift), min(trials, x_hi + shift)
         ends = np.array([y_lo, y_hi])
@@ -162,9 +176,14 @@ def binomial_loss_pld(
     both directions (the binomial is skewed for p != 1/2), for any N up to 2⁵² (module docstring).
 
     The interval is `value_discretization_interval` (default `default_interval`), widened to
-    `smallest_interval` where it is finer. Raises for N > 2⁵² (counts not exact in float64) and for a
-    shift beyond N (disjoint supports)."""
+    `smallest_interval` where it is finer. Raises for N > 2⁵² (counts not exact in float64), for a
+    shift beyond N (disjoint supports) and for laws disjoint within ±40 sd (`windows_overlap`)."""
     n, p, s = _check(trials, probability, shift)
+    if not windows_overlap(n, p, s):
+        raise ValueError(
+            f"shift={s} moves Bin({n}, {p:g}) beyond 40 sd of its mean: the two laws are disjoint up to 1e-340 "
+            "(delta 1 at every epsilon), no loss grid to build"
+        )
     v = (
         default_interval(n, p, s)
         if value_discretization_interval is None

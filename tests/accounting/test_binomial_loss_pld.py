@@ -97,5 +97,9 @@ def test_beyond_exact_doubles_and_huge_losses_are_refused():
         binomial_loss.binomial_loss_pld(2**52 + 1, P, 4)
     with pytest.raises(ValueError, match="shift"):
         binomial_loss.binomial_loss_pld(10, P, 11)
-    with pytest.raises(A.UnsupportedEventError, match="beyond 700"):  # a shift of 5·10⁵ counts on sd 5000
+    with pytest.raises(A.UnsupportedEventError, match="beyond 700"):  # a shift of 1.5·10⁵ counts on sd 5000
+        A.epsilon(A.BinomialDpEvent(trials=10**8, probability=0.5, sensitivity=150_000), 1e-6, "pld")
+    with pytest.raises(A.UnsupportedEventError, match="disjoint within"):  # 5·10⁵ counts: 100 sd
         A.epsilon(A.BinomialDpEvent(trials=10**8, probability=0.5, sensitivity=500_000), 1e-6, "pld")
+    with pytest.raises(ValueError, match="beyond 40 sd"):
+        binomial_loss.binomial_loss_pld(10**8, 0.5, 500_000)

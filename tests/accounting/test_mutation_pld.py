@@ -8,6 +8,10 @@
 - A Poisson-sampled Gaussian whose losses span mu^2 + 20 mu (mu = 1/sigma, tails cut at 10 sd) more than
   `MAX_POINTS_COMPOSED` intervals is refused, as too costly to build, before anything is built.
 - An empty composition is (0, 0)-DP.
+- A binomial count whose shift moves it beyond 40 sd of its own law (sensitivity = trials included) is refused at
+  once (`binomial_loss.windows_overlap`), and `delta` answers 1 from the approx accountant's exact sum; a large shift
+  that keeps the laws overlapping is built on a table of at most `_WORK` terms, in seconds, never below that sum.
+- A Skellam sum whose ±(15 sd + 50) outcomes exceed `MAX_ENUMERATED` is refused before it is enumerated.
 Deterministic: no statistics.
 """
 
@@ -58,3 +62,28 @@ def test_an_empty_composition_is_zero_zero_private():
     assert A.epsilon(dpa.NoOpDpEvent(), 0.0, "pld") == 0.0
     assert A.delta(dpa.NoOpDpEvent(), 0.5, "pld") == 0.0
     assert A.Accountant("pld").delta(math.ulp(0.0)) == 0.0
+
+
+@pytest.mark.parametrize("shift", [400_010, 399_000])
+def test_a_binomial_moved_beyond_its_own_window_is_refused_at_once(shift):
+    event = A.BinomialDpEvent(400_010, 0.5, shift)
+    assert A.supporting_accountants(event) == ["approx"]
+    with pytest.raises(A.UnsupportedEventError, match="disjoint within"):
+        A.delta(event, 1.0, "pld")
+    assert A.delta(event, 1.0) == 1.0
+
+
+def test_a_large_overlapping_shift_is_accounted_in_bounded_work():
+    # 10 sd of Bin(4e8, 1/2): a table of 4097 counts would sum 4e8 log-ratio terms (3 GB); capped, it takes ~1 s
+    event = A.BinomialDpEvent(400_000_000, 0.5, 100_000)
+    exact = A.delta(event, 3.0, "approx")
+    assert 0.9 < exact <= A.delta(event, 3.0, "pld") <= 1.0
+
+
+def test_a_skellam_sum_too_wide_to_enumerate_is_refused():
+    from dpaudit.accounting.curves import MAX_ENUMERATED
+
+    variance = 2e8  # 2 (15 sd + 50) + 1 = 424365 outcomes
+    assert 2 * (15 * math.sqrt(variance) + 50) + 1 > MAX_ENUMERATED
+    assert "pld" not in A.supporting_accountants(A.SkellamDpEvent(variance, 1, 1))
+    assert "pld" in A.supporting_accountants(A.SkellamDpEvent(1e8, 1, 1))

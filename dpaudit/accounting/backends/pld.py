@@ -20,7 +20,7 @@ from dpaudit.accounting.backends.base import (
     cached,
 )
 from dpaudit.accounting.binomial import MAX_TRIALS
-from dpaudit.accounting.binomial_loss import default_interval, loss_span, smallest_interval
+from dpaudit.accounting.binomial_loss import default_interval, loss_span, smallest_interval, windows_overlap
 from dpaudit.accounting.curves import (
     MAX_ENUMERATED,
     ULP,
@@ -150,6 +150,10 @@ class PldBackend(Backend):
                 return (
                     f"more than {MAX_ENUMERATED} outcomes to enumerate, and the loss grid needs counts exact in "
                     "doubles (trials <= 2^52)"
+                )
+            if not windows_overlap(leaf.trials, leaf.probability, leaf.sensitivity):
+                return (
+                    "its two laws are disjoint within ±40 sd (delta 1 up to 1e-340; the approx accountant's is exact)"
                 )
             if loss_span(leaf.trials, leaf.probability, leaf.sensitivity) > self.MAX_LOSS:
                 return f"its privacy losses within ±40 sd reach beyond {self.MAX_LOSS:g}"
