@@ -55,3 +55,27 @@ def test_binomial_lower_tail_bound_is_its_closed_form(k, q, j):
     bound = composition.log_binomial_lower_tail_bound(k, math.log(p), math.log(q), j)
     assert bound == pytest.approx(min(chernoff, geometric), rel=1e-10)
     assert bound >= float(binom.logcdf(j, k, q))  # never below the exact tail
+
+
+@pytest.mark.parametrize(
+    ("epsilons", "counts", "which"),
+    [
+        ([0.01], [100], "log(e + sqrt(S)/d)"),
+        ([0.1], [1000], "log(1/d)"),
+        ([0.01, 0.05], [60, 30], "log(e + sqrt(S)/d)"),
+    ],
+)
+def test_kov_heterogeneous_epsilon_is_its_closed_form(epsilons, counts, which):
+    # Kairouz, Oh, Viswanath (ICML 2015), Thm 3.5 at d~ = delta (no delta_i): each branch is the least in one case
+    delta = 1e-5
+    e, c = np.asarray(epsilons), np.asarray(counts)
+    drift = float(np.sum(c * e * (np.exp(e) - 1) / (np.exp(e) + 1)))
+    sq = float(np.sum(c * e * e))
+    branches = {
+        "log(e + sqrt(S)/d)": drift + math.sqrt(2 * sq * math.log(math.e + math.sqrt(sq) / delta)),
+        "log(1/d)": drift + math.sqrt(2 * sq * math.log(1 / delta)),
+    }
+    assert min(branches, key=branches.get) == which
+    assert branches[which] < float(np.sum(c * e))
+    got = composition.kov_heterogeneous_epsilon(epsilons, [0.0] * len(epsilons), counts, delta)
+    assert got == pytest.approx(branches[which], rel=1e-12)

@@ -87,3 +87,10 @@ def test_a_skellam_sum_too_wide_to_enumerate_is_refused():
     assert 2 * (15 * math.sqrt(variance) + 50) + 1 > MAX_ENUMERATED
     assert "pld" not in A.supporting_accountants(A.SkellamDpEvent(variance, 1, 1))
     assert "pld" in A.supporting_accountants(A.SkellamDpEvent(1e8, 1, 1))
+
+
+@pytest.mark.parametrize("event", [dpa.LaplaceDpEvent(1.0), dpa.PoissonSampledDpEvent(0.1, dpa.LaplaceDpEvent(1.0))])
+def test_one_release_beyond_its_largest_loss_has_delta_zero(event):
+    # one release is not self-composed: composing adds dp-accounting's truncated tail (~1e-15) at infinity
+    assert A.delta(event, 2.0, "pld") == 0.0
+    assert A.delta(event, 20.0, "pld") == 0.0

@@ -22,7 +22,7 @@ import pytest
 from scipy.stats import binom
 
 from dpaudit.accounting import pmf
-from dpaudit.accounting.pmf import check_pmfs, pmf_delta, pmf_epsilon, pmf_gaussian_mu, pmf_pure_epsilon
+from dpaudit.accounting.pmf import _ROUND_OFF, check_pmfs, pmf_delta, pmf_epsilon, pmf_gaussian_mu, pmf_pure_epsilon
 
 P = np.array([0.5, 0.3, 0.2])
 Q = np.array([0.2, 0.3, 0.5])
@@ -82,3 +82,11 @@ def test_gaussian_mu_with_slack_is_never_below_the_exact_pairs():
     assert 0.5 < mu_exact < 5.0
     assert mu_slack >= mu_exact * (1 - 2e-6)
     assert pmf.pmf_is_gaussian_dp((1 - s) * exact_p, (1 - s) * exact_q, mu_slack, slack=s)
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 8.0])
+def test_pure_epsilon_of_randomized_response_is_within_its_stated_margin(eps):
+    # binary randomized response is exactly eps-DP; the module rounds up by at most 2 R (1 + eps), R = _ROUND_OFF
+    p = np.array([math.exp(eps), 1.0]) / (1 + math.exp(eps))
+    got = pmf_pure_epsilon(p, p[::-1].copy())
+    assert eps <= got <= eps + 2 * _ROUND_OFF * (1 + eps) + 4 * math.ulp(eps)
