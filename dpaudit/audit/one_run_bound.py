@@ -191,7 +191,8 @@ def one_run_epsilon(num_canaries: int, guesses, correct, delta: float, level: fl
 
 
 def best_one_run_epsilon(num_canaries: int, guesses, correct, delta: float, level: float) -> tuple[int, float]:
-    """(index, bound) of the pair with the largest `one_run_epsilon`, each pair at `level`.
+    """(index, bound) of the pair with the largest `one_run_epsilon`, each pair at `level` (the first such pair
+    on a tie).
 
     For delta > 0 the pairs are visited in decreasing order of their delta = 0 bound (an upper
     bound on theirs); a pair whose p-value already exceeds `level` at the best bound so far cannot
