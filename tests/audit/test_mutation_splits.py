@@ -3,7 +3,8 @@
 The selection extension moves exactly round(selection_extension * samples) runs per side from the
 estimation split to the selection split (at most n_est - 1, so one run is left to count), whatever the
 chunk boundaries: every other run is counted once.  Cross-fitting tests one event per direction even
-where several families apply.  A process pool receives the audit's target, inputs and score: one that
+where several families apply, and counts each fold (half of the selection rows, every other estimation chunk)
+by the event chosen on the other fold.  A process pool receives the audit's target, inputs and score: one that
 cannot be pickled is refused by name before any pool starts.  Scalar float outputs get two audits (the
 algorithm's and the floating-point one), each at half of 1 - confidence, except when that half is no float
 (confidence next to 1): then one audit, whose planner's TooFewSamplesError reaches the caller.  All deterministic (fixed seeds, exact
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit, auditor
-from dpaudit.audit.chunks import plan_chunks, progress_bar
+from dpaudit.audit.chunks import Chunk, plan_chunks, progress_bar
 from dpaudit.audit.executors import open_runner
 from dpaudit.audit.options import AuditOptions, TooFewSamplesError, plan_audit
 
@@ -142,3 +143,35 @@ def test_too_few_samples_for_the_two_audits_of_float_outputs_say_why():
         TooFewSamplesError, match=r"^the floating-point audit of these float outputs takes half of 1 - conf"
     ):
         audit(laplace, 1.0, 0.0, claim_epsilon=1.0, samples=20, executor="serial")
+
+
+class _FoldProbe(auditor._Run):
+    """A run whose event choice and counting only record what they are given (no target is drawn)."""
+
+    def __init__(self, samples: int):
+        self.options = dataclasses.replace(AuditOptions(claim_epsilon=1.0), samples=samples)
+        self.chosen: list[np.ndarray] = []
+        self.counted: dict[int, str] = {}
+
+    def choose(self, sel0, sel1, n_counted, events=1):
+        self.chosen.append(sel0.copy())
+        return {"fold": "A" if len(self.chosen) == 1 else "B"}
+
+    def count(self, chunks, args_of, events_key, width):
+        self.counted = {c.index: args_of(c)["fold"] for c in chunks}
+        return [0] * width
+
+
+def test_crossfit_counts_each_fold_by_the_other_folds_event(monkeypatch):
+    # documented folds: A = the first half of the selection rows and the even-numbered estimation chunks
+    rows: list[tuple[str, np.ndarray]] = []
+    monkeypatch.setattr(auditor, "plan_args", lambda plans, with_grid: plans)
+    monkeypatch.setattr(auditor, "_events_key", lambda plans, with_grid: "")
+    monkeypatch.setattr(auditor, "Counts", lambda *a: a)
+    monkeypatch.setattr(auditor, "_count_rows", lambda args, r0, r1: rows.append((args["fold"], r0.copy())) or [0, 0])
+    probe = _FoldProbe(samples=100)
+    chunks = [Chunk("estimation", i, 10) for i in (7, 8, 9, 10, 11)]
+    probe.crossfit(auditor._Selection(np.arange(10), np.arange(10) + 100, chunks))
+    assert [c.tolist() for c in probe.chosen] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    assert [(fold, r.tolist()) for fold, r in rows] == [("A", [5, 6, 7, 8, 9]), ("B", [0, 1, 2, 3, 4])]
+    assert probe.counted == {7: "B", 8: "A", 9: "B", 10: "A", 11: "B"}  # chunk positions 0, 2, 4 are fold A
