@@ -93,6 +93,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "one-run audits of Gaussian, Laplace and randomized-response canaries: the three analyses on the same runs",
     ),
     Benchmark(
+        "one_run_order_paper",
+        "benchmarks.one_run_order_paper",
+        "Xiang et al. (arXiv 2509.08704) headline table: their 60 audit outcomes with dpaudit's one-run analyses",
+    ),
+    Benchmark(
         "peers",
         "benchmarks.peers.table",
         "the auditor on the StatDP / DP-Sniper benchmark: 22 rows, exact loss, ceiling, peers' bounds",
