@@ -68,6 +68,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "one_run", "benchmarks.one_run", "speed and bounds of the one-run auditor on a per-canary Laplace mechanism"
     ),
     Benchmark(
+        "one_run_analyses",
+        "benchmarks.one_run_analyses",
+        "each one-run catalog entry: its three analyses on one run beside the many-run bound of the same algorithm",
+    ),
+    Benchmark(
         "one_run_bandits",
         "benchmarks.one_run_bandits",
         "one-run audits of the bandits and their broken twins at the deployment horizon",

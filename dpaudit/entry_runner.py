@@ -173,7 +173,8 @@ def one_run_analysis(delta: float) -> str:
     """The analysis of a one-run audit at claimed `delta`, chosen from the claim before the run.
 
     "epsilon" for a pure claim (delta = 0): Steinke, Nasr, Jagielski (NeurIPS 2023, Thm 3.1), a binomial tail
-    with no delta term there (the f-DP grid search gave bounds 0.02-0.3% lower on the catalog's pure runs).
+    with no delta term there (the f-DP grid search gives bounds 0.3-0.4% lower on the catalog's pure runs at
+    95%: `benchmarks/figures/one_run_analyses.txt`).
     "fdp" for delta > 0: their bound adds a term that grows with 2 m delta (m canaries), which the f-DP test
     of the (eps, delta) curve (Mahloujifar, Melis, Chaudhuri, ICML 2025, Alg. 3) does not have.  Picking the
     analysis after seeing both bounds would void their confidence; this rule never looks at the run."""
