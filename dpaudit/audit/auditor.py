@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from dpaudit._moved import forward
 from dpaudit.audit import options as _options
@@ -121,7 +122,8 @@ def _count_rows(args: PlanArgs, out0: np.ndarray, out1: np.ndarray) -> list[np.n
         if len(out0) == 0 and len(out1) == 0:
             out.append(np.zeros((2, len(thresholds)), dtype=np.int64))
             continue
-        s0, s1 = score(out0), score(out1)
+        with threadpool_limits(1, user_api="blas"):  # tall, thin products (`estimation_chunk`)
+            s0, s1 = score(out0), score(out1)
         out.append(np.stack([counts_above(s0, sign, thresholds), counts_above(s1, sign, thresholds)]).astype(np.int64))
     return out
 
@@ -216,7 +218,8 @@ class _Run:
         return [sum(est[c.index][i] for c in chunks) for i in range(width)]
 
     def choose(self, sel0: np.ndarray, sel1: np.ndarray, n_counted: int, events: int = 1) -> dict[str, EventPlan]:
-        return choose(self.user_score, sel0, sel1, self.options, self.plan, n_counted, events)
+        with threadpool_limits(1, user_api="blas"):  # tall, thin products (`estimation_chunk`)
+            return choose(self.user_score, sel0, sel1, self.options, self.plan, n_counted, events)
 
     def extend_selection(self, sel: _Selection) -> _Selection:
         """Move round(selection_extension * samples) runs per side from the estimation split to the selection split.
