@@ -577,8 +577,9 @@ DECISIONS_NOTE = PinNote(
     "test's tail; this pair sits 4 users above the median flip point, where arm 0 is eliminated in ≈ 3.0% vs "
     "1.3% of runs (the audit certifies 0.79-0.84 at 4·10^5 runs). The upper side cannot move: the margin "
     "reaches ≈ 60 users (an arm with no ones against 64), where the loss is within 2% of ε, so no bound below "
-    "ε holds for every input; ε ≥ 0.9 needs events of probability ≲ 10^-3 (≳ 10^7 runs per side: cdp-se "
-    "certifies 0.877 there, --deep)",
+    "ε holds for every input; ε ≥ 0.9 needs events of probability ≲ 10^-3: at 10^7 runs per side (--deep) "
+    "cdp-se certifies 0.877 and dist-dp-se 0.873, so 0.9 needs more runs still or a pair further in the "
+    "test's tail",
 )
 
 
