@@ -499,19 +499,20 @@ AGGREGATE_NOTES = {
         "audit",
         "pinned on the Gaussian-DP μ: μ_upper = 1.001 is the exact trade-off curve of the "
         "wrapped Skellam release (variance 1600, shift g = 40, mod m = 989); its ε(10^-5) = "
-        "4.37 is exact too (the paper's RDP conversion gives 4.76); " + _DELTA_LIMIT + " (--deep: ε_lower 4.005, ε "
-        "pin 0.92, in 30 min on two shared cores)",
+        "4.37 is exact too (the paper's RDP conversion gives 4.76); " + _DELTA_LIMIT + " (at 10^8 runs per side: "
+        "ε_lower 4.005, ε pin 0.92, in 30 min on two shared cores)",
     ),
     "dist-cdp": PinNote(
         "audit",
         "pinned on the Gaussian-DP μ: μ_upper = 1.001 is the exact trade-off curve of the sum "
         "of 16 discrete Gaussian shares (σ_i = 10, shift g = 40, mod m = 879); its exact "
-        "ε(10^-5) = 4.38 replaces the paper's ρ = 0.5 converted (4.73); " + _DELTA_LIMIT + " (--deep: ε_lower "
-        "4.278, ε pin 0.98, in 34 min on two shared cores)",
+        "ε(10^-5) = 4.38 replaces the paper's ρ = 0.5 converted (4.73); " + _DELTA_LIMIT + " (at 10^8 runs per "
+        "side: ε_lower 4.278, ε pin 0.98, in 34 min on two shared cores)",
     ),
 }
-#: The runs per side each aggregate's pin note names (`dpaudit audit --all --deep`).
-AGGREGATE_DEEP = {"dist-rdp": 10**8, "dist-cdp": 10**8, "local": 4 * 10**7}
+#: The runs per side an aggregate's pin note names (`dpaudit audit --all --deep`); the Skellam and discrete
+#: Gaussian aggregates are pinned on μ at their full size, and their notes give the ε side at 10^8 runs.
+AGGREGATE_DEEP = {"local": 4 * 10**7}
 AGGREGATE_NOTES["local"] = PinNote(
     "audit",
     "the upper end 0.518 is the exact pure ε of the wrapped sum of 16 DLap(4) shares (mod m = 205, shift "

@@ -8,8 +8,10 @@ errors, Wilson), so rare events that look extreme by chance lose to well-populat
 event of a direction predicts a positive bound that way (a small loss on a short selection split),
 the direction's event is chosen on the prediction with one standard error taken off instead: among
 events that all predict nothing the argmax is the event of (almost) all runs, which can give no
-bound at all.  For outputs with a monotone likelihood ratio one threshold near the best one is all
-that is needed.
+bound at all.  When even that predicts no positive epsilon (a loss far below the claimed delta's reach:
+total variation below delta), the family and the sign are chosen on the predicted Gaussian-DP mu bound,
+the only one the event can give.  For outputs with a monotone likelihood ratio one threshold near the best
+one is all that is needed.
 """
 
 from __future__ import annotations
@@ -175,6 +177,7 @@ def choose_events(
     z = -float(ndtri(level))  # not ndtri(1 - level): 1 - level rounds to 1 below level ~ 1e-17
     best: dict[str, dict[int, _Best]] = {d: {} for d in DIRECTIONS}  # per direction, per family
     fallback: dict[str, dict[int, tuple[float, _Best]]] = {d: {} for d in DIRECTIONS}  # the same at `_FALLBACK_Z`
+    by_mu: dict[str, dict[int, tuple[float, _Best]]] = {d: {} for d in DIRECTIONS}  # the best predicted mu
     for f, (score, s0, s1) in enumerate(families):
         n_sel = min(len(s0), len(s1))
         u0, u1 = np.sort(s0), np.sort(s1)
@@ -209,6 +212,8 @@ def choose_events(
                         float(plain[k]),
                         (float(eps[k]), score, sign, float(t[k]), float(t[j]), u0, u1, pooled),
                     )
+                if f not in by_mu[direction] or mu[j] > by_mu[direction][f][0]:
+                    by_mu[direction][f] = (float(mu[j]), (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled))
     plans = {}
     for direction in DIRECTIONS:
         # best first; on a tie the earlier family (the sort is stable)
@@ -217,7 +222,11 @@ def choose_events(
         if top <= 0:
             # no event's charged prediction is positive: rank by the less charged one (its own
             # charged `predicted` kept, <= 0, so the direction still counts as the weak one)
-            ranked = [b for _, b in sorted(fallback[direction].values(), key=lambda b: -b[0])]
+            ranked_fb = sorted(fallback[direction].values(), key=lambda b: -b[0])
+            ranked_mu = sorted(by_mu[direction].values(), key=lambda b: -b[0])
+            # nothing predicts a positive epsilon even so: the mu bound is the only one the event can give,
+            # so the family and sign are chosen for it (an epsilon-chosen sign is then a coin toss)
+            ranked = [b for _, b in (ranked_mu if ranked_fb[0][0] <= 0 else ranked_fb)]
         runners = [b for b in ranked[1:] if top > 0 and b[0] >= _ALTERNATE_RATIO * top][:alternates]
         plans[direction] = dataclasses.replace(
             _plan(direction, *ranked[0], grid_size), alternates=tuple(_plan(direction, *b, grid_size) for b in runners)

@@ -210,3 +210,37 @@ def test_without_a_positive_prediction_the_less_charged_one_chooses():
     assert plan.sign == 1 and np.sum(s0 > plan.threshold) >= 250 and np.sum(s1 > plan.threshold) <= 200  # flagged
     assert plan.predicted < 0 and plan.predicted == pytest.approx(charged, abs=0.005)
     assert plan.alternates == ()
+
+
+def _gaussian_signs(shift: float, seeds: range) -> list[tuple[int, int]]:
+    """(sign of d0>d1, sign of d1>d0) chosen on 10^5 selection runs per side of N(shift, 1) vs N(0, 1) at
+    delta = 0.1, where no event can predict a positive epsilon (total variation ≈ 0.4 * shift << 0.1)."""
+    out = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        s0, s1 = rng.normal(shift, 1.0, 100_000), rng.normal(0.0, 1.0, 100_000)
+        plans = choose_events([(UserScore(lambda x: x), s0, s1)], 900_000, 0.1, 0.0125, 8)
+        assert all(p.predicted <= 0 for p in plans.values())  # the epsilon objective is flat
+        out.append((plans["d0>d1"].sign, plans["d1>d0"].sign))
+    return out
+
+
+def test_without_any_epsilon_the_sign_is_chosen_for_mu():
+    """Seeded, 20 selections of a Gaussian shift of 0.05 (μ = 0.05; the selection's μ estimate has s.e.
+    ≈ 0.0045, so a wrong sign is an 11-s.e. event: false-failure rate < 1e-20): the μ event points the right
+    way in both directions (d0 = the shifted side: sign +1 for d0>d1, -1 for d1>d0), where the epsilon
+    objective would toss a coin.  Twin: with no shift, all 20 pairs right has probability 2^-40."""
+    assert _gaussian_signs(0.05, range(20)) == [(1, -1)] * 20
+    assert _gaussian_signs(0.0, range(20)) != [(1, -1)] * 20
+
+
+def test_a_loss_below_delta_is_certified_in_mu():
+    """Seeded (seed 3), one audit of N(0.05, 1) vs N(0, 1) at claim (1, 0.1) with 10^6 runs per side: μ_lower
+    is within 0.012 of μ = 0.05 at 95% (its standard error is ≈ 0.0025, so a bound below 0.038 would be a
+    4.5-s.e. event: false-failure rate < 1e-5) and below μ; ε_lower is 0 (nothing is above δ)."""
+
+    def target(x, rng, size):
+        return x + rng.normal(0.0, 1.0, size)
+
+    r = audit(target, 0.05, 0.0, claim_epsilon=1.0, claim_delta=0.1, samples=1_000_000, seed=3)
+    assert r.epsilon_lower == 0.0 and 0.038 < r.mu_lower < 0.05
