@@ -34,7 +34,7 @@ artefacts (same guard as `dpaudit.audit.features`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +44,7 @@ from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from dpaudit.audit.features import _whitening, atoms_of, float_bit_keys
-from dpaudit.audit.scores import Score
+from dpaudit.audit.scores import Rows, RowScore, Score, row_blocks
 
 __all__ = ["LogisticScore", "fit_classifier_scores", "logistic_features"]
 
@@ -62,7 +62,7 @@ _CONT_FEATURES = 2 + len(_CLIPS)  # sign, clips, |u|
 
 
 @dataclass(frozen=True, eq=False)
-class LogisticScore(Score):
+class LogisticScore(RowScore):
     """logit(x) = w . (phi(x) - mean) / std: a logistic regression on the features phi (module docstring)."""
 
     center: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -83,14 +83,28 @@ class LogisticScore(Score):
         """The feature matrix phi(x) of `outputs`, one row per output (`logistic_features`)."""
         return logistic_features(outputs, self)
 
-    def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        # Column by column (no feature matrix): sum_k w_k (phi_k - mean_k) / scale_k.
-        coef = self.weights / self.feature_scale
-        total = np.full(len(outputs), -float(coef @ self.feature_mean))
-        for k, col in enumerate(_feature_columns(outputs, self)):
-            if coef[k] != 0:
-                total += coef[k] * col
-        return total
+    def group_key(self) -> Hashable:
+        """The feature parameters: logistic scores with equal ones share their feature columns."""
+        arrays = (self.center, self.inv_scale, self.atom_columns, self.atom_values, self.has_cont_flag)
+        layout = None if self.transform is None else (self.transform.strides, _array_key(self.transform))
+        return (tuple(_array_key(a) for a in arrays), layout, self.pooled, self.float_bits)
+
+    @classmethod
+    def evaluate_group(cls, scores: Sequence[RowScore], rows: Rows) -> list[np.ndarray]:
+        """sum_k w_k (phi_k - mean_k) / scale_k for each score, the columns phi_k computed once per block of
+        rows for all of them (no feature matrix); each sum runs over k in order, skipping zero weights."""
+        group = [s for s in scores if isinstance(s, LogisticScore)]
+        z = rows.coordinates(group[0].transform)
+        coefs = [s.weights / s.feature_scale for s in group]
+        totals = [np.full(len(z), -float(c @ s.feature_mean)) for c, s in zip(coefs, group)]
+        for block in row_blocks(len(z), z.shape[1]):
+            parts = [t[block] for t in totals]
+            scratch = np.empty(len(parts[0]))
+            for k, col in enumerate(_columns(z[block], rows.x[block], rows.scalar, group[0])):
+                for coef, part in zip(coefs, parts):
+                    if coef[k] != 0:
+                        part += np.multiply(col, coef[k], out=scratch)
+        return totals
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -102,40 +116,57 @@ class LogisticScore(Score):
         }
 
 
-def _continuous_features(u: np.ndarray) -> list[np.ndarray]:
-    u = np.round(u, _U_DECIMALS)
-    return [np.sign(u)] + [np.clip(u, -k, k) for k in _CLIPS] + [np.minimum(np.abs(u), _CLIPS[-1])]
+def _array_key(a: np.ndarray) -> tuple:
+    return (a.dtype.str, a.shape, a.tobytes())
 
 
-def _feature_columns(outputs: np.ndarray, p: LogisticScore) -> Iterator[np.ndarray]:
-    """The columns of phi(outputs), one at a time (see the module docstring)."""
-    scalar = np.asarray(outputs).ndim == 1
-    x = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
-    z = x @ p.transform.T if p.transform is not None else x
-    width = z.shape[1]
-    pooled = [np.zeros(len(x)) for _ in range(_CONT_FEATURES)] if p.pooled else None
+def _columns(z: np.ndarray, x: np.ndarray, scalar: bool, p: LogisticScore) -> Iterator[np.ndarray]:
+    """The columns of phi for rows with coordinates z and float64 rows x (see the module docstring).
+
+    The continuous features are computed for all coordinates at once (one row of u per continuous
+    coordinate), each entry as one coordinate's column alone would compute it."""
+    n, width = z.shape
+    zt = z.T
+    cont = np.flatnonzero(p.inv_scale > 0)
+    row_of = [-1] * width
+    for r, j in enumerate(cont.tolist()):
+        row_of[j] = r
+    u = np.empty((len(cont), n))
+    np.subtract(zt if len(cont) == width else zt[cont], p.center[cont, None], out=u)
+    np.multiply(u, p.inv_scale[cont, None], out=u)
     starts = np.searchsorted(p.atom_columns, np.arange(width + 1))
-    for j in range(width):
-        col = z[:, j]
-        atoms = p.atom_values[starts[j] : starts[j + 1]]
-        hit = np.zeros(len(col), dtype=bool)
-        for a in atoms:
-            eq = col == a
+    indicators: dict[int, list[np.ndarray]] = {}
+    hits: dict[int, np.ndarray] = {}
+    for j in np.flatnonzero(starts[1:] > starts[:-1]).tolist():
+        hit = np.zeros(n, dtype=bool)
+        indicators[j] = []
+        for a in p.atom_values[starts[j] : starts[j + 1]]:
+            eq = zt[j] == a
             hit |= eq
-            yield eq.astype(np.float64)
-        if p.inv_scale[j] > 0:
+            indicators[j].append(eq.astype(np.float64))
+        hits[j] = hit
+        if row_of[j] >= 0:
+            u[row_of[j], hit] = 0.0
+    np.round(u, _U_DECIMALS, out=u)
+    f = np.empty((_CONT_FEATURES, len(cont), n))
+    np.sign(u, out=f[0])
+    for i, k in enumerate(_CLIPS):
+        np.clip(u, -k, k, out=f[1 + i])
+    np.abs(u, out=f[-1])
+    np.minimum(f[-1], _CLIPS[-1], out=f[-1])
+    for j in range(width):
+        yield from indicators.get(j, [])
+        if row_of[j] >= 0:
             if p.has_cont_flag[j]:
-                yield (~hit).astype(np.float64)
-            u = (col - p.center[j]) * p.inv_scale[j]
-            if len(atoms):
-                u[hit] = 0.0
-            for k, f in enumerate(_continuous_features(u)):
-                if pooled is not None:
-                    pooled[k] += f
-                else:
-                    yield f
-    if pooled is not None:
-        yield from pooled
+                yield (~hits[j] if j in hits else np.ones(n, dtype=bool)).astype(np.float64)
+            if not p.pooled:
+                yield from f[:, row_of[j]]
+    if p.pooled:
+        for feature in f:
+            total = np.zeros(n)
+            for row in feature:
+                total += row
+            yield total
     if scalar and p.float_bits:
         low = float_bit_keys(x[:, 0], "low-byte")
         for b in range(8):
@@ -145,12 +176,20 @@ def _feature_columns(outputs: np.ndarray, p: LogisticScore) -> Iterator[np.ndarr
             yield (np.minimum(tz, 16) == t).astype(np.float64)
 
 
+def _feature_columns(outputs: np.ndarray, p: LogisticScore) -> Iterator[np.ndarray]:
+    """The columns of phi(outputs), one at a time (see the module docstring)."""
+    rows = Rows(outputs)
+    yield from _columns(rows.coordinates(p.transform), rows.x, rows.scalar, p)
+
+
 def logistic_features(outputs: np.ndarray, p: LogisticScore) -> np.ndarray:
     """The feature matrix phi(outputs) of the fitted parameters `p` (see the module docstring)."""
-    cols = _feature_columns(outputs, p)
-    out = np.empty((len(outputs), _feature_count(p, np.asarray(outputs).ndim == 1)), order="F")  # by column
-    for k, col in enumerate(cols):
-        out[:, k] = col
+    rows = Rows(outputs)
+    z = rows.coordinates(p.transform)
+    out = np.empty((len(outputs), _feature_count(p, rows.scalar)), order="F")  # by column
+    for block in row_blocks(len(z), z.shape[1]):
+        for k, col in enumerate(_columns(z[block], rows.x[block], rows.scalar, p)):
+            out[block, k] = col
     return out
 
 

@@ -42,12 +42,13 @@ DP-Sniper (Bichsel et al., IEEE S&P 2021) learns approximations of them with cla
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.scores import Score, row_keys
+from dpaudit.audit.scores import Rows, RowScore, Score, row_blocks, row_keys
 
 __all__ = [
     "AtomPatternLogRatio",
@@ -89,11 +90,20 @@ def _soft(value: np.ndarray, se: np.ndarray) -> np.ndarray:
 
 def atoms_of(column0: np.ndarray, column1: np.ndarray) -> np.ndarray:
     """The sorted atoms of one coordinate: all values if few distinct, else values repeated >= 8 times."""
-    pooled = np.concatenate([column0, column1])
-    values, counts = np.unique(pooled, return_counts=True)
-    if len(values) <= _DISCRETE_MAX:
-        return values
-    return values[counts >= _ATOM_MIN_COUNT]
+    joined = np.concatenate([column0, column1])
+    pooled = np.sort(joined)  # as np.unique sorts
+    if len(pooled) == 0 or np.isnan(pooled[-1]):  # NaNs sort last: np.unique's rule for equal NaNs
+        values, counts = np.unique(joined, return_counts=True)
+        return values if len(values) <= _DISCRETE_MAX else values[counts >= _ATOM_MIN_COUNT]
+    # np.unique's values and counts without its index arrays: each run of equal values is kept by its
+    # first entry, and a run holds at least _ATOM_MIN_COUNT entries when it reaches that many places on.
+    first = np.empty(len(pooled), dtype=bool)
+    first[0] = True
+    np.not_equal(pooled[1:], pooled[:-1], out=first[1:])
+    if np.count_nonzero(first) <= _DISCRETE_MAX:
+        return pooled[first]
+    reach = _ATOM_MIN_COUNT - 1
+    return pooled[: len(pooled) - reach][first[: len(pooled) - reach] & (pooled[reach:] == pooled[:-reach])]
 
 
 def _in_sorted(values: np.ndarray, sorted_atoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -105,7 +115,7 @@ def _in_sorted(values: np.ndarray, sorted_atoms: np.ndarray) -> tuple[np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
-class CoordinateLogRatio(Score):
+class CoordinateLogRatio(RowScore):
     """sum_j t_j(z_j), z = x (or x @ transform.T): atom log ratios, else continuous log ratio + Laplace term.
 
     t_j(z) = lr_j[a] if z is atom a of coordinate j, else cont_j + (|z - m1_j| - |z - m0_j|) / b_j
@@ -123,31 +133,50 @@ class CoordinateLogRatio(Score):
     name: str = "coordinate-log-ratio"
     learned: bool = True
 
-    def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        x = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
-        if self.transform is not None:
-            x = x @ self.transform.T
-        total = np.zeros(len(x))
+    @classmethod
+    def evaluate_group(cls, scores: Sequence[RowScore], rows: Rows) -> list[np.ndarray]:
+        return [s.values(rows.coordinates(s.transform)) for s in scores if isinstance(s, CoordinateLogRatio)]
+
+    def values(self, z: np.ndarray) -> np.ndarray:
+        """sum_j t_j(z_j) for the coordinates z (n, width), by blocks of rows; each block's terms are
+        computed for all coordinates at once (transposed, one row per coordinate) and summed over the
+        coordinates in their order, from 0, as one column at a time would."""
+        n, width = z.shape
+        total = np.empty(n)
+        idle = np.flatnonzero(~(self.inv_scale > 0))
         # atom_columns is ascending: the atoms of column j are one slice
-        starts = np.searchsorted(self.atom_columns, np.arange(x.shape[1] + 1))
-        for j in range(x.shape[1]):
-            col = x[:, j]
-            if self.inv_scale[j] > 0:
-                term = (np.abs(col - self.loc1[j]) - np.abs(col - self.loc0[j])) * self.inv_scale[j]
-                # Rounded, then clipped to its exact range: on the plateaus the rounding error of the
-                # line above depends on the low-order bits of x, which for x + Laplace in doubles depend
-                # on the input (Mironov CCS 2012); the default families must not see float artefacts.
-                if _TERM_DECIMALS is not None:
-                    cap = abs(self.loc1[j] - self.loc0[j]) * self.inv_scale[j]
-                    term = np.clip(np.round(term, _TERM_DECIMALS), -cap, cap)
-                term += self.cont_ratio[j]
-            else:
-                term = np.full(len(col), self.cont_ratio[j])
-            lo, hi = starts[j], starts[j + 1]
-            if hi > lo:
-                hit, pos = _in_sorted(col, self.atom_values[lo:hi])
-                np.copyto(term, self.atom_ratios[lo:hi][pos], where=hit)
-            total += term
+        starts = np.searchsorted(self.atom_columns, np.arange(width + 1))
+        with_atoms = np.flatnonzero(starts[1:] > starts[:-1])
+        loc0, loc1 = self.loc0[:, None], self.loc1[:, None]
+        inv, ratio = self.inv_scale[:, None], self.cont_ratio[:, None]
+        cap = np.abs(self.loc1 - self.loc0)[:, None] * inv
+        shifted = bool(np.any(self.cont_ratio != 0))
+        for block in row_blocks(n, width):
+            zt = z[block].T
+            term, other = np.empty(zt.shape), np.empty(zt.shape)  # one contiguous row per coordinate
+            np.subtract(zt, loc1, out=term)
+            np.abs(term, out=term)
+            np.subtract(zt, loc0, out=other)
+            np.abs(other, out=other)
+            np.subtract(term, other, out=term)
+            np.multiply(term, inv, out=term)
+            # Rounded, then clipped to its exact range: on the plateaus the rounding error of the
+            # line above depends on the low-order bits of x, which for x + Laplace in doubles depend
+            # on the input (Mironov CCS 2012); the default families must not see float artefacts.
+            if _TERM_DECIMALS is not None:
+                np.round(term, _TERM_DECIMALS, out=term)
+                np.clip(term, -cap, cap, out=term)
+            if shifted:  # adding 0 would only turn -0.0 terms into 0.0, which the sum from 0 does anyway
+                np.add(term, ratio, out=term)
+            term[idle] = self.cont_ratio[idle, None]
+            for j in with_atoms:
+                lo, hi = starts[j], starts[j + 1]
+                hit, pos = _in_sorted(zt[j], self.atom_values[lo:hi])
+                np.copyto(term[j], self.atom_ratios[lo:hi][pos], where=hit)
+            acc = total[block]
+            acc.fill(0.0)
+            for row in term:
+                acc += row
         return total
 
     def describe(self) -> dict[str, Any]:

@@ -15,12 +15,16 @@ for scalar outputs, or a user's function) or learned on the "fit" half of the se
   (quadratic discriminant), for differences in spread rather than location.
 
 All scores are picklable values, so they travel to process pools and Dask workers.
+
+`score_values` evaluates the scores of one batch of outputs together: the scores of coordinates
+(`RowScore`) share each transform's coordinates z = x @ transform.T, and scores with the same features
+share those (`RowScore.group_key`); each score's values are bit-identical to its own call.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,10 +35,14 @@ __all__ = [
     "GaussianLogRatio",
     "Identity",
     "Projection",
+    "RowScore",
+    "Rows",
     "Score",
     "UserScore",
     "fit_scores",
+    "row_blocks",
     "row_keys",
+    "score_values",
 ]
 
 #: A category family is only fitted when there are at most this many distinct rows per fitted row
@@ -46,6 +54,10 @@ _SPREAD_Z = 3.0
 _PREFIX = 2048
 #: Coordinates are scored one by one when the rows have at most this many entries.
 _MAX_COORDINATE_SCORES = 8
+#: Entries (rows x width) per block of a `RowScore`'s evaluation: the block's temporaries stay in the
+#: CPU cache (a chunk's columns do not); at least `_MIN_BLOCK_ROWS` rows, so wide outputs take few blocks.
+_BLOCK_ENTRIES = 1 << 16
+_MIN_BLOCK_ROWS = 4096
 
 
 def row_keys(outputs: np.ndarray) -> np.ndarray:
@@ -78,6 +90,69 @@ class Score(abc.ABC):
     def describe(self) -> dict[str, Any]:
         """A JSON-ready description of the score and its fitted parameters."""
         return {"name": self.name}
+
+
+class Rows:
+    """A batch of outputs as float64 rows (n, width), with each transform's coordinates z = x @ transform.T
+    computed once (the scores of one batch share them; nothing outlives the batch).  z is one product over
+    the whole batch, never by blocks: a BLAS product's rounding may depend on how many rows it multiplies."""
+
+    def __init__(self, outputs: np.ndarray) -> None:
+        self.scalar = np.asarray(outputs).ndim == 1
+        self.x = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+        self._z: dict[tuple, np.ndarray] = {}
+
+    def coordinates(self, transform: np.ndarray | None) -> np.ndarray:
+        """x @ transform.T (x itself for None), computed once per transform's bytes and layout."""
+        if transform is None:
+            return self.x
+        key = (transform.shape, transform.strides, transform.dtype.str, transform.tobytes())
+        if key not in self._z:
+            self._z[key] = self.x @ transform.T
+        return self._z[key]
+
+
+def row_blocks(n: int, width: int) -> Iterator[slice]:
+    """Consecutive row slices covering n rows of `width` entries, each about `_BLOCK_ENTRIES` entries."""
+    size = max(_BLOCK_ENTRIES // max(width, 1), _MIN_BLOCK_ROWS)
+    for start in range(0, n, size):
+        yield slice(start, min(start + size, n))
+
+
+class RowScore(Score):
+    """A score computed from `Rows`: scores of one type with equal `group_key` are evaluated together by
+    `evaluate_group`, which computes what they share once."""
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        return type(self).evaluate_group([self], Rows(outputs))[0]
+
+    def group_key(self) -> Hashable:
+        """Scores of one type with equal keys share their work (default: none shared)."""
+        return id(self)
+
+    @classmethod
+    @abc.abstractmethod
+    def evaluate_group(cls, scores: Sequence[RowScore], rows: Rows) -> list[np.ndarray]:
+        """Each score's values on `rows` (all of `scores` have this type and one `group_key`)."""
+
+
+def score_values(scores: Sequence[Score], outputs: np.ndarray) -> list[np.ndarray]:
+    """Each score's values on `outputs` (as its own call gives them), shared work done once (module docstring)."""
+    values: dict[int, np.ndarray] = {}
+    groups: dict[tuple[type[RowScore], Hashable], list[RowScore]] = {}
+    for sc in scores:
+        if isinstance(sc, RowScore):
+            group = groups.setdefault((type(sc), sc.group_key()), [])
+            if all(g is not sc for g in group):
+                group.append(sc)
+        elif id(sc) not in values:
+            values[id(sc)] = sc(outputs)
+    if groups:
+        rows = Rows(outputs)
+        for (cls, _), group in groups.items():
+            for sc, v in zip(group, cls.evaluate_group(group, rows)):
+                values[id(sc)] = v
+    return [values[id(sc)] for sc in scores]
 
 
 @dataclass(frozen=True, eq=False)
