@@ -287,6 +287,7 @@ class RewardTable:
 
     rewards: np.ndarray
     _prefix: np.ndarray = dataclasses.field(init=False, repr=False)  # cumulative sums, row 0 zero
+    _ones: np.ndarray | None = dataclasses.field(init=False, repr=False)  # int64 cumulative counts of a 0/1 table
 
     def __post_init__(self) -> None:
         arr = check_finite_array(self.rewards, "rewards", ndim=2)
@@ -299,6 +300,9 @@ class RewardTable:
         object.__setattr__(self, "rewards", arr)
         prefix = np.vstack([np.zeros((1, arr.shape[1])), np.cumsum(arr, axis=0)])
         object.__setattr__(self, "_prefix", prefix)
+        binary = bool(np.all((arr == 0) | (arr == 1)))
+        ones = np.vstack([np.zeros((1, arr.shape[1]), np.int64), np.cumsum(arr, axis=0, dtype=np.int64)])
+        object.__setattr__(self, "_ones", ones if binary else None)
 
     @property
     def n_arms(self) -> int:
@@ -362,16 +366,30 @@ class RewardTable:
         return np.broadcast_to(self._prefix[start + length] - self._prefix[start], (size, self.n_arms)).copy()
 
     def rounded_segment_sums(self, rng, arms, start, length, g: int, rows=None) -> np.ndarray:
-        """Randomized rounding user by user (Chowdhury & Zhou 2023, Alg. 1 line 20) on the table's entries."""
+        """Randomized rounding user by user (Chowdhury & Zhou 2023, Alg. 1 line 20) on the table's entries.
+
+        On a 0/1 table x g is an integer, so the sums are g times the integer prefix counts; the coins the
+        rounding would compare against are still drawn, so the generator ends where the general path leaves it.
+        """
         start = np.broadcast_to(np.asarray(start, dtype=np.int64), np.shape(arms))
         length = np.broadcast_to(np.asarray(length, dtype=np.int64), np.shape(arms))
         self._check_end(start + length)
+        if self._ones is not None:
+            _discard_uniforms(rng, int(length.sum()))
+            return g * (self._ones[start + length, arms] - self._ones[start, arms])
         idx = np.repeat(np.arange(len(arms)), length)
         rounds = np.repeat(start - np.cumsum(length) + length, length) + np.arange(int(length.sum()))
         xg = self.rewards[rounds, np.repeat(arms, length)] * g
         low = np.floor(xg)
         enc = low + (rng.random(xg.shape) < xg - low)
         return np.rint(np.bincount(idx, weights=enc, minlength=len(arms))).astype(np.int64)
+
+
+def _discard_uniforms(rng: np.random.Generator, count: int, block: int = 1 << 20) -> None:
+    """Draw `count` uniforms and drop them, by blocks: the generator ends where `rng.random(count)` leaves it."""
+    buffer = np.empty(min(count, block))
+    for done in range(0, count, block):
+        rng.random(out=buffer[: min(block, count - done)])
 
 
 Environment = BernoulliArms | ClippedGaussianArms | RewardTable

@@ -10,6 +10,7 @@ from dpaudit.algorithms.mab.environment import (
     BernoulliArms,
     ClippedGaussianArms,
     RewardTable,
+    _discard_uniforms,
     cz_means,
     make_environment,
 )
@@ -75,6 +76,31 @@ def test_rounding_is_exact_on_binary_rewards_and_bounded_otherwise():
     frac = RewardTable(np.full((50, 2), 0.3))
     enc = frac.rounded_segment_sums(rng, np.zeros(200, dtype=int), np.zeros(200, dtype=int), np.full(200, 50), 3)
     assert enc.min() >= 50 * 0 and enc.max() <= 50 * 1 and np.all(enc >= 0)  # x_hat in {0, 1} for 0.3 * 3 = 0.9
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), g=st.integers(1, 50), runs=st.integers(0, 30))
+def test_binary_tables_skip_the_rounding_but_draw_the_same_coins(seed, g, runs):
+    """A 0/1 table's sums come from integer prefix counts; the generator still advances by one uniform per user,
+    so the outputs and the generator's state equal the rounding path's (forced by an unread fractional row)."""
+    rng = np.random.default_rng(seed)
+    bits = (rng.random((30, 3)) < 0.5).astype(float)
+    fast, slow = RewardTable(bits), RewardTable(np.vstack([bits, np.full((1, 3), 0.5)]))
+    arms, start = rng.integers(0, 3, runs), rng.integers(0, 15, runs)
+    length = rng.integers(0, 16, runs)
+    r_fast, r_slow = np.random.default_rng(seed + 1), np.random.default_rng(seed + 1)
+    got = fast.rounded_segment_sums(r_fast, arms, start, length, g)
+    assert got.dtype == np.int64
+    assert np.array_equal(got, slow.rounded_segment_sums(r_slow, arms, start, length, g))
+    assert r_fast.bit_generator.state == r_slow.bit_generator.state
+
+
+def test_discarded_uniforms_advance_the_generator_as_one_draw():
+    for count in (0, 1, 7, 8, 9, 100):
+        by_blocks, at_once = np.random.default_rng(count), np.random.default_rng(count)
+        _discard_uniforms(by_blocks, count, block=8)
+        at_once.random(count)
+        assert by_blocks.bit_generator.state == at_once.bit_generator.state
 
 
 def test_stochastic_block_sums_have_the_right_support():
