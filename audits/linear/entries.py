@@ -292,9 +292,12 @@ def linear_entries() -> list[AuditEntry]:
             quick=False,
             pin_note=PinNote(
                 "both",
-                "every proven claim is ε = 0 at δ = 0.1 (the binomial counts' δ(0) is below 0.1), so "
-                "the ε-interval only says the view is (0, 0.1)-DP; the counts are not Gaussian, so no "
-                "μ is declared: a pin needs the binomial PLD's trade-off curve against the auditor's",
+                "every proven claim is ε = 0 at δ = 0.1: the binomial counts' exact δ(0), their total variation, "
+                "is 0.0017 (the accountant's privacy loss distribution) and δ(ε) falls below 10⁻⁶ by ε = 0.05, so "
+                "no ε above 0 can be certified at δ = 0.1, and the counts are not Gaussian, so no μ is declared. "
+                "A pin on the total variation itself (within 10% of 0.0017) needs the difference of two proportions "
+                "near 1/2 to ≈ 10⁻⁴ at the suite's level: ≳ 10⁸ runs per side with the best event, hours for "
+                "this target",
             ),
             regret=RegretRun("linucb-sdp-vec", horizon=2000, runs=5, params={**regret, "batch": 20}),
             source="Chowdhury & Zhou (ICML 2022), Algorithm 1 with P_Vec, Theorem 3.5",
