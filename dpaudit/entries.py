@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from dpaudit.records import EntryRecord
 
 __all__ = [
+    "DEEP_RUN_FIELDS",
     "EXPECTS",
     "OBSERVABLES",
     "PIN_SIDES",
@@ -358,6 +359,10 @@ class AuditEntry:
         }
 
 
+DEEP_RUN_FIELDS = ("target", "num_canaries", "horizon", "guesses", "pairs", "description")
+"""The fields a `OneRunEntry`'s `deep` run may set: those of the run's size (target and num_canaries always)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class OneRunEntry(AuditEntry):
     """An `AuditEntry` audited in one run with canaries (Steinke, Nasr, Jagielski, "Privacy Auditing with
@@ -370,11 +375,19 @@ class OneRunEntry(AuditEntry):
     with `dpaudit.audit.one_run` (`mode == "one-run"`), the analysis fixed by each claimed delta before the
     run (`dpaudit.entry_runner.one_run_analysis`): Thm 3.1's epsilon analysis for delta = 0, the f-DP test
     of the (eps, delta) curve (Mahloujifar, Melis, Chaudhuri, "Auditing f-Differential Privacy in One Run",
-    ICML 2025, Alg. 3) for delta > 0, which has no 2 m delta term."""
+    ICML 2025, Alg. 3) for delta > 0, which has no 2 m delta term.
+
+    `deep`, of an entry whose one-run bound is limited by its canaries, is its deep size: the fields of a
+    larger run (`DEEP_RUN_FIELDS`: `target` and more `num_canaries`, and the `horizon`, `guesses`, `pairs`
+    and `description` that go with them) that `dpaudit audit --deep` audits instead (`at_deep_size`), the
+    one-run counterpart of `deep_samples` (which a one-run entry, run once, does not take).  The bound's
+    deficit shrinks like 1/sqrt(guesses) (Thm 3.1: each guess right with probability at most
+    e^ε/(1 + e^ε)), so more canaries, each with a release of its own, pin it closer."""
 
     horizon: int = 1_000_000
     num_canaries: int = 1_000
     guesses: tuple[tuple[int, int], ...] | None = None
+    deep: Mapping[str, Any] | None = None
 
     mode: ClassVar[str] = "one-run"
 
@@ -382,10 +395,58 @@ class OneRunEntry(AuditEntry):
         super().__post_init__()
         check_positive_int(self.horizon, "horizon")
         check_positive_int(self.num_canaries, "num_canaries")
+        if self.deep_samples is not None:
+            raise ValueError(
+                f"deep_samples must be None for a one-run entry (it runs once), got {self.deep_samples}; "
+                "give its deep size as deep (the fields of a run with more canaries)"
+            )
+        if self.deep is not None:
+            self._check_deep()
+
+    def _check_deep(self) -> None:
+        """`deep` names only run fields, target and num_canaries among them, and builds a valid entry with more
+        canaries (TypeError or ValueError naming deep)."""
+        if not isinstance(self.deep, Mapping):
+            raise TypeError(f"deep must be a mapping of the deep run's fields or None, got {type(self.deep).__name__}")
+        unknown = sorted(str(k) for k in self.deep if k not in DEEP_RUN_FIELDS)
+        if unknown:
+            raise ValueError(f"deep may set only {', '.join(DEEP_RUN_FIELDS)}; got {', '.join(unknown)}")
+        missing = [k for k in ("target", "num_canaries") if k not in self.deep]
+        if missing:
+            raise ValueError(f"deep must set target and num_canaries (the deep run's), missing {', '.join(missing)}")
+        object.__setattr__(self, "deep", dict(self.deep))
+        try:
+            deep = self.at_deep_size()
+        except TypeError as exc:
+            raise TypeError(f"deep: {exc}") from None
+        except ValueError as exc:
+            raise ValueError(f"deep: {exc}") from None
+        if deep.num_canaries <= self.num_canaries:
+            raise ValueError(
+                f"deep must host more canaries than num_canaries = {self.num_canaries}, got {deep.num_canaries}"
+            )
+
+    def at_deep_size(self) -> OneRunEntry:
+        """This entry with its `deep` run's fields (what `dpaudit audit --deep` audits), or itself without one."""
+        return self if self.deep is None else dataclasses.replace(self, **self.deep, deep=None)
+
+    @property
+    def deep_size(self) -> dict[str, int] | None:
+        """{"horizon", "num_canaries"} of the deep run (None without one): what `dpaudit list --json` shows."""
+        if self.deep is None:
+            return None
+        deep = self.at_deep_size()
+        return {"horizon": int(deep.horizon), "num_canaries": int(deep.num_canaries)}
 
     def summary(self) -> dict[str, Any]:
         """`AuditEntry.summary` plus the one-run fields."""
-        return {**super().summary(), "mode": self.mode, "horizon": self.horizon, "num_canaries": self.num_canaries}
+        return {
+            **super().summary(),
+            "mode": self.mode,
+            "horizon": self.horizon,
+            "num_canaries": self.num_canaries,
+            "deep_size": self.deep_size,
+        }
 
 
 class Entry(Protocol):

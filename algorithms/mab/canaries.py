@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -66,6 +66,7 @@ __all__ = [
 ]
 
 PLACEMENT_SEED = 20231210  # the dry run that places the canaries (a fixed public choice)
+_PLACEMENT_CHUNK = 1 << 20  # rounds read at once by `place_canaries`
 
 # The statistic each family releases to the party its trust model does not trust (module docstring).
 RELEASED: dict[type, str] = {DPSE: "noisy_sums", BatchSE: "releases", AnytimeLazyUCB: "array_sums"}
@@ -133,7 +134,8 @@ class CanaryRounds:
 def _segment_blocks(out: Outcome, values: np.ndarray) -> np.ndarray:
     """Block of every round for the elimination template: segment s is release s while s < len(values)."""
     seg = np.repeat(np.arange(out.lengths.shape[1]), out.lengths[0])
-    return np.where(seg < values.size, seg, -1)
+    seg[seg >= values.size] = -1  # in place: one array of T rounds, whatever the horizon
+    return seg
 
 
 def _centred_by_epoch(values: np.ndarray) -> np.ndarray:
@@ -194,20 +196,46 @@ def released_blocks(algorithm: Any, view: Outcome, horizon: int) -> tuple[np.nda
 def place_canaries(block: np.ndarray, num_canaries: int) -> np.ndarray:
     """Rounds for `num_canaries` canaries: the first round of every released block, then the second, ...
 
+    Slots are ordered by (rank of the round inside its block, block) and the first `num_canaries`
+    taken.  The rounds are read in pieces of `_PLACEMENT_CHUNK`, keeping only the ranks the slots
+    reach, so the placement's memory grows with the canaries and the blocks, not with the horizon.
     Raises ValueError when the released blocks hold fewer rounds than canaries.
     """
-    rounds = np.flatnonzero(block >= 0)
-    if rounds.size < num_canaries:
+    block = np.asarray(block)
+    sizes = np.zeros(max(int(block.max()) + 1, 0) if block.size else 0, dtype=np.int64)
+    for _, piece in _pieces(block):
+        sizes += np.bincount(piece[piece >= 0], minlength=sizes.size)
+    if sizes.sum() < num_canaries:
         raise ValueError(
-            f"num_canaries must be <= {rounds.size} (the rounds whose rewards are released in "
+            f"num_canaries must be <= {sizes.sum()} (the rounds whose rewards are released in "
             f"this run), got {num_canaries}"
         )
-    b = block[rounds]
-    order = np.lexsort((rounds, b))
-    starts = np.searchsorted(b[order], b[order])
-    position = np.arange(rounds.size) - starts  # rank of the round inside its block
-    pick = order[np.lexsort((b[order], position))][:num_canaries]
-    return np.sort(rounds[pick])
+    deepest, slots, by_size = -1, 0, np.sort(sizes)
+    while slots < num_canaries:  # rank `deepest` holds one slot in every block of more rounds
+        deepest += 1
+        slots += by_size.size - int(np.searchsorted(by_size, deepest, side="right"))
+    seen = np.zeros_like(sizes)
+    kept = [(np.empty(0, dtype=np.int64),) * 3]  # (round, block, rank) of every slot
+    for start, piece in _pieces(block):
+        rounds = np.flatnonzero(piece >= 0)
+        rounds = rounds[seen[piece[rounds]] <= deepest]  # skip the blocks whose slots are all read
+        b = piece[rounds]
+        order = np.argsort(b, kind="stable")  # by block, then by round
+        first = np.searchsorted(b[order], b[order])
+        rank = np.empty_like(rounds)
+        rank[order] = np.arange(rounds.size) - first
+        rank += seen[b]
+        keep = rank <= deepest
+        kept.append((rounds[keep] + start, b[keep], rank[keep]))
+        seen += np.bincount(b, minlength=seen.size)
+    rounds, b, rank = (np.concatenate(column) for column in zip(*kept))
+    return np.sort(rounds[np.lexsort((b, rank))[:num_canaries]])
+
+
+def _pieces(block: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(first round, blocks of the rounds from there) in consecutive pieces of `_PLACEMENT_CHUNK` rounds."""
+    for start in range(0, block.size, _PLACEMENT_CHUNK):
+        yield start, block[start : start + _PLACEMENT_CHUNK]
 
 
 def _dry_run_blocks(algorithm: Any, horizon: int, n_arms: int) -> np.ndarray:

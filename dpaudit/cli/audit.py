@@ -67,8 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--deep",
         action="store_true",
         help="with --all or names: each run-limited entry at the runs per input its pin note names "
-        "(`dpaudit list --json`: deep_samples), the others at their full size; hours on one machine, "
-        "see --executor",
+        "(`dpaudit list --json`: deep_samples), each one-run entry that has one at its deep size (deep_size: "
+        "more canaries), the others at their full size; hours on one machine, see --executor",
     )
     add_catalog_arguments(parser)
     parser.add_argument(
@@ -319,7 +319,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _deep(entry: Any) -> Any:
-    """`entry` at its `deep_samples` runs per input (the runs its pin note says the interval needs), if it has them."""
+    """`entry` at its deep size: a run-limited entry at its `deep_samples` runs per input (the runs its pin note
+    says the interval needs), a one-run entry at its `deep` run (more canaries: `OneRunEntry.at_deep_size`);
+    any other entry as it is."""
+    from dpaudit.entries import OneRunEntry
+
+    if isinstance(entry, OneRunEntry):
+        return entry.at_deep_size()
     deep = getattr(entry, "deep_samples", None)
     return dataclasses.replace(entry, samples=deep, deep_samples=None) if deep is not None else entry
 

@@ -30,6 +30,7 @@ FIELDS = (
     "quick",
     "samples",
     "deep_samples",
+    "deep_size",
     "description",
     "source",
 )
@@ -48,9 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _row(entry: Any, claims: bool, origin: str) -> dict[str, Any]:
-    # deep_samples: the runs a run-limited catalog entry needs (None for the others, yours included)
-    row = {f: getattr(entry, f) for f in FIELDS if f != "deep_samples"}
-    row["deep_samples"] = getattr(entry, "deep_samples", None)
+    # deep_samples: the runs a run-limited catalog entry needs; deep_size: the horizon and canaries of a one-run
+    # entry's deep run (None for the others, yours included)
+    row: dict[str, Any] = {f: getattr(entry, f, None) if f.startswith("deep_") else getattr(entry, f) for f in FIELDS}
     row["relations"] = list(row["relations"])
     row["origin"] = origin
     if claims:

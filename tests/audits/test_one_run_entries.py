@@ -153,6 +153,46 @@ def test_bad_entry_fields_are_named(field, value):
         dataclasses.replace(AUDITS.get("dp-se.one-run"), **{field: value})
 
 
+_DEEP_TARGET = functools.partial(one_run_target, DPSE(1.0, 0.5), 200_000, 300, n_arms=100)
+
+
+@pytest.mark.parametrize(
+    "deep, error, says",
+    [
+        ("more canaries", TypeError, "deep must be a mapping"),
+        ({"num_canaries": 30_000}, ValueError, "deep must set target and num_canaries"),
+        ({"target": _DEEP_TARGET}, ValueError, "missing num_canaries"),
+        ({"target": _DEEP_TARGET, "num_canaries": 30_000, "name": "other"}, ValueError, "deep may set only"),
+        ({"target": _DEEP_TARGET, "num_canaries": 30_000, "claims": ()}, ValueError, "got claims"),
+        ({"target": _DEEP_TARGET, "num_canaries": 5_000}, ValueError, "more canaries than num_canaries = 5000"),
+        ({"target": _DEEP_TARGET, "num_canaries": 0}, ValueError, "deep: num_canaries"),
+        ({"target": _DEEP_TARGET, "num_canaries": "many"}, TypeError, "deep: num_canaries"),
+        ({"target": _DEEP_TARGET, "num_canaries": 30_000, "horizon": -1}, ValueError, "deep: horizon"),
+        ({"target": "run", "num_canaries": 30_000}, TypeError, "deep: target"),
+    ],
+)
+def test_a_bad_deep_size_is_named(deep, error, says):
+    with pytest.raises(error, match=says):
+        dataclasses.replace(AUDITS.get("dp-se.one-run"), deep=deep)
+
+
+def test_a_one_run_entry_takes_no_deep_samples():
+    with pytest.raises(ValueError, match="deep_samples must be None for a one-run entry"):
+        dataclasses.replace(AUDITS.get("dp-se.one-run"), deep_samples=10**6)
+
+
+def test_the_deep_run_is_the_same_entry_with_more_canaries():
+    entry = AUDITS.get("dp-se.one-run")
+    claims = (Claim("paper", epsilon=2.0),)
+    changed = dataclasses.replace(entry, claims=claims, num_canaries=300)  # the deep run follows the entry
+    deep = changed.at_deep_size()
+    assert (deep.name, deep.claims, deep.num_canaries, deep.deep) == (entry.name, claims, 29_000, None)
+    assert deep.at_deep_size() is deep and changed.deep_size == {"horizon": 50_000_000, "num_canaries": 29_000}
+    twin = AUDITS.get("dp-se.one-run-shared-noise")
+    assert twin.deep is None and twin.at_deep_size() is twin and twin.deep_size is None
+    assert entry.summary()["deep_size"] == entry.deep_size and twin.summary()["deep_size"] is None
+
+
 def test_an_entry_s_fixed_guess_grid_is_the_one_searched():
     grid = ((50, 50), (100, 25))
     entry = dataclasses.replace(_small("dp-se.one-run", DPSE(1.0, 0.5), (Claim("paper", epsilon=1.0),)), guesses=grid)

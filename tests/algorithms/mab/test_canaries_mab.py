@@ -13,11 +13,14 @@ eps = 1: every family at eps = 10 (its noise scale divided by 10), the shared no
 public code, Dist-DP-SE's inverted Pólya parameter, and Anytime-Lazy-UCB with its noise halved.
 """
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpaudit.algorithms.mab import canaries
 from dpaudit.algorithms.mab.batch_se import BatchSE
 from dpaudit.algorithms.mab.canaries import CanaryRounds, one_run_target, place_canaries, released_statistic
 from dpaudit.algorithms.mab.elimination import DPSE
@@ -67,6 +70,17 @@ def test_placement_fills_every_release_before_doubling_up(blocks, data):
     assert np.all(full | (counts >= counts.max() - 1))
     with pytest.raises(ValueError, match="num_canaries"):
         place_canaries(block, released + 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-1, 3), min_size=1, max_size=60), st.integers(1, 9))
+def test_placement_does_not_depend_on_the_pieces_it_reads(blocks, piece):
+    # the rounds are read in pieces (memory bounded whatever the horizon); any piece size places the same rounds
+    block = np.array(blocks)
+    for m in range(1, int((block >= 0).sum()) + 1):
+        whole = place_canaries(block, m)
+        with mock.patch.object(canaries, "_PLACEMENT_CHUNK", piece):
+            assert np.array_equal(place_canaries(block, m), whole)
 
 
 @pytest.mark.parametrize(
