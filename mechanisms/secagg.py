@@ -625,7 +625,7 @@ class LocalSecAgg(_Protocol):
         return discrete.discrete_laplace(rng, self.scale, shape)
 
     def total_noise(self, rng: np.random.Generator, batch: tuple[int, ...], k: int) -> np.ndarray:
-        """Sum of k DLap(lambda) = NB(k, 1-q) - NB(k, 1-q), q = e^(-1/lambda) (numpy's sampler)."""
+        """Sum of k DLap(lambda) = Pólya(k, q) - Pólya(k, q), q = e^(-1/lambda), both drawn exactly (`samplers.polya`)."""
         q = math.exp(-1.0 / float(self.scale))
         return polya_difference(rng, k, q, batch)
 

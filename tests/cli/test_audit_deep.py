@@ -58,7 +58,7 @@ def test_the_run_limited_entries_name_their_deep_sizes():
     # the entries whose pin notes say "more runs" carry the runs they name, above their full size
     deep = {n: AUDITS.get(n).deep_samples for n in AUDITS.names() if getattr(AUDITS.get(n), "deep_samples", None)}
     assert deep["dp-se.decisions"] == 10**7 and deep["linucb-jdp.tree"] == 5 * 10**6
-    assert deep["ldp-se.aggregate"] == 6 * 10**7 and deep["linucb-sdp-amp.returning"] == 4 * 10**7
+    assert deep["ldp-se.aggregate"] == 10**8 and deep["linucb-sdp-amp.returning"] == 4 * 10**7
     assert "dist-rdp-se.aggregate" not in deep and "dist-cdp-se.aggregate" not in deep  # pinned on μ at full size
     for name, runs in deep.items():
         assert runs > AUDITS.get(name).samples and AUDITS.get(name).pin_note is not None
