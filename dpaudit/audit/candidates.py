@@ -20,10 +20,10 @@ from dpaudit.audit.chain import fit_chain_scores
 from dpaudit.audit.chunks import counts_above
 from dpaudit.audit.classifier import fit_classifier_scores
 from dpaudit.audit.families import family_of, keep_families
-from dpaudit.audit.features import fit_feature_scores
+from dpaudit.audit.features import FitRows, fit_feature_scores
 from dpaudit.audit.masked import fit_masked_scores
 from dpaudit.audit.options import AuditOptions, Plan
-from dpaudit.audit.scores import Score, UserScore, fit_scores
+from dpaudit.audit.scores import Score, ScoreValues, UserScore, fit_scores
 from dpaudit.audit.selection import DIRECTIONS, EventPlan, choose_events
 
 __all__ = [
@@ -55,17 +55,20 @@ RESOLVED_SE = 4.0
 #: ... or when one of its two selection counts is below this (`resolved`).
 RESOLVED_MIN_COUNT = 20
 
-#: A family's fitter: its scores fitted on (d0 rows, d1 rows), to refit a chosen one on more rows.
-Refit = Callable[[np.ndarray, np.ndarray], list[Score]]
+#: A family's fitter: its scores fitted on (d0 rows, d1 rows) and their `FitRows` (only those of the given
+#: names where it fits several), to refit a chosen one on more rows.
+Refit = Callable[[np.ndarray, np.ndarray, FitRows, frozenset[str]], list[Score]]
 
 
 @dataclass(frozen=True)
 class Candidates:
     """The candidate scores with their values on the selection runs they are judged on (as
-    `choose_events` takes them), and for each learned one (by name) the fitter that refits it."""
+    `choose_events` takes them), for each learned one (by name) the fitter that refits it, and the
+    `FitRows` of the whole selection split (its atoms already shared by the families fitted on it)."""
 
     scored: list[tuple[Score, np.ndarray, np.ndarray]]
     fitter: dict[str, Refit]
+    whole: FitRows | None = None
 
 
 def candidate_scores(
@@ -82,20 +85,25 @@ def candidate_scores(
     the engineered and classifier families are refitted on the whole split once chosen
     (`refit_on_selection`; the projections gain little and cost much).  The chain and masked
     families are fitted and judged on the whole split (few, well-populated parameters: halving their
-    rows costs more than the in-sample choice, see `dpaudit.audit.chain.fit_chain_scores`)."""
+    rows costs more than the in-sample choice, see `dpaudit.audit.chain.fit_chain_scores`).
+    The families fitted on the same rows share their atoms and whitening (`FitRows`), and the scores
+    judged on the same rows their coordinates (`ScoreValues`)."""
     if score is not None:
         return Candidates([(score, score(sel0), score(sel1))], {})
     half = len(sel0) // 2
     fit0, fit1 = sel0[:half], sel1[:half]
-    refit_features: Refit = lambda a, b: fit_feature_scores(a, b, float_bits)  # noqa: E731
-    refit_classifier: Refit = lambda a, b: fit_classifier_scores(a, b, float_bits)  # noqa: E731
+    refit_features: Refit = lambda a, b, rows, names: fit_feature_scores(a, b, float_bits, rows, names)  # noqa: E731
+    refit_classifier: Refit = lambda a, b, rows, names: fit_classifier_scores(a, b, float_bits, rows)  # noqa: E731
     fitted: list[tuple[Score, Refit | None]] = [(sc, None) for sc in fit_scores(fit0, fit1)]
-    fitted += [(sc, refit_features) for sc in fit_feature_scores(fit0, fit1, float_bits)]
+    shared = FitRows(fit0, fit1)
+    fitted += [(sc, refit_features) for sc in fit_feature_scores(fit0, fit1, float_bits, shared)]
     if families is None or "logistic-regression" in families:
-        fitted += [(sc, refit_classifier) for sc in fit_classifier_scores(fit0, fit1, float_bits)]
-    whole = fit_chain_scores(sel0, sel1) if families is None or "chain-log-ratio" in families else []
+        fitted += [(sc, refit_classifier) for sc in fit_classifier_scores(fit0, fit1, float_bits, shared)]
+    del shared
+    whole_rows = FitRows(sel0, sel1)
+    whole = fit_chain_scores(sel0, sel1, whole_rows) if families is None or "chain-log-ratio" in families else []
     if families is None or "masked-value-log-ratio" in families:
-        whole += fit_masked_scores(sel0, sel1)
+        whole += fit_masked_scores(sel0, sel1, whole_rows)
     kept = [(sc, f) for sc, f in fitted if not families or family_of(sc.name) in families]
     kept_whole = keep_families(whole, families)
     if not kept and not kept_whole:
@@ -104,15 +112,17 @@ def candidate_scores(
             f"families={families!r} leaves no candidate score for these outputs; the families "
             f"fitted on them are {', '.join(found)}"
         )
+    judged0, judged1 = ScoreValues(sel0[half:]), ScoreValues(sel1[half:])
+    all0, all1 = ScoreValues(sel0), ScoreValues(sel1)
     scored: list[tuple[Score, np.ndarray, np.ndarray]] = []
     fitter: dict[str, Refit] = {}
     for sc, f in kept:
-        a, b = (sel0[half:], sel1[half:]) if sc.learned else (sel0, sel1)
-        scored.append((sc, sc(a), sc(b)))
+        a, b = (judged0, judged1) if sc.learned else (all0, all1)
+        scored.append((sc, a(sc), b(sc)))
         if sc.learned and f is not None:
             fitter[sc.name] = f
-    scored += [(sc, sc(sel0), sc(sel1)) for sc in kept_whole]
-    return Candidates(scored, fitter)
+    scored += [(sc, all0(sc), all1(sc)) for sc in kept_whole]
+    return Candidates(scored, fitter, whole_rows)
 
 
 def refit_on_selection(
@@ -122,23 +132,41 @@ def refit_on_selection(
     selection split and its thresholds chosen again there (it was chosen on held-out runs; the refit
     only uses more runs).  Only for scores with few fitted values (`REFIT_MAX_CATEGORIES`): a
     category ratio over many rare rows would be chosen for its noise on the rows it was fitted on.
+    Each family is refitted once, only its chosen scores, on rows shared with the other families
+    (`FitRows`); a score chosen in both directions is evaluated, and its events chosen, once.
 
     The estimation split is untouched, so its Clopper-Pearson bounds stay valid."""
+
+    def refitter(plan: EventPlan) -> Refit | None:
+        fit = cands.fitter.get(plan.score.name)
+        return None if fit is None or len(getattr(plan.score, "keys", ())) > REFIT_MAX_CATEGORIES else fit
+
+    wanted: dict[int, set[str]] = {}  # per refitter, the names of the scores it refits
+    for d in DIRECTIONS:
+        for plan in (plans[d], *plans[d].alternates):
+            fit = refitter(plan)
+            if fit is not None:
+                wanted.setdefault(id(fit), set()).add(plan.score.name)
+    values0, values1 = ScoreValues(sel0), ScoreValues(sel1)
     refits: dict[int, dict[str, Score]] = {}
+    events: dict[int, dict[str, EventPlan]] = {}  # per refitted score (by id), its events
 
     def final(plan: EventPlan) -> EventPlan:
         chosen = plan.score
-        fit = cands.fitter.get(chosen.name)
-        if fit is None or len(getattr(chosen, "keys", ())) > REFIT_MAX_CATEGORIES:
+        fit = refitter(plan)
+        if fit is None:
             return plan
         if id(fit) not in refits:
-            refits[id(fit)] = {r.name: r for r in fit(sel0, sel1)}
+            rows = cands.whole if cands.whole is not None else FitRows(sel0, sel1)
+            refits[id(fit)] = {r.name: r for r in fit(sel0, sel1, rows, frozenset(wanted[id(fit)]))}
         sc = refits[id(fit)].get(chosen.name)
         if sc is None or type(sc) is not type(chosen):
             return plan
-        return choose_events([(sc, sc(sel0), sc(sel1))], p.n_est, o.claim_delta, p.level_eps, o.grid_size)[
-            plan.direction
-        ]
+        if id(sc) not in events:
+            events[id(sc)] = choose_events(
+                [(sc, values0(sc), values1(sc))], p.n_est, o.claim_delta, p.level_eps, o.grid_size
+            )
+        return events[id(sc)][plan.direction]
 
     return {
         d: dataclasses.replace(final(plans[d]), alternates=tuple(final(a) for a in plans[d].alternates))
@@ -146,17 +174,21 @@ def refit_on_selection(
     }
 
 
-def distinct(plan: EventPlan, sel0: np.ndarray, sel1: np.ndarray, alternates: int) -> EventPlan:
+def distinct(
+    plan: EventPlan, sel0: np.ndarray, sel1: np.ndarray, alternates: int, rows: ScoreValues | None = None
+) -> EventPlan:
     """`plan` with at most `alternates` alternates, dropping each whose epsilon event nearly repeats
     the lead's or an earlier alternate's on the selection runs (Jaccard index >= `SAME_EVENT`): a
-    repeat costs Bonferroni level and cannot give a different bound."""
-    rows = np.concatenate([sel0, sel1])
+    repeat costs Bonferroni level and cannot give a different bound.  `rows`, the `ScoreValues` of
+    the selection runs (sel0's, then sel1's), shares score values between calls."""
+    if rows is None:
+        rows = ScoreValues(np.concatenate([sel0, sel1]))
     kept: list[EventPlan] = []
-    seen = [plan.sign * plan.score(rows) > plan.threshold]
+    seen = [plan.sign * rows(plan.score) > plan.threshold]
     for alt in plan.alternates:
         if len(kept) == alternates:
             break
-        e = alt.sign * alt.score(rows) > alt.threshold
+        e = alt.sign * rows(alt.score) > alt.threshold
         if any(np.count_nonzero(e & f) >= SAME_EVENT * max(int(np.count_nonzero(e | f)), 1) for f in seen):
             continue
         kept.append(alt)
@@ -213,4 +245,6 @@ def choose(
     # spare runner-ups: some may repeat the lead's event once refitted (`distinct`)
     plans = choose_events(cands.scored, n_counted, o.claim_delta, p.level_eps, o.grid_size, alternates=2 * (events - 1))
     plans = refit_on_selection(plans, cands, sel0, sel1, p, o)
-    return {d: distinct(plans[d], sel0, sel1, events - 1) for d in DIRECTIONS}
+    del cands
+    rows = ScoreValues(np.concatenate([sel0, sel1]))  # both directions' events on the same runs
+    return {d: distinct(plans[d], sel0, sel1, events - 1, rows) for d in DIRECTIONS}

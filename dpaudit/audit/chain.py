@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.features import atoms_of
+from dpaudit.audit.features import FitRows, atoms_of
 from dpaudit.audit.scores import Score
 
 __all__ = ["ChainLogRatio", "column_groups", "fit_chain_score", "fit_chain_scores"]
@@ -172,9 +172,9 @@ def fit_chain_score(x0: np.ndarray, x1: np.ndarray, atom_sets: list[np.ndarray])
     return ChainLogRatio(alphabet=alphabet, groups=groups, cells=keys[keep], values=values[keep])
 
 
-def fit_chain_scores(sel0: np.ndarray, sel1: np.ndarray) -> list[Score]:
+def fit_chain_scores(sel0: np.ndarray, sel1: np.ndarray, shared: FitRows | None = None) -> list[Score]:
     """The chain family for vector outputs with a halting state (`_halts`; [] otherwise), fitted on
-    these rows.
+    these rows (`shared`: their `FitRows`, whose atoms other families use too).
 
     The auditor fits it on the *whole* selection split and chooses its event there (its cells are
     few and well populated, so the in-sample threshold choice costs little, while halving the rows
@@ -187,7 +187,7 @@ def fit_chain_scores(sel0: np.ndarray, sel1: np.ndarray) -> list[Score]:
     x1 = sel1.reshape(len(sel1), -1).astype(np.float64)
     if x0.shape[1] > _MAX_WIDTH:
         return []
-    atom_sets = [atoms_of(x0[:, j], x1[:, j]) for j in range(x0.shape[1])]
+    atom_sets = [atoms_of(x0[:, j], x1[:, j]) for j in range(x0.shape[1])] if shared is None else shared.atoms
     if not any(len(a) for a in atom_sets):
         return []
     if not _halts(x0, atom_sets) or not _halts(x1, atom_sets):

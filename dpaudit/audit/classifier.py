@@ -43,7 +43,7 @@ from scipy.linalg import solve_triangular
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-from dpaudit.audit.features import _whitening, atoms_of, float_bit_keys
+from dpaudit.audit.features import FitRows, float_bit_keys
 from dpaudit.audit.scores import Rows, RowScore, Score, row_blocks
 
 __all__ = ["LogisticScore", "fit_classifier_scores", "logistic_features"]
@@ -185,12 +185,16 @@ def _feature_columns(outputs: np.ndarray, p: LogisticScore) -> Iterator[np.ndarr
 def logistic_features(outputs: np.ndarray, p: LogisticScore) -> np.ndarray:
     """The feature matrix phi(outputs) of the fitted parameters `p` (see the module docstring)."""
     rows = Rows(outputs)
-    z = rows.coordinates(p.transform)
     out = np.empty((len(outputs), _feature_count(p, rows.scalar)), order="F")  # by column
-    for block in row_blocks(len(z), z.shape[1]):
-        for k, col in enumerate(_columns(z[block], rows.x[block], rows.scalar, p)):
-            out[block, k] = col
+    _write_features(out, rows.coordinates(p.transform), rows.x, rows.scalar, p)
     return out
+
+
+def _write_features(out: np.ndarray, z: np.ndarray, x: np.ndarray, scalar: bool, p: LogisticScore) -> None:
+    """phi of the rows with coordinates z and float64 rows x written into the first columns of `out`."""
+    for block in row_blocks(len(z), z.shape[1]):
+        for k, col in enumerate(_columns(z[block], x[block], scalar, p)):
+            out[block, k] = col
 
 
 def _feature_count(p: LogisticScore, scalar: bool) -> int:
@@ -202,20 +206,28 @@ def _feature_count(p: LogisticScore, scalar: bool) -> int:
 
 
 def _fit_weights(f0: np.ndarray, f1: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Standardisation and L2-regularised logistic weights (label 1 on d0); None if nothing varies.
+    """Standardisation and L2-regularised logistic weights (label 1 on d0) of the feature rows f0, f1;
+    None if nothing varies (`_fit_design`)."""
+    n0, k = f0.shape
+    xa = np.empty((n0 + len(f1), k + 1))
+    xa[:n0, :k], xa[n0:, :k] = f0, f1
+    return _fit_design(xa, n0)
+
+
+def _fit_design(xa: np.ndarray, n0: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`_fit_weights` on the feature rows in the first k columns of xa (n, k + 1), d0's first n0 rows: xa
+    is standardised in place, its last column set to the intercept's 1.
 
     The loss is minimised by L-BFGS in the coordinates v = L^T w, L L^T = X^T X / 4 + diag(penalty)
     the Hessian at w = 0 (the data's own preconditioner, one Gram matrix): there the Hessian is close
     to the identity and L-BFGS stops after about 8 loss evaluations where the raw coordinates took
     60-75 on the one-hot features of the SVT rows of benchmarks/peers/ (collinear within a coordinate),
     and at a lower loss.  The minimiser is the same; only the path to it changes."""
-    n0, k = f0.shape
-    y = np.concatenate([np.ones(n0), np.zeros(len(f1))])
+    k = xa.shape[1] - 1
+    y = np.concatenate([np.ones(n0), np.zeros(len(xa) - n0)])
     # Standardised in place, the intercept as a last column (not penalised; equal class sizes, so it
     # stays near 0): one matrix of n x (k + 1), no temporaries of its size.
-    xa = np.empty((len(y), k + 1))
     xs = xa[:, :k]
-    xs[:n0], xs[n0:] = f0, f1
     xa[:, k] = 1.0
     mean = np.einsum("ij->j", xs) / len(y)
     xs -= mean
@@ -234,13 +246,22 @@ def _fit_weights(f0: np.ndarray, f1: np.ndarray) -> tuple[np.ndarray, np.ndarray
         # with a second process running, measured at 6e5 x 108)
         chol = np.linalg.cholesky(0.25 * (xa.T @ xa) + np.diag(pen))
 
+    # the loss's vectors of n, reused by every evaluation (each entry computed as by the plain expressions)
+    t, val, r = np.empty(len(xa)), np.empty(len(xa)), np.empty(len(xa))
+
     def loss(v: np.ndarray) -> tuple[float, np.ndarray]:
         w = solve_triangular(chol, v, lower=True, trans="T")
         # einsum, not BLAS: these tall, thin products are memory-bound (same reason as above).
-        t = np.einsum("ij,j->i", xa, w)
+        np.einsum("ij,j->i", xa, w, out=t)
         # log(1 + e^t) - y t, stably
-        val = np.logaddexp(0.0, t) - y * t
-        r = 0.5 * (1.0 + np.tanh(0.5 * t)) - y  # sigmoid(t) - y
+        np.logaddexp(0.0, t, out=val)
+        np.subtract(val, np.multiply(y, t, out=r), out=val)
+        # sigmoid(t) - y = 0.5 (1 + tanh(t / 2)) - y
+        np.multiply(t, 0.5, out=r)
+        np.tanh(r, out=r)
+        np.add(r, 1.0, out=r)
+        np.multiply(r, 0.5, out=r)
+        np.subtract(r, y, out=r)
         grad = np.einsum("ij,i->j", xa, r) + pen * w
         return float(val.sum() + 0.5 * np.sum(pen * w * w)), solve_triangular(chol, grad, lower=True)
 
@@ -252,36 +273,34 @@ def _fit_weights(f0: np.ndarray, f1: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def _fit_one(
-    x0: np.ndarray,
-    x1: np.ndarray,
+    rows: FitRows,
     transform: np.ndarray | None,
     pooled: bool,
     float_bits: bool,
     scalar: bool,
     name: str,
-    atoms_by_column: list[np.ndarray] | None = None,
 ) -> LogisticScore | None:
-    z0 = x0 @ transform.T if transform is not None else x0
-    z1 = x1 @ transform.T if transform is not None else x1
+    """The logistic score of one feature layout fitted on `rows` (its coordinates whitened by
+    `transform`, then without atoms, or the raw ones with their atoms)."""
+    x0, x1 = rows.x0, rows.x1
+    z0, z1 = rows.whitened if transform is not None else (x0, x1)
     d = z0.shape[1]
     center, inv_scale = np.zeros(d), np.zeros(d)
     has_cont = np.zeros(d, dtype=bool)
     a_cols, a_vals = [], []
     n_feat = 0
+    # whitened coordinates are taken without atoms: their median is of all entries
+    stats = rows.whitened_columns if transform is not None else rows.columns
     for j in range(d):
-        c0, c1 = z0[:, j], z1[:, j]
-        if transform is not None:
-            atoms = np.zeros(0)
-        else:
-            atoms = atoms_of(c0, c1) if atoms_by_column is None else atoms_by_column[j]
-        pooled_col = np.concatenate([c0, c1])
-        hit = np.isin(pooled_col, atoms)
-        rest = pooled_col[~hit]
+        atoms = np.zeros(0) if transform is not None else stats[j].atoms
+        median = stats[j].median if len(stats[j].atoms) == len(atoms) else None
+        pooled_col = np.concatenate([z0[:, j], z1[:, j]])
+        rest = pooled_col[~np.isin(pooled_col, atoms)] if len(atoms) else pooled_col
         a_cols.append(np.full(len(atoms), j, dtype=np.int64))
         a_vals.append(atoms)
         n_feat += len(atoms)
         if len(rest) >= 4:
-            c = float(np.median(rest))
+            c = float(np.median(rest) if median is None else median)
             b = float(np.mean(np.abs(rest - c)))
             if b > 0:
                 center[j], inv_scale[j] = c, 1.0 / b
@@ -304,9 +323,13 @@ def _fit_one(
         float_bits=float_bits and scalar,
         name=name,
     )
-    src0 = x0[:, 0] if scalar else x0
-    src1 = x1[:, 0] if scalar else x1
-    fitted = _fit_weights(logistic_features(src0, shell), logistic_features(src1, shell))
+    # the features of both inputs written straight into the design matrix (d0's rows first)
+    n0, k = len(x0), _feature_count(shell, scalar)
+    xa = np.empty((n0 + len(x1), k + 1))
+    _write_features(xa[:n0], z0, x0, scalar, shell)
+    _write_features(xa[n0:], z1, x1, scalar, shell)
+    fitted = _fit_design(xa, n0)
+    del xa
     if fitted is None:
         return None
     mean, scale, w = fitted
@@ -326,7 +349,9 @@ def _fit_one(
     )
 
 
-def fit_classifier_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool = False) -> list[Score]:
+def fit_classifier_scores(
+    fit0: np.ndarray, fit1: np.ndarray, float_bits: bool = False, shared: FitRows | None = None
+) -> list[Score]:
     """The logistic-regression family for outputs shaped like fit0 / fit1 (see the module docstring).
 
     Vectors with atoms (discrete or mixed outputs): "logistic-regression" (per-coordinate features).
@@ -334,23 +359,22 @@ def fit_classifier_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool =
     when the pooled covariance is singular); their per-coordinate model is `coordinate-log-ratio`'s
     naive-Bayes Laplace terms, fitted without an optimiser.  Scalars: only with `float_bits` (float outputs), the
     per-value and bit features ("logistic-regression"); a scalar's own ordering is already the
-    identity family.
+    identity family.  `shared`, the `dpaudit.audit.features.FitRows` of fit0 / fit1, shares their atoms
+    and whitening with other fitters.
     """
     if len(fit0) < 8 or len(fit1) < 8:
         return []
     scalar = fit0.ndim == 1
     if scalar and not (float_bits and fit0.dtype.kind == "f"):
         return []
-    x0 = fit0.reshape(len(fit0), -1).astype(np.float64)
-    x1 = fit1.reshape(len(fit1), -1).astype(np.float64)
-    d = x0.shape[1]
+    rows = FitRows(fit0, fit1) if shared is None else shared
+    d = rows.x0.shape[1]
     if d > _MAX_COORDINATES:
         return []
-    atoms = [atoms_of(x0[:, j], x1[:, j]) for j in range(d)]
-    continuous = not scalar and fit0.dtype.kind == "f" and all(len(a) == 0 for a in atoms)
+    continuous = not scalar and fit0.dtype.kind == "f" and all(len(a) == 0 for a in rows.atoms)
     out: list[Score] = []
     if not continuous:
-        plain = _fit_one(x0, x1, None, False, float_bits, scalar, "logistic-regression", atoms)
+        plain = _fit_one(rows, None, False, float_bits, scalar, "logistic-regression")
         if plain is not None:
             out.append(plain)
         return out
@@ -358,11 +382,11 @@ def fit_classifier_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool =
         return out
     # One pooled variant: on whitened coordinates (independent coordinates are only rescaled; prefix
     # sums become increments), on the raw ones when the covariance is singular.
-    w = _whitening(x0, x1)
+    w = rows.whitening
     sc = (
-        _fit_one(x0, x1, w, True, False, False, "logistic-regression-whitened-pooled")
+        _fit_one(rows, w, True, False, False, "logistic-regression-whitened-pooled")
         if w is not None
-        else _fit_one(x0, x1, None, True, False, False, "logistic-regression-pooled", atoms)
+        else _fit_one(rows, None, True, False, False, "logistic-regression-pooled")
     )
     if sc is not None:
         out.append(sc)

@@ -42,21 +42,26 @@ DP-Sniper (Bichsel et al., IEEE S&P 2021) learns approximations of them with cla
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from dpaudit.audit.scores import Rows, RowScore, Score, row_blocks, row_keys
 
 __all__ = [
     "AtomPatternLogRatio",
+    "ColumnStats",
     "CoordinateLogRatio",
+    "FitRows",
     "FloatBitLogRatio",
     "PatternValueBlock",
     "PatternValueLogRatio",
     "atoms_of",
+    "column_stats",
     "fit_feature_scores",
 ]
 
@@ -82,6 +87,13 @@ _RANK_KNOTS = 65
 _TERM_DECIMALS: int | None = 9
 #: Standard errors subtracted from each fitted log ratio / location shift (soft thresholding).
 _SHRINK_Z = 1.0
+#: The names of the families fitted on the atoms of the coordinate score.
+_PATTERN_NAMES = (
+    *(f"atom-pattern-log-ratio-{bins}" for bins in _PATTERN_BINS),
+    "pattern-value-log-ratio",
+    "pattern-value-log-ratio-mixed",
+    "pattern-value-log-ratio-discrete",
+)
 
 
 def _soft(value: np.ndarray, se: np.ndarray) -> np.ndarray:
@@ -104,6 +116,166 @@ def atoms_of(column0: np.ndarray, column1: np.ndarray) -> np.ndarray:
         return pooled[first]
     reach = _ATOM_MIN_COUNT - 1
     return pooled[: len(pooled) - reach][first[: len(pooled) - reach] & (pooled[reach:] == pooled[:-reach])]
+
+
+@dataclass(frozen=True, eq=False)
+class ColumnStats:
+    """One coordinate of both inputs' rows: its atoms (`atoms_of`) and the medians of its entries that are
+    not atoms, d0's, d1's and both pooled, each as np.median gives it (None: left to np.median)."""
+
+    atoms: np.ndarray
+    median0: np.float64 | None = None
+    median1: np.float64 | None = None
+    median: np.float64 | None = None
+
+
+def column_stats(column0: np.ndarray, column1: np.ndarray) -> ColumnStats:
+    """`ColumnStats` of one coordinate, from each input's entries sorted.
+
+    One sort of each input's entries, where `atoms_of` sorts both together and np.median partitions
+    each input's and the pooled entries again (np.median of 10^6 doubles takes longer than their
+    sort).  The results are the same arrays and numbers: when no entry is NaN and the zeros (if any)
+    have one sign, entries that compare equal are bit for bit the same, so every sorted order of them
+    is the same array; atoms are read off it as `atoms_of` reads them, medians as np.median takes them
+    (np.mean of the one or two middle entries; the pooled ones by `_kth_of_two`).  Otherwise (a NaN,
+    or both 0.0 and -0.0) the atoms are `atoms_of`'s and the medians left to np.median."""
+    s0, s1 = np.sort(column0), np.sort(column1)
+    if not _one_order(s0, s1):
+        return ColumnStats(atoms_of(column0, column1))
+    atoms = _sorted_atoms(s0, s1)
+    r0 = s0[~_in_sorted(s0, atoms)[0]] if len(atoms) else s0
+    r1 = s1[~_in_sorted(s1, atoms)[0]] if len(atoms) else s1
+    return ColumnStats(atoms, _sorted_median(r0), _sorted_median(r1), _merged_median(r0, r1))
+
+
+def _one_order(s0: np.ndarray, s1: np.ndarray) -> bool:
+    """Whether the ascending arrays s0, s1 hold no NaN (they sort last) and no zeros of both signs: entries
+    that compare equal are then the same bits, and any sorted order of them the same array."""
+    if len(s0) == 0 or len(s1) == 0 or np.isnan(s0[-1]) or np.isnan(s1[-1]):
+        return False
+    signs = np.concatenate(
+        [np.signbit(s[np.searchsorted(s, 0.0, side="left") : np.searchsorted(s, 0.0, side="right")]) for s in (s0, s1)]
+    )
+    return len(signs) == 0 or bool(np.all(signs == signs[0]))
+
+
+def _run_starts(s: np.ndarray) -> np.ndarray:
+    """The first entry of each run of equal values of an ascending array (a mask)."""
+    first = np.empty(len(s), dtype=bool)
+    first[:1] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    return first
+
+
+def _sorted_atoms(s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
+    """`atoms_of` the entries of the ascending arrays s0, s1 (`_one_order`): all distinct values if at most
+    `_DISCRETE_MAX`, else those repeated at least `_ATOM_MIN_COUNT` times in both together, each of which is
+    repeated at least half as often in one of them."""
+    first0, first1 = _run_starts(s0), _run_starts(s1)
+    if np.count_nonzero(first0) <= _DISCRETE_MAX and np.count_nonzero(first1) <= _DISCRETE_MAX:
+        values = np.union1d(s0[first0], s1[first1])
+        if len(values) <= _DISCRETE_MAX:
+            return values
+    reach = (_ATOM_MIN_COUNT + 1) // 2 - 1  # a run reaching this many places on holds half the count
+    heads = []
+    for s, first in ((s0, first0), (s1, first1)):
+        m = max(len(s) - reach, 0)
+        heads.append(s[:m][first[:m] & (s[reach:] == s[:m])])
+    cand = np.union1d(*heads)
+    counts = sum(np.searchsorted(s, cand, side="right") - np.searchsorted(s, cand, side="left") for s in (s0, s1))
+    return cand[counts >= _ATOM_MIN_COUNT]
+
+
+def _sorted_median(r: np.ndarray) -> np.float64 | None:
+    """np.median of an ascending array: the mean (np.mean) of its one or two middle entries; None if empty."""
+    n = len(r)
+    if n == 0:
+        return None
+    return np.mean(r[n // 2 : n // 2 + 1] if n % 2 else r[n // 2 - 1 : n // 2 + 1], axis=0)
+
+
+def _merged_median(a: np.ndarray, b: np.ndarray) -> np.float64 | None:
+    """np.median of the entries of two ascending arrays together, from their order statistics."""
+    n = len(a) + len(b)
+    if n == 0:
+        return None
+    middle = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
+    return np.mean(np.array([_kth_of_two(a, b, k) for k in middle]), axis=0)
+
+
+def _kth_of_two(a: np.ndarray, b: np.ndarray, k: int) -> np.float64:
+    """The k-th smallest (from 0) entry of two ascending arrays together: the k + 1 smallest are the i
+    smallest of a and the k + 1 - i smallest of b for the least i with a[i] >= b[k - i] (binary search)."""
+    lo, hi = max(0, k + 1 - len(b)), min(k + 1, len(a))
+    while lo < hi:
+        i = (lo + hi) // 2
+        if a[i] < b[k - i]:
+            lo = i + 1
+        else:
+            hi = i
+    j = k + 1 - lo
+    if lo == 0:
+        return b[j - 1]
+    if j == 0:
+        return a[lo - 1]
+    return max(a[lo - 1], b[j - 1])
+
+
+class FitRows:
+    """The rows of d0 and d1 runs that families are fitted on, with what several fitters use computed
+    once, on first use: the rows as float64 (runs, width) arrays (`x0`, `x1`; float64 contiguous inputs
+    as they are), each coordinate's atoms and medians (`columns`, column by column: no float64 copy of
+    the rows), the whitening transform (`whitening`), the whitened coordinates and their atoms and
+    medians.  `fit_feature_scores`, `dpaudit.audit.classifier.fit_classifier_scores` and the chain and
+    masked families take one to share them; each array and number is the one a fitter alone computes.
+    The rows are read, never written."""
+
+    def __init__(self, rows0: np.ndarray, rows1: np.ndarray) -> None:
+        self.rows0 = rows0.reshape(len(rows0), -1)
+        self.rows1 = rows1.reshape(len(rows1), -1)
+
+    @cached_property
+    def x0(self) -> np.ndarray:
+        """d0's rows as a float64 (runs, width) array."""
+        return np.ascontiguousarray(self.rows0, dtype=np.float64)
+
+    @cached_property
+    def x1(self) -> np.ndarray:
+        """d1's rows as a float64 (runs, width) array."""
+        return np.ascontiguousarray(self.rows1, dtype=np.float64)
+
+    @cached_property
+    def columns(self) -> list[ColumnStats]:
+        """`column_stats` of each coordinate (of the float64 values)."""
+        return [
+            column_stats(np.asarray(self.rows0[:, j], dtype=np.float64), np.asarray(self.rows1[:, j], dtype=np.float64))
+            for j in range(self.rows0.shape[1])
+        ]
+
+    @property
+    def atoms(self) -> list[np.ndarray]:
+        """`atoms_of` each coordinate, pooled over both inputs."""
+        return [c.atoms for c in self.columns]
+
+    @cached_property
+    def whitening(self) -> np.ndarray | None:
+        """`_whitening` of the rows: the inverse Cholesky factor of the pooled covariance, or None."""
+        return _whitening(self.x0, self.x1)
+
+    @cached_property
+    def whitened(self) -> tuple[np.ndarray, np.ndarray]:
+        """x @ w.T for each input's rows, w = `whitening` (not None)."""
+        w = self.whitening
+        if w is None:
+            raise ValueError("the pooled covariance of these rows is not positive definite: no whitened coordinates")
+        with threadpool_limits(1, user_api="blas"):  # tall, thin products (`dpaudit.audit.chunks.estimation_chunk`)
+            return self.x0 @ w.T, self.x1 @ w.T
+
+    @cached_property
+    def whitened_columns(self) -> list[ColumnStats]:
+        """`column_stats` of each whitened coordinate."""
+        z0, z1 = self.whitened
+        return [column_stats(z0[:, j], z1[:, j]) for j in range(z0.shape[1])]
 
 
 def _in_sorted(values: np.ndarray, sorted_atoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -369,20 +541,24 @@ def _fit_block(
     )
 
 
-def _pattern_value_scores(x0: np.ndarray, x1: np.ndarray, coord: CoordinateLogRatio) -> list[Score]:
+def _pattern_value_scores(
+    x0: np.ndarray, x1: np.ndarray, coord: CoordinateLogRatio, wanted: Callable[[str], bool] = lambda name: True
+) -> list[Score]:
     """The pattern-value family on all coordinates as one block, and (when the output has both) on
     each of two blocks alone: the coordinates with continuous entries ("-mixed"), the wholly discrete
-    ones ("-discrete").  (Their sum was tried too: on SVT3 and SVT4 side by side the noisy pattern
-    ratios of the sparse half cost more than they add, 0.159 -> 0.117 at 10^6 runs, seed 1.)"""
+    ones ("-discrete"); only the `wanted` names.  (Their sum was tried too: on SVT3 and SVT4 side by side
+    the noisy pattern ratios of the sparse half cost more than they add, 0.159 -> 0.117 at 10^6 runs, seed 1.)"""
     d = x0.shape[1]
     out: list[Score] = []
-    whole = _fit_block(x0, x1, np.arange(d), coord)
+    whole = _fit_block(x0, x1, np.arange(d), coord) if wanted("pattern-value-log-ratio") else None
     if whole is not None:
         out.append(PatternValueLogRatio(blocks=(whole,), name="pattern-value-log-ratio"))
     mixed = np.flatnonzero(coord.inv_scale > 0)
     discrete = np.setdiff1d(np.arange(d), mixed)
     if len(mixed) and len(discrete):
         for label, cols in (("mixed", mixed), ("discrete", discrete)):
+            if not wanted(f"pattern-value-log-ratio-{label}"):
+                continue
             block = _fit_block(x0, x1, cols, coord)
             if block is not None:
                 out.append(PatternValueLogRatio(blocks=(block,), name=f"pattern-value-log-ratio-{label}"))
@@ -439,8 +615,10 @@ def _category_ratios(k0: np.ndarray, k1: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _coordinate_score(
-    x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | None, name: str
+    x0: np.ndarray, x1: np.ndarray, transform: np.ndarray | None, name: str, stats: list[ColumnStats] | None = None
 ) -> CoordinateLogRatio | None:
+    """The per-coordinate log ratio of the rows x0, x1 (coordinates z, whitened by `transform` or not), with
+    each coordinate's atoms and medians `stats` (None: `column_stats` of each)."""
     d = x0.shape[1]
     n0, n1 = len(x0), len(x1)
     a_cols, a_vals, a_lrs = [], [], []
@@ -448,22 +626,26 @@ def _coordinate_score(
     loc0, loc1, inv_scale = np.zeros(d), np.zeros(d), np.zeros(d)
     for j in range(d):
         c0, c1 = x0[:, j], x1[:, j]
-        atoms = atoms_of(c0, c1)
-        h0, p0 = _in_sorted(c0, atoms)
-        h1, p1 = _in_sorted(c1, atoms)
+        st = column_stats(c0, c1) if stats is None else stats[j]
+        atoms = st.atoms
         if len(atoms):
+            h0, p0 = _in_sorted(c0, atoms)
+            h1, p1 = _in_sorted(c1, atoms)
             k0 = np.bincount(p0[h0], minlength=len(atoms)) + 0.5
             k1 = np.bincount(p1[h1], minlength=len(atoms)) + 0.5
             lr = _soft(np.log(k0 / n0) - np.log(k1 / n1), np.sqrt(1 / k0 + 1 / k1))
             a_cols.append(np.full(len(atoms), j))
             a_vals.append(atoms)
             a_lrs.append(lr)
-        r0, r1 = c0[~h0], c1[~h1]
+            r0, r1 = c0[~h0], c1[~h1]
+        else:  # no atom: every entry is continuous (the columns' own values, in order)
+            r0, r1 = c0, c1
         if len(r0) < 2 or len(r1) < 2:
             continue
         c0n, c1n = len(r0) + 0.5, len(r1) + 0.5
         cont[j] = _soft(np.log(c0n / n0) - np.log(c1n / n1), np.sqrt(1 / c0n + 1 / c1n))
-        m0, m1 = np.median(r0), np.median(r1)
+        m0 = np.median(r0) if st.median0 is None else st.median0
+        m1 = np.median(r1) if st.median1 is None else st.median1
         b = 0.5 * (np.mean(np.abs(r0 - m0)) + np.mean(np.abs(r1 - m1)))
         if not b > 0:
             continue
@@ -508,38 +690,55 @@ def _whitening(x0: np.ndarray, x1: np.ndarray) -> np.ndarray | None:
     return inv if np.all(np.isfinite(inv)) else None
 
 
-def fit_feature_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool = False) -> list[Score]:
+def fit_feature_scores(
+    fit0: np.ndarray,
+    fit1: np.ndarray,
+    float_bits: bool = False,
+    shared: FitRows | None = None,
+    names: Collection[str] | None = None,
+) -> list[Score]:
     """The engineered families for outputs shaped like fit0 / fit1 (see the module docstring).
 
     Vectors (2-D): the per-coordinate log ratio; for all-continuous real vectors also its whitened
     version; for rows mixing atoms and continuous values also the atom-pattern log ratio.
     Scalar floats with `float_bits`: the bit-feature log ratios.
+    `shared`, the `FitRows` of fit0 / fit1, shares their atoms and whitening with other fitters; with `names`,
+    only the scores of those names are fitted (each one as among all of them).
     """
+
+    def wanted(name: str) -> bool:
+        return names is None or name in names
+
     out: list[Score] = []
     if fit0.ndim == 1:
-        if float_bits and fit0.dtype.kind == "f":
+        if float_bits and fit0.dtype.kind == "f" and wanted("float-bit-log-ratio"):
             for kind in ("exponent-trailing-zeros", "low-byte"):
                 keys, values = _category_ratios(float_bit_keys(fit0, kind), float_bit_keys(fit1, kind))
                 if len(keys) >= 2 and np.any(values != 0):
                     out.append(FloatBitLogRatio(kind=kind, keys=keys, values=values))
         return out
-    x0 = fit0.reshape(len(fit0), -1).astype(np.float64)
-    x1 = fit1.reshape(len(fit1), -1).astype(np.float64)
+    rows = FitRows(fit0, fit1) if shared is None else shared
+    x0, x1 = rows.x0, rows.x1
     d = x0.shape[1]
     if d > _MAX_COORDINATES or len(x0) < 4 or len(x1) < 4:
         return out
-    coord = _coordinate_score(x0, x1, None, "coordinate-log-ratio")
-    if coord is not None:
+    # an atom anywhere makes the coordinate score (never None then) hold atoms
+    has_atoms = any(len(a) for a in rows.atoms)
+    coord = None
+    if wanted("coordinate-log-ratio") or (has_atoms and any(wanted(n) for n in _PATTERN_NAMES)):
+        coord = _coordinate_score(x0, x1, None, "coordinate-log-ratio", rows.columns)
+    if coord is not None and wanted(coord.name):
         out.append(coord)
-    has_atoms = coord is not None and len(coord.atom_values) > 0
-    if fit0.dtype.kind == "f" and not has_atoms and d >= 2:
-        w = _whitening(x0, x1)
+    if fit0.dtype.kind == "f" and not has_atoms and d >= 2 and wanted("whitened-coordinate-log-ratio"):
+        w = rows.whitening
         if w is not None:
-            white = _coordinate_score(x0 @ w.T, x1 @ w.T, w, "whitened-coordinate-log-ratio")
+            white = _coordinate_score(*rows.whitened, w, "whitened-coordinate-log-ratio", rows.whitened_columns)
             if white is not None:
                 out.append(white)
     if coord is not None and has_atoms and np.any(coord.inv_scale > 0):
         for bins in _PATTERN_BINS:
+            if not wanted(f"atom-pattern-log-ratio-{bins}"):
+                continue
             edges = _bin_edges(x0, x1, coord, bins)
             pattern = AtomPatternLogRatio(
                 atom_columns=coord.atom_columns, atom_values=coord.atom_values, width=d, bin_edges=edges
@@ -557,7 +756,7 @@ def fit_feature_scores(fit0: np.ndarray, fit1: np.ndarray, float_bits: bool = Fa
                         name=f"atom-pattern-log-ratio-{bins}",
                     )
                 )
-        out.extend(_pattern_value_scores(x0, x1, coord))
+        out.extend(_pattern_value_scores(x0, x1, coord, wanted))
     return out
 
 

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.audit.classifier import _fit_weights
-from dpaudit.audit.features import atoms_of
+from dpaudit.audit.features import FitRows, atoms_of
 from dpaudit.audit.scores import Score
 
 __all__ = ["MaskedValueScore", "fit_masked_scores", "masked_features"]
@@ -116,8 +116,9 @@ def masked_features(outputs: np.ndarray, p: MaskedValueScore) -> np.ndarray:
     return np.stack(pattern + values, axis=1)
 
 
-def fit_masked_scores(fit0: np.ndarray, fit1: np.ndarray) -> list[Score]:
-    """The masked-value family for outputs shaped like fit0 / fit1 (see the module docstring).
+def fit_masked_scores(fit0: np.ndarray, fit1: np.ndarray, shared: FitRows | None = None) -> list[Score]:
+    """The masked-value family for outputs shaped like fit0 / fit1 (see the module docstring;
+    `shared`: their `FitRows`, whose atoms other families use too).
 
     Only for vectors (2-D) holding both sentinels (at most 8 shared values) and real values (at
     least 32 per input): "masked-value-log-ratio".
@@ -129,7 +130,7 @@ def fit_masked_scores(fit0: np.ndarray, fit1: np.ndarray) -> list[Score]:
     d = x0.shape[1]
     if d > _MAX_WIDTH:
         return []
-    per_column = [atoms_of(x0[:, j], x1[:, j]) for j in range(d)]
+    per_column = [atoms_of(x0[:, j], x1[:, j]) for j in range(d)] if shared is None else shared.atoms
     alphabet = np.unique(np.concatenate(per_column)) if d else np.zeros(0)
     if not 1 <= len(alphabet) <= _MAX_SENTINELS:
         return []

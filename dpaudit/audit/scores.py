@@ -18,17 +18,20 @@ All scores are picklable values, so they travel to process pools and Dask worker
 
 `score_values` evaluates the scores of one batch of outputs together: the scores of coordinates
 (`RowScore`) share each transform's coordinates z = x @ transform.T, and scores with the same features
-share those (`RowScore.group_key`); each score's values are bit-identical to its own call.
+share those (`RowScore.group_key`); each score's values are bit-identical to its own call.  `ScoreValues`
+does the same for scores asked for one at a time, each computed once.
 """
 
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 __all__ = [
     "CategoryLogRatio",
@@ -38,6 +41,7 @@ __all__ = [
     "RowScore",
     "Rows",
     "Score",
+    "ScoreValues",
     "UserScore",
     "fit_scores",
     "row_blocks",
@@ -108,7 +112,10 @@ class Rows:
             return self.x
         key = (transform.shape, transform.strides, transform.dtype.str, transform.tobytes())
         if key not in self._z:
-            self._z[key] = self.x @ transform.T
+            # one BLAS thread: a tall, thin product (`dpaudit.audit.chunks.estimation_chunk`); threads share
+            # out the entries, never one entry's sum over the width, so the values do not depend on them
+            with threadpool_limits(1, user_api="blas"):
+                self._z[key] = self.x @ transform.T
         return self._z[key]
 
 
@@ -153,6 +160,29 @@ def score_values(scores: Sequence[Score], outputs: np.ndarray) -> list[np.ndarra
             for sc, v in zip(group, cls.evaluate_group(group, rows)):
                 values[id(sc)] = v
     return [values[id(sc)] for sc in scores]
+
+
+class ScoreValues:
+    """Scores' values on one batch of outputs, each computed once and as its own call gives it; the scores
+    of coordinates (`RowScore`) share the batch's `Rows`, so each transform's coordinates are computed once."""
+
+    def __init__(self, outputs: np.ndarray) -> None:
+        self.outputs = outputs
+        self._rows: Rows | None = None
+        # by id, the score kept beside its values so that its id stays its own
+        self._values: dict[int, tuple[Score, np.ndarray]] = {}
+
+    def __call__(self, score: Score) -> np.ndarray:
+        """The values of `score` on the batch."""
+        if id(score) not in self._values:
+            if isinstance(score, RowScore):
+                if self._rows is None:
+                    self._rows = Rows(self.outputs)
+                values = type(score).evaluate_group([score], self._rows)[0]
+            else:
+                values = score(self.outputs)
+            self._values[id(score)] = (score, values)
+        return self._values[id(score)][1]
 
 
 @dataclass(frozen=True, eq=False)
@@ -277,12 +307,13 @@ def _ridged_cov(x: np.ndarray) -> np.ndarray:
     return cov + 1e-9 * max(float(np.trace(cov)) / d, 1e-12) * np.eye(d)
 
 
-def _gaussian_ratio(fit0: np.ndarray, fit1: np.ndarray) -> GaussianLogRatio | None:
-    x0 = fit0.reshape(len(fit0), -1).astype(np.float64)
-    x1 = fit1.reshape(len(fit1), -1).astype(np.float64)
+def _gaussian_ratio(
+    x0: np.ndarray, x1: np.ndarray, covs: Callable[[], tuple[np.ndarray, np.ndarray]]
+) -> GaussianLogRatio | None:
+    """The Gaussian log ratio of the float64 rows x0, x1 whose `_ridged_cov` are covs()."""
     if len(x0) < 2 or len(x1) < 2:
         return None
-    c0, c1 = _ridged_cov(x0), _ridged_cov(x1)
+    c0, c1 = covs()
     (s0, logdet0), (s1, logdet1) = np.linalg.slogdet(c0), np.linalg.slogdet(c1)
     if s0 <= 0 or s1 <= 0:
         return None
@@ -299,15 +330,15 @@ def _gaussian_ratio(fit0: np.ndarray, fit1: np.ndarray) -> GaussianLogRatio | No
     )
 
 
-def _projections(fit0: np.ndarray, fit1: np.ndarray) -> list[Projection]:
-    x0 = fit0.reshape(len(fit0), -1).astype(np.float64)
-    x1 = fit1.reshape(len(fit1), -1).astype(np.float64)
+def _projections(x0: np.ndarray, x1: np.ndarray, covs: Callable[[], tuple[np.ndarray, np.ndarray]]) -> list[Projection]:
+    """The projections of the float64 rows x0, x1 whose `_ridged_cov` are covs()."""
     d = x0.shape[1]
     diff = x0.mean(axis=0) - x1.mean(axis=0)
     out: list[Projection] = []
     if np.any(diff != 0):
         out.append(Projection(weights=diff, name="difference-of-means"))
-        fisher = np.linalg.solve(0.5 * (_ridged_cov(x0) + _ridged_cov(x1)), diff)
+        c0, c1 = covs()
+        fisher = np.linalg.solve(0.5 * (c0 + c1), diff)
         if np.all(np.isfinite(fisher)):
             out.append(Projection(weights=fisher, name="fisher-discriminant"))
     if d <= _MAX_COORDINATE_SCORES:
@@ -326,8 +357,11 @@ def fit_scores(fit0: np.ndarray, fit1: np.ndarray) -> list[Score]:
     category log-ratio when rows repeat (discrete outputs such as action sequences).
     Both: the Gaussian log-likelihood ratio (spread differences).
     """
-    scores: list[Score] = [Identity()] if fit0.ndim == 1 else list(_projections(fit0, fit1))
-    gauss = _gaussian_ratio(fit0, fit1)
+    x0 = fit0.reshape(len(fit0), -1).astype(np.float64)
+    x1 = fit1.reshape(len(fit1), -1).astype(np.float64)
+    covs = functools.cache(lambda: (_ridged_cov(x0), _ridged_cov(x1)))  # shared by both fits, once
+    scores: list[Score] = [Identity()] if fit0.ndim == 1 else list(_projections(x0, x1, covs))
+    gauss = _gaussian_ratio(x0, x1, covs)
     if gauss is not None:
         scores.append(gauss)
     cat = _category_score(fit0, fit1)
