@@ -566,6 +566,8 @@ def _pattern_value_scores(
 
 
 _MANTISSA = (1 << 52) - 1
+#: The bit features of `float_bit_keys`, each fitted as its own `FloatBitLogRatio` ("float-bit-log-ratio-<kind>").
+FLOAT_BIT_KINDS = ("exponent-trailing-zeros", "low-byte")
 
 
 def float_bit_keys(values: np.ndarray, kind: str) -> np.ndarray:
@@ -711,11 +713,14 @@ def fit_feature_scores(
 
     out: list[Score] = []
     if fit0.ndim == 1:
-        if float_bits and fit0.dtype.kind == "f" and wanted("float-bit-log-ratio"):
-            for kind in ("exponent-trailing-zeros", "low-byte"):
+        if float_bits and fit0.dtype.kind == "f":
+            for kind in FLOAT_BIT_KINDS:
+                name = f"float-bit-log-ratio-{kind}"  # one name per feature: a refit finds the chosen one
+                if not wanted(name):
+                    continue
                 keys, values = _category_ratios(float_bit_keys(fit0, kind), float_bit_keys(fit1, kind))
                 if len(keys) >= 2 and np.any(values != 0):
-                    out.append(FloatBitLogRatio(kind=kind, keys=keys, values=values))
+                    out.append(FloatBitLogRatio(kind=kind, keys=keys, values=values, name=name))
         return out
     rows = FitRows(fit0, fit1) if shared is None else shared
     x0, x1 = rows.x0, rows.x1

@@ -142,3 +142,28 @@ def test_distinct_with_shared_values_keeps_the_same_alternates():
         assert plan.alternates
         for k in range(4):
             assert distinct(plan, x0, x1, k, rows).alternates == distinct(plan, x0, x1, k).alternates
+
+
+def test_a_refit_keeps_the_chosen_float_bit_feature():
+    """Each float-bit feature has its own name, so the refit on the whole selection split returns the feature
+    that was chosen (with one shared name the dict of refits held only the last feature fitted, the low byte)."""
+    from types import SimpleNamespace
+
+    from dpaudit.audit.candidates import candidate_scores, refit_on_selection
+
+    rng = np.random.default_rng(5)
+    # values on the grid 0.25 Z, half of d1's moved to the next float up: few (sign, exponent, trailing zeros)
+    # categories, and low bytes 0 and 1, so both features are fitted
+    sel0 = 0.25 * rng.integers(1, 41, 20_000).astype(float)
+    sel1 = 0.25 * rng.integers(1, 41, 20_000).astype(float)
+    sel1[::2] = np.nextafter(sel1[::2], np.inf)
+    cands = candidate_scores(None, sel0, sel1, float_bits=True, families=("float-bit-log-ratio",))
+    kinds = sorted(sc.kind for sc, _, _ in cands.scored)
+    assert kinds == ["exponent-trailing-zeros", "low-byte"]
+    chosen = next(s for s in cands.scored if s[0].kind == "exponent-trailing-zeros")
+    assert len(chosen[0].keys) <= 64  # refitted (`REFIT_MAX_CATEGORIES`)
+    plans = choose_events([chosen], 100_000, 0.0, 0.01, 16)
+    p, o = SimpleNamespace(n_est=100_000, level_eps=0.01), SimpleNamespace(claim_delta=0.0, grid_size=16)
+    refitted = refit_on_selection(plans, cands, sel0, sel1, p, o)
+    assert all(plan.score.kind == "exponent-trailing-zeros" for plan in refitted.values())
+    assert all(plan.score is not chosen[0] for plan in refitted.values())  # refitted on the whole split
