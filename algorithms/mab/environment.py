@@ -300,9 +300,10 @@ class RewardTable:
         object.__setattr__(self, "rewards", arr)
         prefix = np.vstack([np.zeros((1, arr.shape[1])), np.cumsum(arr, axis=0)])
         object.__setattr__(self, "_prefix", prefix)
-        binary = bool(np.all((arr == 0) | (arr == 1)))
-        ones = np.vstack([np.zeros((1, arr.shape[1]), np.int64), np.cumsum(arr, axis=0, dtype=np.int64)])
-        object.__setattr__(self, "_ones", ones if binary else None)
+        ones = None
+        if np.all((arr == 0) | (arr == 1)):
+            ones = np.vstack([np.zeros((1, arr.shape[1]), np.int64), np.cumsum(arr, axis=0, dtype=np.int64)])
+        object.__setattr__(self, "_ones", ones)
 
     @property
     def n_arms(self) -> int:
