@@ -21,6 +21,7 @@ from dpaudit.audit.chunks import counts_above
 from dpaudit.audit.classifier import fit_classifier_scores
 from dpaudit.audit.families import family_of, keep_families
 from dpaudit.audit.features import FitRows, fit_feature_scores
+from dpaudit.audit.grouped import fit_group_scores
 from dpaudit.audit.masked import fit_masked_scores
 from dpaudit.audit.options import AuditOptions, Plan
 from dpaudit.audit.scores import Score, ScoreValues, UserScore, fit_scores
@@ -94,11 +95,14 @@ def candidate_scores(
     fit0, fit1 = sel0[:half], sel1[:half]
     refit_features: Refit = lambda a, b, rows, names: fit_feature_scores(a, b, float_bits, rows, names)  # noqa: E731
     refit_classifier: Refit = lambda a, b, rows, names: fit_classifier_scores(a, b, float_bits, rows)  # noqa: E731
+    refit_groups: Refit = lambda a, b, rows, names: list(fit_group_scores(a, b, rows))  # noqa: E731
     fitted: list[tuple[Score, Refit | None]] = [(sc, None) for sc in fit_scores(fit0, fit1)]
     shared = FitRows(fit0, fit1)
     fitted += [(sc, refit_features) for sc in fit_feature_scores(fit0, fit1, float_bits, shared)]
     if families is None or "logistic-regression" in families:
         fitted += [(sc, refit_classifier) for sc in fit_classifier_scores(fit0, fit1, float_bits, shared)]
+    if families is None or "group-count-log-ratio" in families:
+        fitted += [(sc, refit_groups) for sc in fit_group_scores(fit0, fit1, shared)]
     del shared
     whole_rows = FitRows(sel0, sel1)
     whole = fit_chain_scores(sel0, sel1, whole_rows) if families is None or "chain-log-ratio" in families else []

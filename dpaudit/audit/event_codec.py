@@ -1,8 +1,8 @@
 """The auditor's chosen event {sign * score(x) > threshold} as JSON, and back.
 
 A report is a CI artifact: reading one must never run code it holds, so there is no pickle here.
-A fitted score (a frozen dataclass of `dpaudit.audit.scores`, `features`, `classifier`, `masked` or
-`chain`) is written as {"type": class name, "fields": {...}} for classes of a fixed whitelist only;
+A fitted score (a frozen dataclass of `dpaudit.audit.scores`, `features`, `classifier`, `masked`,
+`chain` or `grouped`) is written as {"type": class name, "fields": {...}} for classes of a fixed whitelist only;
 its arrays as {"array": {"dtype", "shape", "data"}}, data the base64 of the zlib-compressed bytes
 (plain numeric or raw-byte dtypes only); tuples as {"tuple": [...]}; non-finite floats as
 {"float": "inf"}.  Decoding rebuilds only whitelisted classes, with exactly their declared fields.
@@ -33,6 +33,7 @@ from dpaudit.audit.features import (
     PatternValueBlock,
     PatternValueLogRatio,
 )
+from dpaudit.audit.grouped import GroupCountLogRatio
 from dpaudit.audit.masked import MaskedValueScore
 from dpaudit.audit.scores import CategoryLogRatio, GaussianLogRatio, Identity, Projection, Score, UserScore
 
@@ -56,6 +57,7 @@ _CLASSES: dict[str, type] = {
         LogisticScore,
         MaskedValueScore,
         ChainLogRatio,
+        GroupCountLogRatio,
     )
 }
 #: Array dtype kinds written and read: bool, signed and unsigned integers, floats, raw bytes (row keys).

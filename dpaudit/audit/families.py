@@ -2,7 +2,7 @@
 
 Every candidate score the auditor fits (`dpaudit.audit.scores`, `dpaudit.audit.features`,
 `dpaudit.audit.classifier`, `dpaudit.audit.chain`,
-`dpaudit.audit.masked`) belongs to one family; a family's variants share its name as a prefix
+`dpaudit.audit.masked`, `dpaudit.audit.grouped`) belongs to one family; a family's variants share its name as a prefix
 ("coordinate-3" is of the family "coordinate", "atom-pattern-log-ratio-4" of "atom-pattern-log-ratio",
 "logistic-regression-pooled" of "logistic-regression").  `audit(..., families=("coordinate-log-ratio",))`
 keeps only that family's candidates: for measuring one family's coverage (benchmarks/power_coverage.py)
@@ -25,6 +25,7 @@ FAMILIES: tuple[str, ...] = (
     "coordinate",
     "gaussian-log-ratio",
     "category-log-ratio",
+    "group-count-log-ratio",
     "coordinate-log-ratio",
     "whitened-coordinate-log-ratio",
     "atom-pattern-log-ratio",

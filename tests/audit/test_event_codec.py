@@ -76,6 +76,7 @@ CASES = [  # (family, target, options, score class the family fits)
     ("logistic-regression", grid_laplace, {"float_bits": True}, "LogisticScore"),
     ("chain-log-ratio", rr_halting, {}, "ChainLogRatio"),
     ("masked-value-log-ratio", sentinel_values, {}, "MaskedValueScore"),
+    ("group-count-log-ratio", rr_bits, {}, "GroupCountLogRatio"),
 ]
 
 
