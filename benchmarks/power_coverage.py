@@ -25,6 +25,8 @@ Families and mechanisms (true epsilon between d0 and d1):
   and whitened-pooled variants), and the grid mechanism with float bits (bit features);
 - masked-value-log-ratio (dpaudit.audit.masked): the flag + value mechanism, and four queries each
   released as x + Lap(8) with randomized response at eps 1/8 (else the sentinel 0): 4 (1/8 + 1/8) = 1;
+- group-count-log-ratio (dpaudit.audit.grouped): randomized response of the bit x on five coordinates at eps
+  0.15 and five more at eps 0.05: 5 (0.15 + 0.05) = 1; also with all families;
 - cross-fitting (all families): Laplace(1) scalar, 1 vs 0: 1, and the flag + value mechanism;
 - sequential audits (dpaudit.audit.sequential, alpha spending over three stages): Laplace(1);
 - selection extension (`selection_extension=0.2`, all families): Laplace(1), flag + value, the
@@ -105,6 +107,14 @@ def laplace(data, rng, size):
     return float(data) + rng.laplace(0.0, 1.0, size)
 
 
+def two_groups(data, rng, size):
+    """Randomized response of the bit x on 5 coordinates at eps 0.15 and 5 more at eps 0.05: two groups of
+    coordinates that behave alike."""
+    keep_a = rng.random((size, 5)) < np.exp(0.15) / (1 + np.exp(0.15))
+    keep_b = rng.random((size, 5)) < np.exp(0.05) / (1 + np.exp(0.05))
+    return (np.concatenate([keep_a, keep_b], axis=1) == bool(data)).astype(np.int64)
+
+
 CASES = [
     # (label, family (None: all), target, true epsilon, options)
     ("coordinate-log-ratio", "coordinate-log-ratio", flag_value, 1.0, {}),
@@ -118,6 +128,8 @@ CASES = [
     ("logistic-regression (grid, float bits)", "logistic-regression", grid_laplace, 1.0, {"float_bits": True}),
     ("masked-value-log-ratio (flag+value)", "masked-value-log-ratio", flag_value, 1.0, {}),
     ("masked-value-log-ratio (sentinel values)", "masked-value-log-ratio", sentinel_values, 1.0, {}),
+    ("group-count-log-ratio", "group-count-log-ratio", two_groups, 1.0, {}),
+    ("all families (two groups of bits)", None, two_groups, 1.0, {}),
     ("cross-fitting (laplace)", None, laplace, 1.0, {"crossfit": True}),
     ("cross-fitting (flag+value)", None, flag_value, 1.0, {"crossfit": True}),
     ("selection extension (laplace)", None, laplace, 1.0, {"selection_extension": 0.2}),
