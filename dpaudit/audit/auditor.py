@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from dpaudit._moved import forward
 from dpaudit.audit import options as _options
 from dpaudit.audit.anytime import timeboxed_audit
+from dpaudit.audit.blas import one_blas_thread
 from dpaudit.audit.candidates import choose, resolved
 from dpaudit.audit.checkpoints import CheckpointStore, fingerprint_data
 from dpaudit.audit.chunks import (
@@ -122,7 +122,7 @@ def _count_rows(args: PlanArgs, out0: np.ndarray, out1: np.ndarray) -> list[np.n
         if len(out0) == 0 and len(out1) == 0:
             out.append(np.zeros((2, len(thresholds)), dtype=np.int64))
             continue
-        with threadpool_limits(1, user_api="blas"):  # tall, thin products (`estimation_chunk`)
+        with one_blas_thread():  # tall, thin products (`estimation_chunk`)
             s0, s1 = score(out0), score(out1)
         out.append(np.stack([counts_above(s0, sign, thresholds), counts_above(s1, sign, thresholds)]).astype(np.int64))
     return out
@@ -218,7 +218,7 @@ class _Run:
         return [sum(est[c.index][i] for c in chunks) for i in range(width)]
 
     def choose(self, sel0: np.ndarray, sel1: np.ndarray, n_counted: int, events: int = 1) -> dict[str, EventPlan]:
-        with threadpool_limits(1, user_api="blas"):  # tall, thin products (`estimation_chunk`)
+        with one_blas_thread():  # tall, thin products (`estimation_chunk`)
             return choose(self.user_score, sel0, sel1, self.options, self.plan, n_counted, events)
 
     def extend_selection(self, sel: _Selection) -> _Selection:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from dpaudit.audit.blas import one_blas_thread
 from dpaudit.audit.outputs import OutputSpec, draw
 from dpaudit.audit.scores import score_values
 
@@ -118,7 +118,7 @@ def estimation_chunk(target, d0, d1, chunk_seed, size: int, spec: OutputSpec, pl
     and a threaded BLAS on a busy machine waits for its threads (a vector audit of 10^6 runs per side took
     10.3 s with two threads beside two other processes, 5.1 s with one)."""
     outs = _draw_both(target, d0, d1, chunk_seed, size, spec)
-    with threadpool_limits(1, user_api="blas"):
+    with one_blas_thread():
         # each side's scores together: shared coordinates and features computed once (`score_values`)
         values = [score_values([score for score, _, _ in plans], out) for out in outs]
     result = []

@@ -41,9 +41,10 @@ from typing import Any
 import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
 
-from dpaudit.audit.features import FitRows, float_bit_keys
+from dpaudit.audit.blas import one_blas_thread
+from dpaudit.audit.features import FitRows, float_bit_keys, mean_abs_deviation
+from dpaudit.audit.kernels import pooled_feature_sums
 from dpaudit.audit.scores import Rows, RowScore, Score, row_blocks
 
 __all__ = ["LogisticScore", "fit_classifier_scores", "logistic_features"]
@@ -92,11 +93,20 @@ class LogisticScore(RowScore):
     @classmethod
     def evaluate_group(cls, scores: Sequence[RowScore], rows: Rows) -> list[np.ndarray]:
         """sum_k w_k (phi_k - mean_k) / scale_k for each score, the columns phi_k computed once per block of
-        rows for all of them (no feature matrix); each sum runs over k in order, skipping zero weights."""
+        rows for all of them (no feature matrix; the pooled features of a large batch possibly by the compiled
+        kernel, `_pooled_columns`); each sum runs over k in order, skipping zero weights."""
         group = [s for s in scores if isinstance(s, LogisticScore)]
         z = rows.coordinates(group[0].transform)
         coefs = [s.weights / s.feature_scale for s in group]
         totals = [np.full(len(z), -float(c @ s.feature_mean)) for c, s in zip(coefs, group)]
+        pooled = _pooled_columns(z, rows.scalar, group[0])
+        if pooled is not None:  # the same columns, so the same sums
+            scratch = np.empty(len(z))
+            for k, col in enumerate(pooled):
+                for coef, total in zip(coefs, totals):
+                    if coef[k] != 0:
+                        total += np.multiply(col, coef[k], out=scratch)
+            return totals
         for block in row_blocks(len(z), z.shape[1]):
             parts = [t[block] for t in totals]
             scratch = np.empty(len(parts[0]))
@@ -152,8 +162,8 @@ def _columns(z: np.ndarray, x: np.ndarray, scalar: bool, p: LogisticScore) -> It
     np.sign(u, out=f[0])
     for i, k in enumerate(_CLIPS):
         np.clip(u, -k, k, out=f[1 + i])
-    np.abs(u, out=f[-1])
-    np.minimum(f[-1], _CLIPS[-1], out=f[-1])
+    # min(|u|, c) for the largest clip c, as |clip(u, -c, c)|: the same numbers, one pass fewer
+    np.abs(f[len(_CLIPS)], out=f[-1])
     for j in range(width):
         yield from indicators.get(j, [])
         if row_of[j] >= 0:
@@ -162,11 +172,11 @@ def _columns(z: np.ndarray, x: np.ndarray, scalar: bool, p: LogisticScore) -> It
             if not p.pooled:
                 yield from f[:, row_of[j]]
     if p.pooled:
-        for feature in f:
-            total = np.zeros(n)
-            for row in feature:
-                total += row
-            yield total
+        # each feature summed over the coordinates in their order, from 0: all features at once
+        totals = np.zeros((_CONT_FEATURES, n))
+        for r in range(len(cont)):
+            totals += f[:, r]
+        yield from totals
     if scalar and p.float_bits:
         low = float_bit_keys(x[:, 0], "low-byte")
         for b in range(8):
@@ -174,6 +184,14 @@ def _columns(z: np.ndarray, x: np.ndarray, scalar: bool, p: LogisticScore) -> It
         tz = float_bit_keys(x[:, 0], "exponent-trailing-zeros") & 63
         for t in range(17):
             yield (np.minimum(tz, 16) == t).astype(np.float64)
+
+
+def _pooled_columns(z: np.ndarray, scalar: bool, p: LogisticScore) -> np.ndarray | None:
+    """The columns of phi by the compiled kernel (`dpaudit.audit.kernels.pooled_feature_sums`) when they are the five
+    pooled features alone (no atoms, no "continuous" flags, no bit features), else None (also without the kernel)."""
+    if not p.pooled or len(p.atom_values) or np.any(p.has_cont_flag) or (scalar and p.float_bits):
+        return None
+    return pooled_feature_sums(z, p.inv_scale, p.center, _U_DECIMALS)
 
 
 def _feature_columns(outputs: np.ndarray, p: LogisticScore) -> Iterator[np.ndarray]:
@@ -192,6 +210,11 @@ def logistic_features(outputs: np.ndarray, p: LogisticScore) -> np.ndarray:
 
 def _write_features(out: np.ndarray, z: np.ndarray, x: np.ndarray, scalar: bool, p: LogisticScore) -> None:
     """phi of the rows with coordinates z and float64 rows x written into the first columns of `out`."""
+    pooled = _pooled_columns(z, scalar, p)
+    if pooled is not None:
+        for k, col in enumerate(pooled):
+            out[:, k] = col
+        return
     for block in row_blocks(len(z), z.shape[1]):
         for k, col in enumerate(_columns(z[block], x[block], scalar, p)):
             out[block, k] = col
@@ -241,7 +264,7 @@ def _fit_design(xa: np.ndarray, n0: int) -> tuple[np.ndarray, np.ndarray, np.nda
     pen = np.full(k + 1, _RIDGE)
     pen[-1] = 0.0
     # Positive definite: the penalty covers every column but the intercept, whose entry is n / 4.
-    with threadpool_limits(1, user_api="blas"):
+    with one_blas_thread():
         # one thread: a threaded BLAS on a busy machine waits for its threads (0.3 s alone, 2-15 s
         # with a second process running, measured at 6e5 x 108)
         chol = np.linalg.cholesky(0.25 * (xa.T @ xa) + np.diag(pen))
@@ -301,7 +324,7 @@ def _fit_one(
         n_feat += len(atoms)
         if len(rest) >= 4:
             c = float(np.median(rest) if median is None else median)
-            b = float(np.mean(np.abs(rest - c)))
+            b = float(mean_abs_deviation(rest, c))
             if b > 0:
                 center[j], inv_scale[j] = c, 1.0 / b
                 has_cont[j] = len(atoms) > 0

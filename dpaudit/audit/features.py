@@ -48,8 +48,9 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from dpaudit.audit.blas import one_blas_thread
+from dpaudit.audit.kernels import coordinate_log_ratio
 from dpaudit.audit.scores import Rows, RowScore, Score, row_blocks, row_keys
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "atoms_of",
     "column_stats",
     "fit_feature_scores",
+    "mean_abs_deviation",
 ]
 
 #: A value is an atom of its coordinate when it occurs at least this many times in the fit rows.
@@ -98,6 +100,12 @@ _PATTERN_NAMES = (
 
 def _soft(value: np.ndarray, se: np.ndarray) -> np.ndarray:
     return np.sign(value) * np.maximum(np.abs(value) - _SHRINK_Z * se, 0.0)
+
+
+def mean_abs_deviation(values: np.ndarray, center: Any) -> np.float64:
+    """np.mean(np.abs(values - center)), the same number, with one temporary of the values' size instead of two."""
+    deviation = np.subtract(values, center)
+    return np.mean(np.abs(deviation, out=deviation))
 
 
 def atoms_of(column0: np.ndarray, column1: np.ndarray) -> np.ndarray:
@@ -268,7 +276,7 @@ class FitRows:
         w = self.whitening
         if w is None:
             raise ValueError("the pooled covariance of these rows is not positive definite: no whitened coordinates")
-        with threadpool_limits(1, user_api="blas"):  # tall, thin products (`dpaudit.audit.chunks.estimation_chunk`)
+        with one_blas_thread():  # tall, thin products (`dpaudit.audit.chunks.estimation_chunk`)
             return self.x0 @ w.T, self.x1 @ w.T
 
     @cached_property
@@ -312,7 +320,12 @@ class CoordinateLogRatio(RowScore):
     def values(self, z: np.ndarray) -> np.ndarray:
         """sum_j t_j(z_j) for the coordinates z (n, width), by blocks of rows; each block's terms are
         computed for all coordinates at once (transposed, one row per coordinate) and summed over the
-        coordinates in their order, from 0, as one column at a time would."""
+        coordinates in their order, from 0, as one column at a time would.  Without atoms, a large batch
+        may be computed row by row by the compiled kernel instead: the same numbers (`dpaudit.audit.kernels`)."""
+        if not len(self.atom_values):
+            compiled = coordinate_log_ratio(z, self.loc0, self.loc1, self.inv_scale, self.cont_ratio, _TERM_DECIMALS)
+            if compiled is not None:
+                return compiled
         n, width = z.shape
         total = np.empty(n)
         idle = np.flatnonzero(~(self.inv_scale > 0))
@@ -648,7 +661,7 @@ def _coordinate_score(
         cont[j] = _soft(np.log(c0n / n0) - np.log(c1n / n1), np.sqrt(1 / c0n + 1 / c1n))
         m0 = np.median(r0) if st.median0 is None else st.median0
         m1 = np.median(r1) if st.median1 is None else st.median1
-        b = 0.5 * (np.mean(np.abs(r0 - m0)) + np.mean(np.abs(r1 - m1)))
+        b = 0.5 * (mean_abs_deviation(r0, m0) + mean_abs_deviation(r1, m1))
         if not b > 0:
             continue
         # The median of n Laplace(b) draws has standard error about b / sqrt(n).

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+
+from dpaudit.audit.blas import one_blas_thread
 
 __all__ = [
     "CategoryLogRatio",
@@ -114,7 +115,7 @@ class Rows:
         if key not in self._z:
             # one BLAS thread: a tall, thin product (`dpaudit.audit.chunks.estimation_chunk`); threads share
             # out the entries, never one entry's sum over the width, so the values do not depend on them
-            with threadpool_limits(1, user_api="blas"):
+            with one_blas_thread():
                 self._z[key] = self.x @ transform.T
         return self._z[key]
 
@@ -357,8 +358,8 @@ def fit_scores(fit0: np.ndarray, fit1: np.ndarray) -> list[Score]:
     category log-ratio when rows repeat (discrete outputs such as action sequences).
     Both: the Gaussian log-likelihood ratio (spread differences).
     """
-    x0 = fit0.reshape(len(fit0), -1).astype(np.float64)
-    x1 = fit1.reshape(len(fit1), -1).astype(np.float64)
+    x0 = np.asarray(fit0.reshape(len(fit0), -1), dtype=np.float64)  # float64 rows as they are: only read
+    x1 = np.asarray(fit1.reshape(len(fit1), -1), dtype=np.float64)
     covs = functools.cache(lambda: (_ridged_cov(x0), _ridged_cov(x1)))  # shared by both fits, once
     scores: list[Score] = [Identity()] if fit0.ndim == 1 else list(_projections(x0, x1, covs))
     gauss = _gaussian_ratio(x0, x1, covs)

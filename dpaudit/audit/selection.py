@@ -181,8 +181,10 @@ def choose_events(
     for f, (score, s0, s1) in enumerate(families):
         n_sel = min(len(s0), len(s1))
         u0, u1 = np.sort(s0), np.sort(s1)
-        # Merging two sorted runs: the stable sort (timsort/radix) does it in about linear time.
-        pooled = np.sort(np.concatenate([u0, u1]), kind="stable")
+        # Merging two sorted runs: the stable sort (timsort/radix) does it in about linear time, in place
+        # (np.sort would sort a copy of the concatenation).
+        pooled = np.concatenate([u0, u1])
+        pooled.sort(kind="stable")
         cand = _candidates(pooled)
         if getattr(score, "coarse_thresholds", False) and len(cand) > _FEW_CANDIDATES:
             cand = _coarse_candidates(pooled)
