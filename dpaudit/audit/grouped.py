@@ -23,6 +23,7 @@ selection split only, so the estimation split's Clopper-Pearson bounds stay vali
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +69,8 @@ class GroupCountLogRatio(Score):
     def counts(self, outputs: np.ndarray) -> np.ndarray:
         """The (rows, cells) uint16 counts of `outputs`: cell g (len(alphabet) + 1) + c counts the
         coordinates of group g holding code c."""
-        x = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+        x = np.asarray(outputs, dtype=np.float64)
+        x = x.reshape(len(x), math.prod(x.shape[1:]))  # no -1: a batch of no rows keeps its width
         if x.shape[1] != len(self.groups):
             raise ValueError(f"outputs have {x.shape[1]} coordinates, the score was fitted on {len(self.groups)}")
         out = np.empty((len(x), self.cells), dtype=np.uint16)
@@ -78,6 +80,8 @@ class GroupCountLogRatio(Score):
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         k = _keys(self.counts(outputs))
+        if len(self.keys) == 0:  # not fitted: every row unseen
+            return np.zeros(len(k))
         pos = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
         return np.where(self.keys[pos] == k, self.values[pos], 0.0)
 

@@ -52,6 +52,7 @@ def test_counts_per_group_and_code():
     np.testing.assert_array_equal(sc.counts(x), [[0, 2, 0, 1, 1, 1], [2, 0, 0, 1, 1, 1]])
     with pytest.raises(ValueError, match="coordinates"):
         sc.counts(x[:, :4])
+    assert sc.counts(x[:0]).shape == (0, 6) and sc(x[:0]).shape == (0,)  # an empty block of rows
 
 
 @settings(max_examples=60, deadline=None)

@@ -23,6 +23,12 @@ def scalar_laplace(d, rng, n):
     return d[0] + rng.laplace(0.0, 200.0, n)
 
 
+def grouped_bits(d, rng, n):
+    """Eight weak randomized responses of one bit: a discrete vector whose coordinates behave alike (scored by
+    the group-count family)."""
+    return ((rng.random((n, 8)) < 0.505) == bool(d[0])).astype(np.int64)
+
+
 def _cases():
     chunk = 500
     for samples in (20_000, 20_250):
@@ -31,9 +37,13 @@ def _cases():
     yield 20_000, 20_000 // 3, 0.25  # a short last chunk
 
 
-@pytest.mark.parametrize("target", [parallel_laplace, scalar_laplace], ids=["vector", "scalar"])
+@pytest.mark.parametrize(
+    "target, families",
+    [(parallel_laplace, None), (scalar_laplace, None), (grouped_bits, ("group-count-log-ratio",))],
+    ids=["vector", "scalar", "grouped"],
+)
 @pytest.mark.parametrize("samples, chunk_size, extension", list(_cases()))
-def test_every_run_count_audits_and_the_counts_add_up(target, samples, chunk_size, extension):
+def test_every_run_count_audits_and_the_counts_add_up(target, families, samples, chunk_size, extension):
     r = audit(
         target,
         np.array([0.0]),
@@ -44,6 +54,7 @@ def test_every_run_count_audits_and_the_counts_add_up(target, samples, chunk_siz
         selection_extension=extension,
         float_check="off",
         seed=3,
+        families=families,
     )
     assert r.selection_samples + r.estimation_samples == samples
     for d in r.directions:
