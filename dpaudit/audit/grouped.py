@@ -95,9 +95,12 @@ class GroupCountLogRatio(Score):
 
 
 def _codes(x: np.ndarray, alphabet: np.ndarray) -> np.ndarray:
-    """Each entry's index in the sorted `alphabet`, or len(alphabet) when it is not in it (NaN included)."""
-    pos = np.minimum(np.searchsorted(alphabet, x), len(alphabet) - 1)
-    return np.where(alphabet[pos] == x, pos, len(alphabet))
+    """Each entry's index in the `alphabet` (at most `_MAX_VALUES` distinct values), or len(alphabet) when it is not
+    in it (NaN included): one comparison pass per value."""
+    codes = np.full(x.shape, len(alphabet), dtype=np.uint8)
+    for i, value in enumerate(alphabet):
+        np.copyto(codes, i, where=x == value)
+    return codes
 
 
 def _block_counts(x: np.ndarray, alphabet: np.ndarray, groups: np.ndarray, cells: int) -> np.ndarray:
@@ -123,16 +126,18 @@ def groups_of(f0: np.ndarray, f1: np.ndarray, tolerance: float) -> np.ndarray:
     """The group of each coordinate: coordinates join the group of the first earlier coordinate (its
     representative) whose code frequencies under both inputs, f0 and f1 (width, codes), are within
     `tolerance` of theirs, each code; otherwise they open a group."""
-    groups = np.full(len(f0), -1, dtype=np.int64)
-    reps: list[int] = []
-    for j in range(len(f0)):
-        for g, r in enumerate(reps):
-            if np.max(np.abs(f0[j] - f0[r])) <= tolerance and np.max(np.abs(f1[j] - f1[r])) <= tolerance:
-                groups[j] = g
-                break
+    both = np.concatenate([f0, f1], axis=1)
+    groups = np.empty(len(both), dtype=np.int64)
+    reps = np.empty_like(both)  # the representatives' frequencies, group by group
+    n_groups = 0
+    for j, row in enumerate(both):
+        close = np.flatnonzero(np.max(np.abs(reps[:n_groups] - row), axis=1) <= tolerance)
+        if len(close):
+            groups[j] = close[0]
         else:
-            groups[j] = len(reps)
-            reps.append(j)
+            groups[j] = n_groups
+            reps[n_groups] = row
+            n_groups += 1
     return groups
 
 
