@@ -8,7 +8,7 @@
 The audits run with the auditor's defaults: `direction_share=0.9`, `events_per_direction=3` and the
 automatic `selection_extension` (20% more of the runs go to the selection split when the pilot's
 strongest event predicts less than 4 selection standard errors: SVT1, SVT2, SVT3, NumericalSVT,
-LaplaceParallel and SVT34Parallel on both seeds, SVT6 on seed 0; 220 s in all with 2 workers,
+LaplaceParallel and SVT34Parallel on both seeds, SVT6 on seed 0; 150-220 s in all with 2 workers,
 benchmarks/figures/peers_1e6_default.txt).  `--selection-extension 0` turns it off.  What the
 extension is worth row by row, over fresh selection draws: benchmarks/extension_policy.py.
 
