@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.audit.features import FitRows
-from dpaudit.audit.scores import Score, row_blocks
+from dpaudit.audit.scores import Score, category_log_ratios, row_blocks
 
 __all__ = ["GroupCountLogRatio", "fit_group_scores", "group_frequencies", "groups_of"]
 
@@ -158,10 +158,7 @@ def fit_group_scores(fit0: np.ndarray, fit1: np.ndarray, rows: FitRows | None = 
         return []
     shell = GroupCountLogRatio(alphabet=alphabet, groups=groups)
     k0, k1 = _keys(shell.counts(rows.x0)), _keys(shell.counts(rows.x1))
-    keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
+    keys, values = category_log_ratios(k0, k1)
     if len(keys) < 2 or len(keys) > _MAX_DISTINCT_FRACTION * (len(k0) + len(k1)):
         return []
-    c0 = np.bincount(inverse[: len(k0)], minlength=len(keys))
-    c1 = np.bincount(inverse[len(k0) :], minlength=len(keys))
-    values = np.log((c0 + 0.5) / len(k0)) - np.log((c1 + 0.5) / len(k1))
     return [GroupCountLogRatio(alphabet=alphabet, groups=groups, keys=keys, values=values)]

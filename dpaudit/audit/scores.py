@@ -44,6 +44,7 @@ __all__ = [
     "Score",
     "ScoreValues",
     "UserScore",
+    "category_log_ratios",
     "fit_scores",
     "row_blocks",
     "row_keys",
@@ -294,11 +295,17 @@ def _category_score(fit0: np.ndarray, fit1: np.ndarray) -> CategoryLogRatio | No
     distinct = 1 + np.count_nonzero(pooled[1:] != pooled[:-1])
     if distinct > _MAX_DISTINCT_FRACTION * len(pooled) or distinct < 2:
         return None
+    keys, values = category_log_ratios(k0, k1)
+    return CategoryLogRatio(keys=keys, values=values)
+
+
+def category_log_ratios(k0: np.ndarray, k1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct keys of d0's keys k0 and d1's k1, and each one's add-1/2 smoothed log ratio
+    log((c0 + 1/2) / n0) - log((c1 + 1/2) / n1), c the key's counts and n the numbers of keys."""
     keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
     c0 = np.bincount(inverse[: len(k0)], minlength=len(keys))
     c1 = np.bincount(inverse[len(k0) :], minlength=len(keys))
-    values = np.log((c0 + 0.5) / len(k0)) - np.log((c1 + 0.5) / len(k1))
-    return CategoryLogRatio(keys=keys, values=values)
+    return keys, np.log((c0 + 0.5) / len(k0)) - np.log((c1 + 0.5) / len(k1))
 
 
 def _ridged_cov(x: np.ndarray) -> np.ndarray:
