@@ -34,7 +34,9 @@ Families and mechanisms (true epsilon between d0 and d1):
 - the uneven direction split (`direction_share`, default 0.9; all families): the halting randomized
   responses, and one bit with P[1] = 0.2 vs 0.1 (true epsilon log 2);
 - three epsilon events per direction (`events_per_direction`, default 3; all families): flag + value,
-  the repeated Laplace releases and the prefix sums.
+  the repeated Laplace releases and the prefix sums;
+- the lead's twin (`dpaudit.audit.selection`; all families): a three-valued release whose best event is a rare
+  outcome (true epsilon log(0.0044 / 0.0029) = 0.417), with `--samples 200000`.
 
 Every case runs with the auditor's defaults otherwise (three events per direction included).
 """
@@ -115,6 +117,14 @@ def two_groups(data, rng, size):
     return (np.concatenate([keep_a, keep_b], axis=1) == bool(data)).astype(np.int64)
 
 
+def rare_outcome(data, rng, size):
+    """Three values: a rare one (probability 0.0044 on x = 1, 0.0029 on x = 0: log ratio 0.417, the true
+    epsilon), a common one (0.051 vs 0.0366: 0.331) and the rest.  Beyond 10^5 runs per side the single
+    rare outcome is the best event and the charged selection often prefers the union: the lead's twin."""
+    p = [0.9446, 0.051, 0.0044] if data else [0.9605, 0.0366, 0.0029]
+    return rng.choice(3, size=size, p=p).astype(np.float64)
+
+
 CASES = [
     # (label, family (None: all), target, true epsilon, options)
     ("coordinate-log-ratio", "coordinate-log-ratio", flag_value, 1.0, {}),
@@ -141,6 +151,7 @@ CASES = [
     ("three events per direction (flag+value)", None, flag_value, 1.0, {}),
     ("three events per direction (repeated laplace)", None, repeated_laplace, 1.0, {}),
     ("three events per direction (prefix sums)", None, prefix_sums, 1.0, {}),
+    ("the lead's twin (rare outcome)", None, rare_outcome, float(np.log(0.0044 / 0.0029)), {}),
 ]
 
 

@@ -62,6 +62,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import sys
 import time
 from concurrent.futures import Future
@@ -214,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
         "samples_per_side": samples,
         "seeds": args.seeds,
         "wall_seconds": wall,
+        # the largest resident set of this process and of any worker process (joined by then)
+        "peak_rss_mb": max(
+            resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
+        / 1024,
         # the mean of ceiling / exact over the finite rows, 1 for the rows without a ceiling
         # computed (SVT3): what any event-based audit could reach at most, in expectation
         "ceiling_mean_ratio_to_exact": float((sum(ceil) + len(finite) - len(ceil)) / len(finite)) if finite else None,

@@ -172,10 +172,18 @@ def refit_on_selection(
             )
         return events[id(sc)][plan.direction]
 
-    return {
-        d: dataclasses.replace(final(plans[d]), alternates=tuple(final(a) for a in plans[d].alternates))
-        for d in DIRECTIONS
-    }
+    def merged(plan: EventPlan) -> EventPlan:
+        # The twin (`EventPlan.twin`) of a refitted score is its uncharged best event on the whole split:
+        # the refitted plan's own twin, or its lead when the two agree (none if that is the lead itself).
+        lead = final(plan)
+        twin = next((a for a in plan.alternates if a.twin), None)
+        refit = final(twin) if twin is not None else lead
+        twin = next((a for a in refit.alternates if a.twin), None if refit is lead else refit)
+        twins = () if twin is None else (dataclasses.replace(twin, twin=True, alternates=()),)
+        others = (dataclasses.replace(final(a), alternates=()) for a in plan.alternates if not a.twin)
+        return dataclasses.replace(lead, alternates=(*twins, *others))
+
+    return {d: merged(plans[d]) for d in DIRECTIONS}
 
 
 def distinct(

@@ -12,6 +12,12 @@ bound at all.  When even that predicts no positive epsilon (a loss far below the
 total variation below delta), the family and the sign are chosen on the predicted Gaussian-DP mu bound,
 the only one the event can give.  For outputs with a monotone likelihood ratio one threshold near the best
 one is all that is needed.
+
+The charge is a hedge against a lucky argmax, and it costs rare events most: a single outcome of an SVT that
+the estimation split would bound best loses to a union of outcomes five to ten times as common.  So in each
+direction, the best event by the uncharged prediction among the scores with few candidate events (or
+that estimate the log ratio) is tested beside the lead when it is another event (the lead's *twin*,
+`EventPlan.twin`), at a third of the lead's level (`dpaudit.audit.verdict.direction_result`).
 """
 
 from __future__ import annotations
@@ -72,9 +78,12 @@ class EventPlan:
     selection_first: tuple[float, ...]
     selection_second: tuple[float, ...]
     predicted: float = -np.inf
-    #: Runner-up events of this direction, each the best event of another score family (only their
-    #: `threshold` is counted; `dpaudit.audit.auditor` tests them beside this one, Bonferroni over all).
+    #: Runner-up events of this direction: first the lead's twin if it has one, then the best event of
+    #: each other score family (only their `threshold` is counted; `dpaudit.audit.auditor` tests them
+    #: beside this one, Bonferroni over all).
     alternates: tuple[EventPlan, ...] = ()
+    #: Whether this is a lead's twin: the best event by the uncharged prediction (module docstring).
+    twin: bool = False
 
     def thresholds(self, with_grid: bool) -> np.ndarray:
         """The thresholds counted on the estimation split, in the order the counts are returned."""
@@ -176,6 +185,7 @@ def choose_events(
     """
     z = -float(ndtri(level))  # not ndtri(1 - level): 1 - level rounds to 1 below level ~ 1e-17
     best: dict[str, dict[int, _Best]] = {d: {} for d in DIRECTIONS}  # per direction, per family
+    uncharged: dict[str, dict[int, tuple[float, _Best]]] = {d: {} for d in DIRECTIONS}  # twins' candidates
     fallback: dict[str, dict[int, tuple[float, _Best]]] = {d: {} for d in DIRECTIONS}  # the same at `_FALLBACK_Z`
     by_mu: dict[str, dict[int, tuple[float, _Best]]] = {d: {} for d in DIRECTIONS}  # the best predicted mu
     for f, (score, s0, s1) in enumerate(families):
@@ -207,6 +217,14 @@ def choose_events(
                 key = float(eps[i])
                 if f not in best[direction] or key > best[direction][f][0]:
                     best[direction][f] = (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled)
+                if z_sel <= _SELECTION_Z_FEW:
+                    free = _predicted(a, b, n_sel, n_est, z, delta, 0.0)[0]
+                    k = int(np.argmax(free))
+                    if f not in uncharged[direction] or free[k] > uncharged[direction][f][0]:
+                        uncharged[direction][f] = (
+                            float(free[k]),
+                            (float(eps[k]), score, sign, float(t[k]), float(t[j]), u0, u1, pooled),
+                        )
                 plain = eps if z_sel <= _FALLBACK_Z else _predicted(a, b, n_sel, n_est, z, delta, _FALLBACK_Z)[0]
                 k = int(np.argmax(plain))
                 if f not in fallback[direction] or plain[k] > fallback[direction][f][0]:
@@ -230,8 +248,16 @@ def choose_events(
             # so the family and sign are chosen for it (an epsilon-chosen sign is then a coin toss)
             ranked = [b for _, b in (ranked_mu if ranked_fb[0][0] <= 0 else ranked_fb)]
         runners = [b for b in ranked[1:] if top > 0 and b[0] >= _ALTERNATE_RATIO * top][:alternates]
+        twins = []
+        if top > 0 and uncharged[direction]:
+            free, twin = max(uncharged[direction].values(), key=lambda v: v[0])  # the earlier family on a tie
+            lead = ranked[0]
+            same = twin[1] is lead[1] and (twin[2], twin[3]) == (lead[2], lead[3])
+            if free > 0 and not same:
+                twins.append(dataclasses.replace(_plan(direction, *twin, grid_size), twin=True))
         plans[direction] = dataclasses.replace(
-            _plan(direction, *ranked[0], grid_size), alternates=tuple(_plan(direction, *b, grid_size) for b in runners)
+            _plan(direction, *ranked[0], grid_size),
+            alternates=(*twins, *(_plan(direction, *b, grid_size) for b in runners)),
         )
     return plans
 

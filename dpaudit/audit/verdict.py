@@ -25,7 +25,7 @@ from dpaudit.audit.outputs import OutputSpec
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
 from dpaudit.audit.selection import DIRECTIONS, EventPlan, direction_levels
 
-__all__ = ["LEAD_SHARE", "Counts", "assemble", "curve_check", "direction_result", "event_name"]
+__all__ = ["LEAD_SHARE", "TWIN_SHARE", "Counts", "assemble", "curve_check", "direction_result", "event_name"]
 
 #: With alternates, the lead event's share of its direction's level (`direction_result`).  benchmarks/peers/
 #: at 10^6 runs, true bound of the events tested, mean over 6 selection draws (the lead alone / the lead
@@ -33,6 +33,13 @@ __all__ = ["LEAD_SHARE", "Counts", "assemble", "curve_check", "direction_result"
 #: NumericalSVT 0.0266 / 0.0263 / 0.0263, PrefixSum (where the lead is right) 0.768 / 0.761 / 0.764; on
 #: the benchmark's seeds 0/1 the larger share keeps Rappor above StatDP's 0.2416 (1/2: 0.241 on seed 1).
 LEAD_SHARE = 0.75
+#: The lead's twin's share of the lead's level (`dpaudit.audit.selection`, `direction_result`).  benchmarks/
+#: peers/ at 10^7 runs, seeds 0-2, the rows whose bounds a twin moves (the twin's share 1/2 / 1/3 / 1/4):
+#: SVT6 on seed 1 0.3187 -> 0.3560 / 0.3512 / 0.3478 and on seed 2 0.2999 -> 0.3158 / 0.3110 / 0.3077, where
+#: the twin is the single most extreme outcome; NumericalSVT 0.0446 -> 0.0437 / 0.0441 / 0.0442 (seed 1),
+#: SVT3 0.2170 -> 0.2131 / 0.2147 / 0.2154 (seed 1), SVT2 0.0636 -> 0.0626 / 0.0630 / 0.0632 (seed 2), where
+#: the lead was right and tested at a smaller level.
+TWIN_SHARE = 1 / 3
 
 
 @dataclass(frozen=True)
@@ -59,15 +66,16 @@ def direction_result(
 ) -> DirectionResult:
     """The bounds of one direction.  Its epsilon events are the lead's and `alternates` (plan, count
     of the first input, of the second); with alternates the lead is tested at level_eps * `LEAD_SHARE`
-    and each alternate at an equal part of the rest.  The levels add up to level_eps, so by the union
+    and each alternate at an equal part of the rest.  A twin of the lead (`EventPlan.twin`, first among the
+    alternates) takes `TWIN_SHARE` of the lead's part (of all of level_eps when there is no other alternate).  The levels add up to level_eps, so by the union
     bound the largest of the bounds is valid at level_eps (which events are tested depends on the
     selection runs only).  The mu and trade-off fields are the lead's."""
     events = ((plan, int(first[0]), int(second[0])), *alternates)
-    levels = (
-        [level_eps]
-        if not alternates
-        else [level_eps * LEAD_SHARE] + [level_eps * (1 - LEAD_SHARE) / len(alternates)] * len(alternates)
-    )
+    twins = sum(1 for a, _, _ in alternates if a.twin)
+    others = len(alternates) - twins
+    lead = level_eps * (LEAD_SHARE if others else 1.0)
+    levels = [lead * (1 - TWIN_SHARE * twins)] + [lead * TWIN_SHARE] * twins
+    levels += [level_eps * (1 - LEAD_SHARE) / max(others, 1)] * others
     bounds = []
     for (_, c1, c2), level in zip(events, levels):
         low, upp = float(cp_lower(c1, n, level)), float(cp_upper(c2, n, level))
