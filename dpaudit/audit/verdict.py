@@ -67,9 +67,10 @@ def direction_result(
     """The bounds of one direction.  Its epsilon events are the lead's and `alternates` (plan, count
     of the first input, of the second); with alternates the lead is tested at level_eps * `LEAD_SHARE`
     and each alternate at an equal part of the rest.  A twin of the lead (`EventPlan.twin`, first among the
-    alternates) takes `TWIN_SHARE` of the lead's part (of all of level_eps when there is no other alternate).  The levels add up to level_eps, so by the union
-    bound the largest of the bounds is valid at level_eps (which events are tested depends on the
-    selection runs only).  The mu and trade-off fields are the lead's."""
+    alternates) takes `TWIN_SHARE` of the lead's part (of all of level_eps when there is no other
+    alternate).  The levels add up to level_eps, so by the union bound the largest of the bounds is valid
+    at level_eps (which events are tested depends on the selection runs only).  The mu and trade-off
+    fields are the lead's."""
     events = ((plan, int(first[0]), int(second[0])), *alternates)
     twins = sum(1 for a, _, _ in alternates if a.twin)
     others = len(alternates) - twins
