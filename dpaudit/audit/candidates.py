@@ -31,6 +31,7 @@ __all__ = [
     "RESOLVED_MIN_COUNT",
     "RESOLVED_SE",
     "Candidates",
+    "binomial",
     "candidate_scores",
     "choose",
     "distinct",
@@ -168,7 +169,7 @@ def refit_on_selection(
             return plan
         if id(sc) not in events:
             events[id(sc)] = choose_events(
-                [(sc, values0(sc), values1(sc))], p.n_est, o.claim_delta, p.level_eps, o.grid_size
+                [(sc, values0(sc), values1(sc))], p.n_est, o.claim_delta, p.level_eps, o.grid_size, ratio=binomial(o)
             )
         return events[id(sc)][plan.direction]
 
@@ -242,6 +243,12 @@ def pilot_ratio(plans: dict[str, EventPlan], sel0: np.ndarray, sel1: np.ndarray)
     return plan.predicted / se
 
 
+def binomial(o: AuditOptions) -> bool:
+    """Whether the thinned ratio test may bound the epsilon events (`dpaudit.audit.ratio`): delta = 0, and
+    each count is binomial (not the sum of two folds' counts of cross-fitting)."""
+    return o.claim_delta == 0.0 and not o.crossfit
+
+
 def choose(
     user_score: UserScore | None,
     sel0: np.ndarray,
@@ -255,7 +262,9 @@ def choose(
     refitted on all), with up to `events` - 1 alternates per direction."""
     cands = candidate_scores(user_score, sel0, sel1, o.float_bits, o.families)
     # spare runner-ups: some may repeat the lead's event once refitted (`distinct`)
-    plans = choose_events(cands.scored, n_counted, o.claim_delta, p.level_eps, o.grid_size, alternates=2 * (events - 1))
+    plans = choose_events(
+        cands.scored, n_counted, o.claim_delta, p.level_eps, o.grid_size, 2 * (events - 1), binomial(o)
+    )
     plans = refit_on_selection(plans, cands, sel0, sel1, p, o)
     del cands
     rows = ScoreValues(np.concatenate([sel0, sel1]))  # both directions' events on the same runs

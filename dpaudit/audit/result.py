@@ -62,6 +62,13 @@ class DirectionResult:
     #: (`dpaudit.audit.event_codec.decode_event` rebuilds it, so it can be counted on new runs);
     #: "" in results written before it was recorded, and when cross-fitted (two events).
     event_state: str = ""
+    #: How `epsilon_lower` was bounded: "clopper-pearson" (from `p_first_lower` and `p_second_upper`) or
+    #: "ratio", the thinned ratio test at 2 `level` (`dpaudit.audit.ratio`; the Clopper-Pearson fields are then
+    #: for reference only).
+    bound: str = "clopper-pearson"
+    #: The ratio test's thinned runs and counts: (runs kept of the first input, its events, of the second,
+    #: its events); () for "clopper-pearson", and when a thinning draw exceeded the runs (no bound).
+    thinned: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -215,6 +222,8 @@ def _direction(d: dict[str, Any]) -> DirectionResult:
     d = dict(d)
     for key in ("tradeoff_thresholds", "tradeoff_alpha", "tradeoff_beta"):
         d[key] = tuple(_decode_float(v) for v in d[key])
+    if "thinned" in d:
+        d["thinned"] = tuple(int(v) for v in d["thinned"])
     for key in (
         "threshold",
         "p_first_lower",

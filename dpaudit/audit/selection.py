@@ -1,7 +1,8 @@
 """Choosing the distinguishing events on the selection split.
 
 Only the selection runs are looked at here, so any search is free: the estimation split later tests
-the few chosen events with Clopper-Pearson bounds and a Bonferroni correction over exactly those.
+the few chosen events with Clopper-Pearson bounds (or the thinned ratio test, `dpaudit.audit.ratio`, where it
+predicts more) and a Bonferroni correction over exactly those.
 The objective is *lower-bound-like*, not the point estimate: it predicts the bound the estimation
 split will give at its size, with the selection's own sampling error taken off (two standard
 errors, Wilson), so rare events that look extreme by chance lose to well-populated ones.  When no
@@ -29,6 +30,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from dpaudit.audit.bounds import wilson_lower, wilson_upper
+from dpaudit.audit.ratio import MAX_NOBS, thinning_mean
 from dpaudit.audit.scores import Score
 
 __all__ = ["DIRECTIONS", "EventPlan", "choose_events", "direction_levels"]
@@ -84,6 +86,9 @@ class EventPlan:
     alternates: tuple[EventPlan, ...] = ()
     #: Whether this is a lead's twin: the best event by the uncharged prediction (module docstring).
     twin: bool = False
+    #: Whether the epsilon event is bounded by the thinned ratio test (`dpaudit.audit.ratio`) at the level of
+    #: both one-sided Clopper-Pearson bounds it replaces.
+    ratio: bool = False
 
     def thresholds(self, with_grid: bool) -> np.ndarray:
         """The thresholds counted on the estimation split, in the order the counts are returned."""
@@ -150,9 +155,18 @@ def _mixed_rates(
 
 
 def _predicted(
-    p0: np.ndarray, p1: np.ndarray, n_sel: int, n_est: int, z: float, delta: float, z_sel: float = _SELECTION_Z
+    p0: np.ndarray,
+    p1: np.ndarray,
+    n_sel: int,
+    n_est: int,
+    z: float,
+    delta: float,
+    z_sel: float = _SELECTION_Z,
+    ratio: tuple[float, float] | None = None,
 ):
-    """Predicted epsilon and mu lower bounds at the estimation size (see the module docstring)."""
+    """Predicted epsilon and mu lower bounds at the estimation size (see the module docstring), and where
+    the thinned ratio test (`dpaudit.audit.ratio`; `ratio` = (its mean runs kept, its z)) predicts the
+    larger epsilon bound, which is then the one given."""
     q0 = wilson_lower(p0, n_sel, z_sel)
     q1 = wilson_upper(p1, n_sel, z_sel)
     low0 = wilson_lower(q0, n_est, z)
@@ -160,12 +174,20 @@ def _predicted(
     with np.errstate(divide="ignore", invalid="ignore"):
         eps = np.where(low0 > delta, np.log(np.maximum(low0 - delta, 1e-300) / upp1), -np.inf)
         mu = ndtri(low0) - ndtri(upp1)
-    return eps, np.nan_to_num(mu, nan=-np.inf)
+        use = np.zeros(np.shape(eps), dtype=bool)
+        if ratio is not None:
+            kept, z_ratio = ratio
+            share = wilson_lower(q0 / (q0 + q1), kept * (q0 + q1), z_ratio)
+            by_ratio = np.where((share > 0) & (share < 1), np.log(share) - np.log1p(-share), -np.inf)
+            use = by_ratio > eps
+            eps = np.where(use, by_ratio, eps)
+    return eps, np.nan_to_num(mu, nan=-np.inf), use
 
 
 #: One family's best event in a direction: (predicted bound, score, sign, epsilon threshold, mu threshold,
-#: sorted d0 and d1 selection scores, both pooled and sorted), as `_plan` takes it.
-_Best = tuple[float, Score, int, float, float, np.ndarray, np.ndarray, np.ndarray]
+#: sorted d0 and d1 selection scores, both pooled and sorted, whether the ratio test bounds it), as `_plan`
+#: takes it.
+_Best = tuple[float, Score, int, float, float, np.ndarray, np.ndarray, np.ndarray, bool]
 
 
 def choose_events(
@@ -175,15 +197,21 @@ def choose_events(
     level: float,
     grid_size: int,
     alternates: int = 0,
+    ratio: bool = False,
 ) -> dict[str, EventPlan]:
     """Pick, for each direction, the family, sign and thresholds with the best predicted bounds.
 
     `families` holds (score, scores of d0 selection runs, scores of d1 selection runs); `level` is
     the one-sided level each Clopper-Pearson bound will use on the estimation split.  With
     `alternates` > 0, up to that many runner-up families (each with its own best event, predicted at
-    least `_ALTERNATE_RATIO` of the lead's, best first) are kept in `EventPlan.alternates`.
+    least `_ALTERNATE_RATIO` of the lead's, best first) are kept in `EventPlan.alternates`.  With `ratio`
+    (counts that are binomial, delta = 0), each event is bounded by the thinned ratio test at twice `level`
+    (`dpaudit.audit.ratio`) where that predicts more than the two one-sided bounds (`EventPlan.ratio`).
     """
     z = -float(ndtri(level))  # not ndtri(1 - level): 1 - level rounds to 1 below level ~ 1e-17
+    by_ratio = None
+    if ratio and delta == 0.0 and n_est <= MAX_NOBS:
+        by_ratio = (thinning_mean(n_est), -float(ndtri(2 * level)))
     best: dict[str, dict[int, _Best]] = {d: {} for d in DIRECTIONS}  # per direction, per family
     uncharged: dict[str, dict[int, tuple[float, _Best]]] = {d: {} for d in DIRECTIONS}  # twins' candidates
     fallback: dict[str, dict[int, tuple[float, _Best]]] = {d: {} for d in DIRECTIONS}  # the same at `_FALLBACK_Z`
@@ -211,29 +239,36 @@ def choose_events(
             if ratio:
                 p0, p1 = _mixed_rates(u0, u1, sign, t, p0, p1)
             for direction, (a, b) in zip(DIRECTIONS, ((p0, p1), (p1, p0))):
-                eps, mu = _predicted(a, b, n_sel, n_est, z, delta, z_sel)
+                eps, mu, use = _predicted(a, b, n_sel, n_est, z, delta, z_sel, by_ratio)
                 j = int(np.argmax(mu))
                 i = int(np.argmax(eps))
                 key = float(eps[i])
                 if f not in best[direction] or key > best[direction][f][0]:
-                    best[direction][f] = (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled)
+                    best[direction][f] = (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled, bool(use[i]))
                 if z_sel <= _SELECTION_Z_FEW:
-                    free = _predicted(a, b, n_sel, n_est, z, delta, 0.0)[0]
+                    free, _, free_use = _predicted(a, b, n_sel, n_est, z, delta, 0.0, by_ratio)
                     k = int(np.argmax(free))
                     if f not in uncharged[direction] or free[k] > uncharged[direction][f][0]:
                         uncharged[direction][f] = (
                             float(free[k]),
-                            (float(eps[k]), score, sign, float(t[k]), float(t[j]), u0, u1, pooled),
+                            (float(eps[k]), score, sign, float(t[k]), float(t[j]), u0, u1, pooled, bool(free_use[k])),
                         )
-                plain = eps if z_sel <= _FALLBACK_Z else _predicted(a, b, n_sel, n_est, z, delta, _FALLBACK_Z)[0]
+                plain, plain_use = (
+                    (eps, use)
+                    if z_sel <= _FALLBACK_Z
+                    else _predicted(a, b, n_sel, n_est, z, delta, _FALLBACK_Z, by_ratio)[::2]
+                )
                 k = int(np.argmax(plain))
                 if f not in fallback[direction] or plain[k] > fallback[direction][f][0]:
                     fallback[direction][f] = (
                         float(plain[k]),
-                        (float(eps[k]), score, sign, float(t[k]), float(t[j]), u0, u1, pooled),
+                        (float(eps[k]), score, sign, float(t[k]), float(t[j]), u0, u1, pooled, bool(plain_use[k])),
                     )
                 if f not in by_mu[direction] or mu[j] > by_mu[direction][f][0]:
-                    by_mu[direction][f] = (float(mu[j]), (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled))
+                    by_mu[direction][f] = (
+                        float(mu[j]),
+                        (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled, bool(use[i])),
+                    )
     plans = {}
     for direction in DIRECTIONS:
         # best first; on a tie the earlier family (the sort is stable)
@@ -272,6 +307,7 @@ def _plan(
     u0: np.ndarray,
     u1: np.ndarray,
     pooled: np.ndarray,
+    ratio: bool,
     grid_size: int,
 ) -> EventPlan:
     """The plan of one family's best events, with its trade-off grid from the pooled selection scores."""
@@ -280,7 +316,9 @@ def _plan(
     f0 = tuple(float(v) for v in _exceed(u0, sign, grid) / len(u0))
     f1 = tuple(float(v) for v in _exceed(u1, sign, grid) / len(u1))
     first, second = (f0, f1) if direction == DIRECTIONS[0] else (f1, f0)
-    return EventPlan(direction, score, sign, t_eps, t_mu, tuple(float(g) for g in grid), first, second, predicted)
+    return EventPlan(
+        direction, score, sign, t_eps, t_mu, tuple(float(g) for g in grid), first, second, predicted, ratio=ratio
+    )
 
 
 def direction_levels(plans: dict[str, EventPlan], alpha: float, share: float) -> dict[str, float]:

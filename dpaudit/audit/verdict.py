@@ -1,9 +1,9 @@
 """From the estimation counts to the result: each direction's bounds, the claimed-curve test and the verdict.
 
 Each direction's epsilon events (its lead and up to two runner-ups) are tested at Bonferroni shares of
-its level with one-sided Clopper-Pearson bounds on the estimation split; the largest bound is reported,
-valid by the union bound.  With a claimed curve every scanned threshold is tested against it
-(`curve_check`).  Sources: docs/concepts/auditor.md.
+its level with one-sided Clopper-Pearson bounds on the estimation split (or with the thinned ratio test,
+`dpaudit.audit.ratio`); the largest bound is reported, valid by the union bound.  With a claimed curve every
+scanned threshold is tested against it (`curve_check`).  Sources: docs/concepts/auditor.md.
 """
 
 from __future__ import annotations
@@ -22,10 +22,20 @@ from dpaudit.audit.describe import describe_target
 from dpaudit.audit.event_codec import encode_event
 from dpaudit.audit.options import AuditOptions, Plan, claimed_deltas
 from dpaudit.audit.outputs import OutputSpec
+from dpaudit.audit.ratio import MAX_NOBS, log_ratio_lower
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
 from dpaudit.audit.selection import DIRECTIONS, EventPlan, direction_levels
 
-__all__ = ["LEAD_SHARE", "TWIN_SHARE", "Counts", "assemble", "curve_check", "direction_result", "event_name"]
+__all__ = [
+    "LEAD_SHARE",
+    "THINNING_STREAM",
+    "TWIN_SHARE",
+    "Counts",
+    "assemble",
+    "curve_check",
+    "direction_result",
+    "event_name",
+]
 
 #: With alternates, the lead event's share of its direction's level (`direction_result`).  benchmarks/peers/
 #: at 10^6 runs, true bound of the events tested, mean over 6 selection draws (the lead alone / the lead
@@ -40,6 +50,10 @@ LEAD_SHARE = 0.75
 #: SVT3 0.2170 -> 0.2131 / 0.2147 / 0.2154 (seed 1), SVT2 0.0636 -> 0.0626 / 0.0630 / 0.0632 (seed 2), where
 #: the lead was right and tested at a smaller level.
 TWIN_SHARE = 1 / 3
+#: The seed stream (`spawn_key`) of the ratio test's thinning draws (`dpaudit.audit.ratio`, `assemble`):
+#: disjoint from the runs' (() and 2**31 + 1, `dpaudit.audit.auditor`), the probe's (2**31) and the
+#: time box's stages' (2**31 + 2, `dpaudit.audit.anytime`).
+THINNING_STREAM = 2**31 + 3
 
 
 @dataclass(frozen=True)
@@ -63,14 +77,19 @@ def direction_result(
     level_eps: float,
     level_mu: float,
     alternates: tuple[tuple[EventPlan, int, int], ...] = (),
+    rng: np.random.Generator | None = None,
 ) -> DirectionResult:
     """The bounds of one direction.  Its epsilon events are the lead's and `alternates` (plan, count
     of the first input, of the second); with alternates the lead is tested at level_eps * `LEAD_SHARE`
     and each alternate at an equal part of the rest.  A twin of the lead (`EventPlan.twin`, first among the
     alternates) takes `TWIN_SHARE` of the lead's part (of all of level_eps when there is no other
     alternate).  The levels add up to level_eps, so by the union bound the largest of the bounds is valid
-    at level_eps (which events are tested depends on the selection runs only).  The mu and trade-off
-    fields are the lead's."""
+    at level_eps (which events are tested depends on the selection runs only).  An event with
+    `EventPlan.ratio` is bounded by the thinned ratio test at twice its level (the level of its two
+    one-sided bounds; `dpaudit.audit.ratio`), thinned by `rng` (a fixed seed when None).  The mu and
+    trade-off fields are the lead's."""
+    if rng is None:
+        rng = np.random.default_rng(np.random.SeedSequence(0, spawn_key=(THINNING_STREAM,)))
     events = ((plan, int(first[0]), int(second[0])), *alternates)
     twins = sum(1 for a, _, _ in alternates if a.twin)
     others = len(alternates) - twins
@@ -78,12 +97,20 @@ def direction_result(
     levels = [lead * (1 - TWIN_SHARE * twins)] + [lead * TWIN_SHARE] * twins
     levels += [level_eps * (1 - LEAD_SHARE) / max(others, 1)] * others
     bounds = []
-    for (_, c1, c2), level in zip(events, levels):
+    thinned: list[tuple[int, ...] | None] = []  # None: two one-sided bounds; else the thinned counts
+    for (event, c1, c2), level in zip(events, levels):
         low, upp = float(cp_lower(c1, n, level)), float(cp_upper(c2, n, level))
-        bounds.append((float(epsilon_from_rates(low, upp, delta)), low, upp))
+        eps, kept = float(epsilon_from_rates(low, upp, delta)), None
+        if event.ratio and delta == 0.0 and n <= MAX_NOBS:
+            by_ratio, t = log_ratio_lower(c1, c2, n, 2 * level, rng)
+            eps = max(by_ratio, 0.0)
+            kept = () if t is None else (t.nobs_first, t.count_first, t.nobs_second, t.count_second)
+        bounds.append((eps, low, upp))
+        thinned.append(kept)
     best = max(range(len(events)), key=lambda i: (bounds[i][0], -i))  # the lead on a tie
     chosen, k1, k2 = events[best]
     _, p1_low, p2_upp = bounds[best]
+    kept = thinned[best]
     level = levels[best]
     m1, m2 = int(first[1]), int(second[1])
     mu_low = max(float(probit_cp_lower(m1, n, level_mu) - probit_cp_upper(m2, n, level_mu)), 0.0)
@@ -117,6 +144,8 @@ def direction_result(
         events_tested=len(events),
         lead_event=event_name(plan),
         event_state=_event_state(chosen),
+        bound="clopper-pearson" if kept is None else "ratio",
+        thinned=() if kept is None else kept,
     )
 
 
@@ -184,6 +213,7 @@ def assemble(target: Any, o: AuditOptions, p: Plan, spec: OutputSpec, counted: C
         if partner is None
         else dict.fromkeys(DIRECTIONS, p.level_eps)
     )
+    thinning = np.random.default_rng(np.random.SeedSequence(o.seed, spawn_key=(THINNING_STREAM,)))
     at = len(DIRECTIONS)  # counts of the alternates follow the directions' (`dpaudit.audit.auditor.plan_args`)
     for i, d in enumerate(DIRECTIONS):
         first, second = (counts[i][0], counts[i][1]) if d == "d0>d1" else (counts[i][1], counts[i][0])
@@ -197,7 +227,9 @@ def assemble(target: Any, o: AuditOptions, p: Plan, spec: OutputSpec, counted: C
             # except 1 (lower bounds) and nobs - 1 (upper bounds), taken as 0 and nobs (docs/concepts/auditor.md).
             first = np.where(first <= 1, 0, first)
             second = np.where(second >= nobs - 1, nobs, second)
-        r = direction_result(plans[d], first, second, nobs, o.claim_delta, levels[d], p.level_mu, tuple(alternates))
+        r = direction_result(
+            plans[d], first, second, nobs, o.claim_delta, levels[d], p.level_mu, tuple(alternates), thinning
+        )
         if partner is not None:
             q = partner[d]
             other = f"{'' if q.sign > 0 else '-'}{q.score.name} > {q.threshold!r}"
