@@ -100,7 +100,8 @@ def direction_result(
     thinned: list[tuple[int, ...] | None] = []  # None: two one-sided bounds; else the thinned counts
     for (event, c1, c2), level in zip(events, levels):
         low, upp = float(cp_lower(c1, n, level)), float(cp_upper(c2, n, level))
-        eps, kept = float(epsilon_from_rates(low, upp, delta)), None
+        eps = float(epsilon_from_rates(low, upp, delta))
+        kept: tuple[int, ...] | None = None
         if event.ratio and delta == 0.0 and n <= MAX_NOBS:
             by_ratio, t = log_ratio_lower(c1, c2, n, 2 * level, rng)
             eps = max(by_ratio, 0.0)
@@ -110,7 +111,7 @@ def direction_result(
     best = max(range(len(events)), key=lambda i: (bounds[i][0], -i))  # the lead on a tie
     chosen, k1, k2 = events[best]
     _, p1_low, p2_upp = bounds[best]
-    kept = thinned[best]
+    chosen_kept = thinned[best]
     level = levels[best]
     m1, m2 = int(first[1]), int(second[1])
     mu_low = max(float(probit_cp_lower(m1, n, level_mu) - probit_cp_upper(m2, n, level_mu)), 0.0)
@@ -144,8 +145,8 @@ def direction_result(
         events_tested=len(events),
         lead_event=event_name(plan),
         event_state=_event_state(chosen),
-        bound="clopper-pearson" if kept is None else "ratio",
-        thinned=() if kept is None else kept,
+        bound="clopper-pearson" if chosen_kept is None else "ratio",
+        thinned=() if chosen_kept is None else chosen_kept,
     )
 
 

@@ -163,7 +163,10 @@ def test_a_refit_keeps_the_chosen_float_bit_feature():
     chosen = next(s for s in cands.scored if s[0].kind == "exponent-trailing-zeros")
     assert len(chosen[0].keys) <= 64  # refitted (`REFIT_MAX_CATEGORIES`)
     plans = choose_events([chosen], 100_000, 0.0, 0.01, 16)
-    p, o = SimpleNamespace(n_est=100_000, level_eps=0.01), SimpleNamespace(claim_delta=0.0, crossfit=False, grid_size=16)
+    p, o = (
+        SimpleNamespace(n_est=100_000, level_eps=0.01),
+        SimpleNamespace(claim_delta=0.0, crossfit=False, grid_size=16),
+    )
     refitted = refit_on_selection(plans, cands, sel0, sel1, p, o)
     assert all(plan.score.kind == "exponent-trailing-zeros" for plan in refitted.values())
     assert all(plan.score is not chosen[0] for plan in refitted.values())  # refitted on the whole split
