@@ -35,7 +35,8 @@ Columns: `exact` is the privacy loss of the row's input pair, sup over outputs o
 form, or 1-D quadrature over the threshold noise for the SVT and noisy-max rows: benchmarks.peers.exact), inf
 when some output has probability zero on one side; `oracle` is the bound an audit would reach with
 the exact likelihood-ratio events at the pilot's estimation size (1 - selection fraction of the runs)
-and the even Bonferroni budget 0.05 / 4 per proportion (the auditor's finite-sample ceiling with that
+and the even Bonferroni budget 0.05 / 4 per proportion, or about 0.05 / 2 for the ratio of the two by the
+thinned ratio test, whichever gives more (`benchmarks.peers.oracle`; the auditor's finite-sample ceiling with that
 budget; with the uneven direction split, `direction_share`, a clearly stronger direction is tested at
 0.9 * 0.05 / 2 and can exceed it, with `selection_extension` the estimation split may be shorter);
 `>=` before exact or oracle marks a lower bound (SVT34Parallel's exact loss: its 'above' patterns
@@ -43,7 +44,8 @@ only, see `svt34_loss_lower`); `ceiling` is the ceiling of ANY event-based audit
 side and confidence 0.95:
 every run used for estimation, one event fixed in advance (the exact likelihood-ratio event best at
 the expected counts), its two proportions bounded at the one-sided level 1 - sqrt(0.95) each (they come
-from independent samples), no other multiple-testing cost; the summary line gives the mean of ceiling /
+from independent samples) or their ratio by the thinned ratio test at 0.95 (`dpaudit.audit.ratio`), whichever
+gives more, no other multiple-testing cost; the summary line gives the mean of ceiling /
 exact over the finite rows (1 for a finite row without a computed ceiling), an upper bound on the
 mean ratio any such audit can reach in expectation; `statdp` and `dpsniper` are
 the peers' published lower bounds (DP-Sniper's reference results, eval_sp2021/reference-results of
@@ -53,7 +55,7 @@ neural network), both at 2*10^8 runs per side and 90% confidence); `dpaudit` is 
 the seeds is at least every peer bound below the row's ceiling (`above`), is not (`below`: listed in
 the summary's `below_a_peer`), or every peer bound is above the ceiling (`ceiling`), where a row
 without a computed ceiling (an infinite loss) takes the ceiling of any event (`any_event_ceiling`:
-12.5 at 10^6 runs, above which SVT5's StatDP bound 14.3 lies).
+12.7 at 10^6 runs, above which SVT5's StatDP bound 14.3 lies).
 """
 
 from __future__ import annotations
