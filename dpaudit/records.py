@@ -72,6 +72,7 @@ class AuditRecord(TypedDict, total=False):
     event_epsilon_upper: float
     # many-run audits: the auditor's result fields
     direction: str
+    bound: str  # how the reported direction's epsilon was bounded: "clopper-pearson" or "ratio" (dpaudit.audit.ratio)
     mu_lower: float | None
     mu_point: float | None
     selection_samples: int
@@ -287,6 +288,11 @@ def _tradeoff_of(result: Any) -> dict[str, list[float]] | None:
 _OPTIONAL_RESULT_FIELDS = ("mu_lower", "mu_point", "direction", "selection_samples", "estimation_samples", "chunk_size")
 
 
+def _bound_of(result: Any) -> str | None:
+    """How the reported direction's epsilon was bounded (`DirectionResult.bound`); None without directions."""
+    return next((d.bound for d in getattr(result, "directions", ()) if d.direction == result.direction), None)
+
+
 def floating_point_record(result: Any) -> FloatingPointRecord | None:
     """The result's floating-point verdict as a record; None when it has none."""
     fp = getattr(result, "floating_point", None)
@@ -326,6 +332,9 @@ def audit_record(
         if hasattr(result, name):
             value = getattr(result, name)
             record[name] = value if isinstance(value, (str, int)) else json_float(value)
+    bound = _bound_of(result)
+    if bound is not None:
+        record["bound"] = bound
     if getattr(result, "curve", None) is not None:
         record["curve_violation"] = bool(result.curve.violation)
     curve = _tradeoff_of(result)
@@ -395,6 +404,9 @@ def user_audit_record(
         "pair": 0,
         "seconds": seconds,
     }
+    bound = _bound_of(result)
+    if bound is not None:
+        record["bound"] = bound
     fp = floating_point_record(result)
     if fp is not None:
         record["floating_point"] = fp

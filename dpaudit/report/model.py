@@ -172,9 +172,10 @@ def _event_detail(e: dict[str, Any], c: dict[str, Any]) -> str | None:
     a = audits[0] if audits else None
     if a is None or a.get("direction") is None:
         return None
+    ratio = "; its ε bounded by the thinned ratio test" if a.get("bound") == "ratio" else ""
     return (
         f"the event the audit chose on {a.get('selection_samples')} runs per side, counted on "
-        f"{a.get('estimation_samples')} fresh runs per side (direction {a['direction']})"
+        f"{a.get('estimation_samples')} fresh runs per side (direction {a['direction']}{ratio})"
     )
 
 

@@ -114,3 +114,21 @@ def test_a_user_claim_is_a_claim():
     with pytest.raises(ValueError, match="exactly one of epsilon"):
         UserClaim(delta=0.0)
     assert MIN_SAMPLES == 10
+
+
+def test_the_record_and_the_report_say_how_epsilon_was_bounded():
+    """At delta = 0 and 2*10^5 runs the rare tail event of a Laplace release is bounded by the thinned ratio test
+    (`dpaudit.audit.ratio`): the audit record says so, and the report's event note."""
+    from dpaudit import audit
+    from dpaudit.records import audit_record
+    from dpaudit.report.model import _event_detail
+
+    result = audit(laplace, 0.0, 1.0, claim_epsilon=1.0, samples=200_000, seed=3, float_check="off", progress=False)
+    record = audit_record(
+        result, delta=0.0, claim_epsilon=1.0, samples=200_000, confidence=0.95, seed=3, seconds=0.0, pair=0
+    )
+    _check(record, AuditRecord)
+    assert record["bound"] == "ratio"
+    assert "thinned ratio test" in (_event_detail({"audits": [record]}, {"pair": 0}) or "")
+    record["bound"] = "clopper-pearson"
+    assert "ratio" not in (_event_detail({"audits": [record]}, {"pair": 0}) or "")
