@@ -162,23 +162,9 @@ def tolerance(audits: int, rate: float = 1 - CONFIDENCE, false_failure: float = 
 
 def coverage(label, family, target, true_eps, options, audits: int, samples: int, seed0: int = 0) -> dict:
     start = time.perf_counter()
-    families = None if family is None else (family,)
-    results = [
-        audit(
-            target,
-            1.0,
-            0.0,
-            claim_epsilon=true_eps,
-            samples=samples,
-            confidence=CONFIDENCE,
-            seed=seed0 + s,
-            executor="serial",
-            progress=False,
-            families=families,
-            **options,
-        )
-        for s in range(audits)
-    ]
+    kw = {"claim_epsilon": true_eps, "samples": samples, "confidence": CONFIDENCE, "executor": "serial"}
+    kw.update(progress=False, families=None if family is None else (family,), **options)
+    results = [audit(target, 1.0, 0.0, seed=seed0 + s, **kw) for s in range(audits)]
     lows = np.array([r.epsilon_lower for r in results])
     # the audits whose reported bound is the thinned ratio test's (`dpaudit.audit.ratio`)
     by_ratio = sum(next(d for d in r.directions if d.direction == r.direction).bound == "ratio" for r in results)
