@@ -12,22 +12,11 @@ from collections.abc import Callable
 import numpy as np
 
 from dpaudit.audit.bounds import cp_lower, cp_upper
-from dpaudit.audit.ratio import thinning_mean
+from dpaudit.audit.ratio import log_ratio_from_counts, thinning_mean
 
 #: One-sided level of each Clopper-Pearson bound of the `ceiling` column: one event, both proportions
 #: from independent samples, (1 - level)^2 = 0.95.
 CEILING_LEVEL = 1.0 - math.sqrt(0.95)
-
-
-def ratio_bound(k0: np.ndarray, k1: np.ndarray, level: float) -> np.ndarray:
-    """`dpaudit.audit.ratio.log_ratio_from_counts` on arrays of Poisson counts (0 where k0 = 0)."""
-    k0, k1 = np.broadcast_arrays(np.asarray(k0, float), np.asarray(k1, float))
-    total = np.maximum(k0 + k1, 1.0)
-    up = cp_upper(np.minimum(k1, total), total, level)  # 1 - pi_L
-    lo = cp_lower(np.minimum(k0, total), total, level)  # pi_L
-    with np.errstate(divide="ignore", invalid="ignore"):
-        v = np.where(up <= 0.5, np.log1p(-up) - np.log(up), np.log(lo) - np.log1p(-lo))
-    return np.where(k0 > 0, np.nan_to_num(v, nan=0.0, neginf=0.0), 0.0)
 
 
 def oracle_from_rates(p0: np.ndarray, p1: np.ndarray, n: int, level: float) -> float:
@@ -41,7 +30,7 @@ def oracle_from_rates(p0: np.ndarray, p1: np.ndarray, n: int, level: float) -> f
         lo, up = cp_lower(k0, n, level), cp_upper(k1, n, level)
         with np.errstate(divide="ignore"):
             v = np.where(lo > 0, np.log(np.maximum(lo, 1e-300)) - np.log(up), 0.0)
-        r = ratio_bound(np.round(np.asarray(a) * m), np.round(np.asarray(b) * m), 1.0 - (1.0 - level) ** 2)
+        r = log_ratio_from_counts(np.round(np.asarray(a) * m), np.round(np.asarray(b) * m), 1.0 - (1.0 - level) ** 2)
         best = max(best, float(v.max()), float(r.max()))
     return best
 
@@ -120,4 +109,4 @@ def any_event_ceiling(samples: int) -> float:
     log(CP_lower(n of n) / CP_upper(0 of n)), or the ratio test's on the m runs it keeps, m of m against 0."""
     split = math.log(cp_lower(samples, samples, CEILING_LEVEL) / cp_upper(0, samples, CEILING_LEVEL))
     m = round(thinning_mean(samples))
-    return max(split, float(ratio_bound(np.array([m]), np.array([0]), 1.0 - (1.0 - CEILING_LEVEL) ** 2)[0]))
+    return max(split, float(log_ratio_from_counts(m, 0, 1.0 - (1.0 - CEILING_LEVEL) ** 2)))

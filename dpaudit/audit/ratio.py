@@ -97,20 +97,19 @@ def thin(count_first: int, count_second: int, nobs: int, mean: float, rng: np.ra
     return Thinned(*out)
 
 
-def log_ratio_from_counts(count_first: int, count_second: int, level: float) -> float:
+def log_ratio_from_counts(count_first, count_second, level: float) -> np.ndarray:
     """log(pi_L / (1 - pi_L)), pi_L the one-sided Clopper-Pearson lower bound at `level` on the first count's
-    share of the two Poisson counts; -inf when the first is 0.
+    share of the two Poisson counts; -inf where the first is 0.  Counts broadcast (a 0-d array for scalars).
 
     1 - pi_L is the Clopper-Pearson upper bound on the second's share (the same root), which keeps its digits
     when pi_L is near 1; both ends are computed on their safe sides (`dpaudit.audit.bounds`)."""
-    total = count_first + count_second
-    if count_first == 0:
-        return -math.inf
-    upper = float(cp_upper(count_second, total, level))  # >= the exact 1 - pi_L
-    if upper <= 0.5:
-        return math.log1p(-upper) - math.log(upper)
-    low = float(cp_lower(count_first, total, level))  # <= the exact pi_L
-    return math.log(low) - math.log1p(-low) if low > 0 else -math.inf
+    k0, k1 = np.broadcast_arrays(np.asarray(count_first, dtype=float), np.asarray(count_second, dtype=float))
+    total = np.maximum(k0 + k1, 1.0)
+    upper = cp_upper(k1, total, level)  # >= the exact 1 - pi_L
+    low = cp_lower(k0, total, level)  # <= the exact pi_L
+    with np.errstate(divide="ignore"):
+        out = np.where(upper <= 0.5, np.log1p(-upper) - np.log(upper), np.log(low) - np.log1p(-low))
+    return np.where(k0 > 0, out, -np.inf)
 
 
 def log_ratio_lower(
@@ -122,7 +121,11 @@ def log_ratio_lower(
     returns the thinned counts."""
     if not (isinstance(level, (int, float)) and 0.0 < level <= 0.5):
         raise ValueError(f"level must lie in (0, 0.5], got {level!r}")
-    kept = thin(count_first, count_second, nobs, thinning_mean(nobs), rng)
+    mean = thinning_mean(nobs)
+    for name, k in (("count_first", count_first), ("count_second", count_second)):
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= nobs:
+            raise ValueError(f"{name} must be an integer in [0, nobs={nobs}], got {k!r}")
+    kept = thin(count_first, count_second, nobs, mean, rng)
     if kept is None:
         return -math.inf, None
-    return log_ratio_from_counts(kept.count_first, kept.count_second, level), kept
+    return float(log_ratio_from_counts(kept.count_first, kept.count_second, level)), kept

@@ -53,6 +53,21 @@ def test_log_ratio_lower_names_the_level(level):
         log_ratio_lower(5, 3, 100, level, np.random.default_rng(0))
 
 
+@pytest.mark.parametrize(
+    ("k0", "k1", "name"), [(-1, 3, "count_first"), (101, 3, "count_first"), (5, 2.5, "count_second")]
+)
+def test_log_ratio_lower_names_the_bad_count(k0, k1, name):
+    with pytest.raises(ValueError, match=name):
+        log_ratio_lower(k0, k1, 100, 0.05, np.random.default_rng(0))
+
+
+def test_counts_broadcast():
+    k0, k1 = np.array([0, 5, 4000]), np.array([3, 0, 2650])
+    out = log_ratio_from_counts(k0, k1, 0.05)
+    assert out.shape == (3,) and out[0] == -math.inf
+    assert list(out[1:]) == [float(log_ratio_from_counts(5, 0, 0.05)), float(log_ratio_from_counts(4000, 2650, 0.05))]
+
+
 @given(st.integers(0, 5000), st.integers(0, 5000), st.integers(1, 50))
 @settings(max_examples=80, deadline=None)
 def test_the_bound_rises_with_the_first_count_and_falls_with_the_second(k0, k1, step):
@@ -82,10 +97,7 @@ def _enumerated_error(lam0: float, lam1: float, level: float, bound_level: float
     error = 0.0
     for total in range(1, top + 1):
         k0 = np.arange(total + 1)
-        upper = cp_upper(total - k0, total, bound_level)  # 1 - pi_L, as `log_ratio_from_counts` computes it
-        with np.errstate(divide="ignore"):
-            bound = np.where(k0 > 0, np.log1p(-upper) - np.log(upper), -np.inf)
-        over = k0[bound > truth]
+        over = k0[log_ratio_from_counts(k0, total - k0, bound_level) > truth]
         if len(over):
             error += stats.poisson.pmf(total, lam) * stats.binom.sf(over[0] - 1, total, pi)
     return error
