@@ -210,7 +210,7 @@ def choose_events(
     """
     z = -float(ndtri(level))  # not ndtri(1 - level): 1 - level rounds to 1 below level ~ 1e-17
     by_ratio = None
-    if ratio and delta == 0.0 and n_est <= MAX_NOBS:
+    if ratio and delta == 0.0 and n_est <= MAX_NOBS and 2 * level <= 0.5:
         by_ratio = (thinning_mean(n_est), -float(ndtri(2 * level)))
     best: dict[str, dict[int, _Best]] = {d: {} for d in DIRECTIONS}  # per direction, per family
     uncharged: dict[str, dict[int, tuple[float, _Best]]] = {d: {} for d in DIRECTIONS}  # twins' candidates

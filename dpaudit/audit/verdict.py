@@ -86,7 +86,8 @@ def direction_result(
     alternate).  The levels add up to level_eps, so by the union bound the largest of the bounds is valid
     at level_eps (which events are tested depends on the selection runs only).  An event with
     `EventPlan.ratio` is bounded by the thinned ratio test at twice its level (the level of its two
-    one-sided bounds; `dpaudit.audit.ratio`), thinned by `rng` (a fixed seed when None).  The mu and
+    one-sided bounds; `dpaudit.audit.ratio`), thinned by `rng` (a fixed seed when None), unless twice the
+    level exceeds 1/2 (a confidence below about 1/2).  The mu and
     trade-off fields are the lead's."""
     if rng is None:
         rng = np.random.default_rng(np.random.SeedSequence(0, spawn_key=(THINNING_STREAM,)))
@@ -102,7 +103,7 @@ def direction_result(
         low, upp = float(cp_lower(c1, n, level)), float(cp_upper(c2, n, level))
         eps = float(epsilon_from_rates(low, upp, delta))
         kept: tuple[int, ...] | None = None
-        if event.ratio and delta == 0.0 and n <= MAX_NOBS:
+        if event.ratio and delta == 0.0 and n <= MAX_NOBS and 2 * level <= 0.5:  # a level as cp_* take it
             by_ratio, t = log_ratio_lower(c1, c2, n, 2 * level, rng)
             eps = max(by_ratio, 0.0)
             kept = () if t is None else (t.nobs_first, t.count_first, t.nobs_second, t.count_second)

@@ -190,3 +190,21 @@ def test_the_selection_takes_the_ratio_test_where_it_predicts_more():
         [(UserScore(lambda x: x), common0.astype(float), common1.astype(float))], 2000, 0.0, 0.0125, 8, ratio=True
     )
     assert not plans["d0>d1"].ratio
+
+
+def _one_sided_rr(x, rng, size):
+    return (rng.random(size) < (0.5 if x else 0.05)).astype(float)
+
+
+@pytest.mark.parametrize("confidence", [0.05, 0.3, 0.5, 0.95])
+def test_a_low_confidence_falls_back_to_two_bounds(confidence):
+    """A lead direction's level 0.9 (1 - confidence) / 2 per proportion: the ratio test, at twice it, takes levels up
+    to 1/2 only; above that the two one-sided bounds are used (their own levels stay below 1/2)."""
+    from dpaudit import audit
+
+    r = audit(
+        _one_sided_rr, 0.0, 1.0, claim_epsilon=5.0, samples=200_000, confidence=confidence, seed=0, progress=False
+    )
+    lead = next(d for d in r.directions if d.direction == r.direction)
+    assert lead.bound == ("ratio" if 2 * lead.level <= 0.5 else "clopper-pearson")
+    assert 0.0 < r.epsilon_lower < 5.0
