@@ -14,6 +14,7 @@ import pytest
 
 from dpaudit.audits.build import gaussian_mu
 from dpaudit.audits.linear.entries import JOINT_SENSITIVITY, WORST_COSINE, joint_llr_score, joint_pair
+from dpaudit.mechanisms.noise_source import DpauditNoise
 from dpaudit.registry import AUDITS, load_plugins
 
 load_plugins()
@@ -311,6 +312,59 @@ def test_decisions_pair_is_not_vacuous_and_old_pair_twin_is(name):
     out0, out1 = algo(old.d0, rng, 20_000), algo(old.d1, rng, 20_000)
     assert np.unique(out0, axis=0).shape[0] == np.unique(out1, axis=0).shape[0] == 1
     assert np.array_equal(out0[0], out1[0])
+
+
+def _survives_rivals(x: float, rivals: int) -> float:
+    """P(L_0 > x + max of `rivals` iid Laplace(1)), by quadrature over the maximum."""
+    from scipy import integrate, stats
+
+    lap = stats.laplace
+
+    def density(y: float) -> float:
+        return lap.sf(x + y) * rivals * lap.pdf(y) * lap.cdf(y) ** (rivals - 1)
+
+    return integrate.quad(density, -60.0, 60.0, points=[0.0, -x], limit=400)[0]
+
+
+class _WiderLaplace(DpauditNoise):
+    """dpaudit's Laplace with its scale 20% too wide (the twin's perturbed noise)."""
+
+    name = "wider"
+
+    def laplace(self, rng, values, scale):
+        return super().laplace(rng, values, 1.2 * np.asarray(scale))
+
+
+@pytest.mark.parametrize("noise, passes", [("exact", True), ("wider", False)])
+def test_dpse_decisions_pair_survives_as_the_rivals_maximum_says(noise, passes):
+    """Exact: arm 0 of dp-se.decisions has 2 ones fewer than the noise-free flip point, margin x = l - 2 c l - ones
+    (c the epoch-1 radius at K = 4), and the law's loss log(P(x)/P(x + 1)) is 0.997. Statistical: its survival
+    frequencies over 200 000 runs per input match the law's 0.0600 and 0.0221 (|z| < 4.9 each: false-failure rate
+    below 2e-6). Twin: with the Laplace scale 20% wider the frequencies (0.077 and 0.033, z ≈ 33) must fail."""
+    from dpaudit.algorithms.mab.elimination import DPSE
+    from dpaudit.audits.mab.entries import DECISIONS_ARMS, DECISIONS_BELOW, DPSE_BETA, DPSE_EPS, _dpse_geometry
+
+    entry = AUDITS.get("dp-se.decisions")
+    length, flip = _dpse_geometry(DECISIONS_ARMS)
+    log_term = math.log(4 * DECISIONS_ARMS / DPSE_BETA)
+    radius = math.sqrt(math.log(8 * DECISIONS_ARMS / DPSE_BETA) / (2 * length)) + log_term / (length * DPSE_EPS)
+    assert flip == math.ceil(length - 2 * radius * length)
+    x = length - 2 * radius * length - (flip - DECISIONS_BELOW)
+    laws = [_survives_rivals(x, DECISIONS_ARMS - 1), _survives_rivals(x + 1, DECISIONS_ARMS - 1)]
+    assert math.log(laws[0] / laws[1]) == pytest.approx(0.9974, abs=1e-4)
+
+    algo = entry.target.args[0]
+    if noise == "wider":
+        algo = DPSE(DPSE_EPS, DPSE_BETA, noise_source=_WiderLaplace())
+    observe = dataclasses.replace(entry.target(), algorithm=algo)
+    rng = np.random.default_rng(11)
+    runs = 200_000
+    pair = entry.pairs[0]
+    z = []
+    for data, law in zip((pair.d0, pair.d1), laws):
+        freq = np.mean(observe(data, rng, runs)[:, 0] > length)
+        z.append(abs(freq - law) / math.sqrt(law * (1 - law) / runs))
+    assert (max(z) < 4.9) == passes
 
 
 def test_v_tree_mu_and_node_score_closed_forms():
