@@ -21,6 +21,7 @@ from dpaudit.audit.bounds import best_case_epsilon
 from dpaudit.audit.describe import describe_target
 from dpaudit.audit.executors import check_executor
 from dpaudit.audit.families import check_families
+from dpaudit.audit.ratio import best_case_log_ratio, ratio_applies
 from dpaudit.limits import MAX_CHUNKS, MAX_SAMPLES, MIN_SAMPLES
 from dpaudit.validation import (
     check_bool,
@@ -104,10 +105,19 @@ def claimed_deltas(delta_of: Callable[[float], float], epsilons: np.ndarray) -> 
     return claimed
 
 
+def _best_case(nobs: int, delta: float, level: float) -> float:
+    """The largest bound an event can give with `nobs` estimation runs per side: two one-sided bounds at
+    `level` each (`best_case_epsilon`), or at delta = 0 the thinned ratio test at 2 * level where it applies."""
+    best = best_case_epsilon(nobs, delta, level)
+    if ratio_applies(delta, nobs, level):
+        best = max(best, best_case_log_ratio(nobs, 2 * level))
+    return best
+
+
 def _samples_needed(claim_epsilon: float, delta: float, level: float, fraction: float) -> int:
     """Smallest samples per side for which a perfect distinguisher could exceed claim_epsilon."""
     n = 1
-    while best_case_epsilon(n, delta, level) <= claim_epsilon:
+    while _best_case(n, delta, level) <= claim_epsilon:
         n *= 2
         if n > MAX_SAMPLES:
             raise ValueError(
@@ -117,7 +127,7 @@ def _samples_needed(claim_epsilon: float, delta: float, level: float, fraction: 
     lo, hi = n // 2, n
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if best_case_epsilon(mid, delta, level) > claim_epsilon else (mid, hi)
+        lo, hi = (lo, mid) if _best_case(mid, delta, level) > claim_epsilon else (mid, hi)
 
     def fits(n: int) -> bool:  # the estimation split left by `plan_audit` (the selection split takes >= 4 runs)
         return n - max(4, round(fraction * n)) >= hi
@@ -286,7 +296,7 @@ def plan_audit(target: Any, o: AuditOptions) -> Plan:
     level_eps = alpha_point / 4
     n_sel = max(4, round(o.selection_fraction * o.samples))
     n_est = o.samples - n_sel
-    if n_est < 1 or best_case_epsilon(n_est, o.claim_delta, level_eps) <= o.claim_epsilon:
+    if n_est < 1 or _best_case(n_est, o.claim_delta, level_eps) <= o.claim_epsilon:
         need = _samples_needed(o.claim_epsilon, o.claim_delta, level_eps, o.selection_fraction)
         raise TooFewSamplesError(
             f"samples={o.samples} is too few: even a perfectly distinguishing event could not give an epsilon "

@@ -34,7 +34,17 @@ import numpy as np
 
 from dpaudit.audit.bounds import cp_lower, cp_upper
 
-__all__ = ["MAX_NOBS", "TAIL", "Thinned", "log_ratio_from_counts", "log_ratio_lower", "thin", "thinning_mean"]
+__all__ = [
+    "MAX_NOBS",
+    "TAIL",
+    "Thinned",
+    "best_case_log_ratio",
+    "log_ratio_from_counts",
+    "log_ratio_lower",
+    "ratio_applies",
+    "thin",
+    "thinning_mean",
+]
 
 #: The largest probability that a side's thinning draw exceeds its runs (the event then gives no bound).
 TAIL = 1e-7
@@ -110,6 +120,18 @@ def log_ratio_from_counts(count_first, count_second, level: float) -> np.ndarray
     with np.errstate(divide="ignore"):
         out = np.where(upper <= 0.5, np.log1p(-upper) - np.log(upper), np.log(low) - np.log1p(-low))
     return np.where(k0 > 0, out, -np.inf)
+
+
+def ratio_applies(delta: float, nobs: int, level: float) -> bool:
+    """Whether an event's bound may use the test, with `level` the per-proportion level of the two one-sided
+    bounds it replaces (the test runs at 2 * level): pure DP only, numpy's hypergeometric, levels up to 1/2."""
+    return delta == 0.0 and nobs <= MAX_NOBS and 2 * level <= 0.5
+
+
+def best_case_log_ratio(nobs: int, level: float) -> float:
+    """The largest bound the test can give with `nobs` runs per side: all kept runs of the first input in the
+    event (at most `nobs`), none of the second; log(pi_L / (1 - pi_L)) with pi_L = level^(1/nobs)."""
+    return float(log_ratio_from_counts(nobs, 0, level))
 
 
 def log_ratio_lower(

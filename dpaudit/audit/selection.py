@@ -30,7 +30,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from dpaudit.audit.bounds import wilson_lower, wilson_upper
-from dpaudit.audit.ratio import MAX_NOBS, thinning_mean
+from dpaudit.audit.ratio import ratio_applies, thinning_mean
 from dpaudit.audit.scores import Score
 
 __all__ = ["DIRECTIONS", "EventPlan", "choose_events", "direction_levels"]
@@ -210,7 +210,7 @@ def choose_events(
     """
     z = -float(ndtri(level))  # not ndtri(1 - level): 1 - level rounds to 1 below level ~ 1e-17
     by_ratio = None
-    if ratio and delta == 0.0 and n_est <= MAX_NOBS and 2 * level <= 0.5:
+    if ratio and ratio_applies(delta, n_est, level):
         by_ratio = (thinning_mean(n_est), -float(ndtri(2 * level)))
     best: dict[str, dict[int, _Best]] = {d: {} for d in DIRECTIONS}  # per direction, per family
     uncharged: dict[str, dict[int, tuple[float, _Best]]] = {d: {} for d in DIRECTIONS}  # twins' candidates

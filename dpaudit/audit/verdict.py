@@ -22,7 +22,7 @@ from dpaudit.audit.describe import describe_target
 from dpaudit.audit.event_codec import encode_event
 from dpaudit.audit.options import AuditOptions, Plan, claimed_deltas
 from dpaudit.audit.outputs import OutputSpec
-from dpaudit.audit.ratio import MAX_NOBS, log_ratio_lower
+from dpaudit.audit.ratio import log_ratio_lower, ratio_applies
 from dpaudit.audit.result import AuditResult, CurveCheck, DirectionResult
 from dpaudit.audit.selection import DIRECTIONS, EventPlan, direction_levels
 
@@ -103,7 +103,7 @@ def direction_result(
         low, upp = float(cp_lower(c1, n, level)), float(cp_upper(c2, n, level))
         eps = float(epsilon_from_rates(low, upp, delta))
         kept: tuple[int, ...] | None = None
-        if event.ratio and delta == 0.0 and n <= MAX_NOBS and 2 * level <= 0.5:  # a level as cp_* take it
+        if event.ratio and ratio_applies(delta, n, level):
             by_ratio, t = log_ratio_lower(c1, c2, n, 2 * level, rng)
             eps = max(by_ratio, 0.0)
             kept = () if t is None else (t.nobs_first, t.count_first, t.nobs_second, t.count_second)

@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dpaudit.audit.bounds import cp_lower, cp_upper
-from dpaudit.audit.ratio import MAX_NOBS, TAIL, log_ratio_from_counts, log_ratio_lower, thin, thinning_mean
+from dpaudit.audit.ratio import (
+    MAX_NOBS,
+    TAIL,
+    best_case_log_ratio,
+    log_ratio_from_counts,
+    log_ratio_lower,
+    thin,
+    thinning_mean,
+)
 from dpaudit.audit.scores import UserScore
 from dpaudit.audit.selection import EventPlan, choose_events
 from dpaudit.audit.verdict import direction_result
@@ -208,3 +216,34 @@ def test_a_low_confidence_falls_back_to_two_bounds(confidence):
     lead = next(d for d in r.directions if d.direction == r.direction)
     assert lead.bound == ("ratio" if 2 * lead.level <= 0.5 else "clopper-pearson")
     assert 0.0 < r.epsilon_lower < 5.0
+
+
+@given(st.integers(1, 10**6), st.integers(0, 10**6), st.integers(1, 10**6), st.sampled_from([1e-6, 0.025, 0.5]))
+@settings(max_examples=200, deadline=None)
+def test_no_counts_beat_the_best_case(k0, k1, nobs, level):
+    """Exact: every kept count pair with k0 <= nobs gives at most the best case, log(pi / (1 - pi)) with
+    pi = level^(1/nobs), which rises with the runs."""
+    k0 = min(k0, nobs)
+    best = best_case_log_ratio(nobs, level)
+    pi = level ** (1.0 / nobs)
+    assert best == pytest.approx(math.log(pi / (1.0 - pi)), rel=1e-9, abs=1e-9)
+    assert float(log_ratio_from_counts(k0, k1, level)) <= best
+    assert best_case_log_ratio(nobs + 1, level) > best
+
+
+def _perfect(x, rng, size):
+    return np.full(size, int(x))
+
+
+def test_a_claim_only_the_ratio_test_can_refute_is_audited_not_refused():
+    """At delta = 0 a claim between the two bounds' best case (10.04 at 10^5 estimation runs per side, 95%) and
+    the ratio test's (10.21) is planned, and a perfectly distinguishing target refutes it. Twin: just above the
+    ratio test's best case the claim is refused before any run."""
+    from dpaudit import audit
+    from dpaudit.audit.options import TooFewSamplesError
+
+    samples = 111_111  # 11 111 selection runs, 10^5 estimation runs per side
+    r = audit(_perfect, 1.0, 0.0, claim_epsilon=10.1, samples=samples, seed=0, progress=False)
+    assert r.estimation_samples == 10**5 and r.verdict == "violation" and r.epsilon_lower > 10.1
+    with pytest.raises(TooFewSamplesError, match="samples=111111 is too few"):
+        audit(_perfect, 1.0, 0.0, claim_epsilon=10.21, samples=samples, seed=0, progress=False)
