@@ -74,6 +74,15 @@ ONE_RUN_NOTE = PinNote(
 
 _CZ = "Chowdhury & Zhou (ICLR 2023)"
 
+INVERTED_NOTE = PinNote(
+    "audit",
+    "the corrected claim, 4775 (the inverted shares' ε accounted at T = 10^6, B releases of DLap(-1/log(1-θ))), is far "
+    "beyond what one run can certify: r guesses, all right, certify at most the ε with (1 + e^{-ε})^{-r} = 0.05 at 95% (Steinke, "
+    "Nasr, Jagielski, NeurIPS 2023, Thm 3.1), ε ≈ log(r/3), 7.5 for the 5470 guesses of 8000 canaries and "
+    "e^4775 guesses for 4775; the twin's claim ε = 1 is refuted (3.2), and the many-run twin "
+    "dist-dp-se.inverted-polya pins its own release's 6.03 at 0.97",
+)
+
 
 def _pair(horizon: int, arms: int, canaries: int) -> NeighbourPair:
     return NeighbourPair(
@@ -114,6 +123,7 @@ def _entry(
     observable: str,
     claims,
     deep: tuple[int, int, int] | None = None,
+    pin_note: PinNote = ONE_RUN_NOTE,
     **kw,
 ) -> OneRunEntry:
     return OneRunEntry(
@@ -124,7 +134,7 @@ def _entry(
         observable_description=observable,
         claims=claims,
         quick=True,
-        pin_note=ONE_RUN_NOTE,
+        pin_note=pin_note,
         deep=_run(algo, deep, description) if deep else None,
         **kw,
     )
@@ -179,6 +189,7 @@ def one_run_entries() -> list[OneRunEntry]:
             dist_obs,
             lazy_claims(functools.partial(inverted.privacy, HORIZON), paper_expect="violation"),
             variant="Pólya(1/n, 1-θ) shares instead of Pólya(1/n, θ) (the authors' public code)",
+            pin_note=INVERTED_NOTE,
             source=f"the public code of {_CZ} (Sec. 7 fn. 5): Pólya(1/n, 1-θ) shares",
         ),
         _entry(
