@@ -21,6 +21,7 @@ from dpaudit.audit.ratio import (
     best_case_log_ratio,
     log_ratio_from_counts,
     log_ratio_lower,
+    ratio_applies,
     thin,
     thinning_mean,
 )
@@ -247,3 +248,14 @@ def test_a_claim_only_the_ratio_test_can_refute_is_audited_not_refused():
     assert r.estimation_samples == 10**5 and r.verdict == "violation" and r.epsilon_lower > 10.1
     with pytest.raises(TooFewSamplesError, match="samples=111111 is too few"):
         audit(_perfect, 1.0, 0.0, claim_epsilon=10.21, samples=samples, seed=0, progress=False)
+
+
+@given(
+    st.sampled_from([0.0, 1e-12, 1e-5, 0.5]),
+    st.sampled_from([1, 10**6, MAX_NOBS, MAX_NOBS + 1, 10**12]),
+    st.sampled_from([1e-9, 0.1, 0.25, 0.2500001, 0.4]),
+)
+def test_the_ratio_test_applies_at_pure_dp_within_numpys_sampler_and_levels_up_to_a_quarter(delta, nobs, level):
+    """Exact: the test (at twice the per-proportion level) bounds an event only at delta = 0, for at most
+    MAX_NOBS runs per side, and when twice the level is at most 1/2."""
+    assert ratio_applies(delta, nobs, level) == (delta == 0.0 and nobs <= MAX_NOBS and level <= 0.25)
