@@ -62,8 +62,9 @@ _, __getattr__ = forward(
 DPSE_EPS = 1.0
 DPSE_BETA = 0.5  # large beta keeps epoch 1 short (444 pulls per arm at eps = 1); the claim holds for any beta
 DECISIONS_ARMS = 4
-DECISIONS_BELOW = 2
-"""dp-se.decisions: K = 4 arms, arm 0 this many ones below the noise-free flip point (see `_dpse_pair`)."""
+"""Arms of every decisions pair (DP-SE's, CDP-SE's, Dist-DP-SE's): arm 0 and three rivals (see `_dpse_pair`)."""
+DPSE_DECISIONS_BELOW = 2
+"""dp-se.decisions: arm 0 this many ones below the noise-free flip point."""
 DECISIONS_SAMPLES = 1_000_000
 """Runs per input of dp-se.decisions (about 3 s): expected bound 0.971 at the --all suite's level, of the event's
 exact loss 0.997 (`_dpse_pair`)."""
@@ -143,10 +144,10 @@ def dpse_entries() -> list[AuditEntry]:
             name="dp-se.decisions",
             algorithm="dp-se",
             description=f"DP-SE elimination decisions after epoch 1: K={DECISIONS_ARMS} arms, arm 0 "
-            f"{DECISIONS_BELOW} ones below the test's flip point, so it survives only when its noise beats the "
+            f"{DPSE_DECISIONS_BELOW} ones below the test's flip point, so it survives only when its noise beats the "
             "maximum of the rivals' noise.",
             target=functools.partial(Observe, correct, decisions_horizon, "pulls"),
-            pairs=(_dpse_pair(-DECISIONS_BELOW, DECISIONS_ARMS),),
+            pairs=(_dpse_pair(-DPSE_DECISIONS_BELOW, DECISIONS_ARMS),),
             observable="black-box",
             observable_description="pull counts of every arm",
             claims=lazy_claims(functools.partial(correct.privacy, decisions_horizon)),
@@ -543,68 +544,60 @@ SHUFFLE_DECODED_NOTE = PinNote(
 )
 
 
-DECISIONS_T = 184  # base 4: batch 3 gives each arm 64 users (arm 0 rounds 40-103, arm 1 rounds 104-167), 16 left
-DECISIONS_TAIL = 6  # ones beyond the median flip point: the decision's loss is ε to 5·10^-4 there
+DECISIONS_BATCH = 4
+"""The batch whose eliminations the CDP-SE and Dist-DP-SE decisions pairs move: base 4 gives each arm 256 users."""
+DECISIONS_USERS = 4**DECISIONS_BATCH
+DECISIONS_START = DECISIONS_ARMS * sum(4**b for b in range(1, DECISIONS_BATCH))  # the batch's first round (0-based)
+DECISIONS_PULLS = sum(4**b for b in range(1, DECISIONS_BATCH + 1))  # arm 0's pulls through the batch
+DECISIONS_T = DECISIONS_START + DECISIONS_ARMS * DECISIONS_USERS + 16  # 16 rounds more: arm 0's iff it survived
+DECISIONS_BELOW = 3  # ones below the median flip point: survival is then rare and its loss near ε
 
 
 def _decisions_table(ones: int) -> RewardTable:
-    """K = 2, base 4, T = 184: arm 1's batch-3 users all 1, arm 0's first `ones` batch-3 users 1, all else 0.
+    """K = 4, base 4, T = 1376: batch 4's users of arms 1-3 (rounds 592-1359) all 1, arm 0's first `ones` of its
+    256 (rounds 336-591) 1, all else 0.
 
-    Batches 1-2 cannot eliminate (their radius exceeds 1/2); after batch 3 arm 0 is dropped iff
-    (S_1 - S_0 + noise)/64 > 2 c_3 (c_3 ≈ 0.475 at p = 1/T), so a one-user change of S_0 moves the
-    elimination's probability. The 16 rounds after batch 3 go to arm 0 iff it survived (batch 4 starts
-    with arm 0), so the pull counts (100, 84) vs (84, 100) show the decision.
+    Batches 1-3 hold only zeros, so their eliminations (by noise alone) have the same law on both inputs. After
+    batch 4, arm 0 is kept iff its decoded mean plus the radius reaches the best decoded mean minus it; below
+    the flip point it survives only when its DLap(g/ε) noise beats the maximum of the three rivals', and that
+    maximum's lower tail is thin, so survival's loss is near ε while the event is not rare (as for DP-SE,
+    `_dpse_pair`). The 16 rounds after batch 4 go to arm 0 iff it survived (batch 5 starts with arm 0), so
+    arm 0's pull count, 356 or 340, shows the decision.
     """
-    tab = np.zeros((DECISIONS_T, 2))
-    tab[104:168, 1] = 1.0
-    tab[40 : 40 + ones, 0] = 1.0
+    tab = np.zeros((DECISIONS_T, DECISIONS_ARMS))
+    for arm in range(1, DECISIONS_ARMS):
+        first = DECISIONS_START + arm * DECISIONS_USERS
+        tab[first : first + DECISIONS_USERS, arm] = 1.0
+    tab[DECISIONS_START : DECISIONS_START + ones, 0] = 1.0
     return RewardTable(tab)
 
 
 def decisions_flip(protocol: str, runs: int = 4000) -> int:
-    """Smallest number of arm-0 ones at which arm 0 survives batch 3 in at least half of `runs` seeded runs
+    """Smallest number of arm-0 ones at which arm 0 survives batch 4 in at least half of `runs` seeded runs
     (the noisy test's median flip point, read from the algorithm's own output; DECISIONS_FLIP caches it,
     tests/audits/test_pins.py checks the two agree)."""
     algo = BatchSE(protocol, 1.0, base=4, path="batch")
 
     def survives(k: int) -> bool:
         pulls = algo.run(_decisions_table(k), np.random.default_rng(k), runs).pulls()
-        return bool(np.mean(pulls[:, 0] > 84) >= 0.5)
+        return bool(np.mean(pulls[:, 0] > DECISIONS_PULLS) >= 0.5)
 
-    return flip_point(survives, 0, 64)
-
-
-DECISIONS_FLIP = 4
-"""decisions_flip() for Dist-DP-SE and CDP-SE at ε = 1 (both: noise-free, arm 0 is kept iff (64 - k)/64 <= 2 c_3
-≈ 0.951, i.e. k >= 4, and the symmetric noise keeps the median there)."""
+    return flip_point(survives, 0, DECISIONS_USERS)
 
 
-DECISIONS_NOTE = PinNote(
-    "audit",
-    "the decision is arm 0's elimination after batch 3 (n = 64, g = 8, τ = 48, m = 609): each arm's encoded sum "
-    "8·(its ones) plus DLap(g/ε) noise (CDP-SE: the analyzer's, Chowdhury & Zhou, ICLR 2023, Thm 5; Dist-DP-SE: "
-    "the 64 users' Pólya(1/n, e^{-ε/g}) differences, exactly DLap(g/ε) by their Fact 1), taken mod m and decoded "
-    "(Alg. 1 lines 26-31); arm 0 goes iff V_1 - V_0 > 2 c_3 n g = 486.7. Arm 1 (all ones) decodes a noise above "
-    "τ as a negative sum, so the event is exactly {N_1 - N_0 > 8x, N_1 <= τ, N_0 >= -τ - 8k} at margin x = k - "
-    "3.16 users (k = arm 0's ones): its probability is a linear times a geometric tail while 8x < τ and exactly "
-    "∝ e^{-εx} beyond, so a pair's loss is 0.83, 0.887, 0.957, 0.9995 and then exactly ε for k = 7, 8, 9, 10, 11 "
-    "(vs k - 1): it reaches ε where the event is not yet rare. This pair, k = 10 vs 9 (6 users above the flip "
-    "point), is eliminated in 0.180% vs 0.489% of runs; its expected Clopper-Pearson bound at the --all suite's "
-    "level (the lead direction's 0.45·0.05/58 ≈ 3.9·10^-4 per bound, on the 90% of runs counted) is 0.788, "
-    "0.905, 0.957 and 0.986 at 4·10^5, 2·10^6, 10^7 and 10^8 runs per side; at 10^7 (--deep) cdp-se certified "
-    "0.948 and dist-dp-se 0.954-0.965. At the entries' 4·10^5 runs no pair pins: the best, k = 9 vs 8 (loss 0.957), expects "
-    "0.828. The upper side cannot move: the view's exact loss is ε",
-)
+DECISIONS_FLIP = 143
+"""decisions_flip() for Dist-DP-SE and CDP-SE at ε = 1 (the same law: both add DLap(g/ε) to each release)."""
 
 
 def _decisions_pair() -> NeighbourPair:
-    k = DECISIONS_FLIP + DECISIONS_TAIL
+    k = DECISIONS_FLIP - DECISIONS_BELOW
     return NeighbourPair(
         "one-user",
         _decisions_table(k),
         _decisions_table(k - 1),
-        f"K=2, base 4, T={DECISIONS_T}: arm 1's 64 batch-3 users 1; arm 0's batch-3 users have {k} vs {k - 1} ones "
-        f"(round {40 + k - 1} differs, 0-based; {DECISIONS_TAIL} above the noisy test's median flip point)",
+        f"K={DECISIONS_ARMS}, base 4, T={DECISIONS_T}: batch {DECISIONS_BATCH}'s users of arms 1-{DECISIONS_ARMS - 1} "
+        f"all 1; arm 0's {DECISIONS_USERS} have {k} vs {k - 1} ones (round {DECISIONS_START + k - 1} differs, "
+        f"0-based; {DECISIONS_BELOW} below the noisy test's median flip point)",
     )
 
 
@@ -742,16 +735,15 @@ def cz_entries() -> list[AuditEntry]:
             AuditEntry(
                 name=f"{algo.name}.decisions",
                 algorithm=algo.name,
-                description=f"{algo.name} eliminations: pull counts after batch 3 (a post-processing of the released sums).",
+                description=f"{algo.name} eliminations: pull counts after batch {DECISIONS_BATCH} of "
+                f"{DECISIONS_ARMS} arms (a post-processing of the released sums).",
                 target=functools.partial(Observe, algo, DECISIONS_T, "pulls"),
                 pairs=(_decisions_pair(),),
                 observable="black-box",
-                observable_description=f"pull counts of both arms at T={DECISIONS_T}",
+                observable_description=f"pull counts of every arm at T={DECISIONS_T}",
                 claims=lazy_claims(functools.partial(algo.privacy, DECISIONS_T)),
                 samples=400_000,
                 quick=False,
-                deep_samples=10**7,
-                pin_note=DECISIONS_NOTE,
                 source="Chowdhury & Zhou (ICLR 2023), Algorithm 1: eliminations post-process the released sums",
             )
         )

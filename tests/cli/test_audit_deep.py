@@ -57,10 +57,10 @@ def test_deep_flag_errors_name_the_flag(argv, says, tmp_path, capsys):
 def test_the_run_limited_entries_name_their_deep_sizes():
     # the entries whose pin notes say "more runs" carry the runs they name, above their full size
     deep = {n: AUDITS.get(n).deep_samples for n in AUDITS.names() if getattr(AUDITS.get(n), "deep_samples", None)}
-    assert deep["cdp-se.decisions"] == 10**7 and deep["linucb-jdp.tree"] == 5 * 10**6
+    assert deep["linucb-sdp-amp.batch-sum"] == 10**7 and deep["linucb-jdp.tree"] == 5 * 10**6
     assert deep["ldp-se.aggregate"] == 10**8 and deep["linucb-sdp-amp.returning"] == 4 * 10**7
     assert "dist-rdp-se.aggregate" not in deep and "dist-cdp-se.aggregate" not in deep  # pinned on μ at full size
-    assert "dp-se.decisions" not in deep  # pinned at full size
+    assert not {"dp-se.decisions", "cdp-se.decisions", "dist-dp-se.decisions"} & set(deep)  # pinned at full size
     for name, runs in deep.items():
         assert runs > AUDITS.get(name).samples and AUDITS.get(name).pin_note is not None
 
@@ -121,8 +121,11 @@ def test_list_json_shows_the_deep_sizes(monkeypatch, capsys):
     assert main(["list", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["dp-se.one-run"]["deep_size"] == {"horizon": 50_000_000, "num_canaries": 29_000}
-    assert rows["dp-se.one-run"]["deep_samples"] is None and rows["cdp-se.decisions"]["deep_samples"] == 10**7
-    assert rows["cdp-se.decisions"]["deep_size"] is None and rows["dp-se.one-run-shared-noise"]["deep_size"] is None
+    assert rows["dp-se.one-run"]["deep_samples"] is None and rows["linucb-sdp-amp.batch-sum"]["deep_samples"] == 10**7
+    assert (
+        rows["linucb-sdp-amp.batch-sum"]["deep_size"] is None
+        and rows["dp-se.one-run-shared-noise"]["deep_size"] is None
+    )
     assert entry.summary()["deep_size"] == {"horizon": 4, "num_canaries": 2_000}
 
 
