@@ -66,7 +66,7 @@ DECISIONS_ARMS = 4
 DPSE_DECISIONS_BELOW = 2
 """dp-se.decisions: arm 0 this many ones below the noise-free flip point."""
 DECISIONS_SAMPLES = 1_000_000
-"""Runs per input of dp-se.decisions (about 3 s): expected bound 0.971 at the --all suite's level, of the event's
+"""Runs per input of dp-se.decisions (about 2 s): expected bound 0.971 at the --all suite's level, of the event's
 exact loss 0.997 (`_dpse_pair`)."""
 
 
