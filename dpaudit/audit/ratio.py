@@ -131,6 +131,8 @@ def ratio_applies(delta: float, nobs: int, level: float) -> bool:
 def best_case_log_ratio(nobs: int, level: float) -> float:
     """The largest bound the test can give with `nobs` runs per side: all kept runs of the first input in the
     event (at most `nobs`), none of the second; log(pi_L / (1 - pi_L)) with pi_L = level^(1/nobs)."""
+    if isinstance(nobs, bool) or not isinstance(nobs, (int, np.integer)) or nobs < 1:
+        raise ValueError(f"nobs must be a positive integer, got {nobs!r}")
     return float(log_ratio_from_counts(nobs, 0, level))
 
 

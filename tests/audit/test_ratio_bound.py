@@ -259,3 +259,9 @@ def test_the_ratio_test_applies_at_pure_dp_within_numpys_sampler_and_levels_up_t
     """Exact: the test (at twice the per-proportion level) bounds an event only at delta = 0, for at most
     MAX_NOBS runs per side, and when twice the level is at most 1/2."""
     assert ratio_applies(delta, nobs, level) == (delta == 0.0 and nobs <= MAX_NOBS and level <= 0.25)
+
+
+@pytest.mark.parametrize("nobs", [0, -3, 2.5, True, float("nan")])
+def test_the_best_case_names_bad_runs(nobs):
+    with pytest.raises(ValueError, match="nobs must be a positive integer"):
+        best_case_log_ratio(nobs, 0.05)
