@@ -10,6 +10,9 @@ same process draws the same runs from the target alone, in the same chunks, and 
   - memory: peak RSS of the audit, and of the draw alone.
   - throughput: the audit's wall time over the draw's (each in a fresh process, one after the other; the
     audit's imports and set-up are warmed by a small audit first).
+  - the auditor's own work per run, (audit - draw) / (2 n), and the draw's cost per run: the ratio is at most
+    1.2 for any target with the same outputs whose run costs at least five times the auditor's work (the
+    auditor's work depends on the outputs, not on what drawing them costs).
 Targets: a scalar Laplace count (epsilon = 1), a vector of `--width` Laplace releases of one value, and the
 targets of catalog entries (`--entries`, their first neighbouring pair and audit options, at `--entry-sizes`).
 The Laplace targets cost tens of nanoseconds per run, so the auditor's own work (the selection split's sorts,
@@ -77,9 +80,9 @@ def _run(n: int, kind: str, mode: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks run streaming", description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10**6, 10**7, 10**8])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10**6, 10**7, 10**8])
     parser.add_argument("--width", type=int, default=8, help="the vector target's width (default 8)")
-    parser.add_argument("--vector-sizes", type=int, nargs="+", default=[10**6, 10**7])
+    parser.add_argument("--vector-sizes", type=int, nargs="*", default=[10**6, 10**7])
     parser.add_argument("--entries", nargs="*", default=["dp-se.epoch-sum", "linucb-sdp-amp.batch-sum"])
     parser.add_argument("--entry-sizes", type=int, nargs="+", default=[10**7])
     parser.add_argument("--json", action="store_true")
@@ -101,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
                     "audit_s": round(audit["seconds"], 2),
                     "draw_s": round(draw["seconds"], 2),
                     "ratio": round(audit["seconds"] / draw["seconds"], 3),
+                    "auditor_ns_per_run": round((audit["seconds"] - draw["seconds"]) / (2 * n) * 1e9, 1),
+                    "draw_ns_per_run": round(draw["seconds"] / (2 * n) * 1e9, 1),
                     "epsilon_lower": round(audit["epsilon_lower"], 4),
                     "selection_samples": audit["selection_samples"],
                     "wall_s": round(time.perf_counter() - start, 1),
@@ -111,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"{row['target']:<25} n={n:>11,d}  audit {row['audit_peak_mb']:>8.1f} MB {row['audit_s']:>8.2f} s"
                     f"  draw {row['draw_peak_mb']:>7.1f} MB {row['draw_s']:>8.2f} s  ratio {row['ratio']:.2f}"
+                    f"  per run: auditor {row['auditor_ns_per_run']:>6.1f} ns, draw {row['draw_ns_per_run']:>7.1f} ns"
                     f"  eps_lower {row['epsilon_lower']:.4f}  selection {row['selection_samples']:,d}",
                     flush=True,
                 )
