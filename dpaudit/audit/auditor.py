@@ -239,12 +239,13 @@ class _Run:
             total += c.size
         x0, x1 = self.draw_selection([dataclasses.replace(c, phase="selection") for c in taken])
         self.plan = dataclasses.replace(p, n_sel=p.n_sel + extra, n_est=p.n_est - extra)
+        # The rest as copies: a view would keep all the drawn rows alive beside their copy in the selection split.
         return _Selection(
             np.concatenate([sel.sel0, x0[:extra]]),
             np.concatenate([sel.sel1, x1[:extra]]),
             sel.chunks[len(taken) :],
-            x0[extra:],
-            x1[extra:],
+            x0[extra:].copy(),
+            x1[extra:].copy(),
         )
 
     def split(self, sel: _Selection) -> Counts:

@@ -188,20 +188,29 @@ def refit_on_selection(
 
 
 def distinct(
-    plan: EventPlan, sel0: np.ndarray, sel1: np.ndarray, alternates: int, rows: ScoreValues | None = None
+    plan: EventPlan,
+    sel0: np.ndarray,
+    sel1: np.ndarray,
+    alternates: int,
+    rows: tuple[ScoreValues, ScoreValues] | None = None,
 ) -> EventPlan:
     """`plan` with at most `alternates` alternates, dropping each whose epsilon event nearly repeats
     the lead's or an earlier alternate's on the selection runs (Jaccard index >= `SAME_EVENT`): a
     repeat costs Bonferroni level and cannot give a different bound.  `rows`, the `ScoreValues` of
-    the selection runs (sel0's, then sel1's), shares score values between calls."""
+    sel0 and of sel1, shares score values between calls (each input's rows scored as the events were
+    chosen on them, without a copy of the selection split)."""
     if rows is None:
-        rows = ScoreValues(np.concatenate([sel0, sel1]))
+        rows = (ScoreValues(sel0), ScoreValues(sel1))
+
+    def event(p: EventPlan) -> np.ndarray:
+        return np.concatenate([p.sign * values(p.score) > p.threshold for values in rows])
+
     kept: list[EventPlan] = []
-    seen = [plan.sign * rows(plan.score) > plan.threshold]
+    seen = [event(plan)]
     for alt in plan.alternates:
         if len(kept) == alternates:
             break
-        e = alt.sign * rows(alt.score) > alt.threshold
+        e = event(alt)
         if any(np.count_nonzero(e & f) >= SAME_EVENT * max(int(np.count_nonzero(e | f)), 1) for f in seen):
             continue
         kept.append(alt)
@@ -267,5 +276,5 @@ def choose(
     )
     plans = refit_on_selection(plans, cands, sel0, sel1, p, o)
     del cands
-    rows = ScoreValues(np.concatenate([sel0, sel1]))  # both directions' events on the same runs
+    rows = (ScoreValues(sel0), ScoreValues(sel1))  # both directions' events on the same runs
     return {d: distinct(plans[d], sel0, sel1, events - 1, rows) for d in DIRECTIONS}

@@ -183,10 +183,11 @@ def fit_chain_scores(sel0: np.ndarray, sel1: np.ndarray, shared: FitRows | None 
     when fitted and thresholded on all of it).  The estimation split is untouched either way."""
     if sel0.ndim < 2 or len(sel0) < 4 or len(sel1) < 4:
         return []
-    x0 = sel0.reshape(len(sel0), -1).astype(np.float64)
-    x1 = sel1.reshape(len(sel1), -1).astype(np.float64)
-    if x0.shape[1] > _MAX_WIDTH:
+    if sel0[0].size > _MAX_WIDTH:
         return []
+    # float64 rows are read as they are (a copy of the whole selection split is its size again)
+    x0 = np.asarray(sel0.reshape(len(sel0), -1), dtype=np.float64)
+    x1 = np.asarray(sel1.reshape(len(sel1), -1), dtype=np.float64)
     atom_sets = [atoms_of(x0[:, j], x1[:, j]) for j in range(x0.shape[1])] if shared is None else shared.atoms
     if not any(len(a) for a in atom_sets):
         return []

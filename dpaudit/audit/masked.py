@@ -125,11 +125,12 @@ def fit_masked_scores(fit0: np.ndarray, fit1: np.ndarray, shared: FitRows | None
     """
     if fit0.ndim < 2 or fit0.dtype.kind != "f" or len(fit0) < 8 or len(fit1) < 8:
         return []
-    x0 = fit0.reshape(len(fit0), -1).astype(np.float64)
-    x1 = fit1.reshape(len(fit1), -1).astype(np.float64)
-    d = x0.shape[1]
+    d = fit0[0].size
     if d > _MAX_WIDTH:
         return []
+    # float64 rows are read as they are (a copy of the whole selection split is its size again)
+    x0 = np.asarray(fit0.reshape(len(fit0), -1), dtype=np.float64)
+    x1 = np.asarray(fit1.reshape(len(fit1), -1), dtype=np.float64)
     per_column = [atoms_of(x0[:, j], x1[:, j]) for j in range(d)] if shared is None else shared.atoms
     alphabet = np.unique(np.concatenate(per_column)) if d else np.zeros(0)
     if not 1 <= len(alphabet) <= _MAX_SENTINELS:

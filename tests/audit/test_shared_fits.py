@@ -137,9 +137,12 @@ def test_distinct_with_shared_values_keeps_the_same_alternates():
     x0, x1 = _rows("real", rng, 4_000, 0.0), _rows("real", rng, 4_000, 1.0)
     scores = fit_scores(x0[:2_000], x1[:2_000]) + fit_feature_scores(x0[:2_000], x1[:2_000])
     plans = choose_events([(s, s(x0), s(x1)) for s in scores], 10**5, 0.0, 0.01, 32, alternates=4)
-    rows = ScoreValues(np.concatenate([x0, x1]))
+    rows = (ScoreValues(x0), ScoreValues(x1))
+    pooled = ScoreValues(np.concatenate([x0, x1]))
     for plan in plans.values():
         assert plan.alternates
+        for p in (plan, *plan.alternates):  # each input scored alone: the numbers of both scored together
+            assert np.concatenate([rows[0](p.score), rows[1](p.score)]).tobytes() == pooled(p.score).tobytes()
         for k in range(4):
             assert distinct(plan, x0, x1, k, rows).alternates == distinct(plan, x0, x1, k).alternates
 
