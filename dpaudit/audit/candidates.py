@@ -274,6 +274,7 @@ def choose(
     plans = choose_events(
         cands.scored, n_counted, o.claim_delta, p.level_eps, o.grid_size, 2 * (events - 1), binomial(o)
     )
+    cands = dataclasses.replace(cands, scored=[])  # the candidates' values are not needed by the refits
     plans = refit_on_selection(plans, cands, sel0, sel1, p, o)
     del cands
     rows = (ScoreValues(sel0), ScoreValues(sel1))  # both directions' events on the same runs

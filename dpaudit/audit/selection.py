@@ -184,10 +184,13 @@ def _predicted(
     return eps, np.nan_to_num(mu, nan=-np.inf), use
 
 
+#: A family's trade-off grid for one sign (`_grid`): thresholds, and the fractions of d0's and of d1's
+#: selection scores in each event.
+_Grid = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
+
 #: One family's best event in a direction: (predicted bound, score, sign, epsilon threshold, mu threshold,
-#: sorted d0 and d1 selection scores, both pooled and sorted, whether the ratio test bounds it), as `_plan`
-#: takes it.
-_Best = tuple[float, Score, int, float, float, np.ndarray, np.ndarray, np.ndarray, bool]
+#: its trade-off grid, whether the ratio test bounds it), as `_plan` takes it.
+_Best = tuple[float, Score, int, float, float, _Grid, bool]
 
 
 def choose_events(
@@ -226,6 +229,8 @@ def choose_events(
         cand = _candidates(pooled)
         if getattr(score, "coarse_thresholds", False) and len(cand) > _FEW_CANDIDATES:
             cand = _coarse_candidates(pooled)
+        # the grids now: a family's sorted scores are then dropped with the next family's (not kept till the end)
+        grids = {sign: _grid(u0, u1, pooled, sign, grid_size) for sign in (1, -1)}
         # Few candidate events (a score with few distinct values: discrete outputs) leave little room
         # for a lucky argmax, so less of the selection noise is taken off.
         z_sel = _SELECTION_Z_FEW if len(cand) <= _FEW_CANDIDATES else _SELECTION_Z
@@ -244,14 +249,14 @@ def choose_events(
                 i = int(np.argmax(eps))
                 key = float(eps[i])
                 if f not in best[direction] or key > best[direction][f][0]:
-                    best[direction][f] = (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled, bool(use[i]))
+                    best[direction][f] = (key, score, sign, float(t[i]), float(t[j]), grids[sign], bool(use[i]))
                 if z_sel <= _SELECTION_Z_FEW:
                     free, _, free_use = _predicted(a, b, n_sel, n_est, z, delta, 0.0, by_ratio)
                     k = int(np.argmax(free))
                     if f not in uncharged[direction] or free[k] > uncharged[direction][f][0]:
                         uncharged[direction][f] = (
                             float(free[k]),
-                            (float(eps[k]), score, sign, float(t[k]), float(t[j]), u0, u1, pooled, bool(free_use[k])),
+                            (float(eps[k]), score, sign, float(t[k]), float(t[j]), grids[sign], bool(free_use[k])),
                         )
                 plain, plain_use = (
                     (eps, use)
@@ -262,12 +267,12 @@ def choose_events(
                 if f not in fallback[direction] or plain[k] > fallback[direction][f][0]:
                     fallback[direction][f] = (
                         float(plain[k]),
-                        (float(eps[k]), score, sign, float(t[k]), float(t[j]), u0, u1, pooled, bool(plain_use[k])),
+                        (float(eps[k]), score, sign, float(t[k]), float(t[j]), grids[sign], bool(plain_use[k])),
                     )
                 if f not in by_mu[direction] or mu[j] > by_mu[direction][f][0]:
                     by_mu[direction][f] = (
                         float(mu[j]),
-                        (key, score, sign, float(t[i]), float(t[j]), u0, u1, pooled, bool(use[i])),
+                        (key, score, sign, float(t[i]), float(t[j]), grids[sign], bool(use[i])),
                     )
     plans = {}
     for direction in DIRECTIONS:
@@ -289,36 +294,31 @@ def choose_events(
             lead = ranked[0]
             same = twin[1] is lead[1] and (twin[2], twin[3]) == (lead[2], lead[3])
             if free > 0 and not same:
-                twins.append(dataclasses.replace(_plan(direction, *twin, grid_size), twin=True))
+                twins.append(dataclasses.replace(_plan(direction, *twin), twin=True))
         plans[direction] = dataclasses.replace(
-            _plan(direction, *ranked[0], grid_size),
-            alternates=(*twins, *(_plan(direction, *b, grid_size) for b in runners)),
+            _plan(direction, *ranked[0]),
+            alternates=(*twins, *(_plan(direction, *b) for b in runners)),
         )
     return plans
 
 
-def _plan(
-    direction: str,
-    predicted: float,
-    score: Score,
-    sign: int,
-    t_eps: float,
-    t_mu: float,
-    u0: np.ndarray,
-    u1: np.ndarray,
-    pooled: np.ndarray,
-    ratio: bool,
-    grid_size: int,
-) -> EventPlan:
-    """The plan of one family's best events, with its trade-off grid from the pooled selection scores."""
+def _grid(u0: np.ndarray, u1: np.ndarray, pooled: np.ndarray, sign: int, grid_size: int) -> _Grid:
+    """A family's trade-off grid for `sign`: `grid_size` quantiles of the pooled selection scores (u0, u1 and
+    pooled sorted), and the fraction of each input's scores in each event {sign * score > t}."""
     levels = (np.arange(grid_size) + 0.5) / grid_size
     grid = np.unique(sign * _quantiles(pooled, levels))
     f0 = tuple(float(v) for v in _exceed(u0, sign, grid) / len(u0))
     f1 = tuple(float(v) for v in _exceed(u1, sign, grid) / len(u1))
+    return tuple(float(g) for g in grid), f0, f1
+
+
+def _plan(
+    direction: str, predicted: float, score: Score, sign: int, t_eps: float, t_mu: float, grid: _Grid, ratio: bool
+) -> EventPlan:
+    """The plan of one family's best events, with its trade-off grid (`_grid`)."""
+    thresholds, f0, f1 = grid
     first, second = (f0, f1) if direction == DIRECTIONS[0] else (f1, f0)
-    return EventPlan(
-        direction, score, sign, t_eps, t_mu, tuple(float(g) for g in grid), first, second, predicted, ratio=ratio
-    )
+    return EventPlan(direction, score, sign, t_eps, t_mu, thresholds, first, second, predicted, ratio=ratio)
 
 
 def direction_levels(plans: dict[str, EventPlan], alpha: float, share: float) -> dict[str, float]:
